@@ -1,0 +1,24 @@
+"""linsvm: large-scale linear classification (LIBLINEAR's solver family) in Python + Numba."""
+
+from .errors import DataFormatError, InvalidInputError, LinsvmError, ModelFormatError
+from .io import read_libsvm, write_libsvm
+from .io.model_file import load_model
+from .model import Model, SubproblemResult
+from .training import ConvergenceWarning, cross_validation, train
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConvergenceWarning",
+    "DataFormatError",
+    "InvalidInputError",
+    "LinsvmError",
+    "Model",
+    "ModelFormatError",
+    "SubproblemResult",
+    "cross_validation",
+    "load_model",
+    "read_libsvm",
+    "train",
+    "write_libsvm",
+]

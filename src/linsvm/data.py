@@ -1,0 +1,112 @@
+"""Validation at the edge: turn what the user passes into what the kernels accept.
+
+Kernels take CSR arrays of float32/float64 values with int32/int64 indices, sorted and without
+duplicates within a row. Input already in that form is used as is (no copy); anything else is
+converted once here, with clear errors for what cannot be trained on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from .errors import InvalidInputError
+
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+@njit(cache=True, nogil=True)
+def _all_finite(values) -> bool:
+    for v in values:
+        if not np.isfinite(v):
+            return False
+    return True
+
+
+def as_csr(X, *, name: str = "X") -> sp.csr_matrix:
+    """X (any SciPy sparse matrix/array or 2-D array-like) as canonical CSR of float32/float64.
+
+    CSR input with sorted indices, no duplicates, a float32/float64 dtype and int32/int64
+    indices is returned as is (same arrays, no copy).
+    """
+    if sp.issparse(X):
+        if X.ndim != 2:
+            raise InvalidInputError(f"{name} must be 2-D, got {X.ndim}-D")
+        if X.format != "csr":
+            X = X.tocsr()
+        if X.dtype not in _FLOAT_DTYPES:
+            X = X.astype(np.float64)
+        if X.indices.dtype not in _INDEX_DTYPES or X.indptr.dtype != X.indices.dtype:
+            X = sp.csr_matrix(
+                (X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)), shape=X.shape
+            )
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()  # also sorts the indices
+        if not isinstance(X, sp.csr_matrix):
+            X = sp.csr_matrix(X)  # shares the arrays of a csr_array
+    else:
+        arr = np.asarray(X)
+        if arr.ndim != 2:
+            raise InvalidInputError(f"{name} must be 2-D, got shape {arr.shape}")
+        if arr.dtype not in _FLOAT_DTYPES:
+            try:
+                arr = arr.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise InvalidInputError(f"{name} must be numeric: {exc}") from None
+        X = sp.csr_matrix(arr)
+    if not _all_finite(X.data):
+        raise InvalidInputError(f"{name} contains NaN or infinity")
+    return X
+
+
+def check_labels(y, n_rows: int) -> np.ndarray:
+    """y as a 1-D array of n_rows labels without NaN."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise InvalidInputError(f"y must be 1-D, got shape {y.shape}")
+    if y.shape[0] != n_rows:
+        raise InvalidInputError(f"X has {n_rows} rows but y has {y.shape[0]} labels")
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise InvalidInputError("y contains NaN or infinity")
+    if y.dtype.kind not in "biufUSO":
+        raise InvalidInputError(f"labels of dtype {y.dtype} are not supported")
+    return y
+
+
+def check_sample_weight(sample_weight, n_rows: int) -> np.ndarray | None:
+    """Per-row weights as float64 (n_rows,), finite and >= 0; None stays None."""
+    if sample_weight is None:
+        return None
+    sw = np.asarray(sample_weight, dtype=np.float64)
+    if sw.ndim == 0:
+        sw = np.full(n_rows, float(sw))
+    if sw.shape != (n_rows,):
+        raise InvalidInputError(f"sample_weight must have shape ({n_rows},), got {sw.shape}")
+    if not np.isfinite(sw).all():
+        raise InvalidInputError("sample_weight contains NaN or infinity")
+    if (sw < 0).any():
+        raise InvalidInputError("sample_weight must be >= 0")
+    return sw
+
+
+def group_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """LIBLINEAR's class order: (labels in order of first appearance, class index per row).
+
+    For two classes labelled -1 and +1, +1 comes first, so that the binary problem's positive
+    class is the +1 data (as LIBLINEAR's ``group_classes``).
+    """
+    uniq, first, inverse = np.unique(y, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.shape[0])
+    labels = uniq[order]
+    class_index = rank[inverse.ravel()].astype(np.int64)
+    if labels.shape[0] == 2 and labels.dtype.kind in "iuf" and labels[0] == -1 and labels[1] == 1:
+        labels = labels[::-1].copy()
+        class_index = 1 - class_index
+    return labels, class_index

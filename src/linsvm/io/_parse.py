@@ -1,0 +1,572 @@
+"""Numba kernels that parse LIBSVM / svmlight text held in a byte buffer.
+
+The whole file is parsed by one compiled function, `parse_buffer`, with no Python code per
+line or token. Kernels never raise: they return an error code, the 1-based line number and
+the byte range of the offending token, and the Python wrapper (`linsvm.io.libsvm`) turns that
+into a `DataFormatError` with a readable message.
+
+Number parsing is correctly rounded (bit-identical to Python's ``float(token)``):
+
+* Clinger's fast path: a mantissa below 2**53 and a power of ten in [-22, 22] are both exact
+  doubles, so one IEEE multiply or divide rounds correctly.
+* Otherwise the Eisel-Lemire algorithm (as in Go's ``strconv``), with a table of 128-bit
+  truncated powers of ten computed here at import time from exact integers.
+* When Eisel-Lemire cannot decide (halfway cases, subnormal or overflowing results, exponents
+  outside the table, more than 19 significant digits whose rounding is ambiguous), the token's
+  byte range is recorded in a small "fallback" list and the wrapper parses just those tokens
+  with ``float()``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# Error codes returned by `parse_buffer` (0 = success). The wrapper maps them to messages.
+OK = 0
+BAD_LABEL = 1
+MISSING_LABEL = 2
+LABEL_NAN = 3
+LABEL_INF = 4
+BAD_QID = 5
+MISPLACED_QID = 6
+BAD_TOKEN = 7
+BAD_INDEX = 8
+NEGATIVE_INDEX = 9
+ZERO_INDEX = 10
+INDEX_TOO_LARGE = 11
+NOT_ASCENDING = 12
+DUPLICATE_INDEX = 13
+BAD_VALUE = 14
+VALUE_NAN = 15
+VALUE_INF = 16
+
+# Status of `_parse_float`.
+NUM_OK = 0
+NUM_BAD = 1
+NUM_NAN = 2
+NUM_INF = 3
+NUM_FALLBACK = 4
+
+# Status of `_parse_int`.
+INT_OK = 0
+INT_BAD = 1
+INT_OVERFLOW = 2
+
+_POW10_MIN_EXP = -348
+_POW10_MAX_EXP = 347
+
+
+def _powers_of_ten_table() -> tuple[np.ndarray, np.ndarray]:
+    """128-bit truncated mantissas of 10**q for q in [-348, 347], as (hi, lo) uint64 arrays.
+
+    Entry q holds floor(10**q * 2**k) for the k that puts its leading bit at bit 127; this is
+    the table of Go's ``strconv.detailedPowersOfTen``, computed from exact integers.
+    """
+    n = _POW10_MAX_EXP - _POW10_MIN_EXP + 1
+    hi = np.empty(n, dtype=np.uint64)
+    lo = np.empty(n, dtype=np.uint64)
+    mask64 = (1 << 64) - 1
+    for q in range(_POW10_MIN_EXP, _POW10_MAX_EXP + 1):
+        if q >= 0:
+            m = 10**q
+            shift = m.bit_length() - 128
+            m = m >> shift if shift > 0 else m << -shift
+        else:
+            d = 10**-q
+            # floor(2**b / d) has exactly 128 bits when 2**(b-128) < d <= 2**(b-127) roughly;
+            # pick b so the quotient is in [2**127, 2**128).
+            b = d.bit_length() + 127
+            m = (1 << b) // d
+            if m < (1 << 127):
+                m = (1 << (b + 1)) // d
+        hi[q - _POW10_MIN_EXP] = m >> 64
+        lo[q - _POW10_MIN_EXP] = m & mask64
+    return hi, lo
+
+
+_POW10_HI, _POW10_LO = _powers_of_ten_table()
+# 1e0 .. 1e22 are exact doubles (Clinger's fast path).
+_EXACT_POW10 = np.array([10.0**k for k in range(23)], dtype=np.float64)
+
+# Typed constants: Numba turns uint64 (op) int64 into float64, so every operand of the
+# 64-bit integer arithmetic below must be a uint64.
+_U0 = np.uint64(0)
+_U1 = np.uint64(1)
+_U3 = np.uint64(3)
+_U9 = np.uint64(9)
+_U10 = np.uint64(10)
+_U32 = np.uint64(32)
+_U53 = np.uint64(53)
+_U63 = np.uint64(63)
+_MASK32 = np.uint64(0xFFFFFFFF)
+_MASK9 = np.uint64(0x1FF)
+_MAX_U64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+_TWO53 = np.uint64(1 << 53)
+_INT64_MAX_DIV10 = (2**63 - 1) // 10
+
+
+@njit(cache=True)
+def _mul64(a, b):
+    """Full 64x64 -> 128-bit unsigned product, returned as (hi, lo), with 32-bit limbs."""
+    a0 = a & _MASK32
+    a1 = a >> _U32
+    b0 = b & _MASK32
+    b1 = b >> _U32
+    p00 = a0 * b0
+    p01 = a0 * b1
+    p10 = a1 * b0
+    p11 = a1 * b1
+    mid = (p00 >> _U32) + (p01 & _MASK32) + (p10 & _MASK32)
+    lo = (p00 & _MASK32) | (mid << _U32)
+    hi = p11 + (p01 >> _U32) + (p10 >> _U32) + (mid >> _U32)
+    return hi, lo
+
+
+@njit(cache=True)
+def _leading_zeros(x):
+    """Number of leading zero bits of a nonzero uint64."""
+    n = 0
+    for shift in (32, 16, 8, 4, 2, 1):
+        s = np.uint64(shift)
+        if (x >> (_U63 - s + _U1)) == _U0:
+            n += shift
+            x = x << s
+    return n
+
+
+@njit(cache=True)
+def _eisel_lemire(man, exp10, neg):
+    """man * 10**exp10 correctly rounded to float64, for 0 < man < 2**64.
+
+    Returns (value, ok); ok is False when the algorithm cannot decide (the caller falls
+    back to an exact method). Follows Go's ``strconv.eiselLemire64``.
+    """
+    if exp10 < _POW10_MIN_EXP or exp10 > _POW10_MAX_EXP:
+        return 0.0, False
+    clz = _leading_zeros(man)
+    man = man << np.uint64(clz)
+    ret_exp2 = ((217706 * exp10) >> 16) + 64 + 1023 - clz
+    k = exp10 - _POW10_MIN_EXP
+    x_hi, x_lo = _mul64(man, _POW10_HI[k])
+    # The truncated table entry may be too small to decide the low bits: widen to 192 bits.
+    if (x_hi & _MASK9) == _MASK9 and x_lo + man < man:
+        y_hi, y_lo = _mul64(man, _POW10_LO[k])
+        merged_hi = x_hi
+        merged_lo = x_lo + y_hi
+        if merged_lo < x_lo:
+            merged_hi += _U1
+        if (merged_hi & _MASK9) == _MASK9 and merged_lo == _MAX_U64 and y_lo + man < man:
+            return 0.0, False
+        x_hi = merged_hi
+        x_lo = merged_lo
+    msb = x_hi >> _U63
+    mantissa = x_hi >> (msb + _U9)
+    ret_exp2 -= 1 - np.int64(msb)
+    # Exactly halfway between two doubles: needs the exact decimal, give up.
+    if x_lo == _U0 and (x_hi & _MASK9) == _U0 and (mantissa & _U3) == _U1:
+        return 0.0, False
+    mantissa += mantissa & _U1
+    mantissa = mantissa >> _U1
+    if (mantissa >> _U53) > _U0:
+        mantissa = mantissa >> _U1
+        ret_exp2 += 1
+    # Subnormal or overflowing results are left to the exact fallback.
+    if ret_exp2 <= 0 or ret_exp2 >= 0x7FF:
+        return 0.0, False
+    # mantissa (53 bits, leading bit included) * 2**(ret_exp2 - 1023 - 52), exact.
+    value = math.ldexp(np.float64(mantissa), ret_exp2 - 1075)
+    if neg:
+        value = -value
+    return value, True
+
+
+@njit(cache=True)
+def _is_space(c):
+    # Space, tab, \v, \f and \r (so CRLF files parse); \n ends a line and is handled apart.
+    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
+
+
+@njit(cache=True)
+def _lower(c):
+    if 65 <= c <= 90:
+        return c + 32
+    return np.int64(c)
+
+
+@njit(cache=True)
+def _matches_word(buf, i, e, word):
+    """True if buf[i:e] equals `word` (a tuple of lowercase byte codes), ignoring case."""
+    if e - i != len(word):
+        return False
+    for k in range(len(word)):
+        if _lower(buf[i + k]) != word[k]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _parse_float(buf, s, e):
+    """Parse buf[s:e] as a decimal real number (the whole range must be consumed).
+
+    Accepts an optional sign, digits with an optional '.', and an optional exponent
+    ("1", "1.", ".5", "-0.25", "1e-3", "1E+3", "+3"); "inf", "infinity" and "nan" (any case)
+    are recognised only to be reported. Returns (value, status) with status NUM_OK, NUM_BAD,
+    NUM_NAN, NUM_INF or NUM_FALLBACK (syntax valid, exact value left to Python's float()).
+    """
+    i = s
+    neg = False
+    if i < e and (buf[i] == 43 or buf[i] == 45):
+        neg = buf[i] == 45
+        i += 1
+    man = _U0
+    n_sig = 0  # significant digits held in man (at most 19 always fit a uint64)
+    exp10 = 0
+    any_digit = False
+    truncated = False  # nonzero digits dropped beyond the 19th
+    while i < e:
+        c = buf[i]
+        if c < 48 or c > 57:
+            break
+        any_digit = True
+        if n_sig < 19:
+            if man != _U0 or c != 48:
+                man = man * _U10 + np.uint64(c - 48)
+                n_sig += 1
+        else:
+            exp10 += 1
+            if c != 48:
+                truncated = True
+        i += 1
+    if i < e and buf[i] == 46:
+        i += 1
+        while i < e:
+            c = buf[i]
+            if c < 48 or c > 57:
+                break
+            any_digit = True
+            if n_sig < 19:
+                if man != _U0 or c != 48:
+                    man = man * _U10 + np.uint64(c - 48)
+                    n_sig += 1
+                exp10 -= 1
+            elif c != 48:
+                truncated = True
+            i += 1
+    if not any_digit:
+        if _matches_word(buf, i, e, (110, 97, 110)):
+            return np.nan, NUM_NAN
+        if _matches_word(buf, i, e, (105, 110, 102)) or _matches_word(
+            buf, i, e, (105, 110, 102, 105, 110, 105, 116, 121)
+        ):
+            return np.inf, NUM_INF
+        return 0.0, NUM_BAD
+    if i < e and (buf[i] == 101 or buf[i] == 69):
+        i += 1
+        exp_neg = False
+        if i < e and (buf[i] == 43 or buf[i] == 45):
+            exp_neg = buf[i] == 45
+            i += 1
+        if i >= e or buf[i] < 48 or buf[i] > 57:
+            return 0.0, NUM_BAD
+        exp_value = 0
+        while i < e and 48 <= buf[i] <= 57:
+            if exp_value < 100000:  # clamp: anything beyond is 0 or inf anyway
+                exp_value = exp_value * 10 + np.int64(buf[i] - 48)
+            i += 1
+        exp10 += -exp_value if exp_neg else exp_value
+    if i != e:
+        return 0.0, NUM_BAD
+    if man == _U0:
+        return (-0.0 if neg else 0.0), NUM_OK
+    if not truncated:
+        if man <= _TWO53 and -22 <= exp10 <= 22:
+            value = np.float64(man)
+            if exp10 >= 0:
+                value = value * _EXACT_POW10[exp10]
+            else:
+                value = value / _EXACT_POW10[-exp10]
+            return (-value if neg else value), NUM_OK
+        value, ok = _eisel_lemire(man, exp10, neg)
+        if ok:
+            return value, NUM_OK
+        return 0.0, NUM_FALLBACK
+    # More than 19 significant digits: the true value lies in [man, man + 1) * 10**exp10;
+    # if both ends round to the same double, so does the value.
+    value, ok = _eisel_lemire(man, exp10, neg)
+    if ok:
+        upper, ok_upper = _eisel_lemire(man + _U1, exp10, neg)
+        if ok_upper and upper == value:
+            return value, NUM_OK
+    return 0.0, NUM_FALLBACK
+
+
+@njit(cache=True)
+def _parse_int(buf, s, e):
+    """Parse buf[s:e] as a signed decimal integer. Returns (value, status).
+
+    status is INT_OK, INT_BAD (empty, or a non-digit) or INT_OVERFLOW (all digits, but the
+    magnitude exceeds int64).
+    """
+    i = s
+    neg = False
+    if i < e and (buf[i] == 43 or buf[i] == 45):
+        neg = buf[i] == 45
+        i += 1
+    if i >= e:
+        return 0, INT_BAD
+    value = 0
+    overflow = False
+    while i < e:
+        c = buf[i]
+        if c < 48 or c > 57:
+            return 0, INT_BAD
+        d = np.int64(c - 48)
+        if value > _INT64_MAX_DIV10 or (value == _INT64_MAX_DIV10 and d > 7):
+            overflow = True
+        else:
+            value = value * 10 + d
+        i += 1
+    if overflow:
+        return 0, INT_OVERFLOW
+    return (-value if neg else value), INT_OK
+
+
+@njit(cache=True)
+def _add_fallback(fallback, n_fallback, start, end, target, line):
+    """Append a row (start, end, target, line) to `fallback`, doubling it when full.
+
+    Returns the (possibly new) array; the caller increments n_fallback.
+    """
+    if n_fallback == fallback.shape[0]:
+        grown = np.empty((2 * n_fallback, 4), dtype=np.int64)
+        for k in range(n_fallback):
+            for j in range(4):
+                grown[k, j] = fallback[k, j]
+        fallback = grown
+    fallback[n_fallback, 0] = start
+    fallback[n_fallback, 1] = end
+    fallback[n_fallback, 2] = target
+    fallback[n_fallback, 3] = line
+    return fallback
+
+
+@njit(cache=True, nogil=True)
+def parse_buffer(buf, one_based, index_limit):
+    """Parse a whole LIBSVM file held in `buf` (uint8, shape (n_bytes,)).
+
+    Parameters
+    ----------
+    buf : uint8 array, shape (n_bytes,)
+    one_based : bool
+        If True an index 0 is an error (LIBSVM's 1-based indices).
+    index_limit : int64
+        Largest index allowed as written in the file; larger ones are INDEX_TOO_LARGE.
+
+    Returns
+    -------
+    A tuple (status, err_line, err_start, err_end, err_a, err_b, n_rows, nnz, indptr, indices,
+    data, labels, qids, min_index, max_index, max_index_line, fallback, n_fallback):
+
+    * status: OK or an error code; err_line is 1-based, buf[err_start:err_end] is the token
+      at fault and err_a / err_b carry the indices involved.
+    * indptr (n_rows + 1,), indices (nnz,), data (nnz,), labels (n_rows,), qids (n_rows,):
+      arrays sized by upper bounds (slice them to n_rows / nnz); indices are as written.
+    * min_index / max_index over all features (max_index = -1 if none) and the first line
+      holding max_index.
+    * fallback[:n_fallback], shape (n_fallback, 4): tokens to re-parse with float(), as
+      rows (start, end, target, line); target >= 0 is a position in data, target < 0 the
+      label of row -target - 1.
+    """
+    n = buf.shape[0]
+    # Upper bounds: every row ends at a newline or at the end; every feature has a colon.
+    n_newlines = 0
+    n_colons = 0
+    for i in range(n):
+        c = buf[i]
+        if c == 10:
+            n_newlines += 1
+        elif c == 58:
+            n_colons += 1
+    max_rows = n_newlines + 1
+    indptr = np.zeros(max_rows + 1, dtype=np.int64)
+    indices = np.empty(n_colons, dtype=np.int64)
+    data = np.empty(n_colons, dtype=np.float64)
+    labels = np.empty(max_rows, dtype=np.float64)
+    qids = np.zeros(max_rows, dtype=np.int64)
+    fallback = np.empty((16, 4), dtype=np.int64)
+    n_fallback = 0
+
+    status = OK
+    err_line = 0
+    err_start = 0
+    err_end = 0
+    err_a = 0
+    err_b = 0
+    min_index = np.iinfo(np.int64).max
+    max_index = -1
+    max_index_line = 0
+    n_rows = 0
+    nnz = 0
+    line = 0
+    pos = 0
+    while pos < n and status == OK:
+        line += 1
+        i = pos
+        n_tokens = 0
+        prev_index = -1
+        while True:
+            while i < n and _is_space(buf[i]):
+                i += 1
+            if i >= n or buf[i] == 10 or buf[i] == 35:  # end of line or '#' comment
+                break
+            start = i
+            colon = -1
+            while i < n:
+                c = buf[i]
+                if c == 10 or c == 35 or _is_space(c):
+                    break
+                if c == 58 and colon < 0:
+                    colon = i
+                i += 1
+            end = i
+            err_start = start
+            err_end = end
+            if n_tokens == 0:
+                # The label.
+                if colon >= 0:
+                    status = MISSING_LABEL
+                    break
+                value, st = _parse_float(buf, start, end)
+                if st == NUM_OK:
+                    labels[n_rows] = value
+                elif st == NUM_FALLBACK:
+                    labels[n_rows] = 0.0
+                    fallback = _add_fallback(fallback, n_fallback, start, end, -(n_rows + 1), line)
+                    n_fallback += 1
+                elif st == NUM_NAN:
+                    status = LABEL_NAN
+                    break
+                elif st == NUM_INF:
+                    status = LABEL_INF
+                    break
+                else:
+                    status = BAD_LABEL
+                    break
+                n_tokens += 1
+                continue
+            is_qid = (
+                colon == start + 3
+                and buf[start] == 113
+                and buf[start + 1] == 105
+                and buf[start + 2] == 100
+            )
+            if is_qid:
+                if n_tokens != 1:
+                    status = MISPLACED_QID
+                    break
+                qid, st = _parse_int(buf, colon + 1, end)
+                if st != INT_OK:
+                    status = BAD_QID
+                    break
+                qids[n_rows] = qid
+                n_tokens += 1
+                continue
+            if colon < 0:
+                status = BAD_TOKEN
+                break
+            index, st = _parse_int(buf, start, colon)
+            if st == INT_BAD:
+                err_end = colon
+                status = BAD_INDEX
+                break
+            if st == INT_OVERFLOW:
+                err_end = colon
+                status = INDEX_TOO_LARGE
+                break
+            err_a = index
+            if index < 0:
+                status = NEGATIVE_INDEX
+                break
+            if index == 0 and one_based:
+                status = ZERO_INDEX
+                break
+            if index > index_limit:
+                err_end = colon
+                status = INDEX_TOO_LARGE
+                break
+            if index <= prev_index:
+                err_b = prev_index
+                status = DUPLICATE_INDEX if index == prev_index else NOT_ASCENDING
+                break
+            value, st = _parse_float(buf, colon + 1, end)
+            if st == NUM_OK:
+                data[nnz] = value
+            elif st == NUM_FALLBACK:
+                data[nnz] = 0.0
+                fallback = _add_fallback(fallback, n_fallback, colon + 1, end, nnz, line)
+                n_fallback += 1
+            elif st == NUM_NAN:
+                status = VALUE_NAN
+                break
+            elif st == NUM_INF:
+                status = VALUE_INF
+                break
+            else:
+                err_start = colon + 1
+                status = BAD_VALUE
+                break
+            indices[nnz] = index
+            nnz += 1
+            prev_index = index
+            if index < min_index:
+                min_index = index
+            if index > max_index:
+                max_index = index
+                max_index_line = line
+            n_tokens += 1
+        if status != OK:
+            err_line = line
+            break
+        if n_tokens > 0:
+            n_rows += 1
+            indptr[n_rows] = nnz
+        # Skip the rest of the line (a comment) and its newline.
+        while i < n and buf[i] != 10:
+            i += 1
+        pos = i + 1
+    return (
+        status,
+        err_line,
+        err_start,
+        err_end,
+        err_a,
+        err_b,
+        n_rows,
+        nnz,
+        indptr,
+        indices,
+        data,
+        labels,
+        qids,
+        min_index,
+        max_index,
+        max_index_line,
+        fallback,
+        n_fallback,
+    )
+
+
+@njit(cache=True)
+def parse_floats(buf, starts, ends):
+    """Parse the tokens buf[starts[k]:ends[k]] with `_parse_float` (for tests).
+
+    Returns (values, statuses), both of shape (n_tokens,).
+    """
+    values = np.empty(starts.shape[0], dtype=np.float64)
+    statuses = np.empty(starts.shape[0], dtype=np.int64)
+    for k in range(starts.shape[0]):
+        values[k], statuses[k] = _parse_float(buf, starts[k], ends[k])
+    return values, statuses

@@ -1,0 +1,138 @@
+"""The fitted model: labels, weights, bias, solver; prediction and decision values.
+
+Conventions are LIBLINEAR's: ``labels_`` in LIBLINEAR's class order; for two classes (solvers
+other than Crammer-Singer) one weight vector whose positive side is ``labels_[0]``; otherwise
+one weight vector per class and the prediction is the class of largest decision value.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from .data import as_csr
+from .errors import InvalidInputError
+from .solvers import SOLVERS
+
+
+@dataclass
+class SubproblemResult:
+    """How one binary sub-problem's solve ended (one per weight vector)."""
+
+    n_iter: int
+    converged: bool
+    primal: float  # P(w)
+    dual: float  # -f(alpha), a lower bound on P*
+    gap: float  # primal - dual >= 0
+    n_sv: int  # rows with alpha_i > 0
+    alpha: np.ndarray = field(repr=False)  # (l,) dual variables, in the training rows' order
+
+
+@njit(cache=True, nogil=True)
+def _sparse_decision(indptr, indices, data, coef, bias_term, out) -> None:
+    """out[r, k] = sum_j coef[k, j] x_rj + bias_term[k], ignoring j >= coef.shape[1]."""
+    n_w, n_features = coef.shape
+    for r in range(indptr.shape[0] - 1):
+        for k in range(n_w):
+            s = bias_term[k]
+            for p in range(indptr[r], indptr[r + 1]):
+                j = indices[p]
+                if j < n_features:
+                    s += coef[k, j] * data[p]
+            out[r, k] = s
+
+
+class Model:
+    """A trained linear model.
+
+    Attributes
+    ----------
+    solver : int
+        LIBLINEAR solver number (``-s``).
+    labels_ : ndarray of shape (n_classes,)
+        Class labels in LIBLINEAR's order (empty for regression and one-class models).
+    coef_ : ndarray of shape (n_weight_vectors, n_features), float64
+    bias : float
+        LIBLINEAR's ``B``: the value of the implicit bias feature, or -1 for none.
+    bias_weights_ : ndarray of shape (n_weight_vectors,)
+        The weight of the bias feature (zeros when ``bias < 0``).
+    rho : float
+        Offset of a one-class SVM model (0 for the others).
+    results_ : list of SubproblemResult
+        One per weight vector for a model trained here; empty for a loaded one.
+    """
+
+    def __init__(self, solver: int, labels: np.ndarray, coef: np.ndarray, bias: float,
+                 bias_weights: np.ndarray | None = None, rho: float = 0.0,
+                 results: list[SubproblemResult] | None = None) -> None:
+        self.solver = int(solver)
+        self.labels_ = np.asarray(labels)
+        self.coef_ = np.ascontiguousarray(coef, dtype=np.float64)
+        self.bias = float(bias)
+        n_w = self.coef_.shape[0]
+        self.bias_weights_ = (np.zeros(n_w) if bias_weights is None
+                              else np.asarray(bias_weights, dtype=np.float64).reshape(n_w))
+        self.rho = float(rho)
+        self.results_ = list(results or [])
+
+    @property
+    def n_features(self) -> int:
+        return self.coef_.shape[1]
+
+    @property
+    def intercept_(self) -> np.ndarray:
+        """bias x bias weight per weight vector, as scikit-learn reports the intercept."""
+        if self.bias < 0:
+            return np.zeros(self.coef_.shape[0])
+        return self.bias * self.bias_weights_
+
+    @property
+    def kind(self) -> str:
+        return SOLVERS[self.solver].kind
+
+    def decision_function(self, X) -> np.ndarray:
+        """Decision values: shape (n_samples,) for one weight vector, else (n_samples, n_w).
+
+        Features beyond the model's ``n_features`` are ignored, as LIBLINEAR does; missing
+        trailing features count as zeros. For one-class models ``rho`` is subtracted.
+        """
+        offset = self.intercept_ - self.rho
+        if sp.issparse(X):
+            X = as_csr(X)
+            out = np.empty((X.shape[0], self.coef_.shape[0]))
+            _sparse_decision(X.indptr, X.indices, X.data, self.coef_, offset, out)
+        else:
+            X = np.asarray(X, dtype=np.float64)
+            if X.ndim != 2:
+                raise InvalidInputError(f"X must be 2-D, got shape {X.shape}")
+            if not np.isfinite(X).all():
+                raise InvalidInputError("X contains NaN or infinity")
+            m = min(X.shape[1], self.n_features)
+            out = X[:, :m] @ self.coef_[:, :m].T + offset
+        return out[:, 0] if out.shape[1] == 1 else out
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted labels (classification), values (regression) or +1/-1 (one-class)."""
+        dec = self.decision_function(X)
+        if self.kind == "regression":
+            return dec
+        if self.kind == "oneclass":
+            return np.where(dec > 0, 1.0, -1.0)
+        if dec.ndim == 1:
+            return np.where(dec > 0, self.labels_[0], self.labels_[1])
+        return self.labels_[np.argmax(dec, axis=1)]
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model in LIBLINEAR's text format, atomically."""
+        from .io.model_file import save_model
+
+        save_model(self, path)
+
+    def __repr__(self) -> str:
+        return (f"Model(solver={self.solver} ({SOLVERS[self.solver].name}), "
+                f"n_classes={len(self.labels_)}, n_features={self.n_features}, "
+                f"bias={self.bias:g})")

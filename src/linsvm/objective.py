@@ -1,0 +1,109 @@
+"""Primal and dual objectives and the duality gap: one definition for every caller.
+
+The problem (DESIGN.md section 2), for one binary sub-problem::
+
+    P(w)  = 1/2 w'w + sum_i C_i xi(y_i w'x_i)                      (primal)
+    f(a)  = 1/2 a'Qbar a - e'a,  Qbar = Q + D,  Q_ij = y_i y_j x_i'x_j   (dual, minimised)
+    gap   = P(w) + f(a) >= 0                                         (for any feasible a and any w)
+
+with the bias as LIBLINEAR's implicit extra feature: when ``bias >= 0`` every row gets one more
+feature of value ``bias`` and ``w`` one more (last) weight, regularised like the others.
+
+Kernels take the CSR arrays (``indptr``, ``indices``, ``data``) of the training matrix, the
+bias value, ``y`` as +1/-1 (float64, shape (l,)) and ``C`` per row (float64, shape (l,)).
+Rows with ``C_i == 0`` contribute nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Loss codes shared by the kernels (a small int rather than an object, so kernels stay cacheable).
+LOSS_HINGE = 0  # L1-loss SVM: max(0, 1 - z)
+LOSS_SQUARED_HINGE = 1  # L2-loss SVM: max(0, 1 - z)^2
+LOSS_LOGISTIC = 2  # logistic regression: log(1 + exp(-z))
+
+
+@njit(cache=True, nogil=True)
+def loss_value(loss: int, z: float) -> float:
+    """xi(z) for the margin z = y w'x."""
+    if loss == LOSS_HINGE:
+        return max(0.0, 1.0 - z)
+    if loss == LOSS_SQUARED_HINGE:
+        d = max(0.0, 1.0 - z)
+        return d * d
+    # log(1 + exp(-z)) without overflow for either sign of z
+    if z >= 0.0:
+        return np.log1p(np.exp(-z))
+    return -z + np.log1p(np.exp(z))
+
+
+@njit(cache=True, nogil=True)
+def row_dot(indptr, indices, data, bias, i, w) -> float:
+    """w'x_i, with the implicit bias feature when ``bias >= 0``."""
+    s = 0.0
+    for k in range(indptr[i], indptr[i + 1]):
+        s += w[indices[k]] * data[k]
+    if bias >= 0.0:
+        s += w[w.shape[0] - 1] * bias
+    return s
+
+
+@njit(cache=True, nogil=True)
+def row_axpy(indptr, indices, data, bias, i, scale, w) -> None:
+    """w += scale * x_i, with the implicit bias feature when ``bias >= 0``."""
+    for k in range(indptr[i], indptr[i + 1]):
+        w[indices[k]] += scale * data[k]
+    if bias >= 0.0:
+        w[w.shape[0] - 1] += scale * bias
+
+
+@njit(cache=True, nogil=True)
+def primal_value(indptr, indices, data, bias, y, C, w, loss) -> float:
+    """P(w) = 1/2 w'w + sum_i C_i xi(y_i w'x_i)."""
+    total = 0.5 * np.dot(w, w)
+    for i in range(y.shape[0]):
+        if C[i] != 0.0:
+            total += C[i] * loss_value(loss, y[i] * row_dot(indptr, indices, data, bias, i, w))
+    return total
+
+
+@njit(cache=True, nogil=True)
+def primal_from_dual(indptr, indices, data, bias, y, alpha, n_weights):
+    """w(alpha) = sum_i y_i alpha_i x_i, computed afresh (not the solver's running w)."""
+    w = np.zeros(n_weights)
+    for i in range(y.shape[0]):
+        if alpha[i] != 0.0:
+            row_axpy(indptr, indices, data, bias, i, y[i] * alpha[i], w)
+    return w
+
+
+@njit(cache=True, nogil=True)
+def svm_dual_value(indptr, indices, data, bias, y, C, alpha, loss, n_weights) -> float:
+    """-f(alpha) for the L1-/L2-loss SVM dual: a lower bound on P* for any feasible alpha.
+
+    f(alpha) = 1/2 ||w(alpha)||^2 + 1/2 sum_i D_ii alpha_i^2 - sum_i alpha_i,
+    D_ii = 0 (L1 loss) or 1/(2 C_i) (L2 loss).
+    """
+    w = primal_from_dual(indptr, indices, data, bias, y, alpha, n_weights)
+    f = 0.5 * np.dot(w, w)
+    for i in range(y.shape[0]):
+        a = alpha[i]
+        if a != 0.0:
+            if loss == LOSS_SQUARED_HINGE:
+                f += 0.5 * a * a * (0.5 / C[i])
+            f -= a
+    return -f
+
+
+def svm_objectives(X, bias: float, y: np.ndarray, C: np.ndarray, w: np.ndarray,
+                   alpha: np.ndarray, loss: int) -> tuple[float, float, float]:
+    """(primal P(w), dual -f(alpha), gap P(w) + f(alpha)) for an SVM sub-problem.
+
+    X is CSR of shape (l, n); w has n (+1 with a bias) entries; alpha, y, C have l entries.
+    """
+    primal = primal_value(X.indptr, X.indices, X.data, float(bias), y, C, w, loss)
+    dual = svm_dual_value(X.indptr, X.indices, X.data, float(bias), y, C, alpha, loss,
+                          w.shape[0])
+    return float(primal), float(dual), float(primal - dual)

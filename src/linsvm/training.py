@@ -1,0 +1,211 @@
+"""``train``: from (X, y) and LIBLINEAR's parameters to a Model, one sub-problem per weight vector.
+
+Multi-class is one-vs-rest with LIBLINEAR's class order and costs: for two classes the
+sub-problem's positive class is ``labels_[0]`` with C_p = C * weight[labels_[0]] and
+C_n = C * weight[labels_[1]]; for k > 2 classes, sub-problem j has C_p = C * weight[labels_[j]]
+and the rest keeps plain C. Sample weights multiply each row's C.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from .data import as_csr, check_labels, check_sample_weight, group_labels
+from .errors import InvalidInputError
+from .model import Model, SubproblemResult
+from .objective import LOSS_HINGE, LOSS_SQUARED_HINGE, svm_objectives
+from .solvers import DUAL_SOLVER_MAX_ITER, SOLVERS
+from .solvers.dcd import DEFAULT_BUCKET_SIZE, DEFAULT_BUCKETS_PER_GROUP, solve_svm_dual
+
+
+class ConvergenceWarning(UserWarning):
+    """A solver stopped at its iteration cap before meeting its tolerance."""
+
+
+_SVM_DUAL_LOSS = {1: LOSS_SQUARED_HINGE, 3: LOSS_HINGE}
+
+
+def _check_params(solver: int, C: float, eps: float | None, bias: float,
+                  max_iter: int | None) -> tuple[float, int]:
+    if solver not in SOLVERS:
+        raise InvalidInputError(f"unknown solver type {solver}")
+    spec = SOLVERS[solver]
+    if not spec.available:
+        raise InvalidInputError(
+            f"solver -s {solver} ({spec.description}) is not implemented yet; "
+            "available: -s 1, -s 3"
+        )
+    if not (np.isfinite(C) and C > 0):
+        raise InvalidInputError(f"C must be > 0, got {C}")
+    eps = spec.default_eps if eps is None else float(eps)
+    if not (np.isfinite(eps) and eps > 0):
+        raise InvalidInputError(f"eps must be > 0, got {eps}")
+    if not np.isfinite(bias):
+        raise InvalidInputError(f"bias must be finite, got {bias}")
+    max_iter = DUAL_SOLVER_MAX_ITER if max_iter is None else int(max_iter)
+    if max_iter < 1:
+        raise InvalidInputError(f"max_iter must be >= 1, got {max_iter}")
+    return eps, max_iter
+
+
+def class_costs(labels: np.ndarray, C: float,
+                class_weight: Mapping | None) -> np.ndarray:
+    """C * weight per class, in ``labels`` order (LIBLINEAR's ``weighted_C``)."""
+    weighted = np.full(labels.shape[0], float(C))
+    for label, weight in (class_weight or {}).items():
+        weight = float(weight)
+        if not (np.isfinite(weight) and weight >= 0):
+            raise InvalidInputError(f"class weight for {label!r} must be >= 0, got {weight}")
+        hits = np.flatnonzero(labels == label)
+        if hits.size == 0:
+            print(f"WARNING: class label {label} specified in weight is not found",
+                  file=sys.stderr)
+            continue
+        weighted[hits[0]] *= weight
+    return weighted
+
+
+def train(X, y, solver: int = 1, C: float = 1.0, eps: float | None = None,
+          bias: float = -1.0, class_weight: Mapping | None = None, sample_weight=None,
+          max_iter: int | None = None, shrinking: bool = True,
+          bucket_size: int = DEFAULT_BUCKET_SIZE,
+          buckets_per_group: int = DEFAULT_BUCKETS_PER_GROUP, seed: int = 1,
+          verbose: bool = False,
+          on_iteration: Callable | None = None) -> Model:
+    """Train a linear model with one of LIBLINEAR's solvers (numbers and defaults as its ``-s``).
+
+    Parameters
+    ----------
+    X : sparse matrix or array of shape (n_samples, n_features), float32 or float64
+        CSR with sorted indices is used without a copy.
+    y : array of shape (n_samples,)
+        Class labels (any integers, reals or strings; at least two classes).
+    solver : int
+        1: L2-regularized L2-loss SVM (dual), 3: L2-regularized L1-loss SVM (dual).
+    C : float
+        Cost of errors (> 0).
+    eps : float or None
+        Stopping tolerance; None takes LIBLINEAR's default for the solver (0.1 for 1 and 3).
+    bias : float
+        LIBLINEAR's ``-B``: if >= 0, each row gets an implicit extra feature of this value.
+    class_weight : mapping label -> weight, optional
+        LIBLINEAR's ``-wi``: that class's C is multiplied by the weight.
+    sample_weight : array of shape (n_samples,), optional
+        Per-row weights multiplying C (LIBLINEAR's instance-weight variant's ``-W``).
+    max_iter : int or None
+        Cap on outer iterations (None: 300, LIBLINEAR's cap for its dual solvers).
+    shrinking : bool
+        LIBLINEAR's shrinking of coordinates stuck at a bound.
+    bucket_size, buckets_per_group : int
+        The coordinate order: rows are cut into buckets of ``bucket_size`` neighbours, and each
+        outer iteration visits random groups of ``buckets_per_group`` buckets, rows shuffled
+        within a group. 1 and 1 give a plain random permutation (LIBLINEAR's order).
+    seed : int
+        Seed of the solver's own random generator: equal seeds give equal models.
+    verbose : bool
+        Print one line per outer iteration (iteration, active set, PG gap, primal, dual).
+    on_iteration : callable, optional
+        ``on_iteration(k, iteration, n_active, pg_max, pg_min, w, alpha)`` after each outer
+        iteration of sub-problem k (slows training: the solver returns to Python each time).
+
+    Returns
+    -------
+    Model
+    """
+    eps, max_iter = _check_params(solver, C, eps, bias, max_iter)
+    X = as_csr(X)
+    n_rows, n_features = X.shape
+    if n_rows == 0:
+        raise InvalidInputError("no training data: X has 0 rows")
+    y = check_labels(y, n_rows)
+    sw = check_sample_weight(sample_weight, n_rows)
+    labels, class_index = group_labels(y)
+    if labels.shape[0] < 2:
+        raise InvalidInputError(
+            f"training data has only one class ({labels[0]!r}); at least two are needed"
+        )
+    weighted_C = class_costs(labels, C, class_weight)
+    loss = _SVM_DUAL_LOSS[solver]
+    n_classes = labels.shape[0]
+    targets = [0] if n_classes == 2 else list(range(n_classes))
+
+    coefs, bias_weights, results = [], [], []
+    for k in targets:
+        positive = class_index == k
+        y_sign = np.where(positive, 1.0, -1.0)
+        if n_classes == 2:
+            cost = np.where(positive, weighted_C[0], weighted_C[1])
+        else:
+            cost = np.where(positive, weighted_C[k], float(C))
+        if sw is not None:
+            cost = cost * sw
+
+        callback = None
+        if verbose or on_iteration is not None:
+            callback = _make_callback(X, bias, y_sign, cost, loss, k, verbose, on_iteration)
+        sol = solve_svm_dual(X, y_sign, cost, loss, bias, eps, max_iter, shrinking=shrinking,
+                             bucket_size=bucket_size,
+                             buckets_per_group=buckets_per_group, seed=seed + k, on_iteration=callback)
+        if not sol.converged:
+            warnings.warn(
+                f"reaching max number of iterations ({max_iter}) in sub-problem "
+                f"{k} (class {labels[k]!r}); dual coordinate descent is slow when C is large "
+                "and features are few: a looser eps, a smaller C or scaled features help",
+                ConvergenceWarning, stacklevel=2,
+            )
+        primal, dual, gap = svm_objectives(X, bias, y_sign, cost, sol.w, sol.alpha, loss)
+        results.append(SubproblemResult(
+            n_iter=sol.n_iter, converged=sol.converged, primal=primal, dual=dual, gap=gap,
+            n_sv=int(np.count_nonzero(sol.alpha)), alpha=sol.alpha,
+        ))
+        coefs.append(sol.w[:n_features])
+        bias_weights.append(sol.w[n_features] if bias >= 0 else 0.0)
+
+    return Model(solver, labels, np.vstack(coefs), bias, np.array(bias_weights),
+                 results=results)
+
+
+def _make_callback(X, bias, y_sign, cost, loss, k, verbose, on_iteration):
+    def callback(iteration, n_active, pg_max, pg_min, w, alpha):
+        if verbose:
+            primal, dual, _ = svm_objectives(X, bias, y_sign, cost, w, alpha, loss)
+            print(f"iter {iteration:4d}  active {n_active:9d}  PG max-min {pg_max - pg_min:.3e}"
+                  f"  primal {primal:.10e}  dual {dual:.10e}", file=sys.stderr)
+        if on_iteration is not None:
+            on_iteration(k, iteration, n_active, pg_max, pg_min, w, alpha)
+    return callback
+
+
+def cross_validation(X, y, n_folds: int, seed: int = 1, **params) -> np.ndarray:
+    """Predicted label of each row by a model trained on the other folds (LIBLINEAR's ``-v``).
+
+    Rows are shuffled with ``seed`` and cut into ``n_folds`` consecutive folds; with more folds
+    than rows it is leave-one-out, as LIBLINEAR does.
+    """
+    X = as_csr(X)
+    n_rows = X.shape[0]
+    y = check_labels(y, n_rows)
+    if n_folds < 2:
+        raise InvalidInputError(f"n-fold cross validation: n must be >= 2, got {n_folds}")
+    if n_folds > n_rows:
+        print("WARNING: # folds > # data. Will use # folds = # data instead "
+              "(i.e., leave-one-out cross validation)", file=sys.stderr)
+        n_folds = n_rows
+    sw = params.pop("sample_weight", None)
+    sw = check_sample_weight(sw, n_rows)
+    perm = np.random.default_rng(seed).permutation(n_rows)
+    bounds = [i * n_rows // n_folds for i in range(n_folds + 1)]
+    predicted = np.empty(n_rows, dtype=y.dtype)
+    for f in range(n_folds):
+        test = perm[bounds[f]:bounds[f + 1]]
+        fit = np.concatenate([perm[:bounds[f]], perm[bounds[f + 1]:]])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model = train(X[fit], y[fit], sample_weight=None if sw is None else sw[fit],
+                          seed=seed, **params)
+        predicted[test] = model.predict(X[test])
+    return predicted

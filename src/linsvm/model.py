@@ -66,16 +66,26 @@ class Model:
         One per weight vector for a model trained here; empty for a loaded one.
     """
 
-    def __init__(self, solver: int, labels: np.ndarray, coef: np.ndarray, bias: float,
-                 bias_weights: np.ndarray | None = None, rho: float = 0.0,
-                 results: list[SubproblemResult] | None = None) -> None:
+    def __init__(
+        self,
+        solver: int,
+        labels: np.ndarray,
+        coef: np.ndarray,
+        bias: float,
+        bias_weights: np.ndarray | None = None,
+        rho: float = 0.0,
+        results: list[SubproblemResult] | None = None,
+    ) -> None:
         self.solver = int(solver)
         self.labels_ = np.asarray(labels)
         self.coef_ = np.ascontiguousarray(coef, dtype=np.float64)
         self.bias = float(bias)
         n_w = self.coef_.shape[0]
-        self.bias_weights_ = (np.zeros(n_w) if bias_weights is None
-                              else np.asarray(bias_weights, dtype=np.float64).reshape(n_w))
+        self.bias_weights_ = (
+            np.zeros(n_w)
+            if bias_weights is None
+            else np.asarray(bias_weights, dtype=np.float64).reshape(n_w)
+        )
         self.rho = float(rho)
         self.results_ = list(results or [])
 
@@ -133,6 +143,8 @@ class Model:
         save_model(self, path)
 
     def __repr__(self) -> str:
-        return (f"Model(solver={self.solver} ({SOLVERS[self.solver].name}), "
-                f"n_classes={len(self.labels_)}, n_features={self.n_features}, "
-                f"bias={self.bias:g})")
+        return (
+            f"Model(solver={self.solver} ({SOLVERS[self.solver].name}), "
+            f"n_classes={len(self.labels_)}, n_features={self.n_features}, "
+            f"bias={self.bias:g})"
+        )

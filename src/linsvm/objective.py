@@ -97,13 +97,13 @@ def svm_dual_value(indptr, indices, data, bias, y, C, alpha, loss, n_weights) ->
     return -f
 
 
-def svm_objectives(X, bias: float, y: np.ndarray, C: np.ndarray, w: np.ndarray,
-                   alpha: np.ndarray, loss: int) -> tuple[float, float, float]:
+def svm_objectives(
+    X, bias: float, y: np.ndarray, C: np.ndarray, w: np.ndarray, alpha: np.ndarray, loss: int
+) -> tuple[float, float, float]:
     """(primal P(w), dual -f(alpha), gap P(w) + f(alpha)) for an SVM sub-problem.
 
     X is CSR of shape (l, n); w has n (+1 with a bias) entries; alpha, y, C have l entries.
     """
     primal = primal_value(X.indptr, X.indices, X.data, float(bias), y, C, w, loss)
-    dual = svm_dual_value(X.indptr, X.indices, X.data, float(bias), y, C, alpha, loss,
-                          w.shape[0])
+    dual = svm_dual_value(X.indptr, X.indices, X.data, float(bias), y, C, alpha, loss, w.shape[0])
     return float(primal), float(dual), float(primal - dual)

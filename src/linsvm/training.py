@@ -29,15 +29,15 @@ class ConvergenceWarning(UserWarning):
 _SVM_DUAL_LOSS = {1: LOSS_SQUARED_HINGE, 3: LOSS_HINGE}
 
 
-def _check_params(solver: int, C: float, eps: float | None, bias: float,
-                  max_iter: int | None) -> tuple[float, int]:
+def _check_params(
+    solver: int, C: float, eps: float | None, bias: float, max_iter: int | None
+) -> tuple[float, int]:
     if solver not in SOLVERS:
         raise InvalidInputError(f"unknown solver type {solver}")
     spec = SOLVERS[solver]
     if not spec.available:
         raise InvalidInputError(
-            f"solver -s {solver} ({spec.description}) is not implemented yet; "
-            "available: -s 1, -s 3"
+            f"solver -s {solver} ({spec.description}) is not implemented yet; available: -s 1, -s 3"
         )
     if not (np.isfinite(C) and C > 0):
         raise InvalidInputError(f"C must be > 0, got {C}")
@@ -52,8 +52,7 @@ def _check_params(solver: int, C: float, eps: float | None, bias: float,
     return eps, max_iter
 
 
-def class_costs(labels: np.ndarray, C: float,
-                class_weight: Mapping | None) -> np.ndarray:
+def class_costs(labels: np.ndarray, C: float, class_weight: Mapping | None) -> np.ndarray:
     """C * weight per class, in ``labels`` order (LIBLINEAR's ``weighted_C``)."""
     weighted = np.full(labels.shape[0], float(C))
     for label, weight in (class_weight or {}).items():
@@ -62,20 +61,29 @@ def class_costs(labels: np.ndarray, C: float,
             raise InvalidInputError(f"class weight for {label!r} must be >= 0, got {weight}")
         hits = np.flatnonzero(labels == label)
         if hits.size == 0:
-            print(f"WARNING: class label {label} specified in weight is not found",
-                  file=sys.stderr)
+            print(f"WARNING: class label {label} specified in weight is not found", file=sys.stderr)
             continue
         weighted[hits[0]] *= weight
     return weighted
 
 
-def train(X, y, solver: int = 1, C: float = 1.0, eps: float | None = None,
-          bias: float = -1.0, class_weight: Mapping | None = None, sample_weight=None,
-          max_iter: int | None = None, shrinking: bool = True,
-          bucket_size: int = DEFAULT_BUCKET_SIZE,
-          buckets_per_group: int = DEFAULT_BUCKETS_PER_GROUP, seed: int = 1,
-          verbose: bool = False,
-          on_iteration: Callable | None = None) -> Model:
+def train(
+    X,
+    y,
+    solver: int = 1,
+    C: float = 1.0,
+    eps: float | None = None,
+    bias: float = -1.0,
+    class_weight: Mapping | None = None,
+    sample_weight=None,
+    max_iter: int | None = None,
+    shrinking: bool = True,
+    bucket_size: int = DEFAULT_BUCKET_SIZE,
+    buckets_per_group: int = DEFAULT_BUCKETS_PER_GROUP,
+    seed: int = 1,
+    verbose: bool = False,
+    on_iteration: Callable | None = None,
+) -> Model:
     """Train a linear model with one of LIBLINEAR's solvers (numbers and defaults as its ``-s``).
 
     Parameters
@@ -147,36 +155,58 @@ def train(X, y, solver: int = 1, C: float = 1.0, eps: float | None = None,
         callback = None
         if verbose or on_iteration is not None:
             callback = _make_callback(X, bias, y_sign, cost, loss, k, verbose, on_iteration)
-        sol = solve_svm_dual(X, y_sign, cost, loss, bias, eps, max_iter, shrinking=shrinking,
-                             bucket_size=bucket_size,
-                             buckets_per_group=buckets_per_group, seed=seed + k, on_iteration=callback)
+        sol = solve_svm_dual(
+            X,
+            y_sign,
+            cost,
+            loss,
+            bias,
+            eps,
+            max_iter,
+            shrinking=shrinking,
+            bucket_size=bucket_size,
+            buckets_per_group=buckets_per_group,
+            seed=seed + k,
+            on_iteration=callback,
+        )
         if not sol.converged:
             warnings.warn(
                 f"reaching max number of iterations ({max_iter}) in sub-problem "
                 f"{k} (class {labels[k]!r}); dual coordinate descent is slow when C is large "
                 "and features are few: a looser eps, a smaller C or scaled features help",
-                ConvergenceWarning, stacklevel=2,
+                ConvergenceWarning,
+                stacklevel=2,
             )
         primal, dual, gap = svm_objectives(X, bias, y_sign, cost, sol.w, sol.alpha, loss)
-        results.append(SubproblemResult(
-            n_iter=sol.n_iter, converged=sol.converged, primal=primal, dual=dual, gap=gap,
-            n_sv=int(np.count_nonzero(sol.alpha)), alpha=sol.alpha,
-        ))
+        results.append(
+            SubproblemResult(
+                n_iter=sol.n_iter,
+                converged=sol.converged,
+                primal=primal,
+                dual=dual,
+                gap=gap,
+                n_sv=int(np.count_nonzero(sol.alpha)),
+                alpha=sol.alpha,
+            )
+        )
         coefs.append(sol.w[:n_features])
         bias_weights.append(sol.w[n_features] if bias >= 0 else 0.0)
 
-    return Model(solver, labels, np.vstack(coefs), bias, np.array(bias_weights),
-                 results=results)
+    return Model(solver, labels, np.vstack(coefs), bias, np.array(bias_weights), results=results)
 
 
 def _make_callback(X, bias, y_sign, cost, loss, k, verbose, on_iteration):
     def callback(iteration, n_active, pg_max, pg_min, w, alpha):
         if verbose:
             primal, dual, _ = svm_objectives(X, bias, y_sign, cost, w, alpha, loss)
-            print(f"iter {iteration:4d}  active {n_active:9d}  PG max-min {pg_max - pg_min:.3e}"
-                  f"  primal {primal:.10e}  dual {dual:.10e}", file=sys.stderr)
+            print(
+                f"iter {iteration:4d}  active {n_active:9d}  PG max-min {pg_max - pg_min:.3e}"
+                f"  primal {primal:.10e}  dual {dual:.10e}",
+                file=sys.stderr,
+            )
         if on_iteration is not None:
             on_iteration(k, iteration, n_active, pg_max, pg_min, w, alpha)
+
     return callback
 
 
@@ -192,8 +222,11 @@ def cross_validation(X, y, n_folds: int, seed: int = 1, **params) -> np.ndarray:
     if n_folds < 2:
         raise InvalidInputError(f"n-fold cross validation: n must be >= 2, got {n_folds}")
     if n_folds > n_rows:
-        print("WARNING: # folds > # data. Will use # folds = # data instead "
-              "(i.e., leave-one-out cross validation)", file=sys.stderr)
+        print(
+            "WARNING: # folds > # data. Will use # folds = # data instead "
+            "(i.e., leave-one-out cross validation)",
+            file=sys.stderr,
+        )
         n_folds = n_rows
     sw = params.pop("sample_weight", None)
     sw = check_sample_weight(sw, n_rows)
@@ -201,11 +234,12 @@ def cross_validation(X, y, n_folds: int, seed: int = 1, **params) -> np.ndarray:
     bounds = [i * n_rows // n_folds for i in range(n_folds + 1)]
     predicted = np.empty(n_rows, dtype=y.dtype)
     for f in range(n_folds):
-        test = perm[bounds[f]:bounds[f + 1]]
-        fit = np.concatenate([perm[:bounds[f]], perm[bounds[f + 1]:]])
+        test = perm[bounds[f] : bounds[f + 1]]
+        fit = np.concatenate([perm[: bounds[f]], perm[bounds[f + 1] :]])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            model = train(X[fit], y[fit], sample_weight=None if sw is None else sw[fit],
-                          seed=seed, **params)
+            model = train(
+                X[fit], y[fit], sample_weight=None if sw is None else sw[fit], seed=seed, **params
+            )
         predicted[test] = model.predict(X[test])
     return predicted

@@ -23,28 +23,64 @@ class SolverSpec:
 SOLVERS: dict[int, SolverSpec] = {
     s.number: s
     for s in [
-        SolverSpec(0, "L2R_LR", "L2-regularized logistic regression (primal)", 0.01,
-                   "classification", False),
-        SolverSpec(1, "L2R_L2LOSS_SVC_DUAL", "L2-regularized L2-loss SVC (dual)", 0.1,
-                   "classification", True),
-        SolverSpec(2, "L2R_L2LOSS_SVC", "L2-regularized L2-loss SVC (primal)", 0.01,
-                   "classification", False),
-        SolverSpec(3, "L2R_L1LOSS_SVC_DUAL", "L2-regularized L1-loss SVC (dual)", 0.1,
-                   "classification", True),
-        SolverSpec(4, "MCSVM_CS", "multi-class SVM by Crammer and Singer", 0.1,
-                   "classification", False),
-        SolverSpec(5, "L1R_L2LOSS_SVC", "L1-regularized L2-loss SVC", 0.01,
-                   "classification", False),
-        SolverSpec(6, "L1R_LR", "L1-regularized logistic regression", 0.01,
-                   "classification", False),
-        SolverSpec(7, "L2R_LR_DUAL", "L2-regularized logistic regression (dual)", 0.1,
-                   "classification", False),
-        SolverSpec(11, "L2R_L2LOSS_SVR", "L2-regularized L2-loss SVR (primal)", 0.0001,
-                   "regression", False),
-        SolverSpec(12, "L2R_L2LOSS_SVR_DUAL", "L2-regularized L2-loss SVR (dual)", 0.1,
-                   "regression", False),
-        SolverSpec(13, "L2R_L1LOSS_SVR_DUAL", "L2-regularized L1-loss SVR (dual)", 0.1,
-                   "regression", False),
+        SolverSpec(
+            0,
+            "L2R_LR",
+            "L2-regularized logistic regression (primal)",
+            0.01,
+            "classification",
+            False,
+        ),
+        SolverSpec(
+            1,
+            "L2R_L2LOSS_SVC_DUAL",
+            "L2-regularized L2-loss SVC (dual)",
+            0.1,
+            "classification",
+            True,
+        ),
+        SolverSpec(
+            2,
+            "L2R_L2LOSS_SVC",
+            "L2-regularized L2-loss SVC (primal)",
+            0.01,
+            "classification",
+            False,
+        ),
+        SolverSpec(
+            3,
+            "L2R_L1LOSS_SVC_DUAL",
+            "L2-regularized L1-loss SVC (dual)",
+            0.1,
+            "classification",
+            True,
+        ),
+        SolverSpec(
+            4, "MCSVM_CS", "multi-class SVM by Crammer and Singer", 0.1, "classification", False
+        ),
+        SolverSpec(
+            5, "L1R_L2LOSS_SVC", "L1-regularized L2-loss SVC", 0.01, "classification", False
+        ),
+        SolverSpec(
+            6, "L1R_LR", "L1-regularized logistic regression", 0.01, "classification", False
+        ),
+        SolverSpec(
+            7,
+            "L2R_LR_DUAL",
+            "L2-regularized logistic regression (dual)",
+            0.1,
+            "classification",
+            False,
+        ),
+        SolverSpec(
+            11, "L2R_L2LOSS_SVR", "L2-regularized L2-loss SVR (primal)", 0.0001, "regression", False
+        ),
+        SolverSpec(
+            12, "L2R_L2LOSS_SVR_DUAL", "L2-regularized L2-loss SVR (dual)", 0.1, "regression", False
+        ),
+        SolverSpec(
+            13, "L2R_L1LOSS_SVR_DUAL", "L2-regularized L1-loss SVR (dual)", 0.1, "regression", False
+        ),
         SolverSpec(21, "ONECLASS_SVM", "one-class SVM (dual)", 0.01, "oneclass", False),
     ]
 }

@@ -46,8 +46,28 @@ def _reset_active(active, trainable_rows) -> int:
 
 
 @njit(cache=True, nogil=True)
-def dcd_svm_kernel(indptr, indices, data, bias, y, upper, diag, qd, w, alpha, active,
-                   trainable_rows, fstate, istate, rng, eps, n_epochs, shrinking, bucket_size, buckets_per_group):
+def dcd_svm_kernel(
+    indptr,
+    indices,
+    data,
+    bias,
+    y,
+    upper,
+    diag,
+    qd,
+    w,
+    alpha,
+    active,
+    trainable_rows,
+    fstate,
+    istate,
+    rng,
+    eps,
+    n_epochs,
+    shrinking,
+    bucket_size,
+    buckets_per_group,
+):
     """Run up to ``n_epochs`` outer iterations of DCD from the state given; update it in place.
 
     Shapes: y, upper, diag, qd, alpha: (l,); w: (n [+1],); active: (l,) int64 holding the active
@@ -136,8 +156,9 @@ def dcd_svm_kernel(indptr, indices, data, bias, y, upper, diag, qd, w, alpha, ac
         istate[_I_ITER] += 1
         fstate[_F_PGMAX_NEW] = pgmax_new
         fstate[_F_PGMIN_NEW] = pgmin_new
-        if (pgmax_new - pgmin_new <= eps and abs(pgmax_new) <= eps
-                and abs(pgmin_new) <= eps) or n_active == 0:
+        if (
+            pgmax_new - pgmin_new <= eps and abs(pgmax_new) <= eps and abs(pgmin_new) <= eps
+        ) or n_active == 0:
             if n_active == n_all and n_active > 0 or n_all == 0:
                 istate[_I_ACTIVE] = n_active
                 istate[_I_CONVERGED] = 1
@@ -199,10 +220,22 @@ class DualSolution:
     pg_min: float
 
 
-def solve_svm_dual(X, y: np.ndarray, C: np.ndarray, loss: int, bias: float, eps: float,
-                   max_iter: int, *, shrinking: bool = True,
-                   bucket_size: int = DEFAULT_BUCKET_SIZE, buckets_per_group: int = DEFAULT_BUCKETS_PER_GROUP, seed: int = 1,
-                   alpha0: np.ndarray | None = None, on_iteration=None) -> DualSolution:
+def solve_svm_dual(
+    X,
+    y: np.ndarray,
+    C: np.ndarray,
+    loss: int,
+    bias: float,
+    eps: float,
+    max_iter: int,
+    *,
+    shrinking: bool = True,
+    bucket_size: int = DEFAULT_BUCKET_SIZE,
+    buckets_per_group: int = DEFAULT_BUCKETS_PER_GROUP,
+    seed: int = 1,
+    alpha0: np.ndarray | None = None,
+    on_iteration=None,
+) -> DualSolution:
     """Solve the L1-/L2-loss SVM dual by DCD.
 
     X: CSR (l, n), any float dtype, int32/int64 indices; y: (l,) float64 of +1/-1;
@@ -221,29 +254,65 @@ def solve_svm_dual(X, y: np.ndarray, C: np.ndarray, loss: int, bias: float, eps:
     upper = np.empty(n_rows)
     diag = np.empty(n_rows)
     qd = np.empty(n_rows)
-    trainable = _prepare(X.indptr, X.indices, X.data, float(bias), y, C, loss, alpha, w,
-                         upper, diag, qd)
+    trainable = _prepare(
+        X.indptr, X.indices, X.data, float(bias), y, C, loss, alpha, w, upper, diag, qd
+    )
     active = np.empty(max(n_rows, 1), dtype=np.int64)
     fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
     istate = np.array([_reset_active(active, trainable), 0, 0], dtype=np.int64)
     rng = new_state(seed)
 
     def run(n_epochs: int) -> None:
-        dcd_svm_kernel(X.indptr, X.indices, X.data, float(bias), y, upper, diag, qd, w, alpha,
-                       active, trainable, fstate, istate, rng, float(eps), n_epochs,
-                       bool(shrinking), int(bucket_size), int(buckets_per_group))
+        dcd_svm_kernel(
+            X.indptr,
+            X.indices,
+            X.data,
+            float(bias),
+            y,
+            upper,
+            diag,
+            qd,
+            w,
+            alpha,
+            active,
+            trainable,
+            fstate,
+            istate,
+            rng,
+            float(eps),
+            n_epochs,
+            bool(shrinking),
+            int(bucket_size),
+            int(buckets_per_group),
+        )
 
     if on_iteration is None:
         run(max_iter)
     else:
         while istate[_I_ITER] < max_iter and not istate[_I_CONVERGED]:
             run(1)
-            on_iteration(int(istate[_I_ITER]), int(istate[_I_ACTIVE]),
-                         float(fstate[_F_PGMAX_NEW]), float(fstate[_F_PGMIN_NEW]), w, alpha)
-    return DualSolution(w=w, alpha=alpha, n_iter=int(istate[_I_ITER]),
-                        converged=bool(istate[_I_CONVERGED]),
-                        pg_max=float(fstate[_F_PGMAX_NEW]), pg_min=float(fstate[_F_PGMIN_NEW]))
+            on_iteration(
+                int(istate[_I_ITER]),
+                int(istate[_I_ACTIVE]),
+                float(fstate[_F_PGMAX_NEW]),
+                float(fstate[_F_PGMIN_NEW]),
+                w,
+                alpha,
+            )
+    return DualSolution(
+        w=w,
+        alpha=alpha,
+        n_iter=int(istate[_I_ITER]),
+        converged=bool(istate[_I_CONVERGED]),
+        pg_max=float(fstate[_F_PGMAX_NEW]),
+        pg_min=float(fstate[_F_PGMIN_NEW]),
+    )
 
 
-__all__ = ["DualSolution", "solve_svm_dual", "LOSS_HINGE", "LOSS_SQUARED_HINGE",
-           "DEFAULT_BUCKET_SIZE"]
+__all__ = [
+    "DualSolution",
+    "solve_svm_dual",
+    "LOSS_HINGE",
+    "LOSS_SQUARED_HINGE",
+    "DEFAULT_BUCKET_SIZE",
+]

@@ -1,0 +1,346 @@
+"""``linsvm train`` and ``linsvm predict``: LIBLINEAR's command line, option for option.
+
+    linsvm train [options] training_set_file [model_file]
+    linsvm predict [options] test_file model_file output_file
+
+Options take LIBLINEAR's letters and meanings (``-s -c -e -B -wi -W -v -q``; ``-b`` for
+predict), plus long options of linsvm's own (``--seed``, ``--verbose``, ``--bucket-size``,
+``--buckets-per-group``). Every user error is one line on stderr and exit status 1.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import InvalidInputError, LinsvmError
+from .solvers import SOLVERS
+
+TRAIN_USAGE = """\
+Usage: linsvm train [options] training_set_file [model_file]
+options:
+-s type : set type of solver (default 1)
+  for multi-class classification
+     1 -- L2-regularized L2-loss support vector classification (dual)
+     3 -- L2-regularized L1-loss support vector classification (dual)
+  (LIBLINEAR's other solver numbers are not implemented yet)
+-c cost : set the parameter C (default 1)
+-e epsilon : set tolerance of termination criterion (default 0.1 for -s 1 and 3):
+    stop when max PG - min PG <= eps and both are within eps of zero (LIBLINEAR 2.50's rule)
+-B bias : if bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default -1)
+-wi weight : weights adjust the parameter C of different classes (e.g. -w1 2 -w-1 0.5)
+-W file : per-instance weights, one number per line (C of row i becomes C * W_i)
+-v n : n-fold cross validation mode
+-q : quiet mode (no outputs)
+--seed N : seed of the random coordinate order (default 1)
+--max-iter N : cap on outer iterations (default 300, as LIBLINEAR's dual solvers)
+--bucket-size N, --buckets-per-group N : the coordinate order (default 16 and 16;
+    1 and 1 give a plain random permutation, as LIBLINEAR)
+--no-shrinking : turn shrinking off
+--verbose : one line per outer iteration: iteration, active set, PG gap, primal, dual
+"""
+
+PREDICT_USAGE = """\
+Usage: linsvm predict [options] test_file model_file output_file
+options:
+-b probability_estimates : whether to output probability estimates, 0 or 1 (default 0);
+    only for logistic regression models
+-q : quiet mode (no outputs)
+"""
+
+MAIN_USAGE = """\
+Usage: linsvm {train,predict} ...
+  linsvm train [options] training_set_file [model_file]
+  linsvm predict [options] test_file model_file output_file
+Run a command without arguments for its options.
+"""
+
+
+class UsageError(LinsvmError):
+    """Bad command-line options."""
+
+
+@dataclass
+class TrainOptions:
+    solver: int = 1
+    C: float = 1.0
+    eps: float | None = None
+    bias: float = -1.0
+    class_weight: dict = field(default_factory=dict)
+    weight_file: str | None = None
+    n_folds: int = 0
+    quiet: bool = False
+    seed: int = 1
+    max_iter: int | None = None
+    bucket_size: int | None = None
+    buckets_per_group: int | None = None
+    shrinking: bool = True
+    verbose: bool = False
+    training_file: str = ""
+    model_file: str = ""
+
+
+def _number(text: str, kind, option: str):
+    try:
+        return kind(text)
+    except ValueError:
+        raise UsageError(f"option {option} needs a number, got {text!r}") from None
+
+
+def parse_train_args(argv: list[str]) -> TrainOptions:
+    """Parse ``linsvm train`` arguments as LIBLINEAR's ``train`` does (options, then files)."""
+    opts = TrainOptions()
+    i = 0
+    while i < len(argv) and argv[i].startswith("-") and len(argv[i]) > 1:
+        arg = argv[i]
+        flags = {"-q": "quiet", "--verbose": "verbose"}
+        if arg in flags:
+            setattr(opts, flags[arg], True)
+            i += 1
+            continue
+        if arg == "--no-shrinking":
+            opts.shrinking = False
+            i += 1
+            continue
+        if arg in ("-R", "-C"):
+            raise UsageError(f"option {arg} needs solvers that are not implemented yet")
+        if i + 1 >= len(argv):
+            raise UsageError(f"option {arg} needs a value")
+        value = argv[i + 1]
+        if arg == "-s":
+            opts.solver = _number(value, int, arg)
+        elif arg == "-c":
+            opts.C = _number(value, float, arg)
+        elif arg == "-e":
+            opts.eps = _number(value, float, arg)
+        elif arg == "-B":
+            opts.bias = _number(value, float, arg)
+        elif arg in ("-p", "-n"):
+            _number(value, float, arg)  # SVR / one-class parameters: unused by -s 1 and 3
+        elif arg == "-v":
+            opts.n_folds = _number(value, int, arg)
+            if opts.n_folds < 2:
+                raise UsageError("n-fold cross validation: n must >= 2")
+        elif arg == "-W":
+            opts.weight_file = value
+        elif arg.startswith("-w") and len(arg) > 2:
+            label = _number(arg[2:], int, "-w<label>")
+            opts.class_weight[label] = _number(value, float, arg)
+        elif arg == "--seed":
+            opts.seed = _number(value, int, arg)
+        elif arg == "--max-iter":
+            opts.max_iter = _number(value, int, arg)
+        elif arg == "--bucket-size":
+            opts.bucket_size = _number(value, int, arg)
+        elif arg == "--buckets-per-group":
+            opts.buckets_per_group = _number(value, int, arg)
+        else:
+            raise UsageError(f"unknown option: {arg}")
+        i += 2
+    files = argv[i:]
+    if not files:
+        raise UsageError("missing training_set_file")
+    if len(files) > 2:
+        raise UsageError(f"too many arguments: {' '.join(files[2:])}")
+    opts.training_file = files[0]
+    opts.model_file = files[1] if len(files) == 2 else os.path.basename(files[0]) + ".model"
+    if opts.solver not in SOLVERS:
+        raise UsageError(f"unknown solver type -s {opts.solver}")
+    if not SOLVERS[opts.solver].available:
+        spec = SOLVERS[opts.solver]
+        raise UsageError(
+            f"solver -s {opts.solver} ({spec.description}) is not implemented "
+            "yet; available: -s 1, -s 3"
+        )
+    return opts
+
+
+def read_weight_file(path: str, n_rows: int) -> np.ndarray:
+    """One non-negative number per line (LIBLINEAR's instance-weights ``-W`` file)."""
+    from .errors import DataFormatError
+
+    with open(path, "rb") as f:
+        lines = f.read().decode("ascii", errors="replace").splitlines()
+    weights = []
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text:
+            continue
+        try:
+            value = float(text)
+        except ValueError:
+            raise DataFormatError(path, number, f"bad weight {text[:40]!r}") from None
+        if not np.isfinite(value) or value < 0:
+            raise DataFormatError(path, number, f"weight must be finite and >= 0, got {text}")
+        weights.append(value)
+    if len(weights) != n_rows:
+        raise InvalidInputError(f"{path}: {len(weights)} weights for {n_rows} training instances")
+    return np.array(weights)
+
+
+def integer_labels(y: np.ndarray, path: str) -> np.ndarray:
+    """Class labels as int64; a non-integer label is an error (LIBLINEAR's model files)."""
+    bad = np.flatnonzero(y != np.round(y))
+    if bad.size:
+        raise InvalidInputError(
+            f"{path}: class label {y[bad[0]]:g} of instance {bad[0] + 1} is not an integer "
+            "(LIBLINEAR classifiers need integer labels)"
+        )
+    return y.astype(np.int64)
+
+
+def _print_warnings(caught, quiet: bool) -> None:
+    if quiet:
+        return
+    for w in caught:
+        print(f"WARNING: {w.message}", file=sys.stderr)
+
+
+def run_train(argv: list[str]) -> int:
+    import linsvm
+
+    if not argv:
+        print(TRAIN_USAGE, end="")
+        return 1
+    opts = parse_train_args(argv)
+    start = time.perf_counter()
+    X, y = linsvm.read_libsvm(opts.training_file)
+    read_seconds = time.perf_counter() - start
+    if X.shape[0] == 0:
+        raise InvalidInputError(f"{opts.training_file}: no training instances")
+    y = integer_labels(y, opts.training_file)
+    params: dict = dict(
+        solver=opts.solver,
+        C=opts.C,
+        eps=opts.eps,
+        bias=opts.bias,
+        class_weight=opts.class_weight or None,
+        max_iter=opts.max_iter,
+        shrinking=opts.shrinking,
+        seed=opts.seed,
+    )
+    if opts.bucket_size is not None:
+        params["bucket_size"] = opts.bucket_size
+    if opts.buckets_per_group is not None:
+        params["buckets_per_group"] = opts.buckets_per_group
+    if opts.weight_file is not None:
+        params["sample_weight"] = read_weight_file(opts.weight_file, X.shape[0])
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if opts.n_folds:
+            predicted = linsvm.cross_validation(X, y, opts.n_folds, **params)
+            _print_warnings(caught, opts.quiet)
+            accuracy = 100.0 * np.mean(predicted == y)
+            print(f"Cross Validation Accuracy = {accuracy:g}%")
+            return 0
+        start = time.perf_counter()
+        model = linsvm.train(X, y, verbose=opts.verbose and not opts.quiet, **params)
+        train_seconds = time.perf_counter() - start
+    _print_warnings(caught, opts.quiet)
+    model.save(opts.model_file)
+    if not opts.quiet:
+        for k, r in enumerate(model.results_):
+            head = f"[class {model.labels_[k]}] " if len(model.results_) > 1 else ""
+            print(f"{head}optimization finished, #iter = {r.n_iter}")
+            print(f"{head}Objective value = {-r.dual:f}")
+            print(f"{head}nSV = {r.n_sv}")
+            print(
+                f"{head}primal = {r.primal:.10g}  dual = {r.dual:.10g}  duality gap = {r.gap:.3g}"
+            )
+        print(
+            f"read {read_seconds:.3f} s, train {train_seconds:.3f} s "
+            f"({X.shape[0]} instances, {X.shape[1]} features, {X.nnz} non-zeros); "
+            f"model written to {opts.model_file}"
+        )
+    return 0
+
+
+def run_predict(argv: list[str]) -> int:
+    import linsvm
+
+    if not argv:
+        print(PREDICT_USAGE, end="")
+        return 1
+    quiet = False
+    probability = False
+    i = 0
+    while i < len(argv) and argv[i].startswith("-") and len(argv[i]) > 1:
+        if argv[i] == "-q":
+            quiet = True
+            i += 1
+        elif argv[i] == "-b":
+            if i + 1 >= len(argv):
+                raise UsageError("option -b needs a value")
+            probability = _number(argv[i + 1], int, "-b") == 1
+            i += 2
+        else:
+            raise UsageError(f"unknown option: {argv[i]}")
+    files = argv[i:]
+    if len(files) != 3:
+        raise UsageError("expected test_file model_file output_file")
+    test_file, model_file, output_file = files
+    model = linsvm.load_model(model_file)
+    if probability:
+        raise UsageError(
+            "probability output is only supported for logistic regression "
+            "(-s 0, 6, 7), not implemented yet"
+        )
+    start = time.perf_counter()
+    X, y = linsvm.read_libsvm(test_file)
+    predicted = model.predict(X)
+    seconds = time.perf_counter() - start
+
+    from .io.model_file import atomic_write_text
+
+    atomic_write_text(output_file, "".join(f"{v:.17g}\n" for v in predicted.tolist()))
+    if not quiet:
+        n = y.shape[0]
+        if model.kind == "regression":
+            mse = float(np.mean((predicted - y) ** 2)) if n else 0.0
+            r = np.corrcoef(predicted, y)[0, 1] if n > 1 else np.nan
+            print(f"Mean squared error = {mse:g} (regression)")
+            print(f"Squared correlation coefficient = {r * r:g} (regression)")
+        else:
+            correct = int(np.sum(predicted == y))
+            accuracy = 100.0 * correct / n if n else 0.0
+            print(f"Accuracy = {accuracy:g}% ({correct}/{n})")
+        print(f"read + predict {seconds:.3f} s", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(MAIN_USAGE, end="")
+        return 0 if argv else 1
+    command, rest = argv[0], argv[1:]
+    commands = {"train": run_train, "predict": run_predict}
+    if command not in commands:
+        print(
+            f"linsvm: error: unknown command {command!r} (expected train or predict)",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        return commands[command](rest)
+    except (LinsvmError, OSError) as exc:
+        message = (
+            str(exc)
+            if not isinstance(exc, OSError)
+            else (f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc))
+        )
+        print(f"linsvm {command}: error: {message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"linsvm {command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -19,7 +19,7 @@ from .errors import InvalidInputError
 from .model import Model, SubproblemResult
 from .objective import LOSS_HINGE, LOSS_SQUARED_HINGE, svm_objectives
 from .solvers import DUAL_SOLVER_MAX_ITER, SOLVERS
-from .solvers.dcd import DEFAULT_BUCKET_SIZE, DEFAULT_BUCKETS_PER_GROUP, solve_svm_dual
+from .solvers.dcd import solve_svm_dual
 
 
 class ConvergenceWarning(UserWarning):
@@ -78,8 +78,8 @@ def train(
     sample_weight=None,
     max_iter: int | None = None,
     shrinking: bool = True,
-    bucket_size: int = DEFAULT_BUCKET_SIZE,
-    buckets_per_group: int = DEFAULT_BUCKETS_PER_GROUP,
+    bucket_size: int | None = None,
+    buckets_per_group: int | None = None,
     seed: int = 1,
     verbose: bool = False,
     on_iteration: Callable | None = None,
@@ -108,10 +108,12 @@ def train(
         Cap on outer iterations (None: 300, LIBLINEAR's cap for its dual solvers).
     shrinking : bool
         LIBLINEAR's shrinking of coordinates stuck at a bound.
-    bucket_size, buckets_per_group : int
+    bucket_size, buckets_per_group : int or None
         The coordinate order: rows are cut into buckets of ``bucket_size`` neighbours, and each
         outer iteration visits random groups of ``buckets_per_group`` buckets, rows shuffled
-        within a group. 1 and 1 give a plain random permutation (LIBLINEAR's order).
+        within a group. 1 and 1 give a plain random permutation (LIBLINEAR's order). None
+        (default): 16 and 16, unless neighbouring rows are markedly more alike than random
+        pairs (a sampled check), where buckets would slow convergence: then 1 and 1.
     seed : int
         Seed of the solver's own random generator: equal seeds give equal models.
     verbose : bool

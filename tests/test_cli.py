@@ -91,7 +91,7 @@ def test_train_output_and_multiclass(small_files, capsys):
     assert out.count("optimization finished") == 3  # one-vs-rest over 3 classes
     text = model_file.read_text()
     assert "nr_class 3" in text and "bias 1" in text
-    assert not [p for p in os.listdir(folder) if p.startswith(".tmp-")]
+    assert not [p for p in os.listdir(folder) if p.endswith(".tmp")]
 
 
 def test_cross_validation(small_files, capsys):

@@ -296,9 +296,10 @@ def run_predict(argv: list[str]) -> int:
     predicted = model.predict(X)
     seconds = time.perf_counter() - start
 
-    from .io.model_file import atomic_write_text
+    from .io._atomic import atomic_write_bytes
 
-    atomic_write_text(output_file, "".join(f"{v:.17g}\n" for v in predicted.tolist()))
+    text = "".join(f"{v:.17g}\n" for v in predicted.tolist())
+    atomic_write_bytes(output_file, text.encode("ascii"))
     if not quiet:
         n = y.shape[0]
         if model.kind == "regression":

@@ -31,7 +31,9 @@ def as_csr(X, *, name: str = "X") -> sp.csr_matrix:
     CSR input with sorted indices, no duplicates, a float32/float64 dtype and int32/int64
     indices is returned as is (same arrays, no copy).
     """
-    if sp.issparse(X):
+    if sp.issparse(X) or np.iscomplexobj(X):
+        if np.iscomplexobj(X):
+            raise InvalidInputError(f"{name} is complex; linsvm needs real values")
         if X.ndim != 2:
             raise InvalidInputError(f"{name} must be 2-D, got {X.ndim}-D")
         if X.format != "csr":
@@ -75,6 +77,13 @@ def check_labels(y, n_rows: int) -> np.ndarray:
         raise InvalidInputError("y contains NaN or infinity")
     if y.dtype.kind not in "biufUSO":
         raise InvalidInputError(f"labels of dtype {y.dtype} are not supported")
+    if y.dtype.kind == "O":
+        # Missing values in object columns: None, or NaN (the only value unequal to itself).
+        missing = np.equal(y, None) | np.not_equal(y, y)
+        if missing.any():
+            raise InvalidInputError(
+                f"y contains NaN or a missing label (row {np.flatnonzero(missing)[0]})"
+            )
     return y
 
 
@@ -100,7 +109,10 @@ def group_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     For two classes labelled -1 and +1, +1 comes first, so that the binary problem's positive
     class is the +1 data (as LIBLINEAR's ``group_classes``).
     """
-    uniq, first, inverse = np.unique(y, return_index=True, return_inverse=True)
+    try:
+        uniq, first, inverse = np.unique(y, return_index=True, return_inverse=True)
+    except TypeError as exc:
+        raise InvalidInputError(f"labels must be of one comparable type: {exc}") from None
     order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(order.shape[0])

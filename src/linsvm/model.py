@@ -132,8 +132,13 @@ class Model:
             return dec
         if self.kind == "oneclass":
             return np.where(dec > 0, 1.0, -1.0)
+        # As LIBLINEAR's predict_values: two classes are decided by the first decision value
+        # alone (also for a two-class Crammer-Singer model); otherwise the largest wins.
+        if self.labels_.shape[0] == 2:
+            first = dec if dec.ndim == 1 else dec[:, 0]
+            return np.where(first > 0, self.labels_[0], self.labels_[1])
         if dec.ndim == 1:
-            return np.where(dec > 0, self.labels_[0], self.labels_[1])
+            return np.full(dec.shape[0], self.labels_[0])
         return self.labels_[np.argmax(dec, axis=1)]
 
     def save(self, path: str | os.PathLike) -> None:

@@ -23,13 +23,13 @@ import gzip
 import lzma
 import math
 import os
-import secrets
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError, InvalidInputError
 from . import _parse
+from ._atomic import atomic_write_bytes
 
 __all__ = ["parse_libsvm_bytes", "read_libsvm", "write_libsvm"]
 
@@ -337,7 +337,7 @@ def write_libsvm(
     suffix = os.path.splitext(name)[1].lower()
     if suffix in _DECOMPRESSORS:
         payload = _DECOMPRESSORS[suffix][1](payload)
-    _write_atomically(name, payload)
+    atomic_write_bytes(name, payload)
 
 
 def _format_numbers(values: np.ndarray) -> list[str]:
@@ -352,22 +352,3 @@ def _format_numbers(values: np.ndarray) -> list[str]:
     if rest.any():
         out[rest] = [repr(v) for v in values[rest].tolist()]
     return out.tolist()
-
-
-def _write_atomically(path: str, payload: bytes) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
-    # os.open with mode 0o666 lets the umask decide the final permissions, as open() would.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

@@ -19,34 +19,15 @@ Reading never runs code; writing goes to a temporary file renamed over the targe
 from __future__ import annotations
 
 import os
-import tempfile
 
 import numpy as np
 
 from ..errors import ModelFormatError
 from ..model import Model
 from ..solvers import SOLVER_BY_NAME, SOLVERS
+from ._atomic import atomic_write_bytes
 
 _MCSVM_CS = 4
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder and a rename."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix="-" + os.path.basename(path))
-    try:
-        with os.fdopen(fd, "w", encoding="ascii", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _labels_as_ints(labels: np.ndarray) -> list[int]:
@@ -89,7 +70,7 @@ def format_model(model: Model) -> str:
 
 def save_model(model: Model, path: str | os.PathLike) -> None:
     """Write ``model`` to ``path`` in LIBLINEAR's format, atomically."""
-    atomic_write_text(path, format_model(model))
+    atomic_write_bytes(path, format_model(model).encode("ascii"))
 
 
 def parse_model(text: str, name: str = "<model>") -> Model:

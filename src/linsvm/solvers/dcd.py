@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from .._intrinsics import prefetch
+from ..errors import InvalidInputError
 from ..objective import LOSS_HINGE, LOSS_SQUARED_HINGE, row_axpy, row_dot
 from ._random import new_state, rand_below, shuffle
 
@@ -317,7 +318,7 @@ def choose_order(
     if buckets_per_group is None:
         buckets_per_group = 1 if bucket_size == 1 else DEFAULT_BUCKETS_PER_GROUP
     if bucket_size < 1 or buckets_per_group < 1:
-        raise ValueError(
+        raise InvalidInputError(
             f"bucket_size and buckets_per_group must be >= 1, got {bucket_size}, "
             f"{buckets_per_group}"
         )

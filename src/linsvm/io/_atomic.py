@@ -1,0 +1,30 @@
+"""Atomic file writes: a temporary file in the target's folder, then a rename over the target.
+
+A reader (or a crash) never sees a half-written file: it sees the old file or the new one.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+
+
+def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> None:
+    """Write ``payload`` to ``path`` atomically; permissions as open() would give (umask)."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    # os.open with mode 0o666 lets the umask decide the final permissions, as open() would.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

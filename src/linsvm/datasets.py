@@ -135,10 +135,16 @@ def _rank_probabilities(n_features: int, exponent: float) -> np.ndarray:
     return np.diff(cdf)
 
 
-def make_text_classification(n_samples: int, n_features: int = 2**18, nnz_per_row: float = 40,
-                             zipf_exponent: float = 1.1, informative: float = 0.01,
-                             label_noise: float = 0.05, dtype=np.float64,
-                             random_state: int = 0) -> tuple[sp.csr_matrix, np.ndarray]:
+def make_text_classification(
+    n_samples: int,
+    n_features: int = 2**18,
+    nnz_per_row: float = 40,
+    zipf_exponent: float = 1.1,
+    informative: float = 0.01,
+    label_noise: float = 0.05,
+    dtype=np.float64,
+    random_state: int = 0,
+) -> tuple[sp.csr_matrix, np.ndarray]:
     """A large sparse text-like binary classification problem.
 
     The model:
@@ -230,8 +236,15 @@ def make_text_classification(n_samples: int, n_features: int = 2**18, nnz_per_ro
     indices = np.empty(nnz, dtype=index_dtype)
     data = np.empty(nnz, dtype=dtype)
     kernel_seed = int(rng.integers(0, 2**63))
-    _fill_rows(indptr, indices, data, feature_of_rank, idf_of_rank, float(zipf_exponent),
-               new_state(kernel_seed))
+    _fill_rows(
+        indptr,
+        indices,
+        data,
+        feature_of_rank,
+        idf_of_rank,
+        float(zipf_exponent),
+        new_state(kernel_seed),
+    )
     X = sp.csr_matrix((data, indices, indptr), shape=(n_samples, n_features))
 
     # Planted weights on frequency-weighted informative features (Gumbel top-k sampling).

@@ -31,17 +31,26 @@ _SVM_DUAL_LOSS = {1: LOSS_SQUARED_HINGE, 3: LOSS_HINGE}
 
 def _check_params(
     solver: int, C: float, eps: float | None, bias: float, max_iter: int | None
-) -> tuple[float, int]:
-    if solver not in SOLVERS:
-        raise InvalidInputError(f"unknown solver type {solver}")
+) -> tuple[float, float, float, int]:
+    """Validated (C, eps, bias, max_iter), with LIBLINEAR's defaults filled in."""
+    if isinstance(solver, bool) or solver not in SOLVERS:
+        raise InvalidInputError(f"unknown solver type {solver!r}")
     spec = SOLVERS[solver]
+    try:
+        C = float(C)
+        eps = None if eps is None else float(eps)
+        bias = float(bias)
+    except (TypeError, ValueError):
+        raise InvalidInputError(
+            f"C, eps and bias must be numbers, got C={C!r}, eps={eps!r}, bias={bias!r}"
+        ) from None
     if not spec.available:
         raise InvalidInputError(
             f"solver -s {solver} ({spec.description}) is not implemented yet; available: -s 1, -s 3"
         )
     if not (np.isfinite(C) and C > 0):
         raise InvalidInputError(f"C must be > 0, got {C}")
-    eps = spec.default_eps if eps is None else float(eps)
+    eps = spec.default_eps if eps is None else eps
     if not (np.isfinite(eps) and eps > 0):
         raise InvalidInputError(f"eps must be > 0, got {eps}")
     if not np.isfinite(bias):
@@ -49,7 +58,7 @@ def _check_params(
     max_iter = DUAL_SOLVER_MAX_ITER if max_iter is None else int(max_iter)
     if max_iter < 1:
         raise InvalidInputError(f"max_iter must be >= 1, got {max_iter}")
-    return eps, max_iter
+    return C, eps, bias, max_iter
 
 
 def class_costs(labels: np.ndarray, C: float, class_weight: Mapping | None) -> np.ndarray:
@@ -126,7 +135,7 @@ def train(
     -------
     Model
     """
-    eps, max_iter = _check_params(solver, C, eps, bias, max_iter)
+    C, eps, bias, max_iter = _check_params(solver, C, eps, bias, max_iter)
     X = as_csr(X)
     n_rows, n_features = X.shape
     if n_rows == 0:
@@ -174,7 +183,7 @@ def train(
         if not sol.converged:
             warnings.warn(
                 f"reaching max number of iterations ({max_iter}) in sub-problem "
-                f"{k} (class {labels[k]!r}); dual coordinate descent is slow when C is large "
+                f"{k} (class {labels[k]}); dual coordinate descent is slow when C is large "
                 "and features are few: a looser eps, a smaller C or scaled features help",
                 ConvergenceWarning,
                 stacklevel=2,

@@ -117,9 +117,14 @@ def parse_model(text: str, name: str = "<model>") -> Model:
         else:
             raise ModelFormatError(f"{name}: unknown text in model file: {key!r}")
 
-    for required in ("solver", "nr_class", "nr_feature", "bias"):
+    for required, key in (
+        ("solver", "solver_type"),
+        ("nr_class", "nr_class"),
+        ("nr_feature", "nr_feature"),
+        ("bias", "bias"),
+    ):
         if required not in header:
-            raise ModelFormatError(f"{name}: missing '{required}' in the header")
+            raise ModelFormatError(f"{name}: missing '{key}' in the header")
     solver = int(header["solver"])
     nr_class = int(header["nr_class"])
     nr_feature = int(header["nr_feature"])

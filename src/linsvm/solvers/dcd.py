@@ -258,7 +258,8 @@ def _prepare(indptr, indices, data, bias, y, C, loss, alpha0, w, rec):
     for i in range(y.shape[0]):
         sq = 0.0
         for k in range(indptr[i], indptr[i + 1]):
-            sq += data[k] * data[k]
+            v = np.float64(data[k])  # square in float64 also for float32 data
+            sq += v * v
         if bias >= 0.0:
             sq += bias * bias
         a = 0.0

@@ -1,0 +1,267 @@
+"""Bad input through ``linsvm.train`` (and friends): clear ``InvalidInputError``s, and the
+``ConvergenceWarning`` when the iteration cap is hit."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import make_sparse_problem
+
+import linsvm
+from linsvm import ConvergenceWarning, InvalidInputError, LinsvmError
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_sparse_problem(n_rows=60, n_features=6, seed=0, density=0.5)
+
+
+def _raises(match: str):
+    return pytest.raises(InvalidInputError, match=match)
+
+
+def test_error_types():
+    assert issubclass(InvalidInputError, LinsvmError)
+    assert issubclass(InvalidInputError, ValueError)  # scikit-learn style callers catch this
+
+
+# ----------------------------------------------------------------------------- X
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("kind", ["dense", "csr", "csc", "float32"])
+def test_non_finite_X(data, bad, kind):
+    X, y = data
+    D = X.toarray()
+    D[7, 2] = bad
+    X_bad = {"dense": D, "csr": sp.csr_matrix(D), "csc": sp.csc_matrix(D),
+             "float32": sp.csr_matrix(D.astype(np.float32))}[kind]
+    with _raises("X contains NaN or infinity"):
+        linsvm.train(X_bad, y)
+
+
+@pytest.mark.parametrize("X", [np.zeros((0, 4)), sp.csr_matrix((0, 4)), []])
+def test_no_rows(X):
+    with _raises("0 rows|2-D"):
+        linsvm.train(X, np.array([]))
+
+
+@pytest.mark.parametrize("shape", [(5,), (2, 3, 4)])
+def test_X_not_2d(shape):
+    with _raises("2-D"):
+        linsvm.train(np.ones(shape), np.ones(shape[0]))
+
+
+def test_X_not_numeric(data):
+    X, y = data
+    with _raises("numeric"):
+        linsvm.train(np.full(X.shape, "a"), y)
+
+
+def test_complex_X(data):
+    """Not silently cast to real (NumPy would drop the imaginary part)."""
+    X, y = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumPy's ComplexWarning is not the error we want
+        with pytest.raises(InvalidInputError):
+            linsvm.train(X.toarray() + 1j, y)
+
+
+# ----------------------------------------------------------------------------- y
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_labels(data, bad):
+    X, y = data
+    y = y.copy()
+    y[4] = bad
+    with _raises("y contains NaN"):
+        linsvm.train(X, y)
+    with _raises("y contains NaN"):
+        linsvm.train(X, y.tolist())
+
+
+def test_nan_in_object_labels(data):
+    """An object column with a missing label (as pandas gives): np.unique would keep
+    duplicates around the NaN and make up classes."""
+    X, y = data
+    y_obj = y.astype(object)
+    y_obj[3] = float("nan")
+    with _raises("NaN"):
+        linsvm.train(X, y_obj)
+
+
+def test_one_class(data):
+    X, _ = data
+    with _raises("only one class"):
+        linsvm.train(X, np.full(X.shape[0], 3.0))
+    with _raises("only one class"):
+        linsvm.train(X, ["a"] * X.shape[0])
+
+
+@pytest.mark.parametrize("delta", [-1, 1])
+def test_mismatched_lengths(data, delta):
+    X, y = data
+    y = np.concatenate([y, [1.0]]) if delta > 0 else y[:-1]
+    with _raises(f"X has {X.shape[0]} rows but y has {X.shape[0] + delta} labels"):
+        linsvm.train(X, y)
+
+
+def test_y_not_1d(data):
+    X, y = data
+    with _raises("1-D"):
+        linsvm.train(X, np.c_[y, y])
+    linsvm.train(X, y[:, None])  # a column vector is accepted
+
+
+# ----------------------------------------------------------------------------- options
+
+@pytest.mark.parametrize("C", [0.0, -1.0, np.nan, np.inf])
+def test_bad_C(data, C):
+    X, y = data
+    with _raises("C must be > 0"):
+        linsvm.train(X, y, C=C)
+
+
+@pytest.mark.parametrize("eps", [0.0, -1e-3, np.nan, np.inf])
+def test_bad_eps(data, eps):
+    X, y = data
+    with _raises("eps must be > 0"):
+        linsvm.train(X, y, eps=eps)
+
+
+@pytest.mark.parametrize("solver", [99, -1, 8, 14, 22])
+def test_unknown_solver(data, solver):
+    X, y = data
+    with _raises(f"unknown solver type {solver}"):
+        linsvm.train(X, y, solver=solver)
+
+
+@pytest.mark.parametrize("solver", [0, 2, 4, 5, 6, 7, 11, 12, 13, 21])
+def test_solver_not_available_yet(data, solver):
+    X, y = data
+    with _raises(rf"-s {solver} .*not implemented yet.*-s 1, -s 3"):
+        linsvm.train(X, y, solver=solver)
+
+
+@pytest.mark.parametrize("max_iter", [0, -5])
+def test_bad_max_iter(data, max_iter):
+    X, y = data
+    with _raises("max_iter must be >= 1"):
+        linsvm.train(X, y, max_iter=max_iter)
+
+
+@pytest.mark.parametrize("bias", [np.nan, np.inf])
+def test_bad_bias(data, bias):
+    X, y = data
+    with _raises("bias must be finite"):
+        linsvm.train(X, y, bias=bias)
+
+
+@pytest.mark.parametrize("weight", [-1.0, np.nan])
+def test_bad_class_weight(data, weight):
+    X, y = data
+    with _raises("class weight for 1 must be >= 0"):
+        linsvm.train(X, y, class_weight={1: weight})
+
+
+def test_class_weight_for_an_absent_label_only_warns(data, capsys):
+    X, y = data
+    model = linsvm.train(X, y, class_weight={5: 2.0})
+    assert "class label 5 specified in weight is not found" in capsys.readouterr().err
+    np.testing.assert_array_equal(model.coef_, linsvm.train(X, y).coef_)
+
+
+@pytest.mark.parametrize("option", [{"bucket_size": 0}, {"buckets_per_group": 0}])
+def test_bad_bucket_options(data, option):
+    """An InvalidInputError (the CLI reports LinsvmError in one line), not a ValueError."""
+    X, y = data
+    with pytest.raises(InvalidInputError):
+        linsvm.train(X, y, **option)
+
+
+# ----------------------------------------------------------------------------- sample weights
+
+@pytest.mark.parametrize("sw, match", [
+    (-1.0, "sample_weight must be >= 0"),
+    (np.nan, "sample_weight contains NaN"),
+    (np.inf, "sample_weight contains NaN"),
+])
+def test_bad_sample_weight_values(data, sw, match):
+    X, y = data
+    weights = np.ones(X.shape[0])
+    weights[3] = sw
+    with _raises(match):
+        linsvm.train(X, y, sample_weight=weights)
+
+
+@pytest.mark.parametrize("n", [1, 59, 61])
+def test_sample_weight_shape(data, n):
+    X, y = data
+    with _raises(r"sample_weight must have shape \(60,\)"):
+        linsvm.train(X, y, sample_weight=np.ones(n) if n > 1 else np.ones((60, 2)))
+
+
+def test_scalar_sample_weight_is_broadcast(data):
+    X, y = data
+    a = linsvm.train(X, y, sample_weight=2.0)
+    b = linsvm.train(X, y, sample_weight=np.full(X.shape[0], 2.0))
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+# ----------------------------------------------------------------------------- convergence
+
+def test_convergence_warning_when_max_iter_is_hit(data):
+    X, y = data
+    with pytest.warns(ConvergenceWarning, match=r"max number of iterations \(2\)"):
+        model = linsvm.train(X, y, solver=3, C=100.0, eps=1e-12, max_iter=2)
+    res = model.results_[0]
+    assert not res.converged and res.n_iter == 2
+    assert res.gap >= -1e-9 * abs(res.primal)  # still an honest report
+
+
+def test_convergence_warning_per_subproblem():
+    X, y = make_sparse_problem(n_rows=90, n_features=6, n_classes=3, seed=1, density=0.5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = linsvm.train(X, y, C=100.0, eps=1e-12, max_iter=1)
+    messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(messages) == 3
+    for k, message in enumerate(messages):
+        assert f"sub-problem {k}" in message
+    assert all(not r.converged and r.n_iter == 1 for r in model.results_)
+
+
+def test_default_cap_is_300(data):
+    X, y = data
+    with pytest.warns(ConvergenceWarning, match=r"\(300\)"):
+        model = linsvm.train(X, y, solver=3, C=1e4, eps=1e-15)
+    assert model.results_[0].n_iter == 300
+
+
+def test_no_warning_when_converged(data):
+    X, y = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = linsvm.train(X, y, C=0.1)
+    assert model.results_[0].converged
+
+
+# ----------------------------------------------------------------------------- prediction, CV
+
+def test_predict_bad_input(data):
+    X, y = data
+    model = linsvm.train(X, y)
+    with _raises("NaN"):
+        model.predict(np.full((2, X.shape[1]), np.nan))
+    with _raises("NaN"):
+        model.predict(sp.csr_matrix(np.full((2, X.shape[1]), np.inf)))
+    with _raises("2-D"):
+        model.predict(np.ones(X.shape[1]))
+
+
+def test_cross_validation_bad_folds(data):
+    X, y = data
+    with _raises("n must be >= 2"):
+        linsvm.cross_validation(X, y, 1)

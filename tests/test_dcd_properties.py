@@ -1,0 +1,430 @@
+"""Properties of the DCD solver on small random problems (hypothesis), and input invariances.
+
+The optimum comparisons use only weak duality, so they need no tolerance guess: for any
+feasible alpha and any w, D(alpha) <= P* <= P(w), and P is 1-strongly convex, so
+||w - w*||^2 <= 2 (P(w) - P*) <= 2 gap. Two runs that each report a small gap therefore have
+primal values within max(gap) and weights within sqrt(2 gap_1) + sqrt(2 gap_2) of each other.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import LOSS_OF_SOLVER, make_sparse_problem
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import linsvm
+from linsvm.data import as_csr
+from linsvm.objective import (
+    LOSS_HINGE,
+    LOSS_SQUARED_HINGE,
+    primal_from_dual,
+    svm_dual_value,
+    svm_objectives,
+)
+from linsvm.solvers.dcd import solve_svm_dual
+
+SETTINGS = settings(deadline=None, max_examples=100)
+FEW = settings(deadline=None, max_examples=40)
+
+
+def _rounding(value: float) -> float:
+    """Slack for comparing objective values that went through ~l*nnz additions."""
+    return 1e-9 * max(1.0, abs(value))
+
+
+# ----------------------------------------------------------------------------- strategies
+
+@st.composite
+def problems(draw, with_row_costs: bool = True):
+    """A small sparse binary problem: (X csr float64, y +-1, C per row, loss, bias)."""
+    n_rows = draw(st.integers(2, 40))
+    n_features = draw(st.integers(1, 12))
+    density = draw(st.sampled_from([0.0, 0.1, 0.3, 0.7, 1.0]))
+    scale = draw(st.sampled_from([0.1, 1.0, 5.0]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    X = sp.random(n_rows, n_features, density=density, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.normal(0.0, scale, k))
+    X.sort_indices()
+    X = sp.csr_matrix(X, dtype=np.float64)
+    y = np.where(rng.random(n_rows) < 0.5, 1.0, -1.0)
+    y[0], y[1] = 1.0, -1.0
+    C = draw(st.sampled_from([0.01, 0.3, 1.0, 10.0]))
+    c_rows = np.full(n_rows, C)
+    if with_row_costs and draw(st.booleans()):
+        c_rows = C * rng.uniform(0.1, 3.0, n_rows)
+        c_rows[rng.random(n_rows) < 0.2] = 0.0  # rows of weight 0 are dropped
+    loss = draw(st.sampled_from([LOSS_HINGE, LOSS_SQUARED_HINGE]))
+    bias = draw(st.sampled_from([-1.0, 0.0, 0.5, 1.0]))
+    return X, y, c_rows, loss, bias
+
+
+def _n_weights(X, bias):
+    return X.shape[1] + (1 if bias >= 0 else 0)
+
+
+def _objectives(X, y, c_rows, loss, bias, w, alpha):
+    return svm_objectives(X, bias, y, c_rows, w, alpha, loss)
+
+
+def _check_feasible(alpha, c_rows, loss):
+    assert np.all(alpha >= 0.0)
+    assert np.all(alpha[c_rows == 0.0] == 0.0)
+    if loss == LOSS_HINGE:
+        assert np.all(alpha <= c_rows)
+
+
+# ----------------------------------------------------------------------------- solver properties
+
+@SETTINGS
+@given(problem=problems(), max_iter=st.integers(1, 60),
+       eps=st.sampled_from([1e-1, 1e-3, 1e-6]), shrinking=st.booleans(),
+       bucket=st.sampled_from([(1, 1), (4, 2), (16, 16)]), seed=st.integers(0, 5))
+def test_every_iterate_feasible_gap_nonnegative_dual_monotone(problem, max_iter, eps, shrinking,
+                                                             bucket, seed):
+    """At every outer iteration: alpha feasible, w = sum y_i alpha_i x_i, gap >= 0, and the
+    dual objective -f(alpha) never decreases (each step minimises f exactly along a coordinate;
+    shrunk coordinates are only skipped)."""
+    X, y, c_rows, loss, bias = problem
+    n_w = _n_weights(X, bias)
+    seen = []
+
+    def on_iteration(it, n_active, pg_max, pg_min, w, alpha):
+        assert 0 <= n_active <= X.shape[0]
+        _check_feasible(alpha, c_rows, loss)
+        w_fresh = primal_from_dual(X.indptr, X.indices, X.data, bias, y, alpha, n_w)
+        np.testing.assert_allclose(w, w_fresh, rtol=0, atol=1e-10 * max(1.0, np.abs(w).max()))
+        primal, dual, gap = _objectives(X, y, c_rows, loss, bias, w, alpha)
+        assert gap >= -_rounding(primal), (it, primal, dual)
+        seen.append((it, dual))
+
+    sol = solve_svm_dual(X, y, c_rows, loss, bias, eps, max_iter, shrinking=shrinking,
+                         bucket_size=bucket[0], buckets_per_group=bucket[1], seed=seed,
+                         on_iteration=on_iteration)
+    assert [it for it, _ in seen] == list(range(1, sol.n_iter + 1))
+    assert sol.n_iter <= max_iter
+    assert sol.converged or sol.n_iter == max_iter
+    duals = [0.0] + [d for _, d in seen]  # alpha = 0 gives -f = 0
+    for before, after in zip(duals, duals[1:], strict=False):
+        assert after >= before - _rounding(before), duals
+    # the final state is the last one reported
+    assert sol.w.dtype == np.float64 and sol.alpha.dtype == np.float64
+    _check_feasible(sol.alpha, c_rows, loss)
+    if seen:
+        assert seen[-1][1] == svm_dual_value(X.indptr, X.indices, X.data, bias, y, c_rows,
+                                              sol.alpha, loss, n_w)
+
+
+@SETTINGS
+@given(problem=problems(), max_iter=st.integers(1, 40), eps=st.sampled_from([0.5, 1e-2, 1e-5]))
+def test_same_result_with_and_without_callback(problem, max_iter, eps):
+    """Running one outer iteration at a time (for on_iteration) changes nothing."""
+    X, y, c_rows, loss, bias = problem
+    a = solve_svm_dual(X, y, c_rows, loss, bias, eps, max_iter, seed=3)
+    b = solve_svm_dual(X, y, c_rows, loss, bias, eps, max_iter, seed=3,
+                       on_iteration=lambda *args: None)
+    np.testing.assert_array_equal(a.w, b.w)
+    np.testing.assert_array_equal(a.alpha, b.alpha)
+    assert (a.n_iter, a.converged) == (b.n_iter, b.converged)
+
+
+@SETTINGS
+@given(problem=problems())
+def test_converged_solution_is_optimal(problem):
+    """Converged at a tight eps: the KKT conditions hold and the gap is small."""
+    X, y, c_rows, loss, bias = problem
+    sol = solve_svm_dual(X, y, c_rows, loss, bias, 1e-8, 100000)
+    assume(sol.converged)  # a rare slow case (few features, large C, L1 loss) proves nothing
+    primal, dual, gap = _objectives(X, y, c_rows, loss, bias, sol.w, sol.alpha)
+    assert gap >= -_rounding(primal)
+    assert gap <= 1e-6 * max(1.0, primal)
+    # KKT on every trainable row (the solver's stopping rule, re-checked here independently)
+    n_w = _n_weights(X, bias)
+    w = primal_from_dual(X.indptr, X.indices, X.data, bias, y, sol.alpha, n_w)
+    margins = y * (X @ w[: X.shape[1]] + (w[-1] * bias if bias >= 0 else 0.0))
+    trainable = c_rows > 0
+    diag = np.where(trainable, 0.5 / np.where(trainable, c_rows, 1.0), 0.0)
+    g = margins - 1.0 + (diag * sol.alpha if loss == LOSS_SQUARED_HINGE else 0.0)
+    a = sol.alpha
+    pg = np.where(a == 0.0, np.minimum(g, 0.0), g)
+    if loss == LOSS_HINGE:
+        pg = np.where((a == c_rows) & (a > 0), np.maximum(g, 0.0), pg)
+    assert np.all(np.abs(pg[trainable]) <= 1e-6)
+
+
+@SETTINGS
+@given(problem=problems(), seed=st.integers(0, 2**31))
+def test_seeds_same_and_different(problem, seed):
+    X, y, c_rows, loss, bias = problem
+    a = solve_svm_dual(X, y, c_rows, loss, bias, 1e-6, 20000, seed=seed)
+    b = solve_svm_dual(X, y, c_rows, loss, bias, 1e-6, 20000, seed=seed)
+    np.testing.assert_array_equal(a.w, b.w)
+    np.testing.assert_array_equal(a.alpha, b.alpha)
+    assert a.n_iter == b.n_iter
+    c = solve_svm_dual(X, y, c_rows, loss, bias, 1e-6, 20000, seed=seed + 1)
+    _assert_same_optimum(X, y, c_rows, loss, bias, a, c)
+
+
+def _assert_same_optimum(X, y, c_rows, loss, bias, a, b):
+    """Both within their own duality gaps of the one optimum (see the module docstring)."""
+    pa, _, ga = _objectives(X, y, c_rows, loss, bias, a.w, a.alpha)
+    pb, _, gb = _objectives(X, y, c_rows, loss, bias, b.w, b.alpha)
+    ga, gb = max(ga, 0.0), max(gb, 0.0)
+    slack = _rounding(pa)
+    assert abs(pa - pb) <= max(ga, gb) + slack, (pa, pb, ga, gb)
+    dist = np.linalg.norm(a.w - b.w)
+    assert dist <= np.sqrt(2 * (ga + slack)) + np.sqrt(2 * (gb + slack)), (dist, ga, gb)
+
+
+@SETTINGS
+@given(problem=problems(), shrinking=st.booleans())
+def test_plain_permutation_and_buckets_reach_the_same_optimum(problem, shrinking):
+    X, y, c_rows, loss, bias = problem
+    plain = solve_svm_dual(X, y, c_rows, loss, bias, 1e-6, 20000, shrinking=shrinking,
+                           bucket_size=1, buckets_per_group=1)
+    bucketed = solve_svm_dual(X, y, c_rows, loss, bias, 1e-6, 20000, shrinking=shrinking,
+                              bucket_size=16, buckets_per_group=16)
+    auto = solve_svm_dual(X, y, c_rows, loss, bias, 1e-6, 20000, shrinking=shrinking)
+    odd = solve_svm_dual(X, y, c_rows, loss, bias, 1e-6, 20000, shrinking=shrinking,
+                         bucket_size=3, buckets_per_group=5)
+    # (no convergence required: with few features, a large C and the L1 loss DCD can need more
+    # than 20000 iterations at eps 1e-6; the comparison holds within whatever gaps remain)
+    _assert_same_optimum(X, y, c_rows, loss, bias, plain, bucketed)
+    _assert_same_optimum(X, y, c_rows, loss, bias, plain, odd)
+    _assert_same_optimum(X, y, c_rows, loss, bias, plain, auto)
+    assert (plain.bucket_size, plain.buckets_per_group) == (1, 1)
+    assert (bucketed.bucket_size, bucketed.buckets_per_group) == (16, 16)
+
+
+@FEW
+@given(problem=problems(with_row_costs=False))
+def test_warm_start_at_the_optimum_stops_at_once(problem):
+    X, y, c_rows, loss, bias = problem
+    first = solve_svm_dual(X, y, c_rows, loss, bias, 1e-8, 100000)
+    assume(first.converged)  # slow cases (few features, large C, L1 loss) prove nothing here
+    again = solve_svm_dual(X, y, c_rows, loss, bias, 1e-4, 100000, alpha0=first.alpha)
+    assert again.converged and again.n_iter <= 2
+    np.testing.assert_allclose(again.w, first.w, rtol=0,
+                               atol=1e-8 * max(1.0, np.abs(first.w).max()))
+
+
+# ----------------------------------------------------------------------------- input invariances
+
+def _train(X, y, **kw):
+    kw.setdefault("eps", 1e-4)
+    kw.setdefault("max_iter", 20000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", linsvm.ConvergenceWarning)
+        return linsvm.train(X, y, **kw)
+
+
+def _assert_same_model(a, b, *, exact=True, rtol=1e-6):
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    assert a.bias == b.bias
+    assert a.coef_.dtype == np.float64 and b.coef_.dtype == np.float64
+    if exact:
+        np.testing.assert_array_equal(a.coef_, b.coef_)
+        np.testing.assert_array_equal(a.bias_weights_, b.bias_weights_)
+        for ra, rb in zip(a.results_, b.results_, strict=True):
+            np.testing.assert_array_equal(ra.alpha, rb.alpha)
+            assert ra.n_iter == rb.n_iter
+    else:
+        scale = max(1.0, np.abs(a.coef_).max())
+        np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=rtol * scale)
+        np.testing.assert_allclose(a.bias_weights_, b.bias_weights_, rtol=0, atol=rtol * scale)
+        for ra, rb in zip(a.results_, b.results_, strict=True):
+            assert abs(ra.primal - rb.primal) <= rtol * abs(ra.primal)
+
+
+@pytest.fixture(scope="module")
+def problem3():
+    return make_sparse_problem(n_rows=200, n_features=30, n_classes=3, seed=21)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_same_seed_same_model_through_train(problem3, solver):
+    X, y = problem3
+    a = _train(X, y, solver=solver, bias=1.0, seed=5)
+    b = _train(X, y, solver=solver, bias=1.0, seed=5)
+    _assert_same_model(a, b)
+    c = _train(X, y, solver=solver, bias=1.0, seed=6, eps=1e-6)
+    d = _train(X, y, solver=solver, bias=1.0, seed=5, eps=1e-6)
+    for rc, rd in zip(c.results_, d.results_, strict=True):
+        assert abs(rc.primal - rd.primal) <= max(rc.gap, rd.gap) + _rounding(rc.primal)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_float32_same_model_without_copy(problem3, solver):
+    X, y = problem3
+    X32 = sp.csr_matrix(X, dtype=np.float32)
+    X64 = sp.csr_matrix(X32, dtype=np.float64)  # the same values
+    assert as_csr(X32) is X32
+    assert as_csr(X32).data is X32.data
+    m32 = _train(X32, y, solver=solver, bias=1.0, eps=1e-6)
+    m64 = _train(X64, y, solver=solver, bias=1.0, eps=1e-6)
+    assert m32.coef_.dtype == np.float64
+    assert all(r.alpha.dtype == np.float64 for r in m32.results_)
+    _assert_same_model(m32, m64, exact=False, rtol=1e-5)
+    np.testing.assert_array_equal(m32.predict(X32), m64.predict(X64))
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_int64_indices_same_as_int32(problem3, solver):
+    X, y = problem3
+    assert X.indices.dtype == np.int32
+    X64 = X.copy()  # (scipy's constructor would downcast the index arrays again)
+    X64.indices = X.indices.astype(np.int64)
+    X64.indptr = X.indptr.astype(np.int64)
+    assert X64.indices.dtype == np.int64 and X64.indptr.dtype == np.int64
+    assert as_csr(X64) is X64
+    _assert_same_model(_train(X, y, solver=solver, bias=1.0),
+                       _train(X64, y, solver=solver, bias=1.0))
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_dense_and_other_sparse_formats_equal_csr(problem3, solver):
+    X, y = problem3
+    ref = _train(X, y, solver=solver, bias=1.0)
+    _assert_same_model(ref, _train(X.toarray(), y, solver=solver, bias=1.0))
+    _assert_same_model(ref, _train(X.toarray().tolist(), y, solver=solver, bias=1.0))
+    _assert_same_model(ref, _train(X.tocsc(), y, solver=solver, bias=1.0))
+    _assert_same_model(ref, _train(X.tocoo(), y, solver=solver, bias=1.0))
+    _assert_same_model(ref, _train(sp.csr_array(X), y, solver=solver, bias=1.0))
+    # unsorted column indices within rows: sorted once at the edge, same model
+    Xu = X.copy()
+    for r in range(Xu.shape[0]):
+        lo, hi = Xu.indptr[r], Xu.indptr[r + 1]
+        Xu.indices[lo:hi] = Xu.indices[lo:hi][::-1].copy()
+        Xu.data[lo:hi] = Xu.data[lo:hi][::-1].copy()
+    Xu.has_sorted_indices = False
+    _assert_same_model(ref, _train(Xu, y, solver=solver, bias=1.0))
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_input_is_not_modified(problem3, solver):
+    X, y = problem3
+    copies = (X.data.copy(), X.indices.copy(), X.indptr.copy(), y.copy())
+    _train(X, y, solver=solver, bias=1.0, sample_weight=np.full(X.shape[0], 0.5))
+    for before, after in zip(copies, (X.data, X.indices, X.indptr, y), strict=True):
+        np.testing.assert_array_equal(before, after)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+@pytest.mark.parametrize("bias", [0.5, 1.0, 3.0])
+def test_bias_is_an_implicit_feature(problem3, solver, bias):
+    """bias B equals an explicit last column of B's with no bias, and X is not copied."""
+    X, y = problem3
+    assert as_csr(X) is X
+    implicit = _train(X, y, solver=solver, bias=bias)
+    explicit_X = sp.hstack([X, sp.csr_matrix(np.full((X.shape[0], 1), bias))], format="csr")
+    explicit = _train(explicit_X, y, solver=solver, bias=-1.0)
+    assert implicit.coef_.shape == (3, X.shape[1])
+    assert explicit.coef_.shape == (3, X.shape[1] + 1)
+    # the same arithmetic in the same order: the same bits
+    np.testing.assert_array_equal(implicit.coef_, explicit.coef_[:, :-1])
+    np.testing.assert_array_equal(implicit.bias_weights_, explicit.coef_[:, -1])
+    np.testing.assert_array_equal(implicit.intercept_, bias * explicit.coef_[:, -1])
+    np.testing.assert_allclose(implicit.decision_function(X),
+                               explicit.decision_function(explicit_X), rtol=1e-12, atol=1e-12)
+    for ri, re_ in zip(implicit.results_, explicit.results_, strict=True):
+        assert ri.primal == pytest.approx(re_.primal, rel=1e-12)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_no_bias_means_zero_intercept(problem3, solver):
+    X, y = problem3
+    m = _train(X, y, solver=solver, bias=-1.0)
+    assert np.all(m.bias_weights_ == 0.0) and np.all(m.intercept_ == 0.0)
+    np.testing.assert_allclose(m.decision_function(X), X @ m.coef_.T, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_rows_without_features(solver):
+    """An empty row, no bias: its margin is 0, so alpha_i = C (L1) or 2C (L2: G = -1 + a/2C)."""
+    X, y = make_sparse_problem(n_rows=120, n_features=15, seed=4)
+    X = sp.lil_matrix(X)
+    empty = np.arange(0, 120, 7)
+    X[empty, :] = 0.0
+    X = X.tocsr()
+    X.eliminate_zeros()
+    assert np.all(np.diff(X.indptr)[empty] == 0)
+    C = 0.7
+    m = _train(X, y, solver=solver, C=C, eps=1e-8)
+    alpha = m.results_[0].alpha
+    expected = C if solver == 3 else 2 * C
+    np.testing.assert_allclose(alpha[empty], expected, rtol=1e-12)
+    # and they do not move w: same model as without them, for the other rows' alphas
+    keep = np.setdiff1d(np.arange(120), empty)
+    sub = _train(X[keep], y[keep], solver=solver, C=C, eps=1e-8)
+    np.testing.assert_allclose(m.coef_, sub.coef_, rtol=0, atol=1e-6)
+    # with a bias they are ordinary rows: the bias feature is their only feature
+    mb = _train(X, y, solver=solver, C=C, bias=1.0, eps=1e-8)
+    assert mb.results_[0].gap <= 1e-6 * mb.results_[0].primal
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_all_rows_empty(solver):
+    X = sp.csr_matrix((6, 4))
+    y = np.array([1, -1, 1, -1, 1, 1])
+    m = _train(X, y, solver=solver, C=1.0)
+    assert np.all(m.coef_ == 0.0)
+    assert m.results_[0].converged
+    mb = _train(X, y, solver=solver, C=1.0, bias=1.0)
+    # only the bias weight can be fitted: the majority class wins
+    assert mb.bias_weights_[0] > 0
+    np.testing.assert_array_equal(mb.predict(X), np.ones(6))
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_empty_columns_get_zero_weight(solver):
+    X, y = make_sparse_problem(n_rows=100, n_features=10, seed=8)
+    wide = sp.hstack([sp.csr_matrix((100, 5)), X, sp.csr_matrix((100, 7))], format="csr")
+    m = _train(wide, y, solver=solver, bias=1.0)
+    ref = _train(X, y, solver=solver, bias=1.0)
+    assert m.coef_.shape == (1, 22)
+    assert np.all(m.coef_[:, :5] == 0.0) and np.all(m.coef_[:, 15:] == 0.0)
+    np.testing.assert_array_equal(m.coef_[:, 5:15], ref.coef_)
+    np.testing.assert_array_equal(m.bias_weights_, ref.bias_weights_)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_explicit_zeros_are_harmless(solver):
+    """Stored zeros (as a LIBSVM file with "j:0" gives) change nothing but nnz."""
+    X, y = make_sparse_problem(n_rows=100, n_features=10, seed=10)
+    coo = X.tocoo()
+    absent = [r for r in range(100) if 9 not in X.indices[X.indptr[r]:X.indptr[r + 1]]]
+    Xz = sp.csr_matrix((np.concatenate([coo.data, np.zeros(len(absent))]),
+                        (np.concatenate([coo.row, absent]),
+                         np.concatenate([coo.col, np.full(len(absent), 9)]))),
+                       shape=X.shape)
+    Xz.sort_indices()
+    assert Xz.nnz > X.nnz and Xz.has_canonical_format
+    a = _train(X, y, solver=solver, eps=1e-8)
+    b = _train(Xz, y, solver=solver, eps=1e-8)
+    for ra, rb in zip(a.results_, b.results_, strict=True):
+        assert abs(ra.primal - rb.primal) <= max(ra.gap, rb.gap) + _rounding(ra.primal)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_label_types_and_order(solver):
+    """Labels of any type; LIBLINEAR's order (first appearance; +1 first for -1/+1)."""
+    X, y = make_sparse_problem(n_rows=120, n_features=12, n_classes=3, seed=12,
+                               labels=[0, 1, 2])
+    as_str = np.array(["cat", "dog", "emu"])[y.astype(int)]
+    m_int = _train(X, y.astype(np.int64), solver=solver)
+    m_str = _train(X, as_str, solver=solver)
+    first = list(dict.fromkeys(y.astype(int).tolist()))
+    assert list(m_int.labels_) == first
+    assert list(m_str.labels_) == [["cat", "dog", "emu"][i] for i in first]
+    np.testing.assert_array_equal(m_int.coef_, m_str.coef_)
+    pm = np.where(y[:60] == y[0], -1, 1)
+    pm[0] = -1
+    m_pm = _train(X[:60], pm, solver=solver)
+    assert list(m_pm.labels_) == [1, -1]
+    loss = LOSS_OF_SOLVER[solver]
+    assert loss in (LOSS_HINGE, LOSS_SQUARED_HINGE)

@@ -1,0 +1,427 @@
+"""Model files in LIBLINEAR's text format: exchange with liblinear-official both ways.
+
+LIBLINEAR 2.50's rules (linear.cpp ``save_model`` / ``load_model`` / ``predict_values``):
+values written ``%.17g``; ``nr_w = 1`` for two classes except Crammer-Singer, else nr_class;
+line j holds feature j's weight of each weight vector; for two classes the prediction is
+``dec[0] > 0 ? label[0] : label[1]`` (Crammer-Singer included), otherwise the first label of
+largest decision value; test features beyond ``nr_feature`` are ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import liblinear_predict, liblinear_weights, make_sparse_problem
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import linsvm
+from linsvm import Model, ModelFormatError
+from linsvm.io.model_file import format_model, parse_model
+
+ll = pytest.importorskip("liblinear.liblinearutil")
+
+
+def _ll_train(y, X, options: str, bias: float = -1.0):
+    """liblinear-official model (quiet); bias through -B as its train() expects."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    return ll.train(ll.problem(np.asarray(y, dtype=np.float64), X),
+                    ll.parameter(f"{options} -B {bias:g} -q"))
+
+
+def _ll_save(model, path) -> str:
+    ll.save_model(os.fspath(path), model)
+    return open(path, encoding="ascii").read()
+
+
+def _ll_load(path):
+    model = ll.load_model(os.fspath(path))
+    assert model is not None, f"LIBLINEAR could not load {path}"
+    return model
+
+
+def _problem(n_classes: int, seed: int = 0, **kw):
+    """A generated problem without empty rows (so no decision value is exactly 0)."""
+    X, y = make_sparse_problem(n_rows=150, n_features=20, n_classes=n_classes, seed=seed,
+                               density=0.3, **kw)
+    nnz = np.diff(X.indptr)
+    keep = nnz > 0
+    return sp.csr_matrix(X[keep]), y[keep]
+
+
+def _assert_same_predictions(model: Model, ll_model, X):
+    ll_pred, ll_dec = liblinear_predict(ll_model, X, native=True)
+    np.testing.assert_array_equal(np.asarray(model.predict(X), dtype=np.float64), ll_pred)
+    # LIBLINEAR's binding returns one value per row for two classes even for Crammer-Singer:
+    # compare all weight vectors through its weights, and the first through predict itself
+    dec = model.decision_function(X).reshape(X.shape[0], -1)
+    np.testing.assert_allclose(dec[:, : ll_dec.shape[1]], ll_dec, rtol=1e-12, atol=1e-12)
+    _, ll_dec_all = liblinear_predict(ll_model, X, native=False)
+    np.testing.assert_allclose(dec, ll_dec_all, rtol=1e-12, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- linsvm -> LIBLINEAR
+
+@pytest.mark.parametrize("solver", [1, 3])
+@pytest.mark.parametrize("bias", [-1.0, 1.0, 0.5])
+@pytest.mark.parametrize("n_classes, labels", [(2, None), (2, [3, -8]), (3, [4, 0, -2])])
+def test_saved_by_linsvm_loads_in_liblinear(tmp_path, solver, bias, n_classes, labels):
+    X, y = _problem(n_classes, seed=n_classes, labels=labels)
+    model = linsvm.train(X, y, solver=solver, C=0.5, bias=bias)
+    path = tmp_path / "linsvm.model"
+    model.save(path)
+    ll_model = _ll_load(path)
+    assert ll_model.get_labels() == [int(v) for v in model.labels_]
+    assert ll_model.nr_feature == X.shape[1]
+    assert ll_model.bias == bias
+    assert ll_model.param.solver_type == solver
+    W = liblinear_weights(ll_model)
+    np.testing.assert_array_equal(W[:, : X.shape[1]], model.coef_)  # %.17g: the same bits
+    if bias >= 0:
+        np.testing.assert_array_equal(W[:, -1], model.bias_weights_)
+    _assert_same_predictions(model, ll_model, X)
+    # and the file is the one LIBLINEAR itself would write for that model
+    assert _ll_save(ll_model, tmp_path / "resaved.model") == path.read_text()
+
+
+# ----------------------------------------------------------------------------- LIBLINEAR -> linsvm
+
+@pytest.mark.parametrize("solver", [1, 3])
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_saved_by_liblinear_loads_in_linsvm(tmp_path, solver, bias, n_classes):
+    X, y = _problem(n_classes, seed=10 + n_classes)
+    ll_model = _ll_train(y, X, f"-s {solver} -c 0.5", bias)
+    path = tmp_path / "liblinear.model"
+    text = _ll_save(ll_model, path)
+    model = linsvm.load_model(path)
+    assert model.solver == solver
+    assert list(model.labels_) == ll_model.get_labels()
+    assert model.bias == bias and model.n_features == X.shape[1]
+    assert model.results_ == []
+    _assert_same_predictions(model, ll_model, X)
+    # written back by linsvm: byte for byte LIBLINEAR's file
+    model.save(tmp_path / "again.model")
+    assert (tmp_path / "again.model").read_text() == text
+    assert format_model(model) == text
+
+
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_shared_data_model_exchange(tmp_path, load_shared, bias):
+    """heart_scale (and its own rows as test data) both ways, with LIBLINEAR's labels +1/-1."""
+    X, y = load_shared("heart_scale")
+    model = linsvm.train(X, y, solver=1, C=1.0, bias=bias)
+    model.save(tmp_path / "m")
+    _assert_same_predictions(model, _ll_load(tmp_path / "m"), X)
+    ll_model = _ll_train(y, X, "-s 3 -c 0.1", bias)
+    _ll_save(ll_model, tmp_path / "l")
+    _assert_same_predictions(linsvm.load_model(tmp_path / "l"), ll_model, X)
+
+
+# ----------------------------------------------------------------------------- round trip
+
+def test_round_trip_identical_bits(tmp_path):
+    rng = np.random.default_rng(0)
+    coef = rng.normal(size=(3, 7)) * 10.0 ** rng.integers(-300, 300, size=(3, 7))
+    coef[0, :4] = [0.0, -0.0, 5e-324, -1.7976931348623157e308]
+    coef[1, 0] = 0.1 + 0.2  # needs all 17 digits
+    model = Model(3, np.array([2, -5, 11]), coef, 0.75, np.array([1e-310, -3.5, 1 / 3]))
+    model.save(tmp_path / "m")
+    back = linsvm.load_model(tmp_path / "m")
+    assert back.solver == 3 and back.bias == 0.75
+    np.testing.assert_array_equal(back.labels_, [2, -5, 11])
+    assert back.coef_.view(np.int64).tolist() == model.coef_.view(np.int64).tolist()
+    assert back.bias_weights_.view(np.int64).tolist() == model.bias_weights_.view(np.int64).tolist()
+    back.save(tmp_path / "m2")
+    assert (tmp_path / "m").read_bytes() == (tmp_path / "m2").read_bytes()
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    coef=st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=12),
+    n_w=st.sampled_from([1, 3]),
+    bias=st.sampled_from([-1.0, 0.0, 1.0, 2.5]),
+    solver=st.sampled_from([1, 3]),
+)
+def test_round_trip_any_finite_weights(coef, n_w, bias, solver):
+    coef = np.array(coef * n_w).reshape(n_w, -1)
+    labels = np.array([1, -1]) if n_w == 1 else np.arange(n_w) * 7 - 3
+    bw = coef[:, 0] * -1.0 if bias >= 0 else None
+    model = Model(solver, labels, coef, bias, bw)
+    back = parse_model(format_model(model))
+    assert back.coef_.tobytes() == model.coef_.tobytes()
+    assert back.bias_weights_.tobytes() == model.bias_weights_.tobytes()
+    assert back.bias == bias and back.solver == solver
+    np.testing.assert_array_equal(back.labels_, labels)
+
+
+def test_round_trip_trained_model_predicts_the_same(tmp_path):
+    X, y = _problem(3, seed=4, labels=[1, 2, 3])
+    model = linsvm.train(X, y, solver=3, C=0.5, bias=1.0)
+    model.save(tmp_path / "m")
+    back = linsvm.load_model(tmp_path / "m")
+    np.testing.assert_array_equal(back.coef_, model.coef_)
+    np.testing.assert_array_equal(back.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+
+
+# ----------------------------------------------------------------------------- atomic write
+
+def test_atomic_write_leaves_only_the_target(tmp_path):
+    X, y = _problem(2)
+    model = linsvm.train(X, y)
+    target = tmp_path / "model.txt"
+    model.save(target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.txt"]
+    first = target.read_text()
+    other = linsvm.train(X, y, C=0.01)
+    other.save(str(target))  # str paths too; replaces the file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.txt"]
+    assert target.read_text() != first
+    assert target.read_text() == format_model(other)
+
+
+def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
+    X, y = _problem(2)
+    model = linsvm.train(X, y)
+    target = tmp_path / "model.txt"
+    target.write_text("old content\n")
+
+    def broken_replace(src, dst):
+        raise OSError("disk full (simulated)")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="simulated"):
+        model.save(target)
+    monkeypatch.undo()
+    assert target.read_text() == "old content\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.txt"]
+
+
+def test_saved_file_permissions_follow_umask(tmp_path):
+    """As LIBLINEAR's fopen: 0666 & ~umask (a mkstemp temp file would leave 0600)."""
+    X, y = _problem(2)
+    model = linsvm.train(X, y)
+    umask = os.umask(0)
+    os.umask(umask)
+    model.save(tmp_path / "new.model")
+    assert stat.S_IMODE(os.stat(tmp_path / "new.model").st_mode) == 0o666 & ~umask
+    existing = tmp_path / "existing.model"
+    existing.write_text("x")
+    os.chmod(existing, 0o644)
+    model.save(existing)
+    assert stat.S_IMODE(os.stat(existing).st_mode) == 0o644
+
+
+# ----------------------------------------------------------------------------- malformed files
+
+# LIBLINEAR writes every weight followed by a blank ("%.17g ")
+GOOD = (
+    "solver_type L2R_L2LOSS_SVC_DUAL\n"
+    "nr_class 2\n"
+    "label 1 -1\n"
+    "nr_feature 3\n"
+    "bias 1\n"
+    "w\n"
+    "0.5 \n"
+    "-0.25 \n"
+    "1e-3 \n"
+    "2 \n"
+)
+
+MALFORMED = {
+    "unknown solver": GOOD.replace("L2R_L2LOSS_SVC_DUAL", "L2R_MAGIC_SVC"),
+    "missing solver_type": GOOD.replace("solver_type L2R_L2LOSS_SVC_DUAL\n", ""),
+    "missing nr_class": GOOD.replace("nr_class 2\n", "").replace("label 1 -1\n", ""),
+    "missing nr_feature": GOOD.replace("nr_feature 3\n", ""),
+    "missing bias": GOOD.replace("bias 1\n", ""),
+    "missing labels": GOOD.replace("label 1 -1\n", ""),
+    "missing w": GOOD.replace("w\n", ""),
+    "too few weights": GOOD.replace("2 \n", ""),
+    "too many weights": GOOD + "7 \n",
+    "weights of a model without bias": GOOD.replace("bias 1", "bias -1"),
+    "non-number weight": GOOD.replace("-0.25", "abc"),
+    "nan weight": GOOD.replace("-0.25", "nan"),
+    "non-number nr_feature": GOOD.replace("nr_feature 3", "nr_feature three"),
+    "non-number bias": GOOD.replace("bias 1", "bias one"),
+    "non-integer label": GOOD.replace("label 1 -1", "label 1 x"),
+    "fewer labels than nr_class": GOOD.replace("nr_class 2", "nr_class 3"),
+    "unknown header key": GOOD.replace("bias 1\n", "bias 1\nfoo 3\n"),
+    "negative nr_feature": GOOD.replace("nr_feature 3", "nr_feature -3"),
+    "truncated header": "solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 1",
+    "empty file": "",
+}
+
+
+def test_good_file_parses(tmp_path):
+    path = tmp_path / "good.model"
+    path.write_text(GOOD)
+    model = linsvm.load_model(path)
+    np.testing.assert_array_equal(model.coef_, [[0.5, -0.25, 1e-3]])
+    np.testing.assert_array_equal(model.bias_weights_, [2.0])
+    # LIBLINEAR agrees on what it means
+    ll_model = _ll_load(path)
+    X = sp.csr_matrix(np.array([[1.0, 2.0, 3.0], [0.0, 0.0, -1.0], [-4.0, 0.0, 0.0]]))
+    _assert_same_predictions(model, ll_model, X)
+
+
+@pytest.mark.parametrize("what", sorted(MALFORMED))
+def test_malformed_file_raises_model_format_error(tmp_path, what):
+    path = tmp_path / f"bad-{what.replace(' ', '_')}.model"
+    path.write_text(MALFORMED[what])
+    with pytest.raises(ModelFormatError) as err:
+        linsvm.load_model(path)
+    assert str(path) in str(err.value), f"the message must name the file: {err.value}"
+
+
+def test_binary_file_raises_model_format_error(tmp_path):
+    path = tmp_path / "binary.model"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe")
+    with pytest.raises(ModelFormatError, match="binary.model"):
+        linsvm.load_model(path)
+
+
+def test_crlf_and_extra_blanks_are_accepted(tmp_path):
+    path = tmp_path / "crlf.model"
+    path.write_bytes(GOOD.replace("\n", "\r\n").replace(" \r\n", "  \t\r\n").encode())
+    model = linsvm.load_model(path)
+    np.testing.assert_array_equal(model.coef_, [[0.5, -0.25, 1e-3]])
+
+
+@pytest.mark.parametrize("labels", [[0.5, 1.5], ["spam", "ham"], [1, 2**40]])
+def test_non_integer_labels_cannot_be_saved(tmp_path, labels):
+    X, y = _problem(2, seed=3)
+    y_named = np.where(y > 0, labels[0], labels[1])
+    model = linsvm.train(X, y_named, C=0.5)
+    target = tmp_path / "model.txt"
+    with pytest.raises(ModelFormatError):
+        model.save(target)
+    assert list(tmp_path.iterdir()) == [], "nothing (not even a temp file) may be left"
+
+
+def test_integer_valued_float_labels_are_saved_as_integers(tmp_path):
+    X, y = _problem(3, seed=3, labels=[1.0, 2.0, 30.0])
+    model = linsvm.train(X, y, C=0.5)
+    model.save(tmp_path / "m")
+    assert "\nlabel " + " ".join(str(int(v)) for v in model.labels_) + "\n" in (
+        tmp_path / "m").read_text()
+
+
+# ----------------------------------------------------------------------------- test data width
+
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_prediction_with_more_and_fewer_features(tmp_path, bias, n_classes):
+    X, y = _problem(n_classes, seed=20)
+    model = linsvm.train(X, y, C=0.5, bias=bias)
+    model.save(tmp_path / "m")
+    ll_model = _ll_load(tmp_path / "m")
+    rng = np.random.default_rng(1)
+    # wider: 5 extra columns with values (LIBLINEAR ignores indices beyond nr_feature)
+    extra = sp.random(X.shape[0], 5, density=0.5, format="csr", random_state=rng,
+                      data_rvs=lambda k: rng.uniform(1.0, 2.0, k))
+    wide = sp.hstack([X, extra], format="csr")
+    _assert_same_predictions(model, ll_model, wide)
+    np.testing.assert_array_equal(model.decision_function(wide), model.decision_function(X))
+    np.testing.assert_array_equal(model.predict(wide.toarray()), model.predict(X))
+    # narrower: the trailing features are absent (zeros)
+    narrow = sp.csr_matrix(X[:, :12])
+    _assert_same_predictions(model, ll_model, narrow)
+    zeroed = sp.hstack([narrow, sp.csr_matrix((X.shape[0], X.shape[1] - 12))], format="csr")
+    np.testing.assert_allclose(model.decision_function(narrow), model.decision_function(zeroed),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(model.decision_function(narrow.toarray()),
+                               model.decision_function(zeroed), rtol=1e-12, atol=1e-12)
+
+
+def test_a9a_test_split_has_fewer_features(load_shared, tmp_path):
+    X, y = load_shared("a9a")
+    X_test, _ = load_shared("a9a.t")
+    assert X_test.shape[1] < X.shape[1]
+    model = linsvm.train(X, y, C=0.1, bias=1.0)
+    model.save(tmp_path / "m")
+    sample = X_test[:2000]
+    _assert_same_predictions(model, _ll_load(tmp_path / "m"), sample)
+
+
+# ----------------------------------------------------------------------------- other solvers
+
+OTHER_SOLVERS = [
+    # (-s, classes or "regression"/"oneclass", bias)
+    (0, 2, -1.0),
+    (0, 3, 1.0),
+    (2, 2, 1.0),
+    (4, 2, -1.0),  # Crammer-Singer keeps two weight vectors for two classes
+    (4, 2, 1.0),
+    (4, 3, -1.0),
+    (5, 2, -1.0),
+    (6, 3, 1.0),
+    (7, 2, 1.0),
+    (11, "regression", 1.0),
+    (12, "regression", -1.0),
+    (13, "regression", -1.0),
+    (21, "oneclass", -1.0),  # LIBLINEAR rejects a bias for one-class
+]
+
+
+@pytest.mark.parametrize("solver, kind, bias", OTHER_SOLVERS)
+def test_models_of_other_solvers_load_and_predict_like_liblinear(tmp_path, solver, kind, bias):
+    n_classes = kind if isinstance(kind, int) else 2
+    X, y = _problem(n_classes, seed=30 + solver)
+    if kind == "regression":
+        y = X @ np.linspace(-1.0, 2.0, X.shape[1]) + 0.3
+    ll_model = _ll_train(y, X, f"-s {solver} -c 0.5", bias)
+    path = tmp_path / f"s{solver}.model"
+    text = _ll_save(ll_model, path)
+    model = linsvm.load_model(path)
+    assert model.solver == solver
+    n_w = 1 if n_classes == 2 and solver != 4 else n_classes
+    assert model.coef_.shape == (n_w, X.shape[1])
+    if kind == "oneclass":
+        assert model.rho == ll_model.rho
+        assert model.kind == "oneclass"
+    ll_pred, ll_dec = liblinear_predict(ll_model, X, native=True)
+    pred = np.asarray(model.predict(X), dtype=np.float64)
+    if kind == "regression":
+        np.testing.assert_allclose(pred, ll_pred, rtol=1e-12, atol=1e-12)
+    else:
+        np.testing.assert_array_equal(pred, ll_pred)
+    dec = model.decision_function(X).reshape(X.shape[0], -1)
+    np.testing.assert_allclose(dec[:, : ll_dec.shape[1]], ll_dec, rtol=1e-12, atol=1e-12)
+    # get_decfun is LIBLINEAR's own view of the loaded weights
+    for k in range(n_w):
+        w, b = ll_model.get_decfun(k)
+        np.testing.assert_array_equal(model.coef_[k], w)
+        expected_b = -model.rho if kind == "oneclass" else model.intercept_[k]
+        assert b == pytest.approx(expected_b, abs=0, rel=1e-15)
+    assert format_model(model) == text
+
+
+def test_two_class_crammer_singer_prediction_rule(tmp_path):
+    """Two classes: dec[0] > 0 ? label[0] : label[1], even with two weight vectors."""
+    path = tmp_path / "cs.model"
+    # hand-made: w_1 is not -w_0 (allowed by the format), and one row has no features
+    path.write_text("solver_type MCSVM_CS\nnr_class 2\nlabel 5 9\nnr_feature 2\nbias -1\nw\n"
+                    "1 3 \n0.5 0.5 \n")
+    model = linsvm.load_model(path)
+    ll_model = _ll_load(path)
+    X = sp.csr_matrix(np.array([[0.0, 0.0], [1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]]))
+    ll_pred, _ = liblinear_predict(ll_model, X, native=True)
+    np.testing.assert_array_equal(ll_pred, [9, 5, 9, 5])
+    np.testing.assert_array_equal(model.predict(X), ll_pred)
+
+
+def test_single_class_liblinear_model(tmp_path):
+    """LIBLINEAR trains on one class (nr_class 1, one weight vector): always label[0]."""
+    X, _ = _problem(2, seed=5)
+    y = np.full(X.shape[0], 7.0)
+    ll_model = _ll_train(y, X, "-s 1", -1.0)
+    text = _ll_save(ll_model, tmp_path / "one.model")
+    assert "nr_class 1\nlabel 7\n" in text
+    model = linsvm.load_model(tmp_path / "one.model")
+    ll_pred, _ = liblinear_predict(ll_model, X, native=True)
+    np.testing.assert_array_equal(model.predict(X), ll_pred)

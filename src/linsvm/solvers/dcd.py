@@ -154,8 +154,8 @@ def dcd_svm_kernel(
     rec_flat = rec.reshape(rec.size)  # a 1-D view for prefetch
     n_all = trainable_rows.shape[0]
     removed = np.zeros(rec.shape[0], dtype=np.uint8)
-    bucket_order = np.empty(max(1, (n_all + bucket_size - 1) // bucket_size), dtype=np.int64)
-    order = np.empty(max(n_all, 1), dtype=np.int64)
+    bucket_order = np.empty(max(1, (n_all + bucket_size - 1) // bucket_size), dtype=active.dtype)
+    order = np.empty(max(n_all, 1), dtype=active.dtype)
 
     for _ in range(n_epochs):
         n_active = istate[_I_ACTIVE]
@@ -252,7 +252,7 @@ def dcd_svm_kernel(
 
 
 @njit(cache=True, nogil=True)
-def _prepare(indptr, indices, data, bias, y, C, loss, alpha0, w, rec):
+def _prepare(indptr, indices, data, bias, y, C, loss, alpha0, w, rec, row_index_dtype):
     """Fill the per-row records; w from alpha0 (warm start); return the trainable rows."""
     n_trainable = 0
     for i in range(y.shape[0]):
@@ -280,7 +280,7 @@ def _prepare(indptr, indices, data, bias, y, C, loss, alpha0, w, rec):
         rec[i, _BOUND_OR_DIAG] = bound_or_diag
         if a != 0.0:
             row_axpy(indptr, indices, data, bias, i, y[i] * a, w)
-    rows = np.empty(n_trainable, dtype=np.int64)
+    rows = np.empty(n_trainable, dtype=row_index_dtype)
     k = 0
     for i in range(y.shape[0]):
         if C[i] > 0.0:
@@ -357,8 +357,12 @@ def solve_svm_dual(
     w = np.zeros(n_weights)
     alpha0 = np.zeros(n_rows) if alpha0 is None else np.asarray(alpha0, dtype=np.float64)
     rec = np.empty((n_rows, 4))
-    trainable = _prepare(X.indptr, X.indices, X.data, float(bias), y, C, loss, alpha0, w, rec)
-    active = np.empty(max(n_rows, 1), dtype=np.int64)
+    # Row numbers in 4 bytes where they fit: three arrays of them live through the solve.
+    row_index_dtype = np.int32 if n_rows < 2**31 - 1 else np.int64
+    trainable = _prepare(
+        X.indptr, X.indices, X.data, float(bias), y, C, loss, alpha0, w, rec, row_index_dtype
+    )
+    active = np.empty(max(n_rows, 1), dtype=row_index_dtype)
     fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
     istate = np.array([_reset_active(active, trainable), 0, 0], dtype=np.int64)
     rng = new_state(seed)

@@ -1,14 +1,9 @@
 #!/usr/bin/env bash
-# Set up linsvm in a virtual environment, then train on the bundled a9a data and predict a9a.t,
-# printing the solver's summary, the accuracy and the time each step took.
+# Set up linsvm in .venv, then train on the bundled a9a data and predict a9a.t, printing the
+# solver's summary, the test accuracy and the time each step took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PYTHON="${PYTHON:-python3}"
-if [ ! -x .venv/bin/python ]; then
-    "$PYTHON" -m venv .venv
-fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -c constraints.txt -e .
+bash scripts/venv.sh
 mkdir -p out
 echo "== linsvm train data/a9a out/a9a.model   (L2-loss SVM, dual coordinate descent, C = 1)"
 .venv/bin/linsvm train data/a9a out/a9a.model

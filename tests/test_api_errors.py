@@ -30,14 +30,19 @@ def test_error_types():
 
 # ----------------------------------------------------------------------------- X
 
+
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 @pytest.mark.parametrize("kind", ["dense", "csr", "csc", "float32"])
 def test_non_finite_X(data, bad, kind):
     X, y = data
     D = X.toarray()
     D[7, 2] = bad
-    X_bad = {"dense": D, "csr": sp.csr_matrix(D), "csc": sp.csc_matrix(D),
-             "float32": sp.csr_matrix(D.astype(np.float32))}[kind]
+    X_bad = {
+        "dense": D,
+        "csr": sp.csr_matrix(D),
+        "csc": sp.csc_matrix(D),
+        "float32": sp.csr_matrix(D.astype(np.float32)),
+    }[kind]
     with _raises("X contains NaN or infinity"):
         linsvm.train(X_bad, y)
 
@@ -70,6 +75,7 @@ def test_complex_X(data):
 
 
 # ----------------------------------------------------------------------------- y
+
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 def test_non_finite_labels(data, bad):
@@ -117,6 +123,7 @@ def test_y_not_1d(data):
 
 # ----------------------------------------------------------------------------- options
 
+
 @pytest.mark.parametrize("C", [0.0, -1.0, np.nan, np.inf])
 def test_bad_C(data, C):
     X, y = data
@@ -138,10 +145,10 @@ def test_unknown_solver(data, solver):
         linsvm.train(X, y, solver=solver)
 
 
-@pytest.mark.parametrize("solver", [0, 2, 4, 5, 6, 7, 11, 12, 13, 21])
+@pytest.mark.parametrize("solver", [4, 5, 6, 7, 11, 12, 13, 21])
 def test_solver_not_available_yet(data, solver):
     X, y = data
-    with _raises(rf"-s {solver} .*not implemented yet.*-s 1, -s 3"):
+    with _raises(rf"-s {solver} .*not implemented yet.*available: -s 0, -s 1, -s 2, -s 3"):
         linsvm.train(X, y, solver=solver)
 
 
@@ -183,11 +190,15 @@ def test_bad_bucket_options(data, option):
 
 # ----------------------------------------------------------------------------- sample weights
 
-@pytest.mark.parametrize("sw, match", [
-    (-1.0, "sample_weight must be >= 0"),
-    (np.nan, "sample_weight contains NaN"),
-    (np.inf, "sample_weight contains NaN"),
-])
+
+@pytest.mark.parametrize(
+    "sw, match",
+    [
+        (-1.0, "sample_weight must be >= 0"),
+        (np.nan, "sample_weight contains NaN"),
+        (np.inf, "sample_weight contains NaN"),
+    ],
+)
 def test_bad_sample_weight_values(data, sw, match):
     X, y = data
     weights = np.ones(X.shape[0])
@@ -212,6 +223,7 @@ def test_scalar_sample_weight_is_broadcast(data):
 
 # ----------------------------------------------------------------------------- convergence
 
+
 def test_convergence_warning_when_max_iter_is_hit(data):
     X, y = data
     with pytest.warns(ConvergenceWarning, match=r"max number of iterations \(2\)"):
@@ -225,7 +237,7 @@ def test_convergence_warning_per_subproblem():
     X, y = make_sparse_problem(n_rows=90, n_features=6, n_classes=3, seed=1, density=0.5)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = linsvm.train(X, y, C=100.0, eps=1e-12, max_iter=1)
+        model = linsvm.train(X, y, solver=3, C=100.0, eps=1e-12, max_iter=1)
     messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
     assert len(messages) == 3
     for k, message in enumerate(messages):
@@ -250,6 +262,7 @@ def test_no_warning_when_converged(data):
 
 # ----------------------------------------------------------------------------- prediction, CV
 
+
 def test_predict_bad_input(data):
     X, y = data
     model = linsvm.train(X, y)
@@ -265,3 +278,17 @@ def test_cross_validation_bad_folds(data):
     X, y = data
     with _raises("n must be >= 2"):
         linsvm.cross_validation(X, y, 1)
+
+
+def test_s1_falls_back_to_primal_newton_at_the_cap():
+    # LIBLINEAR 2.50: -s 1 that reaches its iteration cap continues with -s 2 from its w.
+    X, y = make_sparse_problem(n_rows=90, n_features=6, n_classes=2, seed=1, density=0.5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fallback = linsvm.train(X, y, solver=1, C=100.0, eps=1e-3, max_iter=2)
+    assert any("switching to -s 2" in str(w.message) for w in caught)
+    result = fallback.results_[0]
+    assert result.solver == 2 and result.converged
+    assert result.gap >= -1e-9 * abs(result.primal)
+    primal = linsvm.train(X, y, solver=2, C=100.0, eps=1e-6)
+    assert result.primal == pytest.approx(primal.results_[0].primal, rel=1e-4)

@@ -104,7 +104,7 @@ def test_cross_validation(small_files, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["train", "-s", "0", "x"], "not implemented yet"),
+        (["train", "-s", "4", "x"], "not implemented yet"),
         (["train", "-s", "99", "x"], "unknown solver"),
         (["train", "-c", "abc", "x"], "needs a number"),
         (["train", "-v", "1", "x"], "n must >= 2"),
@@ -169,3 +169,13 @@ def test_console_script_runs():
     # The installed entry point: exit status and usage, as a user would run it.
     result = subprocess.run([sys.executable, "-m", "linsvm.cli"], capture_output=True, text=True)
     assert result.returncode == 1 and "Usage" in result.stdout
+
+
+def test_primal_solvers_and_unregularized_bias(tmp_path, capsys):
+    for argv in (["-s", "0"], ["-s", "2", "-B", "1", "-R"]):
+        model_file = tmp_path / "m"
+        assert main(["train", *argv, str(A9A), str(model_file)]) == 0
+        assert "|g|/|g0|" in capsys.readouterr().out
+        assert main(["predict", "-q", str(A9A_T), str(model_file), str(tmp_path / "o")]) == 0
+    assert main(["train", "-s", "1", "-R", str(A9A), str(tmp_path / "m")]) == 1
+    assert "needs bias=1" in capsys.readouterr().err

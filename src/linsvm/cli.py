@@ -19,26 +19,31 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import InvalidInputError, LinsvmError
-from .solvers import SOLVERS
+from .solvers import SOLVERS, available_solvers
 
 TRAIN_USAGE = """\
 Usage: linsvm train [options] training_set_file [model_file]
 options:
 -s type : set type of solver (default 1)
   for multi-class classification
+     0 -- L2-regularized logistic regression (primal)
      1 -- L2-regularized L2-loss support vector classification (dual)
+     2 -- L2-regularized L2-loss support vector classification (primal)
      3 -- L2-regularized L1-loss support vector classification (dual)
   (LIBLINEAR's other solver numbers are not implemented yet)
 -c cost : set the parameter C (default 1)
--e epsilon : set tolerance of termination criterion (default 0.1 for -s 1 and 3):
-    stop when max PG - min PG <= eps and both are within eps of zero (LIBLINEAR 2.50's rule)
+-e epsilon : set tolerance of termination criterion
+    -s 0 and 2: |f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2 (default 0.01)
+    -s 1 and 3: max PG - min PG <= eps and both within eps of zero (default 0.1)
 -B bias : if bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default -1)
+-R : not regularize the bias; must with -B 1 to have the bias (-s 0 and 2 only)
 -wi weight : weights adjust the parameter C of different classes (e.g. -w1 2 -w-1 0.5)
 -W file : per-instance weights, one number per line (C of row i becomes C * W_i)
 -v n : n-fold cross validation mode
 -q : quiet mode (no outputs)
 --seed N : seed of the random coordinate order (default 1)
---max-iter N : cap on outer iterations (default 300, as LIBLINEAR's dual solvers)
+--max-iter N : cap on outer iterations (default 300 for the dual solvers, 1000 Newton
+    iterations for the primal ones, as LIBLINEAR; -s 1 continues with -s 2 at its cap)
 --bucket-size N, --buckets-per-group N : the coordinate order (default 16 and 16;
     1 and 1 give a plain random permutation, as LIBLINEAR)
 --no-shrinking : turn shrinking off
@@ -80,6 +85,7 @@ class TrainOptions:
     bucket_size: int | None = None
     buckets_per_group: int | None = None
     shrinking: bool = True
+    regularize_bias: bool = True
     verbose: bool = False
     training_file: str = ""
     model_file: str = ""
@@ -107,8 +113,12 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             opts.shrinking = False
             i += 1
             continue
-        if arg in ("-R", "-C"):
-            raise UsageError(f"option {arg} needs solvers that are not implemented yet")
+        if arg == "-R":
+            opts.regularize_bias = False
+            i += 1
+            continue
+        if arg == "-C":
+            raise UsageError("option -C (parameter search) is not implemented yet")
         if i + 1 >= len(argv):
             raise UsageError(f"option {arg} needs a value")
         value = argv[i + 1]
@@ -155,7 +165,7 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
         spec = SOLVERS[opts.solver]
         raise UsageError(
             f"solver -s {opts.solver} ({spec.description}) is not implemented "
-            "yet; available: -s 1, -s 3"
+            "yet; available: " + available_solvers()
         )
     return opts
 
@@ -222,6 +232,7 @@ def run_train(argv: list[str]) -> int:
         class_weight=opts.class_weight or None,
         max_iter=opts.max_iter,
         shrinking=opts.shrinking,
+        regularize_bias=opts.regularize_bias,
         seed=opts.seed,
     )
     if opts.bucket_size is not None:
@@ -248,11 +259,14 @@ def run_train(argv: list[str]) -> int:
         for k, r in enumerate(model.results_):
             head = f"[class {model.labels_[k]}] " if len(model.results_) > 1 else ""
             print(f"{head}optimization finished, #iter = {r.n_iter}")
-            print(f"{head}Objective value = {-r.dual:f}")
-            print(f"{head}nSV = {r.n_sv}")
-            print(
-                f"{head}primal = {r.primal:.10g}  dual = {r.dual:.10g}  duality gap = {r.gap:.3g}"
-            )
+            if r.alpha is not None:
+                print(f"{head}nSV = {r.n_sv}")
+            line = f"{head}primal = {r.primal:.10g}"
+            if np.isfinite(r.dual):
+                line += f"  dual = {r.dual:.10g}  duality gap = {r.gap:.3g}"
+            if np.isfinite(r.grad_ratio):
+                line += f"  |g|/|g0| = {r.grad_ratio:.3g}"
+            print(line)
         print(
             f"read {read_seconds:.3f} s, train {train_seconds:.3f} s "
             f"({X.shape[0]} instances, {X.shape[1]} features, {X.nnz} non-zeros); "

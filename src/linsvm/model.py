@@ -23,13 +23,15 @@ from .solvers import SOLVERS
 class SubproblemResult:
     """How one binary sub-problem's solve ended (one per weight vector)."""
 
-    n_iter: int
+    n_iter: int  # outer iterations (dual) or Newton iterations (primal), summed on fallback
     converged: bool
     primal: float  # P(w)
-    dual: float  # -f(alpha), a lower bound on P*
-    gap: float  # primal - dual >= 0
-    n_sv: int  # rows with alpha_i > 0
-    alpha: np.ndarray = field(repr=False)  # (l,) dual variables, in the training rows' order
+    dual: float  # -f(alpha), a lower bound on P* (NaN where no dual is computed)
+    gap: float  # primal - dual >= 0 (NaN where no dual is computed)
+    n_sv: int  # rows with alpha_i > 0 (-1 where no alpha is computed)
+    alpha: np.ndarray | None = field(repr=False)  # (l,) dual variables, training rows' order
+    solver: int = -1  # the solver that produced w (2 after -s 1's fallback)
+    grad_ratio: float = float("nan")  # primal solvers: ||g(w)|| / ||g(0)||, what they stop on
 
 
 @njit(cache=True, nogil=True)

@@ -43,8 +43,10 @@ def loss_value(loss: int, z: float) -> float:
 def row_dot(indptr, indices, data, bias, i, w) -> float:
     """w'x_i, with the implicit bias feature when ``bias >= 0``."""
     s = 0.0
-    for k in range(indptr[i], indptr[i + 1]):
-        s += w[indices[k]] * data[k]
+    # Unsigned positions: Numba then skips its negative-index wraparound on every access,
+    # which otherwise doubles the cost of these loops (CSR positions are never negative).
+    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        s += w[np.uint64(indices[k])] * data[k]
     if bias >= 0.0:
         s += w[w.shape[0] - 1] * bias
     return s
@@ -53,8 +55,8 @@ def row_dot(indptr, indices, data, bias, i, w) -> float:
 @njit(cache=True, nogil=True)
 def row_axpy(indptr, indices, data, bias, i, scale, w) -> None:
     """w += scale * x_i, with the implicit bias feature when ``bias >= 0``."""
-    for k in range(indptr[i], indptr[i + 1]):
-        w[indices[k]] += scale * data[k]
+    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        w[np.uint64(indices[k])] += scale * data[k]
     if bias >= 0.0:
         w[w.shape[0] - 1] += scale * bias
 
@@ -95,6 +97,28 @@ def svm_dual_value(indptr, indices, data, bias, y, C, alpha, loss, n_weights) ->
                 f += 0.5 * a * a * (0.5 / C[i])
             f -= a
     return -f
+
+
+@njit(cache=True, nogil=True)
+def _squared_hinge_dual_point(indptr, indices, data, bias, y, C, w):
+    alpha = np.zeros(y.shape[0])
+    for i in range(y.shape[0]):
+        if C[i] > 0.0:
+            alpha[i] = (
+                2.0 * C[i] * max(0.0, 1.0 - y[i] * row_dot(indptr, indices, data, bias, i, w))
+            )
+    return alpha
+
+
+def squared_hinge_dual_point(
+    X, bias: float, y: np.ndarray, C: np.ndarray, w: np.ndarray
+) -> np.ndarray:
+    """The L2-loss SVM dual point of a primal w: alpha_i = 2 C_i max(0, 1 - y_i w'x_i).
+
+    At the optimum it is the dual solution; for any w it is feasible (alpha >= 0 is the L2
+    loss's only constraint), so -f(alpha) bounds P* from below for a primal solver's answer.
+    """
+    return _squared_hinge_dual_point(X.indptr, X.indices, X.data, float(bias), y, C, w)
 
 
 def svm_objectives(

@@ -11,15 +11,23 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
 from .data import as_csr, check_labels, check_sample_weight, group_labels
 from .errors import InvalidInputError
 from .model import Model, SubproblemResult
-from .objective import LOSS_HINGE, LOSS_SQUARED_HINGE, svm_objectives
-from .solvers import DUAL_SOLVER_MAX_ITER, SOLVERS
+from .objective import (
+    LOSS_HINGE,
+    LOSS_LOGISTIC,
+    LOSS_SQUARED_HINGE,
+    squared_hinge_dual_point,
+    svm_objectives,
+)
+from .solvers import DUAL_SOLVER_MAX_ITER, NEWTON_MAX_ITER, SOLVERS, available_solvers
 from .solvers.dcd import solve_svm_dual
+from .solvers.newton import primal_tolerance, solve_primal_newton
 
 
 class ConvergenceWarning(UserWarning):
@@ -46,7 +54,8 @@ def _check_params(
         ) from None
     if not spec.available:
         raise InvalidInputError(
-            f"solver -s {solver} ({spec.description}) is not implemented yet; available: -s 1, -s 3"
+            f"solver -s {solver} ({spec.description}) is not implemented yet; available: "
+            + available_solvers()
         )
     if not (np.isfinite(C) and C > 0):
         raise InvalidInputError(f"C must be > 0, got {C}")
@@ -55,7 +64,8 @@ def _check_params(
         raise InvalidInputError(f"eps must be > 0, got {eps}")
     if not np.isfinite(bias):
         raise InvalidInputError(f"bias must be finite, got {bias}")
-    max_iter = DUAL_SOLVER_MAX_ITER if max_iter is None else int(max_iter)
+    if max_iter is None:
+        max_iter = DUAL_SOLVER_MAX_ITER if solver in _SVM_DUAL_LOSS else NEWTON_MAX_ITER
     if max_iter < 1:
         raise InvalidInputError(f"max_iter must be >= 1, got {max_iter}")
     return C, eps, bias, max_iter
@@ -86,6 +96,7 @@ def train(
     class_weight: Mapping | None = None,
     sample_weight=None,
     max_iter: int | None = None,
+    regularize_bias: bool = True,
     shrinking: bool = True,
     bucket_size: int | None = None,
     buckets_per_group: int | None = None,
@@ -102,11 +113,15 @@ def train(
     y : array of shape (n_samples,)
         Class labels (any integers, reals or strings; at least two classes).
     solver : int
-        1: L2-regularized L2-loss SVM (dual), 3: L2-regularized L1-loss SVM (dual).
+        0: L2-regularized logistic regression (primal Newton), 1: L2-regularized L2-loss SVM
+        (dual; falls back to 2 at its iteration cap, as LIBLINEAR 2.50), 2: L2-regularized
+        L2-loss SVM (primal Newton), 3: L2-regularized L1-loss SVM (dual).
     C : float
         Cost of errors (> 0).
     eps : float or None
-        Stopping tolerance; None takes LIBLINEAR's default for the solver (0.1 for 1 and 3).
+        Stopping tolerance; None takes LIBLINEAR's default for the solver (0.1 for 1 and 3,
+        0.01 for 0 and 2, where it bounds the gradient norm relative to its value at w = 0,
+        scaled as LIBLINEAR does by min(#pos, #neg) / l).
     bias : float
         LIBLINEAR's ``-B``: if >= 0, each row gets an implicit extra feature of this value.
     class_weight : mapping label -> weight, optional
@@ -114,7 +129,11 @@ def train(
     sample_weight : array of shape (n_samples,), optional
         Per-row weights multiplying C (LIBLINEAR's instance-weight variant's ``-W``).
     max_iter : int or None
-        Cap on outer iterations (None: 300, LIBLINEAR's cap for its dual solvers).
+        Cap on outer iterations (None: LIBLINEAR's: 300 for the dual solvers, 1000 Newton
+        iterations for the primal ones).
+    regularize_bias : bool
+        False is LIBLINEAR's ``-R``: the bias weight is left out of the regulariser (primal
+        solvers 0 and 2 only; needs ``bias == 1`` as LIBLINEAR requires).
     shrinking : bool
         LIBLINEAR's shrinking of coordinates stuck at a bound.
     bucket_size, buckets_per_group : int or None
@@ -126,7 +145,8 @@ def train(
     seed : int
         Seed of the solver's own random generator: equal seeds give equal models.
     verbose : bool
-        Print one line per outer iteration (iteration, active set, PG gap, primal, dual).
+        Print one line per outer iteration (dual: iteration, active set, PG gap, primal, dual;
+        primal: LIBLINEAR's Newton lines).
     on_iteration : callable, optional
         ``on_iteration(k, iteration, n_active, pg_max, pg_min, w, alpha)`` after each outer
         iteration of sub-problem k (slows training: the solver returns to Python each time).
@@ -148,9 +168,12 @@ def train(
             f"training data has only one class ({labels[0]!r}); at least two are needed"
         )
     weighted_C = class_costs(labels, C, class_weight)
-    loss = _SVM_DUAL_LOSS[solver]
     n_classes = labels.shape[0]
     targets = [0] if n_classes == 2 else list(range(n_classes))
+    if not regularize_bias and (solver not in (0, 2) or bias != 1.0):
+        raise InvalidInputError(
+            "regularize_bias=False (-R) needs bias=1 (-B 1) and a primal solver (-s 0 or 2)"
+        )
 
     coefs, bias_weights, results = [], [], []
     for k in targets:
@@ -162,48 +185,164 @@ def train(
             cost = np.where(positive, weighted_C[k], float(C))
         if sw is not None:
             cost = cost * sw
-
-        callback = None
-        if verbose or on_iteration is not None:
-            callback = _make_callback(X, bias, y_sign, cost, loss, k, verbose, on_iteration)
-        sol = solve_svm_dual(
-            X,
-            y_sign,
-            cost,
-            loss,
-            bias,
-            eps,
-            max_iter,
-            shrinking=shrinking,
-            bucket_size=bucket_size,
-            buckets_per_group=buckets_per_group,
-            seed=seed + k,
-            on_iteration=callback,
-        )
-        if not sol.converged:
-            warnings.warn(
-                f"reaching max number of iterations ({max_iter}) in sub-problem "
-                f"{k} (class {labels[k]}); dual coordinate descent is slow when C is large "
-                "and features are few: a looser eps, a smaller C or scaled features help",
-                ConvergenceWarning,
-                stacklevel=2,
+        problem = _Subproblem(X, y_sign, cost, bias, k, labels[k])
+        if solver in _SVM_DUAL_LOSS:
+            w, result = _train_dual(
+                problem,
+                solver,
+                eps,
+                max_iter,
+                shrinking,
+                bucket_size,
+                buckets_per_group,
+                seed + k,
+                verbose,
+                on_iteration,
             )
-        primal, dual, gap = svm_objectives(X, bias, y_sign, cost, sol.w, sol.alpha, loss)
-        results.append(
-            SubproblemResult(
-                n_iter=sol.n_iter,
-                converged=sol.converged,
-                primal=primal,
-                dual=dual,
-                gap=gap,
-                n_sv=int(np.count_nonzero(sol.alpha)),
-                alpha=sol.alpha,
-            )
-        )
-        coefs.append(sol.w[:n_features])
-        bias_weights.append(sol.w[n_features] if bias >= 0 else 0.0)
+        else:
+            w, result = _train_primal(problem, solver, eps, max_iter, regularize_bias, verbose)
+        results.append(result)
+        coefs.append(w[:n_features])
+        bias_weights.append(w[n_features] if bias >= 0 else 0.0)
 
     return Model(solver, labels, np.vstack(coefs), bias, np.array(bias_weights), results=results)
+
+
+@dataclass
+class _Subproblem:
+    """One binary sub-problem: X, y in {+1, -1}, per-row C, and which class is positive."""
+
+    X: object
+    y: np.ndarray
+    C: np.ndarray
+    bias: float
+    index: int
+    label: object
+
+
+def _train_dual(
+    problem,
+    solver,
+    eps,
+    max_iter,
+    shrinking,
+    bucket_size,
+    buckets_per_group,
+    seed,
+    verbose,
+    on_iteration,
+):
+    """-s 1 / -s 3 by DCD; -s 1 continues with the primal Newton solver at the cap (2.50)."""
+    p = problem
+    loss = _SVM_DUAL_LOSS[solver]
+    callback = None
+    if verbose or on_iteration is not None:
+        callback = _make_callback(p.X, p.bias, p.y, p.C, loss, p.index, verbose, on_iteration)
+    sol = solve_svm_dual(
+        p.X,
+        p.y,
+        p.C,
+        loss,
+        p.bias,
+        eps,
+        max_iter,
+        shrinking=shrinking,
+        bucket_size=bucket_size,
+        buckets_per_group=buckets_per_group,
+        seed=seed,
+        on_iteration=callback,
+    )
+    if sol.converged or solver != 1:
+        if not sol.converged:
+            warnings.warn(
+                f"reaching max number of iterations ({max_iter}) in sub-problem {p.index} "
+                f"(class {p.label}); dual coordinate descent is slow when C is large and "
+                "features are few: -s 2 (primal Newton) may be faster",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        primal, dual, gap = svm_objectives(p.X, p.bias, p.y, p.C, sol.w, sol.alpha, loss)
+        return sol.w, SubproblemResult(
+            n_iter=sol.n_iter,
+            converged=sol.converged,
+            primal=primal,
+            dual=dual,
+            gap=gap,
+            n_sv=int(np.count_nonzero(sol.alpha)),
+            alpha=sol.alpha,
+            solver=solver,
+        )
+    # LIBLINEAR 2.50: switch to -s 2 from the dual's w, with a tenfold tighter tolerance
+    # because the one derived from the dual's eps may be too loose.
+    warnings.warn(
+        f"reaching max number of iterations ({max_iter}) in sub-problem {p.index} "
+        f"(class {p.label}); switching to -s 2 (primal Newton)",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
+    newton = solve_primal_newton(
+        p.X,
+        p.y,
+        p.C,
+        LOSS_SQUARED_HINGE,
+        p.bias,
+        0.1 * primal_tolerance(eps, p.y),
+        w0=sol.w,
+        verbose=verbose,
+    )
+    return newton.w, _primal_result(p, newton, 2, sol.n_iter)
+
+
+def _train_primal(problem, solver, eps, max_iter, regularize_bias, verbose):
+    """-s 0 / -s 2 by LIBLINEAR's line-search Newton method."""
+    p = problem
+    loss = LOSS_LOGISTIC if solver == 0 else LOSS_SQUARED_HINGE
+    newton = solve_primal_newton(
+        p.X,
+        p.y,
+        p.C,
+        loss,
+        p.bias,
+        primal_tolerance(eps, p.y),
+        max_iter,
+        regularize_bias=regularize_bias,
+        verbose=verbose,
+    )
+    if not newton.converged:
+        warnings.warn(
+            f"Newton solver stopped ({newton.stop_reason}) in sub-problem {p.index} "
+            f"(class {p.label}) before reaching the tolerance",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return newton.w, _primal_result(p, newton, solver, 0, regularize_bias)
+
+
+def _primal_result(p, newton, solver, dual_iterations, regularize_bias=True):
+    """A SubproblemResult for a primal solve; for the L2-loss SVM also a dual bound.
+
+    The L2-loss SVM's dual point alpha_i = 2 C_i max(0, 1 - y_i w'x_i) is feasible for any w
+    (its only constraint is alpha >= 0), so -f(alpha) is an honest lower bound on P*.
+    """
+    loss = LOSS_LOGISTIC if solver == 0 else LOSS_SQUARED_HINGE
+    w = newton.w
+    alpha = None
+    dual = gap = float("nan")
+    primal = newton.objective
+    if loss == LOSS_SQUARED_HINGE and regularize_bias:
+        alpha = squared_hinge_dual_point(p.X, p.bias, p.y, p.C, w)
+        primal, dual, gap = svm_objectives(p.X, p.bias, p.y, p.C, w, alpha, loss)
+    return SubproblemResult(
+        n_iter=dual_iterations + newton.n_iter,
+        converged=newton.converged,
+        primal=primal,
+        dual=dual,
+        gap=gap,
+        n_sv=int(np.count_nonzero(alpha)) if alpha is not None else -1,
+        alpha=alpha,
+        solver=solver,
+        grad_ratio=newton.grad_norm / newton.grad_norm0 if newton.grad_norm0 > 0 else 0.0,
+    )
 
 
 def _make_callback(X, bias, y_sign, cost, loss, k, verbose, on_iteration):

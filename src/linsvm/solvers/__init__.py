@@ -29,7 +29,7 @@ SOLVERS: dict[int, SolverSpec] = {
             "L2-regularized logistic regression (primal)",
             0.01,
             "classification",
-            False,
+            True,
         ),
         SolverSpec(
             1,
@@ -45,7 +45,7 @@ SOLVERS: dict[int, SolverSpec] = {
             "L2-regularized L2-loss SVC (primal)",
             0.01,
             "classification",
-            False,
+            True,
         ),
         SolverSpec(
             3,
@@ -87,5 +87,12 @@ SOLVERS: dict[int, SolverSpec] = {
 
 SOLVER_BY_NAME: dict[str, SolverSpec] = {s.name: s for s in SOLVERS.values()}
 
-# LIBLINEAR 2.50 caps its dual coordinate descent solvers at this many outer iterations.
+# LIBLINEAR 2.50 caps its dual coordinate descent solvers at this many outer iterations,
+# and its Newton solver at this many Newton iterations.
 DUAL_SOLVER_MAX_ITER = 300
+NEWTON_MAX_ITER = 1000
+
+
+def available_solvers() -> str:
+    """The trainable solver numbers, as "-s 0, -s 1, ..." for messages."""
+    return ", ".join(f"-s {n}" for n, spec in sorted(SOLVERS.items()) if spec.available)

@@ -30,11 +30,13 @@ options:
      1 -- L2-regularized L2-loss support vector classification (dual)
      2 -- L2-regularized L2-loss support vector classification (primal)
      3 -- L2-regularized L1-loss support vector classification (dual)
+     7 -- L2-regularized logistic regression (dual)
   (LIBLINEAR's other solver numbers are not implemented yet)
 -c cost : set the parameter C (default 1)
 -e epsilon : set tolerance of termination criterion
     -s 0 and 2: |f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2 (default 0.01)
     -s 1 and 3: max PG - min PG <= eps and both within eps of zero (default 0.1)
+    -s 7: max |dual sub-gradient| <= eps (default 0.1)
 -B bias : if bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default -1)
 -R : not regularize the bias; must with -B 1 to have the bias (-s 0 and 2 only)
 -wi weight : weights adjust the parameter C of different classes (e.g. -w1 2 -w-1 0.5)

@@ -22,11 +22,14 @@ from .objective import (
     LOSS_HINGE,
     LOSS_LOGISTIC,
     LOSS_SQUARED_HINGE,
+    lr_dual_point,
+    lr_objectives,
     squared_hinge_dual_point,
     svm_objectives,
 )
 from .solvers import DUAL_SOLVER_MAX_ITER, NEWTON_MAX_ITER, SOLVERS, available_solvers
 from .solvers.dcd import solve_svm_dual
+from .solvers.dual_lr import solve_lr_dual
 from .solvers.newton import primal_tolerance, solve_primal_newton
 
 
@@ -65,7 +68,7 @@ def _check_params(
     if not np.isfinite(bias):
         raise InvalidInputError(f"bias must be finite, got {bias}")
     if max_iter is None:
-        max_iter = DUAL_SOLVER_MAX_ITER if solver in _SVM_DUAL_LOSS else NEWTON_MAX_ITER
+        max_iter = DUAL_SOLVER_MAX_ITER if solver in (1, 3, 7) else NEWTON_MAX_ITER
     if max_iter < 1:
         raise InvalidInputError(f"max_iter must be >= 1, got {max_iter}")
     return C, eps, bias, max_iter
@@ -115,11 +118,12 @@ def train(
     solver : int
         0: L2-regularized logistic regression (primal Newton), 1: L2-regularized L2-loss SVM
         (dual; falls back to 2 at its iteration cap, as LIBLINEAR 2.50), 2: L2-regularized
-        L2-loss SVM (primal Newton), 3: L2-regularized L1-loss SVM (dual).
+        L2-loss SVM (primal Newton), 3: L2-regularized L1-loss SVM (dual), 7: L2-regularized
+        logistic regression (dual; falls back to 0 at its cap).
     C : float
         Cost of errors (> 0).
     eps : float or None
-        Stopping tolerance; None takes LIBLINEAR's default for the solver (0.1 for 1 and 3,
+        Stopping tolerance; None takes LIBLINEAR's default for the solver (0.1 for 1, 3, 7,
         0.01 for 0 and 2, where it bounds the gradient norm relative to its value at w = 0,
         scaled as LIBLINEAR does by min(#pos, #neg) / l).
     bias : float
@@ -186,7 +190,11 @@ def train(
         if sw is not None:
             cost = cost * sw
         problem = _Subproblem(X, y_sign, cost, bias, k, labels[k])
-        if solver in _SVM_DUAL_LOSS:
+        if solver == 7:
+            w, result = _train_lr_dual(
+                problem, eps, max_iter, bucket_size, buckets_per_group, seed + k
+            )
+        elif solver in _SVM_DUAL_LOSS:
             w, result = _train_dual(
                 problem,
                 solver,
@@ -293,6 +301,46 @@ def _train_dual(
     return newton.w, _primal_result(p, newton, 2, sol.n_iter)
 
 
+def _train_lr_dual(problem, eps, max_iter, bucket_size, buckets_per_group, seed):
+    """-s 7 by dual CD; continues with -s 0 (primal Newton) at the cap, as LIBLINEAR 2.50."""
+    p = problem
+    sol = solve_lr_dual(
+        p.X,
+        p.y,
+        p.C,
+        p.bias,
+        eps,
+        max_iter,
+        bucket_size=bucket_size,
+        buckets_per_group=buckets_per_group,
+        seed=seed,
+    )
+    if sol.converged:
+        primal, dual, gap = lr_objectives(
+            p.X, p.bias, p.y, p.C, sol.w, sol.alpha, sol.alpha_complement
+        )
+        return sol.w, SubproblemResult(
+            n_iter=sol.n_iter,
+            converged=True,
+            primal=primal,
+            dual=dual,
+            gap=gap,
+            n_sv=int(np.count_nonzero(sol.alpha)),
+            alpha=sol.alpha,
+            solver=7,
+        )
+    warnings.warn(
+        f"reaching max number of iterations ({max_iter}) in sub-problem {p.index} "
+        f"(class {p.label}); switching to -s 0 (primal Newton)",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
+    newton = solve_primal_newton(
+        p.X, p.y, p.C, LOSS_LOGISTIC, p.bias, 0.1 * primal_tolerance(eps, p.y), w0=sol.w
+    )
+    return newton.w, _primal_result(p, newton, 0, sol.n_iter)
+
+
 def _train_primal(problem, solver, eps, max_iter, regularize_bias, verbose):
     """-s 0 / -s 2 by LIBLINEAR's line-search Newton method."""
     p = problem
@@ -319,10 +367,11 @@ def _train_primal(problem, solver, eps, max_iter, regularize_bias, verbose):
 
 
 def _primal_result(p, newton, solver, dual_iterations, regularize_bias=True):
-    """A SubproblemResult for a primal solve; for the L2-loss SVM also a dual bound.
+    """A SubproblemResult for a primal solve, with a dual bound from the w found.
 
-    The L2-loss SVM's dual point alpha_i = 2 C_i max(0, 1 - y_i w'x_i) is feasible for any w
-    (its only constraint is alpha >= 0), so -f(alpha) is an honest lower bound on P*.
+    The dual points alpha_i = 2 C_i max(0, 1 - y_i w'x_i) (L2-loss SVM) and
+    alpha_i = C_i sigma(-y_i w'x_i) (logistic) are feasible for any w and dual at the optimum,
+    so -f(alpha) is an honest lower bound on P* (not computed with -R, whose dual differs).
     """
     loss = LOSS_LOGISTIC if solver == 0 else LOSS_SQUARED_HINGE
     w = newton.w
@@ -332,6 +381,9 @@ def _primal_result(p, newton, solver, dual_iterations, regularize_bias=True):
     if loss == LOSS_SQUARED_HINGE and regularize_bias:
         alpha = squared_hinge_dual_point(p.X, p.bias, p.y, p.C, w)
         primal, dual, gap = svm_objectives(p.X, p.bias, p.y, p.C, w, alpha, loss)
+    elif regularize_bias:
+        alpha, alpha_c = lr_dual_point(p.X, p.bias, p.y, p.C, w, with_complement=True)
+        primal, dual, gap = lr_objectives(p.X, p.bias, p.y, p.C, w, alpha, alpha_c)
     return SubproblemResult(
         n_iter=dual_iterations + newton.n_iter,
         converged=newton.converged,

@@ -70,7 +70,7 @@ SOLVERS: dict[int, SolverSpec] = {
             "L2-regularized logistic regression (dual)",
             0.1,
             "classification",
-            False,
+            True,
         ),
         SolverSpec(
             11, "L2R_L2LOSS_SVR", "L2-regularized L2-loss SVR (primal)", 0.0001, "regression", False

@@ -1,0 +1,535 @@
+"""Crammer-Singer multi-class SVM by dual coordinate descent (LIBLINEAR's ``-s 4``).
+
+The problem (Crammer & Singer 2001; LIBLINEAR's appendix, Fan et al. 2008), with K classes,
+one weight vector w_m per class and y_i the class of row i::
+
+    P(W) = 1/2 sum_m ||w_m||^2 + sum_i C_i max_m (e_i^m + w_m'x_i - w_{y_i}'x_i)     (primal)
+    e_i^m = 1 - delta(m, y_i),   C_i = C_class[y_i] * sample_weight_i
+
+and its dual, minimised over one block of K variables per row::
+
+    f(a) = 1/2 sum_m ||w_m(a)||^2 + sum_i sum_m e_i^m a_i^m,    w_m(a) = sum_i a_i^m x_i
+    s.t.  a_i^m <= C_i delta(m, y_i),   sum_m a_i^m = 0           (so 0 <= a_i^{y_i} <= C_i)
+
+For every feasible a and every W, -f(a) <= P* <= P(W) (weak duality), so
+gap = P(W) + f(a) >= 0 is the honest progress figure. LIBLINEAR prints f at the solution as its
+"Objective value" (a negative number).
+
+The solver follows LIBLINEAR 2.50's ``Solver_MCSVM_CS``: each outer iteration visits the active
+rows in a fresh random order; for row i it computes the block gradient G_m = e_i^m + w_m'x_i
+over the row's active classes, shrinks the classes stuck at their bound (a_i^m at 0, or C_i for
+m = y_i) whose gradient is below ``minG`` (the smallest gradient among the classes that can
+still move up), drops the row when at most one class is left, and otherwise solves the block
+sub-problem exactly (a K-variable quadratic with one equality constraint, solved by sorting, as
+in LIBLINEAR's ``solve_sub_problem``). The stopping figure of an outer iteration is the largest
+``maxG - minG`` over the rows updated; when it falls below ``eps_shrink`` (initially
+max(10 eps, 1)), the solver stops if it is also below ``eps`` and this iteration started from
+every row and class, and otherwise re-activates everything and halves ``eps_shrink`` (never
+below ``eps``). Defaults as LIBLINEAR: eps = 0.1, max_iter = 100000.
+
+Differences from LIBLINEAR, none of which changes the problem solved: rows with C_i = 0 are left
+out; a row with x_i = 0 (no features and no bias) cannot move W, and its block is set to its
+dual optimum (a_i^{y_i} = C_i, C_i on one other class's -side) so that the reported dual is
+tight (LIBLINEAR leaves it at zero, which costs C_i of duality gap); W is updated with every
+changed dual variable (LIBLINEAR skips changes below 1e-12, so its W and a drift apart by that
+much); per-row sample weights are allowed (LIBLINEAR 2.50 has only class weights for -s 4).
+
+Layout: the weights are kept as LIBLINEAR does, W[j, m] for feature j and class m (the K
+classes of one feature are neighbours: one cache line per feature for the gradient and update),
+and returned as (K, n [+1]) with the bias weight last when bias >= 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..errors import InvalidInputError
+from ._random import new_state, shuffle
+
+DEFAULT_EPS = 0.1
+DEFAULT_MAX_ITER = 100000
+# LIBLINEAR's thresholds: a block whose gradient spread is below this is left alone, and the
+# first shrinking tolerance is max(EPS_SHRINK_FACTOR * eps, 1).
+_SPREAD_SKIP = 1.0e-12
+EPS_SHRINK_FACTOR = 10.0
+_INSERTION_SORT_MAX = 24
+
+# istate / fstate layouts (state carried between kernel calls, so that a Python loop can run
+# one outer iteration at a time for progress reports without changing the result)
+_I_ACTIVE, _I_ITER, _I_CONVERGED, _I_FROM_ALL = 0, 1, 2, 3
+_F_EPS_SHRINK, _F_STOPPING = 0, 1
+
+
+# ----------------------------------------------------------------------------- objectives
+
+
+@njit(cache=True, nogil=True)
+def _row_scores(indptr, indices, data, bias, i, Wt, out) -> None:
+    """out[m] = w_m'x_i for the (w_size, K) weights Wt, bias feature last when bias >= 0."""
+    K = out.shape[0]
+    for m in range(K):
+        out[m] = 0.0
+    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        j = np.uint64(indices[k])
+        v = np.float64(data[k])
+        for m in range(K):
+            out[m] += Wt[j, m] * v
+    if bias >= 0.0:
+        j = np.uint64(Wt.shape[0] - 1)
+        for m in range(K):
+            out[m] += Wt[j, m] * bias
+
+
+@njit(cache=True, nogil=True)
+def cs_primal_value(indptr, indices, data, bias, cls, C, Wt) -> float:
+    """P(W) = 1/2 ||W||^2 + sum_i C_i max_m (e_i^m + w_m'x_i - w_{y_i}'x_i).
+
+    Wt: (w_size, K), feature-major (the transpose of the public (K, w_size) layout); cls: (l,)
+    class index of each row; C: (l,) per-row cost (0 drops the row).
+    """
+    K = Wt.shape[1]
+    total = 0.0
+    for j in range(Wt.shape[0]):
+        for m in range(K):
+            total += Wt[j, m] * Wt[j, m]
+    total *= 0.5
+    scores = np.empty(K)
+    for i in range(cls.shape[0]):
+        if C[i] == 0.0:
+            continue
+        _row_scores(indptr, indices, data, bias, i, Wt, scores)
+        yi = cls[i]
+        sy = scores[yi]
+        worst = 0.0  # m = y_i
+        for m in range(K):
+            if m != yi:
+                worst = max(worst, 1.0 + scores[m] - sy)
+        total += C[i] * worst
+    return total
+
+
+@njit(cache=True, nogil=True)
+def cs_weights_from_dual(indptr, indices, data, bias, alpha, w_size):
+    """W(a) = sum_i x_i a_i as (w_size, K), computed afresh (not the solver's running W)."""
+    K = alpha.shape[1]
+    Wt = np.zeros((w_size, K))
+    for i in range(alpha.shape[0]):
+        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            j = np.uint64(indices[k])
+            v = np.float64(data[k])
+            for m in range(K):
+                Wt[j, m] += alpha[i, m] * v
+        if bias >= 0.0:
+            for m in range(K):
+                Wt[w_size - 1, m] += alpha[i, m] * bias
+    return Wt
+
+
+@njit(cache=True, nogil=True)
+def cs_dual_value(indptr, indices, data, bias, cls, alpha, w_size) -> float:
+    """-f(a) = -1/2 ||W(a)||^2 + sum_i a_i^{y_i}: a lower bound on P* for any feasible a.
+
+    (sum_m e_i^m a_i^m = sum_{m != y_i} a_i^m = -a_i^{y_i} by the equality constraint.)
+    """
+    Wt = cs_weights_from_dual(indptr, indices, data, bias, alpha, w_size)
+    f = 0.0
+    for j in range(w_size):
+        for m in range(Wt.shape[1]):
+            f += Wt[j, m] * Wt[j, m]
+    f *= 0.5
+    for i in range(cls.shape[0]):
+        f -= alpha[i, cls[i]]
+    return -f
+
+
+def cs_objectives(X, bias: float, class_index, C_rows, W, alpha) -> tuple[float, float, float]:
+    """(primal P(W), dual -f(alpha), gap) for the Crammer-Singer problem.
+
+    X: CSR (l, n); W: (K, n [+1]) with the bias weight last when bias >= 0; alpha: (l, K).
+    """
+    cls = np.ascontiguousarray(class_index, dtype=np.int64)
+    C_rows = np.ascontiguousarray(C_rows, dtype=np.float64)
+    Wt = np.ascontiguousarray(np.asarray(W, dtype=np.float64).T)
+    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+    b = float(bias)
+    primal = cs_primal_value(X.indptr, X.indices, X.data, b, cls, C_rows, Wt)
+    dual = cs_dual_value(X.indptr, X.indices, X.data, b, cls, alpha, Wt.shape[0])
+    return float(primal), float(dual), float(primal - dual)
+
+
+# ----------------------------------------------------------------------------- the solver
+
+
+@njit(cache=True, nogil=True)
+def _solve_block(A, yidx, Cy, n_act, B, D, out) -> None:
+    """The block sub-problem over the n_act active classes (LIBLINEAR's sorting method).
+
+    min_a sum_m (A/2 a_m^2 + B_m a_m)  s.t.  a_m <= Cy [m = yidx], sum_m a_m = const, with
+    B_m = G_m - A a_m^old. The solution is a_m = min(bound_m, (beta - B_m)/A) for the beta found
+    by scanning the shifted values D = B + A Cy e_yidx in decreasing order. ``yidx >= n_act``
+    means the true class is shrunk at a_y = Cy, so the active classes sum to -Cy.
+    """
+    for m in range(n_act):
+        D[m] = B[m]
+    if yidx < n_act:
+        D[yidx] += A * Cy
+    if n_act <= _INSERTION_SORT_MAX:
+        for a in range(1, n_act):  # insertion sort: fastest for the usual few classes
+            v = D[a]
+            b = a - 1
+            while b >= 0 and D[b] > v:
+                D[b + 1] = D[b]
+                b -= 1
+            D[b + 1] = v
+        Ds = D
+    else:
+        Ds = D[:n_act]
+        Ds.sort()
+    # ascending: the r-th largest is Ds[n_act - 1 - r]
+    beta = Ds[n_act - 1] - A * Cy
+    r = 1
+    while r < n_act and beta < r * Ds[n_act - 1 - r]:
+        beta += Ds[n_act - 1 - r]
+        r += 1
+    beta /= r
+    for m in range(n_act):
+        v = (beta - B[m]) / A
+        if m == yidx:
+            out[m] = min(Cy, v)
+        else:
+            out[m] = min(0.0, v)
+
+
+@njit(cache=True, nogil=True)
+def _shrinkable(alpha_v, m, yidx, Cy, g, minG) -> bool:
+    bound = Cy if m == yidx else 0.0
+    return alpha_v == bound and g < minG
+
+
+@njit(cache=True, nogil=True)
+def cs_kernel(
+    indptr,
+    indices,
+    data,
+    bias,
+    QD,
+    Crow,
+    cls,
+    Wt,
+    alpha,
+    alpha_index,
+    y_index,
+    n_act_row,
+    index,
+    istate,
+    fstate,
+    rng,
+    eps,
+    n_epochs,
+    shrinking,
+):
+    """Run up to ``n_epochs`` outer iterations from the state given; update it in place.
+
+    Shapes: QD, Crow: (l,) x_i'x_i (+bias^2) and C_i; cls: (l,) class index; Wt: (w_size, K);
+    alpha: (l, K); alpha_index: (l, K) each row's class permutation (active classes first);
+    y_index: (l,) position of the true class in that permutation; n_act_row: (l,) active
+    classes per row; index: (n_train,) the trainable rows, the first istate[_I_ACTIVE] active.
+    """
+    K = Wt.shape[1]
+    w_bias = np.uint64(Wt.shape[0] - 1)
+    n_train = index.shape[0]
+    G = np.empty(K)
+    B = np.empty(K)
+    D = np.empty(K)
+    a_new = np.empty(K)
+    d_ind = np.empty(K, dtype=np.uint64)
+    pu = np.empty(K, dtype=np.uint64)
+    uK = np.uint64(K)
+    Wf = Wt.reshape(Wt.size)  # flat view: W[j, m] at j*K + m
+    d_val = np.empty(K)
+
+    for _ in range(n_epochs):
+        n_active = istate[_I_ACTIVE]
+        stopping = -np.inf
+        shuffle(index, 0, n_active, rng)
+        s = 0
+        while s < n_active:
+            i = index[s]
+            A = QD[i]
+            Cy = Crow[i]
+            n_act = n_act_row[i]
+            yidx = y_index[i]
+            perm = alpha_index[i]
+            a_i = alpha[i]
+
+            # block gradient G_m = e_i^m + w_m'x_i over the active classes
+            for m in range(n_act):
+                G[m] = 1.0
+            if yidx < n_act:
+                G[yidx] = 0.0
+            for m in range(n_act):
+                pu[m] = np.uint64(perm[m])
+            for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                base = np.uint64(indices[k]) * uK
+                v = np.float64(data[k])
+                for m in range(n_act):
+                    G[m] += Wf[base + pu[m]] * v
+            if bias >= 0.0:
+                base = w_bias * uK
+                for m in range(n_act):
+                    G[m] += Wf[base + pu[m]] * bias
+
+            minG = np.inf
+            maxG = -np.inf
+            for m in range(n_act):
+                g = G[m]
+                if a_i[perm[m]] < 0.0 and g < minG:
+                    minG = g
+                if g > maxG:
+                    maxG = g
+            if yidx < n_act and a_i[cls[i]] < Cy and G[yidx] < minG:
+                minG = G[yidx]
+
+            if shrinking:
+                m = 0
+                while m < n_act:
+                    if _shrinkable(a_i[perm[m]], m, yidx, Cy, G[m], minG):
+                        last = n_act - 1
+                        t = perm[m]
+                        perm[m] = perm[last]
+                        perm[last] = t
+                        gt = G[m]
+                        G[m] = G[last]
+                        G[last] = gt
+                        if yidx == last:
+                            yidx = m
+                        elif yidx == m:
+                            yidx = last
+                        n_act = last  # re-examine the class swapped into position m
+                    else:
+                        m += 1
+                n_act_row[i] = n_act
+                y_index[i] = yidx
+                if n_act <= 1:
+                    n_active -= 1
+                    index[s] = index[n_active]
+                    index[n_active] = i
+                    continue
+
+            if maxG - minG <= _SPREAD_SKIP:
+                s += 1
+                continue
+            stopping = max(stopping, maxG - minG)
+
+            for m in range(n_act):
+                B[m] = G[m] - A * a_i[perm[m]]
+            _solve_block(A, yidx, Cy, n_act, B, D, a_new)
+            nz = 0
+            for m in range(n_act):
+                c = perm[m]
+                d = a_new[m] - a_i[c]
+                if d != 0.0:
+                    a_i[c] = a_new[m]
+                    d_ind[nz] = np.uint64(c)
+                    d_val[nz] = d
+                    nz += 1
+            if nz > 0:
+                for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                    base = np.uint64(indices[k]) * uK
+                    v = np.float64(data[k])
+                    for q in range(nz):
+                        Wf[base + d_ind[q]] += d_val[q] * v
+                if bias >= 0.0:
+                    base = w_bias * uK
+                    for q in range(nz):
+                        Wf[base + d_ind[q]] += d_val[q] * bias
+            s += 1
+
+        istate[_I_ITER] += 1
+        istate[_I_ACTIVE] = n_active
+        fstate[_F_STOPPING] = stopping
+        if not shrinking:
+            if stopping < eps:
+                istate[_I_CONVERGED] = 1
+                return
+            continue
+        if stopping < fstate[_F_EPS_SHRINK]:
+            if stopping < eps and istate[_I_FROM_ALL] == 1:
+                istate[_I_CONVERGED] = 1
+                return
+            # re-activate every row and class, tighten the shrinking tolerance
+            istate[_I_ACTIVE] = n_train
+            for s2 in range(n_train):
+                n_act_row[index[s2]] = K
+            fstate[_F_EPS_SHRINK] = max(fstate[_F_EPS_SHRINK] / 2.0, eps)
+            istate[_I_FROM_ALL] = 1
+        else:
+            istate[_I_FROM_ALL] = 0
+
+
+@njit(cache=True, nogil=True)
+def _prepare(indptr, indices, data, bias, cls, Crow, K, QD, alpha, alpha_index, y_index, n_act):
+    """Per-row constants and initial state; returns the trainable rows (C_i > 0, x_i != 0)."""
+    l = cls.shape[0]
+    n_train = 0
+    for i in range(l):
+        sq = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            v = np.float64(data[k])
+            sq += v * v
+        if bias >= 0.0:
+            sq += bias * bias
+        QD[i] = sq
+        for m in range(K):
+            alpha_index[i, m] = m
+        y_index[i] = cls[i]
+        n_act[i] = K
+        if Crow[i] > 0.0:
+            if sq > 0.0:
+                n_train += 1
+            elif K > 1:
+                # x_i = 0: W cannot see this row; its block's dual optimum is at the bounds
+                other = 1 if cls[i] == 0 else 0
+                alpha[i, cls[i]] = Crow[i]
+                alpha[i, other] = -Crow[i]
+    rows = np.empty(n_train, dtype=np.int64)
+    t = 0
+    for i in range(l):
+        if Crow[i] > 0.0 and QD[i] > 0.0:
+            rows[t] = i
+            t += 1
+    return rows
+
+
+@dataclass
+class CSSolution:
+    """What the Crammer-Singer solver returns."""
+
+    W: np.ndarray  # (n_classes, n [+1]) float64, bias weight last when bias >= 0
+    alpha: np.ndarray  # (l, n_classes) float64
+    n_iter: int
+    converged: bool
+    primal: float  # P(W)
+    dual: float  # -f(alpha) <= P* <= primal
+    stopping: float  # the last outer iteration's largest gradient spread (maxG - minG)
+
+    @property
+    def gap(self) -> float:
+        return self.primal - self.dual
+
+
+def solve_crammer_singer(
+    X,
+    class_index: np.ndarray,
+    n_classes: int,
+    C_class: np.ndarray,
+    bias: float,
+    eps: float = DEFAULT_EPS,
+    max_iter: int = DEFAULT_MAX_ITER,
+    *,
+    sample_weight: np.ndarray | None = None,
+    seed: int = 1,
+    shrinking: bool = True,
+    on_iteration=None,
+) -> CSSolution:
+    """Solve the Crammer-Singer multi-class SVM dual by block coordinate descent.
+
+    X: CSR (l, n), any float dtype, int32/int64 indices; class_index: (l,) ints in
+    0..n_classes-1 (the class of each row, in LIBLINEAR's label order); C_class: (n_classes,)
+    per-class C (C times the class weight); per-row C_i = C_class[y_i] * sample_weight_i (0 drops
+    the row). Bias as an implicit extra last feature when bias >= 0. ``on_iteration(iteration,
+    n_active, stopping, W, alpha)`` is called after each outer iteration when given (W as
+    (n [+1], K) feature-major: the solver's own arrays, not copies).
+    """
+    n_rows, n_features = X.shape
+    K = int(n_classes)
+    if K < 1:
+        raise InvalidInputError(f"n_classes must be >= 1, got {n_classes}")
+    cls = np.ascontiguousarray(class_index, dtype=np.int64)
+    if cls.shape != (n_rows,):
+        raise InvalidInputError(f"class_index must have shape ({n_rows},), got {cls.shape}")
+    if n_rows and (cls.min() < 0 or cls.max() >= K):
+        raise InvalidInputError(f"class_index must lie in 0..{K - 1}")
+    C_class = np.ascontiguousarray(C_class, dtype=np.float64)
+    if C_class.shape != (K,):
+        raise InvalidInputError(f"C_class must have shape ({K},), got {C_class.shape}")
+    Crow = C_class[cls]
+    if sample_weight is not None:
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        if sw.shape != (n_rows,):
+            raise InvalidInputError(f"sample_weight must have shape ({n_rows},), got {sw.shape}")
+        Crow = Crow * sw
+    Crow = np.ascontiguousarray(Crow)
+    if np.any(~np.isfinite(Crow)) or np.any(Crow < 0.0):
+        raise InvalidInputError("the per-row costs C_i must be finite and >= 0")
+    if not eps > 0.0:
+        raise InvalidInputError(f"eps must be > 0, got {eps}")
+
+    b = float(bias)
+    w_size = n_features + (1 if b >= 0.0 else 0)
+    Wt = np.zeros((w_size, K))
+    alpha = np.zeros((n_rows, K))
+    QD = np.empty(n_rows)
+    alpha_index = np.empty((n_rows, K), dtype=np.int64)
+    y_index = np.empty(n_rows, dtype=np.int64)
+    n_act_row = np.empty(n_rows, dtype=np.int64)
+    index = _prepare(
+        X.indptr, X.indices, X.data, b, cls, Crow, K, QD, alpha, alpha_index, y_index, n_act_row
+    )
+    istate = np.array([index.shape[0], 0, 0, 1], dtype=np.int64)
+    fstate = np.array([max(EPS_SHRINK_FACTOR * eps, 1.0), -np.inf])
+    rng = new_state(seed)
+
+    def run(n_epochs: int) -> None:
+        cs_kernel(
+            X.indptr,
+            X.indices,
+            X.data,
+            b,
+            QD,
+            Crow,
+            cls,
+            Wt,
+            alpha,
+            alpha_index,
+            y_index,
+            n_act_row,
+            index,
+            istate,
+            fstate,
+            rng,
+            float(eps),
+            int(n_epochs),
+            bool(shrinking),
+        )
+
+    if K > 1:
+        if on_iteration is None:
+            run(max_iter)
+        else:
+            while istate[_I_ITER] < max_iter and not istate[_I_CONVERGED]:
+                run(1)
+                on_iteration(
+                    int(istate[_I_ITER]),
+                    int(istate[_I_ACTIVE]),
+                    float(fstate[_F_STOPPING]),
+                    Wt,
+                    alpha,
+                )
+    else:
+        istate[_I_CONVERGED] = 1
+
+    primal = cs_primal_value(X.indptr, X.indices, X.data, b, cls, Crow, Wt)
+    dual = cs_dual_value(X.indptr, X.indices, X.data, b, cls, alpha, w_size)
+    return CSSolution(
+        W=np.ascontiguousarray(Wt.T),
+        alpha=alpha,
+        n_iter=int(istate[_I_ITER]),
+        converged=bool(istate[_I_CONVERGED]),
+        primal=float(primal),
+        dual=float(dual),
+        stopping=float(fstate[_F_STOPPING]),
+    )

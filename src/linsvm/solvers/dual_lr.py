@@ -1,0 +1,326 @@
+"""Dual coordinate descent for L2-regularised logistic regression (-s 7; Yu, Huang, Lin 2011).
+
+The primal P(w) = 1/2 w'w + sum_i C_i log(1 + exp(-y_i w'x_i)) has the dual (minimised)::
+
+    f(a) = 1/2 a'Qa + sum_i [a_i log a_i + (C_i - a_i) log(C_i - a_i) - C_i log C_i],
+    0 < a_i < C_i,  Q_ij = y_i y_j x_i'x_j,  w(a) = sum_i y_i a_i x_i,
+
+and -f(a) <= P* <= P(w) for every feasible a (the constant -C_i log C_i, which LIBLINEAR also
+adds when it reports the objective, makes min f = -P*). Written as
+a log(a/C) + (C-a) log((C-a)/C), every entropy term is <= 0 and 0 log 0 = 0 at the bounds.
+
+As LIBLINEAR's ``solve_l2r_lr_dual`` (linear.cpp, 2.50):
+- each row keeps the pair (a_i, C_i - a_i). For row i the sub-problem is written in whichever
+  of the two is at most C_i/2 at the sub-problem's minimum (chosen by the sign of
+  1/2 Q_ii ((C_i - a_i) - a_i) + y_i w'x_i); the smaller one is updated directly and the other
+  set to C_i minus it, so the variable near its bound keeps full relative accuracy;
+- the one-variable problem g(z) = z log z + (C-z) log(C-z) + 1/2 Q_ii (z - z_old)^2
+  + sign y_i w'x_i (z - z_old) is solved by a modified Newton method: start from z_old, or from
+  z_old/10 when z_old > C/2; a Newton step that would leave (0, C) through 0 is replaced by
+  z <- eta z (eta = 0.1); at most ``MAX_INNER_ITER`` + 1 = 101 steps; stop when
+  |g'(z)| < innereps;
+- innereps starts at 1e-2 and is divided by 10 (down to min(1e-8, eps)) after every outer
+  iteration whose Newton steps numbered at most l/10 (integer division);
+- the outer loop stops when max_i |g'_i(start)| < eps over an outer iteration, or after
+  ``max_iter`` (LIBLINEAR: 300) outer iterations; no shrinking;
+- the initial point a_i = min(0.001 C_i, 1e-8).
+Different from it: the coordinate order is the one of dcd.py (buckets of neighbouring rows,
+or a plain random permutation, chosen by ``dcd.choose_order``; seeded, reproducible); rows
+with C_i = 0 are left out (a_i = 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .._intrinsics import prefetch
+from ..objective import (  # noqa: F401  (the LR dual lives in objective; re-exported)
+    LOSS_LOGISTIC,
+    lr_dual_point,
+    lr_dual_value,
+    lr_objectives,
+    primal_from_dual,
+    primal_value,
+    row_axpy,
+    row_dot,
+)
+from ._random import new_state
+from .dcd import _visiting_order, choose_order
+
+# LIBLINEAR 2.50 solve_l2r_lr_dual constants.
+MAX_INNER_ITER = 100  # inner Newton steps: the loop runs while inner_iter <= 100
+INNER_EPS_START = 1e-2  # innereps
+INNER_EPS_FLOOR = 1e-8  # innereps_min = min(1e-8, eps)
+ETA = 0.1  # "xi" in the paper: z <- eta z when a Newton step leaves (0, C) through 0
+INIT_FRACTION = 1e-3  # a_i = min(0.001 C_i, 1e-8) initially
+INIT_CAP = 1e-8
+DEFAULT_EPS = 0.1  # LIBLINEAR's default -e for -s 7
+DEFAULT_MAX_ITER = 300  # dual_solver_max_iter
+
+# Per-row record: one 40-byte record per row (the visiting order is random within buckets).
+_A, _CA, _QII, _Y, _C = 0, 1, 2, 3, 4
+# State carried between kernel calls (so a Python loop can run one outer iteration at a time).
+_F_INNEREPS, _F_GMAX, _F_INNEREPS_USED = 0, 1, 2
+_I_ITER, _I_CONVERGED, _I_NEWTON = 0, 1, 2
+
+PREFETCH_AHEAD = 8
+
+
+@njit(cache=True, nogil=True)
+def lr_dual_kernel(
+    indptr,
+    indices,
+    data,
+    bias,
+    rec,
+    w,
+    rows,
+    fstate,
+    istate,
+    rng,
+    eps,
+    inner_eps_min,
+    n_epochs,
+    bucket_size,
+    buckets_per_group,
+):
+    """Run up to ``n_epochs`` outer iterations from the state given; update it in place.
+
+    rec: (l, 5) records (a_i, C_i - a_i, Q_ii, y_i, C_i); w: (n [+1],); rows: the rows with
+    C_i > 0, ascending. Returns when converged (istate[_I_CONVERGED] = 1) or after n_epochs.
+    """
+    n_rows = rows.shape[0]
+    rec_flat = rec.reshape(rec.size)
+    bucket_order = np.empty(max(1, (n_rows + bucket_size - 1) // bucket_size), dtype=rows.dtype)
+    order = np.empty(max(n_rows, 1), dtype=rows.dtype)
+    ncol = rec.shape[1]
+
+    for _ in range(n_epochs):
+        if n_rows == 0:
+            istate[_I_CONVERGED] = 1
+            fstate[_F_GMAX] = 0.0
+            return
+        innereps = fstate[_F_INNEREPS]
+        _visiting_order(rows, n_rows, order, bucket_order, bucket_size, buckets_per_group, rng)
+        newton_iter = 0
+        gmax = 0.0
+        for s in range(n_rows):
+            i = order[s]
+            if s + PREFETCH_AHEAD < n_rows:
+                ahead = order[s + PREFETCH_AHEAD]
+                prefetch(indptr, ahead)
+                prefetch(rec_flat, ahead * ncol)
+                prefetch(indices, indptr[ahead])
+                prefetch(data, indptr[ahead])
+            yi = rec[i, _Y]
+            c = rec[i, _C]
+            qa = rec[i, _QII]
+            qb = yi * row_dot(indptr, indices, data, bias, i, w)
+
+            # Which of the pair to optimise: the one whose sub-problem minimum is <= C/2.
+            if 0.5 * qa * (rec[i, _CA] - rec[i, _A]) + qb < 0.0:
+                k1, k2, sign = _CA, _A, -1.0
+            else:
+                k1, k2, sign = _A, _CA, 1.0
+            z_old = rec[i, k1]
+            z = z_old
+            if c - z < 0.5 * c:
+                z = 0.1 * z
+            gp = qa * (z - z_old) + sign * qb + np.log(z / (c - z))
+            gmax = max(gmax, abs(gp))
+
+            inner = 0
+            while inner <= MAX_INNER_ITER:
+                if abs(gp) < innereps:
+                    break
+                gpp = qa + c / (c - z) / z
+                z_try = z - gp / gpp
+                if z_try <= 0.0:
+                    z *= ETA
+                else:  # the function's barrier keeps Newton's step below C
+                    z = z_try
+                gp = qa * (z - z_old) + sign * qb + np.log(z / (c - z))
+                newton_iter += 1
+                inner += 1
+
+            if inner > 0:
+                rec[i, k1] = z
+                rec[i, k2] = c - z
+                row_axpy(indptr, indices, data, bias, i, sign * (z - z_old) * yi, w)
+
+        istate[_I_ITER] += 1
+        istate[_I_NEWTON] = newton_iter
+        fstate[_F_GMAX] = gmax
+        fstate[_F_INNEREPS_USED] = innereps
+        if gmax < eps:
+            istate[_I_CONVERGED] = 1
+            return
+        if newton_iter <= n_rows // 10:
+            fstate[_F_INNEREPS] = max(inner_eps_min, 0.1 * innereps)
+
+
+@njit(cache=True, nogil=True)
+def _prepare(indptr, indices, data, bias, y, C, alpha0, use_alpha0, w, rec, row_index_dtype):
+    """Fill the per-row records and w(alpha); return the rows with C_i > 0."""
+    n_trainable = 0
+    for i in range(y.shape[0]):
+        sq = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            v = np.float64(data[k])
+            sq += v * v
+        if bias >= 0.0:
+            sq += bias * bias
+        c = C[i]
+        a = 0.0
+        ca = 0.0
+        if c > 0.0:
+            n_trainable += 1
+            lo = min(INIT_FRACTION * c, INIT_CAP)
+            a = lo
+            ca = c - lo
+            if use_alpha0:
+                a0 = alpha0[i]
+                if a0 >= c:
+                    a, ca = c - lo, lo
+                elif a0 > 0.0:
+                    a, ca = a0, c - a0
+                    if ca <= 0.0:
+                        a, ca = c - lo, lo
+        rec[i, _A] = a
+        rec[i, _CA] = ca
+        rec[i, _QII] = sq
+        rec[i, _Y] = y[i]
+        rec[i, _C] = c
+        if a != 0.0:
+            row_axpy(indptr, indices, data, bias, i, y[i] * a, w)
+    rows = np.empty(n_trainable, dtype=row_index_dtype)
+    k = 0
+    for i in range(y.shape[0]):
+        if C[i] > 0.0:
+            rows[k] = i
+            k += 1
+    return rows
+
+
+# ----------------------------------------------------------------------------- objective, gap
+
+
+@dataclass
+class DualLRSolution:
+    """What the LR dual solver returns for one binary sub-problem."""
+
+    w: np.ndarray  # (n [+1],) float64, the solver's running w (= w(alpha) up to rounding)
+    alpha: np.ndarray  # (l,) float64, 0 < alpha_i < C_i (0 where C_i = 0)
+    alpha_complement: np.ndarray  # (l,) C_i - alpha_i as kept by the solver
+    n_iter: int
+    converged: bool
+    gmax: float  # the stopping measure of the last outer iteration
+    inner_eps: float  # the inner Newton tolerance reached
+    bucket_size: int
+    buckets_per_group: int
+
+
+def solve_lr_dual(
+    X,
+    y: np.ndarray,
+    C: np.ndarray,
+    bias: float,
+    eps: float = DEFAULT_EPS,
+    max_iter: int = DEFAULT_MAX_ITER,
+    *,
+    bucket_size: int | None = None,
+    buckets_per_group: int | None = None,
+    seed: int = 1,
+    alpha0: np.ndarray | None = None,
+    on_iteration=None,
+) -> DualLRSolution:
+    """Solve the L2-regularised LR dual by coordinate descent (LIBLINEAR -s 7).
+
+    X: CSR (l, n), any float dtype; y: (l,) float64 of +1/-1; C: (l,) float64 per-row cost
+    (0 drops the row). ``alpha0``: a warm start, moved into (0, C) where outside.
+    ``on_iteration(iteration, gmax, inner_eps, w, alpha, alpha_complement)`` is called after each
+    outer iteration when given (the result does not depend on it); ``inner_eps`` is the inner
+    Newton tolerance that iteration used.
+
+    The dual objective f decreases over an outer iteration only up to the inexact inner solves:
+    a sub-problem stopped at |g'(z)| < innereps is within innereps^2 / (Q_ii + 4/C_i)
+    <= innereps^2 C_i / 4 of its minimum (g is convex with g'' >= Q_ii + 4/C_i), so f can rise
+    by at most innereps^2 sum_i C_i / 4 in one outer iteration (as LIBLINEAR's does), unless an
+    inner loop hits its cap of 101 steps.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    C = np.asarray(C, dtype=np.float64)
+    bucket_size, buckets_per_group = choose_order(X, y, bucket_size, buckets_per_group, seed)
+    n_rows = X.shape[0]
+    n_weights = X.shape[1] + (1 if bias >= 0 else 0)
+    w = np.zeros(n_weights)
+    use_alpha0 = alpha0 is not None
+    alpha0 = np.zeros(n_rows) if alpha0 is None else np.asarray(alpha0, dtype=np.float64)
+    rec = np.empty((n_rows, 5))
+    row_index_dtype = np.int32 if n_rows < 2**31 - 1 else np.int64
+    rows = _prepare(
+        X.indptr, X.indices, X.data, float(bias), y, C, alpha0, use_alpha0, w, rec,
+        row_index_dtype,
+    )  # fmt: skip
+    fstate = np.array([INNER_EPS_START, np.inf, INNER_EPS_START])
+    istate = np.zeros(3, dtype=np.int64)
+    rng = new_state(seed)
+    inner_eps_min = min(INNER_EPS_FLOOR, float(eps))
+
+    def run(n_epochs: int) -> None:
+        lr_dual_kernel(
+            X.indptr,
+            X.indices,
+            X.data,
+            float(bias),
+            rec,
+            w,
+            rows,
+            fstate,
+            istate,
+            rng,
+            float(eps),
+            inner_eps_min,
+            n_epochs,
+            int(bucket_size),
+            int(buckets_per_group),
+        )
+
+    if on_iteration is None:
+        run(max_iter)
+    else:
+        while istate[_I_ITER] < max_iter and not istate[_I_CONVERGED]:
+            run(1)
+            on_iteration(
+                int(istate[_I_ITER]),
+                float(fstate[_F_GMAX]),
+                float(fstate[_F_INNEREPS_USED]),
+                w,
+                np.ascontiguousarray(rec[:, _A]),
+                np.ascontiguousarray(rec[:, _CA]),
+            )
+    return DualLRSolution(
+        w=w,
+        alpha=np.ascontiguousarray(rec[:, _A]),
+        alpha_complement=np.ascontiguousarray(rec[:, _CA]),
+        n_iter=int(istate[_I_ITER]),
+        converged=bool(istate[_I_CONVERGED]),
+        gmax=float(fstate[_F_GMAX]),
+        inner_eps=float(fstate[_F_INNEREPS]),
+        bucket_size=bucket_size,
+        buckets_per_group=buckets_per_group,
+    )
+
+
+__all__ = [
+    "DualLRSolution",
+    "solve_lr_dual",
+    "lr_dual_value",
+    "lr_dual_point",
+    "lr_objectives",
+    "DEFAULT_EPS",
+    "DEFAULT_MAX_ITER",
+]

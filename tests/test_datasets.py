@@ -35,8 +35,12 @@ def test_deterministic():
     a = make_text_classification(500, n_features=2000, random_state=7)
     b = make_text_classification(500, n_features=2000, random_state=7)
     c = make_text_classification(500, n_features=2000, random_state=8)
-    for u, v in ((a[0].indptr, b[0].indptr), (a[0].indices, b[0].indices),
-                 (a[0].data, b[0].data), (a[1], b[1])):
+    for u, v in (
+        (a[0].indptr, b[0].indptr),
+        (a[0].indices, b[0].indices),
+        (a[0].data, b[0].data),
+        (a[1], b[1]),
+    ):
         np.testing.assert_array_equal(u, v)
     assert not (a[0].nnz == c[0].nnz and np.array_equal(a[0].indices, c[0].indices))
 
@@ -100,11 +104,18 @@ def test_small_vocabulary_rows_still_distinct():
     assert X.has_canonical_format
 
 
-@pytest.mark.parametrize("kwargs", [
-    dict(n_samples=0), dict(n_samples=10, n_features=1), dict(n_samples=10, nnz_per_row=0.5),
-    dict(n_samples=10, informative=0), dict(n_samples=10, label_noise=0.6),
-    dict(n_samples=10, zipf_exponent=-1), dict(n_samples=10, dtype=np.int32),
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(n_samples=0),
+        dict(n_samples=10, n_features=1),
+        dict(n_samples=10, nnz_per_row=0.5),
+        dict(n_samples=10, informative=0),
+        dict(n_samples=10, label_noise=0.6),
+        dict(n_samples=10, zipf_exponent=-1),
+        dict(n_samples=10, dtype=np.int32),
+    ],
+)
 def test_invalid_arguments(kwargs):
     with pytest.raises(InvalidInputError):
         make_text_classification(**kwargs)

@@ -74,19 +74,38 @@ def assert_predictions_agree(pred, ref_pred, ref_dec) -> None:
     assert agreement >= AGREEMENT, f"predictions agree on only {agreement:.4%} of the rows"
 
 
-def compare_with_liblinear(X, y, solver: int, C: float, bias: float, *, eps: float = TIGHT_EPS,
-                           class_weight=None, X_test=None):
+def compare_with_liblinear(
+    X,
+    y,
+    solver: int,
+    C: float,
+    bias: float,
+    *,
+    eps: float = TIGHT_EPS,
+    class_weight=None,
+    X_test=None,
+):
     """Train both at ``eps`` and check objectives, labels and predictions."""
     loss = LOSS_OF_SOLVER[solver]
     ll_model, ll_iters = liblinear_train(
-        y, X, f"-s {solver} -c {C:.17g} -e {eps:.17g}{_weight_options(class_weight)}", bias)
+        y, X, f"-s {solver} -c {C:.17g} -e {eps:.17g}{_weight_options(class_weight)}", bias
+    )
     assert ll_iters and max(ll_iters) < 300, (
-        f"the oracle hit LIBLINEAR's 300-iteration cap ({ll_iters}): pick an easier setting")
+        f"the oracle hit LIBLINEAR's 300-iteration cap ({ll_iters}): pick an easier setting"
+    )
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", linsvm.ConvergenceWarning)
-        model = linsvm.train(X, y, solver=solver, C=C, eps=eps, bias=bias,
-                             class_weight=class_weight, max_iter=LINSVM_MAX_ITER)
+        model = linsvm.train(
+            X,
+            y,
+            solver=solver,
+            C=C,
+            eps=eps,
+            bias=bias,
+            class_weight=class_weight,
+            max_iter=LINSVM_MAX_ITER,
+        )
 
     assert list(model.labels_) == list(ll_model.get_labels())
     assert all(r.converged for r in model.results_)
@@ -117,17 +136,22 @@ def compare_with_liblinear(X, y, solver: int, C: float, bias: float, *, eps: flo
 # before. Every C below keeps LIBLINEAR under ~200 iterations in repeated runs (measured).
 GENERATED_C = {1: 0.5, 3: 0.15}
 
+
 @pytest.mark.parametrize("solver", [1, 3])
 @pytest.mark.parametrize("bias", [-1.0, 1.0])
-@pytest.mark.parametrize("n_classes, labels", [
-    (2, None),  # -1/+1: +1 comes first whatever the order of appearance
-    (2, [4, 9]),
-    (3, [2, 0, 1]),
-    (4, [5, -2, 7, 3]),
-])
+@pytest.mark.parametrize(
+    "n_classes, labels",
+    [
+        (2, None),  # -1/+1: +1 comes first whatever the order of appearance
+        (2, [4, 9]),
+        (3, [2, 0, 1]),
+        (4, [5, -2, 7, 3]),
+    ],
+)
 def test_generated_sparse(solver, bias, n_classes, labels):
-    X, y = make_sparse_problem(n_rows=400, n_features=50, n_classes=n_classes, seed=n_classes,
-                               labels=labels)
+    X, y = make_sparse_problem(
+        n_rows=400, n_features=50, n_classes=n_classes, seed=n_classes, labels=labels
+    )
     compare_with_liblinear(X, y, solver, C=GENERATED_C[solver], bias=bias)
 
 
@@ -231,6 +255,7 @@ def test_l2_loss_against_liblinear_primal_solver(load_shared, name, C):
 
 # ----------------------------------------------------------------------------- class weights
 
+
 @pytest.mark.parametrize("solver", [1, 3])
 @pytest.mark.parametrize("bias", [-1.0, 1.0])
 def test_class_weights_binary(load_shared, solver, bias):
@@ -242,11 +267,9 @@ def test_class_weights_binary(load_shared, solver, bias):
 @pytest.mark.parametrize("solver", [1, 3])
 @pytest.mark.parametrize("bias", [-1.0, 1.0])
 def test_class_weights_multiclass(solver, bias):
-    X, y = make_sparse_problem(n_rows=400, n_features=50, n_classes=3, seed=11,
-                               labels=[3, 1, 2])
+    X, y = make_sparse_problem(n_rows=400, n_features=50, n_classes=3, seed=11, labels=[3, 1, 2])
     # LIBLINEAR's one-vs-rest: the weight scales only the positive class's C
-    compare_with_liblinear(X, y, solver, GENERATED_C[solver], bias,
-                           class_weight={1: 2.0, 3: 0.5})
+    compare_with_liblinear(X, y, solver, GENERATED_C[solver], bias, class_weight={1: 2.0, 3: 0.5})
 
 
 def test_class_weight_changes_the_problem(load_shared):
@@ -262,10 +285,17 @@ def test_class_weight_changes_the_problem(load_shared):
 
 # ----------------------------------------------------------------------------- sample weights
 
+
 def _sklearn_svc(X, y, solver, C, sample_weight, tol=1e-5):
     svm = pytest.importorskip("sklearn.svm")
-    clf = svm.LinearSVC(loss="squared_hinge" if solver == 1 else "hinge", dual=True, C=C,
-                        tol=tol, fit_intercept=False, max_iter=200000)
+    clf = svm.LinearSVC(
+        loss="squared_hinge" if solver == 1 else "hinge",
+        dual=True,
+        C=C,
+        tol=tol,
+        fit_intercept=False,
+        max_iter=200000,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # sklearn's ConvergenceWarning would void the oracle
         clf.fit(X, y, sample_weight=sample_weight)
@@ -279,8 +309,10 @@ def _sklearn_primal(clf, X, y, C, loss, sample_weight):
     if len(classes) == 2:
         y_pm1 = np.where(y == classes[1], 1.0, -1.0)
         return {classes[1]: primal_of(X, -1.0, y_pm1, C * sw, clf.coef_[0], loss)}
-    return {c: primal_of(X, -1.0, np.where(y == c, 1.0, -1.0), C * sw, clf.coef_[k], loss)
-            for k, c in enumerate(classes)}
+    return {
+        c: primal_of(X, -1.0, np.where(y == c, 1.0, -1.0), C * sw, clf.coef_[k], loss)
+        for k, c in enumerate(classes)
+    }
 
 
 @pytest.mark.parametrize("solver", [1, 3])
@@ -319,20 +351,33 @@ def test_sample_weights_against_sklearn(load_shared, solver, dataset):
 def test_class_and_sample_weights_together_against_sklearn(solver, n_classes):
     """C_i = C * class weight * sample weight, with LIBLINEAR's one-vs-rest class weights
     (scikit-learn's bundled LIBLINEAR applies class_weight the same way)."""
-    X, y = make_sparse_problem(n_rows=300, n_features=40, n_classes=n_classes, seed=15,
-                               labels=[2, 7] if n_classes == 2 else [2, 7, 9])
+    X, y = make_sparse_problem(
+        n_rows=300,
+        n_features=40,
+        n_classes=n_classes,
+        seed=15,
+        labels=[2, 7] if n_classes == 2 else [2, 7, 9],
+    )
     C = 0.1
     cw = {2: 2.0, 7: 0.5}
     sw = np.random.default_rng(8).uniform(0.2, 3.0, X.shape[0])
     loss = LOSS_OF_SOLVER[solver]
     svm = pytest.importorskip("sklearn.svm")
-    clf = svm.LinearSVC(loss="squared_hinge" if solver == 1 else "hinge", dual=True, C=C,
-                        tol=1e-5, fit_intercept=False, max_iter=200000, class_weight=cw)
+    clf = svm.LinearSVC(
+        loss="squared_hinge" if solver == 1 else "hinge",
+        dual=True,
+        C=C,
+        tol=1e-5,
+        fit_intercept=False,
+        max_iter=200000,
+        class_weight=cw,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         clf.fit(X, y, sample_weight=sw)
-    model = linsvm.train(X, y, solver=solver, C=C, eps=1e-4, class_weight=cw,
-                         sample_weight=sw, max_iter=20000)
+    model = linsvm.train(
+        X, y, solver=solver, C=C, eps=1e-4, class_weight=cw, sample_weight=sw, max_iter=20000
+    )
     lin = linsvm_primal(model, X, y, C, loss, class_weight=cw, sample_weight=sw)
     for k, res in enumerate(model.results_):
         assert res.converged and rel_diff(lin[k], res.primal) < 1e-10
@@ -344,8 +389,10 @@ def test_class_and_sample_weights_together_against_sklearn(solver, n_classes):
         sk = [primal_of(X, -1.0, subs[0][0], subs[0][1], sign * clf.coef_[0], loss)]
     else:
         row = {c: k for k, c in enumerate(clf.classes_)}
-        sk = [primal_of(X, -1.0, y_pm1, c_rows, clf.coef_[row[lab]], loss)
-              for lab, (y_pm1, c_rows) in zip(model.labels_, subs, strict=True)]
+        sk = [
+            primal_of(X, -1.0, y_pm1, c_rows, clf.coef_[row[lab]], loss)
+            for lab, (y_pm1, c_rows) in zip(model.labels_, subs, strict=True)
+        ]
     for k, (a, b) in enumerate(zip(lin, sk, strict=True)):
         assert rel_diff(a, b) <= REL_TOL, (k, a, b)
     assert_predictions_agree(model.predict(X), clf.predict(X), clf.decision_function(X))
@@ -356,15 +403,16 @@ def test_sample_weights_change_the_problem(load_shared, solver):
     X, y = load_shared("heart_scale")
     sw = np.random.default_rng(0).uniform(0.2, 3.0, X.shape[0])
     plain = linsvm.train(X, y, solver=solver, C=0.1, eps=1e-4, max_iter=20000)
-    ones = linsvm.train(X, y, solver=solver, C=0.1, eps=1e-4, max_iter=20000,
-                        sample_weight=np.ones(X.shape[0]))
-    weighted = linsvm.train(X, y, solver=solver, C=0.1, eps=1e-4, max_iter=20000,
-                            sample_weight=sw)
+    ones = linsvm.train(
+        X, y, solver=solver, C=0.1, eps=1e-4, max_iter=20000, sample_weight=np.ones(X.shape[0])
+    )
+    weighted = linsvm.train(X, y, solver=solver, C=0.1, eps=1e-4, max_iter=20000, sample_weight=sw)
     np.testing.assert_array_equal(ones.coef_, plain.coef_)
     assert not np.allclose(weighted.coef_, plain.coef_, rtol=1e-3)
     # a constant weight s is the same as C * s
-    scaled = linsvm.train(X, y, solver=solver, C=0.1, eps=1e-4, max_iter=20000,
-                          sample_weight=np.full(X.shape[0], 2.0))
+    scaled = linsvm.train(
+        X, y, solver=solver, C=0.1, eps=1e-4, max_iter=20000, sample_weight=np.full(X.shape[0], 2.0)
+    )
     doubled = linsvm.train(X, y, solver=solver, C=0.2, eps=1e-4, max_iter=20000)
     np.testing.assert_allclose(scaled.coef_, doubled.coef_, rtol=1e-12, atol=1e-14)
 
@@ -381,8 +429,9 @@ def test_zero_sample_weights_drop_rows(solver, n_classes):
     C = 0.5
     loss = LOSS_OF_SOLVER[solver]
     full = linsvm.train(X, y, solver=solver, C=C, eps=1e-5, sample_weight=sw, max_iter=20000)
-    sub = linsvm.train(X[keep], y[keep], solver=solver, C=C, eps=1e-5, sample_weight=sw[keep],
-                       max_iter=20000)
+    sub = linsvm.train(
+        X[keep], y[keep], solver=solver, C=C, eps=1e-5, sample_weight=sw[keep], max_iter=20000
+    )
     assert list(full.labels_) == list(sub.labels_)
     for k, (rf, rs) in enumerate(zip(full.results_, sub.results_, strict=True)):
         assert np.all(rf.alpha[~keep] == 0.0), "a row of weight 0 must not enter w"
@@ -391,13 +440,17 @@ def test_zero_sample_weights_drop_rows(solver, n_classes):
     # the zero-weight rows must not count in the full problem's objective either
     for k, (y_pm1, c_rows) in enumerate(subproblems(y, full.labels_, C, sample_weight=sw)):
         w = full.coef_[k]
-        assert rel_diff(primal_of(X, -1.0, y_pm1, c_rows, w, loss),
-                        primal_of(X[keep], -1.0, y_pm1[keep], c_rows[keep], w, loss)) < 1e-12
+        assert (
+            rel_diff(
+                primal_of(X, -1.0, y_pm1, c_rows, w, loss),
+                primal_of(X[keep], -1.0, y_pm1[keep], c_rows[keep], w, loss),
+            )
+            < 1e-12
+        )
     # and the subset's optimum equals LIBLINEAR's on the subset (its C_i = C * sw_i is
     # matched with an unweighted LIBLINEAR run only when sw is constant: use sw = 1 there)
     ones = np.where(keep, 1.0, 0.0)
-    only = linsvm.train(X, y, solver=solver, C=C, eps=1e-3, sample_weight=ones,
-                        max_iter=20000)
+    only = linsvm.train(X, y, solver=solver, C=C, eps=1e-3, sample_weight=ones, max_iter=20000)
     ll_model, iters = liblinear_train(y[keep], X[keep], f"-s {solver} -c {C} -e 1e-3", -1.0)
     if max(iters) < 300:
         ll_p = liblinear_primal(ll_model, X[keep], y[keep], C, loss)
@@ -407,6 +460,7 @@ def test_zero_sample_weights_drop_rows(solver, n_classes):
 
 
 # ----------------------------------------------------------------------------- duality gap
+
 
 @pytest.mark.parametrize("solver", [1, 3])
 @pytest.mark.parametrize("dataset", ["heart_scale", "generated3"])

@@ -29,8 +29,9 @@ ll = pytest.importorskip("liblinear.liblinearutil")
 def _ll_train(y, X, options: str, bias: float = -1.0):
     """liblinear-official model (quiet); bias through -B as its train() expects."""
     X = sp.csr_matrix(X, dtype=np.float64)
-    return ll.train(ll.problem(np.asarray(y, dtype=np.float64), X),
-                    ll.parameter(f"{options} -B {bias:g} -q"))
+    return ll.train(
+        ll.problem(np.asarray(y, dtype=np.float64), X), ll.parameter(f"{options} -B {bias:g} -q")
+    )
 
 
 def _ll_save(model, path) -> str:
@@ -46,8 +47,9 @@ def _ll_load(path):
 
 def _problem(n_classes: int, seed: int = 0, **kw):
     """A generated problem without empty rows (so no decision value is exactly 0)."""
-    X, y = make_sparse_problem(n_rows=150, n_features=20, n_classes=n_classes, seed=seed,
-                               density=0.3, **kw)
+    X, y = make_sparse_problem(
+        n_rows=150, n_features=20, n_classes=n_classes, seed=seed, density=0.3, **kw
+    )
     nnz = np.diff(X.indptr)
     keep = nnz > 0
     return sp.csr_matrix(X[keep]), y[keep]
@@ -65,6 +67,7 @@ def _assert_same_predictions(model: Model, ll_model, X):
 
 
 # ----------------------------------------------------------------------------- linsvm -> LIBLINEAR
+
 
 @pytest.mark.parametrize("solver", [1, 3])
 @pytest.mark.parametrize("bias", [-1.0, 1.0, 0.5])
@@ -89,6 +92,7 @@ def test_saved_by_linsvm_loads_in_liblinear(tmp_path, solver, bias, n_classes, l
 
 
 # ----------------------------------------------------------------------------- LIBLINEAR -> linsvm
+
 
 @pytest.mark.parametrize("solver", [1, 3])
 @pytest.mark.parametrize("bias", [-1.0, 1.0])
@@ -123,6 +127,7 @@ def test_shared_data_model_exchange(tmp_path, load_shared, bias):
 
 
 # ----------------------------------------------------------------------------- round trip
+
 
 def test_round_trip_identical_bits(tmp_path):
     rng = np.random.default_rng(0)
@@ -170,6 +175,7 @@ def test_round_trip_trained_model_predicts_the_same(tmp_path):
 
 
 # ----------------------------------------------------------------------------- atomic write
+
 
 def test_atomic_write_leaves_only_the_target(tmp_path):
     X, y = _problem(2)
@@ -307,11 +313,14 @@ def test_integer_valued_float_labels_are_saved_as_integers(tmp_path):
     X, y = _problem(3, seed=3, labels=[1.0, 2.0, 30.0])
     model = linsvm.train(X, y, C=0.5)
     model.save(tmp_path / "m")
-    assert "\nlabel " + " ".join(str(int(v)) for v in model.labels_) + "\n" in (
-        tmp_path / "m").read_text()
+    assert (
+        "\nlabel " + " ".join(str(int(v)) for v in model.labels_) + "\n"
+        in (tmp_path / "m").read_text()
+    )
 
 
 # ----------------------------------------------------------------------------- test data width
+
 
 @pytest.mark.parametrize("bias", [-1.0, 1.0])
 @pytest.mark.parametrize("n_classes", [2, 3])
@@ -322,8 +331,14 @@ def test_prediction_with_more_and_fewer_features(tmp_path, bias, n_classes):
     ll_model = _ll_load(tmp_path / "m")
     rng = np.random.default_rng(1)
     # wider: 5 extra columns with values (LIBLINEAR ignores indices beyond nr_feature)
-    extra = sp.random(X.shape[0], 5, density=0.5, format="csr", random_state=rng,
-                      data_rvs=lambda k: rng.uniform(1.0, 2.0, k))
+    extra = sp.random(
+        X.shape[0],
+        5,
+        density=0.5,
+        format="csr",
+        random_state=rng,
+        data_rvs=lambda k: rng.uniform(1.0, 2.0, k),
+    )
     wide = sp.hstack([X, extra], format="csr")
     _assert_same_predictions(model, ll_model, wide)
     np.testing.assert_array_equal(model.decision_function(wide), model.decision_function(X))
@@ -332,10 +347,15 @@ def test_prediction_with_more_and_fewer_features(tmp_path, bias, n_classes):
     narrow = sp.csr_matrix(X[:, :12])
     _assert_same_predictions(model, ll_model, narrow)
     zeroed = sp.hstack([narrow, sp.csr_matrix((X.shape[0], X.shape[1] - 12))], format="csr")
-    np.testing.assert_allclose(model.decision_function(narrow), model.decision_function(zeroed),
-                               rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(model.decision_function(narrow.toarray()),
-                               model.decision_function(zeroed), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        model.decision_function(narrow), model.decision_function(zeroed), rtol=1e-12, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        model.decision_function(narrow.toarray()),
+        model.decision_function(zeroed),
+        rtol=1e-12,
+        atol=1e-12,
+    )
 
 
 def test_a9a_test_split_has_fewer_features(load_shared, tmp_path):
@@ -405,8 +425,9 @@ def test_two_class_crammer_singer_prediction_rule(tmp_path):
     """Two classes: dec[0] > 0 ? label[0] : label[1], even with two weight vectors."""
     path = tmp_path / "cs.model"
     # hand-made: w_1 is not -w_0 (allowed by the format), and one row has no features
-    path.write_text("solver_type MCSVM_CS\nnr_class 2\nlabel 5 9\nnr_feature 2\nbias -1\nw\n"
-                    "1 3 \n0.5 0.5 \n")
+    path.write_text(
+        "solver_type MCSVM_CS\nnr_class 2\nlabel 5 9\nnr_feature 2\nbias -1\nw\n1 3 \n0.5 0.5 \n"
+    )
     model = linsvm.load_model(path)
     ll_model = _ll_load(path)
     X = sp.csr_matrix(np.array([[0.0, 0.0], [1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]]))

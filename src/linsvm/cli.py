@@ -30,15 +30,20 @@ options:
      1 -- L2-regularized L2-loss support vector classification (dual)
      2 -- L2-regularized L2-loss support vector classification (primal)
      3 -- L2-regularized L1-loss support vector classification (dual)
+     4 -- support vector classification by Crammer and Singer
+     5 -- L1-regularized L2-loss support vector classification
+     6 -- L1-regularized logistic regression
      7 -- L2-regularized logistic regression (dual)
   (LIBLINEAR's other solver numbers are not implemented yet)
 -c cost : set the parameter C (default 1)
 -e epsilon : set tolerance of termination criterion
     -s 0 and 2: |f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2 (default 0.01)
+    -s 5 and 6: |f'(w)|_1 <= eps*min(pos,neg)/l*|f'(w0)|_1 (default 0.01)
+    -s 4: max dual block gradient spread <= eps (default 0.1)
     -s 1 and 3: max PG - min PG <= eps and both within eps of zero (default 0.1)
     -s 7: max |dual sub-gradient| <= eps (default 0.1)
 -B bias : if bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default -1)
--R : not regularize the bias; must with -B 1 to have the bias (-s 0 and 2 only)
+-R : not regularize the bias; must with -B 1 to have the bias (-s 0, 2, 5, 6)
 -wi weight : weights adjust the parameter C of different classes (e.g. -w1 2 -w-1 0.5)
 -W file : per-instance weights, one number per line (C of row i becomes C * W_i)
 -v n : n-fold cross validation mode
@@ -266,8 +271,8 @@ def run_train(argv: list[str]) -> int:
             line = f"{head}primal = {r.primal:.10g}"
             if np.isfinite(r.dual):
                 line += f"  dual = {r.dual:.10g}  duality gap = {r.gap:.3g}"
-            if np.isfinite(r.grad_ratio):
-                line += f"  |g|/|g0| = {r.grad_ratio:.3g}"
+            if np.isfinite(r.stop_ratio):
+                line += f"  stop measure / initial = {r.stop_ratio:.3g}"
             print(line)
         print(
             f"read {read_seconds:.3f} s, train {train_seconds:.3f} s "

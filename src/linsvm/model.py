@@ -31,7 +31,10 @@ class SubproblemResult:
     n_sv: int  # rows with alpha_i > 0 (-1 where no alpha is computed)
     alpha: np.ndarray | None = field(repr=False)  # (l,) dual variables, training rows' order
     solver: int = -1  # the solver that produced w (2 after -s 1's fallback)
-    grad_ratio: float = float("nan")  # primal solvers: ||g(w)|| / ||g(0)||, what they stop on
+    # primal solvers: the measure they stop on relative to its start (Newton: ||g(w)|| / ||g(0)||;
+    # L1-regularised: LIBLINEAR's violation 1-norm / its first value)
+    stop_ratio: float = float("nan")
+    nnz_w: int = -1  # non-zeros of w (reported for the L1-regularised solvers)
 
 
 @njit(cache=True, nogil=True)
@@ -65,7 +68,8 @@ class Model:
     rho : float
         Offset of a one-class SVM model (0 for the others).
     results_ : list of SubproblemResult
-        One per weight vector for a model trained here; empty for a loaded one.
+        One per binary sub-problem (one in all for Crammer-Singer) for a model trained here;
+        empty for a loaded one.
     """
 
     def __init__(

@@ -220,3 +220,131 @@ def lr_objectives(X, bias: float, y, C, w, alpha, alpha_complement=None):
 
 
 # ----------------------------------------------------------------------------- driver
+
+
+# L1-regularised problems (-s 5, -s 6): P(w) = ||w||_1 + sum_i C_i xi(y_i w'x_i).
+
+
+@njit(cache=True, nogil=True)
+def l1_primal_value(indptr, indices, data, bias, y, C, w, loss, reg_bias) -> float:
+    """P(w) = ||w||_1 + sum_i C_i xi(y_i w'x_i) over CSR arrays.
+
+    With ``reg_bias`` False (and bias >= 0) the bias weight (last) is left out of ||w||_1.
+    """
+    total = 0.0
+    n_w = w.shape[0]
+    for j in range(n_w):
+        total += abs(w[j])
+    if bias >= 0.0 and not reg_bias:
+        total -= abs(w[n_w - 1])
+    for i in range(y.shape[0]):
+        if C[i] != 0.0:
+            total += C[i] * loss_value(loss, y[i] * row_dot(indptr, indices, data, bias, i, w))
+    return total
+
+
+# The Crammer-Singer multi-class SVM (-s 4), weights W of shape (K, n [+1]).
+
+
+@njit(cache=True, nogil=True)
+def _row_scores(indptr, indices, data, bias, i, Wt, out) -> None:
+    """out[m] = w_m'x_i for the (w_size, K) weights Wt, bias feature last when bias >= 0."""
+    K = out.shape[0]
+    for m in range(K):
+        out[m] = 0.0
+    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        j = np.uint64(indices[k])
+        v = np.float64(data[k])
+        for m in range(K):
+            out[m] += Wt[j, m] * v
+    if bias >= 0.0:
+        j = np.uint64(Wt.shape[0] - 1)
+        for m in range(K):
+            out[m] += Wt[j, m] * bias
+
+
+@njit(cache=True, nogil=True)
+def cs_primal_value(indptr, indices, data, bias, cls, C, Wt) -> float:
+    """P(W) = 1/2 ||W||^2 + sum_i C_i max_m (e_i^m + w_m'x_i - w_{y_i}'x_i).
+
+    Wt: (w_size, K), feature-major (the transpose of the public (K, w_size) layout); cls: (l,)
+    class index of each row; C: (l,) per-row cost (0 drops the row).
+    """
+    K = Wt.shape[1]
+    total = 0.0
+    for j in range(Wt.shape[0]):
+        for m in range(K):
+            total += Wt[j, m] * Wt[j, m]
+    total *= 0.5
+    scores = np.empty(K)
+    for i in range(cls.shape[0]):
+        if C[i] == 0.0:
+            continue
+        _row_scores(indptr, indices, data, bias, i, Wt, scores)
+        yi = cls[i]
+        sy = scores[yi]
+        worst = 0.0  # m = y_i
+        for m in range(K):
+            if m != yi:
+                worst = max(worst, 1.0 + scores[m] - sy)
+        total += C[i] * worst
+    return total
+
+
+@njit(cache=True, nogil=True)
+def cs_weights_from_dual(indptr, indices, data, bias, alpha, w_size):
+    """W(a) = sum_i x_i a_i as (w_size, K), computed afresh (not the solver's running W)."""
+    K = alpha.shape[1]
+    Wt = np.zeros((w_size, K))
+    nz_m = np.empty(K, dtype=np.uint64)
+    nz_a = np.empty(K)
+    for i in range(alpha.shape[0]):
+        nz = 0  # a block is mostly zeros when classes are many
+        for m in range(K):
+            if alpha[i, m] != 0.0:
+                nz_m[nz] = m
+                nz_a[nz] = alpha[i, m]
+                nz += 1
+        if nz == 0:
+            continue
+        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            j = np.uint64(indices[k])
+            v = np.float64(data[k])
+            for q in range(nz):
+                Wt[j, nz_m[q]] += nz_a[q] * v
+        if bias >= 0.0:
+            for q in range(nz):
+                Wt[w_size - 1, nz_m[q]] += nz_a[q] * bias
+    return Wt
+
+
+@njit(cache=True, nogil=True)
+def cs_dual_value(indptr, indices, data, bias, cls, alpha, w_size) -> float:
+    """-f(a) = -1/2 ||W(a)||^2 + sum_i a_i^{y_i}: a lower bound on P* for any feasible a.
+
+    (sum_m e_i^m a_i^m = sum_{m != y_i} a_i^m = -a_i^{y_i} by the equality constraint.)
+    """
+    Wt = cs_weights_from_dual(indptr, indices, data, bias, alpha, w_size)
+    f = 0.0
+    for j in range(w_size):
+        for m in range(Wt.shape[1]):
+            f += Wt[j, m] * Wt[j, m]
+    f *= 0.5
+    for i in range(cls.shape[0]):
+        f -= alpha[i, cls[i]]
+    return -f
+
+
+def cs_objectives(X, bias: float, class_index, C_rows, W, alpha) -> tuple[float, float, float]:
+    """(primal P(W), dual -f(alpha), gap) for the Crammer-Singer problem.
+
+    X: CSR (l, n); W: (K, n [+1]) with the bias weight last when bias >= 0; alpha: (l, K).
+    """
+    cls = np.ascontiguousarray(class_index, dtype=np.int64)
+    C_rows = np.ascontiguousarray(C_rows, dtype=np.float64)
+    Wt = np.ascontiguousarray(np.asarray(W, dtype=np.float64).T)
+    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+    b = float(bias)
+    primal = cs_primal_value(X.indptr, X.indices, X.data, b, cls, C_rows, Wt)
+    dual = cs_dual_value(X.indptr, X.indices, X.data, b, cls, alpha, Wt.shape[0])
+    return float(primal), float(dual), float(primal - dual)

@@ -22,14 +22,23 @@ from .objective import (
     LOSS_HINGE,
     LOSS_LOGISTIC,
     LOSS_SQUARED_HINGE,
+    l1_primal_value,
     lr_dual_point,
     lr_objectives,
     squared_hinge_dual_point,
     svm_objectives,
 )
-from .solvers import DUAL_SOLVER_MAX_ITER, NEWTON_MAX_ITER, SOLVERS, available_solvers
+from .solvers import (
+    CS_MAX_ITER,
+    DUAL_SOLVER_MAX_ITER,
+    NEWTON_MAX_ITER,
+    SOLVERS,
+    available_solvers,
+)
+from .solvers.crammer_singer import solve_crammer_singer
 from .solvers.dcd import solve_svm_dual
 from .solvers.dual_lr import solve_lr_dual
+from .solvers.l1 import LR_MAX_NEWTON_ITER, solve_l1r_l2_svc, solve_l1r_lr
 from .solvers.newton import primal_tolerance, solve_primal_newton
 
 
@@ -68,7 +77,13 @@ def _check_params(
     if not np.isfinite(bias):
         raise InvalidInputError(f"bias must be finite, got {bias}")
     if max_iter is None:
-        max_iter = DUAL_SOLVER_MAX_ITER if solver in (1, 3, 7) else NEWTON_MAX_ITER
+        max_iter = {
+            1: DUAL_SOLVER_MAX_ITER,
+            3: DUAL_SOLVER_MAX_ITER,
+            7: DUAL_SOLVER_MAX_ITER,
+            4: CS_MAX_ITER,
+            6: LR_MAX_NEWTON_ITER,
+        }.get(solver, NEWTON_MAX_ITER)
     if max_iter < 1:
         raise InvalidInputError(f"max_iter must be >= 1, got {max_iter}")
     return C, eps, bias, max_iter
@@ -118,8 +133,10 @@ def train(
     solver : int
         0: L2-regularized logistic regression (primal Newton), 1: L2-regularized L2-loss SVM
         (dual; falls back to 2 at its iteration cap, as LIBLINEAR 2.50), 2: L2-regularized
-        L2-loss SVM (primal Newton), 3: L2-regularized L1-loss SVM (dual), 7: L2-regularized
-        logistic regression (dual; falls back to 0 at its cap).
+        L2-loss SVM (primal Newton), 3: L2-regularized L1-loss SVM (dual), 4: Crammer-Singer
+        multi-class SVM (dual), 5: L1-regularized L2-loss SVM (primal CD), 6: L1-regularized
+        logistic regression (newGLMNET), 7: L2-regularized logistic regression (dual; falls
+        back to 0 at its cap).
     C : float
         Cost of errors (> 0).
     eps : float or None
@@ -174,9 +191,13 @@ def train(
     weighted_C = class_costs(labels, C, class_weight)
     n_classes = labels.shape[0]
     targets = [0] if n_classes == 2 else list(range(n_classes))
-    if not regularize_bias and (solver not in (0, 2) or bias != 1.0):
+    if not regularize_bias and (solver not in (0, 2, 5, 6) or bias != 1.0):
         raise InvalidInputError(
-            "regularize_bias=False (-R) needs bias=1 (-B 1) and a primal solver (-s 0 or 2)"
+            "regularize_bias=False (-R) needs bias=1 (-B 1) and solver -s 0, 2, 5 or 6"
+        )
+    if solver == 4:
+        return _train_crammer_singer(
+            X, labels, class_index, weighted_C, sw, bias, eps, max_iter, shrinking, seed
         )
 
     coefs, bias_weights, results = [], [], []
@@ -207,6 +228,8 @@ def train(
                 verbose,
                 on_iteration,
             )
+        elif solver in (5, 6):
+            w, result = _train_l1(problem, solver, eps, max_iter, regularize_bias, seed + k)
         else:
             w, result = _train_primal(problem, solver, eps, max_iter, regularize_bias, verbose)
         results.append(result)
@@ -393,8 +416,86 @@ def _primal_result(p, newton, solver, dual_iterations, regularize_bias=True):
         n_sv=int(np.count_nonzero(alpha)) if alpha is not None else -1,
         alpha=alpha,
         solver=solver,
-        grad_ratio=newton.grad_norm / newton.grad_norm0 if newton.grad_norm0 > 0 else 0.0,
+        stop_ratio=newton.grad_norm / newton.grad_norm0 if newton.grad_norm0 > 0 else 0.0,
     )
+
+
+def _train_l1(problem, solver, eps, max_iter, regularize_bias, seed):
+    """-s 5 (L1-regularised L2-loss SVM, primal CD) / -s 6 (L1-regularised LR, newGLMNET)."""
+    p = problem
+    solve = solve_l1r_l2_svc if solver == 5 else solve_l1r_lr
+    loss = LOSS_SQUARED_HINGE if solver == 5 else LOSS_LOGISTIC
+    sol = solve(
+        p.X,
+        p.y,
+        p.C,
+        p.bias,
+        primal_tolerance(eps, p.y),
+        max_iter,
+        regularize_bias=regularize_bias,
+        seed=seed,
+    )
+    if not sol.converged:
+        warnings.warn(
+            f"reaching max number of iterations ({max_iter}) in sub-problem {p.index} "
+            f"(class {p.label})",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    primal = l1_primal_value(
+        p.X.indptr, p.X.indices, p.X.data, p.bias, p.y, p.C, sol.w, loss, regularize_bias
+    )
+    return sol.w, SubproblemResult(
+        n_iter=sol.n_iter,
+        converged=sol.converged,
+        primal=float(primal),
+        dual=float("nan"),
+        gap=float("nan"),
+        n_sv=-1,
+        alpha=None,
+        solver=solver,
+        stop_ratio=sol.stop_measure / sol.stop_measure0 if sol.stop_measure0 > 0 else 0.0,
+        nnz_w=sol.nnz_w,
+    )
+
+
+def _train_crammer_singer(
+    X, labels, class_index, weighted_C, sw, bias, eps, max_iter, shrinking, seed
+):
+    """-s 4: one Crammer-Singer problem over all classes; one weight vector per class."""
+    sol = solve_crammer_singer(
+        X,
+        class_index,
+        labels.shape[0],
+        weighted_C,
+        bias,
+        eps,
+        max_iter,
+        sample_weight=sw,
+        seed=seed,
+        shrinking=shrinking,
+    )
+    if not sol.converged:
+        warnings.warn(
+            f"reaching max number of iterations ({max_iter}) in the Crammer-Singer solver; "
+            "it is slow when C is large and features are few: a smaller C or scaled features "
+            "help",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    n_features = X.shape[1]
+    result = SubproblemResult(
+        n_iter=sol.n_iter,
+        converged=sol.converged,
+        primal=sol.primal,
+        dual=sol.dual,
+        gap=sol.primal - sol.dual,
+        n_sv=int(np.count_nonzero(np.any(sol.alpha != 0, axis=1))),
+        alpha=sol.alpha,
+        solver=4,
+    )
+    bias_weights = sol.W[:, n_features] if bias >= 0 else None
+    return Model(4, labels, sol.W[:, :n_features], bias, bias_weights, results=[result])
 
 
 def _make_callback(X, bias, y_sign, cost, loss, k, verbose, on_iteration):

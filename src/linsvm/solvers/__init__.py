@@ -56,14 +56,10 @@ SOLVERS: dict[int, SolverSpec] = {
             True,
         ),
         SolverSpec(
-            4, "MCSVM_CS", "multi-class SVM by Crammer and Singer", 0.1, "classification", False
+            4, "MCSVM_CS", "multi-class SVM by Crammer and Singer", 0.1, "classification", True
         ),
-        SolverSpec(
-            5, "L1R_L2LOSS_SVC", "L1-regularized L2-loss SVC", 0.01, "classification", False
-        ),
-        SolverSpec(
-            6, "L1R_LR", "L1-regularized logistic regression", 0.01, "classification", False
-        ),
+        SolverSpec(5, "L1R_L2LOSS_SVC", "L1-regularized L2-loss SVC", 0.01, "classification", True),
+        SolverSpec(6, "L1R_LR", "L1-regularized logistic regression", 0.01, "classification", True),
         SolverSpec(
             7,
             "L2R_LR_DUAL",
@@ -91,6 +87,8 @@ SOLVER_BY_NAME: dict[str, SolverSpec] = {s.name: s for s in SOLVERS.values()}
 # and its Newton solver at this many Newton iterations.
 DUAL_SOLVER_MAX_ITER = 300
 NEWTON_MAX_ITER = 1000
+# ... and its Crammer-Singer solver (-s 4) at this many.
+CS_MAX_ITER = 100000
 
 
 def available_solvers() -> str:

@@ -29,8 +29,8 @@ below ``eps``). Defaults as LIBLINEAR: eps = 0.1, max_iter = 100000.
 
 Differences from LIBLINEAR, none of which changes the problem solved: rows with C_i = 0 are left
 out; a row with x_i = 0 (no features and no bias) cannot move W, and its block is set to its
-dual optimum (a_i^{y_i} = C_i, C_i on one other class's -side) so that the reported dual is
-tight (LIBLINEAR leaves it at zero, which costs C_i of duality gap); W is updated with every
+dual optimum (a_i^{y_i} = C_i, a_i^m = -C_i for one other class m) so that the reported dual
+is tight (LIBLINEAR leaves it at zero, which costs C_i of duality gap); W is updated with every
 changed dual variable (LIBLINEAR skips changes below 1e-12, so its W and a drift apart by that
 much); per-row sample weights are allowed (LIBLINEAR 2.50 has only class weights for -s 4).
 
@@ -47,6 +47,13 @@ import numpy as np
 from numba import njit
 
 from ..errors import InvalidInputError
+from ..objective import (  # noqa: F401  (re-exported: the CS objectives live in objective)
+    _row_scores,
+    cs_dual_value,
+    cs_objectives,
+    cs_primal_value,
+    cs_weights_from_dual,
+)
 from ._random import new_state, shuffle
 
 DEFAULT_EPS = 0.1
@@ -61,103 +68,6 @@ _INSERTION_SORT_MAX = 24
 # one outer iteration at a time for progress reports without changing the result)
 _I_ACTIVE, _I_ITER, _I_CONVERGED, _I_FROM_ALL = 0, 1, 2, 3
 _F_EPS_SHRINK, _F_STOPPING = 0, 1
-
-
-# ----------------------------------------------------------------------------- objectives
-
-
-@njit(cache=True, nogil=True)
-def _row_scores(indptr, indices, data, bias, i, Wt, out) -> None:
-    """out[m] = w_m'x_i for the (w_size, K) weights Wt, bias feature last when bias >= 0."""
-    K = out.shape[0]
-    for m in range(K):
-        out[m] = 0.0
-    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-        j = np.uint64(indices[k])
-        v = np.float64(data[k])
-        for m in range(K):
-            out[m] += Wt[j, m] * v
-    if bias >= 0.0:
-        j = np.uint64(Wt.shape[0] - 1)
-        for m in range(K):
-            out[m] += Wt[j, m] * bias
-
-
-@njit(cache=True, nogil=True)
-def cs_primal_value(indptr, indices, data, bias, cls, C, Wt) -> float:
-    """P(W) = 1/2 ||W||^2 + sum_i C_i max_m (e_i^m + w_m'x_i - w_{y_i}'x_i).
-
-    Wt: (w_size, K), feature-major (the transpose of the public (K, w_size) layout); cls: (l,)
-    class index of each row; C: (l,) per-row cost (0 drops the row).
-    """
-    K = Wt.shape[1]
-    total = 0.0
-    for j in range(Wt.shape[0]):
-        for m in range(K):
-            total += Wt[j, m] * Wt[j, m]
-    total *= 0.5
-    scores = np.empty(K)
-    for i in range(cls.shape[0]):
-        if C[i] == 0.0:
-            continue
-        _row_scores(indptr, indices, data, bias, i, Wt, scores)
-        yi = cls[i]
-        sy = scores[yi]
-        worst = 0.0  # m = y_i
-        for m in range(K):
-            if m != yi:
-                worst = max(worst, 1.0 + scores[m] - sy)
-        total += C[i] * worst
-    return total
-
-
-@njit(cache=True, nogil=True)
-def cs_weights_from_dual(indptr, indices, data, bias, alpha, w_size):
-    """W(a) = sum_i x_i a_i as (w_size, K), computed afresh (not the solver's running W)."""
-    K = alpha.shape[1]
-    Wt = np.zeros((w_size, K))
-    for i in range(alpha.shape[0]):
-        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            j = np.uint64(indices[k])
-            v = np.float64(data[k])
-            for m in range(K):
-                Wt[j, m] += alpha[i, m] * v
-        if bias >= 0.0:
-            for m in range(K):
-                Wt[w_size - 1, m] += alpha[i, m] * bias
-    return Wt
-
-
-@njit(cache=True, nogil=True)
-def cs_dual_value(indptr, indices, data, bias, cls, alpha, w_size) -> float:
-    """-f(a) = -1/2 ||W(a)||^2 + sum_i a_i^{y_i}: a lower bound on P* for any feasible a.
-
-    (sum_m e_i^m a_i^m = sum_{m != y_i} a_i^m = -a_i^{y_i} by the equality constraint.)
-    """
-    Wt = cs_weights_from_dual(indptr, indices, data, bias, alpha, w_size)
-    f = 0.0
-    for j in range(w_size):
-        for m in range(Wt.shape[1]):
-            f += Wt[j, m] * Wt[j, m]
-    f *= 0.5
-    for i in range(cls.shape[0]):
-        f -= alpha[i, cls[i]]
-    return -f
-
-
-def cs_objectives(X, bias: float, class_index, C_rows, W, alpha) -> tuple[float, float, float]:
-    """(primal P(W), dual -f(alpha), gap) for the Crammer-Singer problem.
-
-    X: CSR (l, n); W: (K, n [+1]) with the bias weight last when bias >= 0; alpha: (l, K).
-    """
-    cls = np.ascontiguousarray(class_index, dtype=np.int64)
-    C_rows = np.ascontiguousarray(C_rows, dtype=np.float64)
-    Wt = np.ascontiguousarray(np.asarray(W, dtype=np.float64).T)
-    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-    b = float(bias)
-    primal = cs_primal_value(X.indptr, X.indices, X.data, b, cls, C_rows, Wt)
-    dual = cs_dual_value(X.indptr, X.indices, X.data, b, cls, alpha, Wt.shape[0])
-    return float(primal), float(dual), float(primal - dual)
 
 
 # ----------------------------------------------------------------------------- the solver

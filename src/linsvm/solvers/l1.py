@@ -66,7 +66,13 @@ from numba import njit
 
 from ..data import as_csr
 from ..errors import InvalidInputError
-from ..objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE, loss_value, row_dot
+from ..objective import (  # noqa: F401  (l1_primal_value re-exported from objective)
+    LOSS_LOGISTIC,
+    LOSS_SQUARED_HINGE,
+    l1_primal_value,
+    loss_value,
+    row_dot,
+)
 from ._random import new_state, shuffle
 from .newton import primal_tolerance
 
@@ -95,24 +101,6 @@ LR_INNER_EPS_SHRINK = 0.25  # -s 6: inner_eps *= 0.25 after a QP of a single CD 
 
 
 # ----------------------------------------------------------------------------- kernels
-
-
-@njit(cache=True, nogil=True)
-def l1_primal_value(indptr, indices, data, bias, y, C, w, loss, reg_bias) -> float:
-    """P(w) = ||w||_1 + sum_i C_i xi(y_i w'x_i) over CSR arrays.
-
-    With ``reg_bias`` False (and bias >= 0) the bias weight (last) is left out of ||w||_1.
-    """
-    total = 0.0
-    n_w = w.shape[0]
-    for j in range(n_w):
-        total += abs(w[j])
-    if bias >= 0.0 and not reg_bias:
-        total -= abs(w[n_w - 1])
-    for i in range(y.shape[0]):
-        if C[i] != 0.0:
-            total += C[i] * loss_value(loss, y[i] * row_dot(indptr, indices, data, bias, i, w))
-    return total
 
 
 @njit(cache=True, nogil=True)

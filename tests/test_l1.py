@@ -1,0 +1,305 @@
+"""The L1-regularised solvers (-s 5, -s 6) against LIBLINEAR and on their own properties.
+
+- liblinear-official 2.50 at -e 1e-6 (1e-5 for -s 5 on the real sets, where LIBLINEAR needs
+  hundreds of outer iterations; its iteration caps are checked not to be hit) on generated
+  sparse data, heart_scale, a subset of a9a, breast_cancer standardised; bias -1 and 1, -R,
+  class weights as per-row C: P(w) within REL_TOL of LIBLINEAR's (both scored by
+  ``l1_primal_value`` on the same sub-problem; the L1 optimum need not be unique, so weights
+  and predictions are not compared), similar numbers of non-zeros.
+- scikit-learn's bundled LIBLINEAR for per-sample weights (LIBLINEAR proper has none).
+- properties (hypothesis, small problems): P(w) never increases over outer / Newton
+  iterations, the stopping rule holds at the end, C_i = 0 drops the row, -R never raises P*.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import liblinear_train, liblinear_weights, make_sparse_problem, subproblems
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import linsvm
+from linsvm.objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE
+from linsvm.solvers.l1 import (
+    L2SVC_MAX_ITER,
+    LR_MAX_NEWTON_ITER,
+    l1_primal_value,
+    primal_tolerance,
+    solve_l1r_l2_svc,
+    solve_l1r_lr,
+)
+
+TIGHT_EPS = 1e-6
+# -s 5 on real data with a bias: LIBLINEAR needs hundreds of outer iterations at 1e-6 and hits
+# its 1000 cap beyond; 1e-5 keeps it under the cap with a margin
+L2SVC_REAL_EPS = 1e-5
+REL_TOL = 1e-6  # on P(w), relative to |P*| (the brief asks 1e-4; observed: 5e-9 at worst)
+
+SOLVERS = {5: (solve_l1r_l2_svc, LOSS_SQUARED_HINGE, L2SVC_MAX_ITER),
+           6: (solve_l1r_lr, LOSS_LOGISTIC, LR_MAX_NEWTON_ITER)}  # fmt: skip
+
+
+def l1_objective(X, bias, y_pm1, c_rows, w, loss, regularize_bias=True) -> float:
+    X = linsvm.data.as_csr(X)
+    return float(
+        l1_primal_value(X.indptr, X.indices, X.data, float(bias),
+                        np.asarray(y_pm1, dtype=np.float64), np.asarray(c_rows, dtype=np.float64),
+                        np.ascontiguousarray(w, dtype=np.float64), loss, regularize_bias)
+    )  # fmt: skip
+
+
+def _weight_options(class_weight) -> str:
+    return "".join(f" -w{int(lab)} {wt:.17g}" for lab, wt in (class_weight or {}).items())
+
+
+def compare_with_liblinear(X, y, solver, C, bias, *, regularize_bias=True, class_weight=None,
+                           eps=TIGHT_EPS, seed=1):  # fmt: skip
+    """Solve the binary problem with both; assert equal optima. Returns (ours, P_liblinear)."""
+    fn, loss, cap = SOLVERS[solver]
+    X = linsvm.data.as_csr(X)
+    opts = f"-s {solver} -c {C:.17g} -e {eps:.17g}" + _weight_options(class_weight)
+    if not regularize_bias:
+        opts += " -R"
+    model, iterations = liblinear_train(y, X, opts, bias)
+    assert iterations and iterations[0] < cap, f"LIBLINEAR hit its cap: {iterations}"
+    labels = model.get_labels()
+    assert len(labels) == 2
+    ((y_pm1, c_rows),) = subproblems(y, labels, C, class_weight)
+    w_ll = np.zeros(X.shape[1] + (1 if bias >= 0 else 0))
+    W = liblinear_weights(model)[0]
+    m = min(model.nr_feature, X.shape[1])
+    w_ll[:m] = W[:m]
+    if bias >= 0:
+        w_ll[-1] = W[-1]
+    p_ll = l1_objective(X, bias, y_pm1, c_rows, w_ll, loss, regularize_bias)
+
+    tol = primal_tolerance(eps, y_pm1, c_rows)
+    sol = fn(X, y_pm1, c_rows, bias, tol, regularize_bias=regularize_bias, seed=seed)
+    assert sol.converged, sol
+    assert sol.stop_measure <= tol * sol.stop_measure0
+    p = l1_objective(X, bias, y_pm1, c_rows, sol.w, loss, regularize_bias)
+    assert p == pytest.approx(sol.objective, rel=1e-12)
+    assert abs(p - p_ll) <= REL_TOL * abs(p_ll), (p, p_ll)
+    nnz_ll = int(np.count_nonzero(w_ll))
+    assert abs(sol.nnz_w - nnz_ll) <= max(2, 0.05 * nnz_ll), (sol.nnz_w, nnz_ll)
+    return sol, p_ll
+
+
+def _breast_cancer():
+    datasets = pytest.importorskip("sklearn.datasets")
+    preprocessing = pytest.importorskip("sklearn.preprocessing")
+    data = datasets.load_breast_cancer()
+    X = preprocessing.StandardScaler().fit_transform(data.data)
+    return sp.csr_matrix(X), data.target.astype(np.float64)
+
+
+# ----------------------------------------------------------------------------- LIBLINEAR oracle
+
+
+@pytest.mark.parametrize("solver", [5, 6])
+@pytest.mark.parametrize("bias, regularize_bias", [(-1.0, True), (1.0, True), (1.0, False)])
+@pytest.mark.parametrize("seed, C", [(0, 1.0), (1, 4.0), (2, 0.5)])
+def test_generated_sparse(solver, bias, regularize_bias, seed, C):
+    pytest.importorskip("liblinear.liblinearutil")
+    X, y = make_sparse_problem(300, 80, density=0.1, seed=seed)
+    compare_with_liblinear(X, y, solver, C, bias, regularize_bias=regularize_bias)
+
+
+@pytest.mark.parametrize("solver", [5, 6])
+@pytest.mark.parametrize("bias, regularize_bias", [(-1.0, True), (1.0, True), (1.0, False)])
+def test_heart_scale(load_shared, solver, bias, regularize_bias):
+    pytest.importorskip("liblinear.liblinearutil")
+    X, y = load_shared("heart_scale")
+    compare_with_liblinear(X, y, solver, 1.0, bias, regularize_bias=regularize_bias)
+
+
+@pytest.mark.parametrize("solver", [5, 6])
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_heart_scale_class_weights(load_shared, solver, bias):
+    pytest.importorskip("liblinear.liblinearutil")
+    X, y = load_shared("heart_scale")
+    compare_with_liblinear(X, y, solver, 0.5, bias, class_weight={1: 2.0, -1: 0.5})
+    compare_with_liblinear(X, y, solver, 0.5, bias, class_weight={-1: 3.0})
+
+
+@pytest.mark.parametrize("solver", [5, 6])
+@pytest.mark.parametrize("bias, regularize_bias", [(-1.0, True), (1.0, False)])
+def test_breast_cancer_standardised(solver, bias, regularize_bias):
+    pytest.importorskip("liblinear.liblinearutil")
+    X, y = _breast_cancer()
+    # -s 5 converges slowly here: LIBLINEAR needs 350-600 outer iterations at C = 0.1
+    compare_with_liblinear(
+        X,
+        y,
+        solver,
+        0.1,
+        bias,
+        regularize_bias=regularize_bias,
+        eps=L2SVC_REAL_EPS if solver == 5 else TIGHT_EPS,
+    )
+
+
+@pytest.mark.parametrize("solver", [5, 6])
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_a9a_subset(load_shared, solver, bias):
+    pytest.importorskip("liblinear.liblinearutil")
+    X, y = load_shared("a9a")
+    X, y = X[:4000], y[:4000]
+    # at C >= 0.05 LIBLINEAR's -s 5 hits its 1000-iteration cap even at -e 1e-5
+    compare_with_liblinear(
+        X, y, solver, 0.03, bias, eps=L2SVC_REAL_EPS if solver == 5 else TIGHT_EPS
+    )
+
+
+@pytest.mark.parametrize("solver", [5, 6])
+def test_default_eps_close_to_liblinear(load_shared, solver):
+    """At LIBLINEAR's default eps (0.01) both stop early; the objectives still agree to ~1e-3."""
+    pytest.importorskip("liblinear.liblinearutil")
+    X, y = load_shared("heart_scale")
+    fn, loss, _ = SOLVERS[solver]
+    model, _ = liblinear_train(y, X, f"-s {solver} -c 1 -e 0.01", 1.0)
+    ((y_pm1, c_rows),) = subproblems(y, model.get_labels(), 1.0)
+    p_ll = l1_objective(X, 1.0, y_pm1, c_rows, liblinear_weights(model)[0], loss)
+    p_star = fn(X, y_pm1, c_rows, 1.0, 1e-9).objective
+    sol = fn(X, y_pm1, c_rows, 1.0, primal_tolerance(0.01, y_pm1))
+    assert sol.converged
+    assert (sol.objective - p_star) <= max(10 * (p_ll - p_star), 1e-3 * p_star)
+
+
+@pytest.mark.parametrize("solver", [5, 6])
+def test_sample_weights_against_sklearn(solver):
+    """Per-row C from sample weights, against scikit-learn's bundled LIBLINEAR (no bias)."""
+    svm = pytest.importorskip("sklearn.svm")
+    lm = pytest.importorskip("sklearn.linear_model")
+    X, y = make_sparse_problem(200, 30, density=0.2, seed=7)
+    sw = np.random.default_rng(1).uniform(0.2, 3.0, size=y.shape[0])
+    C = 2.0
+    if solver == 5:
+        est = svm.LinearSVC(penalty="l1", loss="squared_hinge", dual=False, C=C, tol=1e-8,
+                            fit_intercept=False, max_iter=1000)  # fmt: skip
+    else:
+        est = lm.LogisticRegression(l1_ratio=1.0, solver="liblinear", C=C, tol=1e-8,
+                                    fit_intercept=False, max_iter=100)  # fmt: skip
+    est.fit(X, y, sample_weight=sw)
+    fn, loss, _ = SOLVERS[solver]
+    # scikit-learn's positive class is its classes_[1]
+    y_pm1 = np.where(y == est.classes_[1], 1.0, -1.0)
+    c_rows = C * sw
+    w_sk = est.coef_.ravel()
+    p_sk = l1_objective(X, -1.0, y_pm1, c_rows, w_sk, loss)
+    sol = fn(X, y_pm1, c_rows, -1.0, primal_tolerance(1e-8, y_pm1))
+    assert sol.converged
+    assert abs(sol.objective - p_sk) <= REL_TOL * p_sk, (sol.objective, p_sk)
+
+
+# ----------------------------------------------------------------------------- behaviour
+
+
+@pytest.mark.parametrize("solver", [5, 6])
+def test_zero_cost_rows_are_dropped(solver):
+    X, y = make_sparse_problem(120, 20, seed=4)
+    y_pm1 = np.where(y > 0, 1.0, -1.0)
+    C = np.full(y.shape[0], 1.5)
+    C[::3] = 0.0
+    keep = C > 0
+    fn, _, _ = SOLVERS[solver]
+    a = fn(X, y_pm1, C, 1.0, 1e-9)
+    b = fn(X[keep], y_pm1[keep], C[keep], 1.0, 1e-9)
+    assert a.objective == pytest.approx(b.objective, rel=1e-9)
+    np.testing.assert_allclose(a.w, b.w, atol=1e-6)
+
+
+@pytest.mark.parametrize("solver", [5, 6])
+def test_tiny_cost_gives_zero_weights(solver):
+    """When |grad| <= 1 at w = 0 for every feature, w = 0 is optimal and found at once."""
+    X, y = make_sparse_problem(60, 10, seed=5)
+    y_pm1 = np.where(y > 0, 1.0, -1.0)
+    fn, _, _ = SOLVERS[solver]
+    sol = fn(X, y_pm1, np.full(y.shape[0], 1e-4), 1.0, 0.01)
+    assert sol.converged and sol.nnz_w == 0 and sol.stop_measure0 == 0.0
+
+
+def test_logistic_large_margins_stay_finite():
+    """exp(w'x) overflows in LIBLINEAR's formulation; the margins form here does not."""
+    X, y = make_sparse_problem(150, 20, seed=6, noise=0.0)
+    X = X * 1e3
+    y_pm1 = np.where(y > 0, 1.0, -1.0)
+    sol = solve_l1r_lr(X, y_pm1, np.full(y.shape[0], 1e3), 1.0, 1e-6)
+    assert np.all(np.isfinite(sol.w)) and np.isfinite(sol.objective)
+    assert np.all(np.diff(sol.history) <= 1e-12 * np.abs(sol.history[:-1]) + 1e-12)
+
+
+def test_invalid_inputs():
+    X, y = make_sparse_problem(20, 5, seed=0)
+    C = np.ones(20)
+    with pytest.raises(linsvm.errors.InvalidInputError):
+        solve_l1r_lr(X, y, C, -1.0, 0.01, regularize_bias=False)
+    with pytest.raises(linsvm.errors.InvalidInputError):
+        solve_l1r_l2_svc(X, y, C, 1.0, 0.0)
+
+
+# ----------------------------------------------------------------------------- properties
+
+
+@st.composite
+def small_problems(draw):
+    n_rows = draw(st.integers(2, 60))
+    n_features = draw(st.integers(1, 25))
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    density = draw(st.sampled_from([0.1, 0.3, 1.0]))
+    scale = draw(st.sampled_from([0.3, 1.0, 5.0]))
+    X = sp.random(n_rows, n_features, density=density, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.normal(0.0, scale, k))  # fmt: skip
+    y = np.where(rng.random(n_rows) < draw(st.sampled_from([0.1, 0.5])), 1.0, -1.0)
+    C = draw(st.sampled_from([0.01, 0.5, 3.0, 50.0])) * rng.uniform(0.1, 2.0, n_rows)
+    C[rng.random(n_rows) < 0.1] = 0.0
+    bias = draw(st.sampled_from([-1.0, 0.5, 1.0]))
+    reg = draw(st.booleans()) if bias >= 0 else True
+    return X, y, C, bias, reg, seed
+
+
+@settings(deadline=None, max_examples=40)
+@given(small_problems(), st.sampled_from([1e-2, 1e-4]))
+def test_l2svc_monotone_and_stops(problem, eps):
+    X, y, C, bias, reg, seed = problem
+    sol = solve_l1r_l2_svc(X, y, C, bias, eps, regularize_bias=reg, seed=seed,
+                           record_history=True)  # fmt: skip
+    h = sol.history
+    assert h.shape[0] == sol.n_iter
+    assert np.all(np.diff(h) <= 1e-10 * np.abs(h[:-1]) + 1e-12), h
+    p0 = float(np.sum(C))  # P(0): every b_i = 1
+    assert sol.objective <= p0 * (1 + 1e-12) + 1e-12
+    if sol.n_iter:
+        assert h[-1] == pytest.approx(sol.objective, rel=1e-8, abs=1e-10)
+    assert sol.converged == (sol.stop_measure <= eps * sol.stop_measure0)
+    assert sol.converged or sol.n_iter == L2SVC_MAX_ITER
+
+
+@settings(deadline=None, max_examples=40)
+@given(small_problems(), st.sampled_from([1e-2, 1e-4]))
+def test_l1r_lr_monotone_and_stops(problem, eps):
+    X, y, C, bias, reg, seed = problem
+    sol = solve_l1r_lr(X, y, C, bias, eps, regularize_bias=reg, seed=seed)
+    h = sol.history
+    assert h.shape[0] == sol.n_iter + 1
+    assert h[0] == pytest.approx(np.log(2.0) * np.sum(C), rel=1e-12)
+    assert np.all(np.diff(h) <= 1e-10 * np.abs(h[:-1]) + 1e-12), h
+    assert h[-1] == pytest.approx(sol.objective, rel=1e-8, abs=1e-10)
+    assert sol.converged == (sol.stop_measure <= eps * sol.stop_measure0)
+    assert sol.converged or sol.n_iter == LR_MAX_NEWTON_ITER
+    if sol.converged:
+        # at the returned w (the Newton stop is checked at a fixed w): recomputed measure agrees
+        assert sol.final_violation <= eps * sol.stop_measure0 * (1 + 1e-6) + 1e-12
+
+
+@settings(deadline=None, max_examples=15)
+@given(small_problems())
+def test_unregularised_bias_never_raises_the_optimum(problem):
+    X, y, C, _, _, seed = problem
+    for fn in (solve_l1r_l2_svc, solve_l1r_lr):
+        reg = fn(X, y, C, 1.0, 1e-8, seed=seed)
+        free = fn(X, y, C, 1.0, 1e-8, regularize_bias=False, seed=seed)
+        assert free.objective <= reg.objective * (1 + 1e-5) + 1e-9

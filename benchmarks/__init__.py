@@ -1,0 +1,1 @@
+"""Benchmarks of linsvm against its peers (LIBLINEAR, Snap ML, scikit-learn); see README.md."""

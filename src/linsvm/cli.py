@@ -47,6 +47,7 @@ options:
 -wi weight : weights adjust the parameter C of different classes (e.g. -w1 2 -w-1 0.5)
 -W file : per-instance weights, one number per line (C of row i becomes C * W_i)
 -v n : n-fold cross validation mode
+-C : find parameters (C for -s 0 and 2)
 -q : quiet mode (no outputs)
 --seed N : seed of the random coordinate order (default 1)
 --max-iter N : cap on outer iterations (default 300 for the dual solvers, 1000 Newton
@@ -93,6 +94,9 @@ class TrainOptions:
     buckets_per_group: int | None = None
     shrinking: bool = True
     regularize_bias: bool = True
+    find_C: bool = False
+    C_given: bool = False
+    solver_given: bool = False
     verbose: bool = False
     training_file: str = ""
     model_file: str = ""
@@ -125,14 +129,18 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             i += 1
             continue
         if arg == "-C":
-            raise UsageError("option -C (parameter search) is not implemented yet")
+            opts.find_C = True
+            i += 1
+            continue
         if i + 1 >= len(argv):
             raise UsageError(f"option {arg} needs a value")
         value = argv[i + 1]
         if arg == "-s":
             opts.solver = _number(value, int, arg)
+            opts.solver_given = True
         elif arg == "-c":
             opts.C = _number(value, float, arg)
+            opts.C_given = True
         elif arg == "-e":
             opts.eps = _number(value, float, arg)
         elif arg == "-B":
@@ -166,6 +174,13 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
         raise UsageError(f"too many arguments: {' '.join(files[2:])}")
     opts.training_file = files[0]
     opts.model_file = files[1] if len(files) == 2 else os.path.basename(files[0]) + ".model"
+    if opts.find_C:
+        # LIBLINEAR: -C searches with 5 folds unless -v says otherwise, and -s 2 by default
+        opts.n_folds = opts.n_folds or 5
+        if not opts.solver_given:
+            opts.solver = 2
+        if opts.solver not in (0, 2):
+            raise UsageError("warm-start parameter search only available for -s 0 and -s 2")
     if opts.solver not in SOLVERS:
         raise UsageError(f"unknown solver type -s {opts.solver}")
     if not SOLVERS[opts.solver].available:
@@ -251,6 +266,21 @@ def run_train(argv: list[str]) -> int:
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        if opts.find_C:
+            from .model_selection import find_parameter_C
+
+            del params["C"]
+            search = find_parameter_C(
+                X,
+                y,
+                n_folds=opts.n_folds,
+                initial_C=opts.C if opts.C_given else None,
+                verbose=not opts.quiet,
+                **params,
+            )
+            _print_warnings(caught, opts.quiet)
+            print(f"Best C = {search.best_C:g}  CV accuracy = {100.0 * search.best_rate:g}%")
+            return 0
         if opts.n_folds:
             predicted = linsvm.cross_validation(X, y, opts.n_folds, **params)
             _print_warnings(caught, opts.quiet)
@@ -307,11 +337,8 @@ def run_predict(argv: list[str]) -> int:
         raise UsageError("expected test_file model_file output_file")
     test_file, model_file, output_file = files
     model = linsvm.load_model(model_file)
-    if probability:
-        raise UsageError(
-            "probability output is only supported for logistic regression "
-            "(-s 0, 6, 7), not implemented yet"
-        )
+    if probability and not model.is_probability_model:
+        raise UsageError("probability output is only supported for logistic regression")
     start = time.perf_counter()
     X, y = linsvm.read_libsvm(test_file)
     predicted = model.predict(X)
@@ -319,7 +346,17 @@ def run_predict(argv: list[str]) -> int:
 
     from .io._atomic import atomic_write_bytes
 
-    text = "".join(f"{v:.17g}\n" for v in predicted.tolist())
+    if probability:
+        # LIBLINEAR's format: a header of labels, then the label and one %g per class
+        proba = model.predict_proba(X)
+        header = "labels " + " ".join(f"{int(v)}" for v in model.labels_.tolist()) + "\n"
+        rows = (
+            f"{v:g} " + " ".join(f"{p:g}" for p in row) + "\n"
+            for v, row in zip(predicted.tolist(), proba.tolist(), strict=True)
+        )
+        text = header + "".join(rows)
+    else:
+        text = "".join(f"{v:.17g}\n" for v in predicted.tolist())
     atomic_write_bytes(output_file, text.encode("ascii"))
     if not quiet:
         n = y.shape[0]

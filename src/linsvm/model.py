@@ -37,6 +37,19 @@ class SubproblemResult:
     nnz_w: int = -1  # non-zeros of w (reported for the L1-regularised solvers)
 
 
+_PROBABILITY_SOLVERS = (0, 6, 7)
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-z)) without overflow warnings for large |z|."""
+    out = np.empty_like(z)
+    positive = z >= 0
+    out[positive] = 1.0 / (1.0 + np.exp(-z[positive]))
+    ez = np.exp(z[~positive])
+    out[~positive] = ez / (1.0 + ez)
+    return out
+
+
 @njit(cache=True, nogil=True)
 def _sparse_decision(indptr, indices, data, coef, bias_term, out) -> None:
     """out[r, k] = sum_j coef[k, j] x_rj + bias_term[k], ignoring j >= coef.shape[1]."""
@@ -146,6 +159,29 @@ class Model:
         if dec.ndim == 1:
             return np.full(dec.shape[0], self.labels_[0])
         return self.labels_[np.argmax(dec, axis=1)]
+
+    @property
+    def is_probability_model(self) -> bool:
+        """Logistic regression (-s 0, 6, 7): the only models with probability estimates."""
+        return self.solver in _PROBABILITY_SOLVERS
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities, shape (n_samples, n_classes), columns in ``labels_`` order.
+
+        As LIBLINEAR's ``predict_probability``: the logistic sigmoid of each decision value;
+        for two classes p(labels_[0]) = sigma(dec) and p(labels_[1]) = 1 - that; for more, the
+        one-vs-rest sigmoids normalised to sum to one. Logistic-regression models only.
+        """
+        if not self.is_probability_model:
+            raise InvalidInputError(
+                "probability output is only supported for logistic regression (-s 0, 6, 7)"
+            )
+        dec = self.decision_function(X)
+        if dec.ndim == 1:
+            first = _sigmoid(dec)
+            return np.column_stack([first, 1.0 - first])
+        prob = _sigmoid(dec)
+        return prob / prob.sum(axis=1, keepdims=True)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model in LIBLINEAR's text format, atomically."""

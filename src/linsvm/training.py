@@ -115,6 +115,7 @@ def train(
     sample_weight=None,
     max_iter: int | None = None,
     regularize_bias: bool = True,
+    init_sol=None,
     shrinking: bool = True,
     bucket_size: int | None = None,
     buckets_per_group: int | None = None,
@@ -152,6 +153,9 @@ def train(
     max_iter : int or None
         Cap on outer iterations (None: LIBLINEAR's: 300 for the dual solvers, 1000 Newton
         iterations for the primal ones).
+    init_sol : array of shape (n_weight_vectors, n_features [+1]), optional
+        Starting weights for the primal solvers 0 and 2 (LIBLINEAR's ``init_sol``), e.g. the
+        ``coef_`` (with the bias weight appended when ``bias >= 0``) of a model at a smaller C.
     regularize_bias : bool
         False is LIBLINEAR's ``-R``: the bias weight is left out of the regulariser (primal
         solvers 0 and 2 only; needs ``bias == 1`` as LIBLINEAR requires).
@@ -195,6 +199,14 @@ def train(
         raise InvalidInputError(
             "regularize_bias=False (-R) needs bias=1 (-B 1) and solver -s 0, 2, 5 or 6"
         )
+    if init_sol is not None:
+        if solver not in (0, 2):
+            raise InvalidInputError("init_sol is supported only for solvers 0 and 2")
+        n_w = 1 if n_classes == 2 else n_classes
+        init_sol = np.asarray(init_sol, dtype=np.float64)
+        expected = (n_w, n_features + (1 if bias >= 0 else 0))
+        if init_sol.shape != expected:
+            raise InvalidInputError(f"init_sol must have shape {expected}, got {init_sol.shape}")
     if solver == 4:
         return _train_crammer_singer(
             X, labels, class_index, weighted_C, sw, bias, eps, max_iter, shrinking, seed
@@ -231,7 +243,8 @@ def train(
         elif solver in (5, 6):
             w, result = _train_l1(problem, solver, eps, max_iter, regularize_bias, seed + k)
         else:
-            w, result = _train_primal(problem, solver, eps, max_iter, regularize_bias, verbose)
+            w0 = None if init_sol is None else init_sol[len(results)]
+            w, result = _train_primal(problem, solver, eps, max_iter, regularize_bias, verbose, w0)
         results.append(result)
         coefs.append(w[:n_features])
         bias_weights.append(w[n_features] if bias >= 0 else 0.0)
@@ -364,8 +377,8 @@ def _train_lr_dual(problem, eps, max_iter, bucket_size, buckets_per_group, seed)
     return newton.w, _primal_result(p, newton, 0, sol.n_iter)
 
 
-def _train_primal(problem, solver, eps, max_iter, regularize_bias, verbose):
-    """-s 0 / -s 2 by LIBLINEAR's line-search Newton method."""
+def _train_primal(problem, solver, eps, max_iter, regularize_bias, verbose, w0=None):
+    """-s 0 / -s 2 by LIBLINEAR's line-search Newton method (from ``w0`` when given)."""
     p = problem
     loss = LOSS_LOGISTIC if solver == 0 else LOSS_SQUARED_HINGE
     newton = solve_primal_newton(
@@ -376,6 +389,7 @@ def _train_primal(problem, solver, eps, max_iter, regularize_bias, verbose):
         p.bias,
         primal_tolerance(eps, p.y),
         max_iter,
+        w0=w0,
         regularize_bias=regularize_bias,
         verbose=verbose,
     )

@@ -65,6 +65,10 @@ def _reset_active(active, trainable_rows) -> int:
 @njit(cache=True, nogil=True)
 def _visiting_order(active, n_active, order, bucket_order, bucket_size, buckets_per_group, rng):
     """This iteration's order: random groups of buckets, rows shuffled within each group."""
+    if bucket_size == 1 and buckets_per_group == 1:  # a plain permutation (LIBLINEAR's)
+        order[:n_active] = active[:n_active]
+        shuffle(order, 0, n_active, rng)
+        return
     n_buckets = (n_active + bucket_size - 1) // bucket_size
     for b in range(n_buckets):
         bucket_order[b] = b
@@ -309,8 +313,10 @@ def choose_order(
     X, y, bucket_size: int | None, buckets_per_group: int | None, seed: int
 ) -> tuple[int, int]:
     """The coordinate order: as given, or (None) buckets unless neighbouring rows are alike."""
-    if bucket_size is not None and bucket_size < 1 or (
-        buckets_per_group is not None and buckets_per_group < 1
+    if (
+        bucket_size is not None
+        and bucket_size < 1
+        or (buckets_per_group is not None and buckets_per_group < 1)
     ):
         raise InvalidInputError(
             f"bucket_size and buckets_per_group must be >= 1, got {bucket_size}, "

@@ -1,0 +1,89 @@
+"""Parameter search (-C), probability estimates (-b 1) and warm starts (init_sol)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import make_sparse_problem
+
+import linsvm
+from linsvm.cli import main
+from linsvm.model_selection import MAX_C, find_parameter_C, start_C
+
+
+@pytest.mark.parametrize("solver", [0, 2])
+def test_search_walks_doubling_C_and_reports_the_best(solver):
+    X, y = make_sparse_problem(n_rows=200, n_features=20, seed=3)
+    search = find_parameter_C(X, y, solver=solver, n_folds=4, verbose=False)
+    Cs = [c for c, _ in search.path]
+    assert Cs[0] == start_C(X, solver, -1.0) and Cs[0] <= 1.0
+    assert all(b == 2 * a for a, b in zip(Cs, Cs[1:], strict=False))
+    assert Cs[-1] <= MAX_C
+    rates = [r for _, r in search.path]
+    assert search.best_rate == max(rates)
+    assert search.best_C == Cs[rates.index(max(rates))]  # the first C reaching the best rate
+
+
+def test_search_matches_cross_validation_at_each_C():
+    # Warm starts change where each solve begins, not its answer: the CV accuracy at a C on
+    # the path equals a cold cross-validation at that C (same folds, tight tolerance).
+    X, y = make_sparse_problem(n_rows=150, n_features=12, seed=5)
+    search = find_parameter_C(X, y, solver=2, n_folds=3, verbose=False, eps=1e-8, seed=2)
+    for C, rate in search.path[::3]:
+        cold = linsvm.cross_validation(X, y, 3, seed=2, solver=2, C=C, eps=1e-8)
+        assert rate == pytest.approx(np.mean(cold == y), abs=1.0 / len(y) + 1e-12)
+
+
+def test_init_sol_warm_start_reaches_the_same_optimum():
+    X, y = make_sparse_problem(n_rows=300, n_features=25, seed=1)
+    small = linsvm.train(X, y, solver=0, C=0.1, bias=1.0, eps=1e-8)
+    init = np.hstack([small.coef_, small.bias_weights_[:, None]])
+    cold = linsvm.train(X, y, solver=0, C=1.0, bias=1.0, eps=1e-8)
+    warm = linsvm.train(X, y, solver=0, C=1.0, bias=1.0, eps=1e-8, init_sol=init)
+    np.testing.assert_allclose(warm.coef_, cold.coef_, rtol=1e-5, atol=1e-7)
+    assert warm.results_[0].n_iter <= cold.results_[0].n_iter
+    with pytest.raises(linsvm.InvalidInputError, match="shape"):
+        linsvm.train(X, y, solver=0, init_sol=np.zeros((1, 3)))
+    with pytest.raises(linsvm.InvalidInputError, match="solvers 0 and 2"):
+        linsvm.train(X, y, solver=1, init_sol=init)
+
+
+def test_cli_parameter_search(tmp_path, capsys):
+    X, y = make_sparse_problem(n_rows=120, n_features=10, seed=2)
+    data = tmp_path / "d.txt"
+    linsvm.write_libsvm(X, y, data)
+    assert main(["train", "-C", "-v", "3", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert "log2c=" in out and out.strip().splitlines()[-1].startswith("Best C = ")
+    assert main(["train", "-C", "-s", "1", str(data)]) == 1
+    assert "only available for -s 0 and -s 2" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_probability_estimates_match_liblinear(tmp_path, n_classes):
+    liblinear = pytest.importorskip("liblinear.liblinearutil")
+    X, y = make_sparse_problem(n_rows=150, n_features=10, n_classes=n_classes, seed=4)
+    ll_model = liblinear.train(liblinear.problem(y, X), liblinear.parameter("-s 0 -q"))
+    path = tmp_path / "lr.model"
+    liblinear.save_model(str(path), ll_model)
+    _, _, ll_prob = liblinear.predict(y, X, ll_model, "-b 1 -q")
+    model = linsvm.load_model(path)
+    np.testing.assert_allclose(model.predict_proba(X), np.array(ll_prob), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(model.predict_proba(X).sum(axis=1), 1.0)
+
+
+def test_cli_probability_output(tmp_path, capsys):
+    X, y = make_sparse_problem(n_rows=80, n_features=8, seed=6)
+    data = tmp_path / "d.txt"
+    linsvm.write_libsvm(X, y, data)
+    model_file, out_file = tmp_path / "m", tmp_path / "o"
+    assert main(["train", "-q", "-s", "7", str(data), str(model_file)]) == 0
+    assert main(["predict", "-b", "1", str(data), str(model_file), str(out_file)]) == 0
+    lines = out_file.read_text().splitlines()
+    model = linsvm.load_model(model_file)
+    assert lines[0] == "labels " + " ".join(str(int(v)) for v in model.labels_)
+    first = lines[1].split()
+    assert float(first[0]) in model.labels_ and len(first) == 1 + len(model.labels_)
+    assert main(["train", "-q", "-s", "1", str(data), str(model_file)]) == 0
+    assert main(["predict", "-b", "1", str(data), str(model_file), str(out_file)]) == 1
+    assert "only supported for logistic regression" in capsys.readouterr().err

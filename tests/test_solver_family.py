@@ -1,0 +1,106 @@
+"""Every trainable solver through ``linsvm.train`` against LIBLINEAR: objective and model files.
+
+The per-solver tests (test_newton, test_dual_lr, test_crammer_singer, test_l1) check each
+routine on its own; these check the wiring: label order, one-vs-rest costs, class weights, the
+bias, the model layout, and that a model trained here is a LIBLINEAR model (its file loads in
+liblinear-official and predicts the same).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import (
+    liblinear_predict,
+    liblinear_weights,
+    linsvm_weights,
+    make_sparse_problem,
+    subproblems,
+)
+
+import linsvm
+from linsvm.objective import (
+    LOSS_LOGISTIC,
+    LOSS_SQUARED_HINGE,
+    cs_primal_value,
+    l1_primal_value,
+    primal_value,
+)
+
+liblinear = pytest.importorskip("liblinear.liblinearutil")
+
+# (solver, eps) pairs tight enough that both sides sit within ~1e-6 of the optimum
+TIGHT = {0: 1e-8, 2: 1e-8, 5: 1e-6, 6: 1e-6, 7: 1e-6}
+LOSS = {
+    0: LOSS_LOGISTIC,
+    2: LOSS_SQUARED_HINGE,
+    5: LOSS_SQUARED_HINGE,
+    6: LOSS_LOGISTIC,
+    7: LOSS_LOGISTIC,
+}
+
+
+def _objective(solver, X, bias, y_pm1, c_rows, w):
+    args = (X.indptr, X.indices, X.data, float(bias), y_pm1, c_rows, w, LOSS[solver])
+    if solver in (5, 6):
+        return l1_primal_value(*args, True)
+    return primal_value(*args)
+
+
+@pytest.mark.parametrize("solver", [0, 2, 5, 6, 7])
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_binary_solvers_match_liblinear(solver, n_classes, bias):
+    X, y = make_sparse_problem(n_rows=240, n_features=20, n_classes=n_classes, seed=11)
+    C, weights = 0.5, ({1: 2.0} if n_classes == 3 else None)
+    options = f"-s {solver} -c {C} -e {TIGHT[solver]} -B {bias} -q" + (" -w1 2" if weights else "")
+    ll = liblinear.train(liblinear.problem(y, X), liblinear.parameter(options))
+    model = linsvm.train(
+        X, y, solver=solver, C=C, eps=TIGHT[solver], bias=bias, class_weight=weights
+    )
+    assert list(model.labels_) == list(ll.get_labels())
+    W_ll, W_lin = liblinear_weights(ll), linsvm_weights(model)
+    assert W_ll.shape == W_lin.shape
+    for k, (y_pm1, c_rows) in enumerate(subproblems(y, ll.get_labels(), C, weights, None)):
+        ours = _objective(solver, X, bias, y_pm1, c_rows, W_lin[k])
+        theirs = _objective(solver, X, bias, y_pm1, c_rows, W_ll[k])
+        assert ours == pytest.approx(theirs, rel=1e-5), (k, ours, theirs)
+        assert model.results_[k].primal == pytest.approx(ours, rel=1e-10)
+        if np.isfinite(model.results_[k].gap):
+            assert model.results_[k].gap >= -1e-9 * abs(ours)
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_crammer_singer_matches_liblinear(n_classes):
+    X, y = make_sparse_problem(n_rows=240, n_features=20, n_classes=n_classes, seed=12)
+    ll = liblinear.train(liblinear.problem(y, X), liblinear.parameter("-s 4 -c 0.5 -e 1e-5 -q"))
+    model = linsvm.train(X, y, solver=4, C=0.5, eps=1e-5)
+    assert list(model.labels_) == list(ll.get_labels())
+    assert model.coef_.shape == (n_classes, X.shape[1])  # nr_w = nr_class, also for 2
+    index = {lab: k for k, lab in enumerate(ll.get_labels())}
+    cls = np.array([index[v] for v in y], dtype=np.int64)
+    c_rows = np.full(len(y), 0.5)
+
+    def primal(W):
+        return cs_primal_value(
+            X.indptr, X.indices, X.data, -1.0, cls, c_rows, np.ascontiguousarray(W.T)
+        )
+
+    assert primal(linsvm_weights(model)) == pytest.approx(primal(liblinear_weights(ll)), rel=1e-4)
+    result = model.results_[0]
+    assert len(model.results_) == 1 and result.gap >= -1e-9 * abs(result.primal)
+
+
+@pytest.mark.parametrize("solver", [0, 2, 4, 5, 6, 7])
+def test_models_trained_here_load_in_liblinear(tmp_path, solver):
+    X, y = make_sparse_problem(n_rows=200, n_features=15, n_classes=3, seed=13)
+    model = linsvm.train(X, y, solver=solver, bias=1.0)
+    path = tmp_path / f"s{solver}.model"
+    model.save(path)
+    ll = liblinear.load_model(str(path))
+    ll_labels, ll_dec = liblinear_predict(ll, X, native=True)
+    np.testing.assert_array_equal(model.predict(X), ll_labels)
+    np.testing.assert_allclose(model.decision_function(X), ll_dec, rtol=1e-12, atol=1e-12)
+    again = linsvm.load_model(path)
+    np.testing.assert_array_equal(again.coef_, model.coef_)
+    assert again.solver == solver

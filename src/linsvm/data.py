@@ -117,7 +117,7 @@ def group_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rank = np.empty_like(order)
     rank[order] = np.arange(order.shape[0])
     labels = uniq[order]
-    class_index = rank[inverse.ravel()].astype(np.int64)
+    class_index = rank[inverse.ravel()].astype(np.int32)  # 4 bytes a row: kept through training
     if labels.shape[0] == 2 and labels.dtype.kind in "iuf" and labels[0] == -1 and labels[1] == 1:
         labels = labels[::-1].copy()
         class_index = 1 - class_index

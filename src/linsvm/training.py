@@ -214,12 +214,11 @@ def train(
 
     coefs, bias_weights, results = [], [], []
     for k in targets:
-        positive = class_index == k
-        y_sign = np.where(positive, 1.0, -1.0)
+        y_sign = np.where(class_index == k, 1.0, -1.0)
         if n_classes == 2:
-            cost = np.where(positive, weighted_C[0], weighted_C[1])
+            cost = np.where(y_sign > 0, weighted_C[0], weighted_C[1])
         else:
-            cost = np.where(positive, weighted_C[k], float(C))
+            cost = np.where(y_sign > 0, weighted_C[k], float(C))
         if sw is not None:
             cost = cost * sw
         problem = _Subproblem(X, y_sign, cost, bias, k, labels[k])

@@ -104,7 +104,7 @@ def test_cross_validation(small_files, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["train", "-s", "11", "x"], "not implemented yet"),
+        (["train", "-s", "21", "x"], "not implemented yet"),
         (["train", "-s", "99", "x"], "unknown solver"),
         (["train", "-c", "abc", "x"], "needs a number"),
         (["train", "-v", "1", "x"], "n must >= 2"),

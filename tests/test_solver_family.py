@@ -104,3 +104,55 @@ def test_models_trained_here_load_in_liblinear(tmp_path, solver):
     again = linsvm.load_model(path)
     np.testing.assert_array_equal(again.coef_, model.coef_)
     assert again.solver == solver
+
+
+def _regression_problem(n_rows=200, n_features=12, seed=14):
+    rng = np.random.default_rng(seed)
+    X, _ = make_sparse_problem(n_rows=n_rows, n_features=n_features, seed=seed)
+    w = rng.normal(size=n_features)
+    y = X @ w + 0.1 * rng.normal(size=n_rows)
+    return X, y
+
+
+@pytest.mark.parametrize("solver, eps", [(11, 1e-8), (12, 1e-6), (13, 1e-6)])
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_regression_solvers_match_liblinear(tmp_path, solver, eps, bias):
+    from linsvm.objective import SVR_LOSS_L1, SVR_LOSS_L2, svr_primal_value
+
+    X, y = _regression_problem()
+    C, p = (0.1 if solver == 13 else 1.0), 0.05
+    options = f"-s {solver} -c {C} -p {p} -e {eps} -B {bias} -q"
+    ll = liblinear.train(liblinear.problem(y, X), liblinear.parameter(options))
+    model = linsvm.train(X, y, solver=solver, C=C, p=p, eps=eps, bias=bias)
+    assert model.labels_.size == 0 and model.coef_.shape == (1, X.shape[1])
+    loss = SVR_LOSS_L1 if solver == 13 else SVR_LOSS_L2
+    c_rows = np.full(len(y), C)
+    ours = svr_primal_value(X, bias, y, c_rows, linsvm_weights(model)[0], loss, p)
+    theirs = svr_primal_value(X, bias, y, c_rows, liblinear_weights(ll)[0], loss, p)
+    assert ours == pytest.approx(theirs, rel=1e-4 if solver == 13 else 1e-6)
+    result = model.results_[0]
+    assert result.primal == pytest.approx(ours, rel=1e-10)
+    assert result.gap >= -1e-9 * abs(ours)
+    # the model file is LIBLINEAR's: it loads there and predicts the same values
+    path = tmp_path / "svr.model"
+    model.save(path)
+    reloaded = liblinear.load_model(str(path))
+    ll_values, _, _ = liblinear.predict(y, X, reloaded, "-q")
+    np.testing.assert_allclose(model.predict(X), ll_values, rtol=1e-10, atol=1e-10)
+
+
+def test_regression_command_line(tmp_path, capsys):
+    from linsvm.cli import main
+
+    X, y = _regression_problem(seed=15)
+    data = tmp_path / "r.txt"
+    linsvm.write_libsvm(X, y, data)
+    model_file, out_file = tmp_path / "m", tmp_path / "o"
+    assert main(["train", "-q", "-s", "12", "-p", "0.05", str(data), str(model_file)]) == 0
+    assert main(["predict", str(data), str(model_file), str(out_file)]) == 0
+    out = capsys.readouterr().out
+    assert "Mean squared error = " in out and "Squared correlation coefficient = " in out
+    assert main(["train", "-s", "11", "-v", "3", str(data)]) == 0
+    assert "Cross Validation Mean squared error" in capsys.readouterr().out
+    with pytest.raises(linsvm.InvalidInputError, match="p must be >= 0"):
+        linsvm.train(X, y, solver=11, p=-1)

@@ -34,16 +34,23 @@ options:
      5 -- L1-regularized L2-loss support vector classification
      6 -- L1-regularized logistic regression
      7 -- L2-regularized logistic regression (dual)
+  for regression
+    11 -- L2-regularized L2-loss support vector regression (primal)
+    12 -- L2-regularized L2-loss support vector regression (dual)
+    13 -- L2-regularized L1-loss support vector regression (dual)
   (LIBLINEAR's other solver numbers are not implemented yet)
 -c cost : set the parameter C (default 1)
+-p epsilon : set the epsilon in loss function of SVR (default 0.1)
 -e epsilon : set tolerance of termination criterion
     -s 0 and 2: |f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2 (default 0.01)
     -s 5 and 6: |f'(w)|_1 <= eps*min(pos,neg)/l*|f'(w0)|_1 (default 0.01)
     -s 4: max dual block gradient spread <= eps (default 0.1)
+    -s 11: |f'(w)|_2 <= eps*|f'(w0)|_2 (default 0.0001)
+    -s 12 and 13: |f'(alpha)|_1 <= eps |f'(alpha0)| (default 0.1)
     -s 1 and 3: max PG - min PG <= eps and both within eps of zero (default 0.1)
     -s 7: max |dual sub-gradient| <= eps (default 0.1)
 -B bias : if bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default -1)
--R : not regularize the bias; must with -B 1 to have the bias (-s 0, 2, 5, 6)
+-R : not regularize the bias; must with -B 1 to have the bias (-s 0, 2, 5, 6, 11)
 -wi weight : weights adjust the parameter C of different classes (e.g. -w1 2 -w-1 0.5)
 -W file : per-instance weights, one number per line (C of row i becomes C * W_i)
 -v n : n-fold cross validation mode
@@ -94,6 +101,7 @@ class TrainOptions:
     buckets_per_group: int | None = None
     shrinking: bool = True
     regularize_bias: bool = True
+    p: float = 0.1
     find_C: bool = False
     C_given: bool = False
     solver_given: bool = False
@@ -145,8 +153,10 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             opts.eps = _number(value, float, arg)
         elif arg == "-B":
             opts.bias = _number(value, float, arg)
-        elif arg in ("-p", "-n"):
-            _number(value, float, arg)  # SVR / one-class parameters: unused by -s 1 and 3
+        elif arg == "-p":
+            opts.p = _number(value, float, arg)
+        elif arg == "-n":
+            _number(value, float, arg)  # one-class nu: not implemented yet
         elif arg == "-v":
             opts.n_folds = _number(value, int, arg)
             if opts.n_folds < 2:
@@ -226,6 +236,19 @@ def integer_labels(y: np.ndarray, path: str) -> np.ndarray:
     return y.astype(np.int64)
 
 
+def regression_scores(predicted: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """(mean squared error, squared correlation coefficient) as LIBLINEAR's predict reports."""
+    n = y.shape[0]
+    if n == 0:
+        return 0.0, float("nan")
+    v, t = predicted.astype(np.float64), y.astype(np.float64)
+    mse = float(np.mean((v - t) ** 2))
+    num = (n * np.dot(v, t) - v.sum() * t.sum()) ** 2
+    den = (n * np.dot(v, v) - v.sum() ** 2) * (n * np.dot(t, t) - t.sum() ** 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return mse, float(num / den)
+
+
 def _print_warnings(caught, quiet: bool) -> None:
     if quiet:
         return
@@ -245,7 +268,9 @@ def run_train(argv: list[str]) -> int:
     read_seconds = time.perf_counter() - start
     if X.shape[0] == 0:
         raise InvalidInputError(f"{opts.training_file}: no training instances")
-    y = integer_labels(y, opts.training_file)
+    regression = SOLVERS[opts.solver].kind == "regression"
+    if not regression:
+        y = integer_labels(y, opts.training_file)
     params: dict = dict(
         solver=opts.solver,
         C=opts.C,
@@ -257,6 +282,8 @@ def run_train(argv: list[str]) -> int:
         regularize_bias=opts.regularize_bias,
         seed=opts.seed,
     )
+    if regression:
+        params["p"] = opts.p
     if opts.bucket_size is not None:
         params["bucket_size"] = opts.bucket_size
     if opts.buckets_per_group is not None:
@@ -284,8 +311,13 @@ def run_train(argv: list[str]) -> int:
         if opts.n_folds:
             predicted = linsvm.cross_validation(X, y, opts.n_folds, **params)
             _print_warnings(caught, opts.quiet)
-            accuracy = 100.0 * np.mean(predicted == y)
-            print(f"Cross Validation Accuracy = {accuracy:g}%")
+            if regression:
+                mse, r2 = regression_scores(predicted, y)
+                print(f"Cross Validation Mean squared error = {mse:g}")
+                print(f"Cross Validation Squared correlation coefficient = {r2:g}")
+            else:
+                accuracy = 100.0 * np.mean(predicted == y)
+                print(f"Cross Validation Accuracy = {accuracy:g}%")
             return 0
         start = time.perf_counter()
         model = linsvm.train(X, y, verbose=opts.verbose and not opts.quiet, **params)
@@ -361,10 +393,9 @@ def run_predict(argv: list[str]) -> int:
     if not quiet:
         n = y.shape[0]
         if model.kind == "regression":
-            mse = float(np.mean((predicted - y) ** 2)) if n else 0.0
-            r = np.corrcoef(predicted, y)[0, 1] if n > 1 else np.nan
+            mse, r2 = regression_scores(predicted, y)
             print(f"Mean squared error = {mse:g} (regression)")
-            print(f"Squared correlation coefficient = {r * r:g} (regression)")
+            print(f"Squared correlation coefficient = {r2:g} (regression)")
         else:
             correct = int(np.sum(predicted == y))
             accuracy = 100.0 * correct / n if n else 0.0

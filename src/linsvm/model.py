@@ -94,6 +94,7 @@ class Model:
         bias_weights: np.ndarray | None = None,
         rho: float = 0.0,
         results: list[SubproblemResult] | None = None,
+        p: float | None = None,
     ) -> None:
         self.solver = int(solver)
         self.labels_ = np.asarray(labels)
@@ -106,6 +107,7 @@ class Model:
             else np.asarray(bias_weights, dtype=np.float64).reshape(n_w)
         )
         self.rho = float(rho)
+        self.p = p  # regression models: the tube width trained with (not in the model file)
         self.results_ = list(results or [])
 
     @property

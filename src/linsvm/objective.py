@@ -364,3 +364,128 @@ def cs_objectives(X, bias: float, class_index, C_rows, W, alpha) -> tuple[float,
     primal = cs_primal_value(X.indptr, X.indices, X.data, b, cls, C_rows, Wt)
     dual = cs_dual_value(X.indptr, X.indices, X.data, b, cls, alpha, Wt.shape[0])
     return float(primal), float(dual), float(primal - dual)
+
+
+# Support vector regression (-s 11, 12, 13): residual d_i = w'x_i - y_i, tube width p,
+# P(w) = 1/2 w'w + sum_i C_i max(0, |d_i| - p)^k with k = 1 (L1 loss) or 2 (L2 loss).
+SVR_LOSS_L1 = 0  # max(0, |d| - p)
+SVR_LOSS_L2 = 1  # max(0, |d| - p)^2
+
+
+def _loss_code(loss) -> int:
+    if loss in ("l1", "L1", SVR_LOSS_L1, 13):
+        return SVR_LOSS_L1
+    if loss in ("l2", "L2", SVR_LOSS_L2, 11, 12):
+        return SVR_LOSS_L2
+    raise ValueError(f"SVR loss must be 'l1' or 'l2' (or 0/1, or a solver 11/12/13), not {loss!r}")
+
+
+# (to move into objective.py)
+
+
+@njit(cache=True, nogil=True)
+def svr_loss_value(loss: int, d: float, p: float) -> float:
+    """xi(d) for the residual d = w'x - y: max(0, |d| - p), squared for the L2 loss."""
+    e = abs(d) - p
+    if e <= 0.0:
+        return 0.0
+    if loss == SVR_LOSS_L2:
+        return e * e
+    return e
+
+
+@njit(cache=True, nogil=True)
+def _svr_primal_value(indptr, indices, data, bias, y, C, w, loss, p, reg_bias) -> float:
+    ww = np.dot(w, w)
+    if not reg_bias:
+        ww -= w[w.shape[0] - 1] * w[w.shape[0] - 1]
+    total = 0.5 * ww
+    for i in range(y.shape[0]):
+        if C[i] > 0.0:
+            d = row_dot(indptr, indices, data, bias, i, w) - y[i]
+            total += C[i] * svr_loss_value(loss, d, p)
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _svr_weights_from_dual(indptr, indices, data, bias, beta, n_weights):
+    w = np.zeros(n_weights)
+    for i in range(beta.shape[0]):
+        if beta[i] != 0.0:
+            row_axpy(indptr, indices, data, bias, i, beta[i], w)
+    return w
+
+
+@njit(cache=True, nogil=True)
+def _svr_dual_value(indptr, indices, data, bias, y, C, beta, loss, p, n_weights) -> float:
+    w = _svr_weights_from_dual(indptr, indices, data, bias, beta, n_weights)
+    f = 0.5 * np.dot(w, w)
+    for i in range(y.shape[0]):
+        b = beta[i]
+        if b != 0.0:
+            if loss == SVR_LOSS_L2:
+                f += 0.25 * b * b / C[i]
+            f += p * abs(b) - y[i] * b
+    return -f
+
+
+@njit(cache=True, nogil=True)
+def _svr_dual_point(indptr, indices, data, bias, y, C, w, p):
+    beta = np.zeros(y.shape[0])
+    for i in range(y.shape[0]):
+        if C[i] > 0.0:
+            d = row_dot(indptr, indices, data, bias, i, w) - y[i]
+            if d > p:
+                beta[i] = -2.0 * C[i] * (d - p)
+            elif d < -p:
+                beta[i] = -2.0 * C[i] * (d + p)
+    return beta
+
+
+def svr_primal_value(X, bias, y, C, w, loss, p, *, regularize_bias=True) -> float:
+    """P(w) = 1/2 w'w (bias weight left out with -R) + sum_i C_i xi(w'x_i - y_i)."""
+    return float(
+        _svr_primal_value(
+            X.indptr, X.indices, X.data, float(bias), np.asarray(y, np.float64),
+            np.asarray(C, np.float64), np.asarray(w, np.float64), _loss_code(loss), float(p),
+            bool(regularize_bias),
+        )
+    )  # fmt: skip
+
+
+def svr_weights_from_dual(X, bias, beta) -> np.ndarray:
+    """w(beta) = sum_i beta_i x_i, computed afresh."""
+    n_weights = X.shape[1] + (1 if bias >= 0 else 0)
+    return _svr_weights_from_dual(
+        X.indptr, X.indices, X.data, float(bias), np.asarray(beta, np.float64), n_weights
+    )
+
+
+def svr_dual_value(X, bias, y, C, beta, loss, p) -> float:
+    """-f(beta): a lower bound on P* for any feasible beta (|beta_i| <= C_i for the L1 loss).
+
+    f(beta) = 1/2 ||w(beta)||^2 + sum_i (lambda_i/2 beta_i^2 + p |beta_i| - y_i beta_i).
+    """
+    n_weights = X.shape[1] + (1 if bias >= 0 else 0)
+    return float(
+        _svr_dual_value(
+            X.indptr, X.indices, X.data, float(bias), np.asarray(y, np.float64),
+            np.asarray(C, np.float64), np.asarray(beta, np.float64), _loss_code(loss), float(p),
+            n_weights,
+        )
+    )  # fmt: skip
+
+
+def svr_dual_point(X, bias, y, C, w, p) -> np.ndarray:
+    """The L2-loss SVR dual point of a primal w: beta_i = -2 C_i sign(d_i) max(0, |d_i| - p)."""
+    return _svr_dual_point(
+        X.indptr, X.indices, X.data, float(bias), np.asarray(y, np.float64),
+        np.asarray(C, np.float64), np.asarray(w, np.float64), float(p),
+    )  # fmt: skip
+
+
+def svr_objectives(X, bias, y, C, w, beta, loss, p) -> tuple[float, float, float]:
+    """(primal P(w), dual -f(beta), gap P(w) + f(beta)) for a regularised bias."""
+    primal = svr_primal_value(X, bias, y, C, w, loss, p)
+    dual = svr_dual_value(X, bias, y, C, beta, loss, p)
+    return primal, dual, primal - dual

@@ -40,6 +40,7 @@ from .solvers.dcd import solve_svm_dual
 from .solvers.dual_lr import solve_lr_dual
 from .solvers.l1 import LR_MAX_NEWTON_ITER, solve_l1r_l2_svc, solve_l1r_lr
 from .solvers.newton import primal_tolerance, solve_primal_newton
+from .solvers.svr import solve_svr, solve_svr_primal
 
 
 class ConvergenceWarning(UserWarning):
@@ -116,6 +117,7 @@ def train(
     max_iter: int | None = None,
     regularize_bias: bool = True,
     init_sol=None,
+    p: float = 0.1,
     shrinking: bool = True,
     bucket_size: int | None = None,
     buckets_per_group: int | None = None,
@@ -137,7 +139,8 @@ def train(
         L2-loss SVM (primal Newton), 3: L2-regularized L1-loss SVM (dual), 4: Crammer-Singer
         multi-class SVM (dual), 5: L1-regularized L2-loss SVM (primal CD), 6: L1-regularized
         logistic regression (newGLMNET), 7: L2-regularized logistic regression (dual; falls
-        back to 0 at its cap).
+        back to 0 at its cap); regression: 11: L2-loss SVR (primal Newton), 12: L2-loss SVR
+        (dual; falls back to 11 at its cap), 13: L1-loss SVR (dual).
     C : float
         Cost of errors (> 0).
     eps : float or None
@@ -153,6 +156,8 @@ def train(
     max_iter : int or None
         Cap on outer iterations (None: LIBLINEAR's: 300 for the dual solvers, 1000 Newton
         iterations for the primal ones).
+    p : float
+        The width of the epsilon-insensitive tube of the regression solvers (LIBLINEAR's -p).
     init_sol : array of shape (n_weight_vectors, n_features [+1]), optional
         Starting weights for the primal solvers 0 and 2 (LIBLINEAR's ``init_sol``), e.g. the
         ``coef_`` (with the bias weight appended when ``bias >= 0``) of a model at a smaller C.
@@ -187,6 +192,26 @@ def train(
         raise InvalidInputError("no training data: X has 0 rows")
     y = check_labels(y, n_rows)
     sw = check_sample_weight(sample_weight, n_rows)
+    if SOLVERS[solver].kind == "regression":
+        return _train_regression(
+            X,
+            y,
+            solver,
+            C,
+            eps,
+            p,
+            bias,
+            sw,
+            class_weight,
+            max_iter,
+            regularize_bias,
+            init_sol,
+            shrinking,
+            bucket_size,
+            buckets_per_group,
+            seed,
+            verbose,
+        )
     labels, class_index = group_labels(y)
     if labels.shape[0] < 2:
         raise InvalidInputError(
@@ -509,6 +534,112 @@ def _train_crammer_singer(
     )
     bias_weights = sol.W[:, n_features] if bias >= 0 else None
     return Model(4, labels, sol.W[:, :n_features], bias, bias_weights, results=[result])
+
+
+def _train_regression(
+    X,
+    y,
+    solver,
+    C,
+    eps,
+    p,
+    bias,
+    sw,
+    class_weight,
+    max_iter,
+    regularize_bias,
+    init_sol,
+    shrinking,
+    bucket_size,
+    buckets_per_group,
+    seed,
+    verbose,
+):
+    """-s 11 / 12 / 13: support vector regression on real targets (one weight vector)."""
+    if class_weight:
+        raise InvalidInputError("class weights (-wi) apply to classification, not regression")
+    if y.dtype.kind not in "iuf":
+        raise InvalidInputError(f"regression targets must be numbers, got dtype {y.dtype}")
+    try:
+        p = float(p)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"p must be a number, got {p!r}") from None
+    if not (np.isfinite(p) and p >= 0):
+        raise InvalidInputError(f"p must be >= 0, got {p}")
+    if not regularize_bias and (solver != 11 or bias != 1.0):
+        raise InvalidInputError("regularize_bias=False (-R) needs bias=1 (-B 1) and -s 11")
+    n_features = X.shape[1]
+    targets = np.asarray(y, dtype=np.float64)
+    cost = np.full(X.shape[0], C) if sw is None else C * sw
+    w0 = None
+    if init_sol is not None:
+        if solver != 11:
+            raise InvalidInputError("init_sol is supported only for solvers 0, 2 and 11")
+        w0 = np.asarray(init_sol, dtype=np.float64).reshape(-1)
+        if w0.shape[0] != n_features + (1 if bias >= 0 else 0):
+            raise InvalidInputError("init_sol has the wrong number of weights")
+    if solver == 11:
+        sol = solve_svr_primal(
+            X,
+            targets,
+            cost,
+            p,
+            bias,
+            eps,
+            max_iter,
+            w0=w0,
+            regularize_bias=regularize_bias,
+            verbose=verbose,
+        )
+    else:
+        sol = solve_svr(
+            solver,
+            X,
+            targets,
+            cost,
+            p,
+            bias,
+            eps,
+            shrinking=shrinking,
+            seed=seed,
+            bucket_size=bucket_size,
+            buckets_per_group=buckets_per_group,
+            dual_max_iter=max_iter,
+            verbose=verbose,
+        )
+    fell_back = solver == 12 and not hasattr(sol, "beta")
+    if fell_back:
+        warnings.warn(
+            f"reaching max number of iterations ({max_iter}); switching to -s 11 (primal Newton)",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    elif not sol.converged:
+        warnings.warn(
+            f"-s {solver} stopped at its iteration cap ({max_iter}) before reaching "
+            "the tolerance" + ("; -s 11 may be faster" if solver == 13 else ""),
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    beta = getattr(sol, "beta", None)
+    result = SubproblemResult(
+        n_iter=sol.n_iter,
+        converged=sol.converged,
+        primal=float(sol.primal),
+        dual=float(sol.dual),
+        gap=float(sol.gap),
+        n_sv=int(np.count_nonzero(beta)) if beta is not None else -1,
+        alpha=beta,
+        solver=11 if fell_back else solver,
+        stop_ratio=(
+            sol.grad_norm / sol.grad_norm0 if getattr(sol, "grad_norm0", 0) > 0 else float("nan")
+        ),
+    )
+    w = sol.w
+    bias_weights = np.array([w[n_features]]) if bias >= 0 else None
+    return Model(
+        solver, np.array([]), w[None, :n_features], bias, bias_weights, p=p, results=[result]
+    )
 
 
 def _make_callback(X, bias, y_sign, cost, loss, k, verbose, on_iteration):

@@ -69,13 +69,13 @@ SOLVERS: dict[int, SolverSpec] = {
             True,
         ),
         SolverSpec(
-            11, "L2R_L2LOSS_SVR", "L2-regularized L2-loss SVR (primal)", 0.0001, "regression", False
+            11, "L2R_L2LOSS_SVR", "L2-regularized L2-loss SVR (primal)", 0.0001, "regression", True
         ),
         SolverSpec(
-            12, "L2R_L2LOSS_SVR_DUAL", "L2-regularized L2-loss SVR (dual)", 0.1, "regression", False
+            12, "L2R_L2LOSS_SVR_DUAL", "L2-regularized L2-loss SVR (dual)", 0.1, "regression", True
         ),
         SolverSpec(
-            13, "L2R_L1LOSS_SVR_DUAL", "L2-regularized L1-loss SVR (dual)", 0.1, "regression", False
+            13, "L2R_L1LOSS_SVR_DUAL", "L2-regularized L1-loss SVR (dual)", 0.1, "regression", True
         ),
         SolverSpec(21, "ONECLASS_SVM", "one-class SVM (dual)", 0.01, "oneclass", False),
     ]

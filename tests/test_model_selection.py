@@ -56,7 +56,7 @@ def test_cli_parameter_search(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "log2c=" in out and out.strip().splitlines()[-1].startswith("Best C = ")
     assert main(["train", "-C", "-s", "1", str(data)]) == 1
-    assert "only available for -s 0 and -s 2" in capsys.readouterr().err
+    assert "only available for -s 0, -s 2 and -s 11" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
@@ -87,3 +87,19 @@ def test_cli_probability_output(tmp_path, capsys):
     assert main(["train", "-q", "-s", "1", str(data), str(model_file)]) == 0
     assert main(["predict", "-b", "1", str(data), str(model_file), str(out_file)]) == 1
     assert "only supported for logistic regression" in capsys.readouterr().err
+
+
+def test_regression_search_over_C_and_p(tmp_path, capsys):
+    from linsvm.model_selection import find_parameters
+
+    rng = np.random.default_rng(7)
+    X, _ = make_sparse_problem(n_rows=120, n_features=8, seed=7)
+    y = X @ rng.normal(size=8) + 0.05 * rng.normal(size=120)
+    search = find_parameters(X, y, solver=11, n_folds=3, verbose=False, initial_p=0.3)
+    assert 0 <= search.best_p <= 0.3 and search.best_C > 0
+    assert search.best_rate == min(score for _, score in search.path)
+    data = tmp_path / "r.txt"
+    linsvm.write_libsvm(X, y, data)
+    assert main(["train", "-C", "-s", "11", "-p", "0.2", "-v", "3", str(data)]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("Best C = ") and "Best p = " in last and "CV MSE = " in last

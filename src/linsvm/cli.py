@@ -54,7 +54,7 @@ options:
 -wi weight : weights adjust the parameter C of different classes (e.g. -w1 2 -w-1 0.5)
 -W file : per-instance weights, one number per line (C of row i becomes C * W_i)
 -v n : n-fold cross validation mode
--C : find parameters (C for -s 0 and 2)
+-C : find parameters (C for -s 0 and 2; C and p for -s 11)
 -q : quiet mode (no outputs)
 --seed N : seed of the random coordinate order (default 1)
 --max-iter N : cap on outer iterations (default 300 for the dual solvers, 1000 Newton
@@ -102,6 +102,7 @@ class TrainOptions:
     shrinking: bool = True
     regularize_bias: bool = True
     p: float = 0.1
+    p_given: bool = False
     find_C: bool = False
     C_given: bool = False
     solver_given: bool = False
@@ -155,6 +156,7 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             opts.bias = _number(value, float, arg)
         elif arg == "-p":
             opts.p = _number(value, float, arg)
+            opts.p_given = True
         elif arg == "-n":
             _number(value, float, arg)  # one-class nu: not implemented yet
         elif arg == "-v":
@@ -189,8 +191,8 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
         opts.n_folds = opts.n_folds or 5
         if not opts.solver_given:
             opts.solver = 2
-        if opts.solver not in (0, 2):
-            raise UsageError("warm-start parameter search only available for -s 0 and -s 2")
+        if opts.solver not in (0, 2, 11):
+            raise UsageError("warm-start parameter search only available for -s 0, -s 2 and -s 11")
     if opts.solver not in SOLVERS:
         raise UsageError(f"unknown solver type -s {opts.solver}")
     if not SOLVERS[opts.solver].available:
@@ -294,19 +296,26 @@ def run_train(argv: list[str]) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if opts.find_C:
-            from .model_selection import find_parameter_C
+            from .model_selection import find_parameters
 
             del params["C"]
-            search = find_parameter_C(
+            search = find_parameters(
                 X,
                 y,
                 n_folds=opts.n_folds,
                 initial_C=opts.C if opts.C_given else None,
+                initial_p=opts.p if opts.p_given and regression else None,
                 verbose=not opts.quiet,
                 **params,
             )
             _print_warnings(caught, opts.quiet)
-            print(f"Best C = {search.best_C:g}  CV accuracy = {100.0 * search.best_rate:g}%")
+            if regression:
+                print(
+                    f"Best C = {search.best_C:g} Best p = {search.best_p:g} "
+                    f"CV MSE = {search.best_rate:g}"
+                )
+            else:
+                print(f"Best C = {search.best_C:g}  CV accuracy = {100.0 * search.best_rate:g}%")
             return 0
         if opts.n_folds:
             predicted = linsvm.cross_validation(X, y, opts.n_folds, **params)

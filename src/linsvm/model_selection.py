@@ -1,10 +1,11 @@
 """LIBLINEAR's parameter search (``train -C``): cross-validation along a warm-started C path.
 
-For the primal solvers (-s 0, -s 2), C runs over powers of two from a start small enough that
-every model is nearly w = 0, up to 1024; each fold's solve starts from that fold's solution at
-the previous C, so the whole path costs little more than one solve at the largest C. The
-search stops early once w has stopped changing for five successive C (the data is then
-separable enough that larger C change nothing), as LIBLINEAR 2.50's ``find_parameter_C``.
+For the primal solvers (-s 0, -s 2, -s 11), C runs over powers of two from a start small
+enough that every model is nearly w = 0, up to 1024 (2**20 for -s 11); each fold's solve starts
+from that fold's solution at the previous C, so the whole path costs little more than one solve
+at the largest C. The search stops early once w has stopped changing for five successive C
+(larger C would change nothing), as LIBLINEAR 2.50's ``find_parameter_C``. For -s 11 the search
+also runs over p = i max|y| / 20, i = 19 ... 0, and scores by cross-validated mean squared error.
 """
 
 from __future__ import annotations
@@ -20,27 +21,41 @@ from .errors import InvalidInputError
 from .training import train
 
 MAX_C = 1024.0
+MAX_C_REGRESSION = 1048576.0
+P_STEPS = 20
 _UNCHANGED_LIMIT = 5  # stop after w stayed the same for this many successive C
 
 
 @dataclass
 class ParameterSearch:
-    """The outcome of a C search: the best C, its CV accuracy, and the path walked."""
+    """The outcome of a search: the best C (and p), its CV score, and the path walked."""
 
     best_C: float
-    best_rate: float  # cross-validation accuracy in [0, 1]
-    path: list[tuple[float, float]] = field(default_factory=list)  # (C, CV accuracy)
+    best_rate: float  # classification: CV accuracy in [0, 1]; regression: CV mean squared error
+    path: list[tuple[float, float]] = field(default_factory=list)  # (C, score)
     reached_max_C: bool = False
+    best_p: float = -1.0  # regression only
 
 
-def start_C(X, solver: int, bias: float) -> float:
-    """LIBLINEAR's calc_start_C: the power of two below 1/(l max x'x) (-s 2: 1/(2 l max x'x))."""
+def start_C(X, solver: int, bias: float, y=None, p: float = 0.0) -> float:
+    """LIBLINEAR's calc_start_C: the power of two below a C for which w is nearly 0.
+
+    -s 0: 1/(l max x'x); -s 2: 1/(2 l max x'x); -s 11: 0.01 sum_i max(|y_i| - p, 0)^2 /
+    (8 (sum_i |y_i|)^2 max x'x), infinite when no target lies outside the tube.
+    """
     sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
     max_xx = float(sq.max()) + (bias * bias if bias >= 0 else 0.0) if sq.size else 0.0
     if max_xx <= 0:
         return 1.0
     n_rows = X.shape[0]
-    min_C = 1.0 / (n_rows * max_xx) if solver == 0 else 1.0 / (2 * n_rows * max_xx)
+    if solver == 11:
+        y_abs = np.abs(np.asarray(y, dtype=np.float64))
+        loss = float(np.sum(np.maximum(y_abs - p, 0.0) ** 2))
+        if loss <= 0:
+            return math.inf
+        min_C = 0.1 * 0.1 * loss / (8 * float(y_abs.sum()) ** 2 * max_xx)
+    else:
+        min_C = 1.0 / (n_rows * max_xx) if solver == 0 else 1.0 / (2 * n_rows * max_xx)
     return 2.0 ** math.floor(math.log2(min_C))
 
 
@@ -61,14 +76,16 @@ def find_parameter_C(
     verbose: bool = True,
     **params,
 ) -> ParameterSearch:
-    """Cross-validation accuracy along a warm-started path of growing C (``train -C``).
+    """Cross-validated score along a warm-started path of growing C (``train -C``).
 
-    X, y as for ``train``; solver 0 or 2; ``initial_C`` (``-c`` with ``-C``) replaces the
-    computed start; ``params`` go to ``train`` (bias, eps, class_weight, ...). Prints one
-    line per C (``log2c= ... rate= ...``) when ``verbose``.
+    X, y as for ``train``; solver 0, 2 (accuracy) or 11 (mean squared error, for the ``p`` in
+    ``params``); ``initial_C`` (``-c`` with ``-C``) replaces the computed start; ``params``
+    go to ``train`` (bias, eps, class_weight, p, ...). Prints one line per C when ``verbose``.
     """
-    if solver not in (0, 2):
-        raise InvalidInputError("the warm-started parameter search is for -s 0 and -s 2")
+    if solver not in (0, 2, 11):
+        raise InvalidInputError(
+            "warm-start parameter search only available for -s 0, -s 2 and -s 11"
+        )
     X = as_csr(X)
     n_rows = X.shape[0]
     y = check_labels(y, n_rows)
@@ -84,7 +101,13 @@ def find_parameter_C(
         )
         n_folds = n_rows
     bias = float(params.get("bias", -1.0))
-    C = min(initial_C if initial_C and initial_C > 0 else start_C(X, solver, bias), MAX_C)
+    regression = solver == 11
+    max_C = MAX_C_REGRESSION if regression else MAX_C
+    p = float(params.get("p", 0.1))
+    if initial_C and initial_C > 0:
+        C = min(initial_C, max_C)
+    else:
+        C = min(start_C(X, solver, bias, y, p), max_C)
 
     perm = np.random.default_rng(seed).permutation(n_rows)
     bounds = [f * n_rows // n_folds for f in range(n_folds + 1)]
@@ -94,11 +117,11 @@ def find_parameter_C(
         fit = np.concatenate([perm[: bounds[f]], perm[bounds[f + 1] :]])
         folds.append((X[fit], y[fit], X[test], test))
 
-    search = ParameterSearch(best_C=C, best_rate=0.0)
+    search = ParameterSearch(best_C=C, best_rate=math.inf if regression else 0.0)
     previous: list[np.ndarray | None] = [None] * n_folds
     unchanged = 0
-    predicted = np.empty(n_rows, dtype=y.dtype)
-    while C <= MAX_C:
+    predicted = np.empty(n_rows, dtype=np.float64 if regression else y.dtype)
+    while C <= max_C:
         for f, (X_fit, y_fit, X_test, test) in enumerate(folds):
             model = train(
                 X_fit, y_fit, solver=solver, C=C, init_sol=previous[f], seed=seed, **params
@@ -109,18 +132,57 @@ def find_parameter_C(
                     unchanged = -1
             previous[f] = w
             predicted[test] = model.predict(X_test)
-        rate = float(np.mean(predicted == y))
-        search.path.append((C, rate))
-        if rate > search.best_rate:
-            search.best_C, search.best_rate = C, rate
-        if verbose:
-            print(f"log2c={math.log2(C):7.2f}\trate={100.0 * rate:g}")
+        if regression:
+            score = float(np.mean((predicted - y) ** 2))
+            better = score < search.best_rate
+        else:
+            score = float(np.mean(predicted == y))
+            better = score > search.best_rate
+        search.path.append((C, score))
+        if better:
+            search.best_C, search.best_rate = C, score
+        if verbose and regression:
+            print(f"log2c={math.log2(C):7.2f}\tp={p:7.2f}\tMean squared error={score:g}")
+        elif verbose:
+            print(f"log2c={math.log2(C):7.2f}\trate={100.0 * score:g}")
         unchanged += 1
         if unchanged == _UNCHANGED_LIMIT:
             break
         C *= 2.0
-    if C > MAX_C:
+    if C > max_C:
         search.reached_max_C = True
         if verbose:
             print("WARNING: maximum C reached.")
     return search
+
+
+def find_parameters(
+    X,
+    y,
+    solver: int = 2,
+    n_folds: int = 5,
+    initial_C: float | None = None,
+    initial_p: float | None = None,
+    seed: int = 1,
+    verbose: bool = True,
+    **params,
+) -> ParameterSearch:
+    """``train -C``: the C search for -s 0 / -s 2; for -s 11 a C search for each p on a grid.
+
+    For -s 11, p runs over i max|y| / 20 for i = 19 down to 0 (from ``initial_p`` down when
+    given, LIBLINEAR's ``-p`` with ``-C``); the (C, p) of lowest CV mean squared error wins.
+    """
+    if solver != 11:
+        return find_parameter_C(X, y, solver, n_folds, initial_C, seed, verbose, **params)
+    y_abs_max = float(np.max(np.abs(np.asarray(y, dtype=np.float64)))) if len(y) else 0.0
+    top = P_STEPS - 1
+    if initial_p is not None and initial_p > 0 and y_abs_max > 0:
+        top = min(int(initial_p / (y_abs_max / P_STEPS)), top)
+    best = ParameterSearch(best_C=math.nan, best_rate=math.inf)
+    for i in range(top, -1, -1):
+        params["p"] = i * y_abs_max / P_STEPS
+        search = find_parameter_C(X, y, 11, n_folds, initial_C, seed, verbose, **params)
+        if search.best_rate < best.best_rate:
+            best = search
+            best.best_p = params["p"]
+    return best

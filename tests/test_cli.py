@@ -104,7 +104,7 @@ def test_cross_validation(small_files, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["train", "-s", "21", "x"], "not implemented yet"),
+        (["train", "-s", "21", "-B", "1", str(A9A)], "ignored in ONECLASS_SVM"),
         (["train", "-s", "99", "x"], "unknown solver"),
         (["train", "-c", "abc", "x"], "needs a number"),
         (["train", "-v", "1", "x"], "n must >= 2"),

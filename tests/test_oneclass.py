@@ -54,10 +54,14 @@ def _generated():
     return X
 
 
-def _breast_cancer():
+def _breast_cancer(standardise: bool = False):
+    """scikit-learn's breast_cancer, columns scaled to [0, 1] (or standardised)."""
     datasets = pytest.importorskip("sklearn.datasets")
     X = datasets.load_breast_cancer().data
-    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    if standardise:
+        X = (X - X.mean(axis=0)) / X.std(axis=0)
+    else:
+        X = (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
     return sp.csr_matrix(X)
 
 
@@ -130,6 +134,21 @@ def test_same_path_as_liblinear_and_same_model_file(data, nu, tmp_path):
     ll.save_model(str(tmp_path / "ll.model"), model)
     Model(21, np.array([]), sol.w[None, :], -1.0, rho=sol.rho).save(tmp_path / "ours.model")
     assert (tmp_path / "ours.model").read_bytes() == (tmp_path / "ll.model").read_bytes()
+
+
+@pytest.mark.skipif(not X86_64, reason="bit-for-bit agreement checked on x86-64 builds only")
+def test_standardised_data_is_degenerate_for_both():
+    """Standardised columns put the origin inside the data: the optimum is w* ~ 0 (no offset
+    in this one-class SVM), the dual is ill-conditioned and LIBLINEAR stops at its cap of 1000
+    iterations for any eps <= 1e-3. linsvm does the same, to the same w and rho."""
+    X = _breast_cancer(standardise=True)
+    _, w_ll, rho_ll, iters = _liblinear(X, 0.5, 1e-3)
+    sol = solve_oneclass(X, 0.5, 1e-3)
+    assert iters == sol.n_iter == ONECLASS_MAX_ITER and not sol.converged
+    np.testing.assert_array_equal(sol.w, w_ll)
+    assert sol.rho == rho_ll
+    assert sol.objective < 1e-2  # ~0 against ~4e4 for the [0, 1]-scaled columns
+    assert sol.gap >= 0.0
 
 
 def test_model_file_roundtrip_with_liblinear(tmp_path, load_shared):
@@ -264,8 +283,10 @@ def prob_error(prob) -> str:
 def test_every_iterate_feasible(n_rows, n_features, density, seed, nu, rounding):
     """At every outer iteration: 0 <= a_i <= 1, sum a = nu l, w = sum a_i x_i, f non-increasing,
     gap >= 0; at the end the same and, if converged, LIBLINEAR's stopping rule holds."""
-    X, _ = make_sparse_problem(n_rows, n_features, density=density, seed=seed)
-    n_rows = X.shape[0]
+    rng = np.random.default_rng(seed)
+    X = sp.random(n_rows, n_features, density=density, format="csr", random_state=rng)
+    X.data = X.data - rng.uniform(0.0, 0.5)  # mostly positive, some negative values
+    X.sort_indices()
     f_prev = [np.inf]
 
     def check(it, n_active, alpha, w):

@@ -156,3 +156,24 @@ def test_regression_command_line(tmp_path, capsys):
     assert "Cross Validation Mean squared error" in capsys.readouterr().out
     with pytest.raises(linsvm.InvalidInputError, match="p must be >= 0"):
         linsvm.train(X, y, solver=11, p=-1)
+
+
+def test_one_class_through_train_and_the_command_line(tmp_path, capsys):
+    from linsvm.cli import main
+
+    X, y = make_sparse_problem(n_rows=150, n_features=10, seed=16)
+    X = abs(X)
+    model = linsvm.train(X, None, solver=21, nu=0.2)
+    assert model.labels_.size == 0 and np.isfinite(model.rho)
+    ll = liblinear.train(liblinear.problem(y, X), liblinear.parameter("-s 21 -n 0.2 -q"))
+    _, ll_dec = liblinear_predict(ll, X, native=True)
+    np.testing.assert_allclose(model.decision_function(X), ll_dec.ravel(), rtol=1e-6, atol=1e-6)
+    assert set(np.unique(model.predict(X))) <= {-1.0, 1.0}
+    data = tmp_path / "d.txt"
+    linsvm.write_libsvm(X, y, data)
+    assert main(["train", "-q", "-s", "21", "-n", "0.2", str(data), str(tmp_path / "m")]) == 0
+    assert "rho " in (tmp_path / "m").read_text()
+    assert main(["predict", str(data), str(tmp_path / "m"), str(tmp_path / "o")]) == 0
+    assert capsys.readouterr().out.startswith("Accuracy = ")
+    with pytest.raises(linsvm.InvalidInputError, match="nu"):
+        linsvm.train(X, y, solver=21, nu=1.5)

@@ -38,15 +38,19 @@ options:
     11 -- L2-regularized L2-loss support vector regression (primal)
     12 -- L2-regularized L2-loss support vector regression (dual)
     13 -- L2-regularized L1-loss support vector regression (dual)
+  for outlier detection
+    21 -- one-class support vector machine (dual)
   (LIBLINEAR's other solver numbers are not implemented yet)
 -c cost : set the parameter C (default 1)
 -p epsilon : set the epsilon in loss function of SVR (default 0.1)
+-n nu : set the parameter nu of one-class SVM (default 0.5)
 -e epsilon : set tolerance of termination criterion
     -s 0 and 2: |f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2 (default 0.01)
     -s 5 and 6: |f'(w)|_1 <= eps*min(pos,neg)/l*|f'(w0)|_1 (default 0.01)
     -s 4: max dual block gradient spread <= eps (default 0.1)
     -s 11: |f'(w)|_2 <= eps*|f'(w0)|_2 (default 0.0001)
     -s 12 and 13: |f'(alpha)|_1 <= eps |f'(alpha0)| (default 0.1)
+    -s 21: max violation of the dual's optimality <= eps (default 0.01)
     -s 1 and 3: max PG - min PG <= eps and both within eps of zero (default 0.1)
     -s 7: max |dual sub-gradient| <= eps (default 0.1)
 -B bias : if bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default -1)
@@ -103,6 +107,7 @@ class TrainOptions:
     regularize_bias: bool = True
     p: float = 0.1
     p_given: bool = False
+    nu: float = 0.5
     find_C: bool = False
     C_given: bool = False
     solver_given: bool = False
@@ -158,7 +163,7 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             opts.p = _number(value, float, arg)
             opts.p_given = True
         elif arg == "-n":
-            _number(value, float, arg)  # one-class nu: not implemented yet
+            opts.nu = _number(value, float, arg)
         elif arg == "-v":
             opts.n_folds = _number(value, int, arg)
             if opts.n_folds < 2:
@@ -271,7 +276,7 @@ def run_train(argv: list[str]) -> int:
     if X.shape[0] == 0:
         raise InvalidInputError(f"{opts.training_file}: no training instances")
     regression = SOLVERS[opts.solver].kind == "regression"
-    if not regression:
+    if SOLVERS[opts.solver].kind == "classification":
         y = integer_labels(y, opts.training_file)
     params: dict = dict(
         solver=opts.solver,
@@ -286,6 +291,8 @@ def run_train(argv: list[str]) -> int:
     )
     if regression:
         params["p"] = opts.p
+    if opts.solver == 21:
+        params["nu"] = opts.nu
     if opts.bucket_size is not None:
         params["bucket_size"] = opts.bucket_size
     if opts.buckets_per_group is not None:

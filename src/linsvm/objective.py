@@ -489,3 +489,67 @@ def svr_objectives(X, bias, y, C, w, beta, loss, p) -> tuple[float, float, float
     primal = svr_primal_value(X, bias, y, C, w, loss, p)
     dual = svr_dual_value(X, bias, y, C, beta, loss, p)
     return primal, dual, primal - dual
+
+
+# The one-class SVM (-s 21), LIBLINEAR's scaling: min_a 1/2 a'Qa, Q_ij = x_i'x_j,
+# 0 <= a_i <= 1, sum_i a_i = nu l; w = sum_i a_i x_i; decision w'x - rho.
+
+
+# (to move to objective.py)
+
+
+@njit(cache=True, nogil=True)
+def oneclass_w_from_dual(indptr, indices, data, alpha, n_weights):
+    """w(a) = sum_i a_i x_i, computed afresh."""
+    w = np.zeros(n_weights)
+    for i in range(alpha.shape[0]):
+        if alpha[i] != 0.0:
+            row_axpy(indptr, indices, data, -1.0, i, alpha[i], w)
+    return w
+
+
+@njit(cache=True, nogil=True)
+def oneclass_dual_value(indptr, indices, data, alpha, n_weights) -> float:
+    """f(a) = 1/2 a'Qa = 1/2 ||sum_i a_i x_i||^2 (the dual, minimised; LIBLINEAR's objective)."""
+    w = oneclass_w_from_dual(indptr, indices, data, alpha, n_weights)
+    return 0.5 * np.dot(w, w)
+
+
+@njit(cache=True, nogil=True)
+def oneclass_primal_at(indptr, indices, data, w, nu, rho) -> float:
+    """P(w, rho) = 1/2 w'w - nu l rho + sum_i max(0, rho - w'x_i)."""
+    n_rows = indptr.shape[0] - 1
+    total = 0.5 * np.dot(w, w) - nu * n_rows * rho
+    for i in range(n_rows):
+        total += max(0.0, rho - row_dot(indptr, indices, data, -1.0, i, w))
+    return total
+
+
+@njit(cache=True, nogil=True)
+def oneclass_best_rho(indptr, indices, data, w, nu) -> float:
+    """argmin_rho P(w, rho): the ceil(nu l)-th smallest w'x_i."""
+    n_rows = indptr.shape[0] - 1
+    if n_rows == 0:
+        return 0.0
+    g = np.empty(n_rows)
+    for i in range(n_rows):
+        g[i] = row_dot(indptr, indices, data, -1.0, i, w)
+    k = int(np.ceil(nu * n_rows))
+    k = min(max(k, 1), n_rows)
+    return np.partition(g, k - 1)[k - 1]
+
+
+@njit(cache=True, nogil=True)
+def oneclass_primal_value(indptr, indices, data, w, nu) -> float:
+    """P(w) = min_rho P(w, rho), an upper bound on P* = -1/2 ||w*||^2."""
+    rho = oneclass_best_rho(indptr, indices, data, w, nu)
+    return oneclass_primal_at(indptr, indices, data, w, nu, rho)
+
+
+def oneclass_objectives(X, nu: float, alpha) -> tuple[float, float, float]:
+    """(primal P(w(a)), dual -f(a), gap = P + f >= 0), with w(a) recomputed from ``alpha``."""
+    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+    w = oneclass_w_from_dual(X.indptr, X.indices, X.data, alpha, X.shape[1])
+    dual = -0.5 * float(np.dot(w, w))
+    primal = float(oneclass_primal_value(X.indptr, X.indices, X.data, w, float(nu)))
+    return primal, dual, primal - dual

@@ -40,6 +40,7 @@ from .solvers.dcd import solve_svm_dual
 from .solvers.dual_lr import solve_lr_dual
 from .solvers.l1 import LR_MAX_NEWTON_ITER, solve_l1r_l2_svc, solve_l1r_lr
 from .solvers.newton import primal_tolerance, solve_primal_newton
+from .solvers.oneclass import check_nu, check_oneclass_bias, solve_oneclass
 from .solvers.svr import solve_svr, solve_svr_primal
 
 
@@ -118,6 +119,7 @@ def train(
     regularize_bias: bool = True,
     init_sol=None,
     p: float = 0.1,
+    nu: float = 0.5,
     shrinking: bool = True,
     bucket_size: int | None = None,
     buckets_per_group: int | None = None,
@@ -140,7 +142,8 @@ def train(
         multi-class SVM (dual), 5: L1-regularized L2-loss SVM (primal CD), 6: L1-regularized
         logistic regression (newGLMNET), 7: L2-regularized logistic regression (dual; falls
         back to 0 at its cap); regression: 11: L2-loss SVR (primal Newton), 12: L2-loss SVR
-        (dual; falls back to 11 at its cap), 13: L1-loss SVR (dual).
+        (dual; falls back to 11 at its cap), 13: L1-loss SVR (dual); 21: one-class SVM
+        (y is ignored; no bias).
     C : float
         Cost of errors (> 0).
     eps : float or None
@@ -158,6 +161,8 @@ def train(
         iterations for the primal ones).
     p : float
         The width of the epsilon-insensitive tube of the regression solvers (LIBLINEAR's -p).
+    nu : float
+        The one-class SVM's nu in (0, 1] (LIBLINEAR's -n): about the fraction of outliers.
     init_sol : array of shape (n_weight_vectors, n_features [+1]), optional
         Starting weights for the primal solvers 0 and 2 (LIBLINEAR's ``init_sol``), e.g. the
         ``coef_`` (with the bias weight appended when ``bias >= 0``) of a model at a smaller C.
@@ -190,6 +195,8 @@ def train(
     n_rows, n_features = X.shape
     if n_rows == 0:
         raise InvalidInputError("no training data: X has 0 rows")
+    if solver == 21:
+        return _train_oneclass(X, nu, eps, bias, max_iter, class_weight, sample_weight)
     y = check_labels(y, n_rows)
     sw = check_sample_weight(sample_weight, n_rows)
     if SOLVERS[solver].kind == "regression":
@@ -640,6 +647,32 @@ def _train_regression(
     return Model(
         solver, np.array([]), w[None, :n_features], bias, bias_weights, p=p, results=[result]
     )
+
+
+def _train_oneclass(X, nu, eps, bias, max_iter, class_weight, sample_weight):
+    """-s 21: one-class SVM on the rows of X (labels play no part, as in LIBLINEAR)."""
+    check_oneclass_bias(bias)
+    nu = check_nu(nu)
+    if class_weight or sample_weight is not None:
+        raise InvalidInputError("the one-class SVM (-s 21) takes no class or sample weights")
+    sol = solve_oneclass(X, nu, eps, max_iter)
+    if not sol.converged:
+        warnings.warn(
+            f"reaching max number of iterations ({max_iter}) in the one-class SVM",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    result = SubproblemResult(
+        n_iter=sol.n_iter,
+        converged=sol.converged,
+        primal=sol.primal,
+        dual=sol.dual,
+        gap=sol.gap,
+        n_sv=sol.n_sv,
+        alpha=sol.alpha,
+        solver=21,
+    )
+    return Model(21, np.array([]), sol.w[None, :], -1.0, rho=sol.rho, results=[result])
 
 
 def _make_callback(X, bias, y_sign, cost, loss, k, verbose, on_iteration):

@@ -77,7 +77,7 @@ SOLVERS: dict[int, SolverSpec] = {
         SolverSpec(
             13, "L2R_L1LOSS_SVR_DUAL", "L2-regularized L1-loss SVR (dual)", 0.1, "regression", True
         ),
-        SolverSpec(21, "ONECLASS_SVM", "one-class SVM (dual)", 0.01, "oneclass", False),
+        SolverSpec(21, "ONECLASS_SVM", "one-class SVM (dual)", 0.01, "oneclass", True),
     ]
 }
 

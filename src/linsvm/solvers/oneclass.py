@@ -34,8 +34,13 @@ Algorithm 7):
   max{w'x_i : a_i = 1} and min{w'x_i : a_i = 0}.
 
 The selection is deterministic (LIBLINEAR's quick-select draws random pivots but orders by
-(value, row), a total order), so this solver follows LIBLINEAR's path up to rounding. Unlike
-LIBLINEAR, the active rows stay in ascending order (only the set matters to the selection).
+(value, row), a total order), so this solver follows LIBLINEAR's path; with
+``liblinear_rounding`` (default: every w'x_i summed in row order, as LIBLINEAR's
+``sparse_operator::dot``) it reproduces LIBLINEAR's iterations, w and rho bit for bit on every
+set tested (x86-64; model files byte-identical). Different from LIBLINEAR: the active rows stay
+in ascending order (only the set matters to the selection), and a selection over many rows first
+keeps the candidates beyond a threshold estimated from a sample of 512 values (one pass of plain
+comparisons), then quick-selects among them (same result, about a third of the cost).
 """
 
 from __future__ import annotations
@@ -46,7 +51,16 @@ import numpy as np
 from numba import njit
 
 from ..errors import InvalidInputError
-from ..objective import row_axpy, row_dot
+from ..objective import (  # noqa: F401  (the one-class objectives live in objective)
+    oneclass_best_rho,
+    oneclass_dual_value,
+    oneclass_objectives,
+    oneclass_primal_at,
+    oneclass_primal_value,
+    oneclass_w_from_dual,
+    row_axpy,
+    row_dot,
+)
 
 ONECLASS_DEFAULT_NU = 0.5
 ONECLASS_DEFAULT_EPS = 0.01
@@ -77,67 +91,6 @@ def check_nu(nu: float) -> float:
     if not (0.0 < nu <= 1.0):
         raise InvalidInputError(f"nu must be in (0, 1] for the one-class SVM, got {nu}")
     return nu
-
-
-# ----------------------------------------------------------------------------- objectives
-# (to move to objective.py)
-
-
-@njit(cache=True, nogil=True)
-def oneclass_w_from_dual(indptr, indices, data, alpha, n_weights):
-    """w(a) = sum_i a_i x_i, computed afresh."""
-    w = np.zeros(n_weights)
-    for i in range(alpha.shape[0]):
-        if alpha[i] != 0.0:
-            row_axpy(indptr, indices, data, -1.0, i, alpha[i], w)
-    return w
-
-
-@njit(cache=True, nogil=True)
-def oneclass_dual_value(indptr, indices, data, alpha, n_weights) -> float:
-    """f(a) = 1/2 a'Qa = 1/2 ||sum_i a_i x_i||^2 (the dual, minimised; LIBLINEAR's objective)."""
-    w = oneclass_w_from_dual(indptr, indices, data, alpha, n_weights)
-    return 0.5 * np.dot(w, w)
-
-
-@njit(cache=True, nogil=True)
-def oneclass_primal_at(indptr, indices, data, w, nu, rho) -> float:
-    """P(w, rho) = 1/2 w'w - nu l rho + sum_i max(0, rho - w'x_i)."""
-    n_rows = indptr.shape[0] - 1
-    total = 0.5 * np.dot(w, w) - nu * n_rows * rho
-    for i in range(n_rows):
-        total += max(0.0, rho - row_dot(indptr, indices, data, -1.0, i, w))
-    return total
-
-
-@njit(cache=True, nogil=True)
-def oneclass_best_rho(indptr, indices, data, w, nu) -> float:
-    """argmin_rho P(w, rho): the ceil(nu l)-th smallest w'x_i."""
-    n_rows = indptr.shape[0] - 1
-    if n_rows == 0:
-        return 0.0
-    g = np.empty(n_rows)
-    for i in range(n_rows):
-        g[i] = row_dot(indptr, indices, data, -1.0, i, w)
-    k = int(np.ceil(nu * n_rows))
-    k = min(max(k, 1), n_rows)
-    return np.partition(g, k - 1)[k - 1]
-
-
-@njit(cache=True, nogil=True)
-def oneclass_primal_value(indptr, indices, data, w, nu) -> float:
-    """P(w) = min_rho P(w, rho), an upper bound on P* = -1/2 ||w*||^2."""
-    rho = oneclass_best_rho(indptr, indices, data, w, nu)
-    return oneclass_primal_at(indptr, indices, data, w, nu, rho)
-
-
-def oneclass_objectives(X, nu: float, alpha) -> tuple[float, float, float]:
-    """(primal P(w(a)), dual -f(a), gap = P + f >= 0), with w(a) recomputed from ``alpha``."""
-    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-    w = oneclass_w_from_dual(X.indptr, X.indices, X.data, alpha, X.shape[1])
-    dual = -0.5 * float(np.dot(w, w))
-    primal = float(oneclass_primal_value(X.indptr, X.indices, X.data, w, float(nu)))
-    return primal, dual, primal - dual
 
 
 # ----------------------------------------------------------------------------- the solver

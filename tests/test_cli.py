@@ -179,3 +179,9 @@ def test_primal_solvers_and_unregularized_bias(tmp_path, capsys):
         assert main(["predict", "-q", str(A9A_T), str(model_file), str(tmp_path / "o")]) == 0
     assert main(["train", "-s", "1", "-R", str(A9A), str(tmp_path / "m")]) == 1
     assert "needs bias=1" in capsys.readouterr().err
+
+
+def test_l1_solver_reports_nonzeros(tmp_path, capsys):
+    assert main(["train", "-s", "6", str(A9A), str(tmp_path / "m")]) == 0
+    out = capsys.readouterr().out
+    assert "nnz(w) = " in out and "stop measure / initial" in out

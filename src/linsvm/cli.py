@@ -351,6 +351,8 @@ def run_train(argv: list[str]) -> int:
                 line += f"  dual = {r.dual:.10g}  duality gap = {r.gap:.3g}"
             if np.isfinite(r.stop_ratio):
                 line += f"  stop measure / initial = {r.stop_ratio:.3g}"
+            if r.nnz_w >= 0:
+                line += f"  nnz(w) = {r.nnz_w}"
             print(line)
         print(
             f"read {read_seconds:.3f} s, train {train_seconds:.3f} s "

@@ -11,14 +11,13 @@ also runs over p = i max|y| / 20, i = 19 ... 0, and scores by cross-validated me
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .data import as_csr, check_labels
 from .errors import InvalidInputError
-from .training import train
+from .training import cv_folds, train
 
 MAX_C = 1024.0
 MAX_C_REGRESSION = 1048576.0
@@ -89,17 +88,7 @@ def find_parameter_C(
     X = as_csr(X)
     n_rows = X.shape[0]
     y = check_labels(y, n_rows)
-    if n_rows == 0:
-        raise InvalidInputError("no training data: X has 0 rows")
-    if n_folds < 2:
-        raise InvalidInputError(f"n-fold cross validation: n must be >= 2, got {n_folds}")
-    if n_folds > n_rows:
-        print(
-            "WARNING: # folds > # data. Will use # folds = # data instead "
-            "(i.e., leave-one-out cross validation)",
-            file=sys.stderr,
-        )
-        n_folds = n_rows
+    splits = cv_folds(n_rows, n_folds, seed)
     bias = float(params.get("bias", -1.0))
     regression = solver == 11
     max_C = MAX_C_REGRESSION if regression else MAX_C
@@ -109,13 +98,8 @@ def find_parameter_C(
     else:
         C = min(start_C(X, solver, bias, y, p), max_C)
 
-    perm = np.random.default_rng(seed).permutation(n_rows)
-    bounds = [f * n_rows // n_folds for f in range(n_folds + 1)]
-    folds = []
-    for f in range(n_folds):
-        test = perm[bounds[f] : bounds[f + 1]]
-        fit = np.concatenate([perm[: bounds[f]], perm[bounds[f + 1] :]])
-        folds.append((X[fit], y[fit], X[test], test))
+    folds = [(X[fit], y[fit], X[test], test) for fit, test in splits]
+    n_folds = len(folds)
 
     search = ParameterSearch(best_C=C, best_rate=math.inf if regression else 0.0)
     previous: list[np.ndarray | None] = [None] * n_folds

@@ -690,17 +690,16 @@ def _make_callback(X, bias, y_sign, cost, loss, k, verbose, on_iteration):
     return callback
 
 
-def cross_validation(X, y, n_folds: int, seed: int = 1, **params) -> np.ndarray:
-    """Predicted label of each row by a model trained on the other folds (LIBLINEAR's ``-v``).
+def cv_folds(n_rows: int, n_folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """LIBLINEAR's cross-validation folds: (training rows, held-out rows) for each fold.
 
-    Rows are shuffled with ``seed`` and cut into ``n_folds`` consecutive folds; with more folds
-    than rows it is leave-one-out, as LIBLINEAR does.
+    Rows are shuffled with ``seed`` and cut into ``n_folds`` consecutive parts; with more
+    folds than rows it is leave-one-out, with LIBLINEAR's warning.
     """
-    X = as_csr(X)
-    n_rows = X.shape[0]
-    y = check_labels(y, n_rows)
     if n_folds < 2:
         raise InvalidInputError(f"n-fold cross validation: n must be >= 2, got {n_folds}")
+    if n_rows == 0:
+        raise InvalidInputError("no training data: X has 0 rows")
     if n_folds > n_rows:
         print(
             "WARNING: # folds > # data. Will use # folds = # data instead "
@@ -708,14 +707,25 @@ def cross_validation(X, y, n_folds: int, seed: int = 1, **params) -> np.ndarray:
             file=sys.stderr,
         )
         n_folds = n_rows
-    sw = params.pop("sample_weight", None)
-    sw = check_sample_weight(sw, n_rows)
     perm = np.random.default_rng(seed).permutation(n_rows)
     bounds = [i * n_rows // n_folds for i in range(n_folds + 1)]
+    return [
+        (
+            np.concatenate([perm[: bounds[f]], perm[bounds[f + 1] :]]),
+            perm[bounds[f] : bounds[f + 1]],
+        )
+        for f in range(n_folds)
+    ]
+
+
+def cross_validation(X, y, n_folds: int, seed: int = 1, **params) -> np.ndarray:
+    """Predicted label (or value) of each row by a model trained on the other folds (``-v``)."""
+    X = as_csr(X)
+    n_rows = X.shape[0]
+    y = check_labels(y, n_rows)
+    sw = check_sample_weight(params.pop("sample_weight", None), n_rows)
     predicted = np.empty(n_rows, dtype=y.dtype)
-    for f in range(n_folds):
-        test = perm[bounds[f] : bounds[f + 1]]
-        fit = np.concatenate([perm[: bounds[f]], perm[bounds[f + 1] :]])
+    for fit, test in cv_folds(n_rows, n_folds, seed):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             model = train(

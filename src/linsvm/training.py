@@ -1,9 +1,14 @@
-"""``train``: from (X, y) and LIBLINEAR's parameters to a Model, one sub-problem per weight vector.
+"""``train``: from (X, y) and LIBLINEAR's parameters to a Model, for every solver number.
 
-Multi-class is one-vs-rest with LIBLINEAR's class order and costs: for two classes the
-sub-problem's positive class is ``labels_[0]`` with C_p = C * weight[labels_[0]] and
-C_n = C * weight[labels_[1]]; for k > 2 classes, sub-problem j has C_p = C * weight[labels_[j]]
-and the rest keeps plain C. Sample weights multiply each row's C.
+Classification (-s 0-3, 5-7) is one binary sub-problem per weight vector, one-vs-rest with
+LIBLINEAR's class order and costs: for two classes the sub-problem's positive class is
+``labels_[0]`` with C_p = C * weight[labels_[0]] and C_n = C * weight[labels_[1]]; for k > 2
+classes, sub-problem j has C_p = C * weight[labels_[j]] and the rest keeps plain C. Sample
+weights multiply each row's C. Crammer-Singer (-s 4) is one problem over all classes,
+regression (-s 11-13) one problem on real targets, the one-class SVM (-s 21) one problem that
+ignores y. Each solver is its own routine in ``solvers/``; this module only dispatches, applies
+LIBLINEAR 2.50's fallbacks (1 -> 2, 7 -> 0, 12 -> 11 at the dual's iteration cap) and
+reports primal, dual and gap through ``objective``.
 """
 
 from __future__ import annotations

@@ -185,3 +185,14 @@ def test_l1_solver_reports_nonzeros(tmp_path, capsys):
     assert main(["train", "-s", "6", str(A9A), str(tmp_path / "m")]) == 0
     out = capsys.readouterr().out
     assert "nnz(w) = " in out and "stop measure / initial" in out
+
+
+def test_package_and_cli_start_without_scikit_learn():
+    # scikit-learn is imported by the estimators only, on first use of linsvm.LinearSVC
+    code = (
+        "import sys, linsvm, linsvm.cli; "
+        "assert 'sklearn' not in sys.modules; "
+        "linsvm.LinearSVC; assert 'sklearn' in sys.modules"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

@@ -8,10 +8,23 @@ from .training import ConvergenceWarning, cross_validation, train
 
 __version__ = "0.1.0"
 
+# scikit-learn estimators, imported on first use so that the command line and the plain API
+# start without scikit-learn.
+_ESTIMATORS = ("LinearSVC",)
+
+
+def __getattr__(name: str):
+    if name in _ESTIMATORS:
+        from . import estimators
+
+        return getattr(estimators, name)
+    raise AttributeError(f"module 'linsvm' has no attribute {name!r}")
+
 __all__ = [
     "ConvergenceWarning",
     "DataFormatError",
     "InvalidInputError",
+    "LinearSVC",
     "LinsvmError",
     "Model",
     "ModelFormatError",

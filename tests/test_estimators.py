@@ -1,0 +1,259 @@
+"""linsvm.estimators.LinearSVC: scikit-learn's estimator contract, equality with train."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+pytest.importorskip("sklearn")
+
+from conftest import make_sparse_problem  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from sklearn.svm import LinearSVC as SkLinearSVC  # noqa: E402
+from sklearn.utils.estimator_checks import (  # noqa: E402
+    check_sample_weight_equivalence_on_dense_data,
+    check_sample_weight_equivalence_on_sparse_data,
+    parametrize_with_checks,
+)
+
+from linsvm import train  # noqa: E402
+from linsvm.estimators import LinearSVC  # noqa: E402
+
+_SAMPLE_WEIGHT_REASON = (
+    "sample_weight is not equivalent to removing/repeating samples at the check's default "
+    "tolerance: the dual coordinate-descent solver is stochastic (sklearn's own LinearSVC "
+    "expects this failure too)"
+)
+EXPECTED_FAILED = {
+    "check_sample_weight_equivalence_on_dense_data": _SAMPLE_WEIGHT_REASON,
+    "check_sample_weight_equivalence_on_sparse_data": _SAMPLE_WEIGHT_REASON,
+}
+
+
+@parametrize_with_checks(
+    [LinearSVC(max_iter=20)], expected_failed_checks=lambda est: EXPECTED_FAILED
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def _primal(X, y, classes, coef, intercept, C, fit_intercept, scaling, loss="squared_hinge"):
+    """sklearn-convention primal value of each one-vs-rest sub-problem."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    values = []
+    for k in range(coef.shape[0]):
+        positive = classes[1] if coef.shape[0] == 1 else classes[k]
+        y_pm1 = np.where(y == positive, 1.0, -1.0)
+        margin = y_pm1 * (X @ coef[k] + intercept[k])
+        slack = np.maximum(0.0, 1.0 - margin)
+        reg = coef[k] @ coef[k]
+        if fit_intercept:
+            reg += (intercept[k] / scaling) ** 2
+        values.append(0.5 * reg + C * np.sum(slack**2 if loss == "squared_hinge" else slack))
+    return np.array(values)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("dual", [True, False])
+def test_primal_matches_sklearn(n_classes, fit_intercept, dual):
+    X, y = make_sparse_problem(n_rows=200, n_features=20, n_classes=n_classes, seed=3)
+    params = dict(C=0.5, tol=1e-6, dual=dual, fit_intercept=fit_intercept, max_iter=100000)
+    ours = LinearSVC(random_state=0, **params).fit(X, y)
+    ref = SkLinearSVC(random_state=0, **params).fit(X, y)
+    np.testing.assert_array_equal(ours.classes_, ref.classes_)
+    assert ours.coef_.shape == ref.coef_.shape
+    # sklearn's intercept_ is the scalar 0.0 without an intercept; ours is an array of zeros
+    assert ours.intercept_.shape == np.shape(np.broadcast_to(ref.intercept_, ours.intercept_.shape))
+    ref_intercept = np.broadcast_to(ref.intercept_, ours.intercept_.shape)
+    p_ours = _primal(X, y, ours.classes_, ours.coef_, ours.intercept_, 0.5, fit_intercept, 1.0)
+    p_ref = _primal(X, y, ref.classes_, ref.coef_, ref_intercept, 0.5, fit_intercept, 1.0)
+    np.testing.assert_allclose(p_ours, p_ref, rtol=1e-4)
+    # objective_ is that primal, per sub-problem in classes_ order
+    np.testing.assert_allclose(ours.objective_, p_ours, rtol=1e-8)
+    assert ours.dual_gap_.shape == ours.objective_.shape
+    assert np.mean(ours.predict(X) == ref.predict(X)) > 0.97
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_equals_train(n_classes):
+    X, y = make_sparse_problem(n_rows=150, n_features=30, n_classes=n_classes, seed=5)
+    est = LinearSVC(random_state=7, dual=True, C=2.0, intercept_scaling=2.0).fit(X, y)
+    seed = int(np.random.RandomState(7).randint(np.iinfo("i").max))
+    # y is -1/+1 or 1..3: sorted, so the encoded labels are its ranks
+    y_ind = np.searchsorted(np.unique(y), y)
+    model = train(X, y_ind, solver=1, C=2.0, eps=1e-4, bias=2.0, max_iter=1000, seed=seed)
+    labels = model.labels_.astype(int)
+    if n_classes == 2:
+        sign = 1.0 if labels[0] == 1 else -1.0
+        np.testing.assert_array_equal(est.coef_, sign * model.coef_)
+        np.testing.assert_array_equal(est.intercept_, sign * model.intercept_)
+    else:
+        order = np.argsort(labels)
+        np.testing.assert_array_equal(est.coef_, model.coef_[order])
+        np.testing.assert_array_equal(est.intercept_, model.intercept_[order])
+    np.testing.assert_array_equal(np.unique(y)[model.predict(X).astype(int)], est.predict(X))
+
+
+def test_binary_sign_convention_and_string_labels():
+    X, y = make_sparse_problem(n_rows=200, n_features=15, seed=1)
+    names = np.where(y > 0, "spam", "ham")
+    est = LinearSVC(random_state=0).fit(X, names)
+    assert list(est.classes_) == ["ham", "spam"]
+    dec = est.decision_function(X)
+    pred = est.predict(X)
+    np.testing.assert_array_equal(pred, np.where(dec > 0, "spam", "ham"))
+    assert np.mean(pred == names) > 0.9
+    # the same fit with labels in the other first-seen order gives the same model
+    perm = np.argsort(names, kind="stable")
+    est2 = LinearSVC(random_state=0, dual=False, tol=1e-8).fit(X[perm], names[perm])
+    est3 = LinearSVC(random_state=0, dual=False, tol=1e-8).fit(X, names)
+    np.testing.assert_allclose(est2.coef_, est3.coef_, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("multi_class", ["ovr", "crammer_singer"])
+def test_string_labels_multiclass_and_pickle(multi_class):
+    X, y = make_sparse_problem(n_rows=240, n_features=20, n_classes=3, seed=2)
+    names = np.array(["c", "a", "b"])[y.astype(int) - 1]
+    est = LinearSVC(multi_class=multi_class, random_state=0).fit(X, names)
+    assert list(est.classes_) == ["a", "b", "c"]
+    assert est.coef_.shape == (3, 20)
+    pred = est.predict(X)
+    np.testing.assert_array_equal(pred, est.classes_[np.argmax(est.decision_function(X), 1)])
+    assert np.mean(pred == names) > 0.8
+    clone = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(clone.predict(X), pred)
+    np.testing.assert_array_equal(clone.coef_, est.coef_)
+
+
+def test_crammer_singer_binary_is_one_vector():
+    X, y = make_sparse_problem(n_rows=150, n_features=10, seed=4)
+    est = LinearSVC(multi_class="crammer_singer", random_state=0).fit(X, y)
+    ref = SkLinearSVC(multi_class="crammer_singer", random_state=0).fit(X, y)
+    assert est.coef_.shape == ref.coef_.shape == (1, 10)
+    assert est.intercept_.shape == (1,)
+    assert np.mean(est.predict(X) == ref.predict(X)) > 0.95
+
+
+def test_float32_sparse_and_dense():
+    X, y = make_sparse_problem(n_rows=200, n_features=20, seed=6)
+    X32 = X.astype(np.float32)
+    est32 = LinearSVC(random_state=0, dual=True).fit(X32, y)
+    est64 = LinearSVC(random_state=0, dual=True).fit(X, y)
+    assert est32.coef_.dtype == np.float64
+    np.testing.assert_allclose(est32.coef_, est64.coef_, rtol=1e-3, atol=1e-4)
+    dense = LinearSVC(random_state=0, dual=True).fit(X32.toarray(), y)
+    assert dense.coef_.dtype == np.float64
+    np.testing.assert_allclose(dense.coef_, est32.coef_, rtol=1e-10, atol=1e-12)
+
+
+def test_float32_csr_is_not_copied(monkeypatch):
+    import linsvm.estimators as mod
+
+    X, y = make_sparse_problem(n_rows=100, n_features=10, seed=8)
+    X32 = X.astype(np.float32)
+    seen = {}
+    real_train = mod.train
+
+    def spy(X, *args, **kwargs):
+        seen["data"] = X.data
+        return real_train(X, *args, **kwargs)
+
+    monkeypatch.setattr(mod, "train", spy)
+    LinearSVC(random_state=0).fit(X32, y)
+    assert seen["data"] is X32.data or np.shares_memory(seen["data"], X32.data)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (dict(penalty="l1", loss="hinge"), "penalty='l1' and loss='hinge' is not supported"),
+        (dict(penalty="l1", dual=True), "are not supported when dual=True"),
+        (dict(loss="hinge", dual=False), "are not supported when dual=False"),
+    ],
+)
+def test_invalid_combinations(params, message):
+    X, y = make_sparse_problem(n_rows=50, n_features=5, seed=0)
+    with pytest.raises(ValueError, match=message):
+        LinearSVC(**params).fit(X, y)
+    with pytest.raises(ValueError, match=message):
+        SkLinearSVC(**params).fit(X, y)
+
+
+def test_dual_auto_and_l1_penalty():
+    X, y = make_sparse_problem(n_rows=200, n_features=20, seed=9)
+    # penalty l1 only has a primal solver: 'auto' picks it even for wide data
+    est = LinearSVC(penalty="l1", random_state=0).fit(X[:10], y[:10])
+    assert est.model_.solver == 5
+    assert LinearSVC(random_state=0).fit(X, y).model_.solver == 2
+    assert LinearSVC(random_state=0).fit(X[:10], y[:10]).model_.solver == 1
+    assert LinearSVC(loss="hinge", random_state=0).fit(X, y).model_.solver == 3
+
+
+def test_class_weight_balanced_and_sample_weight():
+    X, y = make_sparse_problem(n_rows=200, n_features=20, seed=10)
+    params = dict(class_weight="balanced", dual=False, tol=1e-8)
+    sw = np.linspace(0.5, 2.0, y.shape[0])
+    ours = LinearSVC(**params).fit(X, y, sample_weight=sw)
+    ref = SkLinearSVC(**params).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-3, atol=1e-5)
+    np.testing.assert_allclose(ours.intercept_, ref.intercept_, rtol=1e-3, atol=1e-5)
+
+
+def test_sparsify_densify():
+    X, y = make_sparse_problem(n_rows=100, n_features=10, seed=11)
+    est = LinearSVC(random_state=0).fit(X, y)
+    dense_pred = est.predict(X)
+    est.sparsify()
+    assert sp.issparse(est.coef_)
+    np.testing.assert_array_equal(est.predict(X), dense_pred)
+    est.densify()
+    assert isinstance(est.coef_, np.ndarray)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize(
+    "check",
+    [check_sample_weight_equivalence_on_dense_data, check_sample_weight_equivalence_on_sparse_data],
+)
+@pytest.mark.parametrize("class_weight", [None, "balanced"])
+def test_sample_weight_equivalence_primal(check, class_weight):
+    # the deterministic primal solver honours the equivalence the xfailed checks test (the
+    # configurations scikit-learn itself checks for LinearSVC)
+    check("LinearSVC", LinearSVC(dual=False, tol=1e-12, class_weight=class_weight))
+
+
+def test_convergence_warning_and_random_state():
+    X, y = make_sparse_problem(n_rows=200, n_features=20, seed=12)
+    with pytest.warns(ConvergenceWarning, match="failed to converge"):
+        LinearSVC(dual=True, max_iter=1, tol=1e-10, random_state=0).fit(X, y)
+    a = LinearSVC(dual=True, random_state=np.random.RandomState(3)).fit(X, y)
+    b = LinearSVC(dual=True, random_state=np.random.RandomState(3)).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.n_features_in_ == 20 and a.n_iter_ >= 1
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize(("penalty", "loss"), [("l2", "hinge"), ("l1", "squared_hinge")])
+def test_other_losses_match_sklearn(n_classes, penalty, loss):
+    X, y = make_sparse_problem(n_rows=200, n_features=20, n_classes=n_classes, seed=13)
+    params = dict(penalty=penalty, loss=loss, C=0.5, tol=1e-6, max_iter=100000)
+    ours = LinearSVC(random_state=0, **params).fit(X, y)
+    ref = SkLinearSVC(random_state=0, **params).fit(X, y)
+
+    def primal(est):
+        values = []
+        for k in range(est.coef_.shape[0]):
+            positive = est.classes_[1] if est.coef_.shape[0] == 1 else est.classes_[k]
+            y_pm1 = np.where(y == positive, 1.0, -1.0)
+            slack = np.maximum(0.0, 1.0 - y_pm1 * (X @ est.coef_[k] + est.intercept_[k]))
+            w = np.append(est.coef_[k], est.intercept_[k])
+            reg = np.abs(w).sum() if penalty == "l1" else 0.5 * w @ w
+            values.append(reg + 0.5 * np.sum(slack**2 if loss == "squared_hinge" else slack))
+        return np.array(values)
+
+    np.testing.assert_allclose(primal(ours), primal(ref), rtol=1e-4)
+    np.testing.assert_allclose(ours.objective_, primal(ours), rtol=1e-6)

@@ -20,6 +20,7 @@ def __getattr__(name: str):
         return getattr(estimators, name)
     raise AttributeError(f"module 'linsvm' has no attribute {name!r}")
 
+
 __all__ = [
     "ConvergenceWarning",
     "DataFormatError",

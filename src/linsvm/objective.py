@@ -69,6 +69,18 @@ def row_dot(indptr, indices, data, bias, i, w) -> float:
 
 
 @njit(cache=True, nogil=True)
+def row_sq_norm(indptr, data, bias, i) -> float:
+    """x_i'x_i in float64 (also for float32 data), with the implicit bias feature."""
+    sq = 0.0
+    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        v = np.float64(data[k])
+        sq += v * v
+    if bias >= 0.0:
+        sq += bias * bias
+    return sq
+
+
+@njit(cache=True, nogil=True)
 def row_axpy(indptr, indices, data, bias, i, scale, w) -> None:
     """w += scale * x_i, with the implicit bias feature when ``bias >= 0``."""
     for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):

@@ -53,6 +53,7 @@ from ..objective import (  # noqa: F401  (re-exported: the CS objectives live in
     cs_objectives,
     cs_primal_value,
     cs_weights_from_dual,
+    row_sq_norm,
 )
 from ._random import new_state, shuffle
 
@@ -286,12 +287,7 @@ def _prepare(indptr, indices, data, bias, cls, Crow, K, QD, alpha, alpha_index, 
     l = cls.shape[0]
     n_train = 0
     for i in range(l):
-        sq = 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            v = np.float64(data[k])
-            sq += v * v
-        if bias >= 0.0:
-            sq += bias * bias
+        sq = row_sq_norm(indptr, data, bias, i)
         QD[i] = sq
         for m in range(K):
             alpha_index[i, m] = m

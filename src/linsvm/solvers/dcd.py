@@ -28,7 +28,7 @@ from numba import njit
 
 from .._intrinsics import prefetch
 from ..errors import InvalidInputError
-from ..objective import LOSS_HINGE, LOSS_SQUARED_HINGE, row_axpy, row_dot
+from ..objective import LOSS_HINGE, LOSS_SQUARED_HINGE, row_axpy, row_dot, row_sq_norm
 from ._random import new_state, rand_below, shuffle
 
 # Layout of the small state arrays carried between kernel calls (so that a Python loop can run
@@ -60,6 +60,39 @@ def _reset_active(active, trainable_rows) -> int:
     n = trainable_rows.shape[0]
     active[:n] = trainable_rows
     return n
+
+
+@njit(cache=True, nogil=True)
+def rows_with_cost(C, row_index_dtype):
+    """The rows with C_i > 0 (the ones a dual solver trains on), ascending."""
+    n = 0
+    for i in range(C.shape[0]):
+        if C[i] > 0.0:
+            n += 1
+    rows = np.empty(n, dtype=row_index_dtype)
+    k = 0
+    for i in range(C.shape[0]):
+        if C[i] > 0.0:
+            rows[k] = i
+            k += 1
+    return rows
+
+
+@njit(cache=True, nogil=True, inline="always")
+def prefetch_ahead(order, s, n_visits, indptr, indices, data, rec_flat, rec_width) -> None:
+    """Ask for the rows visited a few steps after visit s: records and offsets first, then
+    (once their offsets have arrived) the start of their indices and values."""
+    if s + PREFETCH_ROW_AHEAD < n_visits:
+        ahead = order[s + PREFETCH_ROW_AHEAD]
+        prefetch(indptr, ahead)
+        prefetch(rec_flat, ahead * rec_width)
+    if s + PREFETCH_DATA_AHEAD < n_visits:
+        ahead = order[s + PREFETCH_DATA_AHEAD]
+        start = indptr[ahead]
+        prefetch(indices, start)
+        prefetch(data, start)
+        if indptr[ahead + 1] - start > 8:
+            prefetch(data, start + 8)
 
 
 @njit(cache=True, nogil=True)
@@ -173,17 +206,7 @@ def dcd_svm_kernel(
 
         for s in range(n_active):
             i = order[s]
-            if s + PREFETCH_ROW_AHEAD < n_active:
-                ahead = order[s + PREFETCH_ROW_AHEAD]
-                prefetch(indptr, ahead)
-                prefetch(rec_flat, ahead * 4)
-            if s + PREFETCH_DATA_AHEAD < n_active:
-                ahead = order[s + PREFETCH_DATA_AHEAD]
-                start = indptr[ahead]
-                prefetch(indices, start)
-                prefetch(data, start)
-                if indptr[ahead + 1] - start > 8:
-                    prefetch(data, start + 8)
+            prefetch_ahead(order, s, n_active, indptr, indices, data, rec_flat, 4)
             a = rec[i, _ALPHA]
             yi = rec[i, _Y]
             if squared_hinge:
@@ -260,19 +283,12 @@ def dcd_svm_kernel(
 @njit(cache=True, nogil=True)
 def _prepare(indptr, indices, data, bias, y, C, loss, alpha0, w, rec, row_index_dtype):
     """Fill the per-row records; w from alpha0 (warm start); return the trainable rows."""
-    n_trainable = 0
     for i in range(y.shape[0]):
-        sq = 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            v = np.float64(data[k])  # square in float64 also for float32 data
-            sq += v * v
-        if bias >= 0.0:
-            sq += bias * bias
+        sq = row_sq_norm(indptr, data, bias, i)
         a = 0.0
         bound_or_diag = 0.0
         diag = 0.0
         if C[i] > 0.0:
-            n_trainable += 1
             if loss == LOSS_SQUARED_HINGE:
                 diag = 0.5 / C[i]
                 bound_or_diag = diag
@@ -286,13 +302,7 @@ def _prepare(indptr, indices, data, bias, y, C, loss, alpha0, w, rec, row_index_
         rec[i, _BOUND_OR_DIAG] = bound_or_diag
         if a != 0.0:
             row_axpy(indptr, indices, data, bias, i, y[i] * a, w)
-    rows = np.empty(n_trainable, dtype=row_index_dtype)
-    k = 0
-    for i in range(y.shape[0]):
-        if C[i] > 0.0:
-            rows[k] = i
-            k += 1
-    return rows
+    return rows_with_cost(C, row_index_dtype)
 
 
 @dataclass

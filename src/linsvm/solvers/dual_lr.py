@@ -36,7 +36,6 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .._intrinsics import prefetch
 from ..objective import (  # noqa: F401  (the LR dual lives in objective; re-exported)
     LOSS_LOGISTIC,
     lr_dual_point,
@@ -46,9 +45,10 @@ from ..objective import (  # noqa: F401  (the LR dual lives in objective; re-exp
     primal_value,
     row_axpy,
     row_dot,
+    row_sq_norm,
 )
 from ._random import new_state
-from .dcd import _visiting_order, choose_order
+from .dcd import _visiting_order, choose_order, prefetch_ahead, rows_with_cost
 
 # LIBLINEAR 2.50 solve_l2r_lr_dual constants.
 MAX_INNER_ITER = 100  # inner Newton steps: the loop runs while inner_iter <= 100
@@ -65,8 +65,6 @@ _A, _CA, _QII, _Y, _C = 0, 1, 2, 3, 4
 # State carried between kernel calls (so a Python loop can run one outer iteration at a time).
 _F_INNEREPS, _F_GMAX, _F_INNEREPS_USED = 0, 1, 2
 _I_ITER, _I_CONVERGED, _I_NEWTON = 0, 1, 2
-
-PREFETCH_AHEAD = 8
 
 
 @njit(cache=True, nogil=True)
@@ -109,12 +107,7 @@ def lr_dual_kernel(
         gmax = 0.0
         for s in range(n_rows):
             i = order[s]
-            if s + PREFETCH_AHEAD < n_rows:
-                ahead = order[s + PREFETCH_AHEAD]
-                prefetch(indptr, ahead)
-                prefetch(rec_flat, ahead * ncol)
-                prefetch(indices, indptr[ahead])
-                prefetch(data, indptr[ahead])
+            prefetch_ahead(order, s, n_rows, indptr, indices, data, rec_flat, ncol)
             yi = rec[i, _Y]
             c = rec[i, _C]
             qa = rec[i, _QII]
@@ -165,19 +158,12 @@ def lr_dual_kernel(
 @njit(cache=True, nogil=True)
 def _prepare(indptr, indices, data, bias, y, C, alpha0, use_alpha0, w, rec, row_index_dtype):
     """Fill the per-row records and w(alpha); return the rows with C_i > 0."""
-    n_trainable = 0
     for i in range(y.shape[0]):
-        sq = 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            v = np.float64(data[k])
-            sq += v * v
-        if bias >= 0.0:
-            sq += bias * bias
+        sq = row_sq_norm(indptr, data, bias, i)
         c = C[i]
         a = 0.0
         ca = 0.0
         if c > 0.0:
-            n_trainable += 1
             lo = min(INIT_FRACTION * c, INIT_CAP)
             a = lo
             ca = c - lo
@@ -196,13 +182,7 @@ def _prepare(indptr, indices, data, bias, y, C, alpha0, use_alpha0, w, rec, row_
         rec[i, _C] = c
         if a != 0.0:
             row_axpy(indptr, indices, data, bias, i, y[i] * a, w)
-    rows = np.empty(n_trainable, dtype=row_index_dtype)
-    k = 0
-    for i in range(y.shape[0]):
-        if C[i] > 0.0:
-            rows[k] = i
-            k += 1
-    return rows
+    return rows_with_cost(C, row_index_dtype)
 
 
 # ----------------------------------------------------------------------------- objective, gap

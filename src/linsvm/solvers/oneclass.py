@@ -60,6 +60,7 @@ from ..objective import (  # noqa: F401  (the one-class objectives live in objec
     oneclass_w_from_dual,
     row_axpy,
     row_dot,
+    row_sq_norm,
 )
 
 ONECLASS_DEFAULT_NU = 0.5
@@ -140,10 +141,7 @@ def _prepare(indptr, indices, data, nu, alpha, qd, w) -> None:
             alpha[i] = m - n_full
         else:
             alpha[i] = 0.0
-        sq = 0.0
-        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            v = np.float64(data[k])
-            sq += v * v
+        sq = row_sq_norm(indptr, data, -1.0, i)
         qd[i] = sq
         if alpha[i] != 0.0:
             row_axpy(indptr, indices, data, -1.0, i, alpha[i], w)

@@ -55,7 +55,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from .._intrinsics import prefetch
 from ..errors import InvalidInputError
 from ..objective import (  # noqa: F401  (the SVR objectives live in objective; re-exported)
     SVR_LOSS_L1,
@@ -67,6 +66,7 @@ from ..objective import (  # noqa: F401  (the SVR objectives live in objective; 
     _svr_weights_from_dual,
     row_axpy,
     row_dot,
+    row_sq_norm,
     svr_dual_point,
     svr_dual_value,
     svr_loss_value,
@@ -75,7 +75,7 @@ from ..objective import (  # noqa: F401  (the SVR objectives live in objective; 
     svr_weights_from_dual,
 )
 from ._random import new_state
-from .dcd import _reset_active, _visiting_order, choose_order
+from .dcd import _reset_active, _visiting_order, choose_order, prefetch_ahead, rows_with_cost
 from .newton import (
     ARMIJO_ETA,
     DEFAULT_MAX_ITER,
@@ -100,8 +100,6 @@ _BETA, _H, _Y, _LAMBDA_OR_BOUND = 0, 1, 2, 3
 # Small state arrays carried between kernel calls.
 _F_GMAX_OLD, _F_GNORM1_INIT, _F_GMAX_NEW, _F_GNORM1_NEW = 0, 1, 2, 3
 _I_ACTIVE, _I_ITER, _I_CONVERGED = 0, 1, 2
-PREFETCH_ROW_AHEAD = 12
-PREFETCH_DATA_AHEAD = 6
 
 
 # ----------------------------------------------------------------------------- -s 11 kernels
@@ -441,15 +439,7 @@ def dcd_svr_kernel(
 
         for s in range(n_active):
             i = order[s]
-            if s + PREFETCH_ROW_AHEAD < n_active:
-                ahead = order[s + PREFETCH_ROW_AHEAD]
-                prefetch(indptr, ahead)
-                prefetch(rec_flat, ahead * 4)
-            if s + PREFETCH_DATA_AHEAD < n_active:
-                ahead = order[s + PREFETCH_DATA_AHEAD]
-                start = indptr[ahead]
-                prefetch(indices, start)
-                prefetch(data, start)
+            prefetch_ahead(order, s, n_active, indptr, indices, data, rec_flat, 4)
             b = rec[i, _BETA]
             h = rec[i, _H]
             if l2:
@@ -541,18 +531,11 @@ def dcd_svr_kernel(
 
 @njit(cache=True, nogil=True)
 def _prepare_svr(indptr, indices, data, bias, y, C, loss, rec, row_index_dtype):
-    n_trainable = 0
     for i in range(y.shape[0]):
-        sq = 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            v = np.float64(data[k])
-            sq += v * v
-        if bias >= 0.0:
-            sq += bias * bias
+        sq = row_sq_norm(indptr, data, bias, i)
         lam = 0.0
         col3 = 0.0
         if C[i] > 0.0:
-            n_trainable += 1
             if loss == SVR_LOSS_L2:
                 lam = 0.5 / C[i]
                 col3 = lam
@@ -562,13 +545,7 @@ def _prepare_svr(indptr, indices, data, bias, y, C, loss, rec, row_index_dtype):
         rec[i, _H] = sq + lam
         rec[i, _Y] = y[i]
         rec[i, _LAMBDA_OR_BOUND] = col3
-    rows = np.empty(n_trainable, dtype=row_index_dtype)
-    k = 0
-    for i in range(y.shape[0]):
-        if C[i] > 0.0:
-            rows[k] = i
-            k += 1
-    return rows
+    return rows_with_cost(C, row_index_dtype)
 
 
 @dataclass

@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 
 # scikit-learn estimators, imported on first use so that the command line and the plain API
 # start without scikit-learn.
-_ESTIMATORS = ("LinearSVC",)
+_ESTIMATORS = ("LinearSVC", "LinearSVR", "LogisticRegression")
 
 
 def __getattr__(name: str):
@@ -26,7 +26,9 @@ __all__ = [
     "DataFormatError",
     "InvalidInputError",
     "LinearSVC",
+    "LinearSVR",
     "LinsvmError",
+    "LogisticRegression",
     "Model",
     "ModelFormatError",
     "SubproblemResult",

@@ -1,10 +1,27 @@
 """scikit-learn estimators over linsvm's solvers (this module is the only one importing sklearn).
 
-``LinearSVC`` takes scikit-learn's ``sklearn.svm.LinearSVC`` parameters, defaults, attributes
-and validity rules, and fits through ``linsvm.train`` (no solver logic here): the parameters map
-to a LIBLINEAR solver number as scikit-learn's ``_get_liblinear_solver_type`` does, labels are
-encoded to 0..k-1 and the model's weight vectors are reordered to ``classes_``'s sorted order
-with scikit-learn's sign convention (binary: positive decision means ``classes_[1]``).
+``LinearSVC``, ``LinearSVR`` and ``LogisticRegression`` take the parameters, defaults,
+attributes and validity rules of ``sklearn.svm.LinearSVC``, ``sklearn.svm.LinearSVR`` and
+``sklearn.linear_model.LogisticRegression(solver="liblinear")``, and fit through
+``linsvm.train`` (no solver logic here): the parameters map to a LIBLINEAR solver number as
+scikit-learn's ``_get_liblinear_solver_type`` does, labels are encoded to 0..k-1 and the model's
+weight vectors are reordered to ``classes_``'s sorted order with scikit-learn's sign convention
+(binary: positive decision means ``classes_[1]``).
+
+Beyond scikit-learn, every estimator has
+
+- ``tol="liblinear"``: the faster tolerance preset, LIBLINEAR's own default stopping tolerance
+  for the chosen solver (what ``linsvm train`` and LIBLINEAR's ``train`` use: 0.1 for the dual
+  solvers, 0.01 for the primal Newton and L1 solvers, relative to the gradient at w = 0, and
+  0.001 for -s 11), instead of scikit-learn's 1e-4, which makes the dual solvers run far longer
+  for predictions that rarely change;
+- ``warm_start=True``: the next ``fit`` on the same rows restarts the solver from the previous
+  fit's dual variables (dual solvers) or weights (primal solvers), e.g. along a path of growing
+  ``C``; a fit on other rows, features or classes starts cold;
+- ``objective_`` and ``dual_gap_``: the primal objective and duality gap of each binary
+  sub-problem (NaN gap where the solver computes no dual), and ``model_``, the
+  ``linsvm.Model`` (LIBLINEAR's layout, on the encoded labels 0..k-1), which can be saved in
+  LIBLINEAR's model format.
 """
 
 from __future__ import annotations
@@ -13,28 +30,36 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
-from sklearn.linear_model._base import LinearClassifierMixin, SparseCoefMixin
+from sklearn.linear_model._base import LinearClassifierMixin, LinearModel, SparseCoefMixin
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from .model import Model
 from .training import ConvergenceWarning, train
 
-__all__ = ["LinearSVC", "liblinear_solver_type"]
+__all__ = ["LinearSVC", "LinearSVR", "LogisticRegression", "liblinear_solver_type"]
 
+# scikit-learn's _get_liblinear_solver_type table: loss -> penalty -> dual -> solver number
 _SOLVER_TYPES = {
+    "logistic_regression": {"l1": {False: 6}, "l2": {False: 0, True: 7}},
     "hinge": {"l2": {True: 3}},
     "squared_hinge": {"l1": {False: 5}, "l2": {False: 2, True: 1}},
+    "epsilon_insensitive": {"l2": {True: 13}},
+    "squared_epsilon_insensitive": {"l2": {False: 11, True: 12}},
 }
+
+# the preset: train's eps=None is LIBLINEAR's default for the solver
+_TOL_PRESET = "liblinear"
 
 
 def liblinear_solver_type(multi_class: str, penalty: str, loss: str, dual: bool) -> int:
-    """LIBLINEAR's solver number for LinearSVC's options (scikit-learn's rules and messages)."""
+    """LIBLINEAR's solver number for the options (scikit-learn's rules and messages)."""
     if multi_class == "crammer_singer":
         return 4
     if multi_class != "ovr":
@@ -74,30 +99,183 @@ def _resolve_dual(dual, loss: str, penalty: str, multi_class: str, n_samples: in
         return not preferred
 
 
-class LinearSVC(LinearClassifierMixin, SparseCoefMixin, BaseEstimator):
+def _train_eps(tol) -> float | None:
+    """The tolerance ``train`` gets: None (LIBLINEAR's default) for the preset."""
+    if isinstance(tol, str):
+        return None
+    if tol == 0:
+        # scikit-learn allows tol=0 for LogisticRegression (LIBLINEAR then runs to max_iter);
+        # train wants eps > 0: one no solver reaches, that survives LIBLINEAR's rescalings
+        return 1e-300
+    return float(tol)
+
+
+class _LiblinearMixin:
+    """Fit plumbing shared by the estimators: validation, warm start, train, attributes."""
+
+    def _validate_X_y(self, X, y, y_numeric: bool):
+        # float32 stays float32 and canonical CSR is not copied: train reads it as given
+        return validate_data(
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            order="C",
+            accept_large_sparse=False,
+            y_numeric=y_numeric,
+        )
+
+    def _warm_model(self, X, y_train) -> Model | None:
+        """The previous fit's model when warm starting on the same rows and labels."""
+        model = getattr(self, "model_", None)
+        if not (getattr(self, "warm_start", False) and isinstance(model, Model)):
+            return None
+        same_rows = getattr(self, "_n_samples_fit", None) == X.shape[0]
+        if not same_rows or model.n_features != X.shape[1]:
+            return None
+        if model.kind == "classification":
+            _, first = np.unique(y_train, return_index=True)
+            labels = y_train[np.sort(first)]  # LIBLINEAR's order: first appearance
+            if labels.shape != model.labels_.shape or np.any(labels != model.labels_):
+                return None
+        return model
+
+    def _train(self, X, y_train, solver: int, **params) -> Model:
+        """``linsvm.train`` with the estimator's common parameters; our convergence warnings
+        give way to scikit-learn's single one (issued by the caller from ``n_iter_``)."""
+        seed = int(check_random_state(self.random_state).randint(np.iinfo("i").max))
+        bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
+        if self.verbose:
+            print("[LibLinear]", end="")
+        warm = self._warm_model(X, y_train)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = train(
+                X,
+                y_train,
+                solver=solver,
+                C=float(self.C),
+                eps=_train_eps(self.tol),
+                bias=bias,
+                max_iter=max(int(self.max_iter), 1),
+                seed=seed,
+                verbose=bool(self.verbose),
+                warm_start=warm,
+                **params,
+            )
+        for w in caught:
+            if not issubclass(w.category, ConvergenceWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        self.model_ = model
+        self._n_samples_fit = X.shape[0]
+        results = model.results_
+        self.objective_ = np.array([r.primal for r in results], dtype=np.float64)
+        self.dual_gap_ = np.array([r.gap for r in results], dtype=np.float64)
+        # scikit-learn's rule: warn at the iteration cap (a Newton line search that can no
+        # longer improve at a tolerance near machine precision is not worth a warning)
+        n_iter = int(max(r.n_iter for r in results))
+        if n_iter >= self.max_iter:
+            warnings.warn(
+                "Liblinear failed to converge, increase the number of iterations.",
+                SklearnConvergenceWarning,
+                stacklevel=3,
+            )
+        return model
+
+    def _intercept(self, model: Model) -> np.ndarray | float:
+        """scikit-learn's ``intercept_``: bias * bias weight, or the scalar 0.0 without one."""
+        return np.array(model.intercept_, dtype=np.float64) if self.fit_intercept else 0.0
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class _LiblinearClassifier(_LiblinearMixin, LinearClassifierMixin, SparseCoefMixin, BaseEstimator):
+    """Classification: labels of any type, class weights, scikit-learn's coef_ layout."""
+
+    def _fit_classifier(self, X, y, sample_weight, solver_for) -> None:
+        """Validate, encode labels, train with ``solver_for(n_samples, n_features)``."""
+        X, y = self._validate_X_y(X, y, y_numeric=False)
+        check_classification_targets(y)
+        encoder = LabelEncoder()
+        y_ind = encoder.fit_transform(y)
+        self.classes_ = encoder.classes_
+        n_classes = self.classes_.shape[0]
+        if n_classes < 2:
+            raise ValueError(
+                "This solver needs samples of at least 2 classes in the data, but the data "
+                f"contains only one class: {self.classes_[0]!r}"
+            )
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        weights = compute_class_weight(
+            self.class_weight, classes=self.classes_, y=y, sample_weight=sample_weight
+        )
+        solver = solver_for(*X.shape)
+        model = self._train(
+            X,
+            y_ind,
+            solver,
+            class_weight={k: float(w) for k, w in enumerate(weights)},
+            sample_weight=sample_weight,
+        )
+        labels = np.asarray(model.labels_).astype(np.int64)
+        coef = model.coef_
+        intercept = np.broadcast_to(self._intercept(model), coef.shape[0])
+        if coef.shape[0] == 1:  # binary: LIBLINEAR's w is positive for labels_[0]
+            sign = 1.0 if labels[0] == 1 else -1.0
+            coef = sign * coef
+            intercept = sign * intercept
+        else:
+            # one row per class in labels_ order -> classes_ order
+            order = np.argsort(labels)
+            coef = coef[order]
+            intercept = intercept[order]
+            if len(model.results_) == n_classes:
+                self.objective_ = self.objective_[order]
+                self.dual_gap_ = self.dual_gap_[order]
+            if n_classes == 2:  # Crammer-Singer on two classes: one vector, as sklearn
+                coef = (coef[1] - coef[0]).reshape(1, -1)
+                intercept = intercept[1:] - intercept[:1]
+        self.coef_ = np.ascontiguousarray(coef, dtype=np.float64)
+        self.intercept_ = np.array(intercept, dtype=np.float64) if self.fit_intercept else 0.0
+        self._n_iter = int(max(r.n_iter for r in model.results_))
+
+
+_COMMON_CONSTRAINTS: dict = {
+    "tol": [Interval(Real, 0.0, None, closed="neither"), StrOptions({_TOL_PRESET})],
+    "C": [Interval(Real, 0.0, None, closed="neither")],
+    "fit_intercept": ["boolean"],
+    "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
+    "verbose": ["verbose"],
+    "random_state": ["random_state"],
+    "max_iter": [Interval(Integral, 0, None, closed="left")],
+    "warm_start": ["boolean"],
+}
+
+
+class LinearSVC(_LiblinearClassifier):
     """Linear support vector classification, a drop-in for ``sklearn.svm.LinearSVC``.
 
-    Parameters, defaults and fitted attributes are scikit-learn's; the fit runs
-    ``linsvm.train``. Beyond scikit-learn, ``dual_gap_`` and ``objective_`` hold the duality
-    gap and primal objective of each binary sub-problem (in ``classes_`` order for k > 2
-    classes; one value for two classes or Crammer-Singer; the gap is NaN where the solver
-    computes no dual). ``model_`` is the underlying ``linsvm.Model`` (LIBLINEAR's layout, on
-    the encoded labels 0..k-1).
+    Parameters, defaults and fitted attributes are scikit-learn's (``coef_`` of shape
+    (1, n_features) for two classes, else (n_classes, n_features); ``intercept_`` of shape (1,)
+    or (n_classes,), the scalar 0.0 when ``fit_intercept=False``; ``n_iter_`` the largest
+    iteration count over the sub-problems). Solvers: ``loss="squared_hinge"`` is LIBLINEAR's
+    -s 1 (dual) / -s 2 (primal), ``"hinge"`` -s 3, ``penalty="l1"`` -s 5,
+    ``multi_class="crammer_singer"`` -s 4. Beyond scikit-learn: ``tol="liblinear"``,
+    ``warm_start``, ``objective_``, ``dual_gap_`` and ``model_`` (see the module docstring).
     """
 
     _parameter_constraints: dict = {
+        **_COMMON_CONSTRAINTS,
         "penalty": [StrOptions({"l1", "l2"})],
         "loss": [StrOptions({"hinge", "squared_hinge"})],
         "dual": ["boolean", StrOptions({"auto"})],
-        "tol": [Interval(Real, 0.0, None, closed="neither")],
-        "C": [Interval(Real, 0.0, None, closed="neither")],
         "multi_class": [StrOptions({"ovr", "crammer_singer"})],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
         "class_weight": [None, dict, StrOptions({"balanced"})],
-        "verbose": ["verbose"],
-        "random_state": ["random_state"],
-        "max_iter": [Interval(Integral, 0, None, closed="left")],
     }
 
     def __init__(
@@ -115,6 +293,7 @@ class LinearSVC(LinearClassifierMixin, SparseCoefMixin, BaseEstimator):
         verbose=0,
         random_state=None,
         max_iter=1000,
+        warm_start=False,
     ):
         self.penalty = penalty
         self.loss = loss
@@ -128,95 +307,192 @@ class LinearSVC(LinearClassifierMixin, SparseCoefMixin, BaseEstimator):
         self.verbose = verbose
         self.random_state = random_state
         self.max_iter = max_iter
+        self.warm_start = warm_start
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit the model on (X, y), optionally with per-sample weights; returns self."""
+    def fit(self, X, y, sample_weight=None) -> LinearSVC:
+        """Fit on X (n_samples, n_features), y (n_samples,), optional per-sample weights."""
         self._validate_params()
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            accept_sparse="csr",
-            dtype=[np.float64, np.float32],
-            order="C",
-            accept_large_sparse=False,
-        )
-        check_classification_targets(y)
-        encoder = LabelEncoder()
-        y_ind = encoder.fit_transform(y)
-        self.classes_ = encoder.classes_
-        n_classes = self.classes_.shape[0]
-        if n_classes < 2:
-            raise ValueError(
-                "This solver needs samples of at least 2 classes in the data, but the data "
-                f"contains only one class: {self.classes_[0]!r}"
-            )
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        weights = compute_class_weight(
-            self.class_weight, classes=self.classes_, y=y, sample_weight=sample_weight
-        )
-        dual = _resolve_dual(
-            self.dual, self.loss, self.penalty, self.multi_class, X.shape[0], X.shape[1]
-        )
-        solver = liblinear_solver_type(self.multi_class, self.penalty, self.loss, dual)
-        bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
-        seed = int(check_random_state(self.random_state).randint(np.iinfo("i").max))
-        if self.verbose:
-            print("[LibLinear]", end="")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            model = train(
-                X,
-                y_ind,
-                solver=solver,
-                C=float(self.C),
-                eps=float(self.tol),
-                bias=bias,
-                class_weight={k: float(w) for k, w in enumerate(weights)},
-                sample_weight=sample_weight,
-                max_iter=max(int(self.max_iter), 1),
-                seed=seed,
-                verbose=bool(self.verbose),
-            )
-        for w in caught:
-            if issubclass(w.category, ConvergenceWarning):
-                continue
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        self.model_ = model
 
-        labels = np.asarray(model.labels_).astype(np.int64)
-        coef = model.coef_
-        intercept = model.intercept_ if self.fit_intercept else np.zeros(coef.shape[0])
-        results = model.results_
-        if coef.shape[0] == 1:  # binary: LIBLINEAR's w is positive for labels_[0]
-            sign = 1.0 if labels[0] == 1 else -1.0
-            coef = sign * coef
-            intercept = sign * intercept
-        else:
-            # one row per class in labels_ order -> classes_ order
-            order = np.argsort(labels)
-            coef = coef[order]
-            intercept = intercept[order]
-            if len(results) == len(labels):
-                results = [results[i] for i in order]
-            if n_classes == 2:  # Crammer-Singer on two classes: one vector, as sklearn
-                coef = (coef[1] - coef[0]).reshape(1, -1)
-                intercept = np.array([intercept[1] - intercept[0]])
-        self.coef_ = np.ascontiguousarray(coef, dtype=np.float64)
-        self.intercept_ = np.asarray(intercept, dtype=np.float64).copy()
-        self.n_iter_ = int(max(r.n_iter for r in results)) if results else 0
-        self.objective_ = np.array([r.primal for r in results], dtype=np.float64)
-        self.dual_gap_ = np.array([r.gap for r in results], dtype=np.float64)
-        if self.n_iter_ >= self.max_iter or any(not r.converged for r in results):
-            warnings.warn(
-                "Liblinear failed to converge, increase the number of iterations.",
-                SklearnConvergenceWarning,
-                stacklevel=2,
+        def solver_for(n_samples: int, n_features: int) -> int:
+            dual = _resolve_dual(
+                self.dual, self.loss, self.penalty, self.multi_class, n_samples, n_features
             )
+            return liblinear_solver_type(self.multi_class, self.penalty, self.loss, dual)
+
+        self._fit_classifier(X, y, sample_weight, solver_for)
+        self.n_iter_ = self._n_iter
         return self
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
+
+class LogisticRegression(_LiblinearClassifier):
+    """L2- or L1-regularised logistic regression, a drop-in for scikit-learn's
+    ``LogisticRegression(solver="liblinear")``.
+
+    Parameters, defaults and attributes are scikit-learn's, as with ``solver="liblinear"``
+    (the only solver here, and the default): ``l1_ratio=0`` (or ``penalty="l2"``) is LIBLINEAR's
+    -s 0 (primal Newton) or, with ``dual=True``, -s 7 (dual coordinate descent);
+    ``l1_ratio=1`` (or ``penalty="l1"``) is -s 6 (newGLMNET). More than two classes are fitted
+    one-vs-rest, as LIBLINEAR does (scikit-learn's liblinear solver refuses them), and
+    ``predict_proba`` then normalises the classes' sigmoids, as LIBLINEAR. Options only other
+    scikit-learn solvers have (elastic-net ``l1_ratio``, ``penalty=None`` or ``C=inf``) are an
+    error. ``n_iter_`` has shape (1,): the largest iteration count over the sub-problems.
+    ``n_jobs`` is accepted for compatibility and has no effect: the sub-problems run one
+    after another. Beyond scikit-learn: ``tol="liblinear"``, ``warm_start`` (scikit-learn's
+    liblinear ignores it; here it restarts the solver), ``objective_``, ``dual_gap_``,
+    ``model_``.
+    """
+
+    _parameter_constraints: dict = {
+        **_COMMON_CONSTRAINTS,
+        "penalty": [StrOptions({"l1", "l2", "elasticnet", "deprecated"}), None],
+        "C": [Interval(Real, 0, None, closed="right")],
+        "l1_ratio": [Interval(Real, 0, 1, closed="both"), None],
+        "dual": ["boolean"],
+        "tol": [Interval(Real, 0, None, closed="left"), StrOptions({_TOL_PRESET})],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "solver": [
+            StrOptions({"lbfgs", "liblinear", "newton-cg", "newton-cholesky", "sag", "saga"})
+        ],
+        "n_jobs": [None, Integral],
+    }
+
+    def __init__(
+        self,
+        penalty="deprecated",
+        *,
+        C=1.0,
+        l1_ratio=0.0,
+        dual=False,
+        tol=1e-4,
+        fit_intercept=True,
+        intercept_scaling=1,
+        class_weight=None,
+        random_state=None,
+        solver="liblinear",
+        max_iter=100,
+        verbose=0,
+        warm_start=False,
+        n_jobs=None,
+    ):
+        self.penalty = penalty
+        self.C = C
+        self.l1_ratio = l1_ratio
+        self.dual = dual
+        self.tol = tol
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
+        self.random_state = random_state
+        self.solver = solver
+        self.max_iter = max_iter
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
+
+    def _penalty(self) -> str:
+        """'l1' or 'l2' from penalty / l1_ratio / C, as scikit-learn resolves them."""
+        if self.solver != "liblinear":
+            raise ValueError(
+                f"linsvm's LogisticRegression has LIBLINEAR's solvers only: use "
+                f"solver='liblinear', got solver={self.solver!r}"
+            )
+        if self.penalty == "deprecated":
+            ratio = 0.0 if self.l1_ratio is None else self.l1_ratio
+            if 0 < ratio < 1:
+                raise ValueError(
+                    "Only 'saga' solver supports elasticnet penalty, got solver=liblinear."
+                )
+            penalty = "l1" if ratio == 1 else "l2"
+        elif self.penalty == "elasticnet":
+            raise ValueError(
+                "Only 'saga' solver supports elasticnet penalty, got solver=liblinear."
+            )
+        else:
+            penalty = self.penalty
+        if penalty is None or self.C == np.inf:
+            raise ValueError(
+                "C=np.inf as well as penalty=None is not supported for the liblinear solver"
+            )
+        return penalty
+
+    def fit(self, X, y, sample_weight=None) -> LogisticRegression:
+        """Fit on X (n_samples, n_features), y (n_samples,), optional per-sample weights."""
+        self._validate_params()
+        solver = liblinear_solver_type("ovr", self._penalty(), "logistic_regression", self.dual)
+        self._fit_classifier(X, y, sample_weight, lambda n_samples, n_features: solver)
+        self.n_iter_ = np.array([self._n_iter], dtype=np.int32)
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities, shape (n_samples, n_classes) in ``classes_`` order.
+
+        Two classes: the sigmoid of the decision value; more: each class's one-vs-rest
+        sigmoid, normalised to sum to 1 (LIBLINEAR's ``predict_probability``).
+        """
+        check_is_fitted(self)
+        return self._predict_proba_lr(X)
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Logarithm of ``predict_proba``, shape (n_samples, n_classes)."""
+        return np.log(self.predict_proba(X))
+
+
+class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
+    """Linear support vector regression, a drop-in for ``sklearn.svm.LinearSVR``.
+
+    Parameters, defaults and attributes are scikit-learn's: ``coef_`` of shape
+    (n_features,), ``intercept_`` of shape (1,) (the scalar 0.0 when ``fit_intercept=False``),
+    ``n_iter_`` an int. ``loss="epsilon_insensitive"`` is LIBLINEAR's -s 13 (dual),
+    ``"squared_epsilon_insensitive"`` -s 12 (dual) or -s 11 (primal Newton); ``epsilon`` is
+    LIBLINEAR's -p. Beyond scikit-learn: ``tol="liblinear"``, ``warm_start``, ``objective_``
+    and ``dual_gap_`` (shape (1,)), ``model_``.
+    """
+
+    _parameter_constraints: dict = {
+        **_COMMON_CONSTRAINTS,
+        "epsilon": [Real],
+        "loss": [StrOptions({"epsilon_insensitive", "squared_epsilon_insensitive"})],
+        "dual": ["boolean", StrOptions({"auto"})],
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon=0.0,
+        tol=1e-4,
+        C=1.0,
+        loss="epsilon_insensitive",
+        fit_intercept=True,
+        intercept_scaling=1.0,
+        dual="auto",
+        verbose=0,
+        random_state=None,
+        max_iter=1000,
+        warm_start=False,
+    ):
+        self.epsilon = epsilon
+        self.tol = tol
+        self.C = C
+        self.loss = loss
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.dual = dual
+        self.verbose = verbose
+        self.random_state = random_state
+        self.max_iter = max_iter
+        self.warm_start = warm_start
+
+    def fit(self, X, y, sample_weight=None) -> LinearSVR:
+        """Fit on X (n_samples, n_features), real targets y (n_samples,), optional weights."""
+        self._validate_params()
+        X, y = self._validate_X_y(X, y, y_numeric=True)
+        y = np.asarray(y, dtype=np.float64)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        dual = _resolve_dual(self.dual, self.loss, "l2", "ovr", *X.shape)
+        solver = liblinear_solver_type("ovr", "l2", self.loss, dual)
+        model = self._train(X, y, solver, p=float(self.epsilon), sample_weight=sample_weight)
+        self.coef_ = np.ascontiguousarray(model.coef_[0], dtype=np.float64)
+        self.intercept_ = self._intercept(model)
+        self.n_iter_ = int(max(r.n_iter for r in model.results_))
+        return self

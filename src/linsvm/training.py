@@ -123,6 +123,7 @@ def train(
     max_iter: int | None = None,
     regularize_bias: bool = True,
     init_sol=None,
+    warm_start: Model | None = None,
     p: float = 0.1,
     nu: float = 0.5,
     shrinking: bool = True,
@@ -171,6 +172,14 @@ def train(
     init_sol : array of shape (n_weight_vectors, n_features [+1]), optional
         Starting weights for the primal solvers 0 and 2 (LIBLINEAR's ``init_sol``), e.g. the
         ``coef_`` (with the bias weight appended when ``bias >= 0``) of a model at a smaller C.
+    warm_start : Model, optional
+        A model trained before on the same rows (same labels, same number of features), e.g.
+        at a smaller C: the dual solvers (1, 3, 4, 7, 12, 13) restart from its dual variables
+        (``results_[k].alpha``, projected into the new problem's bounds), the primal ones
+        (0, 2, 5, 6, 11) from its weights. A part it cannot supply starts cold (dual
+        variables from a primal-only solver such as 5 or 6; weights of another shape). The
+        stopping rules keep their cold-start reference, so the result is as accurate as a
+        cold start's. Not with ``init_sol``; not for -s 21.
     regularize_bias : bool
         False is LIBLINEAR's ``-R``: the bias weight is left out of the regulariser (primal
         solvers 0 and 2 only; needs ``bias == 1`` as LIBLINEAR requires).
@@ -200,6 +209,15 @@ def train(
     n_rows, n_features = X.shape
     if n_rows == 0:
         raise InvalidInputError("no training data: X has 0 rows")
+    if warm_start is not None:
+        if init_sol is not None:
+            raise InvalidInputError("give init_sol or warm_start, not both")
+        if not isinstance(warm_start, Model):
+            raise InvalidInputError(
+                f"warm_start must be a linsvm.Model, got {type(warm_start).__name__}"
+            )
+        if solver == 21:
+            raise InvalidInputError("warm_start is not supported by the one-class SVM (-s 21)")
     if solver == 21:
         return _train_oneclass(X, nu, eps, bias, max_iter, class_weight, sample_weight)
     y = check_labels(y, n_rows)
@@ -218,6 +236,7 @@ def train(
             max_iter,
             regularize_bias,
             init_sol,
+            warm_start,
             shrinking,
             bucket_size,
             buckets_per_group,
@@ -245,12 +264,15 @@ def train(
         if init_sol.shape != expected:
             raise InvalidInputError(f"init_sol must have shape {expected}, got {init_sol.shape}")
     if solver == 4:
+        ((alpha0, _),) = _warm_starts(warm_start, 4, X.shape, bias, labels, 1)
         return _train_crammer_singer(
-            X, labels, class_index, weighted_C, sw, bias, eps, max_iter, shrinking, seed
+            X, labels, class_index, weighted_C, sw, bias, eps, max_iter, shrinking, seed, alpha0
         )
 
+    starts = _warm_starts(warm_start, solver, X.shape, bias, labels, len(targets))
     coefs, bias_weights, results = [], [], []
     for k in targets:
+        alpha0, w0 = starts[len(results)]
         y_sign = np.where(class_index == k, 1.0, -1.0)
         if n_classes == 2:
             cost = np.where(y_sign > 0, weighted_C[0], weighted_C[1])
@@ -261,7 +283,7 @@ def train(
         problem = _Subproblem(X, y_sign, cost, bias, k, labels[k])
         if solver == 7:
             w, result = _train_lr_dual(
-                problem, eps, max_iter, bucket_size, buckets_per_group, seed + k
+                problem, eps, max_iter, bucket_size, buckets_per_group, seed + k, alpha0
             )
         elif solver in _SVM_DUAL_LOSS:
             w, result = _train_dual(
@@ -275,17 +297,69 @@ def train(
                 seed + k,
                 verbose,
                 on_iteration,
+                alpha0,
             )
         elif solver in (5, 6):
-            w, result = _train_l1(problem, solver, eps, max_iter, regularize_bias, seed + k)
+            w, result = _train_l1(problem, solver, eps, max_iter, regularize_bias, seed + k, w0)
         else:
-            w0 = None if init_sol is None else init_sol[len(results)]
+            if init_sol is not None:
+                w0 = init_sol[len(results)]
             w, result = _train_primal(problem, solver, eps, max_iter, regularize_bias, verbose, w0)
         results.append(result)
         coefs.append(w[:n_features])
         bias_weights.append(w[n_features] if bias >= 0 else 0.0)
 
     return Model(solver, labels, np.vstack(coefs), bias, np.array(bias_weights), results=results)
+
+
+_DUAL_SOLVERS = frozenset({1, 3, 4, 7, 12, 13})
+
+
+def _warm_starts(model, solver, shape, bias, labels, n_problems):
+    """``(alpha0, w0)`` for each sub-problem from a previous model (None where it starts cold).
+
+    Dual solvers take the model's dual variables (one vector per sub-problem, or the (l, K)
+    block of -s 4), primal solvers its weight vectors with the bias weight appended.
+    ``labels``: the data's labels in LIBLINEAR's order (None for regression).
+    """
+    if model is None:
+        return [(None, None)] * n_problems
+    n_rows, n_features = shape
+    if (labels is None) != (model.kind == "regression") or model.kind == "oneclass":
+        raise InvalidInputError(
+            f"warm_start: the model is a {model.kind} model, this is a "
+            f"{'regression' if labels is None else 'classification'} problem"
+        )
+    if labels is not None and (
+        model.labels_.shape != labels.shape or np.any(model.labels_ != labels)
+    ):
+        raise InvalidInputError(
+            f"warm_start: the model's labels {list(model.labels_)} are not the data's "
+            f"{list(labels)} (in order of first appearance)"
+        )
+    if model.n_features != n_features:
+        raise InvalidInputError(
+            f"warm_start: the model has {model.n_features} features, X has {n_features}"
+        )
+    results = model.results_
+    starts = []
+    for k in range(n_problems):
+        alpha0 = w0 = None
+        if solver in _DUAL_SOLVERS:
+            alpha = results[k].alpha if len(results) == n_problems else None
+            if alpha is not None and alpha.shape[0] != n_rows:
+                raise InvalidInputError(
+                    f"warm_start: the model's dual variables are for {alpha.shape[0]} rows, "
+                    f"X has {n_rows}"
+                )
+            if alpha is not None and (alpha.ndim == 2) == (solver == 4):
+                alpha0 = alpha
+        elif model.coef_.shape[0] == n_problems and (model.bias >= 0) == (bias >= 0):
+            w0 = model.coef_[k]
+            if bias >= 0:
+                w0 = np.append(w0, model.bias_weights_[k])
+        starts.append((alpha0, w0))
+    return starts
 
 
 @dataclass
@@ -311,8 +385,10 @@ def _train_dual(
     seed,
     verbose,
     on_iteration,
+    alpha0=None,
 ):
-    """-s 1 / -s 3 by DCD; -s 1 continues with the primal Newton solver at the cap (2.50)."""
+    """-s 1 / -s 3 by DCD (from ``alpha0`` when given); -s 1 continues with the primal Newton
+    solver at the cap (2.50)."""
     p = problem
     loss = _SVM_DUAL_LOSS[solver]
     callback = None
@@ -330,6 +406,7 @@ def _train_dual(
         bucket_size=bucket_size,
         buckets_per_group=buckets_per_group,
         seed=seed,
+        alpha0=alpha0,
         on_iteration=callback,
     )
     if sol.converged or solver != 1:
@@ -373,8 +450,9 @@ def _train_dual(
     return newton.w, _primal_result(p, newton, 2, sol.n_iter)
 
 
-def _train_lr_dual(problem, eps, max_iter, bucket_size, buckets_per_group, seed):
-    """-s 7 by dual CD; continues with -s 0 (primal Newton) at the cap, as LIBLINEAR 2.50."""
+def _train_lr_dual(problem, eps, max_iter, bucket_size, buckets_per_group, seed, alpha0=None):
+    """-s 7 by dual CD (from ``alpha0`` when given); continues with -s 0 (primal Newton) at
+    the cap, as LIBLINEAR 2.50."""
     p = problem
     sol = solve_lr_dual(
         p.X,
@@ -386,6 +464,7 @@ def _train_lr_dual(problem, eps, max_iter, bucket_size, buckets_per_group, seed)
         bucket_size=bucket_size,
         buckets_per_group=buckets_per_group,
         seed=seed,
+        alpha0=alpha0,
     )
     if sol.converged:
         primal, dual, gap = lr_objectives(
@@ -470,8 +549,9 @@ def _primal_result(p, newton, solver, dual_iterations, regularize_bias=True):
     )
 
 
-def _train_l1(problem, solver, eps, max_iter, regularize_bias, seed):
-    """-s 5 (L1-regularised L2-loss SVM, primal CD) / -s 6 (L1-regularised LR, newGLMNET)."""
+def _train_l1(problem, solver, eps, max_iter, regularize_bias, seed, w0=None):
+    """-s 5 (L1-regularised L2-loss SVM, primal CD) / -s 6 (L1-regularised LR, newGLMNET),
+    from ``w0`` when given."""
     p = problem
     solve = solve_l1r_l2_svc if solver == 5 else solve_l1r_lr
     loss = LOSS_SQUARED_HINGE if solver == 5 else LOSS_LOGISTIC
@@ -484,6 +564,7 @@ def _train_l1(problem, solver, eps, max_iter, regularize_bias, seed):
         max_iter,
         regularize_bias=regularize_bias,
         seed=seed,
+        w0=w0,
     )
     if not sol.converged:
         warnings.warn(
@@ -510,9 +591,10 @@ def _train_l1(problem, solver, eps, max_iter, regularize_bias, seed):
 
 
 def _train_crammer_singer(
-    X, labels, class_index, weighted_C, sw, bias, eps, max_iter, shrinking, seed
+    X, labels, class_index, weighted_C, sw, bias, eps, max_iter, shrinking, seed, alpha0=None
 ):
-    """-s 4: one Crammer-Singer problem over all classes; one weight vector per class."""
+    """-s 4: one Crammer-Singer problem over all classes; one weight vector per class (from
+    the dual point ``alpha0`` when given)."""
     sol = solve_crammer_singer(
         X,
         class_index,
@@ -524,6 +606,7 @@ def _train_crammer_singer(
         sample_weight=sw,
         seed=seed,
         shrinking=shrinking,
+        alpha0=alpha0,
     )
     if not sol.converged:
         warnings.warn(
@@ -561,6 +644,7 @@ def _train_regression(
     max_iter,
     regularize_bias,
     init_sol,
+    warm_start,
     shrinking,
     bucket_size,
     buckets_per_group,
@@ -583,7 +667,7 @@ def _train_regression(
     n_features = X.shape[1]
     targets = np.asarray(y, dtype=np.float64)
     cost = np.full(X.shape[0], C) if sw is None else C * sw
-    w0 = None
+    ((beta0, w0),) = _warm_starts(warm_start, solver, X.shape, bias, None, 1)
     if init_sol is not None:
         if solver != 11:
             raise InvalidInputError("init_sol is supported only for solvers 0, 2 and 11")
@@ -618,6 +702,7 @@ def _train_regression(
             buckets_per_group=buckets_per_group,
             dual_max_iter=max_iter,
             verbose=verbose,
+            beta0=beta0,
         )
     fell_back = solver == 12 and not hasattr(sol, "beta")
     if fell_back:

@@ -25,7 +25,8 @@ in LIBLINEAR's ``solve_sub_problem``). The stopping figure of an outer iteration
 ``maxG - minG`` over the rows updated; when it falls below ``eps_shrink`` (initially
 max(10 eps, 1)), the solver stops if it is also below ``eps`` and this iteration started from
 every row and class, and otherwise re-activates everything and halves ``eps_shrink`` (never
-below ``eps``). Defaults as LIBLINEAR: eps = 0.1, max_iter = 100000.
+below ``eps``). Defaults as LIBLINEAR: eps = 0.1, max_iter = 100000. The rule is absolute,
+so a warm start (``alpha0``, made feasible for the current C) stops at a cold start's tolerance.
 
 Differences from LIBLINEAR, none of which changes the problem solved: rows with C_i = 0 are left
 out; a row with x_i = 0 (no features and no bias) cannot move W, and its block is set to its
@@ -282,8 +283,39 @@ def cs_kernel(
 
 
 @njit(cache=True, nogil=True)
-def _prepare(indptr, indices, data, bias, cls, Crow, K, QD, alpha, alpha_index, y_index, n_act):
-    """Per-row constants and initial state; returns the trainable rows (C_i > 0, x_i != 0)."""
+def _project_block(a0, yi, Cy, out) -> None:
+    """A feasible block from a0 (K,): a_m <= 0 (m != yi), a_yi = -sum_{m != yi} a_m <= Cy.
+
+    Positive entries of the other classes become 0; the true class takes minus their sum; if
+    that exceeds Cy the whole block is scaled by Cy / a_yi (so a_yi = Cy and the sum stays 0).
+    A feasible block is kept (its true class's entry recomputed as minus the others' sum).
+    """
+    K = a0.shape[0]
+    total = 0.0
+    for m in range(K):
+        if m != yi:
+            v = min(a0[m], 0.0)
+            out[m] = v
+            total += v
+    ay = -total
+    if ay > Cy:
+        scale = Cy / ay
+        for m in range(K):
+            out[m] *= scale
+        ay = Cy
+    out[yi] = ay
+
+
+@njit(cache=True, nogil=True)
+def _prepare(
+    indptr, indices, data, bias, cls, Crow, K, QD, alpha, alpha_index, y_index, n_act, alpha0,
+    use_alpha0,
+):  # fmt: skip
+    """Per-row constants and initial state; returns the trainable rows (C_i > 0, x_i != 0).
+
+    With ``use_alpha0`` the trainable rows start from alpha0's blocks made feasible by
+    ``_project_block`` (the others as without it: 0, or the dual optimum where x_i = 0).
+    """
     l = cls.shape[0]
     n_train = 0
     for i in range(l):
@@ -296,6 +328,8 @@ def _prepare(indptr, indices, data, bias, cls, Crow, K, QD, alpha, alpha_index, 
         if Crow[i] > 0.0:
             if sq > 0.0:
                 n_train += 1
+                if use_alpha0:
+                    _project_block(alpha0[i], cls[i], Crow[i], alpha[i])
             elif K > 1:
                 # x_i = 0: W cannot see this row; its block's dual optimum is at the bounds
                 other = 1 if cls[i] == 0 else 0
@@ -340,6 +374,7 @@ def solve_crammer_singer(
     seed: int = 1,
     shrinking: bool = True,
     on_iteration=None,
+    alpha0: np.ndarray | None = None,
 ) -> CSSolution:
     """Solve the Crammer-Singer multi-class SVM dual by block coordinate descent.
 
@@ -349,6 +384,14 @@ def solve_crammer_singer(
     the row). Bias as an implicit extra last feature when bias >= 0. ``on_iteration(iteration,
     n_active, stopping, W, alpha)`` is called after each outer iteration when given (W as
     (n [+1], K) feature-major: the solver's own arrays, not copies).
+
+    alpha0: (l, n_classes) a warm start in the layout of ``CSSolution.alpha`` (e.g. the
+    solution at another C or with other weights). Each block is made feasible for the current
+    C_i: the entries of the other classes clipped to <= 0, the true class's set to minus their
+    sum, and the block scaled down when that exceeds C_i (a feasible block is kept);
+    rows with C_i = 0 get 0, rows with x_i = 0 their dual optimum as without a warm start. W
+    starts as W(alpha). The stopping rule (largest gradient spread < eps) is absolute, so a
+    warm start stops at the same tolerance as a cold one. Without alpha0 nothing changes.
     """
     n_rows, n_features = X.shape
     K = int(n_classes)
@@ -373,6 +416,15 @@ def solve_crammer_singer(
         raise InvalidInputError("the per-row costs C_i must be finite and >= 0")
     if not eps > 0.0:
         raise InvalidInputError(f"eps must be > 0, got {eps}")
+    use_alpha0 = alpha0 is not None
+    if use_alpha0:
+        alpha0 = np.ascontiguousarray(alpha0, dtype=np.float64)
+        if alpha0.shape != (n_rows, K):
+            raise InvalidInputError(f"alpha0 must have shape ({n_rows}, {K}), got {alpha0.shape}")
+        if not np.all(np.isfinite(alpha0)):
+            raise InvalidInputError("alpha0 must be finite")
+    else:
+        alpha0 = np.zeros((0, K))
 
     b = float(bias)
     w_size = n_features + (1 if b >= 0.0 else 0)
@@ -383,8 +435,11 @@ def solve_crammer_singer(
     y_index = np.empty(n_rows, dtype=np.int64)
     n_act_row = np.empty(n_rows, dtype=np.int64)
     index = _prepare(
-        X.indptr, X.indices, X.data, b, cls, Crow, K, QD, alpha, alpha_index, y_index, n_act_row
-    )
+        X.indptr, X.indices, X.data, b, cls, Crow, K, QD, alpha, alpha_index, y_index, n_act_row,
+        alpha0, use_alpha0,
+    )  # fmt: skip
+    if use_alpha0:
+        Wt = cs_weights_from_dual(X.indptr, X.indices, X.data, b, alpha, w_size)
     istate = np.array([index.shape[0], 0, 0, 1], dtype=np.int64)
     fstate = np.array([max(EPS_SHRINK_FACTOR * eps, 1.0), -np.inf])
     rng = new_state(seed)

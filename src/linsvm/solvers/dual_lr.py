@@ -22,7 +22,8 @@ As LIBLINEAR's ``solve_l2r_lr_dual`` (linear.cpp, 2.50):
 - innereps starts at 1e-2 and is divided by 10 (down to min(1e-8, eps)) after every outer
   iteration whose Newton steps numbered at most l/10 (integer division);
 - the outer loop stops when max_i |g'_i(start)| < eps over an outer iteration, or after
-  ``max_iter`` (LIBLINEAR: 300) outer iterations; no shrinking;
+  ``max_iter`` (LIBLINEAR: 300) outer iterations; no shrinking. The rule is absolute (no
+  reference from the first iteration), so a warm start stops at a cold start's tolerance;
 - the initial point a_i = min(0.001 C_i, 1e-8).
 Different from it: the coordinate order is the one of dcd.py (buckets of neighbouring rows,
 or a plain random permutation, chosen by ``dcd.choose_order``; seeded, reproducible); rows
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ..errors import InvalidInputError
 from ..objective import (  # noqa: F401  (the LR dual lives in objective; re-exported)
     LOSS_LOGISTIC,
     lr_dual_point,
@@ -220,7 +222,8 @@ def solve_lr_dual(
     """Solve the L2-regularised LR dual by coordinate descent (LIBLINEAR -s 7).
 
     X: CSR (l, n), any float dtype; y: (l,) float64 of +1/-1; C: (l,) float64 per-row cost
-    (0 drops the row). ``alpha0``: a warm start, moved into (0, C) where outside.
+    (0 drops the row). ``alpha0``: (l,) a warm start, moved into (0, C) where outside; the
+    stopping rule max_i |g'_i| < eps is absolute, so it stops at a cold start's tolerance.
     ``on_iteration(iteration, gmax, inner_eps, w, alpha, alpha_complement)`` is called after each
     outer iteration when given (the result does not depend on it); ``inner_eps`` is the inner
     Newton tolerance that iteration used.
@@ -239,6 +242,8 @@ def solve_lr_dual(
     w = np.zeros(n_weights)
     use_alpha0 = alpha0 is not None
     alpha0 = np.zeros(n_rows) if alpha0 is None else np.asarray(alpha0, dtype=np.float64)
+    if alpha0.shape != (n_rows,):
+        raise InvalidInputError(f"alpha0 must have shape ({n_rows},), got {alpha0.shape}")
     rec = np.empty((n_rows, 5))
     row_index_dtype = np.int32 if n_rows < 2**31 - 1 else np.int64
     rows = _prepare(

@@ -38,6 +38,9 @@ search on the full step (Armijo, sigma = 0.01, halving, at most 20 trials). At m
 
 Tolerance: LIBLINEAR's ``-e`` (default 0.01 for both) is scaled in ``train_one`` as
 eps * max(min(pos, neg), 1) / l; the solvers take the scaled value (``primal_tolerance``).
+A warm start (``w0``) keeps the cold start's reference (-s 6: the 1-norm at w = 0; -s 5: that
+of the cold start's first sweep, run and discarded), so that it stops at the tolerance a cold
+start would, not at eps times its own, already small, first 1-norm.
 
 Differences from LIBLINEAR, deliberate:
 - Random order from ``_random`` (splitmix64, seeded), not the C library's ``rand()``: the
@@ -208,13 +211,16 @@ def _l2svc_objective(w, b, C, free_last) -> float:
 
 
 @njit(cache=True, nogil=True)
-def l1r_l2_svc_kernel(colptr, rowpos, vals, C, free_last, eps, max_iter, rng, w, b, history):
-    """Coordinate descent for min ||w||_1 + sum C_i max(0, b_i)^2, b = 1 - z (from w = 0).
+def l1r_l2_svc_kernel(
+    colptr, rowpos, vals, C, free_last, eps, max_iter, rng, w, b, history, gnorm1_ref
+):
+    """Coordinate descent for min ||w||_1 + sum C_i max(0, b_i)^2, b = 1 - z.
 
-    w (n_w,) and b (l,) are updated in place (start: 0 and 1). ``free_last``: the last weight
-    (the bias) is not penalised. ``history`` (length max_iter or 0): P(w) after each outer
-    iteration. Returns (outer iterations, converged, last 1-norm, first 1-norm, line-search
-    failures).
+    w (n_w,) and b (l,) are updated in place (start: 0 and 1, or a warm start w and its
+    b = 1 - z). ``free_last``: the last weight (the bias) is not penalised. ``history`` (length
+    max_iter or 0): P(w) after each outer iteration. ``gnorm1_ref``: the stopping rule's
+    reference when >= 0; < 0: the first outer iteration's 1-norm (LIBLINEAR). Returns (outer
+    iterations, converged, last 1-norm, reference 1-norm, line-search failures).
     """
     n_rows = C.shape[0]
     n_w = w.shape[0]
@@ -231,7 +237,7 @@ def l1r_l2_svc_kernel(colptr, rowpos, vals, C, free_last, eps, max_iter, rng, w,
     index = np.arange(n_w)
     active = n_w
     gmax_old = np.inf
-    gnorm1_init = -1.0
+    gnorm1_init = gnorm1_ref
     gnorm1_new = 0.0
     n_iter = 0
     converged = False
@@ -339,7 +345,7 @@ def l1r_l2_svc_kernel(colptr, rowpos, vals, C, free_last, eps, max_iter, rng, w,
                 for i in range(n_rows):
                     b[i] = 1.0 - b[i]
 
-        if n_iter == 0:
+        if n_iter == 0 and gnorm1_ref < 0.0:
             gnorm1_init = gnorm1_new
         if record:
             history[n_iter] = _l2svc_objective(w, b, C, free_last)
@@ -378,13 +384,17 @@ def _logistic_state(z, C, e, tail, tau, D) -> float:
 
 @njit(cache=True, nogil=True)
 def l1r_lr_kernel(
-    colptr, rowpos, vals, C, free_last, eps, max_newton_iter, max_inner_iter, rng, w, history
-):
-    """newGLMNET for min ||w||_1 + sum C_i log(1 + exp(-z_i)), z_i = y_i w'x_i, from w = 0.
+    colptr, rowpos, vals, C, free_last, eps, max_newton_iter, max_inner_iter, rng, w, history,
+    gnorm1_ref,
+):  # fmt: skip
+    """newGLMNET for min ||w||_1 + sum C_i log(1 + exp(-z_i)), z_i = y_i w'x_i, from w given.
 
-    w (n_w,) is updated in place. ``history`` (length >= max_newton_iter + 1): P(w) at the start
-    and after each Newton iteration. Returns (Newton iterations, converged, last 1-norm,
-    first 1-norm, total CD cycles, line-search failures, max inner cycles of one QP).
+    w (n_w,) is updated in place (0 for LIBLINEAR's start, or a warm start). ``history``
+    (length >= max_newton_iter + 1): P(w) at the start and after each Newton iteration.
+    ``gnorm1_ref``: the reference of the stopping rule (and of the inner QPs' tolerance) when
+    >= 0; < 0: the first Newton iteration's 1-norm (LIBLINEAR). Returns (Newton iterations,
+    converged, last 1-norm, reference 1-norm, total CD cycles, line-search failures, max inner
+    cycles of one QP).
     """
     n_rows = C.shape[0]
     n_w = w.shape[0]
@@ -412,7 +422,7 @@ def l1r_lr_kernel(
 
     index = np.arange(n_w)
     gmax_old = np.inf
-    gnorm1_init = -1.0
+    gnorm1_init = gnorm1_ref
     gnorm1_new = 0.0
     inner_eps = LR_INNER_EPS0
     newton_iter = 0
@@ -456,7 +466,7 @@ def l1r_lr_kernel(
             gmax_new = max(gmax_new, violation)
             gnorm1_new += violation
 
-        if newton_iter == 0:
+        if newton_iter == 0 and gnorm1_ref < 0.0:
             gnorm1_init = gnorm1_new
         if gnorm1_new <= eps * gnorm1_init:
             converged = True
@@ -620,7 +630,9 @@ class L1Solution:
     converged: bool  # the stopping rule was met (False: iteration cap)
     objective: float  # P(w) at the returned w (bias weight out of ||w||_1 with -R)
     stop_measure: float  # violation 1-norm the rule was last applied to (LIBLINEAR's Gnorm1_new)
-    stop_measure0: float  # violation 1-norm of the first iteration, at w = 0 (Gnorm1_init)
+    # the rule's reference: violation 1-norm of the first iteration, from w = 0 (Gnorm1_init);
+    # after a warm start the 1-norm at w = 0 (see solve_l1r_l2_svc / solve_l1r_lr)
+    stop_measure0: float
     nnz_w: int  # non-zeros of w (the bias weight included)
     eps: float = float("nan")  # the tolerance used: converged <=> stop_measure <= eps * measure0
     final_violation: float = float("nan")  # violation 1-norm recomputed at the returned w
@@ -657,6 +669,16 @@ def _prepare(X, y, C, bias, eps, regularize_bias):
     return X, bias, eps, ysign, C, rows, n_w, colptr, rowpos, vals
 
 
+def _check_w0(w0, n_w: int) -> np.ndarray:
+    """A float64 copy of the warm start w0, checked: shape (n_w,), finite."""
+    w0 = np.array(w0, dtype=np.float64)
+    if w0.shape != (n_w,):
+        raise InvalidInputError(f"w0 must have shape ({n_w},), got {w0.shape}")
+    if not np.all(np.isfinite(w0)):
+        raise InvalidInputError("w0 must be finite")
+    return w0
+
+
 def _finish(X, bias, ysign, C, w, loss, reg_bias, colptr, rowpos, vals, Cr, **kw) -> L1Solution:
     objective = l1_primal_value(X.indptr, X.indices, X.data, bias, ysign, C, w, loss, reg_bias)
     viol1, violmax = l1_optimality(colptr, rowpos, vals, Cr, w, loss, reg_bias, bias >= 0)
@@ -681,6 +703,7 @@ def solve_l1r_l2_svc(
     regularize_bias: bool = True,
     seed: int = 1,
     record_history: bool = False,
+    w0: np.ndarray | None = None,
 ) -> L1Solution:
     """Minimise ||w||_1 + sum_i C_i max(0, 1 - y_i w'x_i)^2 as LIBLINEAR's -s 5.
 
@@ -689,7 +712,17 @@ def solve_l1r_l2_svc(
     eps: the tolerance as the solver gets it (for LIBLINEAR's -e pass
     ``primal_tolerance(e, y, C)``); max_iter: cap on outer iterations (1000 in LIBLINEAR);
     regularize_bias=False: LIBLINEAR's -R; seed: the random order's seed;
-    record_history: keep P(w) after each outer iteration in ``history``.
+    record_history: keep P(w) after each outer iteration in ``history``;
+    w0: (n_w,) = (n [+1],) a warm start (e.g. the w of an earlier solution at another C).
+
+    Stopping rule: the violation 1-norm of an outer iteration <= eps times a reference, the
+    first outer iteration's 1-norm (LIBLINEAR). After a warm start that would already be small
+    and demand a far tighter tolerance, so the cold start's reference is kept. It is measured
+    while w moves during the first sweep, so the cold start's first outer iteration is run
+    (from w = 0, same seed) and discarded: one extra sweep, not counted in ``n_iter``, after
+    which the warm start stops exactly where a cold start's rule would. (The 1-norm evaluated
+    at w = 0 alone can be several times larger.) If the reference is 0, w = 0 is optimal and
+    w0 is ignored. Without w0 nothing changes.
     """
     X, bias, eps, ysign, C, rows, n_w, colptr, rowpos, vals = _prepare(
         X, y, C, bias, eps, regularize_bias
@@ -699,10 +732,27 @@ def solve_l1r_l2_svc(
     Cr = np.ascontiguousarray(C[rows])
     w = np.zeros(n_w)
     b = np.ones(rows.size)
+    gnorm1_ref = -1.0  # cold: the kernel takes its first outer iteration's 1-norm
+    if w0 is not None:
+        w0 = _check_w0(w0, n_w)
+        # the cold start's first outer iteration (same seed), run for its 1-norm and discarded
+        _, _, _, gnorm1_ref, _ = l1r_l2_svc_kernel(
+            colptr, rowpos, vals, Cr, free_last, eps, 1, new_state(seed), w, b, np.zeros(0),
+            -1.0,
+        )  # fmt: skip
+        if gnorm1_ref > 0.0:
+            w[:] = w0
+            _margins(colptr, rowpos, vals, w, b)  # b = 1 - y_i w'x_i
+            np.subtract(1.0, b, out=b)
+        else:  # w = 0 is optimal: start there, as a cold start
+            gnorm1_ref = -1.0
+            w[:] = 0.0
+            b[:] = 1.0
     history = np.zeros(max_iter if record_history else 0)
     n_iter, converged, gnorm1, gnorm1_0, n_fail = l1r_l2_svc_kernel(
-        colptr, rowpos, vals, Cr, free_last, eps, max_iter, new_state(seed), w, b, history
-    )
+        colptr, rowpos, vals, Cr, free_last, eps, max_iter, new_state(seed), w, b, history,
+        gnorm1_ref,
+    )  # fmt: skip
     return _finish(
         X, bias, ysign, C, w, LOSS_SQUARED_HINGE, not free_last, colptr, rowpos, vals, Cr,
         n_iter=int(n_iter), converged=bool(converged), stop_measure=float(gnorm1),
@@ -722,12 +772,19 @@ def solve_l1r_lr(
     max_inner_iter: int = LR_MAX_INNER_ITER,
     regularize_bias: bool = True,
     seed: int = 1,
+    w0: np.ndarray | None = None,
 ) -> L1Solution:
     """Minimise ||w||_1 + sum_i C_i log(1 + exp(-y_i w'x_i)) as LIBLINEAR's -s 6 (newGLMNET).
 
     Arguments as ``solve_l1r_l2_svc``; max_iter caps the Newton iterations (100 in LIBLINEAR),
-    max_inner_iter the CD cycles of each QP (1000). ``history`` holds P(w) at w = 0 and after
-    each Newton iteration.
+    max_inner_iter the CD cycles of each QP (1000). ``history`` holds P(w) at the start (w = 0,
+    or w0) and after each Newton iteration.
+
+    w0: (n_w,) a warm start. The stopping rule (and the inner QPs' tolerance) is relative to
+    the violation 1-norm of the first Newton iteration, i.e. at the starting point; after a
+    warm start the cold start's is used instead, the 1-norm at w = 0 (for this solver exactly
+    the reference a cold start computes). If that is 0, w = 0 is optimal and w0 is ignored.
+    Without w0 nothing changes.
     """
     X, bias, eps, ysign, C, rows, n_w, colptr, rowpos, vals = _prepare(
         X, y, C, bias, eps, regularize_bias
@@ -736,10 +793,21 @@ def solve_l1r_lr(
     free_last = bias >= 0 and not regularize_bias
     Cr = np.ascontiguousarray(C[rows])
     w = np.zeros(n_w)
+    gnorm1_ref = -1.0  # cold: the kernel takes its first Newton iteration's 1-norm
+    if w0 is not None:
+        w0 = _check_w0(w0, n_w)
+        # the cold start's reference: the 1-norm at w = 0, as l1r_lr_kernel computes it
+        gnorm1_ref, _ = l1_optimality(
+            colptr, rowpos, vals, Cr, w, LOSS_LOGISTIC, not free_last, bias >= 0
+        )
+        if gnorm1_ref > 0.0:
+            w[:] = w0
+        else:  # w = 0 is optimal: start there, as a cold start
+            gnorm1_ref = -1.0
     history = np.zeros(max_iter + 1)
     n_iter, converged, gnorm1, gnorm1_0, n_inner, n_fail, _ = l1r_lr_kernel(
         colptr, rowpos, vals, Cr, free_last, eps, max_iter, int(max_inner_iter),
-        new_state(seed), w, history,
+        new_state(seed), w, history, gnorm1_ref,
     )  # fmt: skip
     return _finish(
         X, bias, ysign, C, w, LOSS_LOGISTIC, not free_last, colptr, rowpos, vals, Cr,

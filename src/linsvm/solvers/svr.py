@@ -36,7 +36,8 @@ is positive, beta_i - (G - p)/H if that is negative, else 0; then clipped to [-U
 violation (the distance of 0 from the subdifferential, zero exactly at coordinate optimality)
 drives LIBLINEAR's shrinking (against the previous outer iteration's largest violation) and its
 stop: the 1-norm of the violations of an outer iteration <= eps times that of the first outer
-iteration (default eps 0.1), then a re-check on all rows; at most 300 outer iterations. When
+iteration (default eps 0.1), then a re-check on all rows; at most 300 outer iterations (a warm
+start, ``beta0``, keeps the cold start's reference: see ``solve_svr_dual``). When
 -s 12 reaches the cap, LIBLINEAR 2.50 switches to -s 11 from the dual's w with tolerance
 eps * 0.001 (``solve_svr`` does the same). -s 13 only warns ("-s 11 may be faster").
 
@@ -99,7 +100,7 @@ FALLBACK_TOL_FACTOR = 1.0e-3  # -s 12 -> -s 11: primal_solver_tol *= 0.001
 _BETA, _H, _Y, _LAMBDA_OR_BOUND = 0, 1, 2, 3
 # Small state arrays carried between kernel calls.
 _F_GMAX_OLD, _F_GNORM1_INIT, _F_GMAX_NEW, _F_GNORM1_NEW = 0, 1, 2, 3
-_I_ACTIVE, _I_ITER, _I_CONVERGED = 0, 1, 2
+_I_ACTIVE, _I_ITER, _I_CONVERGED, _I_REF_GIVEN = 0, 1, 2, 3
 
 
 # ----------------------------------------------------------------------------- -s 11 kernels
@@ -512,7 +513,7 @@ def dcd_svr_kernel(
                 kept += 1
         n_active = kept
 
-        if istate[_I_ITER] == 0:
+        if istate[_I_ITER] == 0 and istate[_I_REF_GIVEN] == 0:
             fstate[_F_GNORM1_INIT] = gnorm1_new
         istate[_I_ITER] += 1
         fstate[_F_GMAX_NEW] = gmax_new
@@ -530,21 +531,36 @@ def dcd_svr_kernel(
 
 
 @njit(cache=True, nogil=True)
-def _prepare_svr(indptr, indices, data, bias, y, C, loss, rec, row_index_dtype):
+def _prepare_svr(
+    indptr, indices, data, bias, y, C, loss, rec, row_index_dtype, beta0, use_beta0, w
+):
+    """Fill the (l, 4) records; return the rows with C_i > 0.
+
+    Cold (``use_beta0`` False): beta = 0 and w (zeros) is left alone. Warm: beta_i = beta0_i
+    projected into the feasible set (clipped to [-C_i, C_i] for the L1 loss, as is for the L2
+    loss, 0 where C_i = 0) and w += beta_i x_i, so that w = w(beta) on return.
+    """
     for i in range(y.shape[0]):
         sq = row_sq_norm(indptr, data, bias, i)
         lam = 0.0
         col3 = 0.0
+        b = 0.0
         if C[i] > 0.0:
             if loss == SVR_LOSS_L2:
                 lam = 0.5 / C[i]
                 col3 = lam
             else:
                 col3 = C[i]
-        rec[i, _BETA] = 0.0
+            if use_beta0:
+                b = beta0[i]
+                if loss != SVR_LOSS_L2:
+                    b = min(max(b, -C[i]), C[i])
+        rec[i, _BETA] = b
         rec[i, _H] = sq + lam
         rec[i, _Y] = y[i]
         rec[i, _LAMBDA_OR_BOUND] = col3
+        if b != 0.0:
+            row_axpy(indptr, indices, data, bias, i, b, w)
     return rows_with_cost(C, row_index_dtype)
 
 
@@ -560,7 +576,9 @@ class SVRDualSolution:
     dual: float  # -f(beta) (w(beta) recomputed)
     gap: float  # primal - dual
     gnorm1: float  # 1-norm of the violations in the last outer iteration
-    gnorm1_init: float  # that of the first outer iteration (the stopping rule's reference)
+    # the stopping rule's reference: the first outer iteration's violation 1-norm (after a
+    # warm start, beta0, that of the cold start's first outer iteration: see solve_svr_dual)
+    gnorm1_init: float
     bucket_size: int
     buckets_per_group: int
 
@@ -580,6 +598,7 @@ def solve_svr_dual(
     bucket_size: int | None = None,
     buckets_per_group: int | None = None,
     on_iteration=None,
+    beta0: np.ndarray | None = None,
 ) -> SVRDualSolution:
     """-s 12 (loss 'l2') / -s 13 (loss 'l1'): the SVR dual by coordinate descent.
 
@@ -587,21 +606,43 @@ def solve_svr_dual(
     loss: 'l1'/'l2' (or SVR_LOSS_L1/SVR_LOSS_L2, or 13/12); bias: -B; eps: -e (relative to the
     first outer iteration's violation 1-norm, default 0.1); max_iter: outer iterations (300).
     ``on_iteration(iteration, n_active, gnorm1, w, beta)`` after each outer iteration if given.
+
+    beta0: (l,) a warm start, e.g. the ``beta`` of an earlier SVRDualSolution at another C or
+    with other sample weights; it is projected into the current feasible set (-s 13:
+    clipped to |beta_i| <= C_i; -s 12: unbounded; 0 where C_i = 0) and w starts as w(beta).
+    The stopping rule then keeps the cold start's reference, not the 1-norm of the warm
+    start's first outer iteration (already small: it would demand a far tighter tolerance than
+    a cold start). That reference is measured during the first outer iteration while beta
+    moves, so it is obtained by running the cold start's first outer iteration (from beta = 0,
+    same seed) and discarding it: one extra pass over the data, not counted in ``n_iter``,
+    after which the warm start stops exactly where a cold start's rule would. (The 1-norm
+    evaluated at beta = 0 alone, sum_i max(0, |y_i| - p), can be several times larger.) If
+    the reference is 0, beta = 0 is optimal and beta0 is ignored. Without beta0 nothing
+    changes.
     """
     y, C, p, bias, eps = _check_common(X, y, C, p, bias, eps)
     loss = _loss_code(loss)
+    n_rows = X.shape[0]
+    if beta0 is not None:
+        beta0 = np.ascontiguousarray(beta0, dtype=np.float64)
+        if beta0.shape != (n_rows,):
+            raise InvalidInputError(f"beta0 must have shape ({n_rows},), got {beta0.shape}")
+        if not np.all(np.isfinite(beta0)):
+            raise InvalidInputError("beta0 must be finite")
     bucket_size, buckets_per_group = choose_order(
         X, np.ones(X.shape[0]), bucket_size, buckets_per_group, seed
     )
-    n_rows = X.shape[0]
     n_w = X.shape[1] + (1 if bias >= 0 else 0)
     w = np.zeros(n_w)
     rec = np.empty((n_rows, 4))
     row_index_dtype = np.int32 if n_rows < 2**31 - 1 else np.int64
-    trainable = _prepare_svr(X.indptr, X.indices, X.data, bias, y, C, loss, rec, row_index_dtype)
+    no_beta0 = np.zeros(0)
+    trainable = _prepare_svr(
+        X.indptr, X.indices, X.data, bias, y, C, loss, rec, row_index_dtype, no_beta0, False, w
+    )
     active = np.empty(max(n_rows, 1), dtype=row_index_dtype)
     fstate = np.array([np.inf, 0.0, 0.0, 0.0])
-    istate = np.array([_reset_active(active, trainable), 0, 0], dtype=np.int64)
+    istate = np.array([_reset_active(active, trainable), 0, 0, 0], dtype=np.int64)
     rng = new_state(seed)
 
     def run(n_epochs: int) -> None:
@@ -610,6 +651,21 @@ def solve_svr_dual(
             istate, rng, eps, n_epochs, bool(shrinking), int(bucket_size),
             int(buckets_per_group),
         )  # fmt: skip
+
+    if beta0 is not None:
+        # The cold start's reference: its first outer iteration, run from beta = 0 with the
+        # same seed (so the same value a cold start gets) and then discarded.
+        run(1)
+        gnorm1_ref = float(fstate[_F_GNORM1_INIT])
+        use_beta0 = gnorm1_ref > 0.0  # else beta = 0 is optimal: restart cold, ignore beta0
+        w[:] = 0.0
+        _prepare_svr(
+            X.indptr, X.indices, X.data, bias, y, C, loss, rec, row_index_dtype,
+            beta0 if use_beta0 else no_beta0, use_beta0, w,
+        )  # fmt: skip
+        fstate[:] = (np.inf, gnorm1_ref if use_beta0 else 0.0, 0.0, 0.0)
+        istate[:] = (_reset_active(active, trainable), 0, 0, int(use_beta0))
+        rng[:] = new_state(seed)
 
     if on_iteration is None:
         run(int(max_iter))
@@ -660,12 +716,16 @@ def solve_svr(
     buckets_per_group: int | None = None,
     dual_max_iter: int = DUAL_MAX_ITER,
     verbose: bool = False,
+    beta0: np.ndarray | None = None,
 ):
     """LIBLINEAR 2.50's train_one for -s 11/12/13, including the -s 12 -> -s 11 fallback.
 
     eps None: LIBLINEAR's default for the solver. -R only with -s 11 (as LIBLINEAR).
     dual_max_iter: LIBLINEAR's cap of 300 outer iterations (changeable for tests). Returns
     the SVRPrimalSolution (-s 11, or -s 12 after the fallback) or the SVRDualSolution.
+    beta0: (l,) warm start of the dual solvers (-s 12/13; see ``solve_svr_dual``); the -s 12
+    fallback to -s 11 starts from the dual's w as without it. -s 11 takes a warm start as
+    ``solve_svr_primal(w0=...)``; beta0 with -s 11 is an error.
     """
     if solver not in SOLVER_LOSS:
         raise ValueError(f"SVR solvers are 11, 12 and 13, not {solver}")
@@ -673,13 +733,15 @@ def solve_svr(
         eps = DEFAULT_EPS[solver]
     if not regularize_bias and solver != 11:
         raise InvalidInputError("-R (unregularised bias) is supported by -s 11 only")
+    if beta0 is not None and solver == 11:
+        raise InvalidInputError("beta0 is a dual warm start (-s 12/13); -s 11 takes w0")
     if solver == 11:
         return solve_svr_primal(
             X, y, C, p, bias, eps, regularize_bias=regularize_bias, verbose=verbose
         )
     sol = solve_svr_dual(
         X, y, C, p, SOLVER_LOSS[solver], bias, eps, dual_max_iter, shrinking=shrinking,
-        seed=seed, bucket_size=bucket_size, buckets_per_group=buckets_per_group,
+        seed=seed, bucket_size=bucket_size, buckets_per_group=buckets_per_group, beta0=beta0,
     )  # fmt: skip
     if sol.n_iter >= dual_max_iter:
         if solver == 12:

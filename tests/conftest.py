@@ -26,6 +26,10 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+# scikit-learn's check_array_api_input (run for every estimator) needs SciPy's array-API mode,
+# which SciPy reads once, on import: set it before anything imports scipy
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
 import numpy as np
 import pytest
 import scipy.sparse as sp

@@ -149,7 +149,28 @@ def test_every_liblinear_solver_is_available():
     from linsvm.solvers import SOLVERS, available_solvers
 
     assert all(spec.available for spec in SOLVERS.values())
-    assert available_solvers() == ", ".join(f"-s {n}" for n in sorted(SOLVERS))
+    listed = available_solvers()
+    assert listed.startswith("-s 0, -s 1, -s 2, -s 3, -s 4, -s 5, -s 6, -s 7, -s 11, -s 12")
+    assert "-s 21, -s 30 (pegasos), -s 31 (sgd-r)" in listed and listed.endswith("-s 34 (pcd)")
+
+
+@pytest.mark.parametrize("solver", ["sgd-x", "99", 8, 2.5, True, None])
+def test_unknown_solver(data, solver):
+    X, y = data
+    with _raises("unknown solver type"):
+        linsvm.train(X, y, solver=solver)
+
+
+@pytest.mark.parametrize("solver", ["pegasos", "sgd-r", "sgd-s", "sgd-m"])
+def test_sgd_solvers_take_one_C(data, solver):
+    X, y = data
+    with _raises("one C for all rows"):
+        linsvm.train(X, y, solver=solver, sample_weight=np.ones(X.shape[0]))
+    label = np.unique(y)[0]
+    with _raises("one C for all rows"):
+        linsvm.train(X, y, solver=solver, class_weight={label: 2.0})
+    model = linsvm.train(X, y, solver=solver, class_weight={label: 1.0}, max_iter=2)
+    assert model.solver == linsvm.solvers.solver_number(solver)
 
 
 @pytest.mark.parametrize("max_iter", [0, -5])

@@ -303,3 +303,17 @@ def test_unregularised_bias_never_raises_the_optimum(problem):
         reg = fn(X, y, C, 1.0, 1e-8, seed=seed)
         free = fn(X, y, C, 1.0, 1e-8, regularize_bias=False, seed=seed)
         assert free.objective <= reg.objective * (1 + 1e-5) + 1e-9
+
+
+@pytest.mark.parametrize("solve", [solve_l1r_l2_svc, solve_l1r_lr])
+def test_labels_other_than_plus_minus_one(solve):
+    # y > 0 is positive, whatever the values (0/1, 1/2 ...): the same problem as +1/-1
+    X, y = make_sparse_problem(n_rows=120, n_features=10, seed=21)
+    C = np.ones(y.shape[0])
+    ref = solve(X, np.where(y > 0, 1.0, -1.0), C, 1.0, 0.01)
+    for labels in ((1.0, 0.0), (2.0, -3.0)):
+        sol = solve(X, np.where(y > 0, *labels), C, 1.0, 0.01)
+        np.testing.assert_array_equal(sol.w, ref.w)
+        assert sol.objective == ref.objective
+    with pytest.raises(linsvm.errors.InvalidInputError, match="C must be finite and >= 0"):
+        solve(X, y, -C, 1.0, 0.01)

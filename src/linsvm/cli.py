@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import InvalidInputError, LinsvmError
-from .solvers import SOLVERS, available_solvers
+from .solvers import SOLVERS, available_solvers, solver_number
 
 TRAIN_USAGE = """\
 Usage: linsvm train [options] training_set_file [model_file]
@@ -40,7 +40,13 @@ options:
     13 -- L2-regularized L1-loss support vector regression (dual)
   for outlier detection
     21 -- one-class support vector machine (dual)
-  (LIBLINEAR's other solver numbers are not implemented yet)
+  linsvm's own (two-class problems one-vs-rest; number or name):
+    30 pegasos -- L1-loss SVC by Pegasos (primal SGD; -e unused, --max-iter epochs, default 50)
+    31 sgd-r -- L1-loss SVC by SGD-R (random patterns; --max-iter epochs, default 50)
+    32 sgd-s -- L1-loss SVC by SGD-S (epochs; stops at -e relative accuracy, default 0.01)
+    33 sgd-m -- L1-loss SVC by SGD-M (SGD-S with multiple updates; -e as sgd-s)
+    34 pcd -- L2-regularized L2-loss SVC by primal coordinate descent (-e as -s 2)
+  (the SGD solvers take one C: no -wi, -W; models are saved as -s 3 / -s 2 models)
 -c cost : set the parameter C (default 1)
 -p epsilon : set the epsilon in loss function of SVR (default 0.1)
 -n nu : set the parameter nu of one-class SVM (default 0.5)
@@ -78,9 +84,10 @@ options:
 """
 
 MAIN_USAGE = """\
-Usage: linsvm {train,predict} ...
+Usage: linsvm {train,predict,compare} ...
   linsvm train [options] training_set_file [model_file]
   linsvm predict [options] test_file model_file output_file
+  linsvm compare [options] training_set_file test_set_file   (the SVM solvers raced)
 Run a command without arguments for its options.
 """
 
@@ -150,7 +157,11 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             raise UsageError(f"option {arg} needs a value")
         value = argv[i + 1]
         if arg == "-s":
-            opts.solver = _number(value, int, arg)
+            opts.solver = solver_number(value)
+            if opts.solver < 0:
+                raise UsageError(
+                    f"unknown solver type -s {value}; available: {available_solvers()}"
+                )
             opts.solver_given = True
         elif arg == "-c":
             opts.C = _number(value, float, arg)
@@ -428,10 +439,12 @@ def main(argv: list[str] | None = None) -> int:
         print(MAIN_USAGE, end="")
         return 0 if argv else 1
     command, rest = argv[0], argv[1:]
-    commands = {"train": run_train, "predict": run_predict}
+    from .compare import run_compare
+
+    commands = {"train": run_train, "predict": run_predict, "compare": run_compare}
     if command not in commands:
         print(
-            f"linsvm: error: unknown command {command!r} (expected train or predict)",
+            f"linsvm: error: unknown command {command!r} (expected train, predict or compare)",
             file=sys.stderr,
         )
         return 1

@@ -565,3 +565,18 @@ def oneclass_objectives(X, nu: float, alpha) -> tuple[float, float, float]:
     dual = -0.5 * float(np.dot(w, w))
     primal = float(oneclass_primal_value(X.indptr, X.indices, X.data, w, float(nu)))
     return primal, dual, primal - dual
+
+
+# The L1-loss SVM dual from quantities a primal solver already maintains (linsvm.solvers.sgd).
+
+
+@njit(cache=True, nogil=True)
+def hinge_dual_value_at(alpha_sum: float, ww: float) -> float:
+    """-f(alpha) = e'alpha - 1/2 ||w(alpha)||^2 for the L1-loss SVM dual (D_ii = 0).
+
+    The same value as ``svm_dual_value(..., LOSS_HINGE, ...)``, from sum_i alpha_i and
+    ||w(alpha)||^2 of a w(alpha) = sum_i y_i alpha_i x_i that the caller keeps up to date
+    (``svm_dual_value`` recomputes w(alpha), one pass over the data). A lower bound on P* when
+    0 <= alpha_i <= C_i.
+    """
+    return alpha_sum - 0.5 * ww

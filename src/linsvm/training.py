@@ -39,6 +39,7 @@ from .solvers import (
     NEWTON_MAX_ITER,
     SOLVERS,
     available_solvers,
+    solver_number,
 )
 from .solvers.crammer_singer import solve_crammer_singer
 from .solvers.dcd import solve_svm_dual
@@ -46,6 +47,14 @@ from .solvers.dual_lr import solve_lr_dual
 from .solvers.l1 import LR_MAX_NEWTON_ITER, solve_l1r_l2_svc, solve_l1r_lr
 from .solvers.newton import primal_tolerance, solve_primal_newton
 from .solvers.oneclass import check_nu, check_oneclass_bias, solve_oneclass
+from .solvers.pcd import solve_pcd
+from .solvers.sgd import (
+    DEFAULT_MAX_EPOCHS,
+    DEFAULT_PEGASOS_EPOCHS,
+    DEFAULT_RANDOM_EPOCHS,
+    solve_pegasos,
+    solve_sgd,
+)
 from .solvers.svr import solve_svr, solve_svr_primal
 
 
@@ -54,14 +63,15 @@ class ConvergenceWarning(UserWarning):
 
 
 _SVM_DUAL_LOSS = {1: LOSS_SQUARED_HINGE, 3: LOSS_HINGE}
+# linsvm's own solvers (solvers/__init__.py): the primal SGD family and primal CD
+PEGASOS, SGD_R, SGD_S, SGD_M, PCD = 30, 31, 32, 33, 34
+_SGD_VARIANT = {PEGASOS: "pegasos", SGD_R: "r", SGD_S: "s", SGD_M: "m"}
 
 
 def _check_params(
     solver: int, C: float, eps: float | None, bias: float, max_iter: int | None
 ) -> tuple[float, float, float, int]:
     """Validated (C, eps, bias, max_iter), with LIBLINEAR's defaults filled in."""
-    if isinstance(solver, bool) or solver not in SOLVERS:
-        raise InvalidInputError(f"unknown solver type {solver!r}")
     spec = SOLVERS[solver]
     try:
         C = float(C)
@@ -90,6 +100,10 @@ def _check_params(
             7: DUAL_SOLVER_MAX_ITER,
             4: CS_MAX_ITER,
             6: LR_MAX_NEWTON_ITER,
+            PEGASOS: DEFAULT_PEGASOS_EPOCHS,
+            SGD_R: DEFAULT_RANDOM_EPOCHS,
+            SGD_S: DEFAULT_MAX_EPOCHS,
+            SGD_M: DEFAULT_MAX_EPOCHS,
         }.get(solver, NEWTON_MAX_ITER)
     if max_iter < 1:
         raise InvalidInputError(f"max_iter must be >= 1, got {max_iter}")
@@ -114,7 +128,7 @@ def class_costs(labels: np.ndarray, C: float, class_weight: Mapping | None) -> n
 def train(
     X,
     y,
-    solver: int = 1,
+    solver: int | str = 1,
     C: float = 1.0,
     eps: float | None = None,
     bias: float = -1.0,
@@ -149,7 +163,10 @@ def train(
         logistic regression (newGLMNET), 7: L2-regularized logistic regression (dual; falls
         back to 0 at its cap); regression: 11: L2-loss SVR (primal Newton), 12: L2-loss SVR
         (dual; falls back to 11 at its cap), 13: L1-loss SVR (dual); 21: one-class SVM
-        (y is ignored; no bias).
+        (y is ignored; no bias). linsvm's own, by number or name: 30 "pegasos", 31 "sgd-r",
+        32 "sgd-s", 33 "sgd-m" (the L1-loss SVM by primal SGD: eps is SGD-S/M's relative
+        accuracy delta, max_iter the epochs; one C for all rows, so no class or sample
+        weights), 34 "pcd" (the L2-loss SVM by primal coordinate descent; eps as -s 2).
     C : float
         Cost of errors (> 0).
     eps : float or None
@@ -204,6 +221,10 @@ def train(
     -------
     Model
     """
+    number = solver_number(solver)
+    if number < 0:
+        raise InvalidInputError(f"unknown solver type {solver!r}; available: {available_solvers()}")
+    solver = number
     C, eps, bias, max_iter = _check_params(solver, C, eps, bias, max_iter)
     X = as_csr(X)
     n_rows, n_features = X.shape
@@ -255,6 +276,14 @@ def train(
         raise InvalidInputError(
             "regularize_bias=False (-R) needs bias=1 (-B 1) and solver -s 0, 2, 5 or 6"
         )
+    if solver in _SGD_VARIANT:
+        if sample_weight is not None or any(float(v) != 1.0 for v in (class_weight or {}).values()):
+            raise InvalidInputError(
+                f"{SOLVERS[solver].alias} takes one C for all rows: class and sample weights "
+                "are not supported (use -s 3 for a weighted L1-loss SVM)"
+            )
+        if warm_start is not None:
+            raise InvalidInputError(f"warm_start is not supported by {SOLVERS[solver].alias}")
     if init_sol is not None:
         if solver not in (0, 2):
             raise InvalidInputError("init_sol is supported only for solvers 0 and 2")
@@ -301,6 +330,10 @@ def train(
             )
         elif solver in (5, 6):
             w, result = _train_l1(problem, solver, eps, max_iter, regularize_bias, seed + k, w0)
+        elif solver in _SGD_VARIANT:
+            w, result = _train_sgd(problem, solver, float(C), eps, max_iter, seed + k)
+        elif solver == PCD:
+            w, result = _train_pcd(problem, eps, max_iter, seed + k, w0)
         else:
             if init_sol is not None:
                 w0 = init_sol[len(results)]
@@ -587,6 +620,62 @@ def _train_l1(problem, solver, eps, max_iter, regularize_bias, seed, w0=None):
         solver=solver,
         stop_ratio=sol.stop_measure / sol.stop_measure0 if sol.stop_measure0 > 0 else 0.0,
         nnz_w=sol.nnz_w,
+    )
+
+
+def _train_sgd(problem, solver, C, eps, max_iter, seed):
+    """linsvm's primal stochastic solvers for the L1-loss SVM (Pegasos, SGD-R, SGD-S, SGD-M)."""
+    p = problem
+    if solver == PEGASOS:
+        sol = solve_pegasos(p.X, p.y, C, p.bias, max_epochs=max_iter, seed=seed)
+    else:
+        sol = solve_sgd(
+            p.X, p.y, C, p.bias, variant=_SGD_VARIANT[solver], delta=eps, max_epochs=max_iter,
+            seed=seed,
+        )  # fmt: skip
+        if not sol.converged and solver != SGD_R:
+            warnings.warn(
+                f"{SOLVERS[solver].alias} stopped after {max_iter} epochs in sub-problem "
+                f"{p.index} (class {p.label}) with relative accuracy bound "
+                f"{sol.stop_measure:.3g} > {eps:g}",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+    return sol.w, SubproblemResult(
+        n_iter=sol.n_epochs,
+        converged=sol.converged,
+        primal=sol.primal,
+        dual=sol.dual,
+        gap=sol.gap,
+        n_sv=int(np.count_nonzero(sol.alpha)) if sol.alpha is not None else -1,
+        alpha=sol.alpha,
+        solver=solver,
+        stop_ratio=sol.stop_measure,
+    )
+
+
+def _train_pcd(problem, eps, max_iter, seed, w0=None):
+    """linsvm's primal coordinate descent for the L2-loss SVM (eps as -s 2's -e)."""
+    p = problem
+    sol = solve_pcd(p.X, p.y, p.C, p.bias, primal_tolerance(eps, p.y), max_iter, seed=seed, w0=w0)
+    if not sol.converged:
+        warnings.warn(
+            f"reaching max number of iterations ({max_iter}) in sub-problem {p.index} "
+            f"(class {p.label})",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    alpha = squared_hinge_dual_point(p.X, p.bias, p.y, p.C, sol.w)
+    return sol.w, SubproblemResult(
+        n_iter=sol.n_iter,
+        converged=sol.converged,
+        primal=sol.primal,
+        dual=sol.dual,
+        gap=sol.gap,
+        n_sv=int(np.count_nonzero(alpha)),
+        alpha=alpha,
+        solver=PCD,
+        stop_ratio=sol.grad_norm / sol.stop_measure0 if sol.stop_measure0 > 0 else 0.0,
     )
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import ModelFormatError
 from ..model import Model
-from ..solvers import SOLVER_BY_NAME, SOLVERS
+from ..solvers import SOLVER_BY_NAME, SOLVERS, model_file_solver
 from ._atomic import atomic_write_bytes
 
 _MCSVM_CS = 4
@@ -48,7 +48,7 @@ def _labels_as_ints(labels: np.ndarray) -> list[int]:
 
 def format_model(model: Model) -> str:
     """The model as LIBLINEAR model-file text."""
-    spec = SOLVERS[model.solver]
+    spec = model_file_solver(model.solver)  # linsvm's own solvers: their LIBLINEAR problem
     lines = [f"solver_type {spec.name}"]
     if spec.kind == "classification":
         labels = _labels_as_ints(model.labels_)

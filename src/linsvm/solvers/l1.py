@@ -655,6 +655,9 @@ def _prepare(X, y, C, bias, eps, regularize_bias):
     C = np.ascontiguousarray(C, dtype=np.float64)
     if y.shape != (n_rows,) or C.shape != (n_rows,):
         raise InvalidInputError(f"y and C must have shape ({n_rows},)")
+    if not (np.all(np.isfinite(C)) and np.all(C >= 0)):
+        raise InvalidInputError("C must be finite and >= 0 (0 drops the row)")
+    ysign = np.where(y > 0, 1.0, -1.0)  # the columns carry y_i x_ij: the sign, whatever y holds
     rows = np.flatnonzero(C > 0)
     n_w = n_features + (1 if bias >= 0 else 0)
     nnz = int(X.indptr[rows + 1].sum() - X.indptr[rows].sum()) if rows.size else 0
@@ -664,8 +667,9 @@ def _prepare(X, y, C, bias, eps, regularize_bias):
     colptr = np.zeros(n_w + 1, dtype=np.int64)
     rowpos = np.empty(nnz, dtype=pos_dtype)
     vals = np.empty(nnz, dtype=np.float64)
-    _transpose_signed(X.indptr, X.indices, X.data, rows, y, n_features, bias, colptr, rowpos, vals)
-    ysign = np.where(y > 0, 1.0, -1.0)
+    _transpose_signed(
+        X.indptr, X.indices, X.data, rows, ysign, n_features, bias, colptr, rowpos, vals
+    )
     return X, bias, eps, ysign, C, rows, n_w, colptr, rowpos, vals
 
 

@@ -1,0 +1,637 @@
+"""Primal stochastic (sub)gradient solvers of the L1-loss SVM: Pegasos, SGD-R, SGD-S, SGD-M.
+
+The problem (DESIGN.md sections 2 and 3), one cost C for every row::
+
+    P(w) = 1/2 w'w + C sum_i max(0, 1 - y_i w'x_i),     lambda = 1/(C l)
+    J(w) = lambda P(w) = lambda/2 w'w + 1/l sum_i max(0, 1 - y_i w'x_i)
+
+with the bias as LIBLINEAR's: when ``bias >= 0`` every row gets one more feature of value
+``bias`` and w one more (last) weight, regularised like the others. Its dual value is
+D(a) = -f(a) = e'a - 1/2 ||w(a)||^2, 0 <= a_i <= C, w(a) = sum_i y_i a_i x_i.
+
+SGD-R / SGD-S / SGD-M (Panagiotakopoulos & Tsampouka, "The stochastic gradient descent for the
+primal L1-SVM optimization revisited", 2013). The stochastic subgradient step on J for the
+pattern k presented at step t, with step 1/(lambda t), is::
+
+    w_{t+1} = (1 - 1/t) w_t + [y_k w_t'x_k <= 1] y_k x_k / (lambda t)
+
+(at the kink y w'x = 1 the subgradient -y x is chosen). Multiplied by lambda t, with the
+unscaled vector u_t = lambda t w_{t+1} (u_0 = 0, w_1 = 0)::
+
+    u_t = u_{t-1} + y_k x_k    if  y_k u_{t-1}'x_k <= lambda (t - 1)      (margin error)
+    u_t = u_{t-1}              otherwise
+
+a perceptron with a margin threshold growing linearly with the number of presentations t;
+shrinking w costs nothing (t grows by one), and w = u/(lambda tau) after tau presentations.
+(At t = 1 the test reads 0 <= 0: w_1 = 0 has margin 0 < 1, a margin error, as it should.)
+Every presentation counts in t, whether it changes u or not.
+
+Dual variables from margin-error counts: u_tau = sum_k I_k y_k x_k, I_k the number of margin
+errors made on pattern k, so w = u/(lambda tau) = sum_k a_k y_k x_k with a_k = I_k/(lambda tau).
+After N complete epochs in which every pattern is presented mu times (SGD-S: mu = 1),
+tau = N mu l and I_k <= N mu, so a_k = C I_k/(N mu) lies in [0, C] automatically: D(a) is a
+lower bound on P* = min P, and since D <= P* <= P(w), once D > 0::
+
+    (P(w) - P*)/P* <= (P(w) - D(a))/D(a)        (the stopping criterion, <= delta)
+
+D needs only sum_k I_k and ||u||^2. P(w) costs a pass over the data, so it is first estimated
+from the inner products the epoch computed anyway: the loss of pattern k is taken at the
+weight vector of its (first) presentation in the epoch, max(0, 1 - p_k/(lambda tau_k)) with
+p_k = y_k u'x_k and tau_k the presentations before it (margin 0 at tau_k = 0). Only when the
+estimated bound (P~ - D)/D is at most ``comparison`` x delta is P(w) computed exactly, and the
+solver stops when the exact bound is <= delta.
+
+SGD-M (multiple updates): each presentation of pattern k in an epoch is mu presentations in a
+row, resolved in closed form with one inner product (``_plus_steps``). With
+g = y_k u'x_k - lambda tau (margin error iff g <= 0) and q = ||x_k||^2, a plus-step (margin
+error) changes g by q - lambda, a minus-step (pure shrinking) by -lambda:
+
+- q <= lambda: once g <= 0 it stays so (plus-steps only); from g > 0, ceil(g/lambda)
+  minus-steps come first. So kappa+ = mu if g <= 0, else max(0, mu - ceil(g/lambda)).
+- q > lambda: the interval (-lambda, q - lambda] is invariant (a plus-step from g in
+  (-lambda, 0] lands in (q - 2 lambda, q - lambda], a minus-step from (0, q - lambda] lands in
+  (-lambda, q - 2 lambda]) and is entered from any g (through minus-steps from above, through
+  plus-steps from below). Inside it, after j steps of which kappa+ were plus-steps,
+  g_j = g + kappa+ q - j lambda, and the interval has length q, so kappa+ is the unique
+  integer with g_j in (-lambda, q - lambda]:  kappa+ = floor((j lambda - lambda - g)/q) + 1;
+  clipped to [0, j] it also holds during the entry (where it is <= 0, resp. >= j + 1).
+
+The first of the mu presentations is decided by the plain test (so mu = 1 is exactly SGD-S),
+the other mu - 1 by the formula; then u += kappa+ y_k x_k, I_k += kappa+, tau += mu.
+
+SGD-R draws every pattern uniformly at random (with replacement) and stops after T_max steps
+(``max_steps``, default ``max_epochs`` x l): its counts give no feasible dual point, so it has
+no bound and no criterion.
+
+Pegasos (Shalev-Shwartz, Singer, Srebro, Cotter 2011): at iteration t a mini-batch A_t of k
+rows drawn uniformly with replacement (k independent draws), A+ = {i in A_t: y_i w'x_i < 1}::
+
+    w <- (1 - 1/t) w + 1/(lambda t k) sum_{i in A+} y_i x_i,
+    w <- min(1, (1/sqrt(lambda))/||w||) w                              (optional projection)
+
+with w = scale x v, so the shrink and the projection only change ``scale`` (O(1)); v is
+rescaled (scale folded into it) when scale falls below 1e-9, and ||v||^2 is kept up to date
+(refreshed exactly at every rescaling and kernel call). It has no dual point either: it stops at
+its budget (``converged`` is always False; the last iterate is returned).
+
+Progress reports: ``on_iteration(iteration, w, progress)`` after each complete epoch (SGD-S,
+SGD-M; iteration = epochs done) or every l presented rows (SGD-R, Pegasos; iteration = epoch
+equivalents done), w a fresh float64 (n_w,) array (the caller may keep it), progress the
+epoch's bound (P - D)/D (SGD-S/M: with P exact when the criterion computed it, else the
+estimate P~; NaN while D <= 0) or NaN (SGD-R, Pegasos). Without a callback the whole run is one
+kernel call; with one, one call per epoch (measured on a9a: see the defaults below).
+
+Defaults (measured by ``benchmarks/bench_sgd_defaults.py``, report
+``benchmarks/RESULTS-sgd-defaults.md``): see the constants below and their comments.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .._intrinsics import prefetch
+from ..data import as_csr
+from ..errors import InvalidInputError
+from ..objective import (
+    LOSS_HINGE,
+    hinge_dual_value_at,
+    loss_value,
+    primal_value,
+    row_axpy,
+    row_dot,
+    row_sq_norm,
+    svm_objectives,
+)
+from ._random import new_state, rand_below, shuffle
+
+# Defaults (figures in benchmarks/RESULTS-sgd-defaults.md).
+DEFAULT_DELTA = 0.01  # relative accuracy bound at which SGD-S/M stop
+DEFAULT_MAX_EPOCHS = 1000  # SGD-S/M: epoch cap (the criterion normally stops them first)
+DEFAULT_RANDOM_EPOCHS = 50  # SGD-R: T_max = this many x l steps when max_steps is None
+DEFAULT_PEGASOS_EPOCHS = 50  # Pegasos: this many x l rows
+DEFAULT_MULTIPLICITY = 5  # SGD-M: mu
+DEFAULT_COMPARISON = 1.5  # SGD-S/M: exact primal when the estimated bound <= this x delta
+RESCALE_BELOW = 1.0e-9  # Pegasos: fold the scale into v below this
+
+# Prefetch distances, in visits (a row's CSR offsets that far ahead, its data half as far).
+_PREFETCH_ROW_AHEAD = 12
+_PREFETCH_DATA_AHEAD = 6
+
+# State of the SGD-S/M kernel, carried between calls (one call per epoch with a callback).
+_I_TAU, _I_EPOCHS, _I_CONVERGED, _I_EVALS, _I_ERRORS = 0, 1, 2, 3, 4
+_F_MEASURE, _F_PRIMAL, _F_DUAL = 0, 1, 2
+# ... of the Pegasos kernel.
+_F_SCALE, _F_VV = 0, 1
+
+VARIANTS = ("r", "s", "m")
+
+
+@njit(cache=True, nogil=True)
+def _row_sq_norms(indptr, data, bias, n_rows):
+    """q_i = x_i'x_i (with the bias feature), shape (l,)."""
+    q = np.empty(n_rows)
+    for i in range(n_rows):
+        q[i] = row_sq_norm(indptr, data, bias, i)
+    return q
+
+
+@njit(cache=True, nogil=True)
+def _plus_steps(g, q, lam, mu):
+    """kappa+: margin errors among mu presentations in a row of one pattern (closed form).
+
+    g = y_k u'x_k - lambda tau before the first of them (margin error iff g <= 0),
+    q = ||x_k||^2 (> = 0), lam = lambda > 0, mu >= 1. See the module docstring.
+    """
+    # the first presentation by the plain test: mu = 1 is exactly SGD-S
+    if g <= 0.0:
+        k = 1
+        g = g + (q - lam)
+    else:
+        k = 0
+        g = g - lam
+    r = mu - 1
+    if r <= 0:
+        return k
+    if q <= lam:
+        if g <= 0.0:
+            return k + r  # plus-steps keep g <= 0
+        m = g / lam  # ceil(m) minus-steps until g <= 0; all r of them when ceil(m) >= r
+        if m > r - 1:
+            return k
+        return k + r - np.int64(math.ceil(m))
+    # q > lambda: kappa+ = floor((r lambda - lambda - g)/q) + 1, clipped to [0, r]
+    x = (r * lam - lam - g) / q
+    if x < 0.0:
+        return k  # (floor(x) + 1 <= 0)
+    if x >= r:
+        return k + r
+    return k + np.int64(math.floor(x)) + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _prefetch_rows(order, s, n, indptr, indices, data, y) -> None:
+    if s + _PREFETCH_ROW_AHEAD < n:
+        ahead = order[s + _PREFETCH_ROW_AHEAD]
+        prefetch(indptr, ahead)
+        prefetch(y, ahead)
+    if s + _PREFETCH_DATA_AHEAD < n:
+        ahead = order[s + _PREFETCH_DATA_AHEAD]
+        start = indptr[ahead]
+        prefetch(indices, start)
+        prefetch(data, start)
+
+
+@njit(cache=True, nogil=True)
+def _sgd_epochs_kernel(
+    indptr,
+    indices,
+    data,
+    bias,
+    y,
+    sq,
+    c_rows,
+    cost,
+    lam,
+    mult,
+    u,
+    counts,
+    order,
+    rng,
+    istate,
+    fstate,
+    w,
+    n_epochs,
+    delta,
+    comparison,
+) -> None:
+    """Run up to ``n_epochs`` complete epochs of SGD-S (mult = 1) / SGD-M (mult = mu).
+
+    Shapes: y, sq (x_i'x_i), c_rows (all ``cost``): (l,) float64; u, w: (n_w,) float64;
+    counts: (l,) int64 margin-error counts I_k; order: (l,) a permutation of the rows, shuffled
+    afresh each epoch. Updates u, counts, istate (tau, epochs, converged, exact primal
+    evaluations, sum I_k) and fstate (last bound, last exact primal, last dual) in place; w
+    holds u/(lambda tau) at the end of each epoch. Stops early when the bound is <= delta.
+    """
+    n_rows = y.shape[0]
+    for _ in range(n_epochs):
+        shuffle(order, 0, n_rows, rng)
+        tau = istate[_I_TAU]
+        errors = istate[_I_ERRORS]
+        loss_estimate = 0.0
+        for s in range(n_rows):
+            _prefetch_rows(order, s, n_rows, indptr, indices, data, y)
+            i = order[s]
+            yi = y[i]
+            p = yi * row_dot(indptr, indices, data, bias, i, u)
+            threshold = lam * tau
+            # hinge loss at this presentation's w = u/(lambda tau) (w = 0 before any step)
+            if tau > 0:
+                loss_estimate += loss_value(LOSS_HINGE, p / threshold)
+            else:
+                loss_estimate += 1.0
+            kplus = _plus_steps(p - threshold, sq[i], lam, mult)
+            if kplus > 0:
+                row_axpy(indptr, indices, data, bias, i, kplus * yi, u)
+                counts[i] += kplus
+                errors += kplus
+            tau += mult
+        istate[_I_TAU] = tau
+        istate[_I_ERRORS] = errors
+        istate[_I_EPOCHS] += 1
+
+        # a_k = I_k/(lambda tau) = C I_k/(N mu) in [0, C];  w = u/(lambda tau) = (C/(N mu)) u
+        factor = cost / (istate[_I_EPOCHS] * mult)
+        for j in range(u.shape[0]):
+            w[j] = u[j] * factor
+        ww = np.dot(w, w)
+        dual = hinge_dual_value_at(errors * factor, ww)
+        fstate[_F_DUAL] = dual
+        fstate[_F_PRIMAL] = np.nan
+        measure = np.nan
+        if dual > 0.0:
+            measure = (0.5 * ww + cost * loss_estimate - dual) / dual  # estimated bound
+            if measure <= comparison * delta:
+                primal = primal_value(indptr, indices, data, bias, y, c_rows, w, LOSS_HINGE)
+                istate[_I_EVALS] += 1
+                fstate[_F_PRIMAL] = primal
+                measure = (primal - dual) / dual
+                if measure <= delta:
+                    istate[_I_CONVERGED] = 1
+                    fstate[_F_MEASURE] = measure
+                    return
+        fstate[_F_MEASURE] = measure
+
+
+@njit(cache=True, nogil=True)
+def _sgd_random_kernel(indptr, indices, data, bias, y, lam, u, rng, istate, n_steps) -> None:
+    """SGD-R: ``n_steps`` presentations of rows drawn uniformly with replacement.
+
+    u: (n_w,) float64, the unscaled vector lambda tau w; istate[_I_TAU] = tau, updated.
+    """
+    n_rows = y.shape[0]
+    tau = istate[_I_TAU]
+    for _ in range(n_steps):
+        i = rand_below(rng, n_rows)
+        yi = y[i]
+        if yi * row_dot(indptr, indices, data, bias, i, u) <= lam * tau:
+            row_axpy(indptr, indices, data, bias, i, yi, u)
+        tau += 1
+    istate[_I_TAU] = tau
+
+
+@njit(cache=True, nogil=True)
+def _pegasos_kernel(
+    indptr, indices, data, bias, y, sq, lam, batch_size, projection, v, fstate, istate, rng,
+    batch_rows, batch_dots, n_iterations,
+) -> None:  # fmt: skip
+    """``n_iterations`` Pegasos iterations on w = fstate[_F_SCALE] x v.
+
+    v: (n_w,) float64; sq: (l,) x_i'x_i; batch_rows, batch_dots: (batch_size,) scratch;
+    fstate[_F_VV] = ||v||^2 (refreshed exactly on return); istate[_I_TAU] = t, updated.
+    """
+    n_rows = y.shape[0]
+    radius_sq = 1.0 / lam
+    scale = fstate[_F_SCALE]
+    vv = fstate[_F_VV]
+    t = istate[_I_TAU]
+    for _ in range(n_iterations):
+        t += 1
+        # margins at the current w for the whole batch first
+        n_err = 0
+        for _b in range(batch_size):
+            i = rand_below(rng, n_rows)
+            d = row_dot(indptr, indices, data, bias, i, v)
+            if y[i] * scale * d < 1.0:
+                batch_rows[n_err] = i
+                batch_dots[n_err] = d
+                n_err += 1
+        # w <- (1 - 1/t) w (at t = 1, w = 0 already: the start)
+        if t > 1:
+            scale *= 1.0 - 1.0 / t
+        # w += 1/(lambda t k) y_i x_i for each margin error, i.e. v += that / scale
+        step = 1.0 / (lam * t * batch_size * scale)
+        for e in range(n_err):
+            i = batch_rows[e]
+            a = y[i] * step
+            d = batch_dots[e] if e == 0 else row_dot(indptr, indices, data, bias, i, v)
+            vv += 2.0 * a * d + a * a * sq[i]
+            row_axpy(indptr, indices, data, bias, i, a, v)
+        if projection:
+            ww = scale * scale * vv
+            if ww > radius_sq:
+                scale *= np.sqrt(radius_sq / ww)
+        if scale < RESCALE_BELOW:
+            for j in range(v.shape[0]):
+                v[j] *= scale
+            vv = np.dot(v, v)
+            scale = 1.0
+    istate[_I_TAU] = t
+    fstate[_F_SCALE] = scale
+    fstate[_F_VV] = np.dot(v, v)
+
+
+@dataclass
+class SGDSolution:
+    """What a primal stochastic solver returns (one binary L1-loss SVM problem)."""
+
+    w: np.ndarray  # (n_w,) float64, n_w = n_features (+1 with a bias, last)
+    n_epochs: int  # complete epochs (SGD-S/M) or epoch equivalents: rows presented // l
+    n_steps: int  # presentations t (SGD-R/S/M; SGD-M counts each of the mu), Pegasos iterations
+    converged: bool  # SGD-S/M: the bound reached delta; SGD-R, Pegasos: always False
+    primal: float  # P(w), exact
+    dual: float  # D(alpha) (SGD-S/M), NaN otherwise
+    gap: float  # P(w) - D(alpha) (SGD-S/M), NaN otherwise
+    alpha: np.ndarray | None  # (l,) the implied dual variables in [0, C] (SGD-S/M), else None
+    stop_measure: float  # last bound (P - D)/D, exact (SGD-S/M), NaN otherwise
+    primal_evaluations: int  # exact primal computations made by the stopping criterion
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def _check_int(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InvalidInputError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise InvalidInputError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def _check_real(name: str, value, *, positive: bool, allow_inf: bool = False) -> float:
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        raise InvalidInputError(f"{name} must be a real number, got {value!r}")
+    v = float(value)
+    if math.isnan(v) or (math.isinf(v) and not allow_inf):
+        raise InvalidInputError(f"{name} must be finite, got {value!r}")
+    if positive and not v > 0.0:
+        raise InvalidInputError(f"{name} must be > 0, got {value!r}")
+    return v
+
+
+def _check_problem(X, y, C, bias):
+    """(CSR X, y float64 +1/-1, C float, bias float), or InvalidInputError."""
+    X = as_csr(X)
+    n_rows = X.shape[0]
+    if n_rows == 0:
+        raise InvalidInputError("X has no rows")
+    if n_rows >= 2**32:
+        raise InvalidInputError(f"the SGD solvers take fewer than 2**32 rows, got {n_rows}")
+    y_arr = np.asarray(y)
+    if y_arr.ndim != 1 or y_arr.shape[0] != n_rows:
+        raise InvalidInputError(f"y must have shape ({n_rows},), got {y_arr.shape}")
+    if y_arr.dtype.kind not in "biuf":
+        raise InvalidInputError(f"y must be numeric +1/-1, got dtype {y_arr.dtype}")
+    y_f = np.ascontiguousarray(y_arr, dtype=np.float64)
+    if not np.all((y_f == 1.0) | (y_f == -1.0)):
+        raise InvalidInputError("y must hold only +1 and -1")
+    if np.ndim(C) != 0:
+        raise InvalidInputError(
+            "C must be one scalar cost: the SGD solvers take no per-row costs or class weights"
+        )
+    cost = _check_real("C", C, positive=True)
+    b = _check_real("bias", bias, positive=False)
+    return X, y_f, cost, b
+
+
+def _check_callback(on_iteration) -> None:
+    if on_iteration is not None and not callable(on_iteration):
+        raise InvalidInputError("on_iteration must be callable or None")
+
+
+# ----------------------------------------------------------------------------- drivers
+
+
+def solve_sgd(
+    X,
+    y: np.ndarray,
+    C: float,
+    bias: float = -1.0,
+    *,
+    variant: str = "s",
+    delta: float = DEFAULT_DELTA,
+    max_epochs: int | None = None,
+    max_steps: int | None = None,
+    multiplicity: int | None = None,
+    comparison: float = DEFAULT_COMPARISON,
+    seed: int = 1,
+    on_iteration: Callable[[int, np.ndarray, float], None] | None = None,
+) -> SGDSolution:
+    """Minimise the L1-loss SVM primal by SGD-R, SGD-S or SGD-M (step 1/(lambda t)).
+
+    X: (l, n) sparse or dense, any float dtype (CSR used as is); y: (l,) of +1/-1; C > 0 one
+    cost for all rows; bias >= 0 adds the feature of that value (w then has n + 1 entries).
+    variant "s": complete epochs in a fresh random order, stop when the bound
+    (P - D)/D <= ``delta`` (checked at each epoch end, the primal estimated first and computed
+    exactly only when the estimate is <= ``comparison`` x delta) or after ``max_epochs``
+    (default DEFAULT_MAX_EPOCHS) epochs; "m": the same, each presentation being
+    ``multiplicity`` (default DEFAULT_MULTIPLICITY) presentations in a row in closed form;
+    "r": random patterns, ``max_steps`` steps (default ``max_epochs`` x l, max_epochs default
+    DEFAULT_RANDOM_EPOCHS), no bound. ``on_iteration(iteration, w, progress)``: see the module
+    docstring. Raises InvalidInputError on bad input.
+    """
+    X, y, cost, bias = _check_problem(X, y, C, bias)
+    if not isinstance(variant, str) or variant.lower() not in VARIANTS:
+        raise InvalidInputError(f"variant must be 'r', 's' or 'm', got {variant!r}")
+    variant = variant.lower()
+    delta = _check_real("delta", delta, positive=False)
+    if delta < 0.0:
+        raise InvalidInputError(f"delta must be >= 0, got {delta}")
+    comparison = _check_real("comparison", comparison, positive=True, allow_inf=True)
+    if max_epochs is not None:
+        max_epochs = _check_int("max_epochs", max_epochs, 1)
+    if max_steps is not None:
+        max_steps = _check_int("max_steps", max_steps, 1)
+        if variant != "r":
+            raise InvalidInputError("max_steps applies to variant 'r' only (use max_epochs)")
+    if multiplicity is None:
+        multiplicity = DEFAULT_MULTIPLICITY if variant == "m" else 1
+    else:
+        multiplicity = _check_int("multiplicity", multiplicity, 1)
+        if variant != "m" and multiplicity != 1:
+            raise InvalidInputError("multiplicity applies to variant 'm' only")
+    seed = _check_int("seed", seed, -(2**63))
+    _check_callback(on_iteration)
+
+    n_rows = X.shape[0]
+    n_weights = X.shape[1] + (1 if bias >= 0 else 0)
+    lam = 1.0 / (cost * n_rows)
+    rng = new_state(seed)
+    u = np.zeros(n_weights)
+    istate = np.zeros(5, dtype=np.int64)
+    c_rows = np.full(n_rows, cost)
+
+    if variant == "r":
+        if max_steps is None:
+            epochs = DEFAULT_RANDOM_EPOCHS if max_epochs is None else max_epochs
+            max_steps = epochs * n_rows
+
+        def run(n_steps: int) -> None:
+            _sgd_random_kernel(X.indptr, X.indices, X.data, bias, y, lam, u, rng, istate, n_steps)
+
+        def current_w() -> np.ndarray:
+            tau = int(istate[_I_TAU])
+            return u / (lam * tau) if tau > 0 else np.zeros(n_weights)
+
+        if on_iteration is None:
+            run(max_steps)
+        else:
+            while istate[_I_TAU] < max_steps:
+                done = int(istate[_I_TAU])
+                run(min(n_rows - done % n_rows, max_steps - done))
+                if istate[_I_TAU] % n_rows == 0:
+                    on_iteration(int(istate[_I_TAU] // n_rows), current_w(), math.nan)
+        w = current_w()
+        primal = float(primal_value(X.indptr, X.indices, X.data, bias, y, c_rows, w, LOSS_HINGE))
+        steps = int(istate[_I_TAU])
+        return SGDSolution(
+            w=w,
+            n_epochs=steps // n_rows,
+            n_steps=steps,
+            converged=False,
+            primal=primal,
+            dual=math.nan,
+            gap=math.nan,
+            alpha=None,
+            stop_measure=math.nan,
+            primal_evaluations=0,
+        )
+
+    epochs = DEFAULT_MAX_EPOCHS if max_epochs is None else max_epochs
+    sq = _row_sq_norms(X.indptr, X.data, bias, n_rows)
+    counts = np.zeros(n_rows, dtype=np.int64)
+    order = np.arange(n_rows, dtype=np.int32 if n_rows < 2**31 - 1 else np.int64)
+    fstate = np.full(3, np.nan)
+    w = np.zeros(n_weights)
+
+    def run_epochs(n_epochs: int) -> None:
+        _sgd_epochs_kernel(
+            X.indptr, X.indices, X.data, bias, y, sq, c_rows, cost, lam, multiplicity, u,
+            counts, order, rng, istate, fstate, w, n_epochs, delta, comparison,
+        )  # fmt: skip
+
+    if on_iteration is None:
+        run_epochs(epochs)
+    else:
+        while istate[_I_EPOCHS] < epochs and not istate[_I_CONVERGED]:
+            run_epochs(1)
+            on_iteration(int(istate[_I_EPOCHS]), w.copy(), float(fstate[_F_MEASURE]))
+
+    n_epochs = int(istate[_I_EPOCHS])
+    factor = cost / (n_epochs * multiplicity)
+    alpha = counts * factor  # C I_k/(N mu), in [0, C]
+    primal, dual, gap = svm_objectives(X, bias, y, c_rows, w, alpha, LOSS_HINGE)
+    converged = bool(istate[_I_CONVERGED])
+    if converged:
+        stop_measure = float(fstate[_F_MEASURE])  # the exact bound the criterion accepted
+    else:
+        stop_measure = gap / dual if dual > 0.0 else math.nan
+    return SGDSolution(
+        w=w,
+        n_epochs=n_epochs,
+        n_steps=int(istate[_I_TAU]),
+        converged=converged,
+        primal=primal,
+        dual=dual,
+        gap=gap,
+        alpha=alpha,
+        stop_measure=stop_measure,
+        primal_evaluations=int(istate[_I_EVALS]),
+    )
+
+
+def solve_pegasos(
+    X,
+    y: np.ndarray,
+    C: float,
+    bias: float = -1.0,
+    *,
+    max_epochs: int = DEFAULT_PEGASOS_EPOCHS,
+    batch_size: int = 1,
+    projection: bool = True,
+    seed: int = 1,
+    on_iteration: Callable[[int, np.ndarray, float], None] | None = None,
+) -> SGDSolution:
+    """Minimise the L1-loss SVM primal by Pegasos (step 1/(lambda t), mini-batches of k rows).
+
+    X: (l, n) sparse or dense; y: (l,) of +1/-1; C > 0 one cost; bias as in ``solve_sgd``.
+    Runs ceil(max_epochs x l / batch_size) iterations, each on ``batch_size`` rows drawn
+    uniformly with replacement, with the projection onto ||w|| <= 1/sqrt(lambda) when
+    ``projection``. No stopping criterion (``converged`` is False). ``on_iteration(iteration,
+    w, nan)`` after every l rows presented (iteration = epoch equivalents), w a fresh array.
+    """
+    X, y, cost, bias = _check_problem(X, y, C, bias)
+    max_epochs = _check_int("max_epochs", max_epochs, 1)
+    batch_size = _check_int("batch_size", batch_size, 1)
+    if not isinstance(projection, (bool, np.bool_)):
+        raise InvalidInputError(f"projection must be True or False, got {projection!r}")
+    seed = _check_int("seed", seed, -(2**63))
+    _check_callback(on_iteration)
+
+    n_rows = X.shape[0]
+    n_weights = X.shape[1] + (1 if bias >= 0 else 0)
+    lam = 1.0 / (cost * n_rows)
+    total = -(-max_epochs * n_rows // batch_size)  # ceil
+    rng = new_state(seed)
+    sq = _row_sq_norms(X.indptr, X.data, bias, n_rows)
+    v = np.zeros(n_weights)
+    fstate = np.array([1.0, 0.0])
+    istate = np.zeros(1, dtype=np.int64)
+    batch_rows = np.empty(batch_size, dtype=np.int64)
+    batch_dots = np.empty(batch_size)
+
+    def run(n_iterations: int) -> None:
+        _pegasos_kernel(
+            X.indptr, X.indices, X.data, bias, y, sq, lam, batch_size, bool(projection), v,
+            fstate, istate, rng, batch_rows, batch_dots, n_iterations,
+        )  # fmt: skip
+
+    if on_iteration is None:
+        run(total)
+    else:
+        while istate[_I_TAU] < total:
+            t = int(istate[_I_TAU])
+            next_epoch = t * batch_size // n_rows + 1
+            upto = min(-(-next_epoch * n_rows // batch_size), total)
+            run(upto - t)
+            done = int(istate[_I_TAU]) * batch_size // n_rows
+            if done >= next_epoch:
+                on_iteration(done, v * fstate[_F_SCALE], math.nan)
+
+    w = v * fstate[_F_SCALE]
+    c_rows = np.full(n_rows, cost)
+    primal = float(primal_value(X.indptr, X.indices, X.data, bias, y, c_rows, w, LOSS_HINGE))
+    t = int(istate[_I_TAU])
+    return SGDSolution(
+        w=w,
+        n_epochs=t * batch_size // n_rows,
+        n_steps=t,
+        converged=False,
+        primal=primal,
+        dual=math.nan,
+        gap=math.nan,
+        alpha=None,
+        stop_measure=math.nan,
+        primal_evaluations=0,
+    )
+
+
+__all__ = [
+    "SGDSolution",
+    "solve_sgd",
+    "solve_pegasos",
+    "DEFAULT_DELTA",
+    "DEFAULT_MAX_EPOCHS",
+    "DEFAULT_RANDOM_EPOCHS",
+    "DEFAULT_PEGASOS_EPOCHS",
+    "DEFAULT_MULTIPLICITY",
+    "DEFAULT_COMPARISON",
+]

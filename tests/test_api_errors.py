@@ -155,7 +155,7 @@ def test_every_liblinear_solver_is_available():
 
 
 @pytest.mark.parametrize("solver", ["sgd-x", "99", 8, 2.5, True, None])
-def test_unknown_solver(data, solver):
+def test_unknown_solver_names(data, solver):
     X, y = data
     with _raises("unknown solver type"):
         linsvm.train(X, y, solver=solver)

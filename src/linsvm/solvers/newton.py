@@ -352,6 +352,7 @@ def solve_primal_newton(
     w0: np.ndarray | None = None,
     regularize_bias: bool = True,
     verbose: bool = False,
+    on_iteration=None,
 ) -> PrimalSolution:
     """Minimise 1/2 w'w + sum_i C_i xi(y_i w'x_i) by LIBLINEAR's line-search Newton method.
 
@@ -361,7 +362,9 @@ def solve_primal_newton(
     eps: the relative gradient-norm tolerance as the NEWTON class gets it (for LIBLINEAR's
     meaning of -e pass ``primal_tolerance(e, y)``); max_iter: cap on Newton iterations;
     w0: initial w (default 0); regularize_bias=False: LIBLINEAR's -R (needs bias >= 0);
-    verbose: LIBLINEAR's progress lines on stderr.
+    verbose: LIBLINEAR's progress lines on stderr; ``on_iteration(iteration, w, progress)`` is
+    called after each Newton iteration when given, with progress = ||g(w)|| / ||g(0)|| (w is
+    the solver's own array: copy it to keep it).
     """
     if loss not in (LOSS_LOGISTIC, LOSS_SQUARED_HINGE):
         raise ValueError(f"the primal Newton solver handles losses 1 and 2, not {loss}")
@@ -443,6 +446,12 @@ def solve_primal_newton(
                 f"step_size {step:4.2e}",
                 file=sys.stderr,
             )
+        if on_iteration is not None:
+            if grad_norm0 > 0:
+                progress = grad_norm / grad_norm0
+            else:  # g(0) = 0 (only with w0 given): 0 once g is 0 too
+                progress = np.inf if grad_norm > 0 else 0.0
+            on_iteration(n_iter, w, float(progress))
         if grad_norm <= eps * grad_norm0:
             converged = True
             stop_reason = "converged"

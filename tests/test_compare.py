@@ -1,0 +1,241 @@
+"""``linsvm compare`` and ``linsvm.compare.compare``: the solver race's outputs are right.
+
+- the command line writes the table (stdout and compare.md), curves.json and, with matplotlib,
+  the four figures; every solver's curve is non-empty with increasing times; the relative
+  accuracies are >= 0 (P* really is the lowest primal value seen); DCD reaches 1e-2;
+- the primal values recorded are P(w) of the snapshots (one definition), P* is certified by
+  the reference run's dual bound, the JSON round-trips;
+- the hook: a time budget stops a solver; the Newton solver's new hook reports its iterations
+  and ||g||/||g0|| without changing its result;
+- bad options and data: exit status 1 and one line on stderr; -q prints no progress.
+
+Correctness only: no timing bounds (DESIGN.md section 4).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from conftest import make_sparse_problem, primal_of
+
+import linsvm
+from linsvm.cli import main
+from linsvm.compare import (
+    DEFAULT_SOLVERS,
+    SOLVERS,
+    ComparisonResult,
+    binary_pm1,
+    compare,
+    plot_figures,
+)
+from linsvm.errors import InvalidInputError
+from linsvm.objective import LOSS_SQUARED_HINGE
+from linsvm.solvers.newton import solve_primal_newton
+
+try:
+    import matplotlib  # noqa: F401
+
+    HAVE_MPL = True
+except ImportError:
+    HAVE_MPL = False
+
+FIGURES = ("l1-objective.png", "l1-accuracy.png", "l2-objective.png", "l2-accuracy.png")
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A small binary problem as training and test files (labels 2/4: not -1/+1)."""
+    d = tmp_path_factory.mktemp("compare")
+    X, y = make_sparse_problem(n_rows=400, n_features=30, seed=3, labels=np.array([4.0, 2.0]))
+    train, test = d / "small.train", d / "small.test"
+    linsvm.write_libsvm(X[:300], y[:300], train)
+    linsvm.write_libsvm(X[300:], y[300:], test)
+    return train, test
+
+
+@pytest.fixture(scope="module")
+def cli_run(files, tmp_path_factory):
+    """One CLI run with every default solver, quiet; (exit status, stdout, stderr, outdir)."""
+    import contextlib
+    import io
+
+    train, test = files
+    out = tmp_path_factory.mktemp("out") / "cmp"
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        rc = main(["compare", "-q", "--max-time", "0.1", "-o", str(out), str(train), str(test)])
+    return rc, stdout.getvalue(), stderr.getvalue(), out
+
+
+def test_cli_writes_table_json_and_figures(cli_run):
+    rc, stdout, stderr, out = cli_run
+    assert rc == 0, stderr
+    assert stderr == ""  # -q: no progress
+    text = (out / "compare.md").read_text()
+    for table in (stdout, text):
+        assert "time to 1e-2 (s)" in table and "time to 1e-3 (s)" in table
+        for name in DEFAULT_SOLVERS:
+            assert f"| {SOLVERS[name].label} |" in table
+    data = json.loads((out / "curves.json").read_text())
+    assert set(data["solvers"]) == set(DEFAULT_SOLVERS)
+    if HAVE_MPL:
+        for name in FIGURES:
+            png = out / name
+            assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+            assert f"]({name})" in text
+    else:
+        assert "pip install 'linsvm[plot]'" in text
+
+
+def test_curves_are_consistent(cli_run, files):
+    _, _, _, out = cli_run
+    data = json.loads((out / "curves.json").read_text())
+    result = ComparisonResult.from_json(data)
+    X, y = linsvm.read_libsvm(files[0])
+    y_pm1, _, _ = binary_pm1(y, y)
+    for name, run in result.runs.items():
+        assert run.times.size >= 2, name  # w = 0 and at least one iterate
+        assert run.times[0] == 0.0
+        assert np.all(np.diff(run.times) > 0), name
+        assert np.all(np.diff(run.iterations) > 0), name
+        assert np.all(run.relative >= -1e-9), name
+        assert np.all((run.test_accuracy >= 0) & (run.test_accuracy <= 1)), name
+        trace = run.trace
+        assert trace.shape[0] >= 1 and np.all(np.diff(trace[:, 0]) >= 0), name
+        assert run.hook_seconds >= 0 and run.seconds > 0, name
+        assert run.unhooked_seconds > 0, name
+        pstar = result.references[run.loss].primal
+        np.testing.assert_allclose(run.relative, (run.primal - pstar) / pstar, rtol=1e-6)
+        # P(w = 0) = C l for both losses
+        assert run.primal[0] == pytest.approx(float(X.shape[0]))
+    for loss, ref in result.references.items():
+        assert ref.dual <= ref.primal * (1 + 1e-12), loss
+        assert ref.certified_gap < 1e-6, loss
+        lowest = min(r.primal.min() for r in result.runs.values() if r.loss == loss)
+        assert ref.primal <= lowest
+    for name in ("dcd-l1", "dcd-l2", "dcd-l1-noshrink", "dcd-l2-noshrink", "newton-l2"):
+        assert result.runs[name].time_to(1e-2) is not None, name
+        assert result.runs[name].stop == "converged" or name == "newton-l2"
+
+
+def test_api_primal_values_and_round_trip(files, tmp_path):
+    X, y = linsvm.read_libsvm(files[0])
+    Xt, yt = linsvm.read_libsvm(files[1])
+    result = compare(
+        X, y, Xt, yt, C=0.5, solvers=["dcd-l2", "newton-l2"], bias=1.0, max_time=5.0,
+        quiet=True, dataset="small",
+    )  # fmt: skip
+    assert result.losses() == ["l2"]
+    assert list(result.runs) == ["dcd-l2", "newton-l2"]
+    # the last snapshot's P(w) is the solver's own final primal (the one definition)
+    y_pm1, yt_pm1, positive = binary_pm1(y, yt)
+    assert positive == 4.0  # LIBLINEAR's order: the first label seen
+    c_rows = np.full(X.shape[0], 0.5)
+    sol = solve_primal_newton(X, y_pm1, c_rows, LOSS_SQUARED_HINGE, 1.0, 1e-10)
+    run = result.runs["newton-l2"]
+    assert run.primal[-1] == pytest.approx(primal_of(X, 1.0, y_pm1, c_rows, sol.w, 1), rel=1e-12)
+    # test accuracy as the model predicts it
+    model = linsvm.train(X, y, solver=2, C=0.5, bias=1.0, eps=1e-8)
+    assert run.test_accuracy[-1] == pytest.approx(np.mean(model.predict(Xt) == yt))
+    # JSON round trip keeps the tables; figures redrawn from it
+    again = ComparisonResult.from_json(json.loads(json.dumps(result.to_json())))
+    assert again.table("l2") == result.table("l2")
+    if HAVE_MPL:
+        files_written = plot_figures(again, tmp_path)
+        assert sorted(f.name for f in files_written) == ["l2-accuracy.png", "l2-objective.png"]
+
+
+def test_time_budget_stops_a_solver(files):
+    X, y = linsvm.read_libsvm(files[0])
+    result = compare(X, y, X, y, solvers=["pegasos"], max_time=0.05, quiet=True)
+    run = result.runs["pegasos"]
+    assert run.stop == "time budget"
+    assert run.seconds >= 0.05
+    # the rerun without a hook did the same epochs
+    assert run.iterations[-1] == run.n_iter
+    assert math.isfinite(run.unhooked_seconds)
+
+
+def test_cpu_clock(files):
+    X, y = linsvm.read_libsvm(files[0])
+    result = compare(X, y, X, y, solvers=["dcd-l2"], max_time=2.0, quiet=True, clock="cpu")
+    run = result.runs["dcd-l2"]
+    assert result.clock == "cpu" and run.time_to(1e-2) is not None
+    assert np.all(np.diff(run.times) > 0)
+    assert "CPU seconds" in "\n".join(result.markdown())
+
+
+def test_progress_lines_without_q(files, capsys):
+    X, y = linsvm.read_libsvm(files[0])
+    compare(X, y, X, y, solvers=["dcd-l1", "newton-l2"], max_time=2.0, check_overhead=False)
+    err = capsys.readouterr().err
+    assert "dcd-l1:" in err and "newton-l2:" in err and "P* (l1)" in err
+    assert "\r" not in err  # not a terminal: summary lines only
+
+
+def test_newton_hook_reports_iterations_and_changes_nothing():
+    X, y = make_sparse_problem(n_rows=200, n_features=20, seed=5)
+    c_rows = np.ones(X.shape[0])
+    seen = []
+    plain = solve_primal_newton(X, y, c_rows, LOSS_SQUARED_HINGE, -1.0, 1e-6)
+    hooked = solve_primal_newton(
+        X, y, c_rows, LOSS_SQUARED_HINGE, -1.0, 1e-6,
+        on_iteration=lambda k, w, progress: seen.append((k, w.copy(), progress)),
+    )  # fmt: skip
+    np.testing.assert_array_equal(plain.w, hooked.w)
+    assert [k for k, _, _ in seen] == list(range(1, hooked.n_iter + 1))
+    for (k, _, progress), (k2, _, grad_norm, _, _) in zip(seen, hooked.history, strict=True):
+        assert k == k2 and progress == pytest.approx(grad_norm / hooked.grad_norm0)
+    np.testing.assert_array_equal(seen[-1][1], hooked.w)
+
+
+def one_line_error(capsys, argv) -> str:
+    rc = main(argv)
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert err.count("\n") == 1 and err.startswith("linsvm compare: error: "), err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--solvers", "dcd-l1,bogus"], "unknown solver 'bogus'; valid: dcd-l1, dcd-l1-noshrink"),
+        (["-c", "0"], "C must be > 0"),
+        (["-c", "abc"], "option -c needs a number"),
+        (["--max-time", "-1"], "--max-time needs a number of seconds > 0"),
+        (["--seed", "1.5"], "option --seed needs a number"),
+        (["--frobnicate"], "unknown option: --frobnicate"),
+        (["-o"], "option -o needs a value"),
+        (["--clock", "gpu"], "option --clock needs one of wall, cpu"),
+    ],
+)
+def test_bad_options(capsys, files, args, words):
+    train, test = files
+    argv = ["compare", *args] + ([] if args == ["-o"] else [str(train), str(test)])
+    assert words in one_line_error(capsys, argv)
+
+
+def test_bad_files_and_labels(capsys, tmp_path, files):
+    train, test = files
+    assert "expected training_set_file test_set_file" in one_line_error(
+        capsys, ["compare", str(train)]
+    )
+    assert "No such file" in one_line_error(capsys, ["compare", str(tmp_path / "no"), str(test)])
+    X, y = make_sparse_problem(n_rows=60, n_features=8, n_classes=3, seed=1)
+    multi = tmp_path / "multi"
+    linsvm.write_libsvm(X, y, multi)
+    assert "two classes" in one_line_error(capsys, ["compare", str(multi), str(test)])
+
+
+def test_api_errors():
+    X, y = make_sparse_problem(n_rows=50, n_features=5)
+    with pytest.raises(InvalidInputError, match="unknown solver"):
+        compare(X, y, X, y, solvers=["dcd"], quiet=True)
+    with pytest.raises(InvalidInputError, match="C must be > 0"):
+        compare(X, y, X, y, C=-1.0, quiet=True)
+    with pytest.raises(InvalidInputError, match="two classes"):
+        compare(X, np.ones(50), X, y, quiet=True)

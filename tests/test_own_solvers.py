@@ -76,3 +76,11 @@ def test_cli_takes_names(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "unknown solver type -s sgd-x" in err and "-s 32 (sgd-s)" in err
     assert main(["train", "-s", "sgd-s", "-W", str(data), str(data)]) == 1
+
+
+def test_registry_defaults_follow_the_solvers():
+    from linsvm.solvers import pcd, sgd
+
+    for name in ("sgd-s", "sgd-m"):
+        assert SOLVERS[OWN[name]].default_eps == sgd.DEFAULT_DELTA
+    assert SOLVERS[OWN["pcd"]].default_eps == pcd.DEFAULT_EPS

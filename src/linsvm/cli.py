@@ -41,8 +41,8 @@ options:
   for outlier detection
     21 -- one-class support vector machine (dual)
   linsvm's own (two-class problems one-vs-rest; number or name):
-    30 pegasos -- L1-loss SVC by Pegasos (primal SGD; -e unused, --max-iter epochs, default 50)
-    31 sgd-r -- L1-loss SVC by SGD-R (random patterns; --max-iter epochs, default 50)
+    30 pegasos -- L1-loss SVC by Pegasos (primal SGD; -e unused, --max-iter epochs, default 100)
+    31 sgd-r -- L1-loss SVC by SGD-R (random patterns; --max-iter epochs, default 100)
     32 sgd-s -- L1-loss SVC by SGD-S (epochs; stops at -e relative accuracy, default 0.01)
     33 sgd-m -- L1-loss SVC by SGD-M (SGD-S with multiple updates; -e as sgd-s)
     34 pcd -- L2-regularized L2-loss SVC by primal coordinate descent (-e as -s 2)

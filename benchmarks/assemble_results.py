@@ -16,6 +16,8 @@ SECTIONS = [
     ("Training time, -s 1 / -s 3 against LIBLINEAR and Snap ML: full run", "RESULTS-train.md"),
     ("Training time: the small sets again, 11 repeats", "RESULTS-train-small.md"),
     ("The whole solver family against LIBLINEAR", "RESULTS-solvers.md"),
+    ("The scikit-learn estimators against scikit-learn", "RESULTS-estimators.md"),
+    ("The seed's solver comparison: DCD vs Pegasos, SGD, PCD, Newton", "RESULTS-compare.md"),
     ("Line-search Newton vs TRON", "RESULTS-newton-vs-tron.md"),
     ("Line-search Newton vs TRON (small sets)", "RESULTS-newton-vs-tron-small.md"),
     ("Reader", "RESULTS-reader.md"),

@@ -17,9 +17,11 @@ same problem (one C, the bias as given), with a per-iteration hook. The outcome:
 
 Measuring without distorting the measured (DESIGN.md section 4):
 
-- The hook stops the clock: it reads ``perf_counter`` on entry and on exit, and the time spent
-  inside it is taken off the solver's elapsed time. The solver's time at an iteration is thus
-  its own work only.
+- The hook stops the clock: it reads the clock on entry and on exit, and the time spent inside
+  it is taken off the solver's elapsed time. The solver's time at an iteration is thus its own
+  work only. The clock is ``perf_counter`` (wall time), or with ``clock="cpu"`` the thread's
+  CPU time, which other processes on a shared machine do not inflate; either way the report
+  notes runs that did not have the CPU to themselves (CPU time / wall time < 0.9).
 - Inside the hook nothing is evaluated: ``w`` is copied (a snapshot) when the solver time has
   grown by at least ``SNAPSHOT_SPACING`` (5%) since the last snapshot, which keeps every early
   iteration and a log-spaced sample later, and the final ``w`` is always kept. Every snapshot is
@@ -33,7 +35,7 @@ Measuring without distorting the measured (DESIGN.md section 4):
   ``max_time`` (the hook raises to end it).
 
 P* per loss is the lowest primal value seen: the solvers' snapshots and a tight reference run
-(DCD warm-started through shrinking tolerances within ``pstar_time`` seconds), whose dual value
+(DCD warm-started through shrinking tolerances for up to ``pstar_time`` seconds), whose dual value
 D certifies it: the optimum lies in [D, P*], reported as (P* - D)/D.
 
 Labels: two classes, LIBLINEAR's order (the first label seen is +1, except that -1/+1 data
@@ -86,7 +88,7 @@ UNLIMITED_ITER = 10**7
 # The reference run for P*: DCD through these tolerances, each stage warm-started.
 PSTAR_EPS_STAGES = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
 PSTAR_GAP_TARGET = 1e-9
-PSTAR_STAGE_ITER = 1000
+PSTAR_CHUNK_ITER = 50
 # Rows of the warm-up problem (compiles or loads every kernel before anything is timed).
 WARMUP_ROWS = 200
 
@@ -281,7 +283,7 @@ class _Recorder:
         self.start = self.clock()
 
     def elapsed(self) -> float:
-        """The solver's time so far: wall time since the start minus the time in the hook."""
+        """The solver's time so far: clock time since the start minus the time in the hook."""
         return self.clock() - self.start - self.hook_seconds
 
     def __call__(self, iteration: int, w: np.ndarray, progress: float) -> None:
@@ -294,10 +296,10 @@ class _Recorder:
             self._last_snapshot = t
         if self.live and entered >= self._next_live:
             self._next_live = entered + 1.0 / PROGRESS_UPDATES_PER_SECOND
-            _progress_line(
-                f"{self.entry.name}: iteration {iteration}, {self.entry.progress_name} "
-                f"{_fmt_g(progress)}, {t:.2f} s"
+            measure = (
+                f", {self.entry.progress_name} {progress:.3g}" if math.isfinite(progress) else ""
             )
+            _progress_line(f"{self.entry.name}: iteration {iteration}{measure}, {t:.2f} s")
         self.hook_seconds += self.clock() - entered
         if out_of_time:
             raise _OutOfTime
@@ -306,19 +308,20 @@ class _Recorder:
         """Keep the final w (``outcome`` None: the budget ended the run inside the hook)."""
         if outcome is None:
             return
-        last_t, last_iter, last_w = self.snapshots[-1]
+        _, last_iter, last_w = self.snapshots[-1]
         if self.trace and last_iter == outcome.n_iter and np.array_equal(last_w, outcome.w):
             return  # the last hook call saw the final w already
-        self.snapshots.append((seconds, outcome.n_iter, np.array(outcome.w, copy=True)))
+        # the time of the last hook call when it saw the final iteration (the solver's closing
+        # work, such as computing its own objective values, is no part of reaching that w)
+        t = self.trace[-1][0] if self.trace and self.trace[-1][1] == outcome.n_iter else seconds
+        if t <= self.snapshots[-1][0]:  # w changed after the last hook call
+            t = seconds
+        self.snapshots.append((t, outcome.n_iter, np.array(outcome.w, copy=True)))
 
 
 def _progress_line(text: str) -> None:
     sys.stderr.write("\r" + text[:110].ljust(110))
     sys.stderr.flush()
-
-
-def _fmt_g(x: float) -> str:
-    return "n/a" if x is None or not math.isfinite(x) else f"{x:.3g}"
 
 
 # ----------------------------------------------------------------------------- results
@@ -602,19 +605,29 @@ def _reference_run(p: Problem, loss: int, budget: float, seed: int, ref: Referen
     start = time.perf_counter()
     alpha = None
     key = LOSS_KEYS[loss]
+    done = False
+    next_live = start
     for eps in PSTAR_EPS_STAGES:
-        sol = solve_svm_dual(
-            p.X, p.y, p.C_rows, loss, p.bias, eps, PSTAR_STAGE_ITER, seed=seed, alpha0=alpha
-        )
-        alpha = sol.alpha
-        primal, dual, _ = svm_objectives(p.X, p.bias, p.y, p.C_rows, sol.w, sol.alpha, loss)
-        ref.offer(primal, f"reference DCD run, eps {eps:g}", dual)
-        if live:
-            _progress_line(
-                f"P* ({key}): DCD eps {eps:g}, (P - D)/D {_fmt_e(ref.certified_gap)}, "
-                f"{time.perf_counter() - start:.2f} s"
+        # in chunks of outer iterations, each warm-started from the last alpha, so that the
+        # budget is checked regularly
+        while not done:
+            sol = solve_svm_dual(
+                p.X, p.y, p.C_rows, loss, p.bias, eps, PSTAR_CHUNK_ITER, seed=seed, alpha0=alpha
             )
-        if ref.certified_gap <= PSTAR_GAP_TARGET or time.perf_counter() - start > budget:
+            alpha = sol.alpha
+            primal, dual, _ = svm_objectives(p.X, p.bias, p.y, p.C_rows, sol.w, sol.alpha, loss)
+            ref.offer(primal, f"reference DCD run, eps {eps:g}", dual)
+            elapsed = time.perf_counter() - start
+            if live and start + elapsed >= next_live:
+                next_live = start + elapsed + 1.0 / PROGRESS_UPDATES_PER_SECOND
+                _progress_line(
+                    f"P* ({key}): DCD eps {eps:g}, (P - D)/D {_fmt_e(ref.certified_gap)}, "
+                    f"{elapsed:.2f} s"
+                )
+            done = ref.certified_gap <= PSTAR_GAP_TARGET or elapsed > budget
+            if sol.converged:
+                break
+        if done:
             break
     ref.seconds = time.perf_counter() - start
 
@@ -664,6 +677,8 @@ def _run_solver(entry: SolverEntry, p: Problem, X_test, y_test, max_time: float,
 
     unhooked = cpu_share_unhooked = math.nan
     if check_overhead and n_iter > 0:
+        if live:
+            _progress_line(f"{entry.name}: the same {n_iter} iterations without a hook")
         gc.collect()
         cpu0, wall0 = time.thread_time(), time.perf_counter()
         t0 = now()
@@ -677,7 +692,11 @@ def _run_solver(entry: SolverEntry, p: Problem, X_test, y_test, max_time: float,
     iterations = np.array([s[1] for s in snaps], dtype=np.int64)
     primal = np.empty(len(snaps))
     accuracy = np.empty(len(snaps))
+    next_live = 0.0
     for k, (_, _, w) in enumerate(snaps):
+        if live and time.perf_counter() >= next_live:
+            next_live = time.perf_counter() + 1.0 / PROGRESS_UPDATES_PER_SECOND
+            _progress_line(f"{entry.name}: evaluating snapshot {k + 1} of {len(snaps)}")
         primal[k] = _primal(p, w, entry.loss)
         accuracy[k] = _test_accuracy(X_test, y_test, w, p.bias)
     del snaps
@@ -744,7 +763,7 @@ def compare(
     classes (LIBLINEAR's order gives +1); y_test: the same labels. C: the cost of every row;
     solvers: names from ``SOLVERS`` (default ``DEFAULT_SOLVERS``); bias: LIBLINEAR's -B;
     max_time: each solver's budget of (corrected) seconds; pstar_time: budget of each loss's
-    reference run (default max_time); check_overhead: run each solver again without a hook to
+    reference run (default 2 x max_time); check_overhead: run each solver again without a hook to
     measure what recording costs; clock: "wall" (perf_counter) or "cpu" (the thread's CPU
     time, for a machine other processes share); outdir: when given, write ``compare.md``,
     ``curves.json`` and the figures there; quiet: no progress on stderr; dataset: the name in
@@ -756,7 +775,7 @@ def compare(
     max_time = float(max_time)
     if not (max_time > 0):  # also NaN
         raise InvalidInputError(f"max_time must be > 0, got {max_time:g}")
-    pstar_time = max_time if pstar_time is None else float(pstar_time)
+    pstar_time = 2.0 * max_time if pstar_time is None else float(pstar_time)
     if not (pstar_time > 0):
         raise InvalidInputError(f"pstar_time must be > 0, got {pstar_time:g}")
     bias = float(bias)
@@ -820,7 +839,8 @@ def compare(
         "Times are the solver's own: the time spent in the recording hook is taken off. Relative "
         "accuracy (P(w) - P*)/P*, P* the lowest primal value seen; a time to a target is that "
         f"of the first snapshot reaching it (snapshots every iteration early, then each "
-        f"{100 * SNAPSHOT_SPACING:g}% of elapsed time)."
+        f"{100 * SNAPSHOT_SPACING:g}% of elapsed time). Relative accuracies below (P* - D)/D "
+        "are distances to P*, which may itself lie that far above the optimum."
     )
     disturbed = []
     for r in runs.values():
@@ -828,9 +848,14 @@ def compare(
         if shares and min(shares) < CPU_SHARE_WARNING:
             disturbed.append(f"{r.name} {100 * min(shares):.0f}%")
     if disturbed:
+        effect = (
+            "their times are inflated"
+            if clock == "wall"
+            else "the CPU clock leaves the waits out, not the slowdown of shared caches and memory"
+        )
         result.notes.append(
             "Other processes took the CPU for part of some runs (CPU time / wall time of the "
-            f"recorded or the unhooked run): {', '.join(disturbed)}; their times are inflated."
+            f"recorded or the unhooked run): {', '.join(disturbed)}; {effect}."
         )
     if outdir is not None:
         write_outputs(result, outdir)
@@ -889,12 +914,12 @@ def plot_figures(result: ComparisonResult, outdir: str | os.PathLike, dpi: int =
                     ax.annotate(text, (1.0, target), xycoords=("axes fraction", "data"),
                                 xytext=(3, 0), textcoords="offset points", va="center",
                                 fontsize=8, color="0.3")  # fmt: skip
-                ax.set_title(f"Relative primal difference: {what}", fontsize=10)
+                ax.set_title(f"Relative primal difference\n{what}", fontsize=10)
             else:
                 ax.set_ylabel("test accuracy (%)")
                 _accuracy_limits(ax, runs)
-                ax.set_title(f"Test accuracy: {what}", fontsize=10)
-            ax.legend(fontsize=8, loc="upper right" if kind == "objective" else "lower right")
+                ax.set_title(f"Test accuracy\n{what}", fontsize=10)
+            ax.legend(fontsize=8, loc="lower left" if kind == "objective" else "lower right")
             fig.tight_layout()
             path = out / f"{loss}-{kind}.png"
             fig.savefig(path, dpi=dpi)
@@ -945,10 +970,11 @@ options:
 -B bias : if bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default -1)
 -o dir : output folder for compare.md, curves.json and the figures
     (default ./compare-<training file name>)
---solvers a,b,... : solvers to run (default {",".join(DEFAULT_SOLVERS)});
-    all: {", ".join(SOLVERS)}
+--solvers a,b,... : the solvers to run, among
+    {", ".join(SOLVERS)}
+    (default: all but {", ".join(s for s in SOLVERS if s not in DEFAULT_SOLVERS)})
 --max-time S : time budget of each solver, seconds (default {DEFAULT_MAX_TIME:g})
---pstar-time S : time budget of the reference run for P* per loss (default: max-time)
+--pstar-time S : time budget of the reference run for P* per loss (default: 2 x max-time)
 --no-overhead-run : skip running each solver again without the hook
 --clock wall|cpu : the solvers' clock: wall time (default) or this thread's CPU time (for a
     machine shared with other processes)

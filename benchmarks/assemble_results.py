@@ -18,6 +18,7 @@ SECTIONS = [
     ("The whole solver family against LIBLINEAR", "RESULTS-solvers.md"),
     ("The scikit-learn estimators against scikit-learn", "RESULTS-estimators.md"),
     ("The seed's solver comparison: DCD vs Pegasos, SGD, PCD, Newton", "RESULTS-compare.md"),
+    ("SGD solvers: the measured defaults", "RESULTS-sgd-defaults.md"),
     ("Line-search Newton vs TRON", "RESULTS-newton-vs-tron.md"),
     ("Line-search Newton vs TRON (small sets)", "RESULTS-newton-vs-tron-small.md"),
     ("Reader", "RESULTS-reader.md"),

@@ -437,6 +437,7 @@ class Row:
     notes: list = field(default_factory=list)
     objectives: dict = field(default_factory=dict)  # tool -> array (from the first fit)
     quality: dict = field(default_factory=dict)  # tool -> (metric, mse) or None
+    n_iter: dict = field(default_factory=dict)  # tool -> largest n_iter_ (from the first fit)
 
     def median(self, tool: str) -> float | None:
         fits = self.fits.get(tool)
@@ -483,7 +484,11 @@ def bench_row(data: Data, cfg: Config, args) -> Row:
         if any(not f.converged for f in fits)
     ]
     if hits:
-        row.notes.append("ConvergenceWarning (max_iter reached) in " + ", ".join(hits) + " fits")
+        iters = ", ".join(f"{TOOL_NAMES[t]} {n}" for t, n in row.n_iter.items())
+        row.notes.append(
+            "ConvergenceWarning (max_iter reached) in " + ", ".join(hits) + " fits; "
+            f"n_iter_ (largest, first fit): {iters}"
+        )
     # keep no estimator alive beyond this row (pypi-recent's are large)
     for fits in row.fits.values():
         for f in fits:
@@ -506,6 +511,14 @@ def evaluate(row: Row, tool: str, fit: Fit) -> None:
                 f"objective of its coef_/intercept_ {_objective_text(P)} (rel {diff:+.1e})"
             )
     row.quality[tool] = test_quality(fit.est, data, cfg.sets == "regression")
+    row.n_iter[tool] = n_iterations(fit.est)
+
+
+def n_iterations(est) -> int:
+    """The largest ``n_iter_`` of an estimator (over the binary fits of a OneVsRestClassifier)."""
+    if hasattr(est, "estimators_"):
+        return max(n_iterations(e) for e in est.estimators_)
+    return int(np.max(est.n_iter_))
 
 
 def _objective_text(P: np.ndarray | None) -> str:

@@ -280,3 +280,10 @@ def test_other_losses_match_sklearn(n_classes, penalty, loss):
 
     np.testing.assert_allclose(primal(ours), primal(ref), rtol=1e-4)
     np.testing.assert_allclose(ours.objective_, primal(ours), rtol=1e-6)
+
+
+def test_crammer_singer_cap_is_liblinears_as_in_sklearn():
+    # scikit-learn's liblinear ignores max_iter for Crammer-Singer (cap 100000): so do we
+    X, y = make_sparse_problem(n_rows=120, n_features=8, n_classes=3, seed=14)
+    est = LinearSVC(multi_class="crammer_singer", max_iter=1, tol=1e-3, random_state=0).fit(X, y)
+    assert est.n_iter_ > 1 and est.model_.results_[0].converged

@@ -14,7 +14,9 @@ Beyond scikit-learn, every estimator has
   for the chosen solver (what ``linsvm train`` and LIBLINEAR's ``train`` use: 0.1 for the dual
   solvers, 0.01 for the primal Newton and L1 solvers, relative to the gradient at w = 0, and
   0.001 for -s 11), instead of scikit-learn's 1e-4, which makes the dual solvers run far longer
-  for predictions that rarely change;
+  for predictions that rarely change (loose for ``LinearSVR``'s default dual solver, -s 13:
+  its 0.1 is relative to the first iteration's violation, and on w8a the objective stays
+  far above the optimum; prefer a number there);
 - ``warm_start=True``: the next ``fit`` on the same rows restarts the solver from the previous
   fit's dual variables (dual solvers) or weights (primal solvers), e.g. along a path of growing
   ``C``; a fit on other rows, features or classes starts cold;
@@ -41,6 +43,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .model import Model
+from .solvers import CS_MAX_ITER
 from .training import ConvergenceWarning, train
 
 __all__ = ["LinearSVC", "LinearSVR", "LogisticRegression", "liblinear_solver_type"]
@@ -158,7 +161,7 @@ class _LiblinearMixin:
                 C=float(self.C),
                 eps=_train_eps(self.tol),
                 bias=bias,
-                max_iter=max(int(self.max_iter), 1),
+                max_iter=self._solver_max_iter(solver),
                 seed=seed,
                 verbose=bool(self.verbose),
                 warm_start=warm,
@@ -175,13 +178,18 @@ class _LiblinearMixin:
         # scikit-learn's rule: warn at the iteration cap (a Newton line search that can no
         # longer improve at a tolerance near machine precision is not worth a warning)
         n_iter = int(max(r.n_iter for r in results))
-        if n_iter >= self.max_iter:
+        if n_iter >= self._solver_max_iter(solver):
             warnings.warn(
                 "Liblinear failed to converge, increase the number of iterations.",
                 SklearnConvergenceWarning,
                 stacklevel=3,
             )
         return model
+
+    def _solver_max_iter(self, solver: int) -> int:
+        """The iteration cap: ``max_iter``, except for Crammer-Singer (-s 4), whose cap
+        scikit-learn's liblinear leaves at LIBLINEAR's 100000 whatever max_iter says."""
+        return CS_MAX_ITER if solver == 4 else max(int(self.max_iter), 1)
 
     def _intercept(self, model: Model) -> np.ndarray | float:
         """scikit-learn's ``intercept_``: bias * bias weight, or the scalar 0.0 without one."""

@@ -25,7 +25,7 @@ LOSS_SQUARED_HINGE = 1  # L2-loss SVM: max(0, 1 - z)^2
 LOSS_LOGISTIC = 2  # logistic regression: log(1 + exp(-z))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def loss_value(loss: int, z: float) -> float:
     """xi(z) for the margin z = y w'x."""
     if loss == LOSS_HINGE:
@@ -39,7 +39,7 @@ def loss_value(loss: int, z: float) -> float:
     return -z + np.log1p(np.exp(z))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def row_dot(indptr, indices, data, bias, i, w) -> float:
     """w'x_i, with the implicit bias feature when ``bias >= 0``."""
     # Unsigned positions: Numba then skips its negative-index wraparound on every access,
@@ -68,7 +68,7 @@ def row_dot(indptr, indices, data, bias, i, w) -> float:
     return s
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def row_sq_norm(indptr, data, bias, i) -> float:
     """x_i'x_i in float64 (also for float32 data), with the implicit bias feature."""
     sq = 0.0
@@ -80,7 +80,7 @@ def row_sq_norm(indptr, data, bias, i) -> float:
     return sq
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def row_axpy(indptr, indices, data, bias, i, scale, w) -> None:
     """w += scale * x_i, with the implicit bias feature when ``bias >= 0``."""
     for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
@@ -165,7 +165,7 @@ def svm_objectives(
 # f(a) = 1/2 ||w(a)||^2 + sum_i [a_i log(a_i / C_i) + (C_i - a_i) log((C_i - a_i) / C_i)].
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _xlogx_rel(a, c):
     """a log(a/c), 0 at a = 0."""
     if a <= 0.0:
@@ -395,7 +395,7 @@ def _loss_code(loss) -> int:
 # (to move into objective.py)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def svr_loss_value(loss: int, d: float, p: float) -> float:
     """xi(d) for the residual d = w'x - y: max(0, |d| - p), squared for the L2 loss."""
     e = abs(d) - p

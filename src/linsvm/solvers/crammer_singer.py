@@ -115,7 +115,7 @@ def _solve_block(A, yidx, Cy, n_act, B, D, out) -> None:
             out[m] = min(0.0, v)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _shrinkable(alpha_v, m, yidx, Cy, g, minG) -> bool:
     bound = Cy if m == yidx else 0.0
     return alpha_v == bound and g < minG

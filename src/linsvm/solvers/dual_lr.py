@@ -50,7 +50,7 @@ from ..objective import (  # noqa: F401  (the LR dual lives in objective; re-exp
     row_sq_norm,
 )
 from ._random import new_state
-from .dcd import _visiting_order, choose_order, prefetch_ahead, rows_with_cost
+from .dcd import _visiting_order, choose_order, prefetch_ahead, prefetch_pays, rows_with_cost
 
 # LIBLINEAR 2.50 solve_l2r_lr_dual constants.
 MAX_INNER_ITER = 100  # inner Newton steps: the loop runs while inner_iter <= 100
@@ -86,6 +86,7 @@ def lr_dual_kernel(
     n_epochs,
     bucket_size,
     buckets_per_group,
+    use_prefetch,
 ):
     """Run up to ``n_epochs`` outer iterations from the state given; update it in place.
 
@@ -109,7 +110,8 @@ def lr_dual_kernel(
         gmax = 0.0
         for s in range(n_rows):
             i = order[s]
-            prefetch_ahead(order, s, n_rows, indptr, indices, data, rec_flat, ncol)
+            if use_prefetch:
+                prefetch_ahead(order, s, n_rows, indptr, indices, data, rec_flat, ncol)
             yi = rec[i, _Y]
             c = rec[i, _C]
             qa = rec[i, _QII]
@@ -254,6 +256,7 @@ def solve_lr_dual(
     istate = np.zeros(3, dtype=np.int64)
     rng = new_state(seed)
     inner_eps_min = min(INNER_EPS_FLOOR, float(eps))
+    use_prefetch = prefetch_pays(X, rec.itemsize * rec.shape[1])
 
     def run(n_epochs: int) -> None:
         lr_dual_kernel(
@@ -272,6 +275,7 @@ def solve_lr_dual(
             n_epochs,
             int(bucket_size),
             int(buckets_per_group),
+            use_prefetch,
         )
 
     if on_iteration is None:

@@ -150,7 +150,7 @@ def _margins(colptr, rowpos, vals, w, z) -> None:
                 z[np.uint64(rowpos[k])] += wj * vals[k]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _violation(g, wj, free) -> float:
     """|minimum-norm subgradient| of |w_j| + (loss) at w_j with loss gradient g."""
     if free:

@@ -76,7 +76,14 @@ from ..objective import (  # noqa: F401  (the SVR objectives live in objective; 
     svr_weights_from_dual,
 )
 from ._random import new_state
-from .dcd import _reset_active, _visiting_order, choose_order, prefetch_ahead, rows_with_cost
+from .dcd import (
+    _reset_active,
+    _visiting_order,
+    choose_order,
+    prefetch_ahead,
+    prefetch_pays,
+    rows_with_cost,
+)
 from .newton import (
     ARMIJO_ETA,
     DEFAULT_MAX_ITER,
@@ -418,6 +425,7 @@ def dcd_svr_kernel(
     shrinking,
     bucket_size,
     buckets_per_group,
+    use_prefetch,
 ):
     """Run up to ``n_epochs`` outer iterations of the SVR dual CD; update the state in place.
 
@@ -440,7 +448,8 @@ def dcd_svr_kernel(
 
         for s in range(n_active):
             i = order[s]
-            prefetch_ahead(order, s, n_active, indptr, indices, data, rec_flat, 4)
+            if use_prefetch:
+                prefetch_ahead(order, s, n_active, indptr, indices, data, rec_flat, 4)
             b = rec[i, _BETA]
             h = rec[i, _H]
             if l2:
@@ -644,12 +653,13 @@ def solve_svr_dual(
     fstate = np.array([np.inf, 0.0, 0.0, 0.0])
     istate = np.array([_reset_active(active, trainable), 0, 0, 0], dtype=np.int64)
     rng = new_state(seed)
+    use_prefetch = prefetch_pays(X, rec.itemsize * rec.shape[1])
 
     def run(n_epochs: int) -> None:
         dcd_svr_kernel(
             X.indptr, X.indices, X.data, bias, loss, p, rec, w, active, trainable, fstate,
             istate, rng, eps, n_epochs, bool(shrinking), int(bucket_size),
-            int(buckets_per_group),
+            int(buckets_per_group), use_prefetch,
         )  # fmt: skip
 
     if beta0 is not None:

@@ -255,11 +255,14 @@ def l1r_l2_svc_kernel(
             g_loss = 0.0
             h = 0.0
             for k in range(k0, k1):
+                # Only rows with b_i > 0 count. A 0/1 factor, not an if: the sign of b_i is
+                # unpredictable and LLVM keeps an if (even a conditional expression) as a
+                # branch; the mispredictions made this loop 6x slower (6.5 vs 1 ns a non-zero).
                 i = np.uint64(rowpos[k])
-                if b[i] > 0.0:
-                    t = C[i] * vals[k]
-                    g_loss -= t * b[i]
-                    h += t * vals[k]
+                bi = b[i]
+                t = C[i] * vals[k] * np.float64(bi > 0.0)
+                g_loss -= t * bi
+                h += t * vals[k]
             g_loss *= 2.0
             g = g_loss
             h = max(2.0 * h, MIN_CURVATURE)
@@ -324,12 +327,13 @@ def l1r_l2_svc_kernel(
                 first = n_ls == 0
                 for k in range(k0, k1):
                     i = np.uint64(rowpos[k])
-                    if first and b[i] > 0.0:
-                        loss_old += C[i] * b[i] * b[i]
-                    b_new = b[i] + d_diff * vals[k]
+                    bi = b[i]
+                    ci = C[i]
+                    if first:  # (the same on every k: predicted)
+                        loss_old += ci * bi * bi * np.float64(bi > 0.0)
+                    b_new = bi + d_diff * vals[k]
                     b[i] = b_new
-                    if b_new > 0.0:
-                        loss_new += C[i] * b_new * b_new
+                    loss_new += ci * b_new * b_new * np.float64(b_new > 0.0)
                 cond += loss_new - loss_old
                 if cond <= 0.0:
                     break

@@ -66,6 +66,8 @@ options:
 -v n : n-fold cross validation mode
 -C : find parameters (C for -s 0 and 2; C and p for -s 11)
 -q : quiet mode (no outputs)
+-m nr_thread : solve the one-vs-rest sub-problems of a multi-class problem in nr_thread
+    threads (default 1; -1: all cores); the model does not depend on it
 --seed N : seed of the random coordinate order (default 1)
 --max-iter N : cap on outer iterations (default 300 for the dual solvers, 1000 Newton
     iterations for the primal ones, as LIBLINEAR; -s 1 continues with -s 2 at its cap)
@@ -107,6 +109,7 @@ class TrainOptions:
     n_folds: int = 0
     quiet: bool = False
     seed: int = 1
+    n_jobs: int = 1
     max_iter: int | None = None
     bucket_size: int | None = None
     buckets_per_group: int | None = None
@@ -184,6 +187,10 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
         elif arg.startswith("-w") and len(arg) > 2:
             label = _number(arg[2:], int, "-w<label>")
             opts.class_weight[label] = _number(value, float, arg)
+        elif arg == "-m":
+            opts.n_jobs = _number(value, int, arg)
+            if opts.n_jobs == 0:
+                raise UsageError("-m nr_thread: the number of threads must not be 0")
         elif arg == "--seed":
             opts.seed = _number(value, int, arg)
         elif arg == "--max-iter":
@@ -300,6 +307,8 @@ def run_train(argv: list[str]) -> int:
         regularize_bias=opts.regularize_bias,
         seed=opts.seed,
     )
+    if opts.n_jobs != 1:
+        params["n_jobs"] = opts.n_jobs
     if regression:
         params["p"] = opts.p
     if opts.solver == 21:

@@ -165,6 +165,7 @@ class _LiblinearMixin:
                 seed=seed,
                 verbose=bool(self.verbose),
                 warm_start=warm,
+                n_jobs=getattr(self, "n_jobs", None),
                 **params,
             )
         for w in caught:
@@ -274,7 +275,9 @@ class LinearSVC(_LiblinearClassifier):
     iteration count over the sub-problems). Solvers: ``loss="squared_hinge"`` is LIBLINEAR's
     -s 1 (dual) / -s 2 (primal), ``"hinge"`` -s 3, ``penalty="l1"`` -s 5,
     ``multi_class="crammer_singer"`` -s 4. Beyond scikit-learn: ``tol="liblinear"``,
-    ``warm_start``, ``objective_``, ``dual_gap_`` and ``model_`` (see the module docstring).
+    ``warm_start``, ``n_jobs`` (threads for the one-vs-rest sub-problems of more than two
+    classes; the model does not depend on it), ``objective_``, ``dual_gap_`` and ``model_``
+    (see the module docstring).
     """
 
     _parameter_constraints: dict = {
@@ -284,6 +287,7 @@ class LinearSVC(_LiblinearClassifier):
         "dual": ["boolean", StrOptions({"auto"})],
         "multi_class": [StrOptions({"ovr", "crammer_singer"})],
         "class_weight": [None, dict, StrOptions({"balanced"})],
+        "n_jobs": [None, Integral],
     }
 
     def __init__(
@@ -302,6 +306,7 @@ class LinearSVC(_LiblinearClassifier):
         random_state=None,
         max_iter=1000,
         warm_start=False,
+        n_jobs=None,
     ):
         self.penalty = penalty
         self.loss = loss
@@ -316,6 +321,7 @@ class LinearSVC(_LiblinearClassifier):
         self.random_state = random_state
         self.max_iter = max_iter
         self.warm_start = warm_start
+        self.n_jobs = n_jobs
 
     def fit(self, X, y, sample_weight=None) -> LinearSVC:
         """Fit on X (n_samples, n_features), y (n_samples,), optional per-sample weights."""
@@ -344,8 +350,9 @@ class LogisticRegression(_LiblinearClassifier):
     ``predict_proba`` then normalises the classes' sigmoids, as LIBLINEAR. Options only other
     scikit-learn solvers have (elastic-net ``l1_ratio``, ``penalty=None`` or ``C=inf``) are an
     error. ``n_iter_`` has shape (1,): the largest iteration count over the sub-problems.
-    ``n_jobs`` is accepted for compatibility and has no effect: the sub-problems run one
-    after another. Beyond scikit-learn: ``tol="liblinear"``, ``warm_start`` (scikit-learn's
+    ``n_jobs`` solves the one-vs-rest sub-problems of more than two classes in that many
+    threads (joblib's convention; the model does not depend on it; scikit-learn's liblinear
+    ignores it). Beyond scikit-learn: ``tol="liblinear"``, ``warm_start`` (scikit-learn's
     liblinear ignores it; here it restarts the solver), ``objective_``, ``dual_gap_``,
     ``model_``.
     """

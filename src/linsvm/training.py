@@ -13,9 +13,11 @@ reports primal, dual and gap through ``objective``.
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,6 +112,18 @@ def _check_params(
     return C, eps, bias, max_iter
 
 
+def effective_n_jobs(n_jobs: int | None) -> int:
+    """Threads for ``n_jobs`` by joblib's convention: None -> 1, -1 -> all cores, -2 -> all
+    but one, ...; 0 and non-integers are errors."""
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise InvalidInputError(f"n_jobs must be a non-zero integer or None, got {n_jobs!r}")
+    if n_jobs > 0:
+        return int(n_jobs)
+    return max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
+
+
 def class_costs(labels: np.ndarray, C: float, class_weight: Mapping | None) -> np.ndarray:
     """C * weight per class, in ``labels`` order (LIBLINEAR's ``weighted_C``)."""
     weighted = np.full(labels.shape[0], float(C))
@@ -146,6 +160,7 @@ def train(
     seed: int = 1,
     verbose: bool = False,
     on_iteration: Callable | None = None,
+    n_jobs: int | None = None,
 ) -> Model:
     """Train a linear model with one of LIBLINEAR's solvers (numbers and defaults as its ``-s``).
 
@@ -216,6 +231,12 @@ def train(
     on_iteration : callable, optional
         ``on_iteration(k, iteration, n_active, pg_max, pg_min, w, alpha)`` after each outer
         iteration of sub-problem k (slows training: the solver returns to Python each time).
+    n_jobs : int or None
+        Threads solving the one-vs-rest sub-problems of a multi-class problem side by side
+        (the kernels release the GIL): None or 1 one at a time, -1 all cores, -2 all but one,
+        and so on (joblib's convention). The model is the same whatever the number. No effect
+        on binary problems, regression, -s 4 and -s 21 (one problem each), nor with
+        ``verbose`` or ``on_iteration`` (which report sub-problems in order).
 
     Returns
     -------
@@ -226,6 +247,7 @@ def train(
         raise InvalidInputError(f"unknown solver type {solver!r}; available: {available_solvers()}")
     solver = number
     C, eps, bias, max_iter = _check_params(solver, C, eps, bias, max_iter)
+    n_threads = effective_n_jobs(n_jobs)
     X = as_csr(X)
     n_rows, n_features = X.shape
     if n_rows == 0:
@@ -299,9 +321,11 @@ def train(
         )
 
     starts = _warm_starts(warm_start, solver, X.shape, bias, labels, len(targets))
-    coefs, bias_weights, results = [], [], []
-    for k in targets:
-        alpha0, w0 = starts[len(results)]
+
+    def solve(slot: int):
+        """Sub-problem ``slot``: class targets[slot] against the rest."""
+        k = targets[slot]
+        alpha0, w0 = starts[slot]
         y_sign = np.where(class_index == k, 1.0, -1.0)
         if n_classes == 2:
             cost = np.where(y_sign > 0, weighted_C[0], weighted_C[1])
@@ -311,11 +335,11 @@ def train(
             cost = cost * sw
         problem = _Subproblem(X, y_sign, cost, bias, k, labels[k])
         if solver == 7:
-            w, result = _train_lr_dual(
+            return _train_lr_dual(
                 problem, eps, max_iter, bucket_size, buckets_per_group, seed + k, alpha0
             )
-        elif solver in _SVM_DUAL_LOSS:
-            w, result = _train_dual(
+        if solver in _SVM_DUAL_LOSS:
+            return _train_dual(
                 problem,
                 solver,
                 eps,
@@ -328,20 +352,28 @@ def train(
                 on_iteration,
                 alpha0,
             )
-        elif solver in (5, 6):
-            w, result = _train_l1(problem, solver, eps, max_iter, regularize_bias, seed + k, w0)
-        elif solver in _SGD_VARIANT:
-            w, result = _train_sgd(problem, solver, float(C), eps, max_iter, seed + k)
-        elif solver == PCD:
-            w, result = _train_pcd(problem, eps, max_iter, seed + k, w0)
-        else:
-            if init_sol is not None:
-                w0 = init_sol[len(results)]
-            w, result = _train_primal(problem, solver, eps, max_iter, regularize_bias, verbose, w0)
-        results.append(result)
-        coefs.append(w[:n_features])
-        bias_weights.append(w[n_features] if bias >= 0 else 0.0)
+        if solver in (5, 6):
+            return _train_l1(problem, solver, eps, max_iter, regularize_bias, seed + k, w0)
+        if solver in _SGD_VARIANT:
+            return _train_sgd(problem, solver, float(C), eps, max_iter, seed + k)
+        if solver == PCD:
+            return _train_pcd(problem, eps, max_iter, seed + k, w0)
+        if init_sol is not None:
+            w0 = init_sol[slot]
+        return _train_primal(problem, solver, eps, max_iter, regularize_bias, verbose, w0)
 
+    # Each sub-problem has its own seed and generator, so threads give the same model as one.
+    n_threads = min(n_threads, len(targets))
+    if verbose or on_iteration is not None:
+        n_threads = 1  # progress lines and callbacks in sub-problem order
+    if n_threads == 1:
+        solved = [solve(slot) for slot in range(len(targets))]
+    else:
+        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            solved = list(pool.map(solve, range(len(targets))))
+    coefs = [w[:n_features] for w, _ in solved]
+    bias_weights = [w[n_features] if bias >= 0 else 0.0 for w, _ in solved]
+    results = [result for _, result in solved]
     return Model(solver, labels, np.vstack(coefs), bias, np.array(bias_weights), results=results)
 
 

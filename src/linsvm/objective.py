@@ -40,6 +40,16 @@ def loss_value(loss: int, z: float) -> float:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def sq_norm(v) -> float:
+    """v'v by a plain loop. np.dot would call multi-threaded BLAS: on 2 cores its threads cost
+    more than the sum (and compete with n_jobs' threads)."""
+    total = 0.0
+    for j in range(v.shape[0]):
+        total += v[j] * v[j]
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
 def row_dot(indptr, indices, data, bias, i, w) -> float:
     """w'x_i, with the implicit bias feature when ``bias >= 0``."""
     # Unsigned positions: Numba then skips its negative-index wraparound on every access,
@@ -92,7 +102,7 @@ def row_axpy(indptr, indices, data, bias, i, scale, w) -> None:
 @njit(cache=True, nogil=True)
 def primal_value(indptr, indices, data, bias, y, C, w, loss) -> float:
     """P(w) = 1/2 w'w + sum_i C_i xi(y_i w'x_i)."""
-    total = 0.5 * np.dot(w, w)
+    total = 0.5 * sq_norm(w)
     for i in range(y.shape[0]):
         if C[i] != 0.0:
             total += C[i] * loss_value(loss, y[i] * row_dot(indptr, indices, data, bias, i, w))
@@ -117,7 +127,7 @@ def svm_dual_value(indptr, indices, data, bias, y, C, alpha, loss, n_weights) ->
     D_ii = 0 (L1 loss) or 1/(2 C_i) (L2 loss).
     """
     w = primal_from_dual(indptr, indices, data, bias, y, alpha, n_weights)
-    f = 0.5 * np.dot(w, w)
+    f = 0.5 * sq_norm(w)
     for i in range(y.shape[0]):
         a = alpha[i]
         if a != 0.0:
@@ -176,7 +186,7 @@ def _xlogx_rel(a, c):
 @njit(cache=True, nogil=True)
 def _lr_dual_value(indptr, indices, data, bias, y, C, alpha, alpha_c, n_weights) -> float:
     w = primal_from_dual(indptr, indices, data, bias, y, alpha, n_weights)
-    f = 0.5 * np.dot(w, w)
+    f = 0.5 * sq_norm(w)
     for i in range(y.shape[0]):
         c = C[i]
         if c > 0.0:
@@ -408,7 +418,7 @@ def svr_loss_value(loss: int, d: float, p: float) -> float:
 
 @njit(cache=True, nogil=True)
 def _svr_primal_value(indptr, indices, data, bias, y, C, w, loss, p, reg_bias) -> float:
-    ww = np.dot(w, w)
+    ww = sq_norm(w)
     if not reg_bias:
         ww -= w[w.shape[0] - 1] * w[w.shape[0] - 1]
     total = 0.5 * ww
@@ -431,7 +441,7 @@ def _svr_weights_from_dual(indptr, indices, data, bias, beta, n_weights):
 @njit(cache=True, nogil=True)
 def _svr_dual_value(indptr, indices, data, bias, y, C, beta, loss, p, n_weights) -> float:
     w = _svr_weights_from_dual(indptr, indices, data, bias, beta, n_weights)
-    f = 0.5 * np.dot(w, w)
+    f = 0.5 * sq_norm(w)
     for i in range(y.shape[0]):
         b = beta[i]
         if b != 0.0:
@@ -524,14 +534,14 @@ def oneclass_w_from_dual(indptr, indices, data, alpha, n_weights):
 def oneclass_dual_value(indptr, indices, data, alpha, n_weights) -> float:
     """f(a) = 1/2 a'Qa = 1/2 ||sum_i a_i x_i||^2 (the dual, minimised; LIBLINEAR's objective)."""
     w = oneclass_w_from_dual(indptr, indices, data, alpha, n_weights)
-    return 0.5 * np.dot(w, w)
+    return 0.5 * sq_norm(w)
 
 
 @njit(cache=True, nogil=True)
 def oneclass_primal_at(indptr, indices, data, w, nu, rho) -> float:
     """P(w, rho) = 1/2 w'w - nu l rho + sum_i max(0, rho - w'x_i)."""
     n_rows = indptr.shape[0] - 1
-    total = 0.5 * np.dot(w, w) - nu * n_rows * rho
+    total = 0.5 * sq_norm(w) - nu * n_rows * rho
     for i in range(n_rows):
         total += max(0.0, rho - row_dot(indptr, indices, data, -1.0, i, w))
     return total
@@ -562,7 +572,7 @@ def oneclass_objectives(X, nu: float, alpha) -> tuple[float, float, float]:
     """(primal P(w(a)), dual -f(a), gap = P + f >= 0), with w(a) recomputed from ``alpha``."""
     alpha = np.ascontiguousarray(alpha, dtype=np.float64)
     w = oneclass_w_from_dual(X.indptr, X.indices, X.data, alpha, X.shape[1])
-    dual = -0.5 * float(np.dot(w, w))
+    dual = -0.5 * float(sq_norm(w))
     primal = float(oneclass_primal_value(X.indptr, X.indices, X.data, w, float(nu)))
     return primal, dual, primal - dual
 

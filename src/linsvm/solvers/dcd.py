@@ -53,17 +53,24 @@ SMALL_PROBLEM_ROWS = 2048
 # its indices and values half as far (they need the offsets first).
 PREFETCH_ROW_AHEAD = 12
 PREFETCH_DATA_AHEAD = 6
-# Prefetching only pays when the rows a solve touches do not stay in the core's own cache
-# (measured, -s 1/3: pendigits' 1.5 MB ran 30% slower with it, a9a's 7 MB the same, ijcnn1's
-# 10 MB 2x faster, and pypi-recent needs it); below this size the hints are pure overhead.
-PREFETCH_MIN_BYTES = 4 << 20
+# Rows and per-row records up to this size stay in a core's own cache. Then prefetching is
+# pure overhead (measured, -s 1/3: pendigits' 1.5 MB ran 30% slower with it, a9a's 7 MB the
+# same, ijcnn1's 10 MB 2x faster, and pypi-recent needs it) and a bucketed order buys nothing
+# (letter, pendigits: the same iterations and time either way), so the automatic order skips
+# the neighbour check and takes a plain permutation.
+CACHE_RESIDENT_BYTES = 4 << 20
+
+
+def cache_resident(X, record_bytes: int) -> bool:
+    """Whether a dual solver's CSR rows and its per-row records (``record_bytes`` a row) fit
+    in a core's private cache."""
+    nbytes = X.indptr.nbytes + X.indices.nbytes + X.data.nbytes + X.shape[0] * record_bytes
+    return nbytes <= CACHE_RESIDENT_BYTES
 
 
 def prefetch_pays(X, record_bytes: int) -> bool:
-    """Whether a dual solver should prefetch: its CSR rows and per-row records exceed the
-    size that stays in a core's private cache."""
-    nbytes = X.indptr.nbytes + X.indices.nbytes + X.data.nbytes + X.shape[0] * record_bytes
-    return nbytes > PREFETCH_MIN_BYTES
+    """Whether a dual solver should prefetch the rows of its next visits."""
+    return not cache_resident(X, record_bytes)
 
 
 @njit(cache=True, nogil=True)
@@ -347,7 +354,7 @@ def choose_order(
         )
     if bucket_size is None:
         n_rows = X.shape[0]
-        if n_rows <= SMALL_PROBLEM_ROWS:  # all in cache anyway: locality buys nothing
+        if n_rows <= SMALL_PROBLEM_ROWS or cache_resident(X, 32):  # locality buys nothing
             return 1, 1
         # (the sample grows with the rows up to 2000 pairs: a few ms, paid once per solve)
         excess = neighbour_correlation_excess(

@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit
 
 from ..errors import InvalidInputError
-from ..objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE, loss_value
+from ..objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE, loss_value, sq_norm
 
 # Constants of LIBLINEAR 2.50's newton.cpp / newton.h.
 EPS_CG = 0.5  # NEWTON(..., eps_cg = 0.5): cap on the CG relative tolerance
@@ -397,7 +397,7 @@ def solve_primal_newton(
         )  # fmt: skip
 
     def regulariser() -> float:
-        ww = float(np.dot(w, w))
+        ww = sq_norm(w)
         if not reg_bias:
             ww -= w[-1] * w[-1]
         return 0.5 * ww

@@ -126,6 +126,7 @@ from ..objective import (
     row_axpy,
     row_dot,
     row_sq_norm,
+    sq_norm,
     svm_objectives,
 )
 from ._random import new_state, rand_below, shuffle
@@ -159,15 +160,6 @@ def _row_sq_norms(indptr, data, bias, n_rows):
     for i in range(n_rows):
         q[i] = row_sq_norm(indptr, data, bias, i)
     return q
-
-
-@njit(cache=True, nogil=True)
-def _sq_norm(v) -> float:
-    """v'v by a plain loop: np.dot would call BLAS, whose threads cost more than the sum."""
-    total = 0.0
-    for j in range(v.shape[0]):
-        total += v[j] * v[j]
-    return total
 
 
 @njit(cache=True, nogil=True)
@@ -360,11 +352,11 @@ def _pegasos_kernel(
         if scale < RESCALE_BELOW:
             for j in range(v.shape[0]):
                 v[j] *= scale
-            vv = _sq_norm(v)
+            vv = sq_norm(v)
             scale = 1.0
     istate[_I_TAU] = t
     fstate[_F_SCALE] = scale
-    fstate[_F_VV] = _sq_norm(v)
+    fstate[_F_VV] = sq_norm(v)
 
 
 @dataclass

@@ -68,6 +68,7 @@ from ..objective import (  # noqa: F401  (the SVR objectives live in objective; 
     row_axpy,
     row_dot,
     row_sq_norm,
+    sq_norm,
     svr_dual_point,
     svr_dual_value,
     svr_loss_value,
@@ -320,7 +321,7 @@ def solve_svr_primal(
         )  # fmt: skip
 
     def regulariser() -> float:
-        ww = float(np.dot(w, w))
+        ww = sq_norm(w)
         if not reg_bias:
             ww -= w[-1] * w[-1]
         return 0.5 * ww

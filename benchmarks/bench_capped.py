@@ -31,6 +31,7 @@ import warnings
 import numpy as np
 
 import linsvm
+from linsvm.data import group_labels
 from linsvm.objective import (
     LOSS_HINGE,
     LOSS_LOGISTIC,
@@ -40,15 +41,8 @@ from linsvm.objective import (
     primal_value,
 )
 
-from .common import (
-    BENCH_DIR,
-    find_data_file,
-    fmt_seconds,
-    load_real,
-    markdown_table,
-    median,
-    report_header,
-)
+from .bench_estimators import load_data
+from .common import BENCH_DIR, fmt_seconds, markdown_table, median, report_header
 
 DATASETS = ("a9a", "w8a", "ijcnn1", "dna.scale", "letter.scale", "pendigits")
 SOLVERS = (1, 3, 4, 5, 6, 7)
@@ -63,22 +57,6 @@ OBJECTIVE = {
     6: (LOSS_LOGISTIC, "l1"),
     7: (LOSS_LOGISTIC, "l2"),
 }
-
-
-def load(name: str):
-    if name in ("a9a", "w8a", "ijcnn1"):
-        ds = load_real(name)
-        return None if ds is None else (ds.X, ds.y)
-    path = find_data_file(name)
-    return None if path is None else linsvm.read_libsvm(path)
-
-
-def first_appearance(y: np.ndarray) -> np.ndarray:
-    values, first = np.unique(y, return_index=True)
-    labels = values[np.argsort(first)]
-    if labels.shape[0] == 2 and set(labels.tolist()) == {-1.0, 1.0}:
-        labels = np.array([1.0, -1.0])  # LIBLINEAR puts +1 first for -1/+1 data
-    return labels
 
 
 def primal_sum(X, y, labels, solver: int, W: np.ndarray) -> float:
@@ -151,14 +129,12 @@ def bench(args) -> list[list[str]]:
 
     rows = []
     for name in args.datasets:
-        loaded = load(name)
-        if loaded is None:
+        data = load_data(name)  # float64 CSR, sorted indices; binary labels -1/+1
+        if data is None:
             print(f"{name}: not found, skipped", flush=True)
             continue
-        X, y = loaded
-        X.sort_indices()
-        y = np.asarray(y, dtype=np.float64)
-        labels = first_appearance(y)
+        X, y = data.X, data.y
+        labels, _ = group_labels(y)  # LIBLINEAR's class order
         prob = problem(list(y), X)
         # a few rows of every class, to compile / load the cache before timing
         warm_rows = np.concatenate([np.flatnonzero(y == c)[:20] for c in labels])

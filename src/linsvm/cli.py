@@ -306,9 +306,8 @@ def run_train(argv: list[str]) -> int:
         shrinking=opts.shrinking,
         regularize_bias=opts.regularize_bias,
         seed=opts.seed,
+        n_jobs=opts.n_jobs,
     )
-    if opts.n_jobs != 1:
-        params["n_jobs"] = opts.n_jobs
     if regression:
         params["p"] = opts.p
     if opts.solver == 21:

@@ -50,7 +50,7 @@ from ..objective import (  # noqa: F401  (the LR dual lives in objective; re-exp
     row_sq_norm,
 )
 from ._random import new_state
-from .dcd import _visiting_order, choose_order, prefetch_ahead, prefetch_pays, rows_with_cost
+from .dcd import _visiting_order, cache_resident, choose_order, prefetch_ahead, rows_with_cost
 
 # LIBLINEAR 2.50 solve_l2r_lr_dual constants.
 MAX_INNER_ITER = 100  # inner Newton steps: the loop runs while inner_iter <= 100
@@ -256,7 +256,7 @@ def solve_lr_dual(
     istate = np.zeros(3, dtype=np.int64)
     rng = new_state(seed)
     inner_eps_min = min(INNER_EPS_FLOOR, float(eps))
-    use_prefetch = prefetch_pays(X, rec.itemsize * rec.shape[1])
+    use_prefetch = not cache_resident(X, rec.itemsize * rec.shape[1])
 
     def run(n_epochs: int) -> None:
         lr_dual_kernel(

@@ -80,9 +80,9 @@ from ._random import new_state
 from .dcd import (
     _reset_active,
     _visiting_order,
+    cache_resident,
     choose_order,
     prefetch_ahead,
-    prefetch_pays,
     rows_with_cost,
 )
 from .newton import (
@@ -654,7 +654,7 @@ def solve_svr_dual(
     fstate = np.array([np.inf, 0.0, 0.0, 0.0])
     istate = np.array([_reset_active(active, trainable), 0, 0, 0], dtype=np.int64)
     rng = new_state(seed)
-    use_prefetch = prefetch_pays(X, rec.itemsize * rec.shape[1])
+    use_prefetch = not cache_resident(X, rec.itemsize * rec.shape[1])
 
     def run(n_epochs: int) -> None:
         dcd_svr_kernel(

@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .sparse_rows import row_axpy, row_dot, row_sq_norm, sq_norm  # noqa: F401
+
 # Loss codes shared by the kernels (a small int rather than an object, so kernels stay cacheable).
 LOSS_HINGE = 0  # L1-loss SVM: max(0, 1 - z)
 LOSS_SQUARED_HINGE = 1  # L2-loss SVM: max(0, 1 - z)^2
@@ -37,66 +39,6 @@ def loss_value(loss: int, z: float) -> float:
     if z >= 0.0:
         return np.log1p(np.exp(-z))
     return -z + np.log1p(np.exp(z))
-
-
-@njit(cache=True, nogil=True, inline="always")
-def sq_norm(v) -> float:
-    """v'v by a plain loop. np.dot would call multi-threaded BLAS: on 2 cores its threads cost
-    more than the sum (and compete with n_jobs' threads)."""
-    total = 0.0
-    for j in range(v.shape[0]):
-        total += v[j] * v[j]
-    return total
-
-
-@njit(cache=True, nogil=True, inline="always")
-def row_dot(indptr, indices, data, bias, i, w) -> float:
-    """w'x_i, with the implicit bias feature when ``bias >= 0``."""
-    # Unsigned positions: Numba then skips its negative-index wraparound on every access,
-    # which otherwise doubles the cost of these loops (CSR positions are never negative).
-    start = np.uint64(indptr[i])
-    stop = np.uint64(indptr[i + 1])
-    # Four partial sums: the additions of one long chain wait on each other (FP add latency);
-    # four independent chains keep the loads and multiplies flowing.
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
-    k = start
-    while k + np.uint64(4) <= stop:
-        s0 += w[np.uint64(indices[k])] * data[k]
-        s1 += w[np.uint64(indices[k + np.uint64(1)])] * data[k + np.uint64(1)]
-        s2 += w[np.uint64(indices[k + np.uint64(2)])] * data[k + np.uint64(2)]
-        s3 += w[np.uint64(indices[k + np.uint64(3)])] * data[k + np.uint64(3)]
-        k += np.uint64(4)
-    while k < stop:
-        s0 += w[np.uint64(indices[k])] * data[k]
-        k += np.uint64(1)
-    s = (s0 + s1) + (s2 + s3)
-    if bias >= 0.0:
-        s += w[w.shape[0] - 1] * bias
-    return s
-
-
-@njit(cache=True, nogil=True, inline="always")
-def row_sq_norm(indptr, data, bias, i) -> float:
-    """x_i'x_i in float64 (also for float32 data), with the implicit bias feature."""
-    sq = 0.0
-    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-        v = np.float64(data[k])
-        sq += v * v
-    if bias >= 0.0:
-        sq += bias * bias
-    return sq
-
-
-@njit(cache=True, nogil=True, inline="always")
-def row_axpy(indptr, indices, data, bias, i, scale, w) -> None:
-    """w += scale * x_i, with the implicit bias feature when ``bias >= 0``."""
-    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-        w[np.uint64(indices[k])] += scale * data[k]
-    if bias >= 0.0:
-        w[w.shape[0] - 1] += scale * bias
 
 
 @njit(cache=True, nogil=True)

@@ -1,18 +1,52 @@
 """The solver family, by LIBLINEAR's ``-s`` numbers, and linsvm's own solvers beyond them.
 
-Each solver is one self-contained routine in its own module; this registry says which numbers
-exist in LIBLINEAR, what they are called in model files, their default tolerance (LIBLINEAR
-2.50's), and which of them linsvm can train with today. linsvm's own solvers (the primal
-stochastic solvers of the seeds and primal coordinate descent) are numbered from 30 on and also
-go by a name (``-s sgd-s``); their models solve one of LIBLINEAR's problems and are written in
-model files as that problem's solver (``model_type``), so LIBLINEAR can read them.
+This is the one place that says what each solver is and can do: its name in model files, its
+default tolerance and iteration cap (LIBLINEAR 2.50's), how ``-e`` becomes its own tolerance,
+whether it is dual (and so warm-starts from dual variables), whether it gives probabilities,
+takes ``-R``, class and sample weights or ``init_sol``, which solver continues from its ``w``
+when it reaches its cap, and the function that solves it (``solve(sub, hook) -> Solution``,
+``_base.py``). ``check_parameter`` checks a combination of them once, as LIBLINEAR's
+``check_parameter``. Nothing outside this module and the solver's own module asks
+``solver == k``: a new solver is one module plus one entry here.
+
+linsvm's own solvers (the primal stochastic solvers of the seeds and primal coordinate descent)
+are numbered from 30 on and also go by a name (``-s sgd-s``); their models solve one of
+LIBLINEAR's problems and are written in model files as that problem's solver (``model_type``),
+so LIBLINEAR can read them.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..errors import InvalidInputError
+from ._base import Hook, Progress, Solution, Subproblem
+
+# LIBLINEAR 2.50 caps its dual coordinate descent solvers at this many outer iterations,
+# its Newton solver at this many Newton iterations, its Crammer-Singer solver (-s 4) at
+# this many, its L1-regularised LR (-s 6) at this many Newton iterations and the one-class
+# SVM at this many outer iterations.
+DUAL_SOLVER_MAX_ITER = 300
+NEWTON_MAX_ITER = 1000
+CS_MAX_ITER = 100000
+L1R_LR_MAX_ITER = 100
+ONECLASS_MAX_ITER = 1000
+# linsvm's SGD solvers: epochs (SGD-S/M normally stop on their criterion first)
+SGD_MAX_EPOCHS = 2000
+SGD_FIXED_EPOCHS = 100  # Pegasos and SGD-R, which have no stopping criterion
+# A fallback solver gets a tenfold tighter tolerance than its own rule would derive from the
+# user's -e (LIBLINEAR 2.50: the one derived from the dual's eps may be too loose).
+FALLBACK_TOL_FACTOR = 0.1
+
+# Kinds of problem.
+CLASSIFICATION, REGRESSION, ONECLASS = "classification", "regression", "oneclass"
+# How -e becomes the solver's tolerance: as given, or scaled by the class balance
+# min(#pos, #neg) / l as LIBLINEAR's train_one does for its primal classifiers.
+TOL_AS_GIVEN, TOL_CLASS_BALANCE = "as_given", "class_balance"
 
 
 @dataclass(frozen=True)
@@ -20,92 +54,131 @@ class SolverSpec:
     number: int
     name: str  # as written in LIBLINEAR model files
     description: str
+    kind: str  # CLASSIFICATION, REGRESSION or ONECLASS
     default_eps: float
-    kind: str  # "classification", "regression" or "oneclass"
-    available: bool  # trainable in linsvm
+    max_iter: int  # default cap on outer iterations (epochs for the SGD solvers)
+    solve_path: str  # "module:function" of solve(sub, hook) -> Solution, imported on first use
+    dual: bool = False  # keeps dual variables: warm starts and results carry alpha
+    tolerance: str = TOL_AS_GIVEN
+    fallback: int | None = None  # continues from w at the cap (LIBLINEAR 2.50: 1->2, 7->0, 12->11)
+    multiclass: bool = False  # one problem over all classes (Crammer-Singer), not one-vs-rest
+    probability: bool = False  # logistic models: probability estimates
+    unregularized_bias: bool = False  # -R allowed
+    weights: bool = True  # class and sample weights allowed
+    warm_start: bool = True
+    init_sol: bool = False  # LIBLINEAR's init_sol (weights to start from)
+    cap_advice: str = ""  # appended to the warning when the cap is reached
     alias: str = ""  # linsvm's own solvers: the name -s also takes
     model_type: int | None = None  # linsvm's own solvers: the LIBLINEAR solver of the problem
 
+    @property
+    def solve(self) -> Callable[[Subproblem, Hook | None], Solution]:
+        module, function = self.solve_path.split(":")
+        return getattr(importlib.import_module(module), function)
+
+    @property
+    def label(self) -> str:
+        """"-s 3" or "-s 32 (sgd-s)", for messages."""
+        return f"-s {self.number}" + (f" ({self.alias})" if self.alias else "")
+
+
+_DCD_ADVICE = (
+    "dual coordinate descent is slow when C is large and features are few: -s 2 (primal "
+    "Newton) may be faster"
+)
 
 SOLVERS: dict[int, SolverSpec] = {
     s.number: s
     for s in [
         SolverSpec(
-            0,
-            "L2R_LR",
-            "L2-regularized logistic regression (primal)",
-            0.01,
-            "classification",
-            True,
+            0, "L2R_LR", "L2-regularized logistic regression (primal)", CLASSIFICATION,
+            0.01, NEWTON_MAX_ITER, "linsvm.solvers.newton:solve_lr_primal",
+            tolerance=TOL_CLASS_BALANCE, probability=True, unregularized_bias=True,
+            init_sol=True,
         ),
         SolverSpec(
-            1,
-            "L2R_L2LOSS_SVC_DUAL",
-            "L2-regularized L2-loss SVC (dual)",
-            0.1,
-            "classification",
-            True,
+            1, "L2R_L2LOSS_SVC_DUAL", "L2-regularized L2-loss SVC (dual)", CLASSIFICATION,
+            0.1, DUAL_SOLVER_MAX_ITER, "linsvm.solvers.dcd:solve_l2svc_dual",
+            dual=True, fallback=2,
         ),
         SolverSpec(
-            2,
-            "L2R_L2LOSS_SVC",
-            "L2-regularized L2-loss SVC (primal)",
-            0.01,
-            "classification",
-            True,
+            2, "L2R_L2LOSS_SVC", "L2-regularized L2-loss SVC (primal)", CLASSIFICATION,
+            0.01, NEWTON_MAX_ITER, "linsvm.solvers.newton:solve_l2svc_primal",
+            tolerance=TOL_CLASS_BALANCE, unregularized_bias=True, init_sol=True,
         ),
         SolverSpec(
-            3,
-            "L2R_L1LOSS_SVC_DUAL",
-            "L2-regularized L1-loss SVC (dual)",
-            0.1,
-            "classification",
-            True,
+            3, "L2R_L1LOSS_SVC_DUAL", "L2-regularized L1-loss SVC (dual)", CLASSIFICATION,
+            0.1, DUAL_SOLVER_MAX_ITER, "linsvm.solvers.dcd:solve_l1svc_dual",
+            dual=True, cap_advice=_DCD_ADVICE,
         ),
         SolverSpec(
-            4, "MCSVM_CS", "multi-class SVM by Crammer and Singer", 0.1, "classification", True
-        ),
-        SolverSpec(5, "L1R_L2LOSS_SVC", "L1-regularized L2-loss SVC", 0.01, "classification", True),
-        SolverSpec(6, "L1R_LR", "L1-regularized logistic regression", 0.01, "classification", True),
-        SolverSpec(
-            7,
-            "L2R_LR_DUAL",
-            "L2-regularized logistic regression (dual)",
-            0.1,
-            "classification",
-            True,
+            4, "MCSVM_CS", "multi-class SVM by Crammer and Singer", CLASSIFICATION,
+            0.1, CS_MAX_ITER, "linsvm.solvers.crammer_singer:solve_crammer_singer",
+            dual=True, multiclass=True,
+            cap_advice="it is slow when C is large and features are few: a smaller C or "
+            "scaled features help",
         ),
         SolverSpec(
-            11, "L2R_L2LOSS_SVR", "L2-regularized L2-loss SVR (primal)", 0.0001, "regression", True
+            5, "L1R_L2LOSS_SVC", "L1-regularized L2-loss SVC", CLASSIFICATION,
+            0.01, NEWTON_MAX_ITER, "linsvm.solvers.l1:solve_l1r_l2svc",
+            tolerance=TOL_CLASS_BALANCE, unregularized_bias=True,
         ),
         SolverSpec(
-            12, "L2R_L2LOSS_SVR_DUAL", "L2-regularized L2-loss SVR (dual)", 0.1, "regression", True
+            6, "L1R_LR", "L1-regularized logistic regression", CLASSIFICATION,
+            0.01, L1R_LR_MAX_ITER, "linsvm.solvers.l1:solve_l1r_lr",
+            tolerance=TOL_CLASS_BALANCE, probability=True, unregularized_bias=True,
         ),
         SolverSpec(
-            13, "L2R_L1LOSS_SVR_DUAL", "L2-regularized L1-loss SVR (dual)", 0.1, "regression", True
+            7, "L2R_LR_DUAL", "L2-regularized logistic regression (dual)", CLASSIFICATION,
+            0.1, DUAL_SOLVER_MAX_ITER, "linsvm.solvers.dual_lr:solve_lr_dual",
+            dual=True, fallback=0, probability=True,
         ),
-        SolverSpec(21, "ONECLASS_SVM", "one-class SVM (dual)", 0.01, "oneclass", True),
+        SolverSpec(
+            11, "L2R_L2LOSS_SVR", "L2-regularized L2-loss SVR (primal)", REGRESSION,
+            0.0001, NEWTON_MAX_ITER, "linsvm.solvers.svr:solve_svr_primal",
+            unregularized_bias=True, init_sol=True,
+        ),
+        SolverSpec(
+            12, "L2R_L2LOSS_SVR_DUAL", "L2-regularized L2-loss SVR (dual)", REGRESSION,
+            0.1, DUAL_SOLVER_MAX_ITER, "linsvm.solvers.svr:solve_l2svr_dual",
+            dual=True, fallback=11,
+        ),
+        SolverSpec(
+            13, "L2R_L1LOSS_SVR_DUAL", "L2-regularized L1-loss SVR (dual)", REGRESSION,
+            0.1, DUAL_SOLVER_MAX_ITER, "linsvm.solvers.svr:solve_l1svr_dual",
+            dual=True, cap_advice="-s 11 may be faster",
+        ),
+        SolverSpec(
+            21, "ONECLASS_SVM", "one-class SVM (dual)", ONECLASS,
+            0.01, ONECLASS_MAX_ITER, "linsvm.solvers.oneclass:solve_oneclass",
+            dual=True, weights=False, warm_start=False,
+        ),
         # linsvm's own: eps is the relative accuracy delta of SGD-S/M, unused by Pegasos and
         # SGD-R (they stop after max_iter epochs), -s 2's meaning for PCD
         SolverSpec(
-            30, "PEGASOS", "Pegasos, L1-loss SVM (primal SGD)", 0.01, "classification", True,
-            alias="pegasos", model_type=3,
+            30, "PEGASOS", "Pegasos, L1-loss SVM (primal SGD)", CLASSIFICATION,
+            0.01, SGD_FIXED_EPOCHS, "linsvm.solvers.sgd:solve_pegasos",
+            weights=False, warm_start=False, alias="pegasos", model_type=3,
         ),
         SolverSpec(
-            31, "SGD_R", "SGD-R, L1-loss SVM (primal SGD, random patterns)", 0.01,
-            "classification", True, alias="sgd-r", model_type=3,
+            31, "SGD_R", "SGD-R, L1-loss SVM (primal SGD, random patterns)", CLASSIFICATION,
+            0.01, SGD_FIXED_EPOCHS, "linsvm.solvers.sgd:solve_sgd_r",
+            weights=False, warm_start=False, alias="sgd-r", model_type=3,
         ),
         SolverSpec(
-            32, "SGD_S", "SGD-S, L1-loss SVM (primal SGD, epochs, dual bound)", 0.01,
-            "classification", True, alias="sgd-s", model_type=3,
+            32, "SGD_S", "SGD-S, L1-loss SVM (primal SGD, epochs, dual bound)", CLASSIFICATION,
+            0.01, SGD_MAX_EPOCHS, "linsvm.solvers.sgd:solve_sgd_s",
+            weights=False, warm_start=False, alias="sgd-s", model_type=3,
         ),
         SolverSpec(
-            33, "SGD_M", "SGD-M, L1-loss SVM (primal SGD, multiple updates, dual bound)", 0.01,
-            "classification", True, alias="sgd-m", model_type=3,
+            33, "SGD_M", "SGD-M, L1-loss SVM (primal SGD, multiple updates, dual bound)",
+            CLASSIFICATION, 0.01, SGD_MAX_EPOCHS, "linsvm.solvers.sgd:solve_sgd_m",
+            weights=False, warm_start=False, alias="sgd-m", model_type=3,
         ),
         SolverSpec(
-            34, "PCD", "L2-regularized L2-loss SVC (primal coordinate descent)", 0.01,
-            "classification", True, alias="pcd", model_type=2,
+            34, "PCD", "L2-regularized L2-loss SVC (primal coordinate descent)",
+            CLASSIFICATION, 0.01, NEWTON_MAX_ITER, "linsvm.solvers.pcd:solve_pcd",
+            tolerance=TOL_CLASS_BALANCE, alias="pcd", model_type=2,
         ),
     ]
 }  # fmt: skip
@@ -138,18 +211,101 @@ def solver_number(solver: int | str) -> int:
     return int(solver) if int(solver) in SOLVERS else -1
 
 
-# LIBLINEAR 2.50 caps its dual coordinate descent solvers at this many outer iterations,
-# and its Newton solver at this many Newton iterations.
-DUAL_SOLVER_MAX_ITER = 300
-NEWTON_MAX_ITER = 1000
-# ... and its Crammer-Singer solver (-s 4) at this many.
-CS_MAX_ITER = 100000
-
-
 def available_solvers() -> str:
-    """The trainable solvers, as "-s 0, -s 1, ..., -s 30 (pegasos), ..." for messages."""
-    return ", ".join(
-        f"-s {n}" + (f" ({spec.alias})" if spec.alias else "")
-        for n, spec in sorted(SOLVERS.items())
-        if spec.available
-    )
+    """Every solver, as "-s 0, -s 1, ..., -s 30 (pegasos), ..." for messages."""
+    return ", ".join(spec.label for _, spec in sorted(SOLVERS.items()))
+
+
+def list_where(test: Callable[[SolverSpec], bool]) -> str:
+    """The solvers passing ``test`` as "-s 0, 2, 5, 6 or 11", for messages."""
+    numbers = [str(n) for n, spec in sorted(SOLVERS.items()) if test(spec)]
+    if len(numbers) == 1:
+        return f"-s {numbers[0]}"
+    return "-s " + ", ".join(numbers[:-1]) + " or " + numbers[-1]
+
+
+def get_solver(solver: int | str) -> SolverSpec:
+    """The spec of a solver given by number or name; a one-line error if there is none."""
+    number = solver_number(solver)
+    if number < 0:
+        raise InvalidInputError(f"unknown solver type {solver!r}; available: {available_solvers()}")
+    return SOLVERS[number]
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """A checked set of training parameters, LIBLINEAR's defaults filled in."""
+
+    spec: SolverSpec
+    C: float
+    eps: float  # the user's -e (the solver's own tolerance: solver_tolerance)
+    bias: float
+    max_iter: int
+    regularize_bias: bool
+
+
+def check_parameter(
+    solver: int | str,
+    C: float,
+    eps: float | None,
+    bias: float,
+    max_iter: int | None,
+    regularize_bias: bool = True,
+) -> Parameters:
+    """Check one combination of parameters, as LIBLINEAR's ``check_parameter``: one-line
+    errors for what no solver accepts and for what this solver does not."""
+    spec = get_solver(solver)
+    try:
+        C = float(C)
+        eps = None if eps is None else float(eps)
+        bias = float(bias)
+    except (TypeError, ValueError):
+        raise InvalidInputError(
+            f"C, eps and bias must be numbers, got C={C!r}, eps={eps!r}, bias={bias!r}"
+        ) from None
+    if not (np.isfinite(C) and C > 0):
+        raise InvalidInputError(f"C must be > 0, got {C}")
+    eps = spec.default_eps if eps is None else eps
+    if not (np.isfinite(eps) and eps > 0):
+        raise InvalidInputError(f"eps must be > 0, got {eps}")
+    if not np.isfinite(bias):
+        raise InvalidInputError(f"bias must be finite, got {bias}")
+    if max_iter is None:
+        max_iter = spec.max_iter
+    if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 1:
+        raise InvalidInputError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    if not regularize_bias and (not spec.unregularized_bias or bias != 1.0):
+        raise InvalidInputError(
+            "regularize_bias=False (-R) needs bias=1 (-B 1) and solver "
+            + list_where(lambda s: s.unregularized_bias)
+        )
+    return Parameters(spec, C, eps, bias, int(max_iter), bool(regularize_bias))
+
+
+def solver_tolerance(spec: SolverSpec, eps: float, y: np.ndarray) -> float:
+    """The tolerance the solver's stopping rule reads, from the user's -e (LIBLINEAR's
+    ``train_one``): as given, or eps * max(min(#pos, #neg), 1) / l for the +1/-1 targets
+    ``y`` (LIBLINEAR counts y > 0 as positive)."""
+    y = np.asarray(y)
+    n_rows = y.shape[0]
+    if spec.tolerance == TOL_AS_GIVEN or n_rows == 0:
+        return float(eps)
+    pos = int(np.count_nonzero(y > 0))
+    return float(eps) * max(min(pos, n_rows - pos), 1) / n_rows
+
+
+__all__ = [
+    "SOLVERS",
+    "SolverSpec",
+    "Parameters",
+    "Subproblem",
+    "Solution",
+    "Progress",
+    "Hook",
+    "check_parameter",
+    "get_solver",
+    "solver_number",
+    "solver_tolerance",
+    "model_file_solver",
+    "available_solvers",
+]

@@ -49,8 +49,8 @@ from ..objective import (  # noqa: F401  (the LR dual lives in objective; re-exp
     row_dot,
     row_sq_norm,
 )
+from ._dual import cache_resident, choose_order, prefetch_ahead, rows_with_cost, visiting_order
 from ._random import new_state
-from .dcd import _visiting_order, cache_resident, choose_order, prefetch_ahead, rows_with_cost
 
 # LIBLINEAR 2.50 solve_l2r_lr_dual constants.
 MAX_INNER_ITER = 100  # inner Newton steps: the loop runs while inner_iter <= 100
@@ -105,7 +105,7 @@ def lr_dual_kernel(
             fstate[_F_GMAX] = 0.0
             return
         innereps = fstate[_F_INNEREPS]
-        _visiting_order(rows, n_rows, order, bucket_order, bucket_size, buckets_per_group, rng)
+        visiting_order(rows, n_rows, order, bucket_order, bucket_size, buckets_per_group, rng)
         newton_iter = 0
         gmax = 0.0
         for s in range(n_rows):

@@ -62,6 +62,7 @@ from ..objective import (  # noqa: F401  (the one-class objectives live in objec
     row_dot,
     row_sq_norm,
 )
+from ..sparse_rows import rows_dot
 
 ONECLASS_DEFAULT_NU = 0.5
 ONECLASS_DEFAULT_EPS = 0.01
@@ -95,26 +96,6 @@ def check_nu(nu: float) -> float:
 
 
 # ----------------------------------------------------------------------------- the solver
-
-
-@njit(cache=True, nogil=True)
-def _sparse_row_dot(indptr, indices, data, i, j) -> float:
-    """x_i'x_j by merging the two rows' sorted indices (float64 accumulation)."""
-    p, p_end = indptr[i], indptr[i + 1]
-    q, q_end = indptr[j], indptr[j + 1]
-    s = 0.0
-    while p < p_end and q < q_end:
-        a = indices[p]
-        b = indices[q]
-        if a == b:
-            s += np.float64(data[p]) * data[q]
-            p += 1
-            q += 1
-        elif a < b:
-            p += 1
-        else:
-            q += 1
-    return s
 
 
 @njit(cache=True, nogil=True)
@@ -354,7 +335,7 @@ def oneclass_kernel(
                 or (ai > 0.0 and aj < 1.0 and -gi + _VIOLATION_MARGIN < -gj)
             ):
                 continue
-            quad = qd[i] + qd[j] - 2.0 * _sparse_row_dot(indptr, indices, data, i, j)
+            quad = qd[i] + qd[j] - 2.0 * rows_dot(indptr, indices, data, i, j)
             if quad <= 0.0:
                 quad = _MIN_QUAD
             delta = (gi - gj) / quad

@@ -76,15 +76,15 @@ from ..objective import (  # noqa: F401  (the SVR objectives live in objective; 
     svr_primal_value,
     svr_weights_from_dual,
 )
-from ._random import new_state
-from .dcd import (
-    _reset_active,
-    _visiting_order,
+from ._dual import (
     cache_resident,
     choose_order,
     prefetch_ahead,
+    reset_active,
     rows_with_cost,
+    visiting_order,
 )
+from ._random import new_state
 from .newton import (
     ARMIJO_ETA,
     DEFAULT_MAX_ITER,
@@ -445,7 +445,7 @@ def dcd_svr_kernel(
         gmax_old = fstate[_F_GMAX_OLD]
         gmax_new = 0.0
         gnorm1_new = 0.0
-        _visiting_order(active, n_active, order, bucket_order, bucket_size, buckets_per_group, rng)
+        visiting_order(active, n_active, order, bucket_order, bucket_size, buckets_per_group, rng)
 
         for s in range(n_active):
             i = order[s]
@@ -533,7 +533,7 @@ def dcd_svr_kernel(
                 istate[_I_ACTIVE] = n_active
                 istate[_I_CONVERGED] = 1
                 return
-            istate[_I_ACTIVE] = _reset_active(active, trainable_rows)
+            istate[_I_ACTIVE] = reset_active(active, trainable_rows)
             fstate[_F_GMAX_OLD] = inf
             continue
         istate[_I_ACTIVE] = n_active
@@ -652,7 +652,7 @@ def solve_svr_dual(
     )
     active = np.empty(max(n_rows, 1), dtype=row_index_dtype)
     fstate = np.array([np.inf, 0.0, 0.0, 0.0])
-    istate = np.array([_reset_active(active, trainable), 0, 0, 0], dtype=np.int64)
+    istate = np.array([reset_active(active, trainable), 0, 0, 0], dtype=np.int64)
     rng = new_state(seed)
     use_prefetch = not cache_resident(X, rec.itemsize * rec.shape[1])
 
@@ -675,7 +675,7 @@ def solve_svr_dual(
             beta0 if use_beta0 else no_beta0, use_beta0, w,
         )  # fmt: skip
         fstate[:] = (np.inf, gnorm1_ref if use_beta0 else 0.0, 0.0, 0.0)
-        istate[:] = (_reset_active(active, trainable), 0, 0, int(use_beta0))
+        istate[:] = (reset_active(active, trainable), 0, 0, int(use_beta0))
         rng[:] = new_state(seed)
 
     if on_iteration is None:

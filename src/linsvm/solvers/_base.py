@@ -1,0 +1,229 @@
+"""The solver interface: one ``Subproblem`` in, one ``Solution`` out, one hook in between.
+
+Every solver of the family is a function ``solve(sub: Subproblem, hook: Hook | None) ->
+Solution`` (registered in ``solvers/__init__.py``). What differs between a thread, a block of
+data larger than memory and a Dask worker is only which rows a sub-problem holds and where its
+warm state comes from; the solver does not know (docs/architecture.md, "one partitioned dual").
+
+The hook is called between outer iterations (dual coordinate descent: one pass over the active
+rows; Newton: one Newton iteration; SGD: one epoch) with a ``Progress``; returning ``False``
+stops the solver, which then returns its current iterate marked ``stop_reason="interrupted"``.
+One hook signature serves progress lines, ``compare``'s snapshots, checkpoints and interrupts.
+
+Kernels run in compiled code and return to Python only between calls, so a solver runs its
+kernel for a bounded number of outer iterations per call (``drive``): one at a time when the
+hook wants every iteration, otherwise as many as fit in about ``BATCH_SECONDS``, so that
+Ctrl-C and checkpoints act promptly while the calls' overhead stays negligible. A resumable
+kernel keeps all its state in arrays, so the result does not depend on how the iterations are
+batched: the same seed gives the same model with or without a hook.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+# A run of outer iterations between two returns to Python lasts about this long when nobody
+# asks for every iteration: Ctrl-C and checkpoints act within it.
+BATCH_SECONDS = 0.1
+
+# Why a solver stopped.
+CONVERGED = "converged"
+MAX_ITER = "max_iter"
+INTERRUPTED = "interrupted"
+LINE_SEARCH_FAILED = "line_search_failed"
+SMALL_REDUCTION = "small_reduction"
+
+
+@dataclass
+class Subproblem:
+    """One problem for one solver: the rows, their targets and costs, and where to start.
+
+    X : CSR matrix of shape (l, n), float32 or float64 values, int32 or int64 indices, sorted
+        indices. Rows with ``C[i] == 0`` take no part.
+    y : ndarray of shape (l,), float64
+        +1/-1 for the binary classifiers, real targets for regression (-s 11-13), the class
+        index 0..K-1 for Crammer-Singer (-s 4); ignored by the one-class SVM (-s 21).
+    C : ndarray of shape (l,), float64
+        The cost of each row: C x class weight x sample weight.
+    eps : float
+        The solver's own stopping tolerance, as its rule reads it (``solver_tolerance`` turns
+        LIBLINEAR's ``-e`` into it once, e.g. the class-balance scaling of the primal solvers).
+    alpha0, w0 : optional warm starts
+        Dual variables (dual solvers: shape (l,), or (l, K) for -s 4) or weights (primal
+        solvers: shape (n [+1],)). Projected into the problem's bounds by the solver.
+    resume : dict of arrays, optional
+        A state captured by ``Progress.state()`` (a checkpoint): the solver continues from it
+        exactly, to the model an uninterrupted run would have given.
+    options : dict
+        What only some solvers read: ``p`` (SVR tube), ``nu`` (one-class), ``shrinking``,
+        ``bucket_size``, ``buckets_per_group``, ``n_classes`` and ``class_costs`` (-s 4),
+        ``verbose`` (LIBLINEAR's own progress lines of the Newton solvers).
+    index, label : which sub-problem this is (one-vs-rest: the class index and label), for
+        messages and hooks.
+    """
+
+    X: Any
+    y: np.ndarray
+    C: np.ndarray
+    eps: float
+    max_iter: int
+    bias: float = -1.0
+    regularize_bias: bool = True
+    seed: int = 1
+    alpha0: np.ndarray | None = None
+    w0: np.ndarray | None = None
+    resume: dict[str, np.ndarray] | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    index: int = 0
+    label: Any = None
+
+    @property
+    def n_weights(self) -> int:
+        """Length of w: the features, plus one for the bias weight when ``bias >= 0``."""
+        return self.X.shape[1] + (1 if self.bias >= 0 else 0)
+
+    def option(self, name: str, default: Any = None) -> Any:
+        return self.options.get(name, default)
+
+    def but(self, **changes: Any) -> Subproblem:
+        """A copy with some fields changed (e.g. another tolerance for a fallback)."""
+        return replace(self, **changes)
+
+
+@dataclass
+class Solution:
+    """What every solver returns.
+
+    w : ndarray of shape (n [+1],), or (K, n [+1]) for Crammer-Singer; bias weight last.
+    n_iter : outer iterations (dual CD passes, Newton iterations, epochs), LIBLINEAR's "#iter".
+    converged, stop_reason : whether the stopping rule was met, and why the solver stopped
+        (``CONVERGED``, ``MAX_ITER``, ``INTERRUPTED``, ``LINE_SEARCH_FAILED``,
+        ``SMALL_REDUCTION``).
+    primal, dual, gap : P(w), a lower bound -f(alpha) on P* and their difference, from
+        ``linsvm.objective`` (NaN where the solver has no dual).
+    alpha : the dual variables (dual solvers, and the dual points the primal SVM/LR solvers
+        derive from w), in the rows' order: what a warm start resumes from.
+    solver : the solver that produced w (differs after a fallback, e.g. 2 after -s 1).
+    figures : what only some solvers report, by name: ``stop_ratio`` (the primal solvers'
+        stopping measure relative to its start), ``pg_max``/``pg_min`` (dual CD),
+        ``nnz_w`` (L1), ``n_cg_iter`` (Newton), ``rho`` (one-class), ``n_sv``, ...
+    """
+
+    w: np.ndarray
+    n_iter: int
+    converged: bool
+    stop_reason: str
+    primal: float
+    dual: float = math.nan
+    gap: float = math.nan
+    alpha: np.ndarray | None = None
+    solver: int = -1
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Progress:
+    """What a hook sees after an outer iteration (or a batch of them).
+
+    ``w`` and ``alpha`` are the solver's live arrays: copy them to keep them. ``figures`` are
+    the solver's own measures of this iteration (e.g. ``n_active``, ``pg_max``, ``pg_min``;
+    ``f``, ``grad_norm``, ``n_cg``, ``step``). ``measure`` is the quantity the stopping rule
+    compares with the tolerance, in the solver's unit (NaN if it has none). ``state()`` returns
+    a copy of everything the solver needs to continue exactly (for checkpoints); it costs a
+    copy of the state, so call it only when it is needed; ``objectives()``, where given,
+    computes the primal and dual values at the current iterate (a pass over the data).
+    """
+
+    solver: int
+    index: int
+    iteration: int
+    w: np.ndarray
+    alpha: np.ndarray | None
+    measure: float
+    figures: dict[str, Any]
+    state: Callable[[], dict[str, np.ndarray]]
+    # (P(w), D(alpha)) at the current iterate, computed on demand (None: not available)
+    objectives: Callable[[], tuple[float, float]] | None = None
+
+
+# hook(progress) -> False to stop; None or True to go on. A hook may carry an attribute
+# ``every_iteration = False`` to say that batches of iterations are enough (see ``drive``).
+Hook = Callable[[Progress], "bool | None"]
+
+
+def wants_every_iteration(hook: Hook | None) -> bool:
+    return hook is not None and getattr(hook, "every_iteration", True)
+
+
+def ask(hook: Hook | None, progress: Callable[[], Progress]) -> bool:
+    """Call the hook (if any) with the progress made; True if the solver should go on."""
+    if hook is None:
+        return True
+    return hook(progress()) is not False
+
+
+def drive(
+    advance: Callable[[int], None],
+    status: Callable[[], tuple[int, bool]],
+    hook: Hook | None,
+    max_iter: int,
+    progress: Callable[[], Progress],
+) -> bool:
+    """Run a resumable kernel to its end, returning to Python between batches of iterations.
+
+    ``advance(n)`` runs at most ``n`` more outer iterations (the kernel returns early once it
+    has converged); ``status()`` is (outer iterations done, finished). Without a hook the
+    kernel runs in one call. With a hook that wants every iteration, one iteration a call;
+    otherwise batches sized to last about ``BATCH_SECONDS``. Returns False if the hook asked
+    to stop, True otherwise.
+    """
+    done, finished = status()
+    if hook is None:
+        if not finished and done < max_iter:
+            advance(max_iter - done)
+        return True
+    every = wants_every_iteration(hook)
+    batch = 1
+    while not finished and done < max_iter:
+        start = time.perf_counter()
+        advance(min(batch, max_iter - done))
+        seconds = time.perf_counter() - start
+        done, finished = status()
+        if not ask(hook, progress):
+            return False
+        if not every:
+            if seconds < 0.25 * BATCH_SECONDS:
+                batch *= 2
+            elif seconds > 2 * BATCH_SECONDS and batch > 1:
+                batch //= 2
+    return True
+
+
+def chain_hooks(*hooks: Hook | None) -> Hook | None:
+    """One hook calling each given hook in turn; stops when any of them asks to stop."""
+    present = [h for h in hooks if h is not None]
+    if not present:
+        return None
+    if len(present) == 1:
+        return present[0]
+
+    def chained(progress: Progress) -> bool:
+        go_on = True
+        for h in present:
+            if h(progress) is False:
+                go_on = False
+        return go_on
+
+    chained.every_iteration = any(wants_every_iteration(h) for h in present)
+    return chained
+
+
+def copy_state(**arrays: Any) -> dict[str, np.ndarray]:
+    """A checkpointable state: copies of arrays, and scalars as 0-d arrays."""
+    return {name: np.array(value, copy=True) for name, value in arrays.items()}

@@ -3,8 +3,9 @@
 from .errors import DataFormatError, InvalidInputError, LinsvmError, ModelFormatError
 from .io import read_libsvm, write_libsvm
 from .io.model_file import load_model
-from .model import Model, SubproblemResult
-from .training import ConvergenceWarning, cross_validation, train
+from .model import Model
+from .solvers import Progress, Solution
+from .training import ConvergenceWarning, TrainingInterrupted, cross_validation, train
 
 __version__ = "0.1.0"
 
@@ -31,7 +32,9 @@ __all__ = [
     "LogisticRegression",
     "Model",
     "ModelFormatError",
-    "SubproblemResult",
+    "Progress",
+    "Solution",
+    "TrainingInterrupted",
     "cross_validation",
     "load_model",
     "read_libsvm",

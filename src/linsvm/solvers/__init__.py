@@ -68,6 +68,7 @@ class SolverSpec:
     warm_start: bool = True
     init_sol: bool = False  # LIBLINEAR's init_sol (weights to start from)
     cap_advice: str = ""  # appended to the warning when the cap is reached
+    stops_on_tolerance: bool = True  # False: runs its epochs (Pegasos, SGD-R): no cap warning
     alias: str = ""  # linsvm's own solvers: the name -s also takes
     model_type: int | None = None  # linsvm's own solvers: the LIBLINEAR solver of the problem
 
@@ -158,12 +159,14 @@ SOLVERS: dict[int, SolverSpec] = {
         SolverSpec(
             30, "PEGASOS", "Pegasos, L1-loss SVM (primal SGD)", CLASSIFICATION,
             0.01, SGD_FIXED_EPOCHS, "linsvm.solvers.sgd:solve_pegasos",
-            weights=False, warm_start=False, alias="pegasos", model_type=3,
+            weights=False, warm_start=False, stops_on_tolerance=False, alias="pegasos",
+            model_type=3,
         ),
         SolverSpec(
             31, "SGD_R", "SGD-R, L1-loss SVM (primal SGD, random patterns)", CLASSIFICATION,
             0.01, SGD_FIXED_EPOCHS, "linsvm.solvers.sgd:solve_sgd_r",
-            weights=False, warm_start=False, alias="sgd-r", model_type=3,
+            weights=False, warm_start=False, stops_on_tolerance=False, alias="sgd-r",
+            model_type=3,
         ),
         SolverSpec(
             32, "SGD_S", "SGD-S, L1-loss SVM (primal SGD, epochs, dual bound)", CLASSIFICATION,

@@ -126,6 +126,24 @@ class Solution:
     solver: int = -1
     figures: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def n_sv(self) -> int:
+        """Rows with a non-zero dual variable (any of its K for -s 4); -1 without duals."""
+        if self.alpha is None:
+            return int(self.figures.get("n_sv", -1))
+        nonzero = self.alpha != 0
+        return int(np.count_nonzero(nonzero if nonzero.ndim == 1 else nonzero.any(axis=1)))
+
+    @property
+    def stop_ratio(self) -> float:
+        """The primal solvers' stopping measure relative to its start (NaN for the others)."""
+        return float(self.figures.get("stop_ratio", math.nan))
+
+    @property
+    def nnz_w(self) -> int:
+        """Non-zero weights (reported by the L1-regularised solvers; -1 otherwise)."""
+        return int(self.figures.get("nnz_w", -1))
+
 
 @dataclass
 class Progress:

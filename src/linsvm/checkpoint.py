@@ -1,0 +1,212 @@
+"""Checkpoints: the state of a training run, saved atomically, to resume to the same model.
+
+A checkpoint holds, for each sub-problem of the run (one per weight vector of one-vs-rest, or
+the single problem of the other solvers), either its finished ``Solution`` or the complete
+state of its solver at the end of some outer iteration (``Progress.state()``), with which
+solver was running (a fallback may have taken over) and the iterations done before it. A run
+resumed from it gives the model the uninterrupted run would have given (same seed): finished
+sub-problems are taken as they are and the others continue from their states exactly.
+
+The file is a NumPy ``.npz`` archive of plain arrays (read with ``allow_pickle=False``: loading
+it never runs code), written to a temporary file and renamed over the target, so a crash or a
+second signal never leaves a half-written checkpoint. Its ``meta`` entry (JSON) records the
+problem's fingerprint (shape, non-zeros, a checksum of the data, labels, weights) and the
+options that decide the result; a checkpoint of another problem is refused with a one-line
+error naming what differs.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import threading
+import time
+import zlib
+from typing import Any
+
+import numpy as np
+
+from .errors import InvalidInputError
+from .io._atomic import atomic_write_bytes
+from .solvers._base import Hook, Progress, Solution
+
+FORMAT = "linsvm-checkpoint"
+VERSION = 1
+# Periodic checkpoints of `linsvm train --checkpoint FILE` are this many seconds apart unless
+# `--every` says otherwise.
+DEFAULT_EVERY_SECONDS = 60.0
+
+
+def fingerprint(X, y, sample_weight) -> dict[str, Any]:
+    """What identifies a training set cheaply but surely: shape, non-zeros and checksums."""
+    crc = 0
+    for part in (X.indptr, X.indices, X.data):
+        crc = zlib.crc32(np.ascontiguousarray(part).view(np.uint8), crc)
+    labels = np.asarray(y)
+    label_crc = zlib.crc32(repr(labels.tolist()).encode())
+    weight_crc = (
+        0 if sample_weight is None else zlib.crc32(np.ascontiguousarray(sample_weight, float))
+    )
+    return {
+        "shape": list(X.shape),
+        "nnz": int(X.nnz),
+        "data_crc32": crc,
+        "labels_crc32": label_crc,
+        "sample_weight_crc32": weight_crc,
+    }
+
+
+def _scalar(value: Any) -> Any:
+    """A figure as JSON can hold it (None for what it cannot)."""
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    if isinstance(value, float | np.floating):
+        value = float(value)
+        return value if math.isfinite(value) else repr(value)  # "nan", "inf": float() reads them
+    if isinstance(value, np.integer | np.bool_):
+        return value.item()
+    return None
+
+
+class Checkpointer:
+    """Collects the sub-problems' states and writes them to ``path`` every ``every`` seconds,
+    when a sub-problem finishes, and when the run is stopped."""
+
+    def __init__(self, path: str | os.PathLike, every: float, meta: dict[str, Any]) -> None:
+        if not (every > 0):
+            raise InvalidInputError(f"checkpoint interval must be > 0 seconds, got {every}")
+        self.path = os.fspath(path)
+        self.every = float(every)
+        self.meta = meta
+        self.lock = threading.Lock()
+        self.running: dict[int, tuple[int, int, dict[str, np.ndarray]]] = {}
+        self.finished: dict[int, Solution] = {}
+        self.last_write = time.monotonic()
+
+    def hook(self, slot: int, solver: int, iterations_before: int, stopping) -> Hook:
+        """The hook of sub-problem ``slot``: captures its state when a checkpoint is due or a
+        stop was requested (``stopping()``), before the stop takes effect."""
+
+        def capture(progress: Progress) -> None:
+            if not (stopping() or time.monotonic() - self.last_write >= self.every):
+                return
+            state = progress.state()
+            with self.lock:
+                self.running[slot] = (solver, iterations_before, state)
+                self._write()
+
+        capture.every_iteration = False
+        return capture
+
+    def finish(self, slot: int, solution: Solution) -> None:
+        with self.lock:
+            self.running.pop(slot, None)
+            self.finished[slot] = solution
+            self._write()
+
+    def write(self) -> None:
+        with self.lock:
+            self._write()
+
+    def _write(self) -> None:
+        arrays: dict[str, np.ndarray] = {}
+        slots: dict[str, Any] = {}
+        for slot, sol in self.finished.items():
+            arrays[f"{slot}/w"] = sol.w
+            if sol.alpha is not None:
+                arrays[f"{slot}/alpha"] = sol.alpha
+            figures = {}
+            for name, value in sol.figures.items():
+                if isinstance(value, np.ndarray):
+                    arrays[f"{slot}/figure/{name}"] = value
+                elif _scalar(value) is not None:
+                    figures[name] = _scalar(value)
+            slots[str(slot)] = {
+                "finished": True,
+                "n_iter": sol.n_iter,
+                "converged": sol.converged,
+                "stop_reason": sol.stop_reason,
+                "primal": _scalar(sol.primal),
+                "dual": _scalar(sol.dual),
+                "gap": _scalar(sol.gap),
+                "solver": sol.solver,
+                "figures": figures,
+            }
+        for slot, (solver, before, state) in self.running.items():
+            for name, value in state.items():
+                arrays[f"{slot}/state/{name}"] = value
+            slots[str(slot)] = {"finished": False, "solver": solver, "iterations_before": before}
+        meta = dict(self.meta, format=FORMAT, version=VERSION, slots=slots)
+        arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)
+        atomic_write_bytes(self.path, buffer.getvalue())
+        self.last_write = time.monotonic()
+
+
+class Resume:
+    """A loaded checkpoint: per sub-problem, its finished Solution or its solver state."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = os.fspath(path)
+        try:
+            with np.load(self.path, allow_pickle=False) as archive:
+                entries = {name: archive[name] for name in archive.files}
+            meta = json.loads(entries.pop("meta").tobytes().decode())
+        except FileNotFoundError:
+            raise InvalidInputError(f"checkpoint {self.path}: no such file") from None
+        except (OSError, ValueError, KeyError, UnicodeDecodeError) as error:
+            raise InvalidInputError(
+                f"checkpoint {self.path}: not a linsvm checkpoint or damaged ({error})"
+            ) from None
+        if meta.get("format") != FORMAT or meta.get("version") != VERSION:
+            raise InvalidInputError(f"checkpoint {self.path}: not a linsvm checkpoint")
+        self.meta = meta
+        self.finished: dict[int, Solution] = {}
+        self.running: dict[int, tuple[int, int, dict[str, np.ndarray]]] = {}
+        for key, info in meta["slots"].items():
+            slot = int(key)
+            mine = {
+                name[len(key) + 1 :]: value
+                for name, value in entries.items()
+                if name.startswith(f"{key}/")
+            }
+            if info["finished"]:
+                figures: dict[str, Any] = dict(info["figures"])
+                for name, value in mine.items():
+                    if name.startswith("figure/"):
+                        figures[name[len("figure/") :]] = value
+                self.finished[slot] = Solution(
+                    w=mine["w"],
+                    n_iter=info["n_iter"],
+                    converged=info["converged"],
+                    stop_reason=info["stop_reason"],
+                    primal=float(info["primal"]),
+                    dual=float(info["dual"]),
+                    gap=float(info["gap"]),
+                    alpha=mine.get("alpha"),
+                    solver=info["solver"],
+                    figures=figures,
+                )
+            else:
+                state = {
+                    name[len("state/") :]: value
+                    for name, value in mine.items()
+                    if name.startswith("state/")
+                }
+                self.running[slot] = (info["solver"], info["iterations_before"], state)
+
+    def check(self, meta: dict[str, Any]) -> None:
+        """Refuse a checkpoint of another problem or of other options, naming what differs."""
+        differ = [
+            name
+            for name, value in meta.items()
+            if json.loads(json.dumps(value)) != self.meta.get(name)
+        ]
+        if differ:
+            raise InvalidInputError(
+                f"checkpoint {self.path} was written for another problem or other options "
+                f"(differs in: {', '.join(differ)})"
+            )

@@ -1,0 +1,73 @@
+"""Ctrl-C and SIGTERM during training: stop at the end of the current outer iteration.
+
+While ``train`` runs, SIGINT and SIGTERM set a flag instead of ending the process; a hook
+(``StopRequest.hook``) tells every running solver to stop when it next returns to Python,
+which ``solvers/_base.drive`` makes happen at least every ``BATCH_SECONDS`` or so of work.
+The solver returns its current iterate marked ``stop_reason="interrupted"``; ``train`` returns
+the model with it (and the command line exits non-zero, after writing a checkpoint if asked).
+A second Ctrl-C raises KeyboardInterrupt at once, for a user who does not want to wait.
+
+Signal handlers can only be installed from the main thread; elsewhere (training in a worker
+thread of the caller's) signals keep their usual meaning.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from .solvers._base import Progress
+
+
+class StopRequest:
+    """Whether a signal asked training to stop, and which."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+
+    @property
+    def requested(self) -> bool:
+        return self.signal is not None
+
+    @property
+    def name(self) -> str:
+        return "" if self.signal is None else signal.Signals(self.signal).name
+
+    def hook(self, progress: Progress) -> bool:
+        """A solver hook: False (stop) once a signal has arrived."""
+        return self.signal is None
+
+    hook.every_iteration = False  # batches of iterations are enough
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[StopRequest]:
+    """Within the block, SIGINT and SIGTERM request a stop instead of ending the process.
+
+    SIGTERM is taken over only where it still has its default action (a program that
+    installed its own handler keeps it). The previous handlers are restored on exit.
+    """
+    request = StopRequest()
+    if threading.current_thread() is not threading.main_thread():
+        yield request
+        return
+
+    def on_signal(signum, frame) -> None:
+        if request.signal is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt  # a second Ctrl-C: the user does not want to wait
+        request.signal = signum
+
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        current = signal.getsignal(sig)
+        if sig == signal.SIGTERM and current is not signal.SIG_DFL:
+            continue
+        previous[sig] = current
+        signal.signal(sig, on_signal)
+    try:
+        yield request
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -25,8 +25,15 @@ in LIBLINEAR's ``solve_sub_problem``). The stopping figure of an outer iteration
 ``maxG - minG`` over the rows updated; when it falls below ``eps_shrink`` (initially
 max(10 eps, 1)), the solver stops if it is also below ``eps`` and this iteration started from
 every row and class, and otherwise re-activates everything and halves ``eps_shrink`` (never
-below ``eps``). Defaults as LIBLINEAR: eps = 0.1, max_iter = 100000. The rule is absolute,
-so a warm start (``alpha0``, made feasible for the current C) stops at a cold start's tolerance.
+below ``eps``). Defaults as LIBLINEAR: eps = 0.1, max_iter = 100000 (the registry's). The
+rule is absolute, so a warm start (``alpha0``, made feasible for the current C) stops at a cold
+start's tolerance.
+
+The kernel keeps all its state in arrays (weights, dual variables, each row's class
+permutation and active count, the active rows, the counters, the shrinking tolerance and the
+generator), so ``solve_crammer_singer`` runs it through ``_base.drive`` a batch of outer
+iterations at a time: the result does not depend on the batching, Ctrl-C and checkpoints act
+between batches, and ``Progress.state()`` resumes to the same model bit for bit.
 
 Differences from LIBLINEAR, none of which changes the problem solved: rows with C_i = 0 are left
 out; a row with x_i = 0 (no features and no bias) cannot move W, and its block is set to its
@@ -42,34 +49,46 @@ and returned as (K, n [+1]) with the bias weight last when bias >= 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from numba import njit
 
 from ..errors import InvalidInputError
 from ..objective import (  # noqa: F401  (re-exported: the CS objectives live in objective)
-    _row_scores,
     cs_dual_value,
     cs_objectives,
     cs_primal_value,
     cs_weights_from_dual,
-    row_sq_norm,
+)
+from ..sparse_rows import row_sq_norm
+from ._base import (
+    CONVERGED,
+    INTERRUPTED,
+    MAX_ITER,
+    Hook,
+    Progress,
+    Solution,
+    Subproblem,
+    copy_state,
+    drive,
 )
 from ._random import new_state, shuffle
 
-DEFAULT_EPS = 0.1
-DEFAULT_MAX_ITER = 100000
+SOLVER = 4
 # LIBLINEAR's thresholds: a block whose gradient spread is below this is left alone, and the
 # first shrinking tolerance is max(EPS_SHRINK_FACTOR * eps, 1).
 _SPREAD_SKIP = 1.0e-12
 EPS_SHRINK_FACTOR = 10.0
 _INSERTION_SORT_MAX = 24
 
-# istate / fstate layouts (state carried between kernel calls, so that a Python loop can run
-# one outer iteration at a time for progress reports without changing the result)
+# istate / fstate layouts (the counters and thresholds carried between kernel calls)
 _I_ACTIVE, _I_ITER, _I_CONVERGED, _I_FROM_ALL = 0, 1, 2, 3
 _F_EPS_SHRINK, _F_STOPPING = 0, 1
+# rows of the kernel's work arrays: fwork (5, K) float64, uwork (2, K) uint64
+_W_G, _W_B, _W_D, _W_NEW, _W_DVAL = 0, 1, 2, 3, 4
+_U_DIND, _U_PERM = 0, 1
+# the arrays that make up the resumable state (Progress.state(), Subproblem.resume)
+STATE_KEYS = ("Wt", "alpha", "alpha_index", "y_index", "n_act_row", "index", "istate", "fstate",
+              "rng")  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- the solver
@@ -139,29 +158,34 @@ def cs_kernel(
     istate,
     fstate,
     rng,
+    fwork,
+    uwork,
     eps,
     n_epochs,
     shrinking,
 ):
     """Run up to ``n_epochs`` outer iterations from the state given; update it in place.
 
-    Shapes: QD, Crow: (l,) x_i'x_i (+bias^2) and C_i; cls: (l,) class index; Wt: (w_size, K);
-    alpha: (l, K); alpha_index: (l, K) each row's class permutation (active classes first);
-    y_index: (l,) position of the true class in that permutation; n_act_row: (l,) active
-    classes per row; index: (n_train,) the trainable rows, the first istate[_I_ACTIVE] active.
+    Returns early once converged (istate[_I_CONVERGED] set). Shapes: QD, Crow: (l,) x_i'x_i
+    (+bias^2) and C_i; cls: (l,) class index; Wt: (w_size, K); alpha: (l, K); alpha_index:
+    (l, K) each row's class permutation (active classes first); y_index: (l,) position of the
+    true class in that permutation; n_act_row: (l,) active classes per row; index: (n_train,)
+    the trainable rows, the first istate[_I_ACTIVE] active; istate (4,) int64, fstate (2,),
+    rng (1,) uint64: see the layouts above. fwork (5, K) float64 and uwork (2, K) uint64 are
+    scratch, allocated once by the caller.
     """
     K = Wt.shape[1]
     w_bias = np.uint64(Wt.shape[0] - 1)
     n_train = index.shape[0]
-    G = np.empty(K)
-    B = np.empty(K)
-    D = np.empty(K)
-    a_new = np.empty(K)
-    d_ind = np.empty(K, dtype=np.uint64)
-    pu = np.empty(K, dtype=np.uint64)
+    G = fwork[_W_G]
+    B = fwork[_W_B]
+    D = fwork[_W_D]
+    a_new = fwork[_W_NEW]
+    d_val = fwork[_W_DVAL]
+    d_ind = uwork[_U_DIND]
+    pu = uwork[_U_PERM]
     uK = np.uint64(K)
     Wf = Wt.reshape(Wt.size)  # flat view: W[j, m] at j*K + m
-    d_val = np.empty(K)
 
     for _ in range(n_epochs):
         n_active = istate[_I_ACTIVE]
@@ -344,81 +368,65 @@ def _prepare(
     return rows
 
 
-@dataclass
-class CSSolution:
-    """What the Crammer-Singer solver returns."""
-
-    W: np.ndarray  # (n_classes, n [+1]) float64, bias weight last when bias >= 0
-    alpha: np.ndarray  # (l, n_classes) float64
-    n_iter: int
-    converged: bool
-    primal: float  # P(W)
-    dual: float  # -f(alpha) <= P* <= primal
-    stopping: float  # the last outer iteration's largest gradient spread (maxG - minG)
-
-    @property
-    def gap(self) -> float:
-        return self.primal - self.dual
+def _class_index(y, n_rows: int, K: int) -> np.ndarray:
+    """sub.y (float or int class indices) as int64, checked to be integers in 0..K-1."""
+    y = np.asarray(y)
+    if y.shape != (n_rows,):
+        raise InvalidInputError(f"y must have shape ({n_rows},), got {y.shape}")
+    cls = np.ascontiguousarray(y, dtype=np.int64)
+    if y.dtype.kind == "f" and not np.array_equal(cls, y):
+        raise InvalidInputError("y must hold class indices 0..K-1 for -s 4")
+    if n_rows and (cls.min() < 0 or cls.max() >= K):
+        raise InvalidInputError(f"y must hold class indices 0..{K - 1} for -s 4")
+    return cls
 
 
-def solve_crammer_singer(
-    X,
-    class_index: np.ndarray,
-    n_classes: int,
-    C_class: np.ndarray,
-    bias: float,
-    eps: float = DEFAULT_EPS,
-    max_iter: int = DEFAULT_MAX_ITER,
-    *,
-    sample_weight: np.ndarray | None = None,
-    seed: int = 1,
-    shrinking: bool = True,
-    on_iteration=None,
-    alpha0: np.ndarray | None = None,
-) -> CSSolution:
+def solve_crammer_singer(sub: Subproblem, hook: Hook | None = None) -> Solution:
     """Solve the Crammer-Singer multi-class SVM dual by block coordinate descent.
 
-    X: CSR (l, n), any float dtype, int32/int64 indices; class_index: (l,) ints in
-    0..n_classes-1 (the class of each row, in LIBLINEAR's label order); C_class: (n_classes,)
-    per-class C (C times the class weight); per-row C_i = C_class[y_i] * sample_weight_i (0 drops
-    the row). Bias as an implicit extra last feature when bias >= 0. ``on_iteration(iteration,
-    n_active, stopping, W, alpha)`` is called after each outer iteration when given (W as
-    (n [+1], K) feature-major: the solver's own arrays, not copies).
+    What the Subproblem holds for -s 4 (one problem over all classes):
 
-    alpha0: (l, n_classes) a warm start in the layout of ``CSSolution.alpha`` (e.g. the
-    solution at another C or with other weights). Each block is made feasible for the current
-    C_i: the entries of the other classes clipped to <= 0, the true class's set to minus their
-    sum, and the block scaled down when that exceeds C_i (a feasible block is kept);
-    rows with C_i = 0 get 0, rows with x_i = 0 their dual optimum as without a warm start. W
-    starts as W(alpha). The stopping rule (largest gradient spread < eps) is absolute, so a
-    warm start stops at the same tolerance as a cold one. Without alpha0 nothing changes.
+    X : CSR (l, n), any float dtype, int32/int64 indices, sorted indices.
+    y : (l,) float64 or int, the class index 0..K-1 of each row (LIBLINEAR's label order).
+    C : (l,) float64, the cost of each row, C_i = (C x weight of class y_i) x sample weight_i,
+        as for every other solver (``weighted_C[y] * sample_weight``; without sample weights
+        ``weighted_C[y]``). 0 drops the row.
+    options["n_classes"] : K (required: a class may have no rows); options["shrinking"]
+        (default True).
+    eps, max_iter, bias (an implicit last feature when >= 0), seed.
+    alpha0 : (l, K), a warm start in the layout of ``Solution.alpha`` (e.g. the solution at
+        another C or with other weights). Each block is made feasible for the current C_i: the
+        entries of the other classes clipped to <= 0, the true class's set to minus their sum,
+        and the block scaled down when that exceeds C_i (a feasible block is kept); rows with
+        C_i = 0 get 0, rows with x_i = 0 their dual optimum as without a warm start. W starts
+        as W(alpha).
+    resume : a dict from ``Progress.state()`` (keys ``STATE_KEYS``); continues exactly.
+
+    Returns a Solution with w of shape (K, n [+1]) (bias weight last), alpha (l, K), primal
+    P(W), dual -f(alpha), and figures ``stopping`` (the last outer iteration's largest gradient
+    spread maxG - minG), ``n_active`` and ``n_sv`` (rows with a non-zero block). The hook sees
+    ``measure = stopping`` and figures ``n_active``, ``stopping``, ``eps_shrink``.
     """
+    X = sub.X
     n_rows, n_features = X.shape
-    K = int(n_classes)
-    if K < 1:
-        raise InvalidInputError(f"n_classes must be >= 1, got {n_classes}")
-    cls = np.ascontiguousarray(class_index, dtype=np.int64)
-    if cls.shape != (n_rows,):
-        raise InvalidInputError(f"class_index must have shape ({n_rows},), got {cls.shape}")
-    if n_rows and (cls.min() < 0 or cls.max() >= K):
-        raise InvalidInputError(f"class_index must lie in 0..{K - 1}")
-    C_class = np.ascontiguousarray(C_class, dtype=np.float64)
-    if C_class.shape != (K,):
-        raise InvalidInputError(f"C_class must have shape ({K},), got {C_class.shape}")
-    Crow = C_class[cls]
-    if sample_weight is not None:
-        sw = np.asarray(sample_weight, dtype=np.float64)
-        if sw.shape != (n_rows,):
-            raise InvalidInputError(f"sample_weight must have shape ({n_rows},), got {sw.shape}")
-        Crow = Crow * sw
-    Crow = np.ascontiguousarray(Crow)
+    K = sub.option("n_classes")
+    if K is None or isinstance(K, bool) or not isinstance(K, int | np.integer) or K < 1:
+        raise InvalidInputError(f"-s 4 needs options['n_classes'] >= 1, got {K!r}")
+    K = int(K)
+    cls = _class_index(sub.y, n_rows, K)
+    Crow = np.ascontiguousarray(sub.C, dtype=np.float64)
+    if Crow.shape != (n_rows,):
+        raise InvalidInputError(f"C must have shape ({n_rows},), got {Crow.shape}")
     if np.any(~np.isfinite(Crow)) or np.any(Crow < 0.0):
         raise InvalidInputError("the per-row costs C_i must be finite and >= 0")
+    eps = float(sub.eps)
     if not eps > 0.0:
         raise InvalidInputError(f"eps must be > 0, got {eps}")
-    use_alpha0 = alpha0 is not None
+    max_iter = int(sub.max_iter)
+    shrinking = bool(sub.option("shrinking", True))
+    use_alpha0 = sub.alpha0 is not None and sub.resume is None
     if use_alpha0:
-        alpha0 = np.ascontiguousarray(alpha0, dtype=np.float64)
+        alpha0 = np.ascontiguousarray(sub.alpha0, dtype=np.float64)
         if alpha0.shape != (n_rows, K):
             raise InvalidInputError(f"alpha0 must have shape ({n_rows}, {K}), got {alpha0.shape}")
         if not np.all(np.isfinite(alpha0)):
@@ -426,7 +434,7 @@ def solve_crammer_singer(
     else:
         alpha0 = np.zeros((0, K))
 
-    b = float(bias)
+    b = float(sub.bias)
     w_size = n_features + (1 if b >= 0.0 else 0)
     Wt = np.zeros((w_size, K))
     alpha = np.zeros((n_rows, K))
@@ -442,55 +450,89 @@ def solve_crammer_singer(
         Wt = cs_weights_from_dual(X.indptr, X.indices, X.data, b, alpha, w_size)
     istate = np.array([index.shape[0], 0, 0, 1], dtype=np.int64)
     fstate = np.array([max(EPS_SHRINK_FACTOR * eps, 1.0), -np.inf])
-    rng = new_state(seed)
+    rng = new_state(sub.seed)
+    state = {
+        "Wt": Wt, "alpha": alpha, "alpha_index": alpha_index, "y_index": y_index,
+        "n_act_row": n_act_row, "index": index, "istate": istate, "fstate": fstate, "rng": rng,
+    }  # fmt: skip
+    if sub.resume is not None:
+        for key in STATE_KEYS:
+            saved = np.asarray(sub.resume[key])
+            if saved.shape != state[key].shape:
+                raise InvalidInputError(
+                    f"resume[{key!r}] has shape {saved.shape}, expected {state[key].shape}"
+                )
+            state[key][...] = saved
+    if K == 1:
+        istate[_I_CONVERGED] = 1  # one class: W = 0 is optimal
+    fwork = np.empty((5, K))
+    uwork = np.empty((2, K), dtype=np.uint64)
 
-    def run(n_epochs: int) -> None:
+    def advance(n_epochs: int) -> None:
         cs_kernel(
-            X.indptr,
-            X.indices,
-            X.data,
-            b,
-            QD,
-            Crow,
-            cls,
-            Wt,
-            alpha,
-            alpha_index,
-            y_index,
-            n_act_row,
-            index,
-            istate,
-            fstate,
-            rng,
-            float(eps),
-            int(n_epochs),
-            bool(shrinking),
+            X.indptr, X.indices, X.data, b, QD, Crow, cls, Wt, alpha, alpha_index, y_index,
+            n_act_row, index, istate, fstate, rng, fwork, uwork, eps, int(n_epochs), shrinking,
+        )  # fmt: skip
+
+    def status() -> tuple[int, bool]:
+        return int(istate[_I_ITER]), bool(istate[_I_CONVERGED])
+
+    def objectives() -> tuple[float, float]:
+        primal = cs_primal_value(X.indptr, X.indices, X.data, b, cls, Crow, Wt)
+        dual = cs_dual_value(X.indptr, X.indices, X.data, b, cls, alpha, w_size)
+        return float(primal), float(dual)
+
+    def progress() -> Progress:
+        return Progress(
+            solver=SOLVER,
+            index=sub.index,
+            iteration=int(istate[_I_ITER]),
+            w=Wt,  # (n [+1], K) feature-major: the solver's own array
+            alpha=alpha,
+            measure=float(fstate[_F_STOPPING]),
+            figures={
+                "n_active": int(istate[_I_ACTIVE]),
+                "stopping": float(fstate[_F_STOPPING]),
+                "eps_shrink": float(fstate[_F_EPS_SHRINK]),
+            },
+            state=lambda: copy_state(**state),
+            objectives=objectives,
         )
 
-    if K > 1:
-        if on_iteration is None:
-            run(max_iter)
-        else:
-            while istate[_I_ITER] < max_iter and not istate[_I_CONVERGED]:
-                run(1)
-                on_iteration(
-                    int(istate[_I_ITER]),
-                    int(istate[_I_ACTIVE]),
-                    float(fstate[_F_STOPPING]),
-                    Wt,
-                    alpha,
-                )
+    went_on = drive(advance, status, hook, max_iter, progress)
+    converged = bool(istate[_I_CONVERGED])
+    if converged:
+        stop_reason = CONVERGED
+    elif not went_on:
+        stop_reason = INTERRUPTED
     else:
-        istate[_I_CONVERGED] = 1
-
-    primal = cs_primal_value(X.indptr, X.indices, X.data, b, cls, Crow, Wt)
-    dual = cs_dual_value(X.indptr, X.indices, X.data, b, cls, alpha, w_size)
-    return CSSolution(
-        W=np.ascontiguousarray(Wt.T),
-        alpha=alpha,
+        stop_reason = MAX_ITER
+    primal, dual = objectives()
+    return Solution(
+        w=np.ascontiguousarray(Wt.T),
         n_iter=int(istate[_I_ITER]),
-        converged=bool(istate[_I_CONVERGED]),
-        primal=float(primal),
-        dual=float(dual),
-        stopping=float(fstate[_F_STOPPING]),
+        converged=converged,
+        stop_reason=stop_reason,
+        primal=primal,
+        dual=dual,
+        gap=primal - dual,
+        alpha=alpha,
+        solver=SOLVER,
+        figures={
+            "stopping": float(fstate[_F_STOPPING]),
+            "n_active": int(istate[_I_ACTIVE]),
+            "n_sv": int(np.count_nonzero(np.any(alpha != 0.0, axis=1))),
+        },
     )
+
+
+__all__ = [
+    "EPS_SHRINK_FACTOR",
+    "STATE_KEYS",
+    "cs_dual_value",
+    "cs_kernel",
+    "cs_objectives",
+    "cs_primal_value",
+    "cs_weights_from_dual",
+    "solve_crammer_singer",
+]

@@ -41,11 +41,13 @@ set tested (x86-64; model files byte-identical). Different from LIBLINEAR: the a
 in ascending order (only the set matters to the selection), and a selection over many rows first
 keeps the candidates beyond a threshold estimated from a sample of 512 values (one pass of plain
 comparisons), then quick-selects among them (same result, about a third of the cost).
+
+The kernel keeps its state in arrays (alpha, w, the active rows, the counters and the last
+gradient extremes), so ``solve_oneclass`` runs it through ``_base.drive`` a batch of outer
+iterations at a time; its O(l) scratch arrays are allocated once per solve.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -58,22 +60,34 @@ from ..objective import (  # noqa: F401  (the one-class objectives live in objec
     oneclass_primal_at,
     oneclass_primal_value,
     oneclass_w_from_dual,
-    row_axpy,
-    row_dot,
-    row_sq_norm,
 )
-from ..sparse_rows import rows_dot
+from ..sparse_rows import row_axpy, row_dot, row_sq_norm, rows_dot
+from ._base import (
+    CONVERGED,
+    INTERRUPTED,
+    MAX_ITER,
+    Hook,
+    Progress,
+    Solution,
+    Subproblem,
+    copy_state,
+    drive,
+)
 
+SOLVER = 21
 ONECLASS_DEFAULT_NU = 0.5
-ONECLASS_DEFAULT_EPS = 0.01
-ONECLASS_MAX_ITER = 1000  # LIBLINEAR 2.50's cap on outer iterations
 _VIOLATION_MARGIN = 1e-12  # a pair is updated only if its gradients differ by more than this
 _MIN_QUAD = 1e-12  # curvature used when Q_ii + Q_jj - 2 Q_ij <= 0
 
-# istate layout carried between kernel calls (so a Python loop can run one iteration at a time)
+# istate layout carried between kernel calls
 _I_ACTIVE, _I_ITER, _I_CONVERGED = 0, 1, 2
 # fstate: the extremes of the last gradient pass (M = max over I_up of -G, m = min over I_low)
 _F_NEG_G_MAX, _F_NEG_G_MIN = 0, 1
+# rows of the kernel's scratch arrays: fwork (3, l) float64, iwork (5, l) int64
+_W_UP_VALS, _W_LOW_VALS, _W_CAND_VALS = 0, 1, 2
+_W_UP_ROWS, _W_LOW_ROWS, _W_CAND_ROWS, _W_PICK_UP, _W_PICK_LOW = 0, 1, 2, 3, 4
+# the arrays that make up the resumable state (Progress.state(), Subproblem.resume)
+STATE_KEYS = ("alpha", "w", "active", "istate", "fstate")
 
 BIAS_ERROR = "prob->bias >=0, but this is ignored in ONECLASS_SVM"
 
@@ -249,6 +263,8 @@ def oneclass_kernel(
     active,
     istate,
     fstate,
+    fwork,
+    iwork,
     eps,
     n_iter,
     max_iter,
@@ -257,18 +273,20 @@ def oneclass_kernel(
     """Run up to ``n_iter`` more outer iterations (at most ``max_iter`` in all); update in place.
 
     active: (l,) row numbers, the first istate[_I_ACTIVE] of them active (ascending);
-    grad: (l,) G_i = w'x_i of the last gradient pass. Sets istate[_I_CONVERGED] when done.
+    istate (3,) int64 and fstate (2,): see the layouts above. Sets istate[_I_CONVERGED] when
+    done. Scratch, allocated once by the caller (each iteration writes before it reads):
+    grad (l,), G_i = w'x_i of this iteration's gradient pass; fwork (3, l); iwork (5, l).
     """
     inf = np.inf
     n_rows = alpha.shape[0]
-    up_rows = np.empty(n_rows, dtype=np.int64)
-    low_rows = np.empty(n_rows, dtype=np.int64)
-    up_vals = np.empty(n_rows)
-    low_vals = np.empty(n_rows)
-    cand_vals = np.empty(n_rows)
-    cand_rows = np.empty(n_rows, dtype=np.int64)
-    pick_up = np.empty(n_rows, dtype=np.int64)
-    pick_low = np.empty(n_rows, dtype=np.int64)
+    up_vals = fwork[_W_UP_VALS]
+    low_vals = fwork[_W_LOW_VALS]
+    cand_vals = fwork[_W_CAND_VALS]
+    up_rows = iwork[_W_UP_ROWS]
+    low_rows = iwork[_W_LOW_ROWS]
+    cand_rows = iwork[_W_CAND_ROWS]
+    pick_up = iwork[_W_PICK_UP]
+    pick_low = iwork[_W_PICK_LOW]
     target = istate[_I_ITER] + n_iter
     while istate[_I_ITER] < min(target, max_iter):
         n_active = istate[_I_ACTIVE]
@@ -386,57 +404,40 @@ def oneclass_rho(indptr, indices, data, alpha, w, sequential=True) -> float:
     return (ub + lb) / 2.0
 
 
-@dataclass
-class OneClassSolution:
-    """What the one-class solver returns (LIBLINEAR's scaling: w, rho multiplied by nu l)."""
+def solve_oneclass(sub: Subproblem, hook: Hook | None = None) -> Solution:
+    """Train LIBLINEAR's one-class SVM (-s 21) on the rows of ``sub.X``.
 
-    w: np.ndarray  # (n,) float64, the solver's running w = sum_i alpha_i x_i
-    rho: float  # decision value w'x - rho
-    alpha: np.ndarray  # (l,) in [0, 1], summing to nu l
-    n_iter: int  # outer iterations (LIBLINEAR's #iter)
-    converged: bool  # False when stopped by max_iter
-    primal: float  # P(w(alpha)) = min_rho P(w(alpha), rho)
-    dual: float  # -f(alpha) = -1/2 alpha'Q alpha, a lower bound on P*
-    gap: float  # primal - dual >= 0
+    What the Subproblem holds for -s 21: X, CSR (l, n), any float dtype, sorted indices;
+    eps, max_iter; bias < 0 (none: ``check_oneclass_bias``); options["nu"] in (0, 1]
+    (default 0.5) and options["liblinear_rounding"] (default True). y, C and seed play no part
+    (the method is deterministic: LIBLINEAR's random pivots do not change the selection); no
+    warm start (``alpha0``/``w0`` are refused). ``resume``: a dict from ``Progress.state()``.
 
-    @property
-    def objective(self) -> float:
-        """LIBLINEAR's printed "Objective value": f(alpha) = 1/2 w'w."""
-        return -self.dual
-
-    @property
-    def n_sv(self) -> int:
-        return int(np.count_nonzero(self.alpha > 0.0))
-
-
-def solve_oneclass(
-    X,
-    nu: float = ONECLASS_DEFAULT_NU,
-    eps: float = ONECLASS_DEFAULT_EPS,
-    max_iter: int = ONECLASS_MAX_ITER,
-    *,
-    seed: int = 1,
-    liblinear_rounding: bool = True,
-    on_iteration=None,
-) -> OneClassSolution:
-    """Train LIBLINEAR's one-class SVM (-s 21) on the rows of the CSR matrix ``X``.
-
-    X: CSR (l, n), any float dtype, sorted indices, no bias column (see ``check_oneclass_bias``).
-    ``seed`` is accepted for a uniform solver signature; the method is deterministic.
     ``liblinear_rounding``: sum every w'x_i in row order as LIBLINEAR does. The selection
     compares gradients exactly, so rounding decides ties and near-ties; with this the path
     (iterations, w, rho) is LIBLINEAR's to the last bit on the sets tested (x86-64). False uses
-    objective.row_dot's four partial sums: faster on long rows, an equally good but different
+    sparse_rows.row_dot's four partial sums: faster on long rows, an equally good but different
     path (e.g. ijcnn1, nu 0.5: 129 outer iterations instead of LIBLINEAR's 78).
-    ``on_iteration(iteration, n_active, alpha, w)`` is called after each outer iteration when
-    given (the result does not change).
+
+    Returns a Solution in LIBLINEAR's scaling: w (n,) = sum_i alpha_i x_i, alpha (l,) in [0, 1]
+    summing to nu l, primal P(w(alpha)) = min_rho P(w(alpha), rho), dual -f(alpha) =
+    -1/2 alpha'Q alpha, and figures ``rho`` (the model's decision value is w'x - rho), ``n_sv``
+    (rows with alpha_i > 0) and ``objective`` (LIBLINEAR's printed "Objective value",
+    f(alpha) = 1/2 w'w). The hook sees ``measure`` = M - m (the largest violation) and
+    figures ``n_active``, ``neg_g_max`` (M), ``neg_g_min`` (m).
     """
-    del seed  # deterministic: LIBLINEAR's random pivots do not change the selection
-    nu = check_nu(nu)
+    nu = check_nu(sub.option("nu", ONECLASS_DEFAULT_NU))
+    check_oneclass_bias(sub.bias)
+    eps = float(sub.eps)
     if not eps > 0:
         raise InvalidInputError(f"eps must be > 0, got {eps}")
+    max_iter = int(sub.max_iter)
     if max_iter < 0:
         raise InvalidInputError(f"max_iter must be >= 0, got {max_iter}")
+    if sub.alpha0 is not None or sub.w0 is not None:
+        raise InvalidInputError("the one-class SVM (-s 21) takes no warm start")
+    sequential = bool(sub.option("liblinear_rounding", True))
+    X = sub.X
     n_rows, n_features = X.shape
     if n_rows == 0:
         raise InvalidInputError("the one-class SVM needs at least one row")
@@ -446,62 +447,94 @@ def solve_oneclass(
     qd = np.empty(n_rows)
     w = np.zeros(n_features)
     _prepare(X.indptr, X.indices, X.data, nu, alpha, qd, w)
-    grad = np.zeros(n_rows)
     active = np.arange(n_rows, dtype=np.int64)
     istate = np.array([n_rows, 0, 0], dtype=np.int64)
     fstate = np.array([np.inf, -np.inf])
+    state = {"alpha": alpha, "w": w, "active": active, "istate": istate, "fstate": fstate}
+    if sub.resume is not None:
+        for key in STATE_KEYS:
+            saved = np.asarray(sub.resume[key])
+            if saved.shape != state[key].shape:
+                raise InvalidInputError(
+                    f"resume[{key!r}] has shape {saved.shape}, expected {state[key].shape}"
+                )
+            state[key][...] = saved
+    grad = np.zeros(n_rows)
+    fwork = np.empty((3, n_rows))
+    iwork = np.empty((5, n_rows), dtype=np.int64)
 
-    def run(n_iter: int) -> None:
+    def advance(n_iter: int) -> None:
         oneclass_kernel(
-            X.indptr,
-            X.indices,
-            X.data,
-            alpha,
-            qd,
-            w,
-            grad,
-            active,
-            istate,
-            fstate,
-            float(eps),
-            int(n_iter),
-            int(max_iter),
-            bool(liblinear_rounding),
+            X.indptr, X.indices, X.data, alpha, qd, w, grad, active, istate, fstate, fwork,
+            iwork, eps, int(n_iter), max_iter, sequential,
+        )  # fmt: skip
+
+    def status() -> tuple[int, bool]:
+        return int(istate[_I_ITER]), bool(istate[_I_CONVERGED])
+
+    def objectives() -> tuple[float, float]:
+        primal, dual, _ = oneclass_objectives(X, nu, alpha)
+        return primal, dual
+
+    def progress() -> Progress:
+        return Progress(
+            solver=SOLVER,
+            index=sub.index,
+            iteration=int(istate[_I_ITER]),
+            w=w,
+            alpha=alpha,
+            measure=float(fstate[_F_NEG_G_MAX] - fstate[_F_NEG_G_MIN]),
+            figures={
+                "n_active": int(istate[_I_ACTIVE]),
+                "neg_g_max": float(fstate[_F_NEG_G_MAX]),
+                "neg_g_min": float(fstate[_F_NEG_G_MIN]),
+            },
+            state=lambda: copy_state(**state),
+            objectives=objectives,
         )
 
-    if on_iteration is None:
-        run(max_iter)
+    went_on = drive(advance, status, hook, max_iter, progress)
+    converged = bool(istate[_I_CONVERGED])
+    if converged:
+        stop_reason = CONVERGED
+    elif not went_on:
+        stop_reason = INTERRUPTED
     else:
-        while istate[_I_ITER] < max_iter and not istate[_I_CONVERGED]:
-            run(1)
-            on_iteration(int(istate[_I_ITER]), int(istate[_I_ACTIVE]), alpha, w)
-    rho = float(oneclass_rho(X.indptr, X.indices, X.data, alpha, w, bool(liblinear_rounding)))
+        stop_reason = MAX_ITER
+    rho = float(oneclass_rho(X.indptr, X.indices, X.data, alpha, w, sequential))
     primal, dual, gap = oneclass_objectives(X, nu, alpha)
-    return OneClassSolution(
+    return Solution(
         w=w,
-        rho=rho,
-        alpha=alpha,
         n_iter=int(istate[_I_ITER]),
-        converged=bool(istate[_I_CONVERGED]),
+        converged=converged,
+        stop_reason=stop_reason,
         primal=primal,
         dual=dual,
         gap=gap,
+        alpha=alpha,
+        solver=SOLVER,
+        figures={
+            "rho": rho,
+            "n_sv": int(np.count_nonzero(alpha > 0.0)),
+            "objective": -dual,
+            "n_active": int(istate[_I_ACTIVE]),
+        },
     )
 
 
 __all__ = [
     "BIAS_ERROR",
-    "ONECLASS_DEFAULT_EPS",
     "ONECLASS_DEFAULT_NU",
-    "ONECLASS_MAX_ITER",
-    "OneClassSolution",
+    "STATE_KEYS",
     "check_nu",
     "check_oneclass_bias",
     "oneclass_best_rho",
     "oneclass_dual_value",
+    "oneclass_kernel",
     "oneclass_objectives",
     "oneclass_primal_at",
     "oneclass_primal_value",
+    "oneclass_rho",
     "oneclass_w_from_dual",
     "solve_oneclass",
 ]

@@ -5,17 +5,22 @@
   accuracies are >= 0 (P* really is the lowest primal value seen); DCD reaches 1e-2;
 - the primal values recorded are P(w) of the snapshots (one definition), P* is certified by
   the reference run's dual bound, the JSON round-trips;
-- the hook: a time budget stops a solver; the Newton solver's new hook reports its iterations
-  and ||g||/||g0|| without changing its result;
-- bad options and data: exit status 1 and one line on stderr; -q prints no progress.
+- the hook: a time budget stops a racer (the hook returns False, the solver returns its
+  current iterate as "interrupted"); the recording hook sees every Newton iteration and its
+  ||g||/||g0|| without changing the result; snapshots are copies of the hook's w;
+- every racer goes through the solver registry (no adapter): a solver registered in its place
+  is what runs;
+- bad options and data: exit status 1 and one line on stderr; -q prints no progress;
+- ``linsvm.compare`` does not import ``linsvm.cli`` (no import cycle).
 
-Correctness only: no timing bounds (DESIGN.md section 4).
+Correctness only: no timing bounds (docs/guarantees.md).
 """
 
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -24,16 +29,15 @@ from conftest import make_sparse_problem, primal_of
 import linsvm
 from linsvm.cli import main
 from linsvm.compare import (
-    DEFAULT_SOLVERS,
-    SOLVERS,
+    DEFAULT_LINEUP,
+    LINEUP,
     ComparisonResult,
     binary_pm1,
     compare,
     plot_figures,
 )
 from linsvm.errors import InvalidInputError
-from linsvm.objective import LOSS_SQUARED_HINGE
-from linsvm.solvers.newton import solve_primal_newton
+from linsvm.solvers import SOLVERS, Progress, Solution, Subproblem
 
 try:
     import matplotlib  # noqa: F401
@@ -77,10 +81,10 @@ def test_cli_writes_table_json_and_figures(cli_run):
     text = (out / "compare.md").read_text()
     for table in (stdout, text):
         assert "time to 1e-2 (s)" in table and "time to 1e-3 (s)" in table
-        for name in DEFAULT_SOLVERS:
-            assert f"| {SOLVERS[name].label} |" in table
+        for name in DEFAULT_LINEUP:
+            assert f"| {LINEUP[name].label} |" in table
     data = json.loads((out / "curves.json").read_text())
-    assert set(data["solvers"]) == set(DEFAULT_SOLVERS)
+    assert set(data["solvers"]) == set(DEFAULT_LINEUP)
     if HAVE_MPL:
         for name in FIGURES:
             png = out / name
@@ -134,7 +138,7 @@ def test_api_primal_values_and_round_trip(files, tmp_path):
     y_pm1, yt_pm1, positive = binary_pm1(y, yt)
     assert positive == 4.0  # LIBLINEAR's order: the first label seen
     c_rows = np.full(X.shape[0], 0.5)
-    sol = solve_primal_newton(X, y_pm1, c_rows, LOSS_SQUARED_HINGE, 1.0, 1e-10)
+    sol = SOLVERS[2].solve(newton_subproblem(X, y_pm1, c_rows, 1.0, 1e-10), None)
     run = result.runs["newton-l2"]
     assert run.primal[-1] == pytest.approx(primal_of(X, 1.0, y_pm1, c_rows, sol.w, 1), rel=1e-12)
     # test accuracy as the model predicts it
@@ -176,20 +180,74 @@ def test_progress_lines_without_q(files, capsys):
     assert "\r" not in err  # not a terminal: summary lines only
 
 
+def newton_subproblem(X, y, c_rows, bias, eps):
+    """The problem of -s 2 with the solver's own tolerance ``eps`` (as compare passes it)."""
+    return Subproblem(X=linsvm.data.as_csr(X), y=y, C=c_rows, eps=eps, max_iter=1000, bias=bias)
+
+
 def test_newton_hook_reports_iterations_and_changes_nothing():
     X, y = make_sparse_problem(n_rows=200, n_features=20, seed=5)
     c_rows = np.ones(X.shape[0])
     seen = []
-    plain = solve_primal_newton(X, y, c_rows, LOSS_SQUARED_HINGE, -1.0, 1e-6)
-    hooked = solve_primal_newton(
-        X, y, c_rows, LOSS_SQUARED_HINGE, -1.0, 1e-6,
-        on_iteration=lambda k, w, progress: seen.append((k, w.copy(), progress)),
-    )  # fmt: skip
+    sub = newton_subproblem(X, y, c_rows, -1.0, 1e-6)
+    plain = SOLVERS[2].solve(sub, None)
+    hooked = SOLVERS[2].solve(
+        sub, lambda progress: seen.append((progress.iteration, progress.w.copy(), progress))
+    )
     np.testing.assert_array_equal(plain.w, hooked.w)
     assert [k for k, _, _ in seen] == list(range(1, hooked.n_iter + 1))
-    for (k, _, progress), (k2, _, grad_norm, _, _) in zip(seen, hooked.history, strict=True):
-        assert k == k2 and progress == pytest.approx(grad_norm / hooked.grad_norm0)
+    history, grad_norm0 = hooked.figures["history"], hooked.figures["grad_norm0"]
+    for (k, _, progress), (k2, _, grad_norm, _, _) in zip(seen, history, strict=True):
+        # the measure compare's progress line shows as |g|/|g0|
+        assert k == k2 and progress.measure == pytest.approx(grad_norm / grad_norm0)
     np.testing.assert_array_equal(seen[-1][1], hooked.w)
+
+
+FAKE_CALLS: list[tuple] = []
+
+
+def fake_solve(sub: Subproblem, hook=None) -> Solution:
+    """A registered solver for the test below: w = 0.001 k after iteration k, in place."""
+    FAKE_CALLS.append((sub.eps, dict(sub.options), sub.max_iter, hook is not None))
+    w = np.zeros(sub.n_weights)
+    k = 0
+    while k < sub.max_iter:
+        k += 1
+        w += 0.001  # the live array changes in place: snapshots must be copies
+        progress = Progress(3, sub.index, k, w, None, 1.0 / k, {}, dict)
+        if hook is not None and hook(progress) is False:
+            return Solution(w, k, False, "interrupted", math.nan)
+    return Solution(w, k, False, "max_iter", math.nan)
+
+
+def test_racers_run_through_the_registry(monkeypatch, files):
+    """The solver registered under a racer's number is what runs: the recorder gets its
+    iterates and keeps copies, and its False (time budget spent) interrupts the solver."""
+    monkeypatch.setitem(SOLVERS, 3, replace(SOLVERS[3], solve_path="test_compare:fake_solve"))
+    FAKE_CALLS.clear()
+    X, y = linsvm.read_libsvm(files[0])
+    result = compare(X, y, X, y, solvers=["dcd-l1-noshrink"], max_time=0.02, quiet=True,
+                     pstar_time=0.01)  # fmt: skip
+    run = result.runs["dcd-l1-noshrink"]
+    assert run.stop == "time budget" and run.n_iter == run.iterations[-1]
+    recorded = [c for c in FAKE_CALLS if c[3] and c[0] == LINEUP["dcd-l1-noshrink"].eps]
+    assert recorded and recorded[-1][1]["shrinking"] is False
+    # every snapshot is the w of its iteration (a copy, not the live array)
+    y_pm1 = binary_pm1(y, y)[0]
+    for k, p in zip(run.iterations, run.primal, strict=True):
+        w = np.full(X.shape[1], 0.001 * k)
+        assert p == pytest.approx(primal_of(X, -1.0, y_pm1, np.ones(len(y)), w, 0), rel=1e-12)
+    # the rerun without a hook did the same iterations
+    assert FAKE_CALLS[-1] == (LINEUP["dcd-l1-noshrink"].eps, {"shrinking": False}, run.n_iter,
+                              False)  # fmt: skip
+
+
+def test_compare_does_not_import_cli():
+    import subprocess
+    import sys
+
+    code = "import sys, linsvm.compare; sys.exit('linsvm.cli' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
 def one_line_error(capsys, argv) -> str:

@@ -1,0 +1,65 @@
+"""``linsvm compare``: the solvers of the linear SVM raced on one problem, as in the ICML 2008 seed.
+
+    linsvm compare [options] training_set_file test_set_file
+
+Each racer of ``LINEUP`` (dual coordinate descent with and without shrinking for both losses,
+Pegasos and the SGD variants for the L1 loss, primal coordinate descent and the primal Newton
+method for the L2 loss) is a registered solver of ``linsvm.solvers.SOLVERS`` with a tolerance
+and options; all solve one ``Subproblem`` (one C, the bias as given) through the solver
+interface, with a recording hook. The outcome:
+
+- per loss, a table: the time each racer needs to bring the relative primal accuracy
+  (P(w) - P*)/P* to 1e-2 and to 1e-3, where it ends (relative and test accuracy), its
+  iterations, and what recording cost;
+- figures: relative primal difference (log scale) and test accuracy against training time, one
+  curve per racer, for each loss (``plot`` extra: matplotlib);
+- the raw curves as JSON, so that the figures can be redrawn (``ComparisonResult.from_json``,
+  ``plot_figures``).
+
+Measuring without distorting the measured (docs/architecture.md, "compare"):
+
+- the hook (``recording.Recorder``) stops the clock while it runs and only copies ``w``
+  (log-spaced snapshots); every snapshot is evaluated after the run, P(w) by
+  ``linsvm.objective.primal_value``, and the test accuracy;
+- the overhead is reported: the time in the hook, and the same racer run again without a hook
+  for the same number of iterations;
+- every racer first runs on a few rows so that Numba's compilation is not timed; a racer stops
+  at its own tight tolerance, or when its time budget is spent (the hook returns False);
+- P* per loss is the lowest primal value seen, certified by the dual value of a tight
+  reference DCD run: the optimum lies in [D, P*], reported as (P* - D)/D.
+
+Modules: ``lineup`` (the racers), ``recording`` (the hook), ``runners`` (the race),
+``report`` (results, tables, JSON), ``figures``, ``command`` (the command line).
+
+Labels: two classes, LIBLINEAR's order (the first label seen is +1, except that -1/+1 data
+keeps +1 positive: ``linsvm.data.group_labels``).
+"""
+
+from .command import USAGE, CompareOptions, parse_compare_args, run_compare
+from .figures import plot_figures
+from .lineup import DEFAULT_LINEUP, LINEUP, Racer, check_racer_names
+from .recording import CLOCKS, Recorder
+from .report import ComparisonResult, Reference, SolverRun, write_outputs
+from .runners import DEFAULT_MAX_TIME, binary_pm1, compare, run_racer
+
+__all__ = [
+    "CLOCKS",
+    "ComparisonResult",
+    "CompareOptions",
+    "DEFAULT_LINEUP",
+    "DEFAULT_MAX_TIME",
+    "LINEUP",
+    "Racer",
+    "Recorder",
+    "Reference",
+    "SolverRun",
+    "USAGE",
+    "binary_pm1",
+    "check_racer_names",
+    "compare",
+    "parse_compare_args",
+    "plot_figures",
+    "run_compare",
+    "run_racer",
+    "write_outputs",
+]

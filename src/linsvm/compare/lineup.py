@@ -1,0 +1,87 @@
+"""The racers: each name of ``linsvm compare`` is a registered solver with some options.
+
+A racer is not an adapter: it says which solver of ``linsvm.solvers.SOLVERS`` runs, with which
+tolerance and options, and how it is drawn. The runner builds one ``Subproblem`` per problem
+and hands each racer ``sub.but(eps=..., options=...)`` and the recording hook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InvalidInputError
+from ..objective import LOSS_HINGE, LOSS_SQUARED_HINGE
+
+# The racers' tolerances: tight, so that the curves go well below 1e-3 (the time budget ends
+# those that would take too long). Each is the solver's own tolerance (``Subproblem.eps``).
+DCD_EPS = 1e-5
+NEWTON_EPS = 1e-10
+PCD_EPS = 1e-8
+SGD_DELTA = 1e-6  # SGD-S/M: the relative accuracy bound; Pegasos and SGD-R ignore it
+
+LOSS_KEYS = {LOSS_HINGE: "l1", LOSS_SQUARED_HINGE: "l2"}
+LOSS_TITLES = {"l1": "L1-loss SVM (hinge)", "l2": "L2-loss SVM (squared hinge)"}
+# The dual coordinate descent solver of each loss: the reference run for P* and its dual bound.
+DUAL_SOLVER = {LOSS_HINGE: 3, LOSS_SQUARED_HINGE: 1}
+
+
+@dataclass(frozen=True)
+class Racer:
+    """One name of the race: registered solver ``solver`` at tolerance ``eps`` with ``options``.
+
+    ``measure`` names what the solver's ``Progress.measure`` is (the quantity its stopping rule
+    compares with eps), for the progress line and ``curves.json``.
+    """
+
+    name: str
+    solver: int  # key of linsvm.solvers.SOLVERS
+    loss: int  # the primal the racer minimises (LOSS_HINGE or LOSS_SQUARED_HINGE)
+    eps: float
+    label: str
+    measure: str
+    color: str
+    marker: str
+    linestyle: str = "-"
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+NO_SHRINKING = {"shrinking": False}
+
+# The table: adding a racer is one line.
+LINEUP: dict[str, Racer] = {
+    r.name: r
+    for r in [
+        Racer("dcd-l1", 3, LOSS_HINGE, DCD_EPS, "DCD-L1 (shrinking)", "PG gap", "tab:blue", "o"),
+        Racer("dcd-l1-noshrink", 3, LOSS_HINGE, DCD_EPS, "DCD-L1 (no shrinking)", "PG gap", "tab:cyan", "s", "--", NO_SHRINKING),  # noqa: E501
+        Racer("pegasos", 30, LOSS_HINGE, SGD_DELTA, "Pegasos", "(no measure)", "tab:red", "^"),
+        Racer("sgd-s", 32, LOSS_HINGE, SGD_DELTA, "SGD-S", "rel. acc. bound", "tab:orange", "v"),
+        Racer("sgd-m", 33, LOSS_HINGE, SGD_DELTA, "SGD-M", "rel. acc. bound", "tab:brown", "D"),
+        Racer("sgd-r", 31, LOSS_HINGE, SGD_DELTA, "SGD-R", "(no measure)", "tab:pink", "P"),
+        Racer("dcd-l2", 1, LOSS_SQUARED_HINGE, DCD_EPS, "DCD-L2 (shrinking)", "PG gap", "tab:blue", "o"),  # noqa: E501
+        Racer("dcd-l2-noshrink", 1, LOSS_SQUARED_HINGE, DCD_EPS, "DCD-L2 (no shrinking)", "PG gap", "tab:cyan", "s", "--", NO_SHRINKING),  # noqa: E501
+        Racer("pcd", 34, LOSS_SQUARED_HINGE, PCD_EPS, "PCD (primal CD)", "sweep |g|/|g0|", "tab:green", "^"),  # noqa: E501
+        Racer("newton-l2", 2, LOSS_SQUARED_HINGE, NEWTON_EPS, "Newton (primal)", "|g|/|g0|", "tab:purple", "D"),  # noqa: E501
+    ]
+}  # fmt: skip
+# The racers of a comparison by default: the seed's lineup (SGD-R only on request).
+DEFAULT_LINEUP = (
+    "dcd-l1", "dcd-l1-noshrink", "pegasos", "sgd-s", "sgd-m",
+    "dcd-l2", "dcd-l2-noshrink", "pcd", "newton-l2",
+)  # fmt: skip
+
+
+def check_racer_names(names: Sequence[str] | None) -> list[str]:
+    """The racers to run, validated (default: ``DEFAULT_LINEUP``)."""
+    if names is None:
+        return list(DEFAULT_LINEUP)
+    names = list(names)
+    if not names:
+        raise InvalidInputError("no solver given")
+    unknown = [s for s in names if s not in LINEUP]
+    if unknown:
+        raise InvalidInputError(f"unknown solver {unknown[0]!r}; valid: {', '.join(LINEUP)}")
+    if len(set(names)) != len(names):
+        raise InvalidInputError(f"a solver is listed twice: {', '.join(names)}")
+    return names

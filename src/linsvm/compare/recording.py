@@ -1,0 +1,94 @@
+"""The recording hook: snapshots of w on the solver's own clock, nothing evaluated inside.
+
+The hook stops the clock: it reads the clock on entry and on exit, and the time spent inside it
+is taken off the solver's elapsed time, so the solver's time at an iteration is its own work
+only. Inside the hook ``w`` is only copied (a snapshot), when the solver's time has grown by at
+least ``SNAPSHOT_SPACING`` since the last snapshot: every early iteration is kept and a
+log-spaced sample later. When the time budget is spent the hook returns False, and the solver
+returns its current iterate (``stop_reason`` "interrupted").
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from ..solvers import Progress, Solution
+from .lineup import Racer
+
+# A snapshot of w is kept when the solver's time has grown by this fraction since the last one.
+SNAPSHOT_SPACING = 0.05
+# The solver clocks: wall time (the default), or the thread's CPU time, which other processes
+# on a busy machine do not inflate (every solver runs in the calling thread).
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.thread_time}
+# Live progress line: at most this many updates per second.
+PROGRESS_UPDATES_PER_SECOND = 4.0
+
+
+class Recorder:
+    """The hook of a recorded run (a ``linsvm.solvers.Hook``): trace, snapshots, time budget.
+
+    ``trace`` holds (solver seconds, iteration, measure) for every call; ``snapshots`` holds
+    (solver seconds, iteration, copy of w), starting with w = 0 at time 0.
+    """
+
+    def __init__(self, racer: Racer, max_time: float, live: bool, clock: Callable[[], float]):
+        self.racer = racer
+        self.clock = clock
+        self.max_time = max_time
+        self.live = live
+        self.start = 0.0
+        self.hook_seconds = 0.0
+        self.out_of_time = False
+        self.trace: list[tuple[float, int, float]] = []
+        self.snapshots: list[tuple[float, int, np.ndarray]] = []
+        self._last_snapshot = 0.0
+        self._next_live = 0.0
+
+    def begin(self, n_weights: int) -> None:
+        self.snapshots.append((0.0, 0, np.zeros(n_weights)))
+        self.start = self.clock()
+
+    def elapsed(self) -> float:
+        """The solver's time so far: clock time since the start minus the time in the hook."""
+        return self.clock() - self.start - self.hook_seconds
+
+    def __call__(self, progress: Progress) -> bool:
+        entered = self.clock()
+        t = entered - self.start - self.hook_seconds
+        iteration = int(progress.iteration)
+        self.trace.append((t, iteration, float(progress.measure)))
+        self.out_of_time = t >= self.max_time
+        if self.out_of_time or t - self._last_snapshot >= SNAPSHOT_SPACING * t:
+            w = np.array(progress.w, dtype=np.float64, copy=True)
+            self.snapshots.append((t, iteration, w))
+            self._last_snapshot = t
+        if self.live and entered >= self._next_live:
+            self._next_live = entered + 1.0 / PROGRESS_UPDATES_PER_SECOND
+            m = progress.measure
+            shown = f", {self.racer.measure} {m:.3g}" if math.isfinite(m) else ""
+            progress_line(f"{self.racer.name}: iteration {iteration}{shown}, {t:.2f} s")
+        self.hook_seconds += self.clock() - entered
+        return not self.out_of_time
+
+    def finish(self, solution: Solution, seconds: float) -> None:
+        """Keep the final w if the last snapshot is not it."""
+        _, last_iter, last_w = self.snapshots[-1]
+        if self.trace and last_iter == solution.n_iter and np.array_equal(last_w, solution.w):
+            return  # the last hook call saw the final w already
+        # the time of the last hook call when it saw the final iteration (the solver's closing
+        # work, such as computing its objective values, is no part of reaching that w)
+        t = self.trace[-1][0] if self.trace and self.trace[-1][1] == solution.n_iter else seconds
+        if t <= self.snapshots[-1][0]:  # w changed after the last hook call
+            t = seconds
+        self.snapshots.append((t, solution.n_iter, np.array(solution.w, dtype=np.float64)))
+
+
+def progress_line(text: str) -> None:
+    """Overwrite the terminal's current line with ``text``."""
+    sys.stderr.write("\r" + text[:110].ljust(110))
+    sys.stderr.flush()

@@ -1,0 +1,354 @@
+"""Running the race: one ``Subproblem``, every racer through the solver registry, P* per loss.
+
+Each racer is ``linsvm.solvers.SOLVERS[racer.solver].solve(sub.but(eps=..., options=...),
+recorder)``: the same entry point ``linsvm.train`` uses, called directly so that no fallback,
+warning or validation is timed. After the recorded run, every snapshot is evaluated: P(w) by
+``linsvm.objective.primal_value`` (the one definition) and the test accuracy. The same racer is
+then run again without a hook for the same number of iterations (same seed: the same
+trajectory) to show what recording cost.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..data import as_csr, check_labels, group_labels
+from ..errors import InvalidInputError
+from ..objective import LOSS_HINGE, LOSS_SQUARED_HINGE, primal_value
+from ..solvers import SOLVERS, Progress, Solution, Subproblem
+from ..solvers._base import INTERRUPTED
+from .lineup import DCD_EPS, DUAL_SOLVER, LINEUP, LOSS_KEYS, Racer, check_racer_names
+from .recording import (
+    CLOCKS,
+    PROGRESS_UPDATES_PER_SECOND,
+    SNAPSHOT_SPACING,
+    Recorder,
+    progress_line,
+)
+from .report import (
+    ComparisonResult,
+    Reference,
+    SolverRun,
+    fmt_pct,
+    fmt_sci,
+    fmt_seconds,
+    write_outputs,
+)
+
+DEFAULT_MAX_TIME = 60.0
+# Below this CPU time / wall time a run is reported as disturbed by other processes.
+CPU_SHARE_WARNING = 0.9
+# The iteration cap of a recorded run: out of reach, the time budget stops a racer first.
+UNLIMITED_ITER = 10**7
+# The reference run for P*: DCD through these tolerances, each stage warm-started from the
+# last alpha; the objectives are checked every PSTAR_CHECK_ITER outer iterations.
+PSTAR_EPS_STAGES = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
+PSTAR_GAP_TARGET = 1e-9
+PSTAR_CHECK_ITER = 50
+# Rows of the warm-up problem (compiles or loads every kernel before anything is timed).
+WARMUP_ROWS = 200
+STOP_TIME_BUDGET = "time budget"
+
+
+def run_racer(racer: Racer, sub: Subproblem, hook=None, max_iter: int = UNLIMITED_ITER) -> Solution:
+    """Racer ``racer`` on the problem ``sub``: its registered solver, its tolerance and options."""
+    options = {**sub.options, **racer.options}
+    return SOLVERS[racer.solver].solve(
+        sub.but(eps=racer.eps, max_iter=max_iter, options=options), hook
+    )
+
+
+def primal_at(sub: Subproblem, w: np.ndarray, loss: int) -> float:
+    X = sub.X
+    return float(
+        primal_value(X.indptr, X.indices, X.data, float(sub.bias), sub.y, sub.C,
+                     np.ascontiguousarray(w, dtype=np.float64), loss)
+    )  # fmt: skip
+
+
+def accuracy_on(X_test: sp.csr_matrix, y_test: np.ndarray, w: np.ndarray, bias: float) -> float:
+    """Share of test rows on the right side (LIBLINEAR: decision > 0 predicts the +1 class)."""
+    if X_test.shape[0] == 0:
+        return math.nan
+    n = X_test.shape[1]
+    scores = X_test @ w[:n]
+    if bias >= 0:
+        scores = scores + bias * w[n]
+    predicted = np.where(scores > 0, 1.0, -1.0)
+    return float(np.mean(predicted == y_test))
+
+
+def reference_run(sub: Subproblem, loss: int, budget: float, ref: Reference, live: bool) -> None:
+    """DCD warm-started through ``PSTAR_EPS_STAGES`` until its gap certifies P* or time's up.
+
+    The hook checks the budget after every batch of iterations and offers the primal and dual
+    values to ``ref`` every ``PSTAR_CHECK_ITER`` iterations; it stops the run when the gap is
+    certified or the budget is spent.
+    """
+    spec = SOLVERS[DUAL_SOLVER[loss]]
+    start = time.perf_counter()
+    key = LOSS_KEYS[loss]
+    stage = {"eps": PSTAR_EPS_STAGES[0], "next_check": PSTAR_CHECK_ITER, "next_live": start}
+
+    def finished() -> bool:
+        return ref.certified_gap <= PSTAR_GAP_TARGET or time.perf_counter() - start > budget
+
+    def hook(progress: Progress) -> bool:
+        if progress.iteration >= stage["next_check"] and progress.objectives is not None:
+            stage["next_check"] = progress.iteration + PSTAR_CHECK_ITER
+            primal, dual = progress.objectives()
+            ref.offer(primal, f"reference DCD run, eps {stage['eps']:g}", dual)
+        now = time.perf_counter()
+        if live and now >= stage["next_live"]:
+            stage["next_live"] = now + 1.0 / PROGRESS_UPDATES_PER_SECOND
+            progress_line(
+                f"P* ({key}): DCD eps {stage['eps']:g}, (P - D)/D {fmt_sci(ref.certified_gap)}, "
+                f"{now - start:.2f} s"
+            )
+        return not finished()
+
+    hook.every_iteration = False  # batches of iterations are enough
+    alpha = None
+    for eps in PSTAR_EPS_STAGES:
+        stage["eps"], stage["next_check"] = eps, PSTAR_CHECK_ITER
+        sol = spec.solve(sub.but(eps=eps, max_iter=UNLIMITED_ITER, alpha0=alpha), hook)
+        alpha = sol.alpha
+        ref.offer(sol.primal, f"reference DCD run, eps {eps:g}", sol.dual)
+        if finished():
+            break
+    ref.seconds = time.perf_counter() - start
+
+
+def warm_up(sub: Subproblem, names: Sequence[str]) -> None:
+    """Run every racer (and the evaluation) on a few rows: compile or load the kernels."""
+    X = sub.X
+    k = min(WARMUP_ROWS, X.shape[0])
+    end = int(X.indptr[k])
+    Xs = sp.csr_matrix((X.data[:end], X.indices[:end], X.indptr[: k + 1]), shape=(k, X.shape[1]))
+    y = sub.y[:k].copy()
+    if k >= 2 and np.all(y == y[0]):
+        y[0] = -y[0]
+    small = sub.but(X=Xs, y=y, C=sub.C[:k].copy())
+    for name in names:
+        racer = LINEUP[name]
+        run_racer(racer, small, lambda progress: None, 3)
+        run_racer(racer, small, None, 3)
+        primal_at(small, np.zeros(small.n_weights), racer.loss)
+    for loss in {LINEUP[n].loss for n in names}:
+        SOLVERS[DUAL_SOLVER[loss]].solve(small.but(eps=0.1, max_iter=3), None)
+
+
+def record_run(racer: Racer, sub: Subproblem, X_test, y_test, max_time: float, live: bool,
+               check_overhead: bool, clock: str) -> SolverRun:  # fmt: skip
+    """The recorded run, the unhooked rerun, and the evaluation of every snapshot."""
+    now = CLOCKS[clock]
+    rec = Recorder(racer, max_time, live, now)
+    gc.collect()
+    cpu0, wall0 = time.thread_time(), time.perf_counter()
+    rec.begin(sub.n_weights)
+    solution = run_racer(racer, sub, rec)
+    seconds = rec.elapsed()
+    cpu_share = (time.thread_time() - cpu0) / (time.perf_counter() - wall0)
+    n_iter = solution.n_iter
+    if rec.out_of_time and solution.stop_reason == INTERRUPTED:
+        stop = STOP_TIME_BUDGET
+        seconds = rec.trace[-1][0]  # the objective values computed after the stop are not timed
+    else:
+        stop = solution.stop_reason
+    rec.finish(solution, seconds)
+
+    unhooked = cpu_share_unhooked = math.nan
+    if check_overhead and n_iter > 0:
+        if live:
+            progress_line(f"{racer.name}: the same {n_iter} iterations without a hook")
+        gc.collect()
+        cpu0, wall0 = time.thread_time(), time.perf_counter()
+        t0 = now()
+        run_racer(racer, sub, None, n_iter)
+        unhooked = now() - t0
+        cpu_share_unhooked = (time.thread_time() - cpu0) / (time.perf_counter() - wall0)
+
+    snaps = rec.snapshots
+    rec.snapshots = []
+    times = np.array([s[0] for s in snaps])
+    iterations = np.array([s[1] for s in snaps], dtype=np.int64)
+    primal = np.empty(len(snaps))
+    accuracy = np.empty(len(snaps))
+    next_live = 0.0
+    for k, (_, _, w) in enumerate(snaps):
+        if live and time.perf_counter() >= next_live:
+            next_live = time.perf_counter() + 1.0 / PROGRESS_UPDATES_PER_SECOND
+            progress_line(f"{racer.name}: evaluating snapshot {k + 1} of {len(snaps)}")
+        primal[k] = primal_at(sub, w, racer.loss)
+        accuracy[k] = accuracy_on(X_test, y_test, w, sub.bias)
+    del snaps
+    trace = np.array(rec.trace, dtype=np.float64).reshape(-1, 3)
+    return SolverRun(
+        racer.name, LOSS_KEYS[racer.loss], racer.label, racer.measure, times, iterations,
+        primal, accuracy, trace, int(n_iter), stop, float(seconds), rec.hook_seconds, unhooked,
+        cpu_share=cpu_share, cpu_share_unhooked=cpu_share_unhooked,
+    )  # fmt: skip
+
+
+def binary_pm1(y_train, y_test) -> tuple[np.ndarray, np.ndarray, object]:
+    """Labels as float64 +1/-1 in LIBLINEAR's order; test labels of neither class become 0.
+
+    Returns (y_train, y_test, the label mapped to +1). Anything but two training classes is an
+    InvalidInputError.
+    """
+    labels, cls = group_labels(y_train)
+    if labels.shape[0] != 2:
+        raise InvalidInputError(
+            f"compare needs two classes, the training labels have {labels.shape[0]}"
+            + (f" ({', '.join(f'{v:g}' for v in labels[:5].tolist())}"
+               f"{', ...' if labels.shape[0] > 5 else ''})" if labels.dtype.kind in "iuf" else "")
+        )  # fmt: skip
+    y = np.where(cls == 0, 1.0, -1.0)
+    y_test = np.asarray(y_test)
+    yt = np.where(y_test == labels[0], 1.0, np.where(y_test == labels[1], -1.0, 0.0))
+    return y, yt, labels[0]
+
+
+def match_columns(X: sp.csr_matrix, n_features: int) -> sp.csr_matrix:
+    """X with exactly ``n_features`` columns (features unknown to training dropped)."""
+    if X.shape[1] == n_features:
+        return X
+    if X.shape[1] > n_features:
+        return X[:, :n_features].tocsr()
+    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+
+
+def compare(
+    X_train,
+    y_train,
+    X_test,
+    y_test,
+    C: float = 1.0,
+    solvers: Sequence[str] | None = None,
+    *,
+    bias: float = -1.0,
+    max_time: float = DEFAULT_MAX_TIME,
+    outdir: str | os.PathLike | None = None,
+    quiet: bool = False,
+    seed: int = 1,
+    dataset: str = "data",
+    pstar_time: float | None = None,
+    check_overhead: bool = True,
+    clock: str = "wall",
+) -> ComparisonResult:
+    """Race the SVM solvers on one problem; record primal value and test accuracy over time.
+
+    X_train, X_test: sparse or dense (n_rows, n_features), converted to CSR; y_train: two
+    classes (LIBLINEAR's order gives +1); y_test: the same labels. C: the cost of every row;
+    solvers: names from ``LINEUP`` (default ``DEFAULT_LINEUP``); bias: LIBLINEAR's -B;
+    max_time: each racer's budget of (corrected) seconds; pstar_time: budget of each loss's
+    reference run (default 2 x max_time); check_overhead: run each racer again without a hook
+    to measure what recording costs; clock: "wall" (perf_counter) or "cpu" (the thread's CPU
+    time, for a machine other processes share); outdir: when given, write ``compare.md``,
+    ``curves.json`` and the figures there; quiet: no progress on stderr; seed: the solvers'
+    seed; dataset: the name in titles and tables.
+    """
+    C = float(C)
+    if not (math.isfinite(C) and C > 0):
+        raise InvalidInputError(f"C must be > 0, got {C:g}")
+    max_time = float(max_time)
+    if not (max_time > 0):  # also NaN
+        raise InvalidInputError(f"max_time must be > 0, got {max_time:g}")
+    pstar_time = 2.0 * max_time if pstar_time is None else float(pstar_time)
+    if not (pstar_time > 0):
+        raise InvalidInputError(f"pstar_time must be > 0, got {pstar_time:g}")
+    bias = float(bias)
+    if not math.isfinite(bias):
+        raise InvalidInputError(f"bias must be a number, got {bias}")
+    if clock not in CLOCKS:
+        raise InvalidInputError(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")
+    names = check_racer_names(solvers)
+    X = as_csr(X_train, name="X_train")
+    Xt = as_csr(X_test, name="X_test")
+    if X.shape[0] == 0:
+        raise InvalidInputError("no training rows")
+    y_train = check_labels(y_train, X.shape[0])
+    y_test = check_labels(y_test, Xt.shape[0])
+    y, yt, _ = binary_pm1(y_train, y_test)
+    Xt = match_columns(Xt, X.shape[1])
+    # the one problem every racer solves; each gets its own eps, cap and options from it
+    sub = Subproblem(
+        X=X, y=y, C=np.full(X.shape[0], C), eps=DCD_EPS, max_iter=UNLIMITED_ITER, bias=bias,
+        seed=int(seed),
+    )  # fmt: skip
+    live = not quiet and sys.stderr.isatty()
+
+    def say(text: str) -> None:
+        if not quiet:
+            sys.stderr.write(("\r" if live else "") + text.ljust(110 if live else 0) + "\n")
+            sys.stderr.flush()
+
+    say(f"{dataset}: {X.shape[0]} rows, {X.shape[1]} features, {X.nnz} non-zeros; warming up")
+    warm_up(sub, names)
+
+    references: dict[str, Reference] = {}
+    for loss in (LOSS_HINGE, LOSS_SQUARED_HINGE):
+        if any(LINEUP[n].loss == loss for n in names):
+            ref = Reference()
+            reference_run(sub, loss, pstar_time, ref, live)
+            references[LOSS_KEYS[loss]] = ref
+            say(
+                f"P* ({LOSS_KEYS[loss]}) = {ref.primal:.10g}, (P* - D)/D = "
+                f"{fmt_sci(ref.certified_gap)}, reference run {ref.seconds:.2f} s"
+            )
+
+    runs: dict[str, SolverRun] = {}
+    for name in names:
+        run = record_run(LINEUP[name], sub, Xt, yt, max_time, live, check_overhead, clock)
+        runs[name] = run
+        best = int(np.argmin(run.primal))
+        references[run.loss].offer(run.primal[best], f"{name} at {fmt_seconds(run.times[best])} s")
+        overhead = (
+            "" if not check_overhead else f", {fmt_seconds(run.unhooked_seconds)} s without hook"
+        )
+        say(
+            f"{name}: {run.n_iter} iterations in {fmt_seconds(run.seconds)} s ({run.stop}; "
+            f"{fmt_seconds(run.hook_seconds)} s in the hook{overhead}), final P = "
+            f"{run.primal[-1]:.10g}, test accuracy {fmt_pct(run.test_accuracy[-1])}"
+        )
+    for run in runs.values():
+        pstar = references[run.loss].primal
+        run.relative = (run.primal - pstar) / pstar
+
+    result = ComparisonResult(
+        dataset, X.shape[0], X.shape[1], int(X.nnz), Xt.shape[0], C, bias, max_time,
+        references, runs, clock=clock,
+    )  # fmt: skip
+    result.notes.append(
+        "Times are the solver's own: the time spent in the recording hook is taken off. Relative "
+        "accuracy (P(w) - P*)/P*, P* the lowest primal value seen; a time to a target is that "
+        f"of the first snapshot reaching it (snapshots every iteration early, then each "
+        f"{100 * SNAPSHOT_SPACING:g}% of elapsed time). Relative accuracies below (P* - D)/D "
+        "are distances to P*, which may itself lie that far above the optimum."
+    )
+    disturbed = []
+    for r in runs.values():
+        shares = [x for x in (r.cpu_share, r.cpu_share_unhooked) if math.isfinite(x)]
+        if shares and min(shares) < CPU_SHARE_WARNING:
+            disturbed.append(f"{r.name} {100 * min(shares):.0f}%")
+    if disturbed:
+        effect = (
+            "their times are inflated"
+            if clock == "wall"
+            else "the CPU clock leaves the waits out, not the slowdown of shared caches and memory"
+        )
+        result.notes.append(
+            "Other processes took the CPU for part of some runs (CPU time / wall time of the "
+            f"recorded or the unhooked run): {', '.join(disturbed)}; {effect}."
+        )
+    if outdir is not None:
+        write_outputs(result, outdir)
+    return result

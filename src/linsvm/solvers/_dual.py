@@ -3,7 +3,11 @@
 Each dual solver keeps its own kernel, with its coordinate update inline and readable as its
 mathematics; what they share is here: which rows take part (C_i > 0), the active set that
 shrinking reduces, the order in which an outer iteration visits it, and prefetching the rows
-visited next.
+visited next; and the run between hook calls. Every dual kernel carries its whole state in
+arrays (per-row records, w, the active set, a float and an integer state vector whose first
+entries are ``I_ACTIVE``, ``I_ITER``, ``I_CONVERGED``, the generator), so a solve can run its
+kernel one outer iteration per call, stop, be checkpointed (``snapshot``) and continue
+(``restore``) to the same result as one uninterrupted call.
 
 The order (SySCD's "bucketing", docs/architecture.md): the active rows are kept in ascending
 order and cut into buckets of ``bucket_size`` neighbours; each outer iteration visits random
@@ -14,13 +18,20 @@ by row. ``bucket_size=1, buckets_per_group=1`` is a plain random permutation (LI
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numba import njit
 
 from .._intrinsics import prefetch
 from ..errors import InvalidInputError
 from ..sparse_rows import rows_dot
+from ._base import CONVERGED, INTERRUPTED, MAX_ITER, Hook, Progress, copy_state, drive
 from ._random import new_state, rand_below, shuffle
+
+# The first entries of every dual kernel's integer state: the number of active rows (the
+# first entries of ``active``), the outer iterations done, and 1 once the stopping rule is met.
+I_ACTIVE, I_ITER, I_CONVERGED = 0, 1, 2
 
 DEFAULT_BUCKET_SIZE = 16
 DEFAULT_BUCKETS_PER_GROUP = 16
@@ -47,6 +58,20 @@ def cache_resident(X, record_bytes: int) -> bool:
     in a core's private cache."""
     nbytes = X.indptr.nbytes + X.indices.nbytes + X.data.nbytes + X.shape[0] * record_bytes
     return nbytes <= CACHE_RESIDENT_BYTES
+
+
+def row_index_dtype(n_rows: int) -> type:
+    """Row numbers in 4 bytes where they fit: the active set and the order are arrays of them."""
+    return np.int32 if n_rows < 2**31 - 1 else np.int64
+
+
+def order_buffers(n_rows: int, bucket_size: int, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """The work arrays of ``visiting_order`` for up to ``n_rows`` active rows: (order,
+    bucket_order). Allocated once per solve, not per kernel call, since a solve run for a hook
+    calls its kernel once per outer iteration; their contents do not outlive an iteration."""
+    order = np.empty(max(n_rows, 1), dtype=dtype)
+    bucket_order = np.empty(max(1, (n_rows + bucket_size - 1) // bucket_size), dtype=dtype)
+    return order, bucket_order
 
 
 @njit(cache=True, nogil=True)
@@ -172,3 +197,55 @@ def choose_order(
             f"{buckets_per_group}"
         )
     return int(bucket_size), int(buckets_per_group)
+
+
+# ----------------------------------------------------------------------------- resumable runs
+
+
+def start_order(sub, y: np.ndarray) -> tuple[int, int]:
+    """(bucket_size, buckets_per_group) of a solve: the resumed run's, or ``choose_order``'s
+    from the options ``bucket_size`` and ``buckets_per_group`` (None: automatic)."""
+    if sub.resume is not None:
+        try:
+            return int(sub.resume["bucket_size"]), int(sub.resume["buckets_per_group"])
+        except KeyError as missing:
+            raise InvalidInputError(f"the state to resume from has no {missing}") from None
+    return choose_order(
+        sub.X, y, sub.option("bucket_size"), sub.option("buckets_per_group"), sub.seed
+    )
+
+
+def snapshot(arrays: dict[str, np.ndarray], bucket_size: int, buckets_per_group: int):
+    """A copy of a dual kernel's complete state (``Progress.state``), the order included."""
+    return copy_state(**arrays, bucket_size=bucket_size, buckets_per_group=buckets_per_group)
+
+
+def restore(arrays: dict[str, np.ndarray], saved: dict[str, np.ndarray]) -> None:
+    """Overwrite a fresh solve's state arrays with a snapshot's, checking that it fits."""
+    for name, live in arrays.items():
+        if name not in saved:
+            raise InvalidInputError(f"the state to resume from has no {name!r}")
+        value = np.asarray(saved[name])
+        if value.shape != live.shape or value.dtype != live.dtype:
+            raise InvalidInputError(
+                f"the state to resume from does not fit this problem: {name!r} is "
+                f"{value.dtype}{list(value.shape)}, expected {live.dtype}{list(live.shape)}"
+            )
+        live[...] = value
+
+
+def run_resumable(
+    advance: Callable[[int], None],
+    istate: np.ndarray,
+    hook: Hook | None,
+    max_iter: int,
+    progress: Callable[[], Progress],
+) -> tuple[bool, str]:
+    """Run a dual kernel through ``drive`` (in one call without a hook); (converged, why it
+    stopped). A stop asked for by the hook after the last iteration still counts as converged."""
+    went_on = drive(
+        advance, lambda: (int(istate[I_ITER]), bool(istate[I_CONVERGED])), hook, max_iter, progress
+    )
+    if istate[I_CONVERGED]:
+        return True, CONVERGED
+    return False, (MAX_ITER if went_on else INTERRUPTED)

@@ -21,27 +21,35 @@ full permutation, but it streams through the CSR arrays instead of jumping row b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from numba import njit
 
-from ..objective import LOSS_HINGE, LOSS_SQUARED_HINGE
+from ..errors import InvalidInputError
+from ..objective import LOSS_HINGE, LOSS_SQUARED_HINGE, svm_objectives
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
+from ._base import Hook, Progress, Solution, Subproblem
 from ._dual import (
+    I_ACTIVE,
+    I_CONVERGED,
+    I_ITER,
     cache_resident,
-    choose_order,
+    order_buffers,
     prefetch_ahead,
     reset_active,
+    restore,
+    row_index_dtype,
     rows_with_cost,
+    run_resumable,
+    snapshot,
+    start_order,
     visiting_order,
 )
 from ._random import new_state
 
-# Layout of the small state arrays carried between kernel calls (so that a Python loop can run
-# the kernel one outer iteration at a time for progress reports without changing the result).
+# The float state carried between kernel calls: the previous outer iteration's projected
+# gradient extremes (shrinking thresholds) and the last one's (the stopping rule's measure).
+# The integer state is _dual's (I_ACTIVE, I_ITER, I_CONVERGED).
 _F_PGMAX_OLD, _F_PGMIN_OLD, _F_PGMAX_NEW, _F_PGMIN_NEW = 0, 1, 2, 3
-_I_ACTIVE, _I_ITER, _I_CONVERGED = 0, 1, 2
 
 # Columns of the per-row record. One 32-byte record per row, so that visiting a row touches one
 # cache line for its scalars (the visiting order is random: separate arrays would cost a miss
@@ -69,24 +77,26 @@ def dcd_svm_kernel(
     bucket_size,
     buckets_per_group,
     use_prefetch,
+    removed,
+    order,
+    bucket_order,
 ):
     """Run up to ``n_epochs`` outer iterations of DCD from the state given; update it in place.
 
     Shapes: rec: (l, 4) per-row records (alpha, Qbar_ii, y_i, U_i or D_ii); w: (n [+1],);
-    active: (l,) int64 holding the active rows in ascending order in its first
-    istate[_I_ACTIVE] entries; trainable_rows: the rows with C_i > 0, ascending. Returns when
-    converged (istate[_I_CONVERGED] = 1) or after n_epochs outer iterations.
+    active: (l,) holding the active rows in ascending order in its first istate[I_ACTIVE]
+    entries; trainable_rows: the rows with C_i > 0, ascending; fstate: (4,), istate: (3,);
+    rng: (1,) uint64. Work arrays, all zero / overwritten within an iteration: removed: (l,)
+    uint8, order and bucket_order from ``order_buffers``. Returns when converged
+    (istate[I_CONVERGED] = 1) or after n_epochs outer iterations.
     """
     inf = np.inf
     squared_hinge = loss == LOSS_SQUARED_HINGE
     rec_flat = rec.reshape(rec.size)  # a 1-D view for prefetch
     n_all = trainable_rows.shape[0]
-    removed = np.zeros(rec.shape[0], dtype=np.uint8)
-    bucket_order = np.empty(max(1, (n_all + bucket_size - 1) // bucket_size), dtype=active.dtype)
-    order = np.empty(max(n_all, 1), dtype=active.dtype)
 
     for _ in range(n_epochs):
-        n_active = istate[_I_ACTIVE]
+        n_active = istate[I_ACTIVE]
         pgmax_old = fstate[_F_PGMAX_OLD]
         pgmin_old = fstate[_F_PGMIN_OLD]
         pgmax_new = -inf
@@ -150,28 +160,28 @@ def dcd_svm_kernel(
                 kept += 1
         n_active = kept
 
-        istate[_I_ITER] += 1
+        istate[I_ITER] += 1
         fstate[_F_PGMAX_NEW] = pgmax_new
         fstate[_F_PGMIN_NEW] = pgmin_new
         if (
             pgmax_new - pgmin_new <= eps and abs(pgmax_new) <= eps and abs(pgmin_new) <= eps
         ) or n_active == 0:
             if n_active == n_all and n_active > 0 or n_all == 0:
-                istate[_I_ACTIVE] = n_active
-                istate[_I_CONVERGED] = 1
+                istate[I_ACTIVE] = n_active
+                istate[I_CONVERGED] = 1
                 return
             # Converged on the active set: re-check every row before stopping.
-            istate[_I_ACTIVE] = reset_active(active, trainable_rows)
+            istate[I_ACTIVE] = reset_active(active, trainable_rows)
             fstate[_F_PGMAX_OLD] = inf
             fstate[_F_PGMIN_OLD] = -inf
             continue
-        istate[_I_ACTIVE] = n_active
+        istate[I_ACTIVE] = n_active
         fstate[_F_PGMAX_OLD] = pgmax_new if pgmax_new > 0.0 else inf
         fstate[_F_PGMIN_OLD] = pgmin_new if pgmin_new < 0.0 else -inf
 
 
 @njit(cache=True, nogil=True)
-def _prepare(indptr, indices, data, bias, y, C, loss, alpha0, w, rec, row_index_dtype):
+def _prepare(indptr, indices, data, bias, y, C, loss, alpha0, w, rec, index_dtype):
     """Fill the per-row records; w from alpha0 (warm start); return the trainable rows."""
     for i in range(y.shape[0]):
         sq = row_sq_norm(indptr, data, bias, i)
@@ -192,116 +202,123 @@ def _prepare(indptr, indices, data, bias, y, C, loss, alpha0, w, rec, row_index_
         rec[i, _BOUND_OR_DIAG] = bound_or_diag
         if a != 0.0:
             row_axpy(indptr, indices, data, bias, i, y[i] * a, w)
-    return rows_with_cost(C, row_index_dtype)
+    return rows_with_cost(C, index_dtype)
 
 
-@dataclass
-class DualSolution:
-    """What a dual solver returns for one binary sub-problem."""
-
-    w: np.ndarray  # (n [+1],) float64
-    alpha: np.ndarray  # (l,) float64
-    n_iter: int
-    converged: bool
-    pg_max: float  # extremes of the projected gradient in the last outer iteration
-    pg_min: float
-    bucket_size: int  # the coordinate order used
-    buckets_per_group: int
+def solve_l1svc_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
+    """-s 3: the L1-loss (hinge) SVM dual by DCD, 0 <= alpha_i <= C_i. See ``_solve_svm_dual``."""
+    return _solve_svm_dual(sub, LOSS_HINGE, hook)
 
 
-def solve_svm_dual(
-    X,
-    y: np.ndarray,
-    C: np.ndarray,
-    loss: int,
-    bias: float,
-    eps: float,
-    max_iter: int,
-    *,
-    shrinking: bool = True,
-    bucket_size: int | None = None,
-    buckets_per_group: int | None = None,
-    seed: int = 1,
-    alpha0: np.ndarray | None = None,
-    on_iteration=None,
-) -> DualSolution:
-    """Solve the L1-/L2-loss SVM dual by DCD.
+def solve_l2svc_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
+    """-s 1: the L2-loss (squared hinge) SVM dual by DCD, alpha_i >= 0. See ``_solve_svm_dual``."""
+    return _solve_svm_dual(sub, LOSS_SQUARED_HINGE, hook)
 
-    X: CSR (l, n), any float dtype, int32/int64 indices; y: (l,) float64 of +1/-1;
-    C: (l,) float64 per-row cost (class weight x sample weight x C; 0 drops the row);
-    loss: LOSS_HINGE (L1) or LOSS_SQUARED_HINGE (L2). ``on_iteration(iteration, n_active,
-    pg_max, pg_min, w, alpha)`` is called after each outer iteration when given.
+
+def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Solution:
+    """Solve the L1- or L2-loss SVM dual (``loss``: LOSS_HINGE or LOSS_SQUARED_HINGE) by DCD.
+
+    sub.X: CSR (l, n), any float dtype, int32/int64 indices; sub.y: (l,) of +1/-1; sub.C: (l,)
+    per-row cost (0 drops the row); sub.eps: the stopping tolerance on the projected gradient;
+    sub.alpha0: (l,) a warm start, projected into the bounds. Options: ``shrinking`` (True),
+    ``bucket_size`` and ``buckets_per_group`` (None: ``choose_order``'s).
+
+    Solution.alpha: (l,) the dual variables; figures: ``pg_max``, ``pg_min`` (the projected
+    gradient's extremes in the last outer iteration), ``bucket_size``, ``buckets_per_group``
+    (the order used). The hook's Progress has ``measure`` the stopping rule's quantity,
+    max(pg_max - pg_min, |pg_max|, |pg_min|), and figures ``n_active``, ``pg_max``, ``pg_min``;
+    its ``alpha`` is a live strided view of the records.
     """
     if loss not in (LOSS_HINGE, LOSS_SQUARED_HINGE):
         raise ValueError(f"DCD-SVM handles the hinge and squared hinge losses, not {loss}")
-    bucket_size, buckets_per_group = choose_order(X, y, bucket_size, buckets_per_group, seed)
+    solver = 3 if loss == LOSS_HINGE else 1
+    X = sub.X
+    y = np.asarray(sub.y, dtype=np.float64)
+    C = np.asarray(sub.C, dtype=np.float64)
+    bias = float(sub.bias)
+    eps = float(sub.eps)
+    shrinking = bool(sub.option("shrinking", True))
     n_rows = X.shape[0]
-    n_weights = X.shape[1] + (1 if bias >= 0 else 0)
-    w = np.zeros(n_weights)
-    alpha0 = np.zeros(n_rows) if alpha0 is None else np.asarray(alpha0, dtype=np.float64)
+    bucket_size, buckets_per_group = start_order(sub, y)
+
+    alpha0 = np.zeros(n_rows)
+    if sub.alpha0 is not None and sub.resume is None:
+        alpha0 = np.asarray(sub.alpha0, dtype=np.float64)
+        if alpha0.shape != (n_rows,):
+            raise InvalidInputError(f"alpha0 must have shape ({n_rows},), got {alpha0.shape}")
+    w = np.zeros(sub.n_weights)
     rec = np.empty((n_rows, 4))
-    # Row numbers in 4 bytes where they fit: three arrays of them live through the solve.
-    row_index_dtype = np.int32 if n_rows < 2**31 - 1 else np.int64
-    trainable = _prepare(
-        X.indptr, X.indices, X.data, float(bias), y, C, loss, alpha0, w, rec, row_index_dtype
-    )
-    active = np.empty(max(n_rows, 1), dtype=row_index_dtype)
+    index_dtype = row_index_dtype(n_rows)
+    trainable = _prepare(X.indptr, X.indices, X.data, bias, y, C, loss, alpha0, w, rec, index_dtype)
+    active = np.empty(max(n_rows, 1), dtype=index_dtype)
     fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
     istate = np.array([reset_active(active, trainable), 0, 0], dtype=np.int64)
-    rng = new_state(seed)
+    rng = new_state(sub.seed)
+    state = {"rec": rec, "w": w, "active": active, "fstate": fstate, "istate": istate, "rng": rng}
+    if sub.resume is not None:
+        restore(state, sub.resume)
+
+    removed = np.zeros(n_rows, dtype=np.uint8)
+    order, bucket_order = order_buffers(trainable.shape[0], bucket_size, index_dtype)
     use_prefetch = not cache_resident(X, rec.itemsize * rec.shape[1])
 
-    def run(n_epochs: int) -> None:
+    def advance(n_epochs: int) -> None:
         dcd_svm_kernel(
-            X.indptr,
-            X.indices,
-            X.data,
-            float(bias),
-            loss,
-            rec,
-            w,
-            active,
-            trainable,
-            fstate,
-            istate,
-            rng,
-            float(eps),
-            n_epochs,
-            bool(shrinking),
-            int(bucket_size),
-            int(buckets_per_group),
-            use_prefetch,
+            X.indptr, X.indices, X.data, bias, loss, rec, w, active, trainable, fstate, istate,
+            rng, eps, n_epochs, shrinking, bucket_size, buckets_per_group, use_prefetch,
+            removed, order, bucket_order,
+        )  # fmt: skip
+
+    def objectives() -> tuple[float, float]:
+        alpha = np.ascontiguousarray(rec[:, _ALPHA])
+        primal, dual, _ = svm_objectives(X, bias, y, C, w, alpha, loss)
+        return primal, dual
+
+    def progress() -> Progress:
+        pg_max, pg_min = float(fstate[_F_PGMAX_NEW]), float(fstate[_F_PGMIN_NEW])
+        return Progress(
+            solver=solver,
+            index=sub.index,
+            iteration=int(istate[I_ITER]),
+            w=w,
+            alpha=rec[:, _ALPHA],
+            measure=_pg_measure(pg_max, pg_min),
+            figures={"n_active": int(istate[I_ACTIVE]), "pg_max": pg_max, "pg_min": pg_min},
+            state=lambda: snapshot(state, bucket_size, buckets_per_group),
+            objectives=objectives,
         )
 
-    if on_iteration is None:
-        run(max_iter)
-    else:
-        while istate[_I_ITER] < max_iter and not istate[_I_CONVERGED]:
-            run(1)
-            on_iteration(
-                int(istate[_I_ITER]),
-                int(istate[_I_ACTIVE]),
-                float(fstate[_F_PGMAX_NEW]),
-                float(fstate[_F_PGMIN_NEW]),
-                w,
-                np.ascontiguousarray(rec[:, _ALPHA]),
-            )
+    converged, stop_reason = run_resumable(advance, istate, hook, sub.max_iter, progress)
     alpha = np.ascontiguousarray(rec[:, _ALPHA])
-    return DualSolution(
+    primal, dual, gap = svm_objectives(X, bias, y, C, w, alpha, loss)
+    return Solution(
         w=w,
+        n_iter=int(istate[I_ITER]),
+        converged=converged,
+        stop_reason=stop_reason,
+        primal=primal,
+        dual=dual,
+        gap=gap,
         alpha=alpha,
-        n_iter=int(istate[_I_ITER]),
-        converged=bool(istate[_I_CONVERGED]),
-        pg_max=float(fstate[_F_PGMAX_NEW]),
-        pg_min=float(fstate[_F_PGMIN_NEW]),
-        bucket_size=bucket_size,
-        buckets_per_group=buckets_per_group,
+        solver=solver,
+        figures={
+            "pg_max": float(fstate[_F_PGMAX_NEW]),
+            "pg_min": float(fstate[_F_PGMIN_NEW]),
+            "bucket_size": bucket_size,
+            "buckets_per_group": buckets_per_group,
+        },
     )
+
+
+def _pg_measure(pg_max: float, pg_min: float) -> float:
+    """The quantity the stopping rule compares with eps; 0 if no row was visited."""
+    if pg_max < pg_min:
+        return 0.0
+    return max(pg_max - pg_min, abs(pg_max), abs(pg_min))
 
 
 __all__ = [
-    "DualSolution",
-    "solve_svm_dual",
-    "LOSS_HINGE",
-    "LOSS_SQUARED_HINGE",
+    "solve_l1svc_dual",
+    "solve_l2svc_dual",
+    "dcd_svm_kernel",
 ]

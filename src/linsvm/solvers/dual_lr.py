@@ -26,30 +26,34 @@ As LIBLINEAR's ``solve_l2r_lr_dual`` (linear.cpp, 2.50):
   reference from the first iteration), so a warm start stops at a cold start's tolerance;
 - the initial point a_i = min(0.001 C_i, 1e-8).
 Different from it: the coordinate order is the one of dcd.py (buckets of neighbouring rows,
-or a plain random permutation, chosen by ``dcd.choose_order``; seeded, reproducible); rows
+or a plain random permutation, chosen by ``_dual.choose_order``; seeded, reproducible); rows
 with C_i = 0 are left out (a_i = 0).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from numba import njit
 
 from ..errors import InvalidInputError
-from ..objective import (  # noqa: F401  (the LR dual lives in objective; re-exported)
-    LOSS_LOGISTIC,
-    lr_dual_point,
-    lr_dual_value,
-    lr_objectives,
-    primal_from_dual,
-    primal_value,
-    row_axpy,
-    row_dot,
-    row_sq_norm,
+from ..objective import lr_objectives
+from ..sparse_rows import row_axpy, row_dot, row_sq_norm
+from ._base import Hook, Progress, Solution, Subproblem
+from ._dual import (
+    I_ACTIVE,
+    I_CONVERGED,
+    I_ITER,
+    cache_resident,
+    order_buffers,
+    prefetch_ahead,
+    restore,
+    row_index_dtype,
+    rows_with_cost,
+    run_resumable,
+    snapshot,
+    start_order,
+    visiting_order,
 )
-from ._dual import cache_resident, choose_order, prefetch_ahead, rows_with_cost, visiting_order
 from ._random import new_state
 
 # LIBLINEAR 2.50 solve_l2r_lr_dual constants.
@@ -59,14 +63,15 @@ INNER_EPS_FLOOR = 1e-8  # innereps_min = min(1e-8, eps)
 ETA = 0.1  # "xi" in the paper: z <- eta z when a Newton step leaves (0, C) through 0
 INIT_FRACTION = 1e-3  # a_i = min(0.001 C_i, 1e-8) initially
 INIT_CAP = 1e-8
-DEFAULT_EPS = 0.1  # LIBLINEAR's default -e for -s 7
-DEFAULT_MAX_ITER = 300  # dual_solver_max_iter
 
 # Per-row record: one 40-byte record per row (the visiting order is random within buckets).
 _A, _CA, _QII, _Y, _C = 0, 1, 2, 3, 4
-# State carried between kernel calls (so a Python loop can run one outer iteration at a time).
+# The float state carried between kernel calls: the inner tolerance of the next outer
+# iteration, and the last one's stopping measure and inner tolerance. The integer state is
+# _dual's (I_ACTIVE: every row with C_i > 0, there is no shrinking; I_ITER; I_CONVERGED),
+# then the last outer iteration's Newton steps.
 _F_INNEREPS, _F_GMAX, _F_INNEREPS_USED = 0, 1, 2
-_I_ITER, _I_CONVERGED, _I_NEWTON = 0, 1, 2
+_I_NEWTON = 3
 
 
 @njit(cache=True, nogil=True)
@@ -87,21 +92,23 @@ def lr_dual_kernel(
     bucket_size,
     buckets_per_group,
     use_prefetch,
+    order,
+    bucket_order,
 ):
     """Run up to ``n_epochs`` outer iterations from the state given; update it in place.
 
     rec: (l, 5) records (a_i, C_i - a_i, Q_ii, y_i, C_i); w: (n [+1],); rows: the rows with
-    C_i > 0, ascending. Returns when converged (istate[_I_CONVERGED] = 1) or after n_epochs.
+    C_i > 0, ascending; fstate: (3,), istate: (4,), rng: (1,) uint64; order and bucket_order:
+    work arrays from ``order_buffers``. Returns when converged (istate[I_CONVERGED] = 1) or
+    after n_epochs.
     """
     n_rows = rows.shape[0]
     rec_flat = rec.reshape(rec.size)
-    bucket_order = np.empty(max(1, (n_rows + bucket_size - 1) // bucket_size), dtype=rows.dtype)
-    order = np.empty(max(n_rows, 1), dtype=rows.dtype)
     ncol = rec.shape[1]
 
     for _ in range(n_epochs):
         if n_rows == 0:
-            istate[_I_CONVERGED] = 1
+            istate[I_CONVERGED] = 1
             fstate[_F_GMAX] = 0.0
             return
         innereps = fstate[_F_INNEREPS]
@@ -148,19 +155,19 @@ def lr_dual_kernel(
                 rec[i, k2] = c - z
                 row_axpy(indptr, indices, data, bias, i, sign * (z - z_old) * yi, w)
 
-        istate[_I_ITER] += 1
+        istate[I_ITER] += 1
         istate[_I_NEWTON] = newton_iter
         fstate[_F_GMAX] = gmax
         fstate[_F_INNEREPS_USED] = innereps
         if gmax < eps:
-            istate[_I_CONVERGED] = 1
+            istate[I_CONVERGED] = 1
             return
         if newton_iter <= n_rows // 10:
             fstate[_F_INNEREPS] = max(inner_eps_min, 0.1 * innereps)
 
 
 @njit(cache=True, nogil=True)
-def _prepare(indptr, indices, data, bias, y, C, alpha0, use_alpha0, w, rec, row_index_dtype):
+def _prepare(indptr, indices, data, bias, y, C, alpha0, use_alpha0, w, rec, index_dtype):
     """Fill the per-row records and w(alpha); return the rows with C_i > 0."""
     for i in range(y.shape[0]):
         sq = row_sq_norm(indptr, data, bias, i)
@@ -186,49 +193,23 @@ def _prepare(indptr, indices, data, bias, y, C, alpha0, use_alpha0, w, rec, row_
         rec[i, _C] = c
         if a != 0.0:
             row_axpy(indptr, indices, data, bias, i, y[i] * a, w)
-    return rows_with_cost(C, row_index_dtype)
+    return rows_with_cost(C, index_dtype)
 
 
-# ----------------------------------------------------------------------------- objective, gap
+def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
+    """-s 7: the L2-regularised LR dual by coordinate descent (LIBLINEAR's solve_l2r_lr_dual).
 
+    sub.X: CSR (l, n), any float dtype; sub.y: (l,) of +1/-1; sub.C: (l,) per-row cost (0 drops
+    the row); sub.eps: the tolerance of the absolute rule max_i |g'_i| < eps (so a warm start
+    stops at a cold start's tolerance); sub.alpha0: (l,) a warm start, moved into (0, C) where
+    outside. Options: ``bucket_size``, ``buckets_per_group`` (None: ``choose_order``'s).
 
-@dataclass
-class DualLRSolution:
-    """What the LR dual solver returns for one binary sub-problem."""
-
-    w: np.ndarray  # (n [+1],) float64, the solver's running w (= w(alpha) up to rounding)
-    alpha: np.ndarray  # (l,) float64, 0 < alpha_i < C_i (0 where C_i = 0)
-    alpha_complement: np.ndarray  # (l,) C_i - alpha_i as kept by the solver
-    n_iter: int
-    converged: bool
-    gmax: float  # the stopping measure of the last outer iteration
-    inner_eps: float  # the inner Newton tolerance reached
-    bucket_size: int
-    buckets_per_group: int
-
-
-def solve_lr_dual(
-    X,
-    y: np.ndarray,
-    C: np.ndarray,
-    bias: float,
-    eps: float = DEFAULT_EPS,
-    max_iter: int = DEFAULT_MAX_ITER,
-    *,
-    bucket_size: int | None = None,
-    buckets_per_group: int | None = None,
-    seed: int = 1,
-    alpha0: np.ndarray | None = None,
-    on_iteration=None,
-) -> DualLRSolution:
-    """Solve the L2-regularised LR dual by coordinate descent (LIBLINEAR -s 7).
-
-    X: CSR (l, n), any float dtype; y: (l,) float64 of +1/-1; C: (l,) float64 per-row cost
-    (0 drops the row). ``alpha0``: (l,) a warm start, moved into (0, C) where outside; the
-    stopping rule max_i |g'_i| < eps is absolute, so it stops at a cold start's tolerance.
-    ``on_iteration(iteration, gmax, inner_eps, w, alpha, alpha_complement)`` is called after each
-    outer iteration when given (the result does not depend on it); ``inner_eps`` is the inner
-    Newton tolerance that iteration used.
+    Solution.alpha: (l,) 0 < alpha_i < C_i (0 where C_i = 0); figures: ``alpha_complement``
+    (C_i - alpha_i as the solver keeps it, with full relative accuracy near C_i), ``gmax`` (the
+    last outer iteration's stopping measure), ``inner_eps`` (the inner Newton tolerance
+    reached), ``bucket_size``, ``buckets_per_group``. The hook's Progress has ``measure`` =
+    gmax and figures ``gmax``, ``inner_eps`` (the tolerance that iteration used), ``n_newton``
+    and ``alpha_complement``; its ``alpha`` and ``alpha_complement`` are live strided views.
 
     The dual objective f decreases over an outer iteration only up to the inexact inner solves:
     a sub-problem stopped at |g'(z)| < innereps is within innereps^2 / (Q_ii + 4/C_i)
@@ -236,80 +217,92 @@ def solve_lr_dual(
     by at most innereps^2 sum_i C_i / 4 in one outer iteration (as LIBLINEAR's does), unless an
     inner loop hits its cap of 101 steps.
     """
-    y = np.asarray(y, dtype=np.float64)
-    C = np.asarray(C, dtype=np.float64)
-    bucket_size, buckets_per_group = choose_order(X, y, bucket_size, buckets_per_group, seed)
+    X = sub.X
+    y = np.asarray(sub.y, dtype=np.float64)
+    C = np.asarray(sub.C, dtype=np.float64)
+    bias = float(sub.bias)
+    eps = float(sub.eps)
     n_rows = X.shape[0]
-    n_weights = X.shape[1] + (1 if bias >= 0 else 0)
-    w = np.zeros(n_weights)
-    use_alpha0 = alpha0 is not None
-    alpha0 = np.zeros(n_rows) if alpha0 is None else np.asarray(alpha0, dtype=np.float64)
-    if alpha0.shape != (n_rows,):
-        raise InvalidInputError(f"alpha0 must have shape ({n_rows},), got {alpha0.shape}")
+    bucket_size, buckets_per_group = start_order(sub, y)
+
+    use_alpha0 = sub.alpha0 is not None and sub.resume is None
+    alpha0 = np.zeros(n_rows)
+    if use_alpha0:
+        alpha0 = np.asarray(sub.alpha0, dtype=np.float64)
+        if alpha0.shape != (n_rows,):
+            raise InvalidInputError(f"alpha0 must have shape ({n_rows},), got {alpha0.shape}")
+    w = np.zeros(sub.n_weights)
     rec = np.empty((n_rows, 5))
-    row_index_dtype = np.int32 if n_rows < 2**31 - 1 else np.int64
+    index_dtype = row_index_dtype(n_rows)
     rows = _prepare(
-        X.indptr, X.indices, X.data, float(bias), y, C, alpha0, use_alpha0, w, rec,
-        row_index_dtype,
-    )  # fmt: skip
+        X.indptr, X.indices, X.data, bias, y, C, alpha0, use_alpha0, w, rec, index_dtype
+    )
     fstate = np.array([INNER_EPS_START, np.inf, INNER_EPS_START])
-    istate = np.zeros(3, dtype=np.int64)
-    rng = new_state(seed)
-    inner_eps_min = min(INNER_EPS_FLOOR, float(eps))
+    istate = np.array([rows.shape[0], 0, 0, 0], dtype=np.int64)
+    rng = new_state(sub.seed)
+    state = {"rec": rec, "w": w, "fstate": fstate, "istate": istate, "rng": rng}
+    if sub.resume is not None:
+        restore(state, sub.resume)
+
+    inner_eps_min = min(INNER_EPS_FLOOR, eps)
+    order, bucket_order = order_buffers(rows.shape[0], bucket_size, index_dtype)
     use_prefetch = not cache_resident(X, rec.itemsize * rec.shape[1])
 
-    def run(n_epochs: int) -> None:
+    def advance(n_epochs: int) -> None:
         lr_dual_kernel(
-            X.indptr,
-            X.indices,
-            X.data,
-            float(bias),
-            rec,
-            w,
-            rows,
-            fstate,
-            istate,
-            rng,
-            float(eps),
-            inner_eps_min,
-            n_epochs,
-            int(bucket_size),
-            int(buckets_per_group),
-            use_prefetch,
+            X.indptr, X.indices, X.data, bias, rec, w, rows, fstate, istate, rng, eps,
+            inner_eps_min, n_epochs, bucket_size, buckets_per_group, use_prefetch, order,
+            bucket_order,
+        )  # fmt: skip
+
+    def objectives() -> tuple[float, float]:
+        primal, dual, _ = lr_objectives(
+            X, bias, y, C, w, np.ascontiguousarray(rec[:, _A]), np.ascontiguousarray(rec[:, _CA])
+        )
+        return primal, dual
+
+    def progress() -> Progress:
+        gmax = float(fstate[_F_GMAX])
+        return Progress(
+            solver=7,
+            index=sub.index,
+            iteration=int(istate[I_ITER]),
+            w=w,
+            alpha=rec[:, _A],
+            measure=gmax,
+            figures={
+                "gmax": gmax,
+                "inner_eps": float(fstate[_F_INNEREPS_USED]),
+                "n_newton": int(istate[_I_NEWTON]),
+                "n_active": int(istate[I_ACTIVE]),
+                "alpha_complement": rec[:, _CA],
+            },
+            state=lambda: snapshot(state, bucket_size, buckets_per_group),
+            objectives=objectives,
         )
 
-    if on_iteration is None:
-        run(max_iter)
-    else:
-        while istate[_I_ITER] < max_iter and not istate[_I_CONVERGED]:
-            run(1)
-            on_iteration(
-                int(istate[_I_ITER]),
-                float(fstate[_F_GMAX]),
-                float(fstate[_F_INNEREPS_USED]),
-                w,
-                np.ascontiguousarray(rec[:, _A]),
-                np.ascontiguousarray(rec[:, _CA]),
-            )
-    return DualLRSolution(
+    converged, stop_reason = run_resumable(advance, istate, hook, sub.max_iter, progress)
+    alpha = np.ascontiguousarray(rec[:, _A])
+    alpha_complement = np.ascontiguousarray(rec[:, _CA])
+    primal, dual, gap = lr_objectives(X, bias, y, C, w, alpha, alpha_complement)
+    return Solution(
         w=w,
-        alpha=np.ascontiguousarray(rec[:, _A]),
-        alpha_complement=np.ascontiguousarray(rec[:, _CA]),
-        n_iter=int(istate[_I_ITER]),
-        converged=bool(istate[_I_CONVERGED]),
-        gmax=float(fstate[_F_GMAX]),
-        inner_eps=float(fstate[_F_INNEREPS]),
-        bucket_size=bucket_size,
-        buckets_per_group=buckets_per_group,
+        n_iter=int(istate[I_ITER]),
+        converged=converged,
+        stop_reason=stop_reason,
+        primal=primal,
+        dual=dual,
+        gap=gap,
+        alpha=alpha,
+        solver=7,
+        figures={
+            "alpha_complement": alpha_complement,
+            "gmax": float(fstate[_F_GMAX]),
+            "inner_eps": float(fstate[_F_INNEREPS]),
+            "bucket_size": bucket_size,
+            "buckets_per_group": buckets_per_group,
+        },
     )
 
 
-__all__ = [
-    "DualLRSolution",
-    "solve_lr_dual",
-    "lr_dual_value",
-    "lr_dual_point",
-    "lr_objectives",
-    "DEFAULT_EPS",
-    "DEFAULT_MAX_ITER",
-]
+__all__ = ["solve_lr_dual", "lr_dual_kernel"]

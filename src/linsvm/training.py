@@ -28,6 +28,7 @@ import sys
 import warnings
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 
 import numpy as np
 
@@ -57,6 +58,9 @@ from .solvers._base import (
     Subproblem,
     chain_hooks,
 )
+
+# How often the main thread looks for signals while worker threads train.
+SIGNAL_POLL_SECONDS = 0.1
 
 
 class ConvergenceWarning(UserWarning):
@@ -191,7 +195,8 @@ def train(
         ``hook(progress)`` after each outer iteration of each sub-problem, with a
         ``linsvm.solvers.Progress`` (sub-problem index, iteration, the live ``w`` and
         ``alpha``, the solver's figures); returning False stops that solver at its current
-        iterate. Sub-problems then run one at a time, in order.
+        iterate. With ``n_jobs`` > 1 it is called from the threads solving the sub-problems,
+        possibly at the same time.
     n_jobs : int or None
         Threads solving the one-vs-rest sub-problems of a multi-class problem side by side
         (the kernels release the GIL): None or 1 one at a time, -1 all cores, -2 all but one,
@@ -277,14 +282,19 @@ def train(
         checkpointer = Checkpointer(checkpoint, checkpoint_every, meta) if checkpoint else None
         runner = _Runner(spec, params, problem, stop, hook, verbose, checkpointer, resumed)
         n_threads = min(n_threads, len(problem.subproblems))
-        if verbose or hook is not None:
-            n_threads = 1  # progress lines and the caller's hook see sub-problems in order
+        if verbose:
+            n_threads = 1  # progress lines in sub-problem order
         slots = range(len(problem.subproblems))
         if n_threads == 1:
             solutions = [runner.run(slot) for slot in slots]
         else:
             with ThreadPoolExecutor(max_workers=n_threads) as pool:
-                solutions = list(pool.map(runner.run, slots))
+                futures = [pool.submit(runner.run, slot) for slot in slots]
+                # Wake up now and then: a signal delivered to a worker thread is handled only
+                # when the main thread runs Python code.
+                while futures_wait(futures, timeout=SIGNAL_POLL_SECONDS).not_done:
+                    pass
+                solutions = [future.result() for future in futures]
         if checkpointer is not None:
             checkpointer.write()
     model = problem.model(solutions)

@@ -1,0 +1,211 @@
+"""Ctrl-C, SIGTERM, hooks that stop, checkpoints and resuming, through ``linsvm.train``.
+
+- a SIGINT or SIGTERM during training stops every solver at the end of its current outer
+  iteration: ``train`` returns the current iterate, marked interrupted and not converged, with
+  a duality gap that is still a true bound (>= 0), and warns;
+- a hook returning False does the same;
+- a checkpoint written when the run was stopped resumes to the very model of an uninterrupted
+  run (same seed), for the dual solvers, the primal ones, a fallback in progress, one-vs-rest
+  with threads and with some sub-problems already finished; a checkpoint of another problem
+  or of other options is refused with a one-line error, and so is a damaged file;
+- the signal handlers in place before ``train`` are back after it.
+
+The signal is raised from inside a hook at a chosen iteration (``os.kill`` on the process
+itself), so the tests are deterministic: Python runs the handler right after ``os.kill``
+returns, and the solver stops at that same return to Python.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import warnings
+
+import numpy as np
+import pytest
+
+import linsvm
+from linsvm.errors import InvalidInputError
+from linsvm.training import ConvergenceWarning, TrainingInterrupted
+
+
+@pytest.fixture(scope="module")
+def problem():
+    """A binary problem that takes dozens of outer iterations at a tight tolerance."""
+    rng = np.random.default_rng(7)
+    import scipy.sparse as sp
+
+    X = sp.random(600, 40, density=0.2, format="csr", random_state=rng)
+    y = np.where(X @ rng.standard_normal(40) + 0.3 * rng.standard_normal(600) > 0, 1, -1)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def multiclass():
+    rng = np.random.default_rng(11)
+    import scipy.sparse as sp
+
+    X = sp.random(500, 30, density=0.25, format="csr", random_state=rng)
+    y = np.argmax(X @ rng.standard_normal((30, 4)) + 0.2 * rng.standard_normal((500, 4)), 1)
+    return X, y
+
+
+def signal_at(iteration: int, signum: int = signal.SIGINT, index: int | None = None):
+    """A hook that sends ``signum`` to this process when a solver reaches ``iteration``."""
+    sent = []
+
+    def hook(progress):
+        if progress.iteration >= iteration and not sent and index in (None, progress.index):
+            sent.append(progress.iteration)
+            os.kill(os.getpid(), signum)
+
+    hook.sent = sent
+    return hook
+
+
+def quiet_train(*args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", TrainingInterrupted)
+        return linsvm.train(*args, **kwargs)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("solver", [1, 3, 2])
+def test_signal_returns_the_current_iterate(problem, solver, signum):
+    X, y = problem
+    hook = signal_at(3, signum)
+    with pytest.warns(TrainingInterrupted, match=signal.Signals(signum).name):
+        model = linsvm.train(X, y, solver=solver, eps=1e-10, max_iter=10_000, hook=hook)
+    assert hook.sent == [3]
+    (result,) = model.results_
+    assert model.interrupted
+    assert result.stop_reason == "interrupted" and not result.converged
+    assert result.n_iter == 3  # stopped at the end of the iteration the signal came in
+    full = quiet_train(X, y, solver=solver, eps=1e-10, max_iter=10_000)
+    assert not full.interrupted
+    # a true bound: the interrupted run's gap is >= 0 and its primal is above the optimum
+    assert result.gap >= 0 or np.isnan(result.gap)
+    assert result.primal >= full.results_[0].primal * (1 - 1e-12)
+
+
+def test_handlers_are_restored(problem):
+    X, y = problem
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    quiet_train(X, y, solver=3, hook=signal_at(2))
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_hook_returning_false_stops(problem):
+    X, y = problem
+    seen = []
+
+    def hook(progress):
+        seen.append(progress.iteration)
+        return progress.iteration < 4
+
+    with pytest.warns(TrainingInterrupted, match="hook"):
+        model = linsvm.train(X, y, solver=1, eps=1e-10, hook=hook)
+    assert seen == [1, 2, 3, 4] and model.results_[0].n_iter == 4 and model.interrupted
+
+
+def same_model(a: linsvm.Model, b: linsvm.Model) -> None:
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.bias_weights_, b.bias_weights_)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    for ra, rb in zip(a.results_, b.results_, strict=True):
+        assert ra.solver == rb.solver and ra.n_iter == rb.n_iter
+        assert ra.converged == rb.converged
+        if ra.alpha is not None or rb.alpha is not None:
+            np.testing.assert_array_equal(ra.alpha, rb.alpha)
+
+
+@pytest.mark.parametrize(
+    "solver, options",
+    [
+        (1, {}),
+        (3, {"bias": 1.0}),
+        (3, {"shrinking": False, "bucket_size": 4}),
+        (2, {}),
+        (0, {"bias": 1.0}),
+        (7, {}),
+    ],
+)
+def test_resume_gives_the_uninterrupted_model(problem, tmp_path, solver, options):
+    X, y = problem
+    path = tmp_path / "run.ckpt"
+    options = dict(options, solver=solver, eps=1e-6, seed=5)
+    stopped = quiet_train(X, y, checkpoint=path, hook=signal_at(2), **options)
+    assert stopped.interrupted and path.exists()
+    resumed = quiet_train(X, y, resume=path, **options)
+    full = quiet_train(X, y, **options)
+    assert not resumed.interrupted
+    same_model(resumed, full)
+
+
+def test_resume_during_the_fallback(problem, tmp_path):
+    """-s 1 reaches its cap, -s 2 takes over, the run is stopped inside -s 2 and resumed."""
+    X, y = problem
+    path = tmp_path / "run.ckpt"
+    options = dict(solver=1, eps=1e-8, max_iter=3, C=50.0)
+    hook = signal_at(5)  # the dual stops at its cap of 3: the signal comes in the fallback
+    stopped = quiet_train(X, y, checkpoint=path, hook=hook, **options)
+    assert stopped.results_[0].solver == 2 and stopped.interrupted
+    resumed = quiet_train(X, y, resume=path, **options)
+    full = quiet_train(X, y, **options)
+    assert full.results_[0].solver == 2
+    same_model(resumed, full)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_resume_one_vs_rest(multiclass, tmp_path, n_jobs):
+    X, y = multiclass
+    path = tmp_path / "run.ckpt"
+    options = dict(solver=3, eps=1e-6, n_jobs=n_jobs, seed=3)
+    # the signal comes in sub-problem 2: one at a time, 0 and 1 are finished and saved as
+    # they are; in threads, whatever runs then stops and is saved with its state
+    stopped = quiet_train(X, y, checkpoint=path, hook=signal_at(2, index=2), **options)
+    assert stopped.interrupted
+    if n_jobs == 1:
+        assert [r.stop_reason for r in stopped.results_[:2]] == ["converged", "converged"]
+    resumed = quiet_train(X, y, resume=path, **options)
+    same_model(resumed, quiet_train(X, y, **options))
+
+
+def test_periodic_checkpoint_without_interrupt(problem, tmp_path):
+    X, y = problem
+    path = tmp_path / "run.ckpt"
+    model = quiet_train(X, y, solver=3, eps=1e-6, checkpoint=path, checkpoint_every=1e-9)
+    assert path.exists()  # written as it went and at the end; resuming the end is the model
+    same_model(quiet_train(X, y, solver=3, eps=1e-6, resume=path), model)
+
+
+def test_checkpoint_of_another_problem_is_refused(problem, tmp_path):
+    X, y = problem
+    path = tmp_path / "run.ckpt"
+    quiet_train(X, y, solver=3, eps=1e-6, checkpoint=path, hook=signal_at(2))
+    with pytest.raises(InvalidInputError, match=r"differs in: C"):
+        linsvm.train(X, y, solver=3, eps=1e-6, C=2.0, resume=path)
+    with pytest.raises(InvalidInputError, match=r"differs in: data"):
+        linsvm.train(X[:-1], y[:-1], solver=3, eps=1e-6, resume=path)
+    with pytest.raises(InvalidInputError, match=r"differs in: solver"):
+        linsvm.train(X, y, solver=1, eps=1e-6, resume=path)
+
+
+@pytest.mark.parametrize("content", [b"", b"not a checkpoint", b"PK\x03\x04broken zip"])
+def test_damaged_checkpoint_is_refused(problem, tmp_path, content):
+    X, y = problem
+    path = tmp_path / "bad.ckpt"
+    path.write_bytes(content)
+    with pytest.raises(InvalidInputError, match="bad.ckpt"):
+        linsvm.train(X, y, solver=3, resume=path)
+
+
+def test_truncated_checkpoint_is_refused(problem, tmp_path):
+    X, y = problem
+    path = tmp_path / "run.ckpt"
+    quiet_train(X, y, solver=3, eps=1e-6, checkpoint=path, hook=signal_at(2))
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InvalidInputError, match="run.ckpt"):
+        linsvm.train(X, y, solver=3, eps=1e-6, resume=path)

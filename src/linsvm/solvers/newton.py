@@ -1,13 +1,19 @@
-"""Primal Newton method for L2-regularised logistic regression (-s 0) and L2-loss SVM (-s 2).
+"""Primal Newton method: L2-regularised logistic regression (-s 0), L2-loss SVM (-s 2), and the
+driver that -s 11 (L2-loss SVR, ``svr.py``) shares.
 
-The problem (DESIGN.md section 2), for one binary sub-problem::
+The problems (DESIGN.md section 2), for one sub-problem::
 
-    min_w  P(w) = 1/2 w'w + sum_i C_i xi(y_i w'x_i)
-    logistic:      xi(z) = log(1 + exp(-z)),  xi'' = sigma(z) (1 - sigma(z))
-    squared hinge: xi(z) = max(0, 1 - z)^2,   generalised xi'' = 2 on {i: z_i < 1}
+    min_w  P(w) = 1/2 w'w + sum_i C_i xi(z_i)
+    logistic (-s 0):      z_i = y_i w'x_i,   xi(z) = log(1 + exp(-z)),
+                          xi'' = sigma(z) (1 - sigma(z))
+    squared hinge (-s 2): z_i = y_i w'x_i,   xi(z) = max(0, 1 - z)^2,
+                          generalised xi'' = 2 on z < 1
+    L2-loss SVR (-s 11):  z_i = w'x_i - y_i, xi(z) = max(0, |z| - p)^2,
+                          generalised xi'' = 2 on |z| > p
 
 LIBLINEAR 2.50's line-search Newton method (``newton.cpp``, the classes ``l2r_erm_fun``,
-``l2r_lr_fun`` and ``l2r_l2_svc_fun`` of ``linear.cpp``), written afresh over CSR arrays:
+``l2r_lr_fun``, ``l2r_l2_svc_fun`` and ``l2r_l2_svr_fun`` of ``linear.cpp``), written afresh
+over CSR arrays, once for the three losses (``run_newton``):
 
 - each iteration solves H d = -g approximately by conjugate gradient preconditioned with
   M = (1 - a) I + a diag(H), a = 0.01, stopped by the quadratic-model rule of
@@ -16,32 +22,64 @@ LIBLINEAR 2.50's line-search Newton method (``newton.cpp``, the classes ``l2r_er
   most max(n, 5) CG steps;
 - then a backtracking line search from step 1, halving up to 20 times, accepting the first
   step a with P(w + a d) - P(w) <= eta a g'd, eta = 0.01 (``l2r_erm_fun::
-  linesearch_and_update``). The margins y_i x_i'd are computed once per search, so each trial
+  linesearch_and_update``). The z_i along d are computed once per search, so each trial
   costs O(l), not O(nnz);
 - stop when ||g(w)|| <= eps ||g(0)|| (the gradient norm at w = 0, whatever the initial w);
   also when the line search fails, when |P_old - P_new| <= 1e-12 |P_new|, or after
-  ``max_iter`` (1000) Newton iterations.
+  ``max_iter`` (1000) Newton iterations (stop reasons LINE_SEARCH_FAILED, SMALL_REDUCTION,
+  MAX_ITER: LIBLINEAR's "WARNING: line search fails", "actred too small", "reaching max
+  number of Newton iterations").
 
-Hessian-free: H v = v + X_I' D_I X_I v, one pass over the selected rows I (all rows with
-C_i > 0 for the logistic loss, those with margin < 1 for the squared hinge), row by row. The
-function value, the gradient, the selection I with its D_i, and the preconditioner come from
-one pass; the margins y_i w'x_i are kept up to date by the line search.
+What differs between the losses is only how z_i is read from w'x_i, and the value, gradient
+coefficient and Hessian weight of a row at z_i (``datafit_*``: inline functions switched on a
+loss code, as a datafit composes with a solver). The generalised Hessian is always
+I + X_I' D_I X_I over the selected rows I (all rows with C_i > 0 for the logistic loss, those
+with z_i < 1 for the squared hinge, those outside the tube for the SVR), so ``hessian_vector``
+and ``pcg`` are shared as they are. The value, the gradient, the selection I with its D_i, and
+the preconditioner come from one pass; the z_i are kept up to date by the line search.
 
 The bias is LIBLINEAR's implicit last feature of value ``bias`` (when ``bias >= 0``). It is
 regularised like every weight unless ``regularize_bias=False`` (LIBLINEAR's ``-R``): then the
 bias weight is left out of 1/2 w'w and out of its gradient, Hessian and preconditioner terms.
+
+-s 0 and -s 2 report a dual bound from w: the dual points alpha_i = C_i sigma(-y_i w'x_i)
+(logistic) and alpha_i = 2 C_i max(0, 1 - y_i w'x_i) (L2-loss SVM) are feasible for any w and
+optimal at w*, so -f(alpha) is a lower bound on P* (not with -R, whose dual has an equality
+constraint those points meet only at the optimum: the dual is NaN then).
 """
 
 from __future__ import annotations
 
-import sys
-from dataclasses import dataclass, field
+import math
+from collections.abc import Callable
 
 import numpy as np
 from numba import njit
 
 from ..errors import InvalidInputError
-from ..objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE, loss_value, sq_norm
+from ..objective import (
+    LOSS_LOGISTIC,
+    LOSS_SQUARED_HINGE,
+    loss_value,
+    lr_dual_point,
+    lr_objectives,
+    squared_hinge_dual_point,
+    svm_objectives,
+)
+from ..sparse_rows import sq_norm
+from ._base import (
+    CONVERGED,
+    INTERRUPTED,
+    LINE_SEARCH_FAILED,
+    MAX_ITER,
+    SMALL_REDUCTION,
+    Hook,
+    Progress,
+    Solution,
+    Subproblem,
+    ask,
+    copy_state,
+)
 
 # Constants of LIBLINEAR 2.50's newton.cpp / newton.h.
 EPS_CG = 0.5  # NEWTON(..., eps_cg = 0.5): cap on the CG relative tolerance
@@ -49,26 +87,75 @@ PRECONDITIONER_MIX = 0.01  # alpha_pcg in NEWTON::newton: M = (1 - a) + a diag(H
 ARMIJO_ETA = 0.01  # eta in linesearch_and_update
 MAX_LINE_SEARCH = 20  # max_num_linesearch: halvings before the search fails
 INIT_STEP_SIZE = 1.0  # init_step_size
-SMALL_REDUCTION = 1.0e-12  # stop when |f_old - f| <= 1e-12 |f|
-DEFAULT_MAX_ITER = 1000  # NEWTON(..., max_iter = 1000)
+SMALL_REDUCTION_RATIO = 1.0e-12  # stop when |f_old - f| <= 1e-12 |f|
+
+# The Newton driver's loss codes: objective's LOSS_LOGISTIC and LOSS_SQUARED_HINGE on the
+# margin y_i w'x_i, and the L2-loss SVR on the residual w'x_i - y_i (objective's SVR codes
+# overlap the classification ones, hence a code of its own here).
+LOSS_SVR_SQUARED = 3
+NEWTON_LOSSES = (LOSS_LOGISTIC, LOSS_SQUARED_HINGE, LOSS_SVR_SQUARED)
+
+# Why the loop stopped, as kept in a resumable state (0: it has not).
+_RUNNING, _STOP_CONVERGED, _STOP_SMALL_REDUCTION = 0, 1, 2
+_STOP_REASONS = {_STOP_CONVERGED: CONVERGED, _STOP_SMALL_REDUCTION: SMALL_REDUCTION}
 
 
-def primal_tolerance(eps: float, y: np.ndarray, C: np.ndarray | None = None) -> float:
-    """LIBLINEAR's tolerance of the primal solvers for classification (``train_one``).
+# ----------------------------------------------------------------------------- the losses
 
-    eps * max(min(pos, neg), 1) / l with pos and neg the numbers of +1 and -1 rows (LIBLINEAR
-    counts y > 0 as positive). When ``C`` is given, rows with C_i == 0 are not counted (they
-    are not part of the problem). The -s 1 -> -s 2 fallback further multiplies it by 0.1.
-    """
-    y = np.asarray(y)
-    if C is not None:
-        y = y[np.asarray(C) != 0]
-    n_rows = y.shape[0]
-    if n_rows == 0:
-        return float(eps)
-    pos = int(np.count_nonzero(y > 0))
-    neg = n_rows - pos
-    return float(eps) * max(min(pos, neg), 1) / n_rows
+
+@njit(cache=True, nogil=True, inline="always")
+def datafit_z(loss, t, yi):
+    """What the loss reads from t = w'x_i: the margin y_i t, or the residual t - y_i (SVR)."""
+    if loss == LOSS_SVR_SQUARED:
+        return t - yi
+    return yi * t
+
+
+@njit(cache=True, nogil=True, inline="always")
+def datafit_dz(loss, t, yi):
+    """How z_i moves along a direction s, from t = s'x_i: y_i t, or t (SVR)."""
+    if loss == LOSS_SVR_SQUARED:
+        return t
+    return yi * t
+
+
+@njit(cache=True, nogil=True, inline="always")
+def datafit_value(loss, z, ci, p):
+    """C_i xi(z): the row's term of P."""
+    if loss == LOSS_SVR_SQUARED:
+        e = abs(z) - p
+        if e > 0.0:
+            return ci * e * e
+        return 0.0
+    return ci * loss_value(loss, z)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def datafit_terms(loss, z, ci, yi, p, want_value):
+    """(C_i xi(z) if want_value else 0, coef, D_ii) of one row: the gradient gets coef x_i
+    and the generalised Hessian D_ii x_i x_i'. coef = D_ii = 0 leaves the row out."""
+    if loss == LOSS_SVR_SQUARED:
+        if z > p:
+            r = z - p
+        elif z < -p:
+            r = z + p
+        else:
+            return 0.0, 0.0, 0.0
+        value = ci * r * r if want_value else 0.0
+        return value, 2.0 * ci * r, 2.0 * ci
+    value = ci * loss_value(loss, z) if want_value else 0.0
+    if loss == LOSS_LOGISTIC:
+        e = np.exp(-abs(z))
+        if z >= 0.0:
+            sig = 1.0 / (1.0 + e)
+            one_minus_sig = e / (1.0 + e)
+        else:
+            sig = e / (1.0 + e)
+            one_minus_sig = 1.0 / (1.0 + e)
+        return value, -ci * one_minus_sig * yi, ci * sig * one_minus_sig
+    if z >= 1.0:
+        return value, 0.0, 0.0
+    return value, 2.0 * ci * yi * (z - 1.0), 2.0 * ci
 
 
 # ----------------------------------------------------------------------------- kernels
@@ -79,7 +166,7 @@ def primal_tolerance(eps: float, y: np.ndarray, C: np.ndarray | None = None) -> 
 
 
 @njit(cache=True, nogil=True)
-def value_grad(
+def newton_value_grad(
     indptr,
     indices,
     data,
@@ -88,10 +175,11 @@ def value_grad(
     C,
     rows,
     loss,
+    p,
     reg_bias,
     w,
-    margins,
-    compute_margins,
+    z,
+    compute_z,
     want_value,
     g,
     M,
@@ -100,11 +188,11 @@ def value_grad(
 ):
     """One pass over the rows: loss value, gradient, Hessian selection and preconditioner.
 
-    Rows visited: ``rows`` (those with C_i > 0). With ``compute_margins`` the margins
-    y_i w'x_i are computed into ``margins`` first; otherwise ``margins`` holds them already.
-    Writes g = grad P(w); M = (1 - a) + a diag(H) (LIBLINEAR's preconditioner); sel[:k] the
-    rows entering the Hessian and dsel[:k] their D_i (C_i sigma (1 - sigma) or 2 C_i).
-    Returns (sum_i C_i xi(margin_i) if want_value else 0, k, ||g||).
+    Rows visited: ``rows`` (those with C_i > 0). With ``compute_z`` the z_i (``datafit_z`` of
+    w'x_i) are computed into ``z`` first; otherwise ``z`` holds them already. p: the SVR's
+    tube half width (unused by the other losses). Writes g = grad P(w);
+    M = (1 - a) + a diag(H) (LIBLINEAR's preconditioner); sel[:k] the rows entering the
+    Hessian and dsel[:k] their D_i. Returns (sum_i C_i xi(z_i) if want_value else 0, k, ||g||).
     """
     n_w = w.shape[0]
     last = n_w - 1
@@ -114,40 +202,22 @@ def value_grad(
     if not reg_bias:
         g[last] = 0.0
         M[last] = 0.0
-    logistic = loss == LOSS_LOGISTIC
     has_bias = bias >= 0.0
     loss_sum = 0.0
     n_sel = 0
-    for p in range(rows.shape[0]):
-        i = rows[p]
+    for q in range(rows.shape[0]):
+        i = rows[q]
         k0 = np.uint64(indptr[i])
         k1 = np.uint64(indptr[i + 1])
-        if compute_margins:
+        if compute_z:
             t = 0.0
             for k in range(k0, k1):
                 t += w[np.uint64(indices[k])] * data[k]
             if has_bias:
                 t += w[last] * bias
-            margins[i] = y[i] * t
-        z = margins[i]
-        ci = C[i]
-        if want_value:
-            loss_sum += ci * loss_value(loss, z)
-        if logistic:
-            e = np.exp(-abs(z))
-            if z >= 0.0:
-                sig = 1.0 / (1.0 + e)
-                one_minus_sig = e / (1.0 + e)
-            else:
-                sig = e / (1.0 + e)
-                one_minus_sig = 1.0 / (1.0 + e)
-            coef = -ci * one_minus_sig * y[i]
-            dii = ci * sig * one_minus_sig
-        else:
-            if z >= 1.0:
-                continue
-            coef = 2.0 * ci * y[i] * (z - 1.0)
-            dii = 2.0 * ci
+            z[i] = datafit_z(loss, t, y[i])
+        value, coef, dii = datafit_terms(loss, z[i], C[i], y[i], p, want_value)
+        loss_sum += value
         if coef == 0.0 and dii == 0.0:
             continue
         for k in range(k0, k1):
@@ -170,6 +240,33 @@ def value_grad(
 
 
 @njit(cache=True, nogil=True)
+def value_grad(
+    indptr,
+    indices,
+    data,
+    bias,
+    y,
+    C,
+    rows,
+    loss,
+    reg_bias,
+    w,
+    margins,
+    compute_margins,
+    want_value,
+    g,
+    M,
+    sel,
+    dsel,
+):
+    """``newton_value_grad`` for the classification losses (margins z_i = y_i w'x_i)."""
+    return newton_value_grad(
+        indptr, indices, data, bias, y, C, rows, loss, 0.0, reg_bias, w, margins,
+        compute_margins, want_value, g, M, sel, dsel,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
 def hessian_vector(indptr, indices, data, bias, sel, dsel, n_sel, reg_bias, v, out) -> float:
     """out = H v = v + X_I' D_I X_I v (bias weight unregularised if not reg_bias); returns v'Hv.
 
@@ -187,8 +284,8 @@ def hessian_vector(indptr, indices, data, bias, sel, dsel, n_sel, reg_bias, v, o
         vv -= v[last] * v[last]
         out[last] = 0.0
     quad = 0.0
-    for p in range(n_sel):
-        i = sel[p]
+    for q in range(n_sel):
+        i = sel[q]
         k0 = np.uint64(indptr[i])
         k1 = np.uint64(indptr[i + 1])
         u = 0.0
@@ -196,7 +293,7 @@ def hessian_vector(indptr, indices, data, bias, sel, dsel, n_sel, reg_bias, v, o
             u += v[np.uint64(indices[k])] * data[k]
         if has_bias:
             u += v[last] * bias
-        du = dsel[p] * u
+        du = dsel[q] * u
         quad += du * u
         for k in range(k0, k1):
             out[np.uint64(indices[k])] += du * data[k]
@@ -265,20 +362,22 @@ def line_search_and_update(
     C,
     rows,
     loss,
+    p,
     reg_bias,
     w,
-    margins,
-    step_margins,
+    z,
+    dz,
     s,
     g,
     f_old,
     init_step,
 ):
-    """Backtracking line search along s from ``init_step``; on success update w and margins.
+    """Backtracking line search along s from ``init_step``; on success update w and z.
 
     Accepts the first step a (halving up to MAX_LINE_SEARCH times) with
-    P(w + a s) - P(w) <= ARMIJO_ETA a g's. Returns (a, P at the new w), or (0, f_old) with
-    w and margins unchanged when no step is accepted.
+    P(w + a s) - P(w) <= ARMIJO_ETA a g's; dz (length l) is work space for the z_i's rate of
+    change along s. Returns (a, P at the new w), or (0, f_old) with w and z unchanged when no
+    step is accepted.
     """
     n_w = w.shape[0]
     last = n_w - 1
@@ -295,25 +394,25 @@ def line_search_and_update(
         s_s -= s[last] * s[last]
         w_s -= w[last] * s[last]
         w_w -= w[last] * w[last]
-    for p in range(rows.shape[0]):
-        i = rows[p]
+    for q in range(rows.shape[0]):
+        i = rows[q]
         t = 0.0
         for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
             t += s[np.uint64(indices[k])] * data[k]
         if bias >= 0.0:
             t += s[last] * bias
-        step_margins[i] = y[i] * t
+        dz[i] = datafit_dz(loss, t, y[i])
     a = init_step
     for _ in range(MAX_LINE_SEARCH):
         total = 0.0
-        for p in range(rows.shape[0]):
-            i = rows[p]
-            total += C[i] * loss_value(loss, margins[i] + a * step_margins[i])
+        for q in range(rows.shape[0]):
+            i = rows[q]
+            total += datafit_value(loss, z[i] + a * dz[i], C[i], p)
         f = total + 0.5 * (a * a * s_s + w_w) + a * w_s
         if f - f_old <= ARMIJO_ETA * a * g_s:
-            for p in range(rows.shape[0]):
-                i = rows[p]
-                margins[i] += a * step_margins[i]
+            for q in range(rows.shape[0]):
+                i = rows[q]
+                z[i] += a * dz[i]
             for j in range(n_w):
                 w[j] += a * s[j]
             return a, f
@@ -321,107 +420,135 @@ def line_search_and_update(
     return 0.0, f_old
 
 
-# ----------------------------------------------------------------------------- driver
+# ----------------------------------------------------------------------------- the driver
+
+# (w, f) -> (primal, dual, gap, alpha): the loss's objectives and dual point at the final w;
+# f is the driver's P(w), for a loss without a dual bound.
+Bounds = Callable[[np.ndarray, float], tuple[float, float, float, "np.ndarray | None"]]
 
 
-@dataclass
-class PrimalSolution:
-    """What the primal Newton solver returns for one binary sub-problem."""
-
-    w: np.ndarray  # (n [+1],) float64
-    n_iter: int  # Newton iterations completed (LIBLINEAR's "iter" lines)
-    converged: bool  # ||g|| <= eps ||g(0)|| reached
-    grad_norm: float  # ||g|| at the returned w
-    grad_norm0: float  # ||g|| at w = 0
-    n_cg_iter: int  # CG steps over all iterations
-    objective: float = float("nan")  # P(w) at the returned w (bias excluded from 1/2 w'w if -R)
-    stop_reason: str = ""  # "converged", "max_iter", "line_search_failed", "small_reduction"
-    # per Newton iteration: (iteration, P(w), ||g||, CG steps, step size)
-    history: list[tuple[int, float, float, int, float]] = field(default_factory=list)
-
-
-def solve_primal_newton(
-    X,
-    y: np.ndarray,
-    C: np.ndarray,
+def run_newton(
+    sub: Subproblem,
+    hook: Hook | None,
     loss: int,
-    bias: float,
-    eps: float,
-    max_iter: int = DEFAULT_MAX_ITER,
-    *,
-    w0: np.ndarray | None = None,
-    regularize_bias: bool = True,
-    verbose: bool = False,
-    on_iteration=None,
-) -> PrimalSolution:
-    """Minimise 1/2 w'w + sum_i C_i xi(y_i w'x_i) by LIBLINEAR's line-search Newton method.
+    solver: int,
+    bounds: Bounds,
+    p: float = 0.0,
+) -> Solution:
+    """Minimise 1/2 w'w + sum_i C_i xi(z_i) by LIBLINEAR's line-search Newton method.
 
-    X: CSR (l, n), float32/float64 values, int32/int64 indices; y: (l,) float64 of +1/-1;
-    C: (l,) float64 per-row cost (0 drops the row); loss: LOSS_LOGISTIC (-s 0) or
-    LOSS_SQUARED_HINGE (-s 2); bias: LIBLINEAR's -B (an implicit last feature when >= 0);
-    eps: the relative gradient-norm tolerance as the NEWTON class gets it (for LIBLINEAR's
-    meaning of -e pass ``primal_tolerance(e, y)``); max_iter: cap on Newton iterations;
-    w0: initial w (default 0); regularize_bias=False: LIBLINEAR's -R (needs bias >= 0);
-    verbose: LIBLINEAR's progress lines on stderr; ``on_iteration(iteration, w, progress)`` is
-    called after each Newton iteration when given, with progress = ||g(w)|| / ||g(0)|| (w is
-    the solver's own array: copy it to keep it).
+    The one Newton loop of the family: ``loss`` (LOSS_LOGISTIC, LOSS_SQUARED_HINGE or
+    LOSS_SVR_SQUARED with tube half width ``p``) selects the datafit, ``solver`` is the number
+    reported, ``bounds`` computes the objectives and dual point at the returned w. sub.eps is
+    the relative gradient-norm tolerance as NEWTON gets it (already class-balance scaled for
+    -s 0/2); sub.w0 an initial w of shape (n_weights,) (default 0). The hook is called once
+    before the first iteration (iteration 0: figures f and grad_norm of the initial w,
+    LIBLINEAR's "init f" line) and after every Newton iteration; Progress.state() is resumable
+    exactly (sub.resume).
     """
-    if loss not in (LOSS_LOGISTIC, LOSS_SQUARED_HINGE):
-        raise ValueError(f"the primal Newton solver handles losses 1 and 2, not {loss}")
-    bias = float(bias)
-    if not regularize_bias and bias < 0:
+    if loss not in NEWTON_LOSSES:
+        raise ValueError(f"the primal Newton solver handles losses {NEWTON_LOSSES}, not {loss}")
+    X = sub.X
+    bias = float(sub.bias)
+    reg_bias = bool(sub.regularize_bias)
+    if not reg_bias and bias < 0:
         raise InvalidInputError("an unregularised bias (-R) needs a bias term (bias >= 0)")
-    eps = float(eps)
+    eps = float(sub.eps)
     if not (np.isfinite(eps) and eps > 0):
         raise InvalidInputError(f"eps must be > 0, got {eps}")
-    max_iter = int(max_iter)
-    n_rows, n_features = X.shape
-    n_w = n_features + (1 if bias >= 0 else 0)
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    C = np.ascontiguousarray(C, dtype=np.float64)
+    max_iter = int(sub.max_iter)
+    n_rows = X.shape[0]
+    n_w = sub.n_weights
+    y = np.ascontiguousarray(sub.y, dtype=np.float64)
+    C = np.ascontiguousarray(sub.C, dtype=np.float64)
+    if y.shape != (n_rows,) or C.shape != (n_rows,):
+        raise InvalidInputError(f"y and C must have shape ({n_rows},)")
     index_dtype = np.int32 if n_rows < 2**31 - 1 else np.int64
     rows = np.flatnonzero(C > 0).astype(index_dtype)
-    reg_bias = bool(regularize_bias)
 
-    margins = np.zeros(n_rows)
-    step_margins = np.zeros(n_rows)
+    # z_i at w = 0: margins 0, residuals -y_i
+    z = -y if loss == LOSS_SVR_SQUARED else np.zeros(n_rows)
+    dz = np.zeros(n_rows)
     sel = np.empty(max(rows.shape[0], 1), dtype=index_dtype)
     dsel = np.empty(max(rows.shape[0], 1))
     g, M, s, r, d, Hd = (np.empty(n_w) for _ in range(6))
     w = np.zeros(n_w)
 
-    def evaluate(compute_margins: bool, want_value: bool):
-        return value_grad(
-            X.indptr, X.indices, X.data, bias, y, C, rows, loss, reg_bias,
-            w, margins, compute_margins, want_value, g, M, sel, dsel,
+    def evaluate(compute_z: bool, want_value: bool):
+        return newton_value_grad(
+            X.indptr, X.indices, X.data, bias, y, C, rows, loss, p, reg_bias,
+            w, z, compute_z, want_value, g, M, sel, dsel,
         )  # fmt: skip
 
-    def regulariser() -> float:
+    # per Newton iteration: (iteration, P(w), ||g||, CG steps, step size)
+    history: list[tuple[int, float, float, int, float]] = []
+    if sub.resume is not None:
+        state = sub.resume
+        w[:] = state["w"]
+        z[:] = state["z"]
+        f = float(state["f"])
+        grad_norm0 = float(state["grad_norm0"])
+        n_iter = int(state["n_iter"])
+        n_cg_total = int(state["n_cg_total"])
+        stop = int(state["stop"])
+        history = [
+            (int(k), float(f_k), float(gn), int(cg), float(a))
+            for k, f_k, gn, cg, a in np.asarray(state["history"]).reshape(-1, 5)
+        ]
+        # the selection, gradient and preconditioner follow from w and z exactly
+        _, n_sel, grad_norm = evaluate(False, False)
+        fresh = False
+    else:
+        # ||g|| at w = 0 for the stopping rule, as NEWTON::newton
+        loss_sum, n_sel, grad_norm0 = evaluate(False, True)
+        if sub.w0 is None:
+            grad_norm = grad_norm0
+        else:
+            w0 = np.asarray(sub.w0, dtype=np.float64)
+            if w0.shape != (n_w,):
+                raise InvalidInputError(f"w0 must have shape ({n_w},), got {w0.shape}")
+            w[:] = w0
+            loss_sum, n_sel, grad_norm = evaluate(True, True)
         ww = sq_norm(w)
         if not reg_bias:
             ww -= w[-1] * w[-1]
-        return 0.5 * ww
+        f = loss_sum + 0.5 * ww
+        n_iter = 0
+        n_cg_total = 0
+        stop = _STOP_CONVERGED if grad_norm <= eps * grad_norm0 else _RUNNING
+        fresh = True
+    n_cg = 0
+    step = 0.0
 
-    # ||g|| at w = 0 (margins 0) for the stopping rule, as NEWTON::newton.
-    loss_sum, n_sel, grad_norm0 = evaluate(False, True)
-    if w0 is None:
-        grad_norm = grad_norm0
-    else:
-        w0 = np.asarray(w0, dtype=np.float64)
-        if w0.shape != (n_w,):
-            raise InvalidInputError(f"w0 must have shape ({n_w},), got {w0.shape}")
-        w[:] = w0
-        loss_sum, n_sel, grad_norm = evaluate(True, True)
-    f = loss_sum + regulariser()
-    if verbose:
-        print(f"init f {f:5.3e} |g| {grad_norm:5.3e}", file=sys.stderr)
+    def progress() -> Progress:
+        if grad_norm0 > 0:
+            measure = grad_norm / grad_norm0
+        else:  # g(0) = 0 (only with w0 given): 0 once g is 0 too
+            measure = math.inf if grad_norm > 0 else 0.0
+        return Progress(
+            solver=solver,
+            index=sub.index,
+            iteration=n_iter,
+            w=w,
+            alpha=None,
+            measure=float(measure),
+            figures={
+                "f": float(f),
+                "grad_norm": float(grad_norm),
+                "grad_norm0": float(grad_norm0),
+                "n_cg": int(n_cg),
+                "step": float(step),
+            },
+            state=lambda: copy_state(
+                w=w, z=z, f=f, grad_norm0=grad_norm0, n_iter=n_iter, n_cg_total=n_cg_total,
+                stop=stop, history=np.array(history, dtype=np.float64).reshape(-1, 5),
+            ),  # fmt: skip
+            objectives=lambda: bounds(w, f)[:2],
+        )
 
-    history: list[tuple[int, float, float, int, float]] = []
-    n_iter = 0
-    n_cg_total = 0
-    converged = grad_norm <= eps * grad_norm0
-    stop_reason = "converged" if converged else "max_iter"
-    while not converged and n_iter < max_iter:
+    went_on = ask(hook, progress) if fresh else True
+    line_search_failed = False
+    while went_on and stop == _RUNNING and n_iter < max_iter:
         n_cg, _ = pcg(
             X.indptr, X.indices, X.data, bias, sel, dsel, n_sel, reg_bias, g, M, EPS_CG,
             s, r, d, Hd,
@@ -429,57 +556,107 @@ def solve_primal_newton(
         n_cg_total += n_cg
         f_old = f
         step, f = line_search_and_update(
-            X.indptr, X.indices, X.data, bias, y, C, rows, loss, reg_bias,
-            w, margins, step_margins, s, g, f_old, INIT_STEP_SIZE,
+            X.indptr, X.indices, X.data, bias, y, C, rows, loss, p, reg_bias,
+            w, z, dz, s, g, f_old, INIT_STEP_SIZE,
         )  # fmt: skip
         if step == 0.0:
-            stop_reason = "line_search_failed"
-            if verbose:
-                print("WARNING: line search fails", file=sys.stderr)
+            line_search_failed = True
             break
         n_iter += 1
         _, n_sel, grad_norm = evaluate(False, False)
         history.append((n_iter, float(f), float(grad_norm), int(n_cg), float(step)))
-        if verbose:
-            print(
-                f"iter {n_iter:2d} f {f:5.3e} |g| {grad_norm:5.3e} CG {n_cg:3d} "
-                f"step_size {step:4.2e}",
-                file=sys.stderr,
-            )
-        if on_iteration is not None:
-            if grad_norm0 > 0:
-                progress = grad_norm / grad_norm0
-            else:  # g(0) = 0 (only with w0 given): 0 once g is 0 too
-                progress = np.inf if grad_norm > 0 else 0.0
-            on_iteration(n_iter, w, float(progress))
         if grad_norm <= eps * grad_norm0:
-            converged = True
-            stop_reason = "converged"
-            break
-        if abs(f_old - f) <= SMALL_REDUCTION * abs(f):
-            stop_reason = "small_reduction"
-            if verbose:
-                print("WARNING: actred too small", file=sys.stderr)
-            break
-    if verbose and stop_reason == "max_iter":
-        print("WARNING: reaching max number of Newton iterations", file=sys.stderr)
-    return PrimalSolution(
+            stop = _STOP_CONVERGED
+        elif abs(f_old - f) <= SMALL_REDUCTION_RATIO * abs(f):
+            stop = _STOP_SMALL_REDUCTION
+        went_on = ask(hook, progress)
+    # a stop asked for by the hook at the iteration where the rule stops counts as the rule's
+    if stop != _RUNNING:
+        stop_reason = _STOP_REASONS[stop]
+    elif line_search_failed:
+        stop_reason = LINE_SEARCH_FAILED
+    elif not went_on:
+        stop_reason = INTERRUPTED
+    else:
+        stop_reason = MAX_ITER
+    primal, dual, gap, alpha = bounds(w, f)
+    return Solution(
         w=w,
         n_iter=n_iter,
-        converged=bool(converged),
-        grad_norm=float(grad_norm),
-        grad_norm0=float(grad_norm0),
-        n_cg_iter=n_cg_total,
-        objective=float(f),
+        converged=stop_reason == CONVERGED,
         stop_reason=stop_reason,
-        history=history,
+        primal=primal,
+        dual=dual,
+        gap=gap,
+        alpha=alpha,
+        solver=solver,
+        figures={
+            "f": float(f),
+            "grad_norm": float(grad_norm),
+            "grad_norm0": float(grad_norm0),
+            "stop_ratio": float(grad_norm / grad_norm0) if grad_norm0 > 0 else 0.0,
+            "n_cg_iter": n_cg_total,
+            "history": history,
+            "n_sv": int(np.count_nonzero(alpha)) if alpha is not None else -1,
+        },
     )
 
 
+# ----------------------------------------------------------------------------- -s 0, -s 2
+
+
+def _svc_bounds(sub: Subproblem, loss: int) -> Bounds:
+    """The objectives of -s 0 / -s 2 at w, with the dual point derived from w (none with -R:
+    then P(w) is the driver's value, the bias weight left out of 1/2 w'w)."""
+    X, bias = sub.X, float(sub.bias)
+    y = np.ascontiguousarray(sub.y, dtype=np.float64)
+    C = np.ascontiguousarray(sub.C, dtype=np.float64)
+
+    def bounds(w: np.ndarray, f: float):
+        if not sub.regularize_bias:
+            return float(f), math.nan, math.nan, None
+        if loss == LOSS_SQUARED_HINGE:
+            alpha = squared_hinge_dual_point(X, bias, y, C, w)
+            primal, dual, gap = svm_objectives(X, bias, y, C, w, alpha, loss)
+        else:
+            alpha, alpha_c = lr_dual_point(X, bias, y, C, w, with_complement=True)
+            primal, dual, gap = lr_objectives(X, bias, y, C, w, alpha, alpha_c)
+        return primal, dual, gap, alpha
+
+    return bounds
+
+
+def solve_lr_primal(sub: Subproblem, hook: Hook | None = None) -> Solution:
+    """-s 0: L2-regularised logistic regression, 1/2 w'w + sum_i C_i log(1 + exp(-y_i w'x_i)),
+    by the line-search Newton method (``run_newton``).
+
+    sub.y: (l,) +1/-1; sub.eps: the relative gradient-norm tolerance (LIBLINEAR's -e scaled by
+    the class balance, ``solver_tolerance``); sub.w0: initial w (LIBLINEAR's init_sol, or the
+    -s 7 fallback's start). Solution.alpha: alpha_i = C_i sigma(-y_i w'x_i) (None with -R);
+    figures: f, grad_norm, grad_norm0, stop_ratio, n_cg_iter, history, n_sv.
+    """
+    return run_newton(sub, hook, LOSS_LOGISTIC, 0, _svc_bounds(sub, LOSS_LOGISTIC))
+
+
+def solve_l2svc_primal(sub: Subproblem, hook: Hook | None = None) -> Solution:
+    """-s 2: L2-regularised L2-loss SVM, 1/2 w'w + sum_i C_i max(0, 1 - y_i w'x_i)^2, by the
+    line-search Newton method (``run_newton``).
+
+    As ``solve_lr_primal``; Solution.alpha: alpha_i = 2 C_i max(0, 1 - y_i w'x_i).
+    """
+    return run_newton(sub, hook, LOSS_SQUARED_HINGE, 2, _svc_bounds(sub, LOSS_SQUARED_HINGE))
+
+
 __all__ = [
-    "PrimalSolution",
-    "solve_primal_newton",
-    "primal_tolerance",
+    "solve_lr_primal",
+    "solve_l2svc_primal",
+    "run_newton",
+    "value_grad",
+    "newton_value_grad",
+    "hessian_vector",
+    "pcg",
+    "line_search_and_update",
     "LOSS_LOGISTIC",
     "LOSS_SQUARED_HINGE",
+    "LOSS_SVR_SQUARED",
 ]

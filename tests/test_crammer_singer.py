@@ -9,7 +9,11 @@ from conftest import liblinear_predict, liblinear_train, liblinear_weights, make
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from linsvm.errors import InvalidInputError
+from linsvm.solvers import SOLVERS, Subproblem
+from linsvm.solvers._base import CONVERGED, INTERRUPTED, MAX_ITER
 from linsvm.solvers.crammer_singer import (
+    STATE_KEYS,
     cs_dual_value,
     cs_objectives,
     cs_primal_value,
@@ -18,6 +22,23 @@ from linsvm.solvers.crammer_singer import (
 )
 
 LIBLINEAR_MAX_ITER = 100000  # Solver_MCSVM_CS's cap in LIBLINEAR 2.50
+
+
+def cs_sub(
+    X, cls, K, C_class, bias, eps=0.1, max_iter=LIBLINEAR_MAX_ITER, *, sample_weight=None,
+    seed=1, shrinking=True, alpha0=None,
+) -> Subproblem:  # fmt: skip
+    """The Subproblem training builds for -s 4: y the class index, C_i = C_class[y_i] x sw_i."""
+    C_class = np.asarray(C_class, dtype=np.float64)
+    C = C_class[cls] if sample_weight is None else C_class[cls] * sample_weight
+    return Subproblem(
+        X, np.asarray(cls, dtype=np.float64), C, eps, max_iter, bias=bias, seed=seed,
+        alpha0=alpha0, options={"n_classes": K, "shrinking": shrinking},
+    )  # fmt: skip
+
+
+def solve(X, cls, K, C_class, bias, eps=0.1, max_iter=LIBLINEAR_MAX_ITER, *, hook=None, **kw):
+    return solve_crammer_singer(cs_sub(X, cls, K, C_class, bias, eps, max_iter, **kw), hook)
 
 
 def label_order(y) -> np.ndarray:
@@ -53,9 +74,9 @@ def compare_with_liblinear(X, y, C=1.0, bias=-1.0, eps=1e-5, class_weight=None, 
     np.testing.assert_array_equal(labels, label_order(y))
     cls = classes_of(y, labels)
     C_class = np.array([C * (class_weight or {}).get(lab, 1.0) for lab in labels])
-    sol = solve_crammer_singer(X, cls, len(labels), C_class, bias, eps, seed=seed)
-    assert sol.converged
-    assert sol.W.shape == (len(labels), X.shape[1] + (1 if bias >= 0 else 0))
+    sol = solve(X, cls, len(labels), C_class, bias, eps, seed=seed)
+    assert sol.converged and sol.stop_reason == CONVERGED and sol.solver == 4
+    assert sol.w.shape == (len(labels), X.shape[1] + (1 if bias >= 0 else 0))
 
     W_ll = liblinear_weights(model)
     p_ll, _, _ = cs_objectives(X, bias, cls, C_class[cls], W_ll, sol.alpha)
@@ -67,7 +88,7 @@ def compare_with_liblinear(X, y, C=1.0, bias=-1.0, eps=1e-5, class_weight=None, 
 
     # Crammer-Singer optima often have exact ties between two wrong classes' scores (a kink of
     # the loss max_m), and such rows flip with rounding: they count as agreeing.
-    ours = predict_cs(sol.W, X, bias, labels)
+    ours = predict_cs(sol.w, X, bias, labels)
     theirs, dec = liblinear_predict(model, X)
     tol = 1e-3 * max(1.0, np.abs(dec).max())
     if dec.shape[1] <= 2:
@@ -86,7 +107,7 @@ def test_generated_vs_liblinear(n_classes, bias):
     X, y = make_sparse_problem(300, 40, n_classes, seed=10 + n_classes)
     sol, _, _ = compare_with_liblinear(X, y, C=1.0, bias=bias)
     # sum_m alpha_i^m = 0 for every row, so the class weight vectors sum to zero
-    np.testing.assert_allclose(sol.W.sum(axis=0), 0.0, atol=1e-10)
+    np.testing.assert_allclose(sol.w.sum(axis=0), 0.0, atol=1e-10)
 
 
 def test_class_weights_vs_liblinear():
@@ -130,12 +151,12 @@ def test_gap_shrinks_with_eps_and_shrinking_is_exact():
     C_class = np.array([1.0, 2.0, 0.5])
     gaps = []
     for eps in (0.5, 0.1, 1e-2, 1e-4):
-        sol = solve_crammer_singer(X, cls, K, C_class, 1.0, eps)
+        sol = solve(X, cls, K, C_class, 1.0, eps)
         assert sol.converged and sol.gap >= -1e-9
         gaps.append(sol.gap)
     assert gaps[-1] < gaps[0]
     assert gaps[-1] <= 1e-3
-    plain = solve_crammer_singer(X, cls, K, C_class, 1.0, 1e-4, shrinking=False)
+    plain = solve(X, cls, K, C_class, 1.0, 1e-4, shrinking=False)
     assert plain.converged and plain.gap >= -1e-9
     assert abs(plain.primal - sol.primal) <= 1e-4 * sol.primal
 
@@ -145,9 +166,9 @@ def test_sample_weights_equal_repeated_rows():
     X, cls, K = _problem(seed=5, rows=120)
     sw = np.random.default_rng(0).integers(0, 3, X.shape[0]).astype(np.float64)
     C_class = np.array([1.0, 0.7, 1.5])
-    weighted = solve_crammer_singer(X, cls, K, C_class, 1.0, 1e-6, sample_weight=sw)
+    weighted = solve(X, cls, K, C_class, 1.0, 1e-6, sample_weight=sw)
     rep = np.repeat(np.arange(X.shape[0]), sw.astype(int))
-    repeated = solve_crammer_singer(X[rep], cls[rep], K, C_class, 1.0, 1e-6)
+    repeated = solve(X[rep], cls[rep], K, C_class, 1.0, 1e-6)
     assert abs(weighted.primal - repeated.primal) <= 1e-5 * repeated.primal
     # rows of weight zero never move
     assert np.all(weighted.alpha[sw == 0] == 0.0)
@@ -158,18 +179,19 @@ def test_empty_rows_and_one_class():
     X = X.tolil()
     X[:5, :] = 0.0  # empty rows: without a bias, x_i = 0
     X = X.tocsr()
-    sol = solve_crammer_singer(X, cls, K, np.ones(K), -1.0, 1e-6)
+    sol = solve(X, cls, K, np.ones(K), -1.0, 1e-6)
     assert sol.converged and 0.0 <= sol.gap <= 1e-4 * sol.primal
-    one = solve_crammer_singer(X, np.zeros(X.shape[0], dtype=np.int64), 1, np.ones(1), 1.0, 0.1)
-    assert one.converged and one.primal == 0.0 and not one.W.any()
+    one = solve(X, np.zeros(X.shape[0], dtype=np.int64), 1, np.ones(1), 1.0, 0.1)
+    assert one.converged and one.primal == 0.0 and not one.w.any()
+    assert one.n_iter == 0 and one.w.shape == (1, X.shape[1] + 1)
 
 
 def test_float32_data_and_seed_reproducible():
     X, cls, K = _problem(seed=4)
-    a = solve_crammer_singer(X, cls, K, np.ones(K), 1.0, 1e-3, seed=3)
-    b = solve_crammer_singer(X, cls, K, np.ones(K), 1.0, 1e-3, seed=3)
-    np.testing.assert_array_equal(a.W, b.W)
-    c = solve_crammer_singer(X.astype(np.float32), cls, K, np.ones(K), 1.0, 1e-3, seed=3)
+    a = solve(X, cls, K, np.ones(K), 1.0, 1e-3, seed=3)
+    b = solve(X, cls, K, np.ones(K), 1.0, 1e-3, seed=3)
+    np.testing.assert_array_equal(a.w, b.w)
+    c = solve(X.astype(np.float32), cls, K, np.ones(K), 1.0, 1e-3, seed=3)
     assert abs(c.primal - a.primal) <= 1e-3 * a.primal
 
 
@@ -203,12 +225,11 @@ def test_dual_invariants(problem):
     w_size = X.shape[1] + (1 if bias >= 0 else 0)
     duals = []
 
-    def record(iteration, n_active, stopping, Wt, alpha):
-        duals.append(cs_dual_value(X.indptr, X.indices, X.data, bias, cls, alpha.copy(), w_size))
+    def record(progress):
+        alpha = progress.alpha.copy()
+        duals.append(cs_dual_value(X.indptr, X.indices, X.data, bias, cls, alpha, w_size))
 
-    sol = solve_crammer_singer(
-        X, cls, K, C_class, bias, 1e-3, 2000, sample_weight=sw, seed=seed, on_iteration=record
-    )
+    sol = solve(X, cls, K, C_class, bias, 1e-3, 2000, sample_weight=sw, seed=seed, hook=record)
     a = sol.alpha
     scale = max(1.0, C_rows.max())
     # feasibility: sum_m a_i^m = 0, 0 <= a_i^{y_i} <= C_i, a_i^m <= 0 otherwise
@@ -223,7 +244,7 @@ def test_dual_invariants(problem):
     assert np.all(others <= 0.0)
     # W is the running sum_i x_i a_i
     Wt = cs_weights_from_dual(X.indptr, X.indices, X.data, bias, a, w_size)
-    np.testing.assert_allclose(sol.W, Wt.T, atol=1e-10 * scale * max(1.0, np.abs(Wt).max()))
+    np.testing.assert_allclose(sol.w, Wt.T, atol=1e-10 * scale * max(1.0, np.abs(Wt).max()))
     # block coordinate descent: the dual never decreases
     tol = 1e-10 * max(1.0, abs(sol.primal))
     assert np.all(np.diff(duals) >= -tol)
@@ -231,7 +252,7 @@ def test_dual_invariants(problem):
         assert abs(duals[-1] - sol.dual) <= tol
     # weak duality, with the module's primal kernel
     p = cs_primal_value(
-        X.indptr, X.indices, X.data, bias, cls, C_rows, np.ascontiguousarray(sol.W.T)
+        X.indptr, X.indices, X.data, bias, cls, C_rows, np.ascontiguousarray(sol.w.T)
     )
     assert p == pytest.approx(sol.primal)
     assert sol.primal >= sol.dual - tol
@@ -240,16 +261,90 @@ def test_dual_invariants(problem):
 def test_progress_callback_does_not_change_the_result():
     X, cls, K = _problem(seed=6)
     calls = []
-    a = solve_crammer_singer(X, cls, K, np.ones(K), 1.0, 1e-3, seed=2)
-    b = solve_crammer_singer(
-        X,
-        cls,
-        K,
-        np.ones(K),
-        1.0,
-        1e-3,
-        seed=2,
-        on_iteration=lambda it, n, stop, W, alpha: calls.append(it),
-    )
-    np.testing.assert_array_equal(a.W, b.W)
+    a = solve(X, cls, K, np.ones(K), 1.0, 1e-3, seed=2)
+
+    def hook(progress):
+        assert progress.solver == 4 and progress.w.shape == (X.shape[1] + 1, K)
+        assert progress.measure == progress.figures["stopping"]
+        calls.append(progress.iteration)
+
+    b = solve(X, cls, K, np.ones(K), 1.0, 1e-3, seed=2, hook=hook)
+    np.testing.assert_array_equal(a.w, b.w)
+    np.testing.assert_array_equal(a.alpha, b.alpha)
     assert a.n_iter == b.n_iter == len(calls) and calls == list(range(1, a.n_iter + 1))
+
+
+def test_batched_hook_does_not_change_the_result():
+    """A hook that does not want every iteration gets batches; the model is the same."""
+    X, cls, K = _problem(seed=6)
+    a = solve(X, cls, K, np.ones(K), 1.0, 1e-4, seed=2)
+    calls = []
+
+    def hook(progress):
+        calls.append(progress.iteration)
+
+    hook.every_iteration = False
+    b = solve(X, cls, K, np.ones(K), 1.0, 1e-4, seed=2, hook=hook)
+    np.testing.assert_array_equal(a.w, b.w)
+    np.testing.assert_array_equal(a.alpha, b.alpha)
+    assert a.n_iter == b.n_iter and 1 <= len(calls) <= a.n_iter and calls[-1] == a.n_iter
+
+
+@pytest.mark.parametrize("shrinking", [True, False])
+@pytest.mark.parametrize("stop_at", [1, 7, 40])
+def test_interrupt_and_resume_is_exact(shrinking, stop_at):
+    """Stopped at iteration k (hook returns False) and resumed from the captured state: the
+    same w and alpha, bit for bit, as an uninterrupted run with the same seed."""
+    X, cls, K = _problem(n_classes=4, seed=8, rows=300)
+    sw = np.random.default_rng(1).uniform(0.0, 2.0, X.shape[0])
+    sub = cs_sub(X, cls, K, [1.0, 2.0, 0.5, 1.5], 1.0, 1e-5, sample_weight=sw, seed=4,
+                 shrinking=shrinking)  # fmt: skip
+    full = solve_crammer_singer(sub)
+    assert full.converged and full.n_iter > stop_at
+    saved = {}
+
+    def stop(progress):
+        if progress.iteration == stop_at:
+            saved.update(progress.state())
+            return False
+        return None
+
+    cut = solve_crammer_singer(sub, stop)
+    assert cut.stop_reason == INTERRUPTED and not cut.converged and cut.n_iter == stop_at
+    assert set(saved) == set(STATE_KEYS)
+    # the interrupted iterate's objectives are its own
+    p, d, g = cs_objectives(X, 1.0, cls, sub.C, cut.w, cut.alpha)
+    assert (cut.primal, cut.dual) == (p, d) and cut.gap == pytest.approx(g)
+    resumed = solve_crammer_singer(sub.but(resume=saved))
+    assert resumed.stop_reason == CONVERGED and resumed.n_iter == full.n_iter
+    np.testing.assert_array_equal(resumed.w, full.w)
+    np.testing.assert_array_equal(resumed.alpha, full.alpha)
+    assert resumed.primal == full.primal and resumed.dual == full.dual
+
+
+def test_max_iter_and_figures():
+    X, cls, K = _problem(seed=6)
+    sol = solve(X, cls, K, np.full(K, 100.0), 1.0, 1e-8, max_iter=3)
+    assert sol.n_iter == 3 and not sol.converged and sol.stop_reason == MAX_ITER
+    assert sol.figures["stopping"] > 1e-8 and sol.figures["n_active"] > 0
+    assert sol.figures["n_sv"] == np.count_nonzero(np.any(sol.alpha != 0, axis=1))
+    assert SOLVERS[4].solve is solve_crammer_singer
+
+
+def test_class_index_as_int_or_float_and_errors():
+    X, cls, K = _problem(seed=6)
+    sub = cs_sub(X, cls, K, np.ones(K), 1.0, 1e-3)
+    a = solve_crammer_singer(sub)
+    b = solve_crammer_singer(sub.but(y=cls.astype(np.int32)))
+    np.testing.assert_array_equal(a.w, b.w)
+    for bad in ({"n_classes": None}, {"n_classes": 0}):
+        with pytest.raises(InvalidInputError, match="n_classes"):
+            solve_crammer_singer(sub.but(options=bad))
+    with pytest.raises(InvalidInputError, match="class indices"):
+        solve_crammer_singer(sub.but(y=cls + 0.5))
+    with pytest.raises(InvalidInputError, match="class indices"):
+        solve_crammer_singer(sub.but(options={"n_classes": K - 1}))
+    with pytest.raises(InvalidInputError, match="C_i"):
+        solve_crammer_singer(sub.but(C=-sub.C))
+    with pytest.raises(InvalidInputError, match="alpha0"):
+        solve_crammer_singer(sub.but(alpha0=np.zeros((X.shape[0], K + 1))))

@@ -22,8 +22,10 @@ from hypothesis import strategies as st
 import linsvm
 from linsvm.errors import InvalidInputError
 from linsvm.model import Model
+from linsvm.solvers import ONECLASS_MAX_ITER, SOLVERS, Subproblem
+from linsvm.solvers._base import CONVERGED, INTERRUPTED, MAX_ITER
 from linsvm.solvers.oneclass import (
-    ONECLASS_MAX_ITER,
+    STATE_KEYS,
     check_nu,
     check_oneclass_bias,
     oneclass_dual_value,
@@ -40,6 +42,17 @@ TIGHT_EPS = 1e-6
 REL_TOL = 1e-4
 AGREEMENT = 0.999
 X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+
+
+def oc_sub(X, nu=0.5, eps=0.01, max_iter=ONECLASS_MAX_ITER, *, liblinear_rounding=True):
+    """The Subproblem training builds for -s 21 (y and C play no part)."""
+    ones = np.ones(X.shape[0])
+    options = {"nu": nu, "liblinear_rounding": liblinear_rounding}
+    return Subproblem(X, ones, ones, eps, max_iter, options=options)
+
+
+def solve(X, nu=0.5, eps=0.01, max_iter=ONECLASS_MAX_ITER, *, hook=None, **kw):
+    return solve_oneclass(oc_sub(X, nu, eps, max_iter, **kw), hook)
 
 
 def _rounding(scale: float) -> float:
@@ -93,23 +106,24 @@ def test_matches_liblinear(data, nu, liblinear_rounding):
     X = data
     model, w_ll, rho_ll, iters = _liblinear(X, nu, TIGHT_EPS)
     assert iters < ONECLASS_MAX_ITER  # the reference converged
-    sol = solve_oneclass(X, nu, TIGHT_EPS, liblinear_rounding=liblinear_rounding)
+    sol = solve(X, nu, TIGHT_EPS, liblinear_rounding=liblinear_rounding)
     assert sol.converged
     w_ll = _w_full(w_ll, X.shape[1])
 
     # dual objective f = 1/2 ||w||^2 (LIBLINEAR's "Objective value") and the primal P(w)
     assert rel_diff(0.5 * w_ll @ w_ll, 0.5 * sol.w @ sol.w) <= REL_TOL
-    assert rel_diff(sol.objective, 0.5 * w_ll @ w_ll) <= REL_TOL
+    assert rel_diff(sol.figures["objective"], 0.5 * w_ll @ w_ll) <= REL_TOL
     p_ll = oneclass_primal_value(X.indptr, X.indices, X.data, w_ll, nu)
     p_ours = oneclass_primal_value(X.indptr, X.indices, X.data, sol.w, nu)
     assert rel_diff(p_ll, p_ours) <= REL_TOL
-    assert p_ours >= -sol.objective - _rounding(p_ours)  # weak duality: P(w) >= -f(a)
+    # weak duality: P(w) >= -f(a)
+    assert p_ours >= -sol.figures["objective"] - _rounding(p_ours)
 
-    assert abs(sol.rho - rho_ll) <= 1e-6 * max(1.0, abs(rho_ll)) + 10 * TIGHT_EPS
+    assert abs(sol.figures["rho"] - rho_ll) <= 1e-6 * max(1.0, abs(rho_ll)) + 10 * TIGHT_EPS
     assert 0.0 - _rounding(sol.primal) <= sol.gap <= 1e-4 * max(1.0, abs(sol.primal))
 
     # predictions: LIBLINEAR's own, our Model's
-    ours = Model(21, np.array([]), sol.w[None, :], -1.0, rho=sol.rho)
+    ours = Model(21, np.array([]), sol.w[None, :], -1.0, rho=sol.figures["rho"])
     pred = ours.predict(X)
     ref_pred, _, ref_dec = ll.predict(np.zeros(X.shape[0]), X, model, "-q")
     ref_pred = np.asarray(ref_pred)
@@ -127,12 +141,13 @@ def test_same_path_as_liblinear_and_same_model_file(data, nu, tmp_path):
     """Default eps: same #iter, same w and rho bit for bit, byte-identical model files."""
     X = data
     model, w_ll, rho_ll, iters = _liblinear(X, nu, 0.01)
-    sol = solve_oneclass(X, nu)
+    sol = solve(X, nu)
     assert sol.n_iter == iters
     np.testing.assert_array_equal(sol.w, _w_full(w_ll, X.shape[1]))
-    assert sol.rho == rho_ll
+    assert sol.figures["rho"] == rho_ll
     ll.save_model(str(tmp_path / "ll.model"), model)
-    Model(21, np.array([]), sol.w[None, :], -1.0, rho=sol.rho).save(tmp_path / "ours.model")
+    ours = Model(21, np.array([]), sol.w[None, :], -1.0, rho=sol.figures["rho"])
+    ours.save(tmp_path / "ours.model")
     assert (tmp_path / "ours.model").read_bytes() == (tmp_path / "ll.model").read_bytes()
 
 
@@ -143,32 +158,33 @@ def test_standardised_data_is_degenerate_for_both():
     iterations for any eps <= 1e-3. linsvm does the same, to the same w and rho."""
     X = _breast_cancer(standardise=True)
     _, w_ll, rho_ll, iters = _liblinear(X, 0.5, 1e-3)
-    sol = solve_oneclass(X, 0.5, 1e-3)
+    sol = solve(X, 0.5, 1e-3)
     assert iters == sol.n_iter == ONECLASS_MAX_ITER and not sol.converged
     np.testing.assert_array_equal(sol.w, w_ll)
-    assert sol.rho == rho_ll
-    assert sol.objective < 1e-2  # ~0 against ~4e4 for the [0, 1]-scaled columns
+    assert sol.figures["rho"] == rho_ll
+    assert sol.figures["objective"] < 1e-2  # ~0 against ~4e4 for the [0, 1]-scaled columns
     assert sol.gap >= 0.0
 
 
 def test_model_file_roundtrip_with_liblinear(tmp_path, load_shared):
     X = linsvm.data.as_csr(load_shared("heart_scale")[0])
     nu = 0.3
-    sol = solve_oneclass(X, nu, 1e-4, liblinear_rounding=False)
-    ours = Model(21, np.array([]), sol.w[None, :], -1.0, rho=sol.rho)
+    sol = solve(X, nu, 1e-4, liblinear_rounding=False)
+    ours = Model(21, np.array([]), sol.w[None, :], -1.0, rho=sol.figures["rho"])
     path = tmp_path / "oc.model"
     ours.save(path)
     text = path.read_text()
-    assert "solver_type ONECLASS_SVM" in text and f"rho {sol.rho:.17g}" in text
+    rho = sol.figures["rho"]
+    assert "solver_type ONECLASS_SVM" in text and f"rho {rho:.17g}" in text
     # LIBLINEAR reads it and predicts as we do
     loaded = ll.load_model(str(path))
-    assert float(loaded.rho) == sol.rho
+    assert float(loaded.rho) == sol.figures["rho"]
     ll_pred, _, ll_dec = ll.predict(np.zeros(X.shape[0]), X, loaded, "-q")
     np.testing.assert_allclose(np.asarray(ll_dec)[:, 0], ours.decision_function(X), atol=1e-9)
     np.testing.assert_array_equal(np.asarray(ll_pred), ours.predict(X))
     # and linsvm reads it back
     back = linsvm.io.model_file.load_model(path)
-    assert back.kind == "oneclass" and back.rho == sol.rho
+    assert back.kind == "oneclass" and back.rho == sol.figures["rho"]
     np.testing.assert_array_equal(back.predict(X), ours.predict(X))
     # a model LIBLINEAR trained and saved, read by linsvm
     model, _, _, _ = _liblinear(X, nu, 1e-4)
@@ -191,7 +207,7 @@ def test_gap_shrinks_with_eps(load_shared):
     X = linsvm.data.as_csr(load_shared("heart_scale")[0])
     gaps = []
     for eps in (1e-1, 1e-3, 1e-5, 1e-7):
-        sol = solve_oneclass(X, 0.2, eps)
+        sol = solve(X, 0.2, eps)
         assert sol.converged
         assert sol.gap >= -_rounding(sol.primal)
         primal, dual, gap = oneclass_objectives(X, 0.2, sol.alpha)
@@ -205,9 +221,9 @@ def test_rho_is_the_primal_minimiser_at_optimum(load_shared):
     """At a tight eps LIBLINEAR's rho (mean over free rows) minimises P(w, .) up to eps."""
     X = linsvm.data.as_csr(load_shared("heart_scale")[0])
     nu = 0.37
-    sol = solve_oneclass(X, nu, 1e-9)
+    sol = solve(X, nu, 1e-9)
     p_best = oneclass_primal_value(X.indptr, X.indices, X.data, sol.w, nu)
-    p_rho = oneclass_primal_at(X.indptr, X.indices, X.data, sol.w, nu, sol.rho)
+    p_rho = oneclass_primal_at(X.indptr, X.indices, X.data, sol.w, nu, sol.figures["rho"])
     assert p_best <= p_rho + _rounding(p_rho)
     assert p_rho - p_best <= 1e-6 * abs(p_best)
     assert abs(sol.primal - p_best) <= _rounding(p_best) * 100
@@ -215,49 +231,57 @@ def test_rho_is_the_primal_minimiser_at_optimum(load_shared):
 
 def test_max_iter_and_float32(load_shared):
     X = linsvm.data.as_csr(load_shared("heart_scale")[0])
-    sol = solve_oneclass(X, 0.5, 1e-12, max_iter=3)
-    assert sol.n_iter == 3 and not sol.converged
+    sol = solve(X, 0.5, 1e-12, max_iter=3)
+    assert sol.n_iter == 3 and not sol.converged and sol.stop_reason == MAX_ITER
     assert sol.gap >= -_rounding(sol.primal)
     X32 = sp.csr_matrix(X, dtype=np.float32)
-    a = solve_oneclass(X32, 0.5)
-    b = solve_oneclass(sp.csr_matrix(X32, dtype=np.float64), 0.5)
+    a = solve(X32, 0.5)
+    b = solve(sp.csr_matrix(X32, dtype=np.float64), 0.5)
     np.testing.assert_array_equal(a.w, b.w)
-    assert a.rho == b.rho
+    assert a.figures["rho"] == b.figures["rho"]
 
 
 def test_edge_cases_as_liblinear():
     X = _generated()
     # nu = 1: every alpha at its bound 1; no free row, no row at 0: LIBLINEAR's rho is +inf
     _, _, rho_ll, _ = _liblinear(X, 1.0, 0.01)
-    sol = solve_oneclass(X, 1.0)
-    assert np.all(sol.alpha == 1.0) and sol.rho == rho_ll == np.inf
-    assert np.all(Model(21, np.array([]), sol.w[None, :], -1.0, rho=sol.rho).predict(X) == -1.0)
+    sol = solve(X, 1.0)
+    assert np.all(sol.alpha == 1.0) and sol.figures["rho"] == rho_ll == np.inf
+    ours = Model(21, np.array([]), sol.w[None, :], -1.0, rho=sol.figures["rho"])
+    assert np.all(ours.predict(X) == -1.0)
     # one row
     _, w1, rho1, _ = _liblinear(X[:1], 0.5, 0.01)
-    sol = solve_oneclass(X[:1], 0.5)
+    sol = solve(X[:1], 0.5)
     np.testing.assert_allclose(sol.w, _w_full(w1, X.shape[1]))
-    assert sol.rho == pytest.approx(rho1)
+    assert sol.figures["rho"] == pytest.approx(rho1)
     # empty rows and duplicate rows (zero curvature pairs)
     Xd = sp.vstack([X[:20], X[:20], sp.csr_matrix((5, X.shape[1]))]).tocsr()
     _, wd, rhod, _ = _liblinear(Xd, 0.3, TIGHT_EPS)
-    sol = solve_oneclass(Xd, 0.3, TIGHT_EPS)
-    assert rel_diff(sol.objective, 0.5 * wd @ wd) <= REL_TOL
-    assert sol.rho == pytest.approx(rhod, rel=1e-5, abs=1e-5)
+    sol = solve(Xd, 0.3, TIGHT_EPS)
+    assert rel_diff(sol.figures["objective"], 0.5 * wd @ wd) <= REL_TOL
+    assert sol.figures["rho"] == pytest.approx(rhod, rel=1e-5, abs=1e-5)
 
 
 def test_errors():
     X = _generated()
     for bad in (0.0, -0.1, 1.5, float("nan")):
         with pytest.raises(InvalidInputError, match="nu"):
-            solve_oneclass(X, bad)
+            solve(X, bad)
     with pytest.raises(InvalidInputError, match="eps"):
-        solve_oneclass(X, 0.5, 0.0)
+        solve(X, 0.5, 0.0)
     with pytest.raises(InvalidInputError, match="ONECLASS_SVM"):
         check_oneclass_bias(1.0)
     with pytest.raises(InvalidInputError, match="bias"):
         check_oneclass_bias(0.0)
     check_oneclass_bias(-1.0)
     assert check_nu(1) == 1.0
+    # the solver checks its Subproblem too
+    with pytest.raises(InvalidInputError, match="ONECLASS_SVM"):
+        solve_oneclass(oc_sub(X).but(bias=1.0))
+    with pytest.raises(InvalidInputError, match="warm start"):
+        solve_oneclass(oc_sub(X).but(alpha0=np.zeros(X.shape[0])))
+    with pytest.raises(InvalidInputError, match="at least one row"):
+        solve(X[:0])
     # LIBLINEAR's own check, mirrored
     prob = ll.problem(np.ones(X.shape[0]), X)
     assert "ignored in ONECLASS_SVM" in prob_error(prob)
@@ -302,10 +326,14 @@ def test_every_iterate_feasible(n_rows, n_features, density, seed, nu, rounding)
         assert gap >= -_rounding(max(abs(primal), abs(dual)))
 
     eps = 1e-3
-    sol = solve_oneclass(X, nu, eps, liblinear_rounding=rounding, on_iteration=check)
-    plain = solve_oneclass(X, nu, eps, liblinear_rounding=rounding)
+    def hook(progress):
+        check(progress.iteration, progress.figures["n_active"], progress.alpha, progress.w)
+
+    sol = solve(X, nu, eps, liblinear_rounding=rounding, hook=hook)
+    plain = solve(X, nu, eps, liblinear_rounding=rounding)
     np.testing.assert_array_equal(sol.w, plain.w)  # the callback changes nothing
-    assert sol.rho == plain.rho or (np.isinf(sol.rho) and np.isinf(plain.rho))
+    rho, rho_plain = sol.figures["rho"], plain.figures["rho"]
+    assert rho == rho_plain or (np.isinf(rho) and np.isinf(rho_plain))
     check(sol.n_iter, n_rows, sol.alpha, sol.w)
     if sol.converged:
         g = X @ sol.w
@@ -313,3 +341,60 @@ def test_every_iterate_feasible(n_rows, n_features, density, seed, nu, rounding)
         low = sol.alpha > 0.0
         if up.any() and low.any():
             assert (-g[up]).max() - (-g[low]).min() < eps + _rounding(np.abs(g).max())
+
+
+def test_interface_figures_and_hooks(load_shared):
+    """The registry's solve is this one; figures as training reads them; a hook that returns
+    None, every iteration or in batches, changes nothing."""
+    assert SOLVERS[21].solve is solve_oneclass
+    X = linsvm.data.as_csr(load_shared("heart_scale")[0])
+    plain = solve(X, 0.3, 1e-6)
+    assert plain.converged and plain.stop_reason == CONVERGED and plain.solver == 21
+    assert plain.figures["n_sv"] == np.count_nonzero(plain.alpha > 0)
+    assert plain.figures["objective"] == -plain.dual
+    for every in (True, False):
+        seen = []
+
+        def hook(progress, seen=seen):
+            assert progress.solver == 21 and progress.w.shape == (X.shape[1],)
+            f = progress.figures
+            assert progress.measure == f["neg_g_max"] - f["neg_g_min"]
+            seen.append(progress.iteration)
+
+        hook.every_iteration = every
+        sol = solve(X, 0.3, 1e-6, hook=hook)
+        np.testing.assert_array_equal(sol.w, plain.w)
+        np.testing.assert_array_equal(sol.alpha, plain.alpha)
+        assert sol.figures == plain.figures and sol.n_iter == plain.n_iter
+        assert seen[-1] == plain.n_iter
+        if every:
+            # each outer iteration, then the converging pass (which counts no iteration)
+            assert seen[:-1] == list(range(1, plain.n_iter + 1))
+
+
+@pytest.mark.parametrize("liblinear_rounding", [True, False])
+@pytest.mark.parametrize("stop_at", [1, 5, 30])
+def test_interrupt_and_resume_is_exact(load_shared, liblinear_rounding, stop_at):
+    """Stopped at iteration k (hook returns False) and resumed from the captured state: the
+    same w, alpha and rho, bit for bit, as an uninterrupted run."""
+    X = linsvm.data.as_csr(load_shared("heart_scale")[0])
+    sub = oc_sub(X, 0.3, 1e-7, liblinear_rounding=liblinear_rounding)
+    full = solve_oneclass(sub)
+    assert full.converged and full.n_iter > stop_at
+    saved = {}
+
+    def stop(progress):
+        if progress.iteration == stop_at:
+            saved.update(progress.state())
+            return False
+        return None
+
+    cut = solve_oneclass(sub, stop)
+    assert cut.stop_reason == INTERRUPTED and not cut.converged and cut.n_iter == stop_at
+    assert set(saved) == set(STATE_KEYS)
+    assert (cut.primal, cut.dual, cut.gap) == oneclass_objectives(X, 0.3, cut.alpha)
+    resumed = solve_oneclass(sub.but(resume=saved))
+    assert resumed.stop_reason == CONVERGED and resumed.n_iter == full.n_iter
+    np.testing.assert_array_equal(resumed.w, full.w)
+    np.testing.assert_array_equal(resumed.alpha, full.alpha)
+    assert resumed.figures == full.figures

@@ -14,7 +14,7 @@ the minimum-norm subgradient ("violation") over all features, relative to its va
 Both follow LIBLINEAR 2.50 (``linear.cpp``: ``solve_l1r_l2_svc``, ``solve_l1r_lr``,
 ``train_one``), written afresh over column (CSC) arrays:
 
-``solve_l1r_l2_svc`` (Yuan, Chang, Hsieh, Lin, JMLR 2010; Fan et al. 2008, appendix): primal
+``solve_l1r_l2svc`` (Yuan, Chang, Hsieh, Lin, JMLR 2010; Fan et al. 2008, appendix): primal
 coordinate descent over the features in a fresh random order each outer iteration. For feature
 j, with b_i = 1 - y_i w'x_i kept up to date, G = -2 sum_{b_i > 0} C_i y_i x_ij b_i and
 H = max(2 sum_{b_i > 0} C_i x_ij^2, 1e-12); the Newton direction of the one-variable problem
@@ -24,7 +24,7 @@ and only then evaluates the loss change on the column. Shrinking: a feature at w
 -1 + M/l < G < 1 - M/l (M the largest violation of the previous outer iteration, l the number
 of rows) leaves the active set. Stop when the violation's 1-norm over the outer iteration is
 <= eps times that of the first outer iteration; when the active set was shrunk, reactivate all
-features and continue instead. At most ``max_iter`` = 1000 outer iterations.
+features and continue instead. At most ``max_iter`` outer iterations (LIBLINEAR: 1000).
 
 ``solve_l1r_lr`` (newGLMNET: Yuan, Ho, Lin, JMLR 2012): each Newton iteration computes the
 gradient and the Hessian diagonal (+ nu = 1e-12) over the features not shrunk (outer shrinking,
@@ -34,10 +34,19 @@ shrinking with the inner iteration's own extremes, steps clipped to [-10, 10], a
 ``max_inner_iter`` = 1000 CD cycles, inner stop at inner_eps times the first outer 1-norm with
 inner_eps starting at 1 and divided by 4 whenever a QP took a single cycle), then a line
 search on the full step (Armijo, sigma = 0.01, halving, at most 20 trials). At most
-``max_iter`` = 100 Newton iterations.
+``max_iter`` Newton iterations (LIBLINEAR: 100).
+
+Both run through ``_base.drive``: one kernel call runs a number of outer iterations (-s 5: CD
+passes; -s 6: Newton iterations) and keeps everything it needs to continue in arrays (w, the
+margins and their caches, the feature order with the active set in front, the shrinking
+thresholds, the inner tolerance, the generator, the counters), so the result does not depend
+on how the iterations are batched, and a checkpoint (``Progress.state()``) resumes exactly.
+The -s 6 kernel computes the gradient of the next Newton iteration at the end of the current
+one (not at its start, as LIBLINEAR writes it), so that the stopping test falls inside the
+call that makes the step; at the cap it is skipped, as LIBLINEAR's loop ends there.
 
 Tolerance: LIBLINEAR's ``-e`` (default 0.01 for both) is scaled in ``train_one`` as
-eps * max(min(pos, neg), 1) / l; the solvers take the scaled value (``primal_tolerance``).
+eps * max(min(pos, neg), 1) / l; ``sub.eps`` is that scaled value (``solver_tolerance``).
 A warm start (``w0``) keeps the cold start's reference (-s 6: the 1-norm at w = 0; -s 5: that
 of the cold start's first sweep, run and discarded), so that it stops at the tolerance a cold
 start would, not at eps times its own, already small, first 1-norm.
@@ -54,37 +63,48 @@ Differences from LIBLINEAR, deliberate:
 - Rows with C_i = 0 are dropped before transposing, so "l" in the shrinking thresholds counts
   the rows with C_i > 0 (LIBLINEAR has no such rows unless a class weight is 0).
 
-Layout: the training matrix is transposed once (as LIBLINEAR does) into CSC arrays holding
-y_i x_ij (float64), rows renumbered over the rows with C_i > 0. The bias column (value
-``bias * y_i`` in every row) is appended to these transposed arrays during the same pass: it is
-part of that one copy, l more entries, rather than a copy of X with a column appended.
+Layout: the column form of y_i x_ij over the rows with C_i > 0, bias column appended
+(``_columns.signed_columns``), shared with PCD.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
 
 import numpy as np
 from numba import njit
 
-from ..data import as_csr
 from ..errors import InvalidInputError
-from ..objective import (  # noqa: F401  (l1_primal_value re-exported from objective)
-    LOSS_LOGISTIC,
-    LOSS_SQUARED_HINGE,
-    l1_primal_value,
-    loss_value,
-    row_dot,
+from ..objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE, l1_primal_value
+from ._base import (
+    CONVERGED,
+    INTERRUPTED,
+    MAX_ITER,
+    Hook,
+    Progress,
+    Solution,
+    Subproblem,
+    copy_state,
+    drive,
+)
+from ._columns import (
+    SignedColumns,
+    check_max_iter,
+    check_seed,
+    check_w0,
+    margins,
+    restore,
+    signed_columns,
 )
 from ._random import new_state, shuffle
-from .newton import primal_tolerance
 
 __all__ = [
     "DEFAULT_EPS",
-    "L1Solution",
+    "L2SVC_MAX_ITER",
+    "LR_MAX_NEWTON_ITER",
+    "l1_optimality",
     "l1_primal_value",
-    "primal_tolerance",
-    "solve_l1r_l2_svc",
+    "solve_l1r_l2svc",
     "solve_l1r_lr",
 ]
 
@@ -102,52 +122,18 @@ LR_MAX_STEP = 10.0  # -s 6: one-variable QP steps clipped to [-10, 10]
 LR_INNER_EPS0 = 1.0  # -s 6: initial inner_eps
 LR_INNER_EPS_SHRINK = 0.25  # -s 6: inner_eps *= 0.25 after a QP of a single CD cycle
 
+# The kernels' scalar state, carried between calls in two small arrays (istate int64, fstate
+# float64), by position.
+# -s 5
+SVC_ITER, SVC_ACTIVE, SVC_CONVERGED, SVC_FAILURES = 0, 1, 2, 3
+SVC_GMAX_OLD, SVC_GNORM1_INIT, SVC_GNORM1_NEW, SVC_GMAX_NEW = 0, 1, 2, 3
+# -s 6
+LR_ITER, LR_CONVERGED, LR_ACTIVE, LR_TOTAL_INNER, LR_MAX_INNER_SEEN = 0, 1, 2, 3, 4
+LR_FAILURES, LR_STARTED, LR_LAST_INNER = 5, 6, 7
+LR_GMAX_OLD, LR_GMAX_NEW, LR_GNORM1_INIT, LR_GNORM1_NEW, LR_INNER_EPS, LR_W_NORM = range(6)
+
 
 # ----------------------------------------------------------------------------- kernels
-
-
-@njit(cache=True, nogil=True)
-def _transpose_signed(indptr, indices, data, rows, y, n_features, bias, colptr, rowpos, vals):
-    """CSC arrays of y_i x_ij over the rows ``rows`` (renumbered 0..len-1), bias column last.
-
-    colptr must have n_features (+1 with a bias) + 1 zeroed entries; rowpos / vals the total
-    number of entries. Rows come out ascending within each column.
-    """
-    n_rows = rows.shape[0]
-    for r in range(n_rows):
-        i = rows[r]
-        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            colptr[np.uint64(indices[k]) + np.uint64(1)] += 1
-    if bias >= 0.0:
-        colptr[n_features + 1] = n_rows
-    for j in range(colptr.shape[0] - 1):
-        colptr[j + 1] += colptr[j]
-    fill = colptr[:-1].copy()
-    for r in range(n_rows):
-        i = rows[r]
-        yi = y[i]
-        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            j = np.uint64(indices[k])
-            p = np.uint64(fill[j])
-            rowpos[p] = r
-            vals[p] = yi * data[k]
-            fill[j] += 1
-        if bias >= 0.0:
-            p = np.uint64(fill[n_features])
-            rowpos[p] = r
-            vals[p] = yi * bias
-            fill[n_features] += 1
-
-
-@njit(cache=True, nogil=True)
-def _margins(colptr, rowpos, vals, w, z) -> None:
-    """z_i = y_i w'x_i from the signed columns."""
-    z[:] = 0.0
-    for j in range(w.shape[0]):
-        wj = w[j]
-        if wj != 0.0:
-            for k in range(np.uint64(colptr[j]), np.uint64(colptr[j + 1])):
-                z[np.uint64(rowpos[k])] += wj * vals[k]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -175,7 +161,7 @@ def l1_optimality(colptr, rowpos, vals, C, w, loss, reg_bias, has_bias):
     """
     n_rows = C.shape[0]
     z = np.empty(n_rows)
-    _margins(colptr, rowpos, vals, w, z)
+    margins(colptr, rowpos, vals, w, z)
     dloss = np.empty(n_rows)  # C_i xi'(z_i)
     for i in range(n_rows):
         if loss == LOSS_SQUARED_HINGE:
@@ -211,45 +197,52 @@ def _l2svc_objective(w, b, C, free_last) -> float:
 
 
 @njit(cache=True, nogil=True)
-def l1r_l2_svc_kernel(
-    colptr, rowpos, vals, C, free_last, eps, max_iter, rng, w, b, history, gnorm1_ref
-):
-    """Coordinate descent for min ||w||_1 + sum C_i max(0, b_i)^2, b = 1 - z.
-
-    w (n_w,) and b (l,) are updated in place (start: 0 and 1, or a warm start w and its
-    b = 1 - z). ``free_last``: the last weight (the bias) is not penalised. ``history`` (length
-    max_iter or 0): P(w) after each outer iteration. ``gnorm1_ref``: the stopping rule's
-    reference when >= 0; < 0: the first outer iteration's 1-norm (LIBLINEAR). Returns (outer
-    iterations, converged, last 1-norm, reference 1-norm, line-search failures).
-    """
-    n_rows = C.shape[0]
-    n_w = w.shape[0]
-    record = history.shape[0] >= max_iter
-    l_f = float(max(n_rows, 1))
-    # C_i is read as C[i * c_step]: with one C for every row (no class or sample weights, the
-    # usual case) c_step = 0 and the column loops make one random access a non-zero (b_i), not
-    # two; on pypi-recent C alone is 5 MB.
-    c_step = np.uint64(1)
-    if n_rows > 0 and np.all(C == C[0]):
-        c_step = np.uint64(0)
-
-    xj_sq = np.zeros(n_w)  # sum_i C_i x_ij^2: bounds the loss's curvature along feature j
+def column_curvature(colptr, rowpos, vals, C):
+    """sum_i C_i x_ij^2 for every column j, shape (n_w,): bounds the L2 loss's curvature
+    along feature j (-s 5's cheap line-search test)."""
+    n_w = colptr.shape[0] - 1
+    xj_sq = np.zeros(n_w)
     for j in range(n_w):
         s2 = 0.0
         for k in range(np.uint64(colptr[j]), np.uint64(colptr[j + 1])):
             v = vals[k]
             s2 += C[np.uint64(rowpos[k])] * v * v
         xj_sq[j] = s2
-    index = np.arange(n_w)
-    active = n_w
-    gmax_old = np.inf
-    gnorm1_init = gnorm1_ref
-    gnorm1_new = 0.0
-    n_iter = 0
-    converged = False
-    n_failures = 0
+    return xj_sq
 
-    while n_iter < max_iter:
+
+@njit(cache=True, nogil=True)
+def l1r_l2svc_kernel(
+    colptr, rowpos, vals, C, c_step, xj_sq, free_last, eps, max_iter, n_outer, rng, w, b,
+    index, istate, fstate, history,
+):  # fmt: skip
+    """Up to ``n_outer`` outer iterations of coordinate descent for
+    min ||w||_1 + sum C_i max(0, b_i)^2, b = 1 - z, stopping at ``max_iter`` in all.
+
+    w (n_w,) and b (l,) are updated in place (start: 0 and 1, or a warm start w and its
+    b = 1 - z); ``index`` (n_w,): the feature order, active features first; ``rng``: the
+    generator's state; istate / fstate: the counters and thresholds (SVC_* positions; start:
+    0, n_w, 0, 0 and inf, reference, 0, 0). fstate[SVC_GNORM1_INIT] is the stopping rule's
+    reference when >= 0; < 0: the first outer iteration's 1-norm (LIBLINEAR). ``free_last``:
+    the last weight (the bias) is not penalised. ``c_step``: 0 when every C_i is C[0] (read
+    C[0] only), else 1. ``xj_sq``: ``column_curvature``. ``history`` (length max_iter, or 0 to
+    keep none): P(w) after each outer iteration.
+    """
+    n_rows = C.shape[0]
+    n_w = w.shape[0]
+    record = history.shape[0] > 0
+    l_f = float(max(n_rows, 1))
+    n_iter = istate[SVC_ITER]
+    active = istate[SVC_ACTIVE]
+    n_failures = istate[SVC_FAILURES]
+    gmax_old = fstate[SVC_GMAX_OLD]
+    gnorm1_init = fstate[SVC_GNORM1_INIT]
+    gnorm1_new = fstate[SVC_GNORM1_NEW]
+    gmax_new = fstate[SVC_GMAX_NEW]
+    converged = istate[SVC_CONVERGED] != 0
+    stop = min(max_iter, n_iter + n_outer)
+
+    while n_iter < stop and not converged:
         gmax_new = 0.0
         gnorm1_new = 0.0
         shuffle(index, 0, active, rng)
@@ -351,11 +344,12 @@ def l1r_l2_svc_kernel(
             if n_ls >= MAX_LINE_SEARCH:
                 # b holds the last trial, not w: recompute it (as LIBLINEAR)
                 n_failures += 1
-                _margins(colptr, rowpos, vals, w, b)
+                margins(colptr, rowpos, vals, w, b)
                 for i in range(n_rows):
                     b[i] = 1.0 - b[i]
 
-        if n_iter == 0 and gnorm1_ref < 0.0:
+
+        if gnorm1_init < 0.0:  # cold: the first outer iteration's 1-norm is the reference
             gnorm1_init = gnorm1_new
         if record:
             history[n_iter] = _l2svc_objective(w, b, C, free_last)
@@ -369,7 +363,14 @@ def l1r_l2_svc_kernel(
             continue
         gmax_old = gmax_new
 
-    return n_iter, converged, gnorm1_new, gnorm1_init, n_failures
+    istate[SVC_ITER] = n_iter
+    istate[SVC_ACTIVE] = active
+    istate[SVC_CONVERGED] = converged
+    istate[SVC_FAILURES] = n_failures
+    fstate[SVC_GMAX_OLD] = gmax_old
+    fstate[SVC_GNORM1_INIT] = gnorm1_init
+    fstate[SVC_GNORM1_NEW] = gnorm1_new
+    fstate[SVC_GMAX_NEW] = gmax_new
 
 
 @njit(cache=True, nogil=True)
@@ -393,95 +394,104 @@ def _logistic_state(z, C, e, tail, tau, D) -> float:
 
 
 @njit(cache=True, nogil=True)
-def l1r_lr_kernel(
-    colptr, rowpos, vals, C, free_last, eps, max_newton_iter, max_inner_iter, rng, w, history,
-    gnorm1_ref,
-):  # fmt: skip
-    """newGLMNET for min ||w||_1 + sum C_i log(1 + exp(-z_i)), z_i = y_i w'x_i, from w given.
+def _lr_gradient(colptr, rowpos, vals, free_last, w, tau, D, hdiag, grad, index, gmax_old, l_f):
+    """The gradient and Hessian diagonal of the loss over the features not shrunk (outer
+    shrinking against ``gmax_old``; shrunk features moved behind the active ones in
+    ``index``). Returns (active, largest violation, violation 1-norm)."""
+    n_w = w.shape[0]
+    gmax_new = 0.0
+    gnorm1_new = 0.0
+    active = n_w
+    s = 0
+    while s < active:
+        j = index[s]
+        h = LR_NU
+        t = 0.0
+        for k in range(np.uint64(colptr[j]), np.uint64(colptr[j + 1])):
+            i = np.uint64(rowpos[k])
+            v = vals[k]
+            h += v * v * D[i]
+            t += v * tau[i]
+        hdiag[j] = h
+        g = -t
+        grad[j] = g
+        if not (free_last and j == n_w - 1):
+            if (
+                w[j] == 0.0
+                and g + 1.0 >= 0.0
+                and g - 1.0 <= 0.0
+                and g + 1.0 > gmax_old / l_f
+                and g - 1.0 < -gmax_old / l_f
+            ):
+                # outer-level shrinking
+                active -= 1
+                index[s] = index[active]
+                index[active] = j
+                continue
+        s += 1
+        violation = _violation(g, w[j], free_last and j == n_w - 1)
+        gmax_new = max(gmax_new, violation)
+        gnorm1_new += violation
+    return active, gmax_new, gnorm1_new
 
-    w (n_w,) is updated in place (0 for LIBLINEAR's start, or a warm start). ``history``
-    (length >= max_newton_iter + 1): P(w) at the start and after each Newton iteration.
-    ``gnorm1_ref``: the reference of the stopping rule (and of the inner QPs' tolerance) when
-    >= 0; < 0: the first Newton iteration's 1-norm (LIBLINEAR). Returns (Newton iterations,
-    converged, last 1-norm, reference 1-norm, total CD cycles, line-search failures, max inner
-    cycles of one QP).
+
+@njit(cache=True, nogil=True)
+def l1r_lr_kernel(
+    colptr, rowpos, vals, C, free_last, eps, max_newton_iter, max_inner_iter, n_newton, rng,
+    w, z, e, tail, tau, D, hdiag, grad, index, istate, fstate, history, wpd, xtd, e_new,
+    tail_new,
+):  # fmt: skip
+    """Up to ``n_newton`` newGLMNET iterations for min ||w||_1 + sum C_i log(1 + exp(-z_i)),
+    z_i = y_i w'x_i, stopping at ``max_newton_iter`` in all.
+
+    State, updated in place: w (n_w,) (0 for LIBLINEAR's start, or a warm start); z, e =
+    exp(-|z|), tail = log1p(e), tau = C sigma(-z), D = C sigma(z) sigma(-z) (l,) (set on the
+    first call, istate[LR_STARTED] = 0); hdiag, grad (n_w,): the Hessian diagonal and gradient
+    of the next Newton iteration; index (n_w,): the feature order, active features first;
+    rng; istate / fstate (LR_* positions; start: zeros and fstate = inf, 0, reference, 0,
+    LR_INNER_EPS0, 0, the reference being the rule's when >= 0, < 0: the first Newton
+    iteration's 1-norm, LIBLINEAR's); history (max_newton_iter + 1,): P(w) at the start and
+    after each Newton iteration. Scratch: wpd (n_w,), xtd, e_new, tail_new (l,).
     """
     n_rows = C.shape[0]
     n_w = w.shape[0]
     l_f = float(max(n_rows, 1))
 
-    z = np.zeros(n_rows)
-    e = np.empty(n_rows)
-    tail = np.empty(n_rows)
-    tau = np.empty(n_rows)
-    D = np.empty(n_rows)
-    e_new = np.empty(n_rows)
-    tail_new = np.empty(n_rows)
-    xtd = np.zeros(n_rows)
-    hdiag = np.zeros(n_w)
-    grad = np.zeros(n_w)
-    _margins(colptr, rowpos, vals, w, z)
-    wpd = w.copy()
-    w_norm = 0.0
-    for j in range(n_w):
-        w_norm += abs(w[j])
-    if free_last:
-        w_norm -= abs(w[n_w - 1])
-    loss_sum = _logistic_state(z, C, e, tail, tau, D)
-    history[0] = w_norm + loss_sum
+    newton_iter = istate[LR_ITER]
+    converged = istate[LR_CONVERGED] != 0
+    active = istate[LR_ACTIVE]
+    total_inner = istate[LR_TOTAL_INNER]
+    max_inner_seen = istate[LR_MAX_INNER_SEEN]
+    n_failures = istate[LR_FAILURES]
+    n_inner = istate[LR_LAST_INNER]
+    gmax_old = fstate[LR_GMAX_OLD]
+    gmax_new = fstate[LR_GMAX_NEW]
+    gnorm1_init = fstate[LR_GNORM1_INIT]
+    gnorm1_new = fstate[LR_GNORM1_NEW]
+    inner_eps = fstate[LR_INNER_EPS]
+    w_norm = fstate[LR_W_NORM]
+    wpd[:] = w
 
-    index = np.arange(n_w)
-    gmax_old = np.inf
-    gnorm1_init = gnorm1_ref
-    gnorm1_new = 0.0
-    inner_eps = LR_INNER_EPS0
-    newton_iter = 0
-    total_inner = 0
-    max_inner_seen = 0
-    n_failures = 0
-    converged = False
+    if istate[LR_STARTED] == 0:
+        istate[LR_STARTED] = 1
+        margins(colptr, rowpos, vals, w, z)
+        w_norm = 0.0
+        for j in range(n_w):
+            w_norm += abs(w[j])
+        if free_last:
+            w_norm -= abs(w[n_w - 1])
+        loss_sum = _logistic_state(z, C, e, tail, tau, D)
+        history[0] = w_norm + loss_sum
+        if newton_iter < max_newton_iter:
+            active, gmax_new, gnorm1_new = _lr_gradient(
+                colptr, rowpos, vals, free_last, w, tau, D, hdiag, grad, index, gmax_old, l_f
+            )
+            if gnorm1_init < 0.0:  # cold: the first Newton iteration's 1-norm
+                gnorm1_init = gnorm1_new
+            converged = gnorm1_new <= eps * gnorm1_init
 
-    while newton_iter < max_newton_iter:
-        gmax_new = 0.0
-        gnorm1_new = 0.0
-        active = n_w
-        s = 0
-        while s < active:
-            j = index[s]
-            h = LR_NU
-            t = 0.0
-            for k in range(np.uint64(colptr[j]), np.uint64(colptr[j + 1])):
-                i = np.uint64(rowpos[k])
-                v = vals[k]
-                h += v * v * D[i]
-                t += v * tau[i]
-            hdiag[j] = h
-            g = -t
-            grad[j] = g
-            if not (free_last and j == n_w - 1):
-                if (
-                    w[j] == 0.0
-                    and g + 1.0 >= 0.0
-                    and g - 1.0 <= 0.0
-                    and g + 1.0 > gmax_old / l_f
-                    and g - 1.0 < -gmax_old / l_f
-                ):
-                    # outer-level shrinking
-                    active -= 1
-                    index[s] = index[active]
-                    index[active] = j
-                    continue
-            s += 1
-            violation = _violation(g, w[j], free_last and j == n_w - 1)
-            gmax_new = max(gmax_new, violation)
-            gnorm1_new += violation
-
-        if newton_iter == 0 and gnorm1_ref < 0.0:
-            gnorm1_init = gnorm1_new
-        if gnorm1_new <= eps * gnorm1_init:
-            converged = True
-            break
-
+    stop = min(max_newton_iter, newton_iter + n_newton)
+    while newton_iter < stop and not converged:
         # minimise the quadratic model + ||.||_1 over wpd by CD on the active features
         n_inner = 0
         qp_gmax_old = np.inf
@@ -626,7 +636,7 @@ def l1r_lr_kernel(
         else:
             n_failures += 1
             wpd[:] = w
-            _margins(colptr, rowpos, vals, w, z)
+            margins(colptr, rowpos, vals, w, z)
             loss_sum = _logistic_state(z, C, e, tail, tau, D)
 
         if n_inner == 1:
@@ -634,118 +644,107 @@ def l1r_lr_kernel(
         newton_iter += 1
         gmax_old = gmax_new
         history[newton_iter] = w_norm + loss_sum
+        if newton_iter < max_newton_iter:  # the next iteration's gradient and stopping test
+            active, gmax_new, gnorm1_new = _lr_gradient(
+                colptr, rowpos, vals, free_last, w, tau, D, hdiag, grad, index, gmax_old, l_f
+            )
+            converged = gnorm1_new <= eps * gnorm1_init
 
-    return (
-        newton_iter,
-        converged,
-        gnorm1_new,
-        gnorm1_init,
-        total_inner,
-        n_failures,
-        max_inner_seen,
-    )
-
-
-# ----------------------------------------------------------------------------- driver
-
-
-@dataclass
-class L1Solution:
-    """What an L1-regularised solver returns for one binary sub-problem."""
-
-    w: np.ndarray  # (n [+1],) float64, bias weight last
-    n_iter: int  # outer iterations (-s 5) / Newton iterations (-s 6), LIBLINEAR's "#iter"
-    converged: bool  # the stopping rule was met (False: iteration cap)
-    objective: float  # P(w) at the returned w (bias weight out of ||w||_1 with -R)
-    stop_measure: float  # violation 1-norm the rule was last applied to (LIBLINEAR's Gnorm1_new)
-    # the rule's reference: violation 1-norm of the first iteration, from w = 0 (Gnorm1_init);
-    # after a warm start the 1-norm at w = 0 (see solve_l1r_l2_svc / solve_l1r_lr)
-    stop_measure0: float
-    nnz_w: int  # non-zeros of w (the bias weight included)
-    eps: float = float("nan")  # the tolerance used: converged <=> stop_measure <= eps * measure0
-    final_violation: float = float("nan")  # violation 1-norm recomputed at the returned w
-    final_max_violation: float = float("nan")  # its largest term
-    n_inner_iter: int = 0  # -s 6: CD cycles over all QPs
-    n_line_search_failures: int = 0
-    history: np.ndarray = field(default_factory=lambda: np.zeros(0))  # P(w) per iteration
+    istate[LR_ITER] = newton_iter
+    istate[LR_CONVERGED] = converged
+    istate[LR_ACTIVE] = active
+    istate[LR_TOTAL_INNER] = total_inner
+    istate[LR_MAX_INNER_SEEN] = max_inner_seen
+    istate[LR_FAILURES] = n_failures
+    istate[LR_LAST_INNER] = n_inner
+    fstate[LR_GMAX_OLD] = gmax_old
+    fstate[LR_GMAX_NEW] = gmax_new
+    fstate[LR_GNORM1_INIT] = gnorm1_init
+    fstate[LR_GNORM1_NEW] = gnorm1_new
+    fstate[LR_INNER_EPS] = inner_eps
+    fstate[LR_W_NORM] = w_norm
 
 
-def _prepare(X, y, C, bias, eps, regularize_bias):
-    X = as_csr(X)
-    bias = float(bias)
-    if not regularize_bias and bias < 0:
+# ----------------------------------------------------------------------------- drivers
+
+
+def _l1_columns(sub: Subproblem) -> tuple[SignedColumns, bool]:
+    """The column form of ``sub`` and whether the bias weight is free (-R)."""
+    if not sub.regularize_bias and sub.bias < 0:
         raise InvalidInputError("an unregularised bias (-R) needs a bias term (bias >= 0)")
-    eps = float(eps)
-    if not (np.isfinite(eps) and eps > 0):
-        raise InvalidInputError(f"eps must be > 0, got {eps}")
-    n_rows, n_features = X.shape
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    C = np.ascontiguousarray(C, dtype=np.float64)
-    if y.shape != (n_rows,) or C.shape != (n_rows,):
-        raise InvalidInputError(f"y and C must have shape ({n_rows},)")
-    if not (np.all(np.isfinite(C)) and np.all(C >= 0)):
-        raise InvalidInputError("C must be finite and >= 0 (0 drops the row)")
-    ysign = np.where(y > 0, 1.0, -1.0)  # the columns carry y_i x_ij: the sign, whatever y holds
-    rows = np.flatnonzero(C > 0)
-    n_w = n_features + (1 if bias >= 0 else 0)
-    nnz = int(X.indptr[rows + 1].sum() - X.indptr[rows].sum()) if rows.size else 0
-    if bias >= 0:
-        nnz += rows.size
-    pos_dtype = np.int32 if rows.size < 2**31 - 1 else np.int64
-    colptr = np.zeros(n_w + 1, dtype=np.int64)
-    rowpos = np.empty(nnz, dtype=pos_dtype)
-    vals = np.empty(nnz, dtype=np.float64)
-    _transpose_signed(
-        X.indptr, X.indices, X.data, rows, ysign, n_features, bias, colptr, rowpos, vals
+    cols = signed_columns(sub.X, sub.y, sub.C, sub.bias, sub.eps)
+    return cols, cols.bias >= 0 and not sub.regularize_bias
+
+
+def _ratio(measure: float, reference: float) -> float:
+    """The stopping measure relative to its reference (0 when the reference is 0: w = 0 is
+    optimal)."""
+    return float(measure / reference) if reference > 0 else 0.0
+
+
+def _restore_with_history(state: dict, arrays: dict[str, np.ndarray], history: np.ndarray):
+    restore(state, arrays)
+    if "history" in state:
+        saved = np.asarray(state["history"])
+        if saved.shape[0] > history.shape[0]:
+            raise InvalidInputError("resume state has a longer history than max_iter allows")
+        history[: saved.shape[0]] = saved
+
+
+def _l1_solution(
+    sub, cols, free_last, loss, w, stopped, n_iter, converged, measure, measure0, figures
+) -> Solution:
+    reg_bias = not free_last
+    X = cols.X
+    primal = l1_primal_value(
+        X.indptr, X.indices, X.data, cols.bias, cols.ysign, cols.C, w, loss, reg_bias
     )
-    return X, bias, eps, ysign, C, rows, n_w, colptr, rowpos, vals
-
-
-def _check_w0(w0, n_w: int) -> np.ndarray:
-    """A float64 copy of the warm start w0, checked: shape (n_w,), finite."""
-    w0 = np.array(w0, dtype=np.float64)
-    if w0.shape != (n_w,):
-        raise InvalidInputError(f"w0 must have shape ({n_w},), got {w0.shape}")
-    if not np.all(np.isfinite(w0)):
-        raise InvalidInputError("w0 must be finite")
-    return w0
-
-
-def _finish(X, bias, ysign, C, w, loss, reg_bias, colptr, rowpos, vals, Cr, **kw) -> L1Solution:
-    objective = l1_primal_value(X.indptr, X.indices, X.data, bias, ysign, C, w, loss, reg_bias)
-    viol1, violmax = l1_optimality(colptr, rowpos, vals, Cr, w, loss, reg_bias, bias >= 0)
-    return L1Solution(
+    viol1, violmax = l1_optimality(
+        cols.colptr, cols.rowpos, cols.vals, cols.Cr, w, loss, reg_bias, cols.bias >= 0
+    )
+    if converged:
+        reason = CONVERGED
+    else:
+        reason = INTERRUPTED if stopped else MAX_ITER
+    return Solution(
         w=w,
-        objective=float(objective),
-        nnz_w=int(np.count_nonzero(w)),
-        final_violation=float(viol1),
-        final_max_violation=float(violmax),
-        **kw,
+        n_iter=int(n_iter),
+        converged=bool(converged),
+        stop_reason=reason,
+        primal=float(primal),
+        solver=5 if loss == LOSS_SQUARED_HINGE else 6,
+        figures={
+            "stop_measure": float(measure),  # LIBLINEAR's Gnorm1_new, the last 1-norm tested
+            "stop_measure0": float(measure0),  # its reference (Gnorm1_init)
+            "stop_ratio": _ratio(measure, measure0),
+            "eps": float(sub.eps),  # converged <=> stop_measure <= eps * stop_measure0
+            "nnz_w": int(np.count_nonzero(w)),
+            "final_violation": float(viol1),  # the 1-norm recomputed at the returned w
+            "final_max_violation": float(violmax),
+            **figures,
+        },
     )
 
 
-def solve_l1r_l2_svc(
-    X,
-    y: np.ndarray,
-    C: np.ndarray,
-    bias: float,
-    eps: float,
-    max_iter: int = L2SVC_MAX_ITER,
-    *,
-    regularize_bias: bool = True,
-    seed: int = 1,
-    record_history: bool = False,
-    w0: np.ndarray | None = None,
-) -> L1Solution:
+def _objectives(cols, free_last, loss, w):
+    X = cols.X
+
+    def objectives() -> tuple[float, float]:
+        primal = l1_primal_value(
+            X.indptr, X.indices, X.data, cols.bias, cols.ysign, cols.C, w, loss, not free_last
+        )
+        return float(primal), math.nan
+
+    return objectives
+
+
+def solve_l1r_l2svc(sub: Subproblem, hook: Hook | None = None) -> Solution:
     """Minimise ||w||_1 + sum_i C_i max(0, 1 - y_i w'x_i)^2 as LIBLINEAR's -s 5.
 
-    X: CSR (l, n) (anything ``as_csr`` takes); y: (l,) +1/-1 (y > 0 is positive); C: (l,)
-    per-row cost (0 drops the row); bias: LIBLINEAR's -B (implicit last feature when >= 0);
-    eps: the tolerance as the solver gets it (for LIBLINEAR's -e pass
-    ``primal_tolerance(e, y, C)``); max_iter: cap on outer iterations (1000 in LIBLINEAR);
-    regularize_bias=False: LIBLINEAR's -R; seed: the random order's seed;
-    record_history: keep P(w) after each outer iteration in ``history``;
-    w0: (n_w,) = (n [+1],) a warm start (e.g. the w of an earlier solution at another C).
+    ``sub``: X CSR (l, n); y (l,) (y > 0 is positive); C (l,) per-row cost (0 drops the row);
+    eps the scaled tolerance; max_iter the cap on outer iterations (LIBLINEAR: 1000); bias,
+    regularize_bias (-R), seed (the feature order); w0 (n [+1],) a warm start; option
+    ``record_history``: keep P(w) after each outer iteration (``figures["history"]``).
 
     Stopping rule: the violation 1-norm of an outer iteration <= eps times a reference, the
     first outer iteration's 1-norm (LIBLINEAR). After a warm start that would already be small
@@ -754,96 +753,198 @@ def solve_l1r_l2_svc(
     (from w = 0, same seed) and discarded: one extra sweep, not counted in ``n_iter``, after
     which the warm start stops exactly where a cold start's rule would. (The 1-norm evaluated
     at w = 0 alone can be several times larger.) If the reference is 0, w = 0 is optimal and
-    w0 is ignored. Without w0 nothing changes.
+    w0 is ignored.
+
+    Returns a Solution: primal P(w) (``objective.l1_primal_value``), dual NaN; figures
+    stop_measure, stop_measure0, stop_ratio, eps, nnz_w, final_violation,
+    final_max_violation, n_line_search_failures (and history).
     """
-    X, bias, eps, ysign, C, rows, n_w, colptr, rowpos, vals = _prepare(
-        X, y, C, bias, eps, regularize_bias
-    )
-    max_iter = int(max_iter)
-    free_last = bias >= 0 and not regularize_bias
-    Cr = np.ascontiguousarray(C[rows])
-    w = np.zeros(n_w)
-    b = np.ones(rows.size)
-    gnorm1_ref = -1.0  # cold: the kernel takes its first outer iteration's 1-norm
-    if w0 is not None:
-        w0 = _check_w0(w0, n_w)
-        # the cold start's first outer iteration (same seed), run for its 1-norm and discarded
-        _, _, _, gnorm1_ref, _ = l1r_l2_svc_kernel(
-            colptr, rowpos, vals, Cr, free_last, eps, 1, new_state(seed), w, b, np.zeros(0),
-            -1.0,
+    cols, free_last = _l1_columns(sub)
+    max_iter = check_max_iter(sub.max_iter)
+    seed = check_seed(sub.seed)
+    eps = float(sub.eps)
+    n_w = cols.n_w
+    colptr, rowpos, vals, Cr = cols.colptr, cols.rowpos, cols.vals, cols.Cr
+    # C_i is read as C[i * c_step]: with one C for every row (no class or sample weights, the
+    # usual case) c_step = 0 and the column loops make one random access a non-zero (b_i), not
+    # two; on pypi-recent C alone is 5 MB.
+    c_step = np.uint64(0 if Cr.size > 0 and np.all(Cr == Cr[0]) else 1)
+    xj_sq = column_curvature(colptr, rowpos, vals, Cr)
+
+    def fresh_state():
+        istate = np.array([0, n_w, 0, 0], dtype=np.int64)
+        fstate = np.array([np.inf, -1.0, 0.0, 0.0])
+        return np.arange(n_w), new_state(seed), istate, fstate
+
+    def run(n_outer, w, b, index, rng, istate, fstate, history):
+        l1r_l2svc_kernel(
+            colptr, rowpos, vals, Cr, c_step, xj_sq, free_last, eps, max_iter, n_outer, rng,
+            w, b, index, istate, fstate, history,
         )  # fmt: skip
-        if gnorm1_ref > 0.0:
+
+    w = np.zeros(n_w)
+    b = np.ones(Cr.size)
+    index, rng, istate, fstate = fresh_state()
+    history = np.zeros(max_iter if sub.option("record_history", False) else 0)
+    if sub.resume is not None:
+        _restore_with_history(
+            sub.resume,
+            {"w": w, "b": b, "index": index, "rng": rng, "istate": istate, "fstate": fstate},
+            history,
+        )
+    elif sub.w0 is not None:
+        w0 = check_w0(sub.w0, n_w)
+        # the cold start's first outer iteration (same seed), run for its 1-norm and discarded
+        p_index, p_rng, p_istate, p_fstate = fresh_state()
+        run(1, w, b, p_index, p_rng, p_istate, p_fstate, np.zeros(0))
+        reference = p_fstate[SVC_GNORM1_INIT]
+        if reference > 0.0:
             w[:] = w0
-            _margins(colptr, rowpos, vals, w, b)  # b = 1 - y_i w'x_i
+            margins(colptr, rowpos, vals, w, b)  # b = 1 - y_i w'x_i
             np.subtract(1.0, b, out=b)
+            fstate[SVC_GNORM1_INIT] = reference
         else:  # w = 0 is optimal: start there, as a cold start
-            gnorm1_ref = -1.0
             w[:] = 0.0
             b[:] = 1.0
-    history = np.zeros(max_iter if record_history else 0)
-    n_iter, converged, gnorm1, gnorm1_0, n_fail = l1r_l2_svc_kernel(
-        colptr, rowpos, vals, Cr, free_last, eps, max_iter, new_state(seed), w, b, history,
-        gnorm1_ref,
+
+    def status() -> tuple[int, bool]:
+        return int(istate[SVC_ITER]), bool(istate[SVC_CONVERGED])
+
+    def state() -> dict[str, np.ndarray]:
+        return copy_state(
+            w=w, b=b, index=index, rng=rng, istate=istate, fstate=fstate,
+            history=history[: istate[SVC_ITER]],
+        )  # fmt: skip
+
+    def progress() -> Progress:
+        return Progress(
+            solver=5,
+            index=sub.index,
+            iteration=int(istate[SVC_ITER]),
+            w=w,
+            alpha=None,
+            measure=_ratio(fstate[SVC_GNORM1_NEW], fstate[SVC_GNORM1_INIT]),
+            figures={
+                "n_active": int(istate[SVC_ACTIVE]),
+                "gnorm1": float(fstate[SVC_GNORM1_NEW]),
+                "gmax": float(fstate[SVC_GMAX_NEW]),
+            },
+            state=state,
+            objectives=_objectives(cols, free_last, LOSS_SQUARED_HINGE, w),
+        )
+
+    go_on = drive(
+        lambda n: run(n, w, b, index, rng, istate, fstate, history),
+        status, hook, max_iter, progress,
     )  # fmt: skip
-    return _finish(
-        X, bias, ysign, C, w, LOSS_SQUARED_HINGE, not free_last, colptr, rowpos, vals, Cr,
-        n_iter=int(n_iter), converged=bool(converged), stop_measure=float(gnorm1),
-        stop_measure0=float(gnorm1_0), eps=eps, n_line_search_failures=int(n_fail),
-        history=history[:n_iter],
+    n_iter, converged = status()
+    figures = {"n_line_search_failures": int(istate[SVC_FAILURES])}
+    if history.shape[0]:
+        figures["history"] = history[:n_iter].copy()
+    return _l1_solution(
+        sub, cols, free_last, LOSS_SQUARED_HINGE, w, not go_on, n_iter, converged,
+        fstate[SVC_GNORM1_NEW], fstate[SVC_GNORM1_INIT], figures,
     )  # fmt: skip
 
 
-def solve_l1r_lr(
-    X,
-    y: np.ndarray,
-    C: np.ndarray,
-    bias: float,
-    eps: float,
-    max_iter: int = LR_MAX_NEWTON_ITER,
-    *,
-    max_inner_iter: int = LR_MAX_INNER_ITER,
-    regularize_bias: bool = True,
-    seed: int = 1,
-    w0: np.ndarray | None = None,
-) -> L1Solution:
+def solve_l1r_lr(sub: Subproblem, hook: Hook | None = None) -> Solution:
     """Minimise ||w||_1 + sum_i C_i log(1 + exp(-y_i w'x_i)) as LIBLINEAR's -s 6 (newGLMNET).
 
-    Arguments as ``solve_l1r_l2_svc``; max_iter caps the Newton iterations (100 in LIBLINEAR),
-    max_inner_iter the CD cycles of each QP (1000). ``history`` holds P(w) at the start (w = 0,
-    or w0) and after each Newton iteration.
+    ``sub`` as for ``solve_l1r_l2svc``; max_iter caps the Newton iterations (LIBLINEAR: 100),
+    option ``max_inner_iter`` the CD cycles of each QP (1000).
 
-    w0: (n_w,) a warm start. The stopping rule (and the inner QPs' tolerance) is relative to
-    the violation 1-norm of the first Newton iteration, i.e. at the starting point; after a
+    w0: (n [+1],) a warm start. The stopping rule (and the inner QPs' tolerance) is relative
+    to the violation 1-norm of the first Newton iteration, i.e. at the starting point; after a
     warm start the cold start's is used instead, the 1-norm at w = 0 (for this solver exactly
     the reference a cold start computes). If that is 0, w = 0 is optimal and w0 is ignored.
-    Without w0 nothing changes.
+
+    Returns a Solution as ``solve_l1r_l2svc``'s, with figures also n_inner_iter (CD cycles
+    over all QPs) and history (P(w) at the start and after each Newton iteration).
     """
-    X, bias, eps, ysign, C, rows, n_w, colptr, rowpos, vals = _prepare(
-        X, y, C, bias, eps, regularize_bias
-    )
-    max_iter = int(max_iter)
-    free_last = bias >= 0 and not regularize_bias
-    Cr = np.ascontiguousarray(C[rows])
+    cols, free_last = _l1_columns(sub)
+    max_iter = check_max_iter(sub.max_iter)
+    seed = check_seed(sub.seed)
+    max_inner_iter = check_max_iter(sub.option("max_inner_iter", LR_MAX_INNER_ITER))
+    eps = float(sub.eps)
+    n_w = cols.n_w
+    colptr, rowpos, vals, Cr = cols.colptr, cols.rowpos, cols.vals, cols.Cr
+    n_rows = Cr.size
+
     w = np.zeros(n_w)
-    gnorm1_ref = -1.0  # cold: the kernel takes its first Newton iteration's 1-norm
-    if w0 is not None:
-        w0 = _check_w0(w0, n_w)
+    reference = -1.0  # cold: the kernel takes its first Newton iteration's 1-norm
+    if sub.w0 is not None and sub.resume is None:
+        w0 = check_w0(sub.w0, n_w)
         # the cold start's reference: the 1-norm at w = 0, as l1r_lr_kernel computes it
-        gnorm1_ref, _ = l1_optimality(
-            colptr, rowpos, vals, Cr, w, LOSS_LOGISTIC, not free_last, bias >= 0
+        reference, _ = l1_optimality(
+            colptr, rowpos, vals, Cr, w, LOSS_LOGISTIC, not free_last, cols.bias >= 0
         )
-        if gnorm1_ref > 0.0:
+        if reference > 0.0:
             w[:] = w0
         else:  # w = 0 is optimal: start there, as a cold start
-            gnorm1_ref = -1.0
+            reference = -1.0
+    # state: the margins and their caches, the next iteration's gradient, order, counters
+    z, e, tail, tau, D = (np.zeros(n_rows) for _ in range(5))
+    hdiag = np.zeros(n_w)
+    grad = np.zeros(n_w)
+    index = np.arange(n_w)
+    rng = new_state(seed)
+    istate = np.zeros(8, dtype=np.int64)
+    fstate = np.array([np.inf, 0.0, reference, 0.0, LR_INNER_EPS0, 0.0])
     history = np.zeros(max_iter + 1)
-    n_iter, converged, gnorm1, gnorm1_0, n_inner, n_fail, _ = l1r_lr_kernel(
-        colptr, rowpos, vals, Cr, free_last, eps, max_iter, int(max_inner_iter),
-        new_state(seed), w, history, gnorm1_ref,
-    )  # fmt: skip
-    return _finish(
-        X, bias, ysign, C, w, LOSS_LOGISTIC, not free_last, colptr, rowpos, vals, Cr,
-        n_iter=int(n_iter), converged=bool(converged), stop_measure=float(gnorm1),
-        stop_measure0=float(gnorm1_0), eps=eps, n_inner_iter=int(n_inner),
-        n_line_search_failures=int(n_fail), history=history[: n_iter + 1],
+    # scratch, allocated once
+    wpd = np.empty(n_w)
+    xtd = np.zeros(n_rows)
+    e_new = np.empty(n_rows)
+    tail_new = np.empty(n_rows)
+    arrays = {
+        "w": w, "z": z, "e": e, "tail": tail, "tau": tau, "D": D, "hdiag": hdiag,
+        "grad": grad, "index": index, "rng": rng, "istate": istate, "fstate": fstate,
+    }  # fmt: skip
+    if sub.resume is not None:
+        _restore_with_history(sub.resume, arrays, history)
+
+    def advance(n_newton: int) -> None:
+        l1r_lr_kernel(
+            colptr, rowpos, vals, Cr, free_last, eps, max_iter, max_inner_iter, n_newton, rng,
+            w, z, e, tail, tau, D, hdiag, grad, index, istate, fstate, history, wpd, xtd,
+            e_new, tail_new,
+        )  # fmt: skip
+
+    def status() -> tuple[int, bool]:
+        return int(istate[LR_ITER]), bool(istate[LR_CONVERGED])
+
+    def state() -> dict[str, np.ndarray]:
+        return copy_state(**arrays, history=history[: istate[LR_ITER] + 1])
+
+    def progress() -> Progress:
+        n_iter = int(istate[LR_ITER])
+        return Progress(
+            solver=6,
+            index=sub.index,
+            iteration=n_iter,
+            w=w,
+            alpha=None,
+            measure=_ratio(fstate[LR_GNORM1_NEW], fstate[LR_GNORM1_INIT]),
+            figures={
+                "n_active": int(istate[LR_ACTIVE]),
+                "n_cd": int(istate[LR_LAST_INNER]),  # CD cycles of the last QP
+                "gnorm1": float(fstate[LR_GNORM1_NEW]),
+                "f": float(history[n_iter]),
+            },
+            state=state,
+            objectives=_objectives(cols, free_last, LOSS_LOGISTIC, w),
+        )
+
+    advance(0)  # the start: margins, P(w), the first gradient and stopping test
+    go_on = drive(advance, status, hook, max_iter, progress)
+    n_iter, converged = status()
+    return _l1_solution(
+        sub, cols, free_last, LOSS_LOGISTIC, w, not go_on, n_iter, converged,
+        fstate[LR_GNORM1_NEW], fstate[LR_GNORM1_INIT],
+        {
+            "n_inner_iter": int(istate[LR_TOTAL_INNER]),
+            "max_inner_iter": int(istate[LR_MAX_INNER_SEEN]),  # most CD cycles of one QP
+            "n_line_search_failures": int(istate[LR_FAILURES]),
+            "history": history[: n_iter + 1].copy(),
+        },
     )  # fmt: skip

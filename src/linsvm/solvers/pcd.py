@@ -53,9 +53,9 @@ data: sweep measure 1e-3 with ||grad P(w)|| = 1 and a duality gap of 4%). So the
 only triggers the test: when it is <= eps ||grad P(0)||, the exact gradient at the end of the
 sweep is computed (one more pass over the non-zeros, like a sweep without updates) and the run
 stops if it passes. On a9a and reuters this costs a few extra passes at the end of a run.
-``eps`` is applied as given; for LIBLINEAR's meaning of ``-e`` for its primal solvers pass
-``primal_tolerance(e, y, C)`` (eps * max(min(#pos, #neg), 1) / l), as for -s 2, which then
-stops on the same condition. Default ``DEFAULT_EPS``.
+``sub.eps`` is applied as given: training passes LIBLINEAR's meaning of ``-e`` for its primal
+solvers (eps * max(min(#pos, #neg), 1) / l, ``solver_tolerance``), as for -s 2, which then
+stops on the same condition. Default -e ``DEFAULT_EPS``.
 At most ``max_iter`` outer iterations (default 1000, as LIBLINEAR's -s 5). No shrinking: with
 the L2 regulariser no weight sits at a bound.
 
@@ -63,30 +63,44 @@ The answer is scored by ``linsvm.objective``: P(w), and the dual value -f(alpha)
 feasible dual point alpha_i = 2 C_i max(0, b_i(w)) of w, so gap = P(w) + f(alpha) >= 0 bounds
 P(w) - P*.
 
+The solver runs through ``_base.drive``: a kernel call runs a number of outer iterations and
+keeps all it needs to continue in arrays (w, b, the feature order, the generator, the
+counters), so batching does not change the result and a checkpoint resumes exactly.
+
 Layout: the CSC copy of y_i x_ij over the rows with C_i > 0 (bias column appended) is built
-by ``l1._prepare``, shared with the L1-regularised -s 5 solver.
+by ``_columns.signed_columns``, shared with the L1-regularised solvers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import numpy as np
 from numba import njit
 
-from ..data import as_csr
-from ..errors import InvalidInputError
 from ..objective import LOSS_SQUARED_HINGE, squared_hinge_dual_point, svm_objectives
+from ._base import (
+    CONVERGED,
+    INTERRUPTED,
+    MAX_ITER,
+    Hook,
+    Progress,
+    Solution,
+    Subproblem,
+    copy_state,
+    drive,
+)
+from ._columns import check_max_iter, check_seed, check_w0, margins, restore, signed_columns
 from ._random import new_state, shuffle
-from .l1 import _check_w0, _margins, _prepare
 
-__all__ = ["DEFAULT_EPS", "DEFAULT_MAX_ITER", "PCDSolution", "solve_pcd"]
+__all__ = ["BETA", "DEFAULT_EPS", "DEFAULT_MAX_ITER", "SIGMA", "gradient_norm", "solve_pcd"]
 
 DEFAULT_EPS = 0.01  # relative stopping tolerance (LIBLINEAR's primal -e default, unscaled)
 DEFAULT_MAX_ITER = 1000  # outer iterations (LIBLINEAR -s 5's cap)
 SIGMA = 0.01  # sufficient decrease: D_j(z) <= -SIGMA z^2
 BETA = 0.5  # backtracking factor
+
+# The kernel's counters (istate, int64) and last sweep measure (fstate), by position.
+I_OUTER, I_CONVERGED, I_BACKTRACK, I_EVAL, I_CHECKS = 0, 1, 2, 3, 4
+F_MEASURE = 0
 
 
 # ----------------------------------------------------------------------------- kernels
@@ -122,27 +136,27 @@ def gradient_norm(colptr, rowpos, vals, C, w, b) -> float:
 
 
 @njit(cache=True, nogil=True)
-def pcd_kernel(colptr, rowpos, vals, C, H, w, b, index, rng, max_outer, tol):
-    """Up to ``max_outer`` outer iterations of PCD; w (n_w,) and b (l,) updated in place.
+def pcd_kernel(colptr, rowpos, vals, C, H, w, b, index, rng, saved, max_iter, n_more, tol,
+               istate, fstate):  # fmt: skip
+    """Up to ``n_more`` outer iterations of PCD, ``max_iter`` in all; w (n_w,) and b (l,)
+    updated in place.
 
     ``index`` (n_w,): the feature order, reshuffled in place each outer iteration from
-    ``rng``; H (n_w,): the curvature bounds of ``_curvature_bounds``. Stops after the first
-    outer iteration whose sweep measure sqrt(sum_j D_j'(0)^2) is <= tol and whose w then has
-    ||grad P(w)|| <= tol. Returns (outer iterations run, converged, last sweep measure,
-    backtracking steps, full evaluations of D_j, exact gradient checks).
+    ``rng``; H (n_w,): the curvature bounds of ``_curvature_bounds``; ``saved``: scratch as
+    long as the longest column. Stops after the first outer iteration whose sweep measure
+    sqrt(sum_j D_j'(0)^2) is <= tol and whose w then has ||grad P(w)|| <= tol. istate: outer
+    iterations run, converged, backtracking steps, full evaluations of D_j, exact gradient
+    checks (I_* positions); fstate[F_MEASURE]: the last sweep measure.
     """
     n_w = w.shape[0]
-    longest = 0
-    for j in range(n_w):
-        longest = max(longest, colptr[j + 1] - colptr[j])
-    saved = np.empty(longest)  # b over the column being stepped, at w
-    n_outer = 0
-    converged = False
-    measure = np.inf
-    n_backtrack = 0
-    n_eval = 0
-    n_checks = 0
-    while n_outer < max_outer:
+    n_outer = istate[I_OUTER]
+    converged = istate[I_CONVERGED] != 0
+    n_backtrack = istate[I_BACKTRACK]
+    n_eval = istate[I_EVAL]
+    n_checks = istate[I_CHECKS]
+    measure = fstate[F_MEASURE]
+    stop = min(max_iter, n_outer + n_more)
+    while n_outer < stop and not converged:
         shuffle(index, 0, n_w, rng)
         sumsq = 0.0
         for s in range(n_w):
@@ -209,155 +223,135 @@ def pcd_kernel(colptr, rowpos, vals, C, H, w, b, index, rng, max_outer, tol):
             n_checks += 1
             if gradient_norm(colptr, rowpos, vals, C, w, b) <= tol:
                 converged = True
-                break
-    return n_outer, converged, measure, n_backtrack, n_eval, n_checks
+    istate[I_OUTER] = n_outer
+    istate[I_CONVERGED] = converged
+    istate[I_BACKTRACK] = n_backtrack
+    istate[I_EVAL] = n_eval
+    istate[I_CHECKS] = n_checks
+    fstate[F_MEASURE] = measure
+
+
+@njit(cache=True, nogil=True)
+def _longest_column(colptr) -> int:
+    longest = 0
+    for j in range(colptr.shape[0] - 1):
+        longest = max(longest, colptr[j + 1] - colptr[j])
+    return longest
 
 
 # ----------------------------------------------------------------------------- driver
 
 
-@dataclass
-class PCDSolution:
-    """What ``solve_pcd`` returns for one binary sub-problem."""
-
-    w: np.ndarray  # (n_w,) = (n [+1],) float64, bias weight last
-    n_iter: int  # outer iterations (sweeps over all features)
-    converged: bool  # the stopping rule was met (False: max_iter reached)
-    primal: float  # P(w) (objective.svm_objectives)
-    dual: float  # -f(alpha) at alpha_i = 2 C_i max(0, 1 - y_i w'x_i): a lower bound on P*
-    gap: float  # primal - dual >= 0: bounds P(w) - P*
-    stop_measure: float  # the last outer iteration's sweep measure (2-norm of its D_j'(0))
-    stop_measure0: float  # ||grad P(0)||_2, the reference of the rule and of the progress
-    n_line_search_steps: int  # backtracking steps (halvings) over the whole run
-    n_evaluations: int = 0  # full evaluations of D_j (the cheap test failed)
-    # exact ||grad P(w)||_2 at the returned w: converged <=> grad_norm <= eps * stop_measure0
-    # (and stop_measure too)
-    grad_norm: float = float("nan")
-    n_gradient_checks: int = 0  # exact gradient tests triggered by the sweep measure
-    eps: float = float("nan")  # the tolerance used
-
-
-def _as_labels(y, n_rows: int) -> np.ndarray:
-    try:
-        y = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidInputError("y must be numeric (+1/-1; y > 0 is positive)") from None
-    if y.shape != (n_rows,):
-        raise InvalidInputError(f"y must have shape ({n_rows},), got {y.shape}")
-    if not np.all(np.isfinite(y)):
-        raise InvalidInputError("y contains NaN or infinity")
-    return np.where(y > 0, 1.0, -1.0)
-
-
-def _as_costs(C, n_rows: int) -> np.ndarray:
-    try:
-        C = np.ascontiguousarray(C, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidInputError("C must be numeric") from None
-    if C.shape != (n_rows,):
-        raise InvalidInputError(f"C must have shape ({n_rows},), got {C.shape}")
-    if not np.all(np.isfinite(C)) or np.any(C < 0):
-        raise InvalidInputError("C must be finite and >= 0")
-    return C
-
-
-def solve_pcd(
-    X,
-    y: np.ndarray,
-    C: np.ndarray,
-    bias: float = -1.0,
-    eps: float = DEFAULT_EPS,
-    max_iter: int = DEFAULT_MAX_ITER,
-    *,
-    seed: int = 1,
-    w0: np.ndarray | None = None,
-    on_iteration: Callable[[int, np.ndarray, float], object] | None = None,
-) -> PCDSolution:
+def solve_pcd(sub: Subproblem, hook: Hook | None = None) -> Solution:
     """Minimise 1/2 w'w + sum_i C_i max(0, 1 - y_i w'x_i)^2 by primal coordinate descent.
 
-    X: CSR (l, n) (anything ``as_csr`` takes); y: (l,) +1/-1 (y > 0 is positive); C: (l,)
-    per-row cost (0 drops the row); bias: LIBLINEAR's -B (an implicit last feature of that
-    value when >= 0, regularised); eps: stop when ||grad P(w)||_2 <= eps * ||grad P(0)||_2,
-    tested when the sweep measure is below that (see the module docstring; pass
-    ``primal_tolerance(e, y, C)`` for -s 2's meaning of -e); max_iter: cap on outer iterations;
-    seed: the feature order's seed (equal seeds, equal w); w0: (n_w,) = (n [+1],) a warm start.
+    ``sub``: X CSR (l, n); y (l,) (y > 0 is positive); C (l,) per-row cost (0 drops the row);
+    bias: LIBLINEAR's -B (an implicit last feature of that value when >= 0, regularised); eps:
+    stop when ||grad P(w)||_2 <= eps * ||grad P(0)||_2, tested when the sweep measure is below
+    that (see the module docstring); max_iter: cap on outer iterations; seed: the feature
+    order's seed (equal seeds, equal w); w0: (n [+1],) a warm start.
 
-    on_iteration(iteration, w, progress): called after each outer iteration (1, 2, ...) with
-    the solver's own w (copy it to keep it) and progress = that iteration's sweep measure /
-    stop_measure0 (free; the exact gradient is computed only to confirm convergence).
-    Without it the whole run is one compiled call.
+    The hook's ``measure`` is the sweep measure / ||grad P(0)|| of the last outer iteration
+    (free; the exact gradient is computed only to confirm convergence).
 
     If grad P(0) = 0 (e.g. every C_i = 0), w = 0 is the optimum and is returned at once, with
-    n_iter = 0 and w0 ignored. Not converging within max_iter is reported (``converged``), not
-    raised.
+    n_iter = 0 and w0 ignored. Returns a Solution: primal, dual and gap at the feasible dual
+    point alpha_i = 2 C_i max(0, 1 - y_i w'x_i) (also returned); figures stop_measure (the
+    last sweep measure), stop_measure0 (||grad P(0)||), grad_norm (exact, at the returned w),
+    stop_ratio (grad_norm / stop_measure0), n_line_search_steps, n_evaluations,
+    n_gradient_checks, eps.
     """
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 0:
-        raise InvalidInputError(f"max_iter must be an integer >= 0, got {max_iter!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise InvalidInputError(f"seed must be an integer, got {seed!r}")
-    if not isinstance(eps, (int, float, np.integer, np.floating)):
-        raise InvalidInputError(f"eps must be a number, got {eps!r}")
-    X = as_csr(X)
-    n_rows = X.shape[0]
-    ysign = _as_labels(y, n_rows)
-    C = _as_costs(C, n_rows)
-    try:
-        bias = float(bias)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"bias must be a number, got {bias!r}") from None
-    if not np.isfinite(bias):
-        raise InvalidInputError(f"bias must be finite, got {bias}")
-    X, bias, eps, ysign, C, rows, n_w, colptr, rowpos, vals = _prepare(X, ysign, C, bias, eps, True)
-    if w0 is not None:
-        w0 = _check_w0(w0, n_w)
-    Cr = np.ascontiguousarray(C[rows])
+    max_iter = check_max_iter(sub.max_iter)
+    seed = check_seed(sub.seed)
+    cols = signed_columns(sub.X, sub.y, sub.C, sub.bias, sub.eps)
+    colptr, rowpos, vals, Cr = cols.colptr, cols.rowpos, cols.vals, cols.Cr
+    n_w = cols.n_w
     w = np.zeros(n_w)
-    b = np.ones(rows.size)
+    b = np.ones(Cr.size)
     measure0 = float(gradient_norm(colptr, rowpos, vals, Cr, w, b))
-    tol = eps * measure0
-    n_iter = 0
-    converged = measure0 == 0.0  # grad P(0) = 0: w = 0 is the optimum (P is strictly convex)
-    measure = measure0
-    n_backtrack = 0
-    n_eval = 0
-    n_checks = 0
-    if not converged and w0 is not None:
-        w[:] = w0
-        _margins(colptr, rowpos, vals, w, b)
-        np.subtract(1.0, b, out=b)
-    if not converged and max_iter > 0:
-        H = _curvature_bounds(colptr, rowpos, vals, Cr)
-        index = np.arange(n_w)
-        rng = new_state(int(seed))
-        if on_iteration is None:
-            n_iter, converged, measure, n_backtrack, n_eval, n_checks = pcd_kernel(
-                colptr, rowpos, vals, Cr, H, w, b, index, rng, int(max_iter), tol
-            )
-        else:
-            while n_iter < max_iter and not converged:
-                _, converged, measure, nb, ne, nc = pcd_kernel(
-                    colptr, rowpos, vals, Cr, H, w, b, index, rng, 1, tol
-                )
-                n_iter += 1
-                n_backtrack += nb
-                n_eval += ne
-                n_checks += nc
-                on_iteration(n_iter, w, float(measure / measure0))
+    tol = float(sub.eps) * measure0
+    # grad P(0) = 0: w = 0 is the optimum (P is strictly convex)
+    istate = np.array([0, measure0 == 0.0, 0, 0, 0], dtype=np.int64)
+    fstate = np.array([measure0])
+    index = np.arange(n_w)
+    rng = new_state(seed)
+    if sub.resume is not None:
+        restore(
+            sub.resume,
+            {"w": w, "b": b, "index": index, "rng": rng, "istate": istate, "fstate": fstate},
+        )
+    elif sub.w0 is not None:
+        w0 = check_w0(sub.w0, n_w)
+        if not istate[I_CONVERGED]:
+            w[:] = w0
+            margins(colptr, rowpos, vals, w, b)
+            np.subtract(1.0, b, out=b)
+    H = _curvature_bounds(colptr, rowpos, vals, Cr)
+    saved = np.empty(_longest_column(colptr))  # b over the column being stepped, at w
+
+    def advance(n_more: int) -> None:
+        pcd_kernel(
+            colptr, rowpos, vals, Cr, H, w, b, index, rng, saved, max_iter, n_more, tol,
+            istate, fstate,
+        )  # fmt: skip
+
+    def status() -> tuple[int, bool]:
+        return int(istate[I_OUTER]), bool(istate[I_CONVERGED])
+
+    def state() -> dict[str, np.ndarray]:
+        return copy_state(w=w, b=b, index=index, rng=rng, istate=istate, fstate=fstate)
+
+    def objectives() -> tuple[float, float]:
+        alpha = squared_hinge_dual_point(cols.X, cols.bias, cols.ysign, cols.C, w)
+        primal, dual, _ = svm_objectives(
+            cols.X, cols.bias, cols.ysign, cols.C, w, alpha, LOSS_SQUARED_HINGE
+        )
+        return primal, dual
+
+    def progress() -> Progress:
+        return Progress(
+            solver=34,
+            index=sub.index,
+            iteration=int(istate[I_OUTER]),
+            w=w,
+            alpha=None,
+            measure=float(fstate[F_MEASURE] / measure0),
+            figures={"sweep_measure": float(fstate[F_MEASURE])},
+            state=state,
+            objectives=objectives,
+        )
+
+    go_on = drive(advance, status, hook, max_iter, progress)
+    n_iter, converged = status()
     grad = float(gradient_norm(colptr, rowpos, vals, Cr, w, b))
-    alpha = squared_hinge_dual_point(X, bias, ysign, C, w)
-    primal, dual, gap = svm_objectives(X, bias, ysign, C, w, alpha, LOSS_SQUARED_HINGE)
-    return PCDSolution(
+    alpha = squared_hinge_dual_point(cols.X, cols.bias, cols.ysign, cols.C, w)
+    primal, dual, gap = svm_objectives(
+        cols.X, cols.bias, cols.ysign, cols.C, w, alpha, LOSS_SQUARED_HINGE
+    )
+    if converged:
+        reason = CONVERGED
+    else:
+        reason = INTERRUPTED if not go_on else MAX_ITER
+    return Solution(
         w=w,
-        n_iter=int(n_iter),
-        converged=bool(converged),
+        n_iter=n_iter,
+        converged=converged,
+        stop_reason=reason,
         primal=primal,
         dual=dual,
         gap=gap,
-        stop_measure=float(measure),
-        stop_measure0=measure0,
-        n_line_search_steps=int(n_backtrack),
-        n_evaluations=int(n_eval),
-        grad_norm=grad,
-        n_gradient_checks=int(n_checks),
-        eps=eps,
+        alpha=alpha,
+        solver=34,
+        figures={
+            "stop_measure": float(fstate[F_MEASURE]),  # the last outer iteration's sweep measure
+            "stop_measure0": measure0,  # ||grad P(0)||_2, the rule's reference
+            # exact ||grad P(w)||_2 at the returned w: converged <=> grad_norm <= eps *
+            # stop_measure0 (and stop_measure too)
+            "grad_norm": grad,
+            "stop_ratio": grad / measure0 if measure0 > 0 else 0.0,
+            "n_line_search_steps": int(istate[I_BACKTRACK]),  # backtracking steps (halvings)
+            "n_evaluations": int(istate[I_EVAL]),  # full evaluations of D_j (cheap test failed)
+            "n_gradient_checks": int(istate[I_CHECKS]),  # exact tests triggered by the sweep
+            "eps": float(sub.eps),
+        },
     )

@@ -8,8 +8,8 @@ Run from the repository root::
 For -s 0 (logistic) and -s 2 (L2-loss SVM), C in {1, 100}, no bias, on a9a, w8a, ijcnn1,
 reuters and pypi-recent (``--quick``: a9a, w8a and reuters, 3 repeats):
 
-- (a) LIBLINEAR's default tolerance: eps = primal_tolerance(0.01, y) (the relative gradient
-  norm LIBLINEAR's ``train_one`` passes to its primal solvers). Median wall time of
+- (a) LIBLINEAR's default tolerance: eps = solver_tolerance(SOLVERS[s], 0.01, y) (the relative
+  gradient norm LIBLINEAR's ``train_one`` passes to its primal solvers). Median wall time of
   ``--repeats`` runs (5) per method; outer iterations (TRON: accepted / CG solves, i.e.
   including rejected steps); Hessian-vector products (= CG steps); the relative primal
   accuracy (P - P*) / P* reached.
@@ -20,8 +20,10 @@ reuters and pypi-recent (``--quick``: a9a, w8a and reuters, 3 repeats):
 - P* is the lower objective of the two methods' eps 1e-10 runs.
 - ``--with-plain`` adds TRON without its diagonal preconditioner (LIBLINEAR <= 2.11).
 
-Both methods share the Numba kernels of ``linsvm.solvers.newton`` (function value, gradient
-and preconditioner in one pass; Hessian-vector products); per outer iteration both also make
+newton is linsvm's -s 0 / -s 2 through the solver registry (``SOLVERS[s].solve(sub)``); tron is
+``benchmarks/reference/tron.py``, kept only for this comparison. Both share the Numba kernels of
+``linsvm.solvers.newton`` (function value, gradient and preconditioner in one pass;
+Hessian-vector products); per outer iteration both also make
 one pass over the rows for the step's margins (line search / trial value), so the work is
 about (outer iterations + Hessian-vector products) passes over the data.
 """
@@ -32,12 +34,12 @@ import argparse
 import gc
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from linsvm.objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE
-from linsvm.solvers.newton import primal_tolerance, solve_primal_newton
-from linsvm.solvers.tron import solve_primal_tron
+from linsvm.solvers import SOLVERS, Subproblem, solver_tolerance
 
 from .common import (
     BENCH_DIR,
@@ -50,6 +52,7 @@ from .common import (
     report_header,
     write_report,
 )
+from .reference.tron import solve_primal_tron
 
 FULL_DATASETS = ("a9a", "w8a", "ijcnn1", "reuters", "pypi-recent")
 QUICK_DATASETS = ("a9a", "w8a", "reuters")
@@ -60,11 +63,37 @@ TIGHT_EPS = 1e-10
 TIGHT_MAX_ITER = 2000
 
 
-def _tron_plain(*args, **kwargs):
-    return solve_primal_tron(*args, preconditioned=False, **kwargs)
+NEWTON_SOLVER = {LOSS_LOGISTIC: 0, LOSS_SQUARED_HINGE: 2}
 
 
-METHODS = {"newton": solve_primal_newton, "tron": solve_primal_tron, "tron-plain": _tron_plain}
+@dataclass
+class Run:
+    """What the table needs of a run, for either method."""
+
+    n_iter: int
+    n_trials: int  # TRON: CG solves, accepted or rejected; Newton: its iterations
+    n_cg_iter: int
+    objective: float
+    history: list  # Newton: (k, P, |g|, CG, step); TRON: (k, P, |g|, CG, delta, accepted)
+
+
+def newton(X, y, C, loss, bias, eps, max_iter=1000) -> Run:
+    sub = Subproblem(X=X, y=y, C=C, eps=eps, max_iter=max_iter, bias=bias)
+    sol = SOLVERS[NEWTON_SOLVER[loss]].solve(sub, None)
+    f = sol.figures
+    return Run(sol.n_iter, sol.n_iter, f["n_cg_iter"], f["f"], f["history"])
+
+
+def tron(X, y, C, loss, bias, eps, max_iter=1000, preconditioned=True) -> Run:
+    sol = solve_primal_tron(X, y, C, loss, bias, eps, max_iter, preconditioned=preconditioned)
+    return Run(sol.n_iter, sol.n_trials, sol.n_cg_iter, sol.objective, sol.history)
+
+
+def tron_plain(*args) -> Run:
+    return tron(*args, preconditioned=False)
+
+
+METHODS = {"newton": newton, "tron": tron, "tron-plain": tron_plain}
 
 
 def warm_up() -> None:
@@ -113,7 +142,7 @@ def first_reaching(name: str, sol, pstar: float) -> tuple[int | None, int, int]:
 def run_cell(ds, loss: int, c_value: float, methods, repeats: int) -> dict:
     X, y = ds.X, ds.y
     C = np.full(y.shape[0], c_value)
-    eps_default = primal_tolerance(0.01, y)
+    eps_default = solver_tolerance(SOLVERS[NEWTON_SOLVER[loss]], 0.01, y)
     cell = {"default": {}, "tight": {}}
     tight_runs = {}
     for name in methods:
@@ -186,7 +215,7 @@ def main(argv=None) -> None:
             f"timed: median wall time of {repeats} runs (time.perf_counter), one thread, "
             "Numba kernels compiled beforehand; no bias, C_i = C for every row",
             "newton: linsvm.solvers.newton (LIBLINEAR 2.50's line-search Newton, PCG with the "
-            "quadratic-model stop); tron: linsvm.solvers.tron (LIBLINEAR 2.20-2.30's "
+            "quadratic-model stop); tron: benchmarks/reference/tron.py (LIBLINEAR 2.20-2.30's "
             "preconditioned TRON, eps_cg 0.1)"
             + (
                 "; tron-plain: TRON without preconditioner (LIBLINEAR <= 2.11)"

@@ -27,7 +27,6 @@ import pytest
 from conftest import make_sparse_problem, primal_of
 
 import linsvm
-from linsvm.cli import main
 from linsvm.compare import (
     DEFAULT_LINEUP,
     LINEUP,
@@ -45,6 +44,14 @@ try:
     HAVE_MPL = True
 except ImportError:
     HAVE_MPL = False
+
+
+def main(argv: list[str]) -> int:
+    """``linsvm`` on the command line (imported here: the tests of the API do not need it)."""
+    from linsvm.cli import main as cli_main
+
+    return cli_main(argv)
+
 
 FIGURES = ("l1-objective.png", "l1-accuracy.png", "l2-objective.png", "l2-accuracy.png")
 

@@ -1,6 +1,8 @@
-"""Trust-region Newton method (TRON) for -s 0 (logistic) and -s 2 (L2-loss SVM).
+"""Trust-region Newton method (TRON) for -s 0 (logistic) and -s 2 (L2-loss SVM): a reference.
 
-The same problem as ``newton.py`` (DESIGN.md section 2)::
+Not part of linsvm: kept for ``benchmarks/bench_newton_vs_tron.py``, which compares it with the
+line-search Newton method linsvm uses (``linsvm.solvers.newton``). The same problem
+(docs/architecture.md, "objective")::
 
     min_w  P(w) = 1/2 w'w + sum_i C_i xi(y_i w'x_i)
 
@@ -47,9 +49,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from ..errors import InvalidInputError
-from ..objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE, loss_value
-from .newton import PrimalSolution, hessian_vector, primal_tolerance, value_grad
+from linsvm.errors import InvalidInputError
+from linsvm.objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE, loss_value
+from linsvm.solvers.newton import hessian_vector, value_grad
 
 # Constants of LIBLINEAR 2.20-2.30's tron.cpp (TRON::tron) and train_one (eps_cg).
 ETA0 = 1.0e-4  # accept the step when actred > eta0 prered
@@ -180,11 +182,20 @@ def accept_step(rows, w, margins, step_margins, s):
 
 
 @dataclass
-class TronSolution(PrimalSolution):
-    """PrimalSolution plus TRON's counters; history rows are
-    (accepted iterations so far, P(w) after the trial, ||g||, CG steps, delta, accepted)."""
+class TronResult:
+    """What the trust-region Newton method returns."""
 
+    w: np.ndarray  # (n [+1],) float64
+    n_iter: int  # accepted iterations
+    converged: bool  # ||g|| <= eps ||g(0)|| reached
+    grad_norm: float  # ||g|| at the returned w
+    grad_norm0: float  # ||g|| at w = 0
+    n_cg_iter: int  # CG steps (Hessian-vector products) over all CG solves
+    objective: float  # P(w) at the returned w (bias left out of 1/2 w'w with -R)
+    stop_reason: str  # "converged", "max_iter", "small_reduction", "prered_nonpositive", ...
     n_trials: int = 0  # CG solves, accepted or rejected
+    # per CG solve: (accepted iterations so far, P(w) after the trial, ||g||, CG steps, delta,
+    # accepted)
     history: list[tuple] = field(default_factory=list)
 
 
@@ -202,14 +213,17 @@ def solve_primal_tron(
     preconditioned: bool = True,
     eps_cg: float | None = None,
     verbose: bool = False,
-) -> TronSolution:
+) -> TronResult:
     """Minimise 1/2 w'w + sum_i C_i xi(y_i w'x_i) by LIBLINEAR's trust-region Newton method.
 
-    Arguments as ``solve_primal_newton`` (eps: relative gradient-norm tolerance; for
-    LIBLINEAR's -e pass ``primal_tolerance(e, y)``); max_iter caps accepted iterations;
+    X: CSR (l, n), float32/float64 values, int32/int64 indices; y: (l,) float64 of +1/-1;
+    C: (l,) float64 per-row cost (0 drops the row); loss: LOSS_LOGISTIC (-s 0) or
+    LOSS_SQUARED_HINGE (-s 2); bias: LIBLINEAR's -B; eps: the relative gradient-norm tolerance
+    (for LIBLINEAR's -e pass ``linsvm.solvers.solver_tolerance(SOLVERS[s], e, y)``); w0: an
+    initial w; regularize_bias=False: LIBLINEAR's -R; max_iter caps accepted iterations;
     preconditioned: LIBLINEAR 2.20-2.30's diagonal preconditioner (False: LIBLINEAR <= 2.11);
     eps_cg: CG relative tolerance (default 0.1, or 0.5 with ``w0`` as LIBLINEAR's -i).
-    Returns a ``TronSolution`` (a ``PrimalSolution``).
+    verbose: TRON's progress lines on stderr.
     """
     if loss not in (LOSS_LOGISTIC, LOSS_SQUARED_HINGE):
         raise ValueError(f"the trust-region Newton solver handles losses 1 and 2, not {loss}")
@@ -338,7 +352,7 @@ def solve_primal_tron(
             break
     if verbose and stop_reason not in ("converged",):
         print(f"WARNING: TRON stopped: {stop_reason}", file=sys.stderr)
-    return TronSolution(
+    return TronResult(
         w=w,
         n_iter=n_iter,
         converged=bool(converged),
@@ -352,4 +366,4 @@ def solve_primal_tron(
     )
 
 
-__all__ = ["TronSolution", "solve_primal_tron", "primal_tolerance"]
+__all__ = ["TronResult", "solve_primal_tron"]

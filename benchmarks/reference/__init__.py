@@ -1,0 +1,1 @@
+"""Solvers kept only as references for the benchmarks (not part of linsvm)."""

@@ -63,7 +63,10 @@ class Recorder:
         iteration = int(progress.iteration)
         self.trace.append((t, iteration, float(progress.measure)))
         self.out_of_time = t >= self.max_time
-        if self.out_of_time or t - self._last_snapshot >= SNAPSHOT_SPACING * t:
+        # a solver may report its starting point (iteration 0) or a batch that did nothing:
+        # a snapshot is kept only of an iterate the last one did not hold
+        later = iteration > self.snapshots[-1][1]
+        if later and (self.out_of_time or t - self._last_snapshot >= SNAPSHOT_SPACING * t):
             w = np.array(progress.w, dtype=np.float64, copy=True)
             self.snapshots.append((t, iteration, w))
             self._last_snapshot = t

@@ -35,7 +35,7 @@ Labels: two classes, LIBLINEAR's order (the first label seen is +1, except that 
 keeps +1 positive: ``linsvm.data.group_labels``).
 """
 
-from .command import USAGE, CompareOptions, parse_compare_args, run_compare
+from .command import USAGE, VALUE_OPTIONS, CompareOptions, parse_compare_args, run_compare
 from .figures import plot_figures
 from .lineup import DEFAULT_LINEUP, LINEUP, Racer, check_racer_names
 from .recording import CLOCKS, Recorder
@@ -54,6 +54,7 @@ __all__ = [
     "Reference",
     "SolverRun",
     "USAGE",
+    "VALUE_OPTIONS",
     "binary_pm1",
     "check_racer_names",
     "compare",

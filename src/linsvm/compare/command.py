@@ -19,6 +19,11 @@ from .lineup import DEFAULT_LINEUP, LINEUP, check_racer_names
 from .recording import CLOCKS
 from .runners import DEFAULT_MAX_TIME, compare
 
+# The options that take a value (the rest are flags).
+VALUE_OPTIONS = frozenset(
+    {"-c", "-B", "-o", "--solvers", "--max-time", "--pstar-time", "--seed", "--clock"}
+)
+
 
 def number(text: str, kind, option: str):
     """``text`` as ``kind`` (int or float); a one-line error naming the option if it is not."""
@@ -71,10 +76,9 @@ def parse_compare_args(argv: Sequence[str]) -> CompareOptions:
     opts = CompareOptions()
     argv = list(argv)
     i = 0
-    with_value = {"-c", "-B", "-o", "--solvers", "--max-time", "--pstar-time", "--seed", "--clock"}
     while i < len(argv) and argv[i].startswith("-") and len(argv[i]) > 1:
         arg = argv[i]
-        if arg in with_value:
+        if arg in VALUE_OPTIONS:
             if i + 1 >= len(argv):
                 raise InvalidInputError(f"option {arg} needs a value")
             value = argv[i + 1]

@@ -11,6 +11,10 @@
 - properties (hypothesis): the objective never increases across Newton iterations, the
   reported gradient norm is the true one, the stopping rule ||g|| <= eps ||g(0)|| holds at
   the end and not before.
+- the interface: the dual point and bound of the Solution, the hook (iteration 0, then every
+  Newton iteration; LIBLINEAR's progress lines from its figures), interrupting and resuming
+  from ``Progress.state()`` to exactly the uninterrupted result, a hook that never stops
+  changing nothing.
 """
 
 from __future__ import annotations
@@ -28,18 +32,53 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from linsvm.errors import InvalidInputError
-from linsvm.objective import LOSS_HINGE, LOSS_LOGISTIC, LOSS_SQUARED_HINGE
-from linsvm.solvers.newton import PrimalSolution, primal_tolerance, solve_primal_newton
+from linsvm.objective import (
+    LOSS_HINGE,
+    LOSS_LOGISTIC,
+    LOSS_SQUARED_HINGE,
+    lr_dual_point,
+    lr_objectives,
+    squared_hinge_dual_point,
+    svm_objectives,
+)
+from linsvm.solvers import SOLVERS, solver_tolerance
+from linsvm.solvers._base import (
+    CONVERGED,
+    INTERRUPTED,
+    LINE_SEARCH_FAILED,
+    MAX_ITER,
+    SMALL_REDUCTION,
+    Solution,
+    Subproblem,
+)
+from linsvm.solvers.newton import run_newton, solve_l2svc_primal, solve_lr_primal
 
 ll = pytest.importorskip("liblinear.liblinearutil")
 
 LOSS_OF_SOLVER = {0: LOSS_LOGISTIC, 2: LOSS_SQUARED_HINGE}
+SOLVE_OF_LOSS = {LOSS_LOGISTIC: solve_lr_primal, LOSS_SQUARED_HINGE: solve_l2svc_primal}
 TIGHT_EPS = 1e-6
 REL_TOL = 1e-6
 AGREEMENT = 0.999
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+def newton(
+    X, y, C, loss, bias, eps, max_iter=1000, *, w0=None, regularize_bias=True, hook=None
+) -> Solution:
+    """Solve one sub-problem with the solver of ``loss`` (-s 0 or -s 2)."""
+    sub = Subproblem(
+        X, y, np.asarray(C, dtype=np.float64), eps, max_iter, bias=bias,
+        regularize_bias=regularize_bias, w0=w0,
+    )  # fmt: skip
+    return SOLVE_OF_LOSS[loss](sub, hook)
+
+
+def class_balance_eps(eps, y):
+    """-e as the -s 0/2 solvers read it (LIBLINEAR's class-balance scaling)."""
+    return solver_tolerance(SOLVERS[2], eps, y)
 
 
 def liblinear_newton(X, y, options: str, bias: float):
@@ -100,7 +139,7 @@ def compare_with_liblinear(
     eps: float = TIGHT_EPS,
     regularize_bias: bool = True,
     class_weight=None,
-) -> PrimalSolution:
+) -> Solution:
     loss = LOSS_OF_SOLVER[solver]
     options = f"-s {solver} -c {C:.17g} -e {eps:.17g}"
     if not regularize_bias:
@@ -109,10 +148,11 @@ def compare_with_liblinear(
         options += f" -w{label:g} {weight:.17g}"
     model, _, _ = liblinear_newton(X, y, options, bias)
     y_pm1, c_rows = binary_problem(model, y, C, class_weight)
-    sol = solve_primal_newton(
-        X, y_pm1, c_rows, loss, bias, primal_tolerance(eps, y_pm1), regularize_bias=regularize_bias
+    sol = newton(
+        X, y_pm1, c_rows, loss, bias, class_balance_eps(eps, y_pm1), regularize_bias=regularize_bias
     )
     assert sol.converged, sol.stop_reason
+    assert sol.solver == solver
     w_ll = liblinear_weights(model)[0]
     if regularize_bias:
         p_ours = primal_of(X, bias, y_pm1, c_rows, sol.w, loss)
@@ -121,7 +161,8 @@ def compare_with_liblinear(
         p_ours = unregularised_bias_primal(X, y_pm1, c_rows, sol.w, loss)
         p_ref = unregularised_bias_primal(X, y_pm1, c_rows, w_ll, loss)
     assert rel_diff(p_ours, p_ref) <= REL_TOL, (p_ours, p_ref)
-    assert sol.objective == pytest.approx(p_ours, rel=1e-9)
+    assert sol.figures["f"] == pytest.approx(p_ours, rel=1e-9)
+    assert sol.primal == pytest.approx(p_ours, rel=1e-9)
     agree = np.mean((decision(X, sol.w, bias) > 0) == (decision(X, w_ll, bias) > 0))
     assert agree >= AGREEMENT
     return sol
@@ -191,8 +232,8 @@ def test_unregularised_bias(load_shared, solver, dataset):
     sol = compare_with_liblinear(X, y, solver, 1.0, regularize_bias=False)
     # -R changes the problem: the regularised-bias solution is another one
     y_pm1 = np.where(y == y[0], 1.0, -1.0)
-    regularised = solve_primal_newton(
-        X, y_pm1, np.ones(len(y)), LOSS_OF_SOLVER[solver], 1.0, primal_tolerance(TIGHT_EPS, y_pm1)
+    regularised = newton(
+        X, y_pm1, np.ones(len(y)), LOSS_OF_SOLVER[solver], 1.0, class_balance_eps(TIGHT_EPS, y_pm1)
     )
     assert abs(abs(regularised.w[-1]) - abs(sol.w[-1])) > 1e-6
 
@@ -216,22 +257,46 @@ def test_iteration_count_at_default_eps(load_shared, solver, bias, dataset):
     model, ll_iter, ll_cg = liblinear_newton(X, y, f"-s {solver} -c 1 -e 0.01", bias)
     assert ll_iter >= 1
     y_pm1, c_rows = binary_problem(model, y)
-    sol = solve_primal_newton(
-        X, y_pm1, c_rows, LOSS_OF_SOLVER[solver], bias, primal_tolerance(0.01, y_pm1)
-    )
+    sol = newton(X, y_pm1, c_rows, LOSS_OF_SOLVER[solver], bias, class_balance_eps(0.01, y_pm1))
     assert sol.converged
     assert sol.n_iter <= 2 * ll_iter + 2 and ll_iter <= 2 * sol.n_iter + 2, (sol.n_iter, ll_iter)
-    assert sol.n_cg_iter <= 2 * sum(ll_cg) + 5, (sol.n_cg_iter, sum(ll_cg))
+    n_cg = sol.figures["n_cg_iter"]
+    assert n_cg <= 2 * sum(ll_cg) + 5, (n_cg, sum(ll_cg))
     # the same algorithm: the same number of iterations in practice
     assert abs(sol.n_iter - ll_iter) <= 1
 
 
-def test_verbose_lines_follow_liblinear(capsys):
+def liblinear_lines(progresses) -> list[str]:
+    """LIBLINEAR's progress lines of the Newton solver, from the hook's figures (as training
+    prints them): "init f" from iteration 0, then one "iter" line per Newton iteration."""
+    lines = []
+    for p in progresses:
+        fig = p.figures
+        if p.iteration == 0:
+            lines.append(f"init f {fig['f']:5.3e} |g| {fig['grad_norm']:5.3e}")
+        else:
+            lines.append(
+                f"iter {p.iteration:2d} f {fig['f']:5.3e} |g| {fig['grad_norm']:5.3e} "
+                f"CG {fig['n_cg']:3d} step_size {fig['step']:4.2e}"
+            )
+    return lines
+
+
+def test_verbose_lines_follow_liblinear():
     X, y = make_sparse_problem(n_rows=200, n_features=30, seed=4)
-    sol = solve_primal_newton(X, y, np.ones(len(y)), LOSS_LOGISTIC, 1.0, 1e-3, verbose=True)
-    err = capsys.readouterr().err
+    seen = []
+    sol = newton(X, y, np.ones(len(y)), LOSS_LOGISTIC, 1.0, 1e-3, hook=seen.append)
+    err = "\n".join(liblinear_lines(seen))
     assert err.startswith("init f ")
     assert len(re.findall(r"^iter\s+\d+ f .* \|g\| .* CG\s+\d+ step_size", err, re.M)) == sol.n_iter
+    # the figures are those of the history
+    assert [p.iteration for p in seen] == list(range(sol.n_iter + 1))
+    assert [
+        (p.iteration, p.figures["f"], p.figures["grad_norm"], p.figures["n_cg"], p.figures["step"])
+        for p in seen[1:]
+    ] == sol.figures["history"]
+    assert seen[0].figures["grad_norm"] == sol.figures["grad_norm0"]  # w0 = 0
+    assert all(p.solver == 0 and p.alpha is None for p in seen)
 
 
 # ----------------------------------------------------------------------------- input forms
@@ -247,7 +312,7 @@ def test_float32_int64_inputs_agree(loss, bias):
         (X64.data, X64.indices.astype(np.int64), X64.indptr.astype(np.int64)), shape=X64.shape
     )
     C = np.ones(len(y))
-    sols = [solve_primal_newton(Z, y, C, loss, bias, 1e-5) for Z in (X32, X64, X64_i64)]
+    sols = [newton(Z, y, C, loss, bias, 1e-5) for Z in (X32, X64, X64_i64)]
     for s in sols[1:]:
         assert s.n_iter == sols[0].n_iter
         np.testing.assert_allclose(s.w, sols[0].w, rtol=1e-10, atol=1e-12)
@@ -263,67 +328,72 @@ def test_zero_cost_rows_are_dropped(loss, bias):
     C = rng.uniform(0.5, 2.0, len(y))
     C[rng.random(len(y)) < 0.3] = 0.0
     keep = C > 0
-    eps = primal_tolerance(1e-4, y, C)
-    assert eps == primal_tolerance(1e-4, y[keep])
-    full = solve_primal_newton(X, y, C, loss, bias, eps)
-    sub = solve_primal_newton(X[keep], y[keep], C[keep], loss, bias, eps)
+    eps = class_balance_eps(1e-4, y[keep])
+    full = newton(X, y, C, loss, bias, eps)
+    sub = newton(X[keep], y[keep], C[keep], loss, bias, eps)
     assert full.n_iter == sub.n_iter
     np.testing.assert_allclose(full.w, sub.w, rtol=1e-9, atol=1e-12)
     # the dropped rows may be anything: relabelling them changes nothing
     y2 = y.copy()
     y2[~keep] *= -1
-    again = solve_primal_newton(X, y2, C, loss, bias, eps)
+    again = newton(X, y2, C, loss, bias, eps)
     np.testing.assert_allclose(again.w, full.w, rtol=1e-9, atol=1e-12)
+    # their dual variables are 0
+    assert np.all(full.alpha[~keep] == 0.0)
 
 
 def test_all_costs_zero():
     X, y = make_sparse_problem(n_rows=50, n_features=10, seed=1)
-    sol = solve_primal_newton(X, y, np.zeros(len(y)), LOSS_LOGISTIC, 1.0, 0.01)
+    sol = newton(X, y, np.zeros(len(y)), LOSS_LOGISTIC, 1.0, 0.01)
     assert sol.converged and sol.n_iter == 0 and not sol.w.any()
+    assert sol.stop_reason == CONVERGED and sol.figures["stop_ratio"] == 0.0
 
 
-def test_primal_tolerance():
+def test_class_balance_tolerance():
     y = np.array([1.0] * 30 + [-1.0] * 70)
-    assert primal_tolerance(0.01, y) == pytest.approx(0.01 * 30 / 100)
-    assert primal_tolerance(0.01, np.ones(10)) == pytest.approx(0.01 / 10)
-    C = np.r_[np.zeros(20), np.ones(80)]  # drops 20 positives
-    assert primal_tolerance(0.01, y, C) == pytest.approx(0.01 * 10 / 80)
+    for solver in (0, 2):
+        spec = SOLVERS[solver]
+        assert solver_tolerance(spec, 0.01, y) == pytest.approx(0.01 * 30 / 100)
+        assert solver_tolerance(spec, 0.01, np.ones(10)) == pytest.approx(0.01 / 10)
+        C = np.r_[np.zeros(20), np.ones(80)]  # drops 20 positives
+        assert solver_tolerance(spec, 0.01, y[C != 0]) == pytest.approx(0.01 * 10 / 80)
 
 
 @pytest.mark.parametrize("loss", [LOSS_LOGISTIC, LOSS_SQUARED_HINGE])
 def test_warm_start(loss):
     X, y = make_sparse_problem(n_rows=300, n_features=40, seed=10, noise=0.3)
     C = np.ones(len(y))
-    cold = solve_primal_newton(X, y, C, loss, 1.0, 1e-8)
+    cold = newton(X, y, C, loss, 1.0, 1e-8)
     assert cold.converged and cold.n_iter > 0
     # from the optimum: nothing to do, and the stopping rule still uses ||g(0)||
-    again = solve_primal_newton(X, y, C, loss, 1.0, 1e-6, w0=cold.w)
+    again = newton(X, y, C, loss, 1.0, 1e-6, w0=cold.w)
     assert again.n_iter == 0 and again.converged
-    assert again.grad_norm0 == pytest.approx(cold.grad_norm0)
+    assert again.figures["grad_norm0"] == pytest.approx(cold.figures["grad_norm0"])
     # from elsewhere: the same optimum
     w0 = np.random.default_rng(1).normal(size=cold.w.shape)
-    warm = solve_primal_newton(X, y, C, loss, 1.0, 1e-8, w0=w0)
+    warm = newton(X, y, C, loss, 1.0, 1e-8, w0=w0)
     assert warm.converged
-    assert rel_diff(warm.objective, cold.objective) <= 1e-10
+    assert rel_diff(warm.figures["f"], cold.figures["f"]) <= 1e-10
+    assert rel_diff(warm.primal, cold.primal) <= 1e-10
     with pytest.raises(InvalidInputError):
-        solve_primal_newton(X, y, C, loss, 1.0, 1e-6, w0=np.zeros(3))
+        newton(X, y, C, loss, 1.0, 1e-6, w0=np.zeros(3))
 
 
 def test_bad_arguments():
     X, y = make_sparse_problem(n_rows=50, n_features=10, seed=1)
     C = np.ones(len(y))
     with pytest.raises(ValueError):
-        solve_primal_newton(X, y, C, LOSS_HINGE, 1.0, 0.01)
+        run_newton(Subproblem(X, y, C, 0.01, 10, bias=1.0), None, LOSS_HINGE, 3, lambda w, f: f)
     with pytest.raises(InvalidInputError):
-        solve_primal_newton(X, y, C, LOSS_LOGISTIC, -1.0, 0.01, regularize_bias=False)
+        newton(X, y, C, LOSS_LOGISTIC, -1.0, 0.01, regularize_bias=False)
     with pytest.raises(InvalidInputError):
-        solve_primal_newton(X, y, C, LOSS_LOGISTIC, 1.0, 0.0)
+        newton(X, y, C, LOSS_LOGISTIC, 1.0, 0.0)
 
 
 def test_max_iter_caps_newton_iterations():
     X, y = make_sparse_problem(n_rows=300, n_features=40, seed=11, noise=0.3)
-    sol = solve_primal_newton(X, y, np.full(len(y), 100.0), LOSS_LOGISTIC, 1.0, 1e-12, max_iter=2)
-    assert sol.n_iter == 2 and not sol.converged and sol.stop_reason == "max_iter"
+    sol = newton(X, y, np.full(len(y), 100.0), LOSS_LOGISTIC, 1.0, 1e-12, max_iter=2)
+    assert sol.n_iter == 2 and not sol.converged and sol.stop_reason == MAX_ITER == "max_iter"
 
 
 # ----------------------------------------------------------------------------- properties
@@ -381,33 +451,157 @@ def test_objective_decreases_and_stopping_rule_holds(
     X, y, C = problem
     if bias < 0:
         regularize_bias = True
-    sol = solve_primal_newton(X, y, C, loss, bias, eps, max_iter, regularize_bias=regularize_bias)
+    sol = newton(X, y, C, loss, bias, eps, max_iter, regularize_bias=regularize_bias)
+    fig = sol.figures
     n_w = X.shape[1] + (bias >= 0)
     assert sol.w.shape == (n_w,) and np.all(np.isfinite(sol.w))
-    assert len(sol.history) == sol.n_iter <= max_iter
+    assert len(fig["history"]) == sol.n_iter <= max_iter
     # the objective never increases (Armijo's rule accepts only decreasing steps)
     f_start = float(np.sum(C) * (np.log(2.0) if loss == LOSS_LOGISTIC else 1.0))
-    values = [f_start] + [f for _, f, _, _, _ in sol.history]
+    values = [f_start] + [f for _, f, _, _, _ in fig["history"]]
     assert all(b <= a + 1e-12 * abs(a) for a, b in zip(values, values[1:], strict=False))
     # the reported objective and gradient norms are the true ones
     p = primal_of(X, bias, y, C, sol.w, loss)
     if not regularize_bias:
         p -= 0.5 * sol.w[-1] ** 2
-    assert sol.objective == pytest.approx(p, rel=1e-9, abs=1e-12)
+    assert fig["f"] == pytest.approx(p, rel=1e-9, abs=1e-12)
+    assert sol.primal == pytest.approx(p, rel=1e-9, abs=1e-12)
     g0 = _gradient(X, y, C, np.zeros(n_w), loss, bias, regularize_bias)
-    assert sol.grad_norm0 == pytest.approx(np.linalg.norm(g0), rel=1e-9, abs=1e-12)
+    assert fig["grad_norm0"] == pytest.approx(np.linalg.norm(g0), rel=1e-9, abs=1e-12)
     # near the optimum ||g|| is a difference of terms of the size of ||g(0)||: rounding
     g = _gradient(X, y, C, sol.w, loss, bias, regularize_bias)
-    assert sol.grad_norm == pytest.approx(
-        np.linalg.norm(g), rel=1e-7, abs=1e-12 * max(sol.grad_norm0, 1.0)
+    assert fig["grad_norm"] == pytest.approx(
+        np.linalg.norm(g), rel=1e-7, abs=1e-12 * max(fig["grad_norm0"], 1.0)
     )
     # the stopping rule: met at the end when converged, and not at any earlier iteration
-    threshold = eps * sol.grad_norm0
+    threshold = eps * fig["grad_norm0"]
     if sol.converged:
-        assert sol.grad_norm <= threshold
+        assert fig["grad_norm"] <= threshold
+        assert sol.stop_reason == CONVERGED
     else:
-        assert sol.grad_norm > threshold
-        assert sol.stop_reason in ("max_iter", "small_reduction", "line_search_failed")
-    assert all(gn > threshold for _, _, gn, _, _ in sol.history[:-1])
-    if sol.stop_reason == "max_iter":
+        assert fig["grad_norm"] > threshold
+        assert sol.stop_reason in (MAX_ITER, SMALL_REDUCTION, LINE_SEARCH_FAILED)
+    assert all(gn > threshold for _, _, gn, _, _ in fig["history"][:-1])
+    if sol.stop_reason == MAX_ITER:
         assert sol.n_iter == max_iter
+    # the dual bound: a feasible dual point, -f(alpha) <= P* <= P(w) (none with -R)
+    if regularize_bias:
+        assert sol.alpha.shape == y.shape and np.all(sol.alpha >= 0.0)
+        assert sol.gap >= -1e-9 * max(1.0, abs(sol.primal))
+        assert sol.gap == pytest.approx(sol.primal - sol.dual, rel=1e-12, abs=1e-12)
+    else:
+        assert sol.alpha is None and np.isnan(sol.dual) and np.isnan(sol.gap)
+
+
+# ----------------------------------------------------------------------------- the interface
+
+
+@pytest.mark.parametrize("solver", [0, 2])
+def test_solution_dual_point_and_bound(solver):
+    X, y = make_sparse_problem(n_rows=300, n_features=40, seed=12, noise=0.3)
+    C = np.random.default_rng(2).uniform(0.5, 2.0, len(y))
+    loss = LOSS_OF_SOLVER[solver]
+    sol = newton(X, y, C, loss, 1.0, 1e-6)
+    assert sol.solver == solver and sol.converged
+    if solver == 2:
+        alpha = squared_hinge_dual_point(X, 1.0, y, C, sol.w)
+        expected = svm_objectives(X, 1.0, y, C, sol.w, alpha, loss)
+    else:
+        alpha, alpha_c = lr_dual_point(X, 1.0, y, C, sol.w, with_complement=True)
+        expected = lr_objectives(X, 1.0, y, C, sol.w, alpha, alpha_c)
+    assert np.array_equal(sol.alpha, alpha)
+    assert (sol.primal, sol.dual, sol.gap) == expected
+    assert 0.0 <= sol.gap <= 1e-6 * sol.primal
+    assert sol.figures["n_sv"] == np.count_nonzero(alpha)
+    fig = sol.figures
+    assert fig["stop_ratio"] == fig["grad_norm"] / fig["grad_norm0"] <= 1e-6
+    assert fig["n_cg_iter"] == sum(h[3] for h in fig["history"])
+    # -R: no dual (its equality constraint is met only at the optimum)
+    unreg = newton(X, y, C, loss, 1.0, 1e-6, regularize_bias=False)
+    assert unreg.alpha is None and np.isnan(unreg.dual) and np.isnan(unreg.gap)
+    assert unreg.figures["n_sv"] == -1
+    assert unreg.primal == unreg.figures["f"]
+
+
+def _stop_at(k, captured):
+    """A hook that keeps the state of iteration k and asks to stop there."""
+
+    def hook(progress):
+        if progress.iteration == k:
+            captured["state"] = progress.state()
+            captured["w"] = progress.w.copy()
+            captured["objectives"] = progress.objectives()
+            return False
+        return None
+
+    return hook
+
+
+def _same_solution(a: Solution, b: Solution) -> None:
+    assert np.array_equal(a.w, b.w)
+    assert a.n_iter == b.n_iter and a.stop_reason == b.stop_reason
+    assert a.converged == b.converged
+    assert a.figures["history"] == b.figures["history"]
+    for key in ("f", "grad_norm", "grad_norm0", "n_cg_iter", "stop_ratio"):
+        assert a.figures[key] == b.figures[key], key
+    if a.alpha is None:
+        assert b.alpha is None
+    else:
+        assert np.array_equal(a.alpha, b.alpha)
+    assert np.array_equal([a.primal, a.dual, a.gap], [b.primal, b.dual, b.gap], equal_nan=True)
+
+
+@pytest.mark.parametrize("solver", [0, 2])
+@pytest.mark.parametrize("regularize_bias, warm", [(True, False), (False, False), (True, True)])
+def test_interrupt_and_resume_is_exact(solver, regularize_bias, warm):
+    X, y = make_sparse_problem(n_rows=300, n_features=40, seed=13, noise=0.3)
+    C = np.full(len(y), 5.0)
+    w0 = np.random.default_rng(3).normal(size=41) * 0.1 if warm else None
+    sub = Subproblem(X, y, C, 1e-8, 1000, bias=1.0, regularize_bias=regularize_bias, w0=w0)
+    solve = SOLVE_OF_LOSS[LOSS_OF_SOLVER[solver]]
+    full = solve(sub)
+    assert full.n_iter >= 3
+    # a hook that never stops changes nothing
+    calls = []
+    _same_solution(solve(sub, lambda p: calls.append(p.iteration)), full)
+    assert calls == list(range(full.n_iter + 1))
+    for k in (0, 1, full.n_iter - 1):
+        captured = {}
+        part = solve(sub, _stop_at(k, captured))
+        assert part.stop_reason == INTERRUPTED and not part.converged
+        assert part.n_iter == k and np.array_equal(part.w, captured["w"])
+        assert part.figures["history"] == full.figures["history"][:k]
+        assert captured["objectives"][0] == part.primal
+        np.testing.assert_equal(captured["objectives"][1], part.dual)
+        # resumed from the state (w0 no longer matters): exactly the uninterrupted run
+        seen = []
+        rest = solve(sub.but(resume=captured["state"], w0=None), seen.append)
+        _same_solution(rest, full)
+        assert [p.iteration for p in seen] == list(range(k + 1, full.n_iter + 1))
+
+
+def test_stop_asked_at_the_last_iteration_keeps_the_rule():
+    X, y = make_sparse_problem(n_rows=200, n_features=30, seed=14)
+    sub = Subproblem(X, y, np.ones(len(y)), 1e-6, 1000, bias=1.0)
+    full = solve_l2svc_primal(sub)
+    captured = {}
+    last = solve_l2svc_primal(sub, _stop_at(full.n_iter, captured))
+    _same_solution(last, full)
+    assert last.stop_reason == CONVERGED
+    # resuming a finished state does nothing more
+    _same_solution(solve_l2svc_primal(sub.but(resume=captured["state"])), full)
+    # at the cap the stop is the hook's
+    capped = solve_l2svc_primal(sub.but(max_iter=2), _stop_at(2, {}))
+    assert capped.stop_reason == INTERRUPTED and capped.n_iter == 2
+
+
+def test_progress_measure_is_relative_gradient_norm():
+    X, y = make_sparse_problem(n_rows=200, n_features=30, seed=15)
+    seen = []
+    sol = solve_lr_primal(Subproblem(X, y, np.ones(len(y)), 1e-4, 1000, bias=1.0), seen.append)
+    g0 = sol.figures["grad_norm0"]
+    for p in seen:
+        assert p.measure == p.figures["grad_norm"] / g0
+        assert p.figures["grad_norm0"] == g0
+    assert seen[0].measure == 1.0 and seen[0].figures["n_cg"] == 0
+    assert seen[-1].measure == sol.figures["stop_ratio"] <= 1e-4

@@ -1,4 +1,5 @@
-"""Properties of the DCD solver on small random problems (hypothesis), and input invariances.
+"""Properties of the DCD solver on small random problems (hypothesis), and input invariances;
+the solver interface (hook, interruption, resumption from a captured state).
 
 The optimum comparisons use only weak duality, so they need no tolerance guess: for any
 feasible alpha and any w, D(alpha) <= P* <= P(w), and P is 1-strongly convex, so
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 
 import linsvm
 from linsvm.data import as_csr
+from linsvm.errors import InvalidInputError
 from linsvm.objective import (
     LOSS_HINGE,
     LOSS_SQUARED_HINGE,
@@ -26,7 +28,9 @@ from linsvm.objective import (
     svm_dual_value,
     svm_objectives,
 )
-from linsvm.solvers.dcd import solve_svm_dual
+from linsvm.solvers import SOLVERS
+from linsvm.solvers._base import CONVERGED, INTERRUPTED, MAX_ITER, Subproblem
+from linsvm.solvers.dcd import solve_l1svc_dual, solve_l2svc_dual
 
 SETTINGS = settings(deadline=None, max_examples=100)
 FEW = settings(deadline=None, max_examples=40)
@@ -71,6 +75,21 @@ def problems(draw, with_row_costs: bool = True):
     return X, y, c_rows, loss, bias
 
 
+SOLVE = {LOSS_HINGE: solve_l1svc_dual, LOSS_SQUARED_HINGE: solve_l2svc_dual}
+
+
+def _subproblem(X, y, c_rows, bias, eps, max_iter, *, seed=1, alpha0=None, **options):
+    return Subproblem(
+        X=X, y=y, C=c_rows, eps=eps, max_iter=max_iter, bias=bias, seed=seed, alpha0=alpha0,
+        options=options,
+    )  # fmt: skip
+
+
+def solve_svm_dual(X, y, c_rows, loss, bias, eps, max_iter, *, hook=None, **kw):
+    """The solver of ``loss`` on the sub-problem these arguments make."""
+    return SOLVE[loss](_subproblem(X, y, c_rows, bias, eps, max_iter, **kw), hook)
+
+
 def _n_weights(X, bias):
     return X.shape[1] + (1 if bias >= 0 else 0)
 
@@ -108,13 +127,19 @@ def test_every_iterate_feasible_gap_nonnegative_dual_monotone(
     n_w = _n_weights(X, bias)
     seen = []
 
-    def on_iteration(it, n_active, pg_max, pg_min, w, alpha):
+    def on_iteration(progress):
+        it, n_active, w = progress.iteration, progress.figures["n_active"], progress.w
+        alpha = np.ascontiguousarray(progress.alpha)
         assert 0 <= n_active <= X.shape[0]
         _check_feasible(alpha, c_rows, loss)
         w_fresh = primal_from_dual(X.indptr, X.indices, X.data, bias, y, alpha, n_w)
         np.testing.assert_allclose(w, w_fresh, rtol=0, atol=1e-10 * max(1.0, np.abs(w).max()))
         primal, dual, gap = _objectives(X, y, c_rows, loss, bias, w, alpha)
         assert gap >= -_rounding(primal), (it, primal, dual)
+        assert progress.objectives() == (primal, dual)
+        pg_max, pg_min = progress.figures["pg_max"], progress.figures["pg_min"]
+        if pg_max >= pg_min:
+            assert progress.measure == max(pg_max - pg_min, abs(pg_max), abs(pg_min))
         seen.append((it, dual))
 
     sol = solve_svm_dual(
@@ -129,11 +154,13 @@ def test_every_iterate_feasible_gap_nonnegative_dual_monotone(
         bucket_size=bucket[0],
         buckets_per_group=bucket[1],
         seed=seed,
-        on_iteration=on_iteration,
+        hook=on_iteration,
     )
     assert [it for it, _ in seen] == list(range(1, sol.n_iter + 1))
     assert sol.n_iter <= max_iter
     assert sol.converged or sol.n_iter == max_iter
+    assert sol.stop_reason == (CONVERGED if sol.converged else MAX_ITER)
+    assert sol.solver == (3 if loss == LOSS_HINGE else 1)
     duals = [0.0] + [d for _, d in seen]  # alpha = 0 gives -f = 0
     for before, after in zip(duals, duals[1:], strict=False):
         assert after >= before - _rounding(before), duals
@@ -144,20 +171,122 @@ def test_every_iterate_feasible_gap_nonnegative_dual_monotone(
         assert seen[-1][1] == svm_dual_value(
             X.indptr, X.indices, X.data, bias, y, c_rows, sol.alpha, loss, n_w
         )
+    # the Solution's objectives are those of its w and alpha
+    objectives = _objectives(X, y, c_rows, loss, bias, sol.w, sol.alpha)
+    assert (sol.primal, sol.dual, sol.gap) == objectives
 
 
 @SETTINGS
 @given(problem=problems(), max_iter=st.integers(1, 40), eps=st.sampled_from([0.5, 1e-2, 1e-5]))
-def test_same_result_with_and_without_callback(problem, max_iter, eps):
-    """Running one outer iteration at a time (for on_iteration) changes nothing."""
+def test_same_result_with_and_without_hook(problem, max_iter, eps):
+    """Running one outer iteration at a time (for a hook), or in batches, changes nothing."""
     X, y, c_rows, loss, bias = problem
     a = solve_svm_dual(X, y, c_rows, loss, bias, eps, max_iter, seed=3)
-    b = solve_svm_dual(
-        X, y, c_rows, loss, bias, eps, max_iter, seed=3, on_iteration=lambda *args: None
-    )
-    np.testing.assert_array_equal(a.w, b.w)
-    np.testing.assert_array_equal(a.alpha, b.alpha)
-    assert (a.n_iter, a.converged) == (b.n_iter, b.converged)
+
+    def batches(progress):
+        return None
+
+    batches.every_iteration = False
+    for hook in (lambda progress: None, batches):
+        b = solve_svm_dual(X, y, c_rows, loss, bias, eps, max_iter, seed=3, hook=hook)
+        np.testing.assert_array_equal(a.w, b.w)
+        np.testing.assert_array_equal(a.alpha, b.alpha)
+        assert (a.n_iter, a.converged, a.stop_reason) == (b.n_iter, b.converged, b.stop_reason)
+        assert a.figures == b.figures
+
+
+@SETTINGS
+@given(
+    problem=problems(),
+    max_iter=st.integers(2, 60),
+    where=st.floats(0.0, 1.0),
+    eps=st.sampled_from([1e-1, 1e-3, 1e-6]),
+    shrinking=st.booleans(),
+    bucket=st.sampled_from([(1, 1), (4, 2), (None, None)]),
+    seed=st.integers(0, 5),
+)
+def test_interrupted_and_resumed_equals_uninterrupted(
+    problem, max_iter, where, eps, shrinking, bucket, seed
+):
+    """A hook stops the solve at iteration k and keeps its state; the solve resumed from that
+    state ends bit-identical to an uninterrupted one."""
+    X, y, c_rows, loss, bias = problem
+    options = dict(shrinking=shrinking, bucket_size=bucket[0], buckets_per_group=bucket[1])
+    sub = _subproblem(X, y, c_rows, bias, eps, max_iter, seed=seed, **options)
+    whole = SOLVE[loss](sub)
+    assume(whole.n_iter >= 2)
+    stop_at = 1 + int(where * (whole.n_iter - 2))
+    kept = {}
+
+    def stop(progress):
+        if progress.iteration == stop_at:
+            kept["state"] = progress.state()
+            assert kept["state"]["w"] is not progress.w  # a copy
+            kept["w"] = progress.w.copy()
+            return False
+        return None
+
+    cut = SOLVE[loss](sub, stop)
+    assert cut.n_iter == stop_at and not cut.converged and cut.stop_reason == INTERRUPTED
+    np.testing.assert_array_equal(cut.w, kept["w"])
+    np.testing.assert_array_equal(cut.w, kept["state"]["w"])
+    objectives = _objectives(X, y, c_rows, loss, bias, cut.w, cut.alpha)
+    assert (cut.primal, cut.dual, cut.gap) == objectives
+    state = kept["state"]
+    assert {"rec", "w", "active", "fstate", "istate", "rng"} <= set(state)
+    assert int(state["bucket_size"]) == whole.figures["bucket_size"]
+    assert int(state["buckets_per_group"]) == whole.figures["buckets_per_group"]
+    resumed = SOLVE[loss](sub.but(resume=state))
+    assert np.array_equal(resumed.w, whole.w) and np.array_equal(resumed.alpha, whole.alpha)
+    assert (resumed.n_iter, resumed.stop_reason) == (whole.n_iter, whole.stop_reason)
+    assert resumed.figures == whole.figures
+    # a resumed solve ignores alpha0 and the order options: the state has them
+    changed = {**options, "bucket_size": 7, "buckets_per_group": 3}
+    other = sub.but(resume=state, alpha0=np.ones(X.shape[0]), options=changed)
+    assert np.array_equal(SOLVE[loss](other).w, whole.w)
+
+
+def test_stop_after_the_last_iteration_still_converged():
+    X, y = make_sparse_problem(n_rows=80, n_features=10, seed=3)
+    c_rows = np.ones(len(y))
+    whole = solve_svm_dual(X, y, c_rows, LOSS_HINGE, 1.0, 1e-3, 1000)
+    assert whole.converged
+    late = solve_svm_dual(
+        X, y, c_rows, LOSS_HINGE, 1.0, 1e-3, 1000,
+        hook=lambda p: p.iteration < whole.n_iter,
+    )  # fmt: skip
+    assert late.converged and late.stop_reason == CONVERGED
+    np.testing.assert_array_equal(late.w, whole.w)
+    capped = solve_svm_dual(X, y, c_rows, LOSS_HINGE, 1.0, 1e-12, 3)
+    assert capped.n_iter == 3 and capped.stop_reason == MAX_ITER and not capped.converged
+
+
+def test_bad_warm_start_or_state_is_a_one_line_error():
+    X, y = make_sparse_problem(n_rows=50, n_features=6, seed=2)
+    c_rows = np.ones(len(y))
+    with pytest.raises(InvalidInputError, match="alpha0"):
+        solve_svm_dual(X, y, c_rows, LOSS_HINGE, 1.0, 0.1, 10, alpha0=np.ones(3))
+    kept = {}
+
+    def stop(progress):
+        kept.update(progress.state())
+        return False
+
+    solve_svm_dual(X, y, c_rows, LOSS_HINGE, 1.0, 0.1, 10, hook=stop)
+    sub = _subproblem(X[:40], y[:40], c_rows[:40], 1.0, 0.1, 10)
+    with pytest.raises(InvalidInputError, match="rec"):
+        solve_l1svc_dual(sub.but(resume=kept))
+    with pytest.raises(InvalidInputError, match="istate"):
+        solve_l1svc_dual(
+            _subproblem(X, y, c_rows, 1.0, 0.1, 10).but(
+                resume={k: v for k, v in kept.items() if k != "istate"}
+            )
+        )
+
+
+def test_registered_as_solvers_1_and_3():
+    assert SOLVERS[1].solve is solve_l2svc_dual
+    assert SOLVERS[3].solve is solve_l1svc_dual
 
 
 @SETTINGS
@@ -254,8 +383,8 @@ def test_plain_permutation_and_buckets_reach_the_same_optimum(problem, shrinking
     _assert_same_optimum(X, y, c_rows, loss, bias, plain, bucketed)
     _assert_same_optimum(X, y, c_rows, loss, bias, plain, odd)
     _assert_same_optimum(X, y, c_rows, loss, bias, plain, auto)
-    assert (plain.bucket_size, plain.buckets_per_group) == (1, 1)
-    assert (bucketed.bucket_size, bucketed.buckets_per_group) == (16, 16)
+    assert (plain.figures["bucket_size"], plain.figures["buckets_per_group"]) == (1, 1)
+    assert (bucketed.figures["bucket_size"], bucketed.figures["buckets_per_group"]) == (16, 16)
 
 
 @FEW

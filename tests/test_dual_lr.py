@@ -7,7 +7,9 @@
 - the duality gap: >= 0 (up to rounding), shrinking with eps, ~0 at LIBLINEAR's optimum via
   ``lr_dual_point``; weak duality for random feasible points, 0 log 0 = 0 at the bounds;
 - properties (hypothesis): the dual objective never increases over an outer iteration,
-  0 < alpha < C, alpha + (C - alpha) = C, the running w equals w(alpha).
+  0 < alpha < C, alpha + (C - alpha) = C, the running w equals w(alpha);
+- the solver interface: a hook changes nothing; a solve interrupted at iteration k and resumed
+  from the state its hook captured ends bit-identical to an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -26,18 +28,36 @@ from conftest import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linsvm.objective import LOSS_LOGISTIC, primal_from_dual, primal_value
-from linsvm.solvers.dual_lr import (
+from linsvm.errors import InvalidInputError
+from linsvm.objective import (
+    LOSS_LOGISTIC,
     lr_dual_point,
     lr_dual_value,
     lr_objectives,
-    solve_lr_dual,
+    primal_from_dual,
+    primal_value,
 )
+from linsvm.solvers import SOLVERS
+from linsvm.solvers._base import CONVERGED, INTERRUPTED, MAX_ITER, Subproblem
+from linsvm.solvers.dual_lr import solve_lr_dual as solve
 
 TIGHT_EPS = 1e-6
 REL_TOL = 1e-6
 AGREEMENT = 0.999
 GAP_ROUNDING = 1e-9  # relative
+
+
+def solve_lr_dual(X, y, C, bias, eps=0.1, max_iter=300, *, seed=1, alpha0=None, hook=None, **opt):
+    """-s 7 on the sub-problem these arguments make (LIBLINEAR's default eps and cap)."""
+    sub = Subproblem(
+        X=X, y=np.asarray(y, dtype=np.float64), C=np.asarray(C, dtype=np.float64), eps=eps,
+        max_iter=max_iter, bias=bias, seed=seed, alpha0=alpha0, options=opt,
+    )  # fmt: skip
+    return solve(sub, hook)
+
+
+def _complement(sol):
+    return sol.figures["alpha_complement"]
 
 
 def _primal(X, bias, y, C, w) -> float:
@@ -59,9 +79,9 @@ def compare_with_liblinear(X, y, C: float, bias: float, class_weight=None):
     [(y_pm1, c_rows)] = subproblems(y, labels, C, class_weight)
     sol = solve_lr_dual(X, y_pm1, c_rows, bias, TIGHT_EPS, 1000)
     assert sol.converged
-    primal, dual, gap = lr_objectives(
-        X, bias, y_pm1, c_rows, sol.w, sol.alpha, sol.alpha_complement
-    )
+    primal, dual, gap = lr_objectives(X, bias, y_pm1, c_rows, sol.w, sol.alpha, _complement(sol))
+    assert (sol.primal, sol.dual, sol.gap) == (primal, dual, gap)
+    assert sol.stop_reason == CONVERGED and sol.solver == 7
     assert gap >= -GAP_ROUNDING * abs(primal)
     assert gap <= 1e-7 * abs(primal)
     for ref in (ref7, ref0):
@@ -110,7 +130,7 @@ def test_gap_shrinks_with_eps():
     gaps = []
     for eps in (1.0, 1e-1, 1e-3, 1e-6):
         sol = solve_lr_dual(X, y, C, 1.0, eps)
-        primal, _, gap = lr_objectives(X, 1.0, y, C, sol.w, sol.alpha, sol.alpha_complement)
+        primal, _, gap = lr_objectives(X, 1.0, y, C, sol.w, sol.alpha, _complement(sol))
         assert gap >= -GAP_ROUNDING * primal
         gaps.append(max(gap, 0.0))
     assert gaps == sorted(gaps, reverse=True), gaps
@@ -178,7 +198,7 @@ def test_orders_seeds_and_warm_start():
     ref = solve_lr_dual(X, y, C, 1.0, 1e-8, 1000)
     again = solve_lr_dual(X, y, C, 1.0, 1e-8, 1000)
     np.testing.assert_array_equal(ref.w, again.w)  # reproducible from the seed
-    assert ref.bucket_size >= 1
+    assert ref.figures["bucket_size"] >= 1
     p_ref = _primal(X, 1.0, y, C, ref.w)
     for kw in ({"bucket_size": 1}, {"bucket_size": 64, "buckets_per_group": 2}, {"seed": 99}):
         other = solve_lr_dual(X, y, C, 1.0, 1e-8, 1000, **kw)
@@ -191,7 +211,10 @@ def test_orders_seeds_and_warm_start():
     assert np.all(out.alpha > 0) and np.all(out.alpha < C)
     # max_iter reached: not converged
     short = solve_lr_dual(X, y, C, 1.0, 1e-12, 3)
-    assert short.n_iter == 3 and not short.converged
+    assert short.n_iter == 3 and not short.converged and short.stop_reason == MAX_ITER
+    assert short.figures["gmax"] >= 1e-12 and short.figures["inner_eps"] > 0
+    with pytest.raises(InvalidInputError, match="alpha0"):
+        solve_lr_dual(X, y, C, 1.0, 1e-3, 10, alpha0=np.ones(3))
 
 
 @settings(max_examples=25, deadline=None)
@@ -227,7 +250,11 @@ def test_dual_descent_properties(
     allowed = []  # the increase of f that the inexact inner Newton solves permit
     n_weights = n_features + (1 if bias >= 0 else 0)
 
-    def check(iteration, gmax, inner_eps, w, alpha, alpha_c):
+    def check(progress):
+        inner_eps, w = progress.figures["inner_eps"], progress.w
+        alpha = np.ascontiguousarray(progress.alpha)
+        alpha_c = np.ascontiguousarray(progress.figures["alpha_complement"])
+        assert progress.measure == progress.figures["gmax"]
         allowed.append(inner_eps**2 * C.sum() / 4.0)
         assert np.all(alpha[trained] > 0) and np.all(alpha[trained] < C[trained])
         assert np.all(alpha_c[trained] > 0)
@@ -238,10 +265,11 @@ def test_dual_descent_properties(
         values.append(lr_dual_value(X, bias, y, C, alpha, alpha_c))
         primal = _primal(X, bias, y, C, w_fresh)
         assert primal - values[-1] >= -GAP_ROUNDING * max(abs(primal), 1.0)
+        assert progress.objectives() == (_primal(X, bias, y, C, w), values[-1])
 
     start = solve_lr_dual(X, y, C, bias, 1e-8, 0)
-    values.append(lr_dual_value(X, bias, y, C, start.alpha, start.alpha_complement))
-    solve_lr_dual(X, y, C, bias, 1e-8, 50, bucket_size=bucket_size, seed=seed, on_iteration=check)
+    values.append(lr_dual_value(X, bias, y, C, start.alpha, _complement(start)))
+    solve_lr_dual(X, y, C, bias, 1e-8, 50, bucket_size=bucket_size, seed=seed, hook=check)
     scale = max(1.0, abs(values[0]), float(C.sum()))
     # f never increases over an outer iteration by more than the inner solves' tolerance
     # permits: a sub-problem stopped at |g'| < innereps is within innereps^2 C_i / 4 of its
@@ -272,5 +300,71 @@ def test_float32_data_and_int64_indices():
     sol = solve_lr_dual(X32, y, C, 1.0, 1e-8, 1000)
     p32 = _primal(X32, 1.0, y, C, sol.w)
     assert rel_diff(p32, _primal(X32, 1.0, y, C, ref.w)) <= 1e-6
-    _, _, gap = lr_objectives(X32, 1.0, y, C, sol.w, sol.alpha, sol.alpha_complement)
+    _, _, gap = lr_objectives(X32, 1.0, y, C, sol.w, sol.alpha, _complement(sol))
     assert -GAP_ROUNDING * p32 <= gap <= 1e-8 * p32
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    where=st.floats(0.0, 1.0),
+    bias=st.sampled_from([-1.0, 1.0]),
+    order=st.sampled_from([(1, 1), (4, 2), (None, None)]),
+    warm=st.booleans(),
+)
+def test_hook_and_resume_change_nothing(seed, where, bias, order, warm):
+    """With a hook (every iteration, or batches) the result is the same as without; stopped at
+    iteration k and resumed from the state its hook kept, the solve ends bit-identical."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(80, 10, density=0.3, format="csr", random_state=rng)
+    y = np.where(rng.random(80) < 0.5, 1.0, -1.0)
+    C = rng.uniform(0.1, 5.0, 80)
+    C[:5] = 0.0
+    alpha0 = C * rng.random(80) if warm else None
+    opt = dict(bucket_size=order[0], buckets_per_group=order[1], seed=seed, alpha0=alpha0)
+    whole = solve_lr_dual(X, y, C, bias, 1e-6, 40, **opt)
+
+    def batches(progress):
+        return None
+
+    batches.every_iteration = False
+    for hook in (lambda progress: None, batches):
+        again = solve_lr_dual(X, y, C, bias, 1e-6, 40, hook=hook, **opt)
+        assert np.array_equal(again.w, whole.w) and np.array_equal(again.alpha, whole.alpha)
+        np.testing.assert_array_equal(_complement(again), _complement(whole))
+        assert (again.n_iter, again.stop_reason) == (whole.n_iter, whole.stop_reason)
+
+    if whole.n_iter < 2:
+        return
+    stop_at = 1 + int(where * (whole.n_iter - 2))
+    kept = {}
+
+    def stop(progress):
+        if progress.iteration == stop_at:
+            kept.update(progress.state())
+            return False
+        return None
+
+    cut = solve_lr_dual(X, y, C, bias, 1e-6, 40, hook=stop, **opt)
+    assert cut.n_iter == stop_at and not cut.converged and cut.stop_reason == INTERRUPTED
+    np.testing.assert_array_equal(cut.w, kept["w"])
+    assert (cut.primal, cut.dual, cut.gap) == lr_objectives(
+        X, bias, y, C, cut.w, cut.alpha, _complement(cut)
+    )
+    assert {"rec", "w", "fstate", "istate", "rng", "bucket_size", "buckets_per_group"} <= set(kept)
+    sub = Subproblem(
+        X=X, y=y, C=C, eps=1e-6, max_iter=40, bias=bias, seed=seed, alpha0=alpha0,
+        options=dict(bucket_size=order[0], buckets_per_group=order[1]), resume=kept,
+    )  # fmt: skip
+    resumed = solve(sub)
+    assert np.array_equal(resumed.w, whole.w) and np.array_equal(resumed.alpha, whole.alpha)
+    np.testing.assert_array_equal(_complement(resumed), _complement(whole))
+    assert (resumed.n_iter, resumed.stop_reason) == (whole.n_iter, whole.stop_reason)
+    assert resumed.figures["gmax"] == whole.figures["gmax"]
+    # a state of another problem's size is refused in one line
+    with pytest.raises(InvalidInputError, match="rec"):
+        solve(sub.but(X=X[:50], y=y[:50], C=C[:50], alpha0=None))
+
+
+def test_registered_as_solver_7():
+    assert SOLVERS[7].solve is solve

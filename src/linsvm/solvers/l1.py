@@ -348,7 +348,6 @@ def l1r_l2svc_kernel(
                 for i in range(n_rows):
                     b[i] = 1.0 - b[i]
 
-
         if gnorm1_init < 0.0:  # cold: the first outer iteration's 1-norm is the reference
             gnorm1_init = gnorm1_new
         if record:

@@ -42,7 +42,7 @@ estimated bound (P~ - D)/D is at most ``comparison`` x delta is P(w) computed ex
 solver stops when the exact bound is <= delta.
 
 SGD-M (multiple updates): each presentation of pattern k in an epoch is mu presentations in a
-row, resolved in closed form with one inner product (``_plus_steps``). With
+row, resolved in closed form with one inner product (``plus_steps``). With
 g = y_k u'x_k - lambda tau (margin error iff g <= 0) and q = ||x_k||^2, a plus-step (margin
 error) changes g by q - lambda, a minus-step (pure shrinking) by -lambda:
 
@@ -60,8 +60,8 @@ The first of the mu presentations is decided by the plain test (so mu = 1 is exa
 the other mu - 1 by the formula; then u += kappa+ y_k x_k, I_k += kappa+, tau += mu.
 
 SGD-R draws every pattern uniformly at random (with replacement) and stops after T_max steps
-(``max_steps``, default ``max_epochs`` x l): its counts give no feasible dual point, so it has
-no bound and no criterion.
+(option ``max_steps``, default ``max_iter`` epochs x l): its counts give no feasible dual
+point, so it has no bound and no criterion.
 
 Pegasos (Shalev-Shwartz, Singer, Srebro, Cotter 2011): at iteration t a mini-batch A_t of k
 rows drawn uniformly with replacement (k independent draws), A+ = {i in A_t: y_i w'x_i < 1}::
@@ -74,12 +74,15 @@ rescaled (scale folded into it) when scale falls below 1e-9, and ||v||^2 is kept
 (refreshed exactly at every rescaling and kernel call). It has no dual point either: it stops at
 its budget (``converged`` is always False; the last iterate is returned).
 
-Progress reports: ``on_iteration(iteration, w, progress)`` after each complete epoch (SGD-S,
-SGD-M; iteration = epochs done) or every l presented rows (SGD-R, Pegasos; iteration = epoch
-equivalents done), w a fresh float64 (n_w,) array (the caller may keep it), progress the
-epoch's bound (P - D)/D (SGD-S/M: with P exact when the criterion computed it, else the
-estimate P~; NaN while D <= 0) or NaN (SGD-R, Pegasos). Without a callback the whole run is one
-kernel call; with one, one call per epoch (SGD-R, Pegasos: per l rows).
+Each solver is ``solve_xxx(sub, hook) -> Solution`` and runs through ``_base.drive``; an
+outer iteration is an epoch (SGD-S, SGD-M) or l presented rows (SGD-R, Pegasos: epoch
+equivalents; SGD-R's last one may be partial when ``max_steps`` is not a multiple of l). The
+kernels keep all their state in arrays (the vector, the counts, the order, the generator, the
+counters), so batching does not change the result and a checkpoint resumes exactly. The hook's
+``measure`` is the epoch's bound (P - D)/D (SGD-S/M: with P exact when the criterion computed
+it, else the estimate P~; NaN while D <= 0) or NaN (SGD-R, Pegasos). Without a hook the whole
+run is one kernel call; with one, one call per epoch, or batches of them for a hook that does
+not want every iteration (``drive``).
 
 Defaults, measured by ``benchmarks/bench_sgd_defaults.py`` (report
 ``benchmarks/RESULTS-sgd-defaults.md``: a9a, w8a, reuters and 100,000 rows of pypi-recent at
@@ -102,15 +105,13 @@ the run's best):
 - SGD-R T_max = 100 l steps, Pegasos 100 epoch equivalents: the smallest of 10, 20, 50, 100
   epochs after which (P - P*)/P* <= 1e-2 in at least 3/4 of the runs (7 of 8 at 100; a9a at
   C = 1 is at 2e-2 there, and its iterates still swing up to 0.1).
-- one kernel call without a callback: per-epoch calls add 0.28 ms per epoch on a9a, 10% of
+- one kernel call without a hook: per-epoch calls add 0.28 ms per epoch on a9a, 10% of
   its 3 ms epochs.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -118,17 +119,20 @@ from numba import njit
 from .._intrinsics import prefetch
 from ..data import as_csr
 from ..errors import InvalidInputError
-from ..objective import (
-    LOSS_HINGE,
-    hinge_dual_value_at,
-    loss_value,
-    primal_value,
-    row_axpy,
-    row_dot,
-    row_sq_norm,
-    sq_norm,
-    svm_objectives,
+from ..objective import LOSS_HINGE, hinge_dual_value_at, loss_value, primal_value, svm_objectives
+from ..sparse_rows import row_axpy, row_dot, row_sq_norm, sq_norm
+from ._base import (
+    CONVERGED,
+    INTERRUPTED,
+    MAX_ITER,
+    Hook,
+    Progress,
+    Solution,
+    Subproblem,
+    copy_state,
+    drive,
 )
+from ._columns import restore
 from ._random import new_state, rand_below, shuffle
 
 # Defaults: measured, see the module docstring and benchmarks/RESULTS-sgd-defaults.md.
@@ -144,13 +148,11 @@ RESCALE_BELOW = 1.0e-9  # Pegasos: fold the scale into v below this
 _PREFETCH_ROW_AHEAD = 12
 _PREFETCH_DATA_AHEAD = 6
 
-# State of the SGD-S/M kernel, carried between calls (one call per epoch with a callback).
+# State of the SGD-S/M kernel, carried between calls.
 _I_TAU, _I_EPOCHS, _I_CONVERGED, _I_EVALS, _I_ERRORS = 0, 1, 2, 3, 4
 _F_MEASURE, _F_PRIMAL, _F_DUAL = 0, 1, 2
 # ... of the Pegasos kernel.
 _F_SCALE, _F_VV = 0, 1
-
-VARIANTS = ("r", "s", "m")
 
 
 @njit(cache=True, nogil=True)
@@ -163,7 +165,7 @@ def _row_sq_norms(indptr, data, bias, n_rows):
 
 
 @njit(cache=True, nogil=True)
-def _plus_steps(g, q, lam, mu):
+def plus_steps(g, q, lam, mu):
     """kappa+: margin errors among mu presentations in a row of one pattern (closed form).
 
     g = y_k u'x_k - lambda tau before the first of them (margin error iff g <= 0),
@@ -256,7 +258,7 @@ def _sgd_epochs_kernel(
                 loss_estimate += loss_value(LOSS_HINGE, p / threshold)
             else:
                 loss_estimate += 1.0
-            kplus = _plus_steps(p - threshold, sq[i], lam, mult)
+            kplus = plus_steps(p - threshold, sq[i], lam, mult)
             if kplus > 0:
                 row_axpy(indptr, indices, data, bias, i, kplus * yi, u)
                 counts[i] += kplus
@@ -359,27 +361,11 @@ def _pegasos_kernel(
     fstate[_F_VV] = sq_norm(v)
 
 
-@dataclass
-class SGDSolution:
-    """What a primal stochastic solver returns (one binary L1-loss SVM problem)."""
-
-    w: np.ndarray  # (n_w,) float64, n_w = n_features (+1 with a bias, last)
-    n_epochs: int  # complete epochs (SGD-S/M) or epoch equivalents: rows presented // l
-    n_steps: int  # presentations t (SGD-R/S/M; SGD-M counts each of the mu), Pegasos iterations
-    converged: bool  # SGD-S/M: the bound reached delta; SGD-R, Pegasos: always False
-    primal: float  # P(w), exact
-    dual: float  # D(alpha) (SGD-S/M), NaN otherwise
-    gap: float  # P(w) - D(alpha) (SGD-S/M), NaN otherwise
-    alpha: np.ndarray | None  # (l,) the implied dual variables in [0, C] (SGD-S/M), else None
-    stop_measure: float  # last bound (P - D)/D, exact (SGD-S/M), NaN otherwise
-    primal_evaluations: int  # exact primal computations made by the stopping criterion
-
-
 # ----------------------------------------------------------------------------- validation
 
 
 def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise InvalidInputError(f"{name} must be an integer, got {value!r}")
     if value < minimum:
         raise InvalidInputError(f"{name} must be >= {minimum}, got {value}")
@@ -389,8 +375,8 @@ def _check_int(name: str, value, minimum: int) -> int:
 def _check_real(name: str, value, *, positive: bool, allow_inf: bool = False) -> float:
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
-    if isinstance(value, (bool, np.bool_)) or not isinstance(
-        value, (int, float, np.integer, np.floating)
+    if isinstance(value, bool | np.bool_) or not isinstance(
+        value, int | float | np.integer | np.floating
     ):
         raise InvalidInputError(f"{name} must be a real number, got {value!r}")
     v = float(value)
@@ -401,257 +387,317 @@ def _check_real(name: str, value, *, positive: bool, allow_inf: bool = False) ->
     return v
 
 
-def _check_problem(X, y, C, bias):
-    """(CSR X, y float64 +1/-1, C float, bias float), or InvalidInputError."""
-    X = as_csr(X)
-    n_rows = X.shape[0]
-    if n_rows == 0:
-        raise InvalidInputError("X has no rows")
-    if n_rows >= 2**32:
-        raise InvalidInputError(f"the SGD solvers take fewer than 2**32 rows, got {n_rows}")
-    y_arr = np.asarray(y)
-    if y_arr.ndim != 1 or y_arr.shape[0] != n_rows:
-        raise InvalidInputError(f"y must have shape ({n_rows},), got {y_arr.shape}")
-    if y_arr.dtype.kind not in "biuf":
-        raise InvalidInputError(f"y must be numeric +1/-1, got dtype {y_arr.dtype}")
-    y_f = np.ascontiguousarray(y_arr, dtype=np.float64)
-    if not np.all((y_f == 1.0) | (y_f == -1.0)):
-        raise InvalidInputError("y must hold only +1 and -1")
-    if np.ndim(C) != 0:
-        raise InvalidInputError(
-            "C must be one scalar cost: the SGD solvers take no per-row costs or class weights"
+class _Problem:
+    """A sub-problem checked for the SGD solvers: X CSR, y (l,) +1/-1, one cost, bias, lambda,
+    the epoch cap and the seed."""
+
+    def __init__(self, sub: Subproblem, hook: Hook | None):
+        X = as_csr(sub.X)
+        n_rows = X.shape[0]
+        if n_rows == 0:
+            raise InvalidInputError("X has no rows")
+        if n_rows >= 2**32:
+            raise InvalidInputError(f"the SGD solvers take fewer than 2**32 rows, got {n_rows}")
+        y = np.asarray(sub.y)
+        if y.ndim != 1 or y.shape[0] != n_rows:
+            raise InvalidInputError(f"y must have shape ({n_rows},), got {y.shape}")
+        if y.dtype.kind not in "biuf":
+            raise InvalidInputError(f"y must be numeric +1/-1, got dtype {y.dtype}")
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        if not np.all((y == 1.0) | (y == -1.0)):
+            raise InvalidInputError("y must hold only +1 and -1")
+        C = np.asarray(sub.C)
+        if C.shape != (n_rows,):
+            raise InvalidInputError(f"C must have shape ({n_rows},), got {C.shape}")
+        if C.dtype.kind not in "biuf":
+            raise InvalidInputError(f"C must be numeric, got dtype {C.dtype}")
+        if np.any(C != C[0]):
+            raise InvalidInputError(
+                "the SGD solvers take one cost for every row: no class or sample weights"
+            )
+        if sub.w0 is not None or sub.alpha0 is not None:
+            raise InvalidInputError("the SGD solvers take no warm start")
+        if hook is not None and not callable(hook):
+            raise InvalidInputError("the hook must be callable or None")
+        self.X = X
+        self.y = y
+        self.cost = _check_real("C", C[0], positive=True)
+        self.bias = _check_real("bias", sub.bias, positive=False)
+        self.max_epochs = _check_int("max_iter", sub.max_iter, 1)
+        self.seed = _check_int("seed", sub.seed, -(2**63))
+        self.n_rows = n_rows
+        self.n_weights = X.shape[1] + (1 if self.bias >= 0 else 0)
+        self.lam = 1.0 / (self.cost * n_rows)
+        self.c_rows = np.full(n_rows, self.cost)
+
+    def primal(self, w: np.ndarray) -> float:
+        X = self.X
+        return float(
+            primal_value(X.indptr, X.indices, X.data, self.bias, self.y, self.c_rows, w, LOSS_HINGE)
         )
-    cost = _check_real("C", C, positive=True)
-    b = _check_real("bias", bias, positive=False)
-    return X, y_f, cost, b
 
 
-def _check_callback(on_iteration) -> None:
-    if on_iteration is not None and not callable(on_iteration):
-        raise InvalidInputError("on_iteration must be callable or None")
+def _reason(converged: bool, go_on: bool) -> str:
+    if converged:
+        return CONVERGED
+    return MAX_ITER if go_on else INTERRUPTED
 
 
-# ----------------------------------------------------------------------------- drivers
+# ----------------------------------------------------------------------------- solvers
 
 
-def solve_sgd(
-    X,
-    y: np.ndarray,
-    C: float,
-    bias: float = -1.0,
-    *,
-    variant: str = "s",
-    delta: float = DEFAULT_DELTA,
-    max_epochs: int | None = None,
-    max_steps: int | None = None,
-    multiplicity: int | None = None,
-    comparison: float = DEFAULT_COMPARISON,
-    seed: int = 1,
-    on_iteration: Callable[[int, np.ndarray, float], None] | None = None,
-) -> SGDSolution:
-    """Minimise the L1-loss SVM primal by SGD-R, SGD-S or SGD-M (step 1/(lambda t)).
-
-    X: (l, n) sparse or dense, any float dtype (CSR used as is); y: (l,) of +1/-1; C > 0 one
-    cost for all rows; bias >= 0 adds the feature of that value (w then has n + 1 entries).
-    variant "s": complete epochs in a fresh random order, stop when the bound
-    (P - D)/D <= ``delta`` (checked at each epoch end, the primal estimated first and computed
-    exactly only when the estimate is <= ``comparison`` x delta) or after ``max_epochs``
-    (default DEFAULT_MAX_EPOCHS) epochs; "m": the same, each presentation being
-    ``multiplicity`` (default DEFAULT_MULTIPLICITY) presentations in a row in closed form;
-    "r": random patterns, ``max_steps`` steps (default ``max_epochs`` x l, max_epochs default
-    DEFAULT_RANDOM_EPOCHS), no bound. ``on_iteration(iteration, w, progress)``: see the module
-    docstring. Raises InvalidInputError on bad input.
-    """
-    X, y, cost, bias = _check_problem(X, y, C, bias)
-    if not isinstance(variant, str) or variant.lower() not in VARIANTS:
-        raise InvalidInputError(f"variant must be 'r', 's' or 'm', got {variant!r}")
-    variant = variant.lower()
-    delta = _check_real("delta", delta, positive=False)
+def _solve_epochs(sub: Subproblem, hook: Hook | None, solver: int, multiplicity: int) -> Solution:
+    """SGD-S (multiplicity 1) and SGD-M: complete epochs, stopped by the bound (P - D)/D."""
+    pb = _Problem(sub, hook)
+    delta = _check_real("eps (delta)", sub.eps, positive=False)
     if delta < 0.0:
-        raise InvalidInputError(f"delta must be >= 0, got {delta}")
-    comparison = _check_real("comparison", comparison, positive=True, allow_inf=True)
-    if max_epochs is not None:
-        max_epochs = _check_int("max_epochs", max_epochs, 1)
-    if max_steps is not None:
-        max_steps = _check_int("max_steps", max_steps, 1)
-        if variant != "r":
-            raise InvalidInputError("max_steps applies to variant 'r' only (use max_epochs)")
-    if multiplicity is None:
-        multiplicity = DEFAULT_MULTIPLICITY if variant == "m" else 1
-    else:
-        multiplicity = _check_int("multiplicity", multiplicity, 1)
-        if variant != "m" and multiplicity != 1:
-            raise InvalidInputError("multiplicity applies to variant 'm' only")
-    seed = _check_int("seed", seed, -(2**63))
-    _check_callback(on_iteration)
-
-    n_rows = X.shape[0]
-    n_weights = X.shape[1] + (1 if bias >= 0 else 0)
-    lam = 1.0 / (cost * n_rows)
-    rng = new_state(seed)
-    u = np.zeros(n_weights)
-    istate = np.zeros(5, dtype=np.int64)
-    c_rows = np.full(n_rows, cost)
-
-    if variant == "r":
-        if max_steps is None:
-            epochs = DEFAULT_RANDOM_EPOCHS if max_epochs is None else max_epochs
-            max_steps = epochs * n_rows
-
-        def run(n_steps: int) -> None:
-            _sgd_random_kernel(X.indptr, X.indices, X.data, bias, y, lam, u, rng, istate, n_steps)
-
-        def current_w() -> np.ndarray:
-            tau = int(istate[_I_TAU])
-            return u / (lam * tau) if tau > 0 else np.zeros(n_weights)
-
-        if on_iteration is None:
-            run(max_steps)
-        else:
-            while istate[_I_TAU] < max_steps:
-                done = int(istate[_I_TAU])
-                run(min(n_rows - done % n_rows, max_steps - done))
-                if istate[_I_TAU] % n_rows == 0:
-                    on_iteration(int(istate[_I_TAU] // n_rows), current_w(), math.nan)
-        w = current_w()
-        primal = float(primal_value(X.indptr, X.indices, X.data, bias, y, c_rows, w, LOSS_HINGE))
-        steps = int(istate[_I_TAU])
-        return SGDSolution(
-            w=w,
-            n_epochs=steps // n_rows,
-            n_steps=steps,
-            converged=False,
-            primal=primal,
-            dual=math.nan,
-            gap=math.nan,
-            alpha=None,
-            stop_measure=math.nan,
-            primal_evaluations=0,
-        )
-
-    epochs = DEFAULT_MAX_EPOCHS if max_epochs is None else max_epochs
+        raise InvalidInputError(f"eps (delta) must be >= 0, got {delta}")
+    comparison = _check_real(
+        "comparison", sub.option("comparison", DEFAULT_COMPARISON), positive=True, allow_inf=True
+    )
+    X, y, bias, cost, lam, n_rows = pb.X, pb.y, pb.bias, pb.cost, pb.lam, pb.n_rows
     sq = _row_sq_norms(X.indptr, X.data, bias, n_rows)
+    rng = new_state(pb.seed)
+    u = np.zeros(pb.n_weights)
     counts = np.zeros(n_rows, dtype=np.int64)
     order = np.arange(n_rows, dtype=np.int32 if n_rows < 2**31 - 1 else np.int64)
+    istate = np.zeros(5, dtype=np.int64)
     fstate = np.full(3, np.nan)
-    w = np.zeros(n_weights)
+    w = np.zeros(pb.n_weights)
+    arrays = {"u": u, "counts": counts, "order": order, "rng": rng, "istate": istate,
+              "fstate": fstate, "w": w}  # fmt: skip
+    if sub.resume is not None:
+        restore(sub.resume, arrays)
 
-    def run_epochs(n_epochs: int) -> None:
+    def advance(n_epochs: int) -> None:
         _sgd_epochs_kernel(
-            X.indptr, X.indices, X.data, bias, y, sq, c_rows, cost, lam, multiplicity, u,
+            X.indptr, X.indices, X.data, bias, y, sq, pb.c_rows, cost, lam, multiplicity, u,
             counts, order, rng, istate, fstate, w, n_epochs, delta, comparison,
         )  # fmt: skip
 
-    if on_iteration is None:
-        run_epochs(epochs)
-    else:
-        while istate[_I_EPOCHS] < epochs and not istate[_I_CONVERGED]:
-            run_epochs(1)
-            on_iteration(int(istate[_I_EPOCHS]), w.copy(), float(fstate[_F_MEASURE]))
+    def status() -> tuple[int, bool]:
+        return int(istate[_I_EPOCHS]), bool(istate[_I_CONVERGED])
 
-    n_epochs = int(istate[_I_EPOCHS])
+    def progress() -> Progress:
+        return Progress(
+            solver=solver,
+            index=sub.index,
+            iteration=int(istate[_I_EPOCHS]),
+            w=w,
+            alpha=None,
+            measure=float(fstate[_F_MEASURE]),
+            figures={
+                "dual": float(fstate[_F_DUAL]),
+                "primal": float(fstate[_F_PRIMAL]),  # NaN unless the criterion computed it
+                "n_steps": int(istate[_I_TAU]),
+            },
+            state=lambda: copy_state(**arrays),
+            objectives=lambda: (pb.primal(w), float(fstate[_F_DUAL])),
+        )
+
+    go_on = drive(advance, status, hook, pb.max_epochs, progress)
+    n_epochs, converged = status()
     factor = cost / (n_epochs * multiplicity)
+    w_final = u * factor  # what the kernel wrote into w, but unaffected by what a hook did
     alpha = counts * factor  # C I_k/(N mu), in [0, C]
-    primal, dual, gap = svm_objectives(X, bias, y, c_rows, w, alpha, LOSS_HINGE)
-    converged = bool(istate[_I_CONVERGED])
+    primal, dual, gap = svm_objectives(X, bias, y, pb.c_rows, w_final, alpha, LOSS_HINGE)
     if converged:
         stop_measure = float(fstate[_F_MEASURE])  # the exact bound the criterion accepted
     else:
         stop_measure = gap / dual if dual > 0.0 else math.nan
-    return SGDSolution(
-        w=w,
-        n_epochs=n_epochs,
-        n_steps=int(istate[_I_TAU]),
+    return Solution(
+        w=w_final,
+        n_iter=n_epochs,
         converged=converged,
+        stop_reason=_reason(converged, go_on),
         primal=primal,
         dual=dual,
         gap=gap,
         alpha=alpha,
-        stop_measure=stop_measure,
-        primal_evaluations=int(istate[_I_EVALS]),
+        solver=solver,
+        figures={
+            "stop_measure": stop_measure,  # the relative accuracy bound (P - D)/D
+            "stop_ratio": stop_measure,
+            "n_steps": int(istate[_I_TAU]),  # presentations (SGD-M counts each of the mu)
+            "primal_evaluations": int(istate[_I_EVALS]),  # exact primals of the criterion
+        },
     )
 
 
-def solve_pegasos(
-    X,
-    y: np.ndarray,
-    C: float,
-    bias: float = -1.0,
-    *,
-    max_epochs: int = DEFAULT_PEGASOS_EPOCHS,
-    batch_size: int = 1,
-    projection: bool = True,
-    seed: int = 1,
-    on_iteration: Callable[[int, np.ndarray, float], None] | None = None,
-) -> SGDSolution:
-    """Minimise the L1-loss SVM primal by Pegasos (step 1/(lambda t), mini-batches of k rows).
+def solve_sgd_s(sub: Subproblem, hook: Hook | None = None) -> Solution:
+    """Minimise the L1-loss SVM primal by SGD-S (-s 32): complete epochs in a fresh random
+    order, step 1/(lambda t).
 
-    X: (l, n) sparse or dense; y: (l,) of +1/-1; C > 0 one cost; bias as in ``solve_sgd``.
-    Runs ceil(max_epochs x l / batch_size) iterations, each on ``batch_size`` rows drawn
-    uniformly with replacement, with the projection onto ||w|| <= 1/sqrt(lambda) when
-    ``projection``. No stopping criterion (``converged`` is False). ``on_iteration(iteration,
-    w, nan)`` after every l rows presented (iteration = epoch equivalents), w a fresh array.
+    ``sub``: X CSR (l, n); y (l,) of +1/-1; C (l,) one cost for every row (C[0]); bias >= 0
+    adds the feature of that value (w then has n + 1 entries); eps: delta >= 0, stop when the
+    bound (P - D)/D <= delta (checked at each epoch end, the primal estimated first and
+    computed exactly only when the estimate is <= ``comparison`` x delta, option, default
+    DEFAULT_COMPARISON); max_iter: the epoch cap; seed. No warm start.
+
+    Returns a Solution with alpha (l,) in [0, C] (w = w(alpha)), primal, dual and gap; figures
+    stop_measure (= stop_ratio, the bound of the returned w and alpha), n_steps,
+    primal_evaluations. Raises InvalidInputError on bad input.
     """
-    X, y, cost, bias = _check_problem(X, y, C, bias)
-    max_epochs = _check_int("max_epochs", max_epochs, 1)
-    batch_size = _check_int("batch_size", batch_size, 1)
-    if not isinstance(projection, (bool, np.bool_)):
-        raise InvalidInputError(f"projection must be True or False, got {projection!r}")
-    seed = _check_int("seed", seed, -(2**63))
-    _check_callback(on_iteration)
+    return _solve_epochs(sub, hook, 32, 1)
 
-    n_rows = X.shape[0]
-    n_weights = X.shape[1] + (1 if bias >= 0 else 0)
-    lam = 1.0 / (cost * n_rows)
-    total = -(-max_epochs * n_rows // batch_size)  # ceil
-    rng = new_state(seed)
+
+def solve_sgd_m(sub: Subproblem, hook: Hook | None = None) -> Solution:
+    """SGD-M (-s 33): SGD-S where each presentation is ``multiplicity`` presentations in a row
+    (option, default DEFAULT_MULTIPLICITY; 1 is SGD-S exactly), in closed form. As
+    ``solve_sgd_s`` otherwise."""
+    multiplicity = _check_int("multiplicity", sub.option("multiplicity", DEFAULT_MULTIPLICITY), 1)
+    return _solve_epochs(sub, hook, 33, multiplicity)
+
+
+def solve_sgd_r(sub: Subproblem, hook: Hook | None = None) -> Solution:
+    """Minimise the L1-loss SVM primal by SGD-R (-s 31): rows drawn uniformly with replacement,
+    step 1/(lambda t), for max_iter x l steps (or option ``max_steps``). No stopping criterion
+    and no dual point: the run ends at its budget with stop_reason MAX_ITER (converged False).
+
+    ``sub`` as for ``solve_sgd_s`` (eps unused). n_iter: complete epoch equivalents
+    (steps // l); figures n_steps. The hook is called every l steps (and after a last partial
+    epoch), iteration = ceil(steps / l).
+    """
+    pb = _Problem(sub, hook)
+    max_steps = sub.option("max_steps")
+    if max_steps is None:
+        max_steps = pb.max_epochs * pb.n_rows
+    max_steps = _check_int("max_steps", max_steps, 1)
+    X, y, bias, lam, n_rows = pb.X, pb.y, pb.bias, pb.lam, pb.n_rows
+    rng = new_state(pb.seed)
+    u = np.zeros(pb.n_weights)
+    istate = np.zeros(5, dtype=np.int64)
+    arrays = {"u": u, "rng": rng, "istate": istate}
+    if sub.resume is not None:
+        restore(sub.resume, arrays)
+
+    def epochs_begun() -> int:
+        return -(-int(istate[_I_TAU]) // n_rows)
+
+    def advance(n_epochs: int) -> None:
+        upto = min((epochs_begun() + n_epochs) * n_rows, max_steps)
+        n_steps = upto - int(istate[_I_TAU])
+        _sgd_random_kernel(X.indptr, X.indices, X.data, bias, y, lam, u, rng, istate, n_steps)
+
+    def status() -> tuple[int, bool]:
+        return epochs_begun(), bool(istate[_I_TAU] >= max_steps)
+
+    def current_w() -> np.ndarray:
+        tau = int(istate[_I_TAU])
+        return u / (lam * tau) if tau > 0 else np.zeros(pb.n_weights)
+
+    def progress() -> Progress:
+        w = current_w()
+        return Progress(
+            solver=31,
+            index=sub.index,
+            iteration=epochs_begun(),
+            w=w,
+            alpha=None,
+            measure=math.nan,
+            figures={"n_steps": int(istate[_I_TAU])},
+            state=lambda: copy_state(**arrays),
+            objectives=lambda: (pb.primal(w), math.nan),
+        )
+
+    go_on = drive(advance, status, hook, -(-max_steps // n_rows), progress)
+    w = current_w()
+    steps = int(istate[_I_TAU])
+    return Solution(
+        w=w,
+        n_iter=steps // n_rows,
+        converged=False,
+        stop_reason=_reason(False, go_on),
+        primal=pb.primal(w),
+        solver=31,
+        figures={
+            "stop_measure": math.nan,
+            "stop_ratio": math.nan,
+            "n_steps": steps,
+            "primal_evaluations": 0,
+        },
+    )
+
+
+def solve_pegasos(sub: Subproblem, hook: Hook | None = None) -> Solution:
+    """Minimise the L1-loss SVM primal by Pegasos (-s 30): step 1/(lambda t), mini-batches of
+    ``batch_size`` rows (option, default 1) drawn uniformly with replacement, the projection
+    onto ||w|| <= 1/sqrt(lambda) when option ``projection`` (default True).
+
+    ``sub`` as for ``solve_sgd_s`` (eps unused). Runs ceil(max_iter x l / batch_size)
+    iterations. No stopping criterion and no dual point: the run ends at its budget with
+    stop_reason MAX_ITER (converged False). n_iter: epoch equivalents (iterations x batch_size
+    // l); figures n_steps (iterations). The hook is called after every l rows presented.
+    """
+    pb = _Problem(sub, hook)
+    batch_size = _check_int("batch_size", sub.option("batch_size", 1), 1)
+    projection = sub.option("projection", True)
+    if not isinstance(projection, bool | np.bool_):
+        raise InvalidInputError(f"projection must be True or False, got {projection!r}")
+    X, y, bias, lam, n_rows = pb.X, pb.y, pb.bias, pb.lam, pb.n_rows
+    total = -(-pb.max_epochs * n_rows // batch_size)  # ceil
+    rng = new_state(pb.seed)
     sq = _row_sq_norms(X.indptr, X.data, bias, n_rows)
-    v = np.zeros(n_weights)
+    v = np.zeros(pb.n_weights)
     fstate = np.array([1.0, 0.0])
     istate = np.zeros(1, dtype=np.int64)
     batch_rows = np.empty(batch_size, dtype=np.int64)
     batch_dots = np.empty(batch_size)
+    arrays = {"v": v, "fstate": fstate, "istate": istate, "rng": rng}
+    if sub.resume is not None:
+        restore(sub.resume, arrays)
 
-    def run(n_iterations: int) -> None:
+    def epochs_done() -> int:
+        return int(istate[_I_TAU]) * batch_size // n_rows
+
+    def advance(n_epochs: int) -> None:
+        upto = min(-(-(epochs_done() + n_epochs) * n_rows // batch_size), total)
         _pegasos_kernel(
             X.indptr, X.indices, X.data, bias, y, sq, lam, batch_size, bool(projection), v,
-            fstate, istate, rng, batch_rows, batch_dots, n_iterations,
+            fstate, istate, rng, batch_rows, batch_dots, upto - int(istate[_I_TAU]),
         )  # fmt: skip
 
-    if on_iteration is None:
-        run(total)
-    else:
-        while istate[_I_TAU] < total:
-            t = int(istate[_I_TAU])
-            next_epoch = t * batch_size // n_rows + 1
-            upto = min(-(-next_epoch * n_rows // batch_size), total)
-            run(upto - t)
-            done = int(istate[_I_TAU]) * batch_size // n_rows
-            if done >= next_epoch:
-                on_iteration(done, v * fstate[_F_SCALE], math.nan)
+    def status() -> tuple[int, bool]:
+        return epochs_done(), bool(istate[_I_TAU] >= total)
 
+    def progress() -> Progress:
+        w = v * fstate[_F_SCALE]
+        return Progress(
+            solver=30,
+            index=sub.index,
+            iteration=epochs_done(),
+            w=w,
+            alpha=None,
+            measure=math.nan,
+            figures={"n_steps": int(istate[_I_TAU])},
+            state=lambda: copy_state(**arrays),
+            objectives=lambda: (pb.primal(w), math.nan),
+        )
+
+    go_on = drive(advance, status, hook, pb.max_epochs, progress)
     w = v * fstate[_F_SCALE]
-    c_rows = np.full(n_rows, cost)
-    primal = float(primal_value(X.indptr, X.indices, X.data, bias, y, c_rows, w, LOSS_HINGE))
-    t = int(istate[_I_TAU])
-    return SGDSolution(
+    return Solution(
         w=w,
-        n_epochs=t * batch_size // n_rows,
-        n_steps=t,
+        n_iter=epochs_done(),
         converged=False,
-        primal=primal,
-        dual=math.nan,
-        gap=math.nan,
-        alpha=None,
-        stop_measure=math.nan,
-        primal_evaluations=0,
+        stop_reason=_reason(False, go_on),
+        primal=pb.primal(w),
+        solver=30,
+        figures={
+            "stop_measure": math.nan,
+            "stop_ratio": math.nan,
+            "n_steps": int(istate[_I_TAU]),
+            "primal_evaluations": 0,
+        },
     )
 
 
 __all__ = [
-    "SGDSolution",
-    "solve_sgd",
+    "plus_steps",
     "solve_pegasos",
+    "solve_sgd_r",
+    "solve_sgd_s",
+    "solve_sgd_m",
     "DEFAULT_DELTA",
     "DEFAULT_MAX_EPOCHS",
     "DEFAULT_RANDOM_EPOCHS",

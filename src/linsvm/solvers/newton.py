@@ -484,6 +484,12 @@ def run_newton(
     history: list[tuple[int, float, float, int, float]] = []
     if sub.resume is not None:
         state = sub.resume
+        missing = {"w", "z", "f", "grad_norm0", "n_iter", "n_cg_total", "stop", "history"}
+        missing -= state.keys()
+        if missing:
+            raise InvalidInputError(f"the state to resume from has no {sorted(missing)}")
+        if np.shape(state["w"]) != w.shape or np.shape(state["z"]) != z.shape:
+            raise InvalidInputError("the state to resume from does not fit this problem")
         w[:] = state["w"]
         z[:] = state["z"]
         f = float(state["f"])

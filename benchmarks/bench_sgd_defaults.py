@@ -45,9 +45,9 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from linsvm.objective import LOSS_HINGE, primal_value, svm_objectives
-from linsvm.solvers import sgd
-from linsvm.solvers.dcd import solve_svm_dual
+from linsvm.objective import LOSS_HINGE, primal_value
+from linsvm.solvers import Subproblem, sgd
+from linsvm.solvers.dcd import solve_l1svc_dual
 from linsvm.solvers.sgd import solve_pegasos, solve_sgd
 
 from .common import (
@@ -115,7 +115,7 @@ def warm_up() -> None:
     solve_sgd(X, y, 1.0, variant="m", multiplicity=3, max_epochs=3)
     solve_sgd(X, y, 1.0, variant="r", max_epochs=3)
     solve_pegasos(X, y, 1.0, max_epochs=3)
-    solve_svm_dual(X, y, np.ones(60), LOSS_HINGE, -1.0, 0.1, 10)
+    solve_l1svc_dual(Subproblem(X=X, y=y, C=np.ones(60), eps=0.1, max_iter=10))
 
 
 def clock() -> float:
@@ -145,13 +145,13 @@ class Problem:
         t0 = clock()
         alpha = None
         for eps in PSTAR_EPS:
-            sol = solve_svm_dual(
-                self.X, self.y, self.c_rows, LOSS_HINGE, -1.0, eps, 1_000_000, alpha0=alpha
+            sol = solve_l1svc_dual(
+                Subproblem(
+                    X=self.X, y=self.y, C=self.c_rows, eps=eps, max_iter=1_000_000, alpha0=alpha
+                )
             )
             alpha = sol.alpha
-            p, _, gap = svm_objectives(
-                self.X, -1.0, self.y, self.c_rows, sol.w, sol.alpha, LOSS_HINGE
-            )
+            p, gap = sol.primal, sol.gap
             if gap <= PSTAR_GAP * p:
                 break
         self.dcd_seconds = clock() - t0

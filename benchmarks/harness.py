@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from linsvm.objective import LOSS_HINGE, LOSS_SQUARED_HINGE, primal_value, svm_objectives
+from linsvm.objective import LOSS_HINGE, LOSS_SQUARED_HINGE, primal_value
 
 from .common import (
     BENCH_DIR,
@@ -191,17 +191,19 @@ def tight_linsvm(ds: Dataset, loss: int, budget: float, ref: Reference) -> None:
     Runs in chunks of outer iterations (each chunk warm-starts from the last alpha) so that the
     time budget is checked regularly.
     """
-    from linsvm.solvers.dcd import solve_svm_dual
+    from linsvm.solvers import Subproblem
+    from linsvm.solvers.dcd import solve_l1svc_dual, solve_l2svc_dual
 
+    solve = solve_l1svc_dual if loss == LOSS_HINGE else solve_l2svc_dual
     cost = np.ones(ds.X.shape[0])
     alpha = None
     start = time.perf_counter()
     for eps in PSTAR_EPS_STAGES:
         while True:
-            sol = solve_svm_dual(ds.X, ds.y, cost, loss, -1.0, eps, 200, alpha0=alpha)
+            sub = Subproblem(X=ds.X, y=ds.y, C=cost, eps=eps, max_iter=200, alpha0=alpha)
+            sol = solve(sub)
             alpha = sol.alpha
-            primal, dual, _ = svm_objectives(ds.X, -1.0, ds.y, cost, sol.w, sol.alpha, loss)
-            ref.offer(primal, dual, f"linsvm DCD eps={eps:g}")
+            ref.offer(sol.primal, sol.dual, f"linsvm DCD eps={eps:g}")
             out_of_time = time.perf_counter() - start > budget
             if sol.converged or out_of_time or ref.certified_gap <= PSTAR_GAP_TARGET:
                 break

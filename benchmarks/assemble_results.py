@@ -3,7 +3,7 @@
     python -m benchmarks.assemble_results
 
 Each report keeps its own header (command, date, machine, commit); headings are demoted so they
-nest under the section that names the report. Missing reports are listed as such.
+nest under the section that names the report. A missing report is named in a line of its own.
 """
 
 from __future__ import annotations
@@ -12,25 +12,22 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
+# (title, report): one report per benchmark script, in the order of SUMMARY.md.
 SECTIONS = [
-    ("Training time, -s 1 / -s 3 against LIBLINEAR and Snap ML: full run", "RESULTS-train.md"),
-    ("Training time: the small sets again, 11 repeats", "RESULTS-train-small.md"),
-    ("The whole solver family against LIBLINEAR", "RESULTS-solvers.md"),
-    ("The scikit-learn estimators against scikit-learn", "RESULTS-estimators.md"),
-    ("The scikit-learn estimators: pypi-recent, L1 penalties", "RESULTS-estimators-pypi.md"),
-    ("The scikit-learn estimators: L1-regularised LR after the -s 6 change",
-     "RESULTS-estimators-lr-l1.md"),
-    ("Iteration-capped runs against LIBLINEAR 2.50", "RESULTS-capped.md"),
-    ("The scikit-learn estimators: one-vs-rest in threads (n_jobs)", "RESULTS-n-jobs.md"),
-    ("The scikit-learn estimators: session 2's full run", "RESULTS-estimators-previous.md"),
-    ("The seed's solver comparison: DCD vs Pegasos, SGD, PCD, Newton", "RESULTS-compare.md"),
-    ("SGD solvers: the measured defaults", "RESULTS-sgd-defaults.md"),
-    ("Line-search Newton vs TRON", "RESULTS-newton-vs-tron.md"),
-    ("Line-search Newton vs TRON (small sets)", "RESULTS-newton-vs-tron-small.md"),
-    ("Reader", "RESULTS-reader.md"),
-    ("Memory", "RESULTS-memory.md"),
-    ("Start-up and compilation", "RESULTS-startup.md"),
-]
+    ("Training time, -s 1 / -s 3 against LIBLINEAR and Snap ML (harness.py)", "RESULTS-train.md"),
+    ("The whole solver family against LIBLINEAR (bench_solvers.py)", "RESULTS-solvers.md"),
+    ("The scikit-learn estimators against scikit-learn (bench_estimators.py)",
+     "RESULTS-estimators.md"),
+    ("Iteration-capped runs against LIBLINEAR 2.50 (bench_capped.py)", "RESULTS-capped.md"),
+    ("The scikit-learn estimators: one-vs-rest in threads (bench_n_jobs.py)", "RESULTS-n-jobs.md"),
+    ("The seed's solver comparison: DCD vs Pegasos, SGD, PCD, Newton (bench_compare.py)",
+     "RESULTS-compare.md"),
+    ("SGD solvers: the measured defaults (bench_sgd_defaults.py)", "RESULTS-sgd-defaults.md"),
+    ("Line-search Newton vs TRON (bench_newton_vs_tron.py)", "RESULTS-newton-vs-tron.md"),
+    ("Reader (bench_reader.py)", "RESULTS-reader.md"),
+    ("Memory (bench_memory.py)", "RESULTS-memory.md"),
+    ("Start-up and compilation (bench_startup.py)", "RESULTS-startup.md"),
+]  # fmt: skip
 
 
 def demote(text: str, levels: int = 2) -> str:
@@ -49,6 +46,8 @@ def main() -> None:
         path = HERE / name
         if path.exists():
             parts.append(f"## {title}\n\n(from `benchmarks/{name}`)\n\n{demote(path.read_text())}")
+        else:
+            parts.append(f"## {title}\n\n(no report yet: `benchmarks/{name}` is missing)")
     (HERE / "RESULTS.md").write_text("\n\n".join(parts) + "\n")
     print(f"wrote {HERE / 'RESULTS.md'}")
 

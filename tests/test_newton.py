@@ -377,6 +377,8 @@ def test_warm_start(loss):
     assert rel_diff(warm.primal, cold.primal) <= 1e-10
     with pytest.raises(InvalidInputError):
         newton(X, y, C, loss, 1.0, 1e-6, w0=np.zeros(3))
+    with pytest.raises(InvalidInputError):  # a dual warm start is not for a primal solver
+        SOLVE_OF_LOSS[loss](Subproblem(X, y, C, 1e-6, 10, bias=1.0, alpha0=np.zeros(len(y))))
 
 
 def test_bad_arguments():

@@ -328,6 +328,8 @@ def test_invalid_input():
         svr(11, X, np.r_[y[:-1], np.inf], c_rows, 0.1, 1, 0.1)
     with pytest.raises(InvalidInputError):
         svr(12, X, y, c_rows, 0.1, 1, 0.1, alpha0=np.zeros(3))
+    with pytest.raises(InvalidInputError):  # -s 11 warm-starts from w0, not from a dual point
+        svr(11, X, y, c_rows, 0.1, 1, 0.1, alpha0=np.zeros(20))
     with pytest.raises(ValueError):
         solve_svr_dual(Subproblem(X, y, c_rows, 0.1, 10, options={"p": 0.1}), None, 7)
 

@@ -456,6 +456,8 @@ def run_newton(
     eps = float(sub.eps)
     if not (np.isfinite(eps) and eps > 0):
         raise InvalidInputError(f"eps must be > 0, got {eps}")
+    if sub.alpha0 is not None:
+        raise InvalidInputError("alpha0 is a dual warm start; the primal Newton solver takes w0")
     max_iter = int(sub.max_iter)
     n_rows = X.shape[0]
     n_w = sub.n_weights

@@ -38,6 +38,12 @@ with z_i < 1 for the squared hinge, those outside the tube for the SVR), so ``he
 and ``pcg`` are shared as they are. The value, the gradient, the selection I with its D_i, and
 the preconditioner come from one pass; the z_i are kept up to date by the line search.
 
+The loop over Newton iterations is Python (each iteration's passes are compiled): the hook is
+called before the first iteration and after each one. Its resumable state is w, the z_i (as
+the line search updated them: recomputed from w they would round differently), P(w),
+||g(0)||, the counters, the history and whether a stopping rule has been met; the gradient,
+the selection and the preconditioner are recomputed from w and the z_i, exactly.
+
 The bias is LIBLINEAR's implicit last feature of value ``bias`` (when ``bias >= 0``). It is
 regularised like every weight unless ``regularize_bias=False`` (LIBLINEAR's ``-R``): then the
 bias weight is left out of 1/2 w'w and out of its gradient, Hessian and preconditioner terms.

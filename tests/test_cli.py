@@ -196,3 +196,159 @@ def test_package_and_cli_start_without_scikit_learn():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+# ----------------------------------------------------------------------------- a new user's path
+
+
+@pytest.mark.parametrize("command", ["train", "predict", "compare"])
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_help_on_every_command(command, flag, capsys):
+    assert main([command, flag]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"Usage: linsvm {command}")
+    # also after other arguments, as users type it
+    assert main([command, "-q", flag]) == 0
+    assert capsys.readouterr().out == out
+
+
+def test_main_help_and_version(capsys):
+    assert main(["--help"]) == 0
+    assert "linsvm COMMAND --help" in capsys.readouterr().out
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"linsvm {linsvm.__version__}\n"
+
+
+def test_compare_takes_options_after_the_files(monkeypatch, tmp_path):
+    # the README's order: linsvm compare TRAIN TEST -c 1 -o DIR --max-time 10
+    import linsvm.compare
+
+    seen = []
+    monkeypatch.setattr(linsvm.compare, "run_compare", lambda argv: seen.append(argv) or 0)
+    out = str(tmp_path / "out")
+    argv = [str(A9A), str(A9A_T), "-c", "1", "-o", out, "--max-time", "10", "-q", "-B", "-1"]
+    assert main(["compare", *argv]) == 0
+    assert seen[-1] == ["-c", "1", "-o", out, "--max-time", "10", "-q", "-B", "-1",
+                        str(A9A), str(A9A_T)]  # fmt: skip
+    opts = linsvm.compare.parse_compare_args(seen[-1])
+    assert (opts.training_file, opts.test_file) == (str(A9A), str(A9A_T))
+    assert (opts.C, opts.outdir, opts.max_time, opts.quiet, opts.bias) == (1.0, out, 10.0, True, -1)
+    # options between the files, and LIBLINEAR's order, give the same
+    assert main(["compare", str(A9A), "-c", "1", str(A9A_T), "-o", out]) == 0
+    assert main(["compare", "-c", "1", "-o", out, str(A9A), str(A9A_T)]) == 0
+    assert seen[-1] == seen[-2] == ["-c", "1", "-o", out, str(A9A), str(A9A_T)]
+
+
+def test_train_and_predict_keep_liblinear_order(tmp_path, capsys):
+    # options first, then files; an option after the files is an operand, as in LIBLINEAR
+    assert main(["train", str(A9A), str(tmp_path / "m"), "-c"]) == 1
+    assert "too many arguments: -c" in capsys.readouterr().err
+
+
+def test_predict_b_any_nonzero_is_probability(tmp_path, capsys):
+    # LIBLINEAR's predict: flag_predict_probability = atoi(argv[i]): -b 2 is -b 1
+    model_file = tmp_path / "lr.model"
+    assert main(["train", "-q", "-s", "0", str(A9A), str(model_file)]) == 0
+    outputs = {}
+    for b in ("1", "2", "-1", "0"):
+        out_file = tmp_path / f"out{b}"
+        assert main(["predict", "-q", "-b", b, str(A9A_T), str(model_file), str(out_file)]) == 0
+        outputs[b] = out_file.read_text()
+    assert outputs["1"].startswith("labels ")
+    assert outputs["2"] == outputs["1"] == outputs["-1"]
+    assert not outputs["0"].startswith("labels ")
+    svm_file = tmp_path / "svm.model"
+    assert main(["train", "-q", str(A9A), str(svm_file)]) == 0
+    capsys.readouterr()
+    assert main(["predict", "-b", "2", str(A9A_T), str(svm_file), str(tmp_path / "o")]) == 1
+    assert "only supported for logistic regression" in capsys.readouterr().err
+
+
+def test_predict_on_an_empty_test_file_is_an_error(tmp_path, capsys):
+    model_file = tmp_path / "m"
+    assert main(["train", "-q", str(A9A), str(model_file)]) == 0
+    empty = write(tmp_path / "empty.t", "")
+    assert main(["predict", str(empty), str(model_file), str(tmp_path / "out")]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == f"linsvm predict: error: {empty}: no test instances\n"
+    assert "Accuracy" not in captured.out and not (tmp_path / "out").exists()
+
+
+def test_errors_from_training_name_the_file(tmp_path, capsys):
+    one = write(tmp_path / "one.txt", "1 1:1\n1 2:1\n")
+    assert main(["train", str(one), str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"linsvm train: error: {one}: ") and "only one class" in err
+    assert err.count("\n") == 1
+    # option errors are found before the data is read and do not name it
+    assert main(["train", "-c", "0", str(one)]) == 1
+    assert capsys.readouterr().err == "linsvm train: error: C must be > 0, got 0.0\n"
+
+
+@pytest.mark.parametrize("command", ["train", "predict"])
+def test_index_zero_advice_fits_the_command_line(tmp_path, capsys, command):
+    zero = write(tmp_path / "zero.txt", "1 0:1 2:1\n-1 1:1\n")
+    model_file = tmp_path / "m"
+    if command == "train":
+        argv = ["train", str(zero), str(model_file)]
+    else:
+        assert main(["train", "-q", str(A9A), str(model_file)]) == 0
+        argv = ["predict", str(zero), str(model_file), str(tmp_path / "o")]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"linsvm {command}: error: {zero}:1: feature index 0")
+    assert "zero_based" not in err and "number features from 1" in err
+
+
+def test_binary_garbage_in_data_is_shown_escaped_once(tmp_path, capsys):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"1 1:0.5 \xff\xfe:1\n")
+    assert main(["train", str(bad)]) == 1
+    assert capsys.readouterr().err == (
+        f"linsvm train: error: {bad}:1: bad feature index '\\xff\\xfe'\n"
+    )
+
+
+def test_unwritable_output_names_the_given_path(tmp_path, capsys):
+    missing = tmp_path / "no-such-folder" / "a9a.model"
+    assert main(["train", "-q", str(A9A), str(missing)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"linsvm train: error: {missing}: No such file or directory\n"
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    assert main(["train", "-q", str(A9A), str(folder)]) == 1
+    assert capsys.readouterr().err.startswith(f"linsvm train: error: {folder}: ")
+    model_file = tmp_path / "m"
+    assert main(["train", "-q", str(A9A), str(model_file)]) == 0
+    assert main(["predict", str(A9A_T), str(model_file), str(missing)]) == 1
+    assert capsys.readouterr().err.startswith(f"linsvm predict: error: {missing}: No such file")
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes to read-only folders"
+)
+def test_read_only_folder_names_the_given_path(tmp_path, capsys):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        assert main(["train", "-q", str(A9A), str(folder / "m")]) == 1
+    finally:
+        folder.chmod(0o755)
+    assert capsys.readouterr().err == (
+        f"linsvm train: error: {folder / 'm'}: Permission denied\n"
+    )
+
+
+def test_parameter_search_prints_no_iteration_cap_warnings(tmp_path, capsys):
+    # as LIBLINEAR's -C: the solves along the C path that stop at their cap say nothing
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(80, 6))
+    y = X @ rng.normal(size=6) + 0.05 * rng.normal(size=80)
+    data = tmp_path / "r.txt"
+    linsvm.write_libsvm(X, y, data)
+    assert main(["train", "-C", "-s", "11", "--max-iter", "2", "-v", "3", str(data)]) == 0
+    captured = capsys.readouterr()
+    assert "iteration cap" not in captured.err and "WARNING" not in captured.err
+    assert captured.out.strip().splitlines()[-1].startswith("Best C = ")

@@ -287,3 +287,94 @@ def test_crammer_singer_cap_is_liblinears_as_in_sklearn():
     X, y = make_sparse_problem(n_rows=120, n_features=8, n_classes=3, seed=14)
     est = LinearSVC(multi_class="crammer_singer", max_iter=1, tol=1e-3, random_state=0).fit(X, y)
     assert est.n_iter_ > 1 and est.model_.results_[0].converged
+
+
+# ----------------------------------------------------------------------------- model_ and files
+
+
+def test_saved_model_predicts_what_the_estimator_predicts(tmp_path, capsys, shared_dataset):
+    # model_ holds the estimator's labels, not the encoded 0..k-1: `linsvm predict` with the
+    # saved model scores what the estimator scores (a9a and a9a.t are bundled in data/)
+    import linsvm
+    from linsvm.cli import main
+
+    X, y = linsvm.read_libsvm(shared_dataset("a9a"))
+    test_file = shared_dataset("a9a.t")
+    X_test, y_test = linsvm.read_libsvm(test_file, n_features=X.shape[1])
+    est = LinearSVC(tol="liblinear", random_state=0).fit(X, y)
+    model_file, out_file = tmp_path / "a9a.model", tmp_path / "a9a.out"
+    est.model_.save(model_file)
+    assert "\nlabel -1 1\n" in model_file.read_text()
+    np.testing.assert_array_equal(est.model_.predict(X_test), est.predict(X_test))
+    capsys.readouterr()
+    assert main(["predict", str(test_file), str(model_file), str(out_file)]) == 0
+    printed = capsys.readouterr().out
+    accuracy = float(printed.split("=")[1].split("%")[0])
+    assert accuracy == pytest.approx(100 * est.score(X_test, y_test), abs=1e-3)
+    assert accuracy > 84.0
+    np.testing.assert_array_equal(np.loadtxt(out_file), est.predict(X_test))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_model_has_the_estimators_labels(tmp_path, n_classes):
+    import linsvm
+
+    X, y = make_sparse_problem(n_rows=90, n_features=8, n_classes=n_classes, seed=2)
+    labels = np.array([7, -3, 40])[:n_classes]
+    y_user = labels[np.unique(y, return_inverse=True)[1]]
+    for est in (LinearSVC(random_state=0), LogisticRegression(random_state=0)):
+        est.fit(X, y_user)
+        assert sorted(est.model_.labels_.tolist()) == sorted(labels.tolist())
+        est.model_.save(tmp_path / "m")
+        loaded = linsvm.load_model(tmp_path / "m")
+        np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
+
+
+def test_model_of_string_labels_refuses_to_be_saved(tmp_path):
+    import linsvm
+
+    X, y = make_sparse_problem(n_rows=60, n_features=5, seed=1)
+    est = LinearSVC(random_state=0).fit(X, np.where(y > 0, "spam", "ham"))
+    np.testing.assert_array_equal(est.model_.predict(X), est.predict(X))
+    target = tmp_path / "m"
+    with pytest.raises(linsvm.ModelFormatError) as err:
+        est.model_.save(target)
+    message = str(err.value)
+    assert message.startswith(f"{target}: cannot save: class label ")
+    assert "not an integer" in message and "\n" not in message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_warm_start_with_the_users_labels():
+    X, y = make_sparse_problem(n_rows=120, n_features=10, n_classes=3, seed=4)
+    y_user = np.array(["b", "c", "a"])[np.unique(y, return_inverse=True)[1]]
+    est = LinearSVC(dual=True, warm_start=True, random_state=0, tol=1e-6).fit(X, y_user)
+    first = est.n_iter_
+    est.set_params(C=1.0).fit(X, y_user)  # same problem: restarts at the optimum
+    assert est.n_iter_ < first
+    assert sorted(est.model_.labels_.tolist()) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("Estimator", [LinearSVC, LogisticRegression, LinearSVR])
+def test_csr_with_int64_indices_is_accepted(Estimator):
+    # scikit-learn 1.9's load_svmlight_file returns int64 indices; the kernels take them
+    X, y = make_sparse_problem(n_rows=80, n_features=9, seed=3)
+    X64 = X.copy()
+    X64.indices, X64.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    assert X64.indices.dtype == np.int64
+    a = Estimator(random_state=0).fit(X, y)
+    b = Estimator(random_state=0).fit(X64, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.predict(X64), b.predict(X))
+
+
+def test_csr_with_int64_indices_is_not_copied(monkeypatch):
+    import linsvm.estimators as mod
+
+    seen = []
+    monkeypatch.setattr(mod, "train", lambda X, y, **kw: seen.append(X) or train(X, y, **kw))
+    X, y = make_sparse_problem(n_rows=80, n_features=9, seed=3)
+    X64 = X.copy()
+    X64.indices, X64.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    LinearSVC(random_state=0).fit(X64, y)
+    assert seen[0].indices is X64.indices and seen[0].data is X64.data

@@ -15,10 +15,8 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from linsvm.errors import DataFormatError, InvalidInputError
+from linsvm.errors import DataFormatError, InvalidInputError, ZeroIndexError
 from linsvm.io import _parse, parse_libsvm_bytes, read_libsvm, write_libsvm
-
-DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 SETTINGS = settings(
     deadline=None,
@@ -566,11 +564,8 @@ def test_pathlike_and_str(tmp_path):
 # ----------------------------------------------------------------------------- real files
 
 
-def compare_with_sklearn(name: str) -> None:
+def compare_with_sklearn(path: Path) -> None:
     sk_datasets = pytest.importorskip("sklearn.datasets")
-    path = DATA_DIR / name
-    if not path.exists():
-        pytest.skip(f"{path} not available")
     X, y = read_libsvm(path)
     Xs, ys = sk_datasets.load_svmlight_file(str(path), n_features=X.shape[1])
     assert_csr_valid(X)
@@ -580,5 +575,35 @@ def compare_with_sklearn(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["a9a", "mushrooms", "svmguide1", "heart_scale"])
-def test_real_files_match_sklearn(name):
-    compare_with_sklearn(name)
+def test_real_files_match_sklearn(name, shared_dataset):
+    # a9a is bundled in data/: it runs without the shared folder
+    compare_with_sklearn(shared_dataset(name))
+
+
+# ----------------------------------------------------------------------------- messages
+
+
+@pytest.mark.parametrize(
+    "raw, shown",
+    [
+        (b"1 1:0.5 \xff\xfe:1\n", "bad feature index '\\xff\\xfe'"),
+        (b"\x80abc 1:1\n", "bad label '\\x80abc'"),
+        (b"1 1:\x01x\n", "bad value '\\x01x' for feature 1"),
+        ("1 1:0.5 \u00e9:1\n".encode(), "bad feature index '\u00e9'"),
+    ],
+)
+def test_binary_garbage_is_escaped_once(tmp_path, raw, shown):
+    path = tmp_path / "garbage.txt"
+    path.write_bytes(raw)
+    with pytest.raises(DataFormatError) as err:
+        read_libsvm(path)
+    message = str(err.value)
+    assert message == f"{path}:1: {shown}"
+    assert "\\\\" not in message and "\n" not in message
+
+
+def test_index_zero_is_its_own_error_kind():
+    # the command line recognises it and gives advice that fits the command line
+    with pytest.raises(ZeroIndexError, match="zero_based=True") as err:
+        parse("1 0:1 2:1\n")
+    assert isinstance(err.value, DataFormatError) and err.value.line == 1

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import linsvm
 from linsvm import Model, ModelFormatError
-from linsvm.io.model_file import format_model, parse_model
+from linsvm.model import format_model, parse_model
 
 ll = pytest.importorskip("liblinear.liblinearutil")
 
@@ -446,3 +446,36 @@ def test_single_class_liblinear_model(tmp_path):
     model = linsvm.load_model(tmp_path / "one.model")
     ll_pred, _ = liblinear_predict(ll_model, X, native=True)
     np.testing.assert_array_equal(model.predict(X), ll_pred)
+
+
+def test_model_file_module_does_not_import_the_model():
+    # one direction only: linsvm.model builds on linsvm.io.model_file (plain fields), never
+    # the reverse, so neither needs a lazy import to break a cycle
+    import ast
+
+    import linsvm.io.model_file as model_file
+
+    with open(model_file.__file__, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    imported = set()
+    for node in tree.body:  # the module's own imports (not the compatibility __getattr__)
+        if isinstance(node, ast.ImportFrom):
+            imported.add("." * node.level + (node.module or ""))
+        elif isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+    assert not {"..model", "linsvm.model", "linsvm"} & imported
+    assert {"..errors", "..solvers", "._atomic"} <= imported
+
+
+def test_fields_round_trip_without_a_model():
+    from linsvm.io.model_file import ModelFields, format_model_text, parse_model_text
+
+    coef = np.array([[0.5, -0.25], [1.0, 2.0], [3.0, -1e-300]])
+    text = format_model_text(4, [3, 1, 2], coef, 1.0, np.array([0.1, 0.2, 0.3]))
+    back = parse_model_text(text)
+    assert isinstance(back, ModelFields) and back.solver == 4
+    np.testing.assert_array_equal(back.labels, [3, 1, 2])
+    np.testing.assert_array_equal(back.coef, coef)
+    np.testing.assert_array_equal(back.bias_weights, [0.1, 0.2, 0.3])
+    again = format_model_text(back.solver, back.labels, back.coef, back.bias, back.bias_weights)
+    assert again == text

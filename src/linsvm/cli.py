@@ -2,10 +2,14 @@
 
     linsvm train [options] training_set_file [model_file]
     linsvm predict [options] test_file model_file output_file
+    linsvm compare training_set_file test_set_file [options]
 
 Options take LIBLINEAR's letters and meanings (``-s -c -e -B -wi -W -v -q``; ``-b`` for
 predict), plus long options of linsvm's own (``--seed``, ``--verbose``, ``--bucket-size``,
-``--buckets-per-group``). Every user error is one line on stderr and exit status 1.
+``--buckets-per-group``). ``train`` and ``predict`` take LIBLINEAR's order (options, then
+files); linsvm's own ``compare`` takes its options anywhere. ``-h`` / ``--help`` prints a
+command's usage, ``linsvm --version`` the version. Every user error is one line on stderr and
+exit status 1.
 """
 
 from __future__ import annotations
@@ -14,12 +18,13 @@ import os
 import sys
 import time
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import InvalidInputError, LinsvmError
-from .solvers import SOLVERS, available_solvers, solver_number
+from .errors import DataFormatError, InvalidInputError, LinsvmError, ZeroIndexError
+from .solvers import SOLVERS, available_solvers, check_parameter, solver_number
 
 TRAIN_USAGE = """\
 Usage: linsvm train [options] training_set_file [model_file]
@@ -80,8 +85,8 @@ options:
 PREDICT_USAGE = """\
 Usage: linsvm predict [options] test_file model_file output_file
 options:
--b probability_estimates : whether to output probability estimates, 0 or 1 (default 0);
-    only for logistic regression models
+-b probability_estimates : whether to output probability estimates, 0 or 1 (default 0;
+    any non-zero number is 1, as LIBLINEAR); only for logistic regression models
 -q : quiet mode (no outputs)
 """
 
@@ -90,8 +95,22 @@ Usage: linsvm {train,predict,compare} ...
   linsvm train [options] training_set_file [model_file]
   linsvm predict [options] test_file model_file output_file
   linsvm compare [options] training_set_file test_set_file   (the SVM solvers raced)
-Run a command without arguments for its options.
+  linsvm --version
+Run "linsvm COMMAND --help" for a command's options.
 """
+
+HELP_FLAGS = ("-h", "--help")
+
+# compare's options that take a value; its options may come before, between or after the files
+COMPARE_VALUE_OPTIONS = frozenset(
+    {"-c", "-B", "-o", "--solvers", "--max-time", "--pstar-time", "--seed", "--clock"}
+)
+
+# LIBLINEAR's train and predict number features from 1 and have no option for 0-based files
+ZERO_INDEX_ADVICE = (
+    "feature index 0: LIBSVM data files number features from 1 "
+    "(a 0-based file needs every index increased by 1)"
+)
 
 
 class UsageError(LinsvmError):
@@ -218,13 +237,30 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             raise UsageError("warm-start parameter search only available for -s 0, -s 2 and -s 11")
     if opts.solver not in SOLVERS:
         raise UsageError(f"unknown solver type -s {opts.solver}")
-    if not SOLVERS[opts.solver].available:
-        spec = SOLVERS[opts.solver]
-        raise UsageError(
-            f"solver -s {opts.solver} ({spec.description}) is not implemented "
-            "yet; available: " + available_solvers()
-        )
     return opts
+
+
+def wants_help(argv: list[str]) -> bool:
+    """``-h`` or ``--help`` among the arguments (no option takes either as its value)."""
+    return any(arg in HELP_FLAGS for arg in argv)
+
+
+def options_first(argv: list[str], value_options: frozenset[str]) -> list[str]:
+    """The arguments with every option (and its value) moved before the operands, order kept
+    otherwise: lets a command whose parser wants options first take them anywhere."""
+    options: list[str] = []
+    operands: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg.startswith("-") and len(arg) > 1:
+            takes_value = arg in value_options and i + 1 < len(argv)
+            options.extend(argv[i : i + 2] if takes_value else [arg])
+            i += 2 if takes_value else 1
+        else:
+            operands.append(arg)
+            i += 1
+    return options + operands
 
 
 def read_weight_file(path: str, n_rows: int) -> np.ndarray:
@@ -274,6 +310,18 @@ def regression_scores(predicted: np.ndarray, y: np.ndarray) -> tuple[float, floa
         return mse, float(num / den)
 
 
+@contextmanager
+def _naming(path: str):
+    """Errors from training (one class, bad weights for the labels, ...) name the file."""
+    try:
+        yield
+    except InvalidInputError as exc:
+        message = str(exc)
+        if message.startswith(f"{path}:"):
+            raise
+        raise InvalidInputError(f"{path}: {message}") from exc
+
+
 def _print_warnings(caught, quiet: bool) -> None:
     if quiet:
         return
@@ -284,10 +332,14 @@ def _print_warnings(caught, quiet: bool) -> None:
 def run_train(argv: list[str]) -> int:
     import linsvm
 
-    if not argv:
+    if not argv or wants_help(argv):
         print(TRAIN_USAGE, end="")
-        return 1
+        return 0 if argv else 1
     opts = parse_train_args(argv)
+    # option errors first, before reading the data, and without the file's name
+    check_parameter(
+        opts.solver, opts.C, opts.eps, opts.bias, opts.max_iter, opts.regularize_bias
+    )
     start = time.perf_counter()
     X, y = linsvm.read_libsvm(opts.training_file)
     read_seconds = time.perf_counter() - start
@@ -319,7 +371,7 @@ def run_train(argv: list[str]) -> int:
     if opts.weight_file is not None:
         params["sample_weight"] = read_weight_file(opts.weight_file, X.shape[0])
 
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, _naming(opts.training_file):
         warnings.simplefilter("always")
         if opts.find_C:
             from .model_selection import find_parameters
@@ -384,9 +436,9 @@ def run_train(argv: list[str]) -> int:
 def run_predict(argv: list[str]) -> int:
     import linsvm
 
-    if not argv:
+    if not argv or wants_help(argv):
         print(PREDICT_USAGE, end="")
-        return 1
+        return 0 if argv else 1
     quiet = False
     probability = False
     i = 0
@@ -397,7 +449,8 @@ def run_predict(argv: list[str]) -> int:
         elif argv[i] == "-b":
             if i + 1 >= len(argv):
                 raise UsageError("option -b needs a value")
-            probability = _number(argv[i + 1], int, "-b") == 1
+            # LIBLINEAR's predict: flag_predict_probability = atoi(value), any non-zero is on
+            probability = _number(argv[i + 1], int, "-b") != 0
             i += 2
         else:
             raise UsageError(f"unknown option: {argv[i]}")
@@ -410,6 +463,8 @@ def run_predict(argv: list[str]) -> int:
         raise UsageError("probability output is only supported for logistic regression")
     start = time.perf_counter()
     X, y = linsvm.read_libsvm(test_file)
+    if X.shape[0] == 0:
+        raise InvalidInputError(f"{test_file}: no test instances")
     predicted = model.predict(X)
     seconds = time.perf_counter() - start
 
@@ -435,20 +490,42 @@ def run_predict(argv: list[str]) -> int:
             print(f"Squared correlation coefficient = {r2:g} (regression)")
         else:
             correct = int(np.sum(predicted == y))
-            accuracy = 100.0 * correct / n if n else 0.0
+            accuracy = 100.0 * correct / n
             print(f"Accuracy = {accuracy:g}% ({correct}/{n})")
         print(f"read + predict {seconds:.3f} s", file=sys.stderr)
     return 0
 
 
+def run_compare(argv: list[str]) -> int:
+    """``linsvm compare``: its options anywhere among the two files."""
+    from .compare import run_compare as compare_command
+
+    if wants_help(argv):
+        compare_command([])  # prints its usage
+        return 0
+    return compare_command(options_first(argv, COMPARE_VALUE_OPTIONS))
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message of a user error, for the command line."""
+    if isinstance(exc, ZeroIndexError):
+        return str(DataFormatError(exc.path, exc.line, ZERO_INDEX_ADVICE))
+    if isinstance(exc, OSError):
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc)
+    return str(exc)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] in ("-h", "--help"):
+    if not argv or argv[0] in HELP_FLAGS:
         print(MAIN_USAGE, end="")
         return 0 if argv else 1
-    command, rest = argv[0], argv[1:]
-    from .compare import run_compare
+    if argv[0] == "--version":
+        from . import __version__
 
+        print(f"linsvm {__version__}")
+        return 0
+    command, rest = argv[0], argv[1:]
     commands = {"train": run_train, "predict": run_predict, "compare": run_compare}
     if command not in commands:
         print(
@@ -459,12 +536,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return commands[command](rest)
     except (LinsvmError, OSError) as exc:
-        message = (
-            str(exc)
-            if not isinstance(exc, OSError)
-            else (f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc))
-        )
-        print(f"linsvm {command}: error: {message}", file=sys.stderr)
+        print(f"linsvm {command}: error: {_one_line(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"linsvm {command}: interrupted", file=sys.stderr)

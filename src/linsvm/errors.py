@@ -27,3 +27,7 @@ class InvalidInputError(LinsvmError, ValueError):
 
 class ModelFormatError(LinsvmError, ValueError):
     """A model file is malformed or of an unknown kind."""
+
+
+class ZeroIndexError(DataFormatError):
+    """Feature index 0 in a data file read with 1-based indices (LIBSVM's convention)."""

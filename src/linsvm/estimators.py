@@ -22,8 +22,9 @@ Beyond scikit-learn, every estimator has
   ``C``; a fit on other rows, features or classes starts cold;
 - ``objective_`` and ``dual_gap_``: the primal objective and duality gap of each binary
   sub-problem (NaN gap where the solver computes no dual), and ``model_``, the
-  ``linsvm.Model`` (LIBLINEAR's layout, on the encoded labels 0..k-1), which can be saved in
-  LIBLINEAR's model format.
+  ``linsvm.Model`` (LIBLINEAR's layout, on the estimator's own labels), which can be saved in
+  LIBLINEAR's model format and used by ``linsvm predict`` (integer labels only: the format
+  holds no others, and saving a model of string labels is a ModelFormatError).
 """
 
 from __future__ import annotations
@@ -113,11 +114,26 @@ def _train_eps(tol) -> float | None:
     return float(tol)
 
 
+def _with_labels(model: Model, labels: np.ndarray) -> Model:
+    """The same model (shared arrays) with ``labels`` in place of ``model.labels_``."""
+    return Model(
+        model.solver,
+        labels,
+        model.coef_,
+        model.bias,
+        model.bias_weights_,
+        rho=model.rho,
+        results=model.results_,
+        p=model.p,
+    )
+
+
 class _LiblinearMixin:
     """Fit plumbing shared by the estimators: validation, warm start, train, attributes."""
 
     def _validate_X_y(self, X, y, y_numeric: bool):
-        # float32 stays float32 and canonical CSR is not copied: train reads it as given
+        # float32 stays float32 and canonical CSR is not copied: train reads it as given,
+        # int32 or int64 indices alike (scikit-learn's load_svmlight_file gives int64)
         return validate_data(
             self,
             X,
@@ -125,12 +141,13 @@ class _LiblinearMixin:
             accept_sparse="csr",
             dtype=[np.float64, np.float32],
             order="C",
-            accept_large_sparse=False,
+            accept_large_sparse=True,
             y_numeric=y_numeric,
         )
 
     def _warm_model(self, X, y_train) -> Model | None:
-        """The previous fit's model when warm starting on the same rows and labels."""
+        """The previous fit's model when warm starting on the same rows and labels, on the
+        encoded labels ``y_train`` trains on."""
         model = getattr(self, "model_", None)
         if not (getattr(self, "warm_start", False) and isinstance(model, Model)):
             return None
@@ -139,9 +156,11 @@ class _LiblinearMixin:
             return None
         if model.kind == "classification":
             _, first = np.unique(y_train, return_index=True)
-            labels = y_train[np.sort(first)]  # LIBLINEAR's order: first appearance
+            encoded = y_train[np.sort(first)]  # LIBLINEAR's order: first appearance
+            labels = self.classes_[encoded]
             if labels.shape != model.labels_.shape or np.any(labels != model.labels_):
                 return None
+            model = _with_labels(model, encoded)
         return model
 
     def _train(self, X, y_train, solver: int, **params) -> Model:
@@ -232,6 +251,8 @@ class _LiblinearClassifier(_LiblinearMixin, LinearClassifierMixin, SparseCoefMix
             sample_weight=sample_weight,
         )
         labels = np.asarray(model.labels_).astype(np.int64)
+        # the model in the user's labels: saved, it predicts what the estimator predicts
+        self.model_ = _with_labels(model, self.classes_[labels])
         coef = model.coef_
         intercept = np.broadcast_to(self._intercept(model), coef.shape[0])
         if coef.shape[0] == 1:  # binary: LIBLINEAR's w is positive for labels_[0]

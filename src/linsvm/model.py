@@ -16,6 +16,13 @@ from numba import njit
 
 from .data import as_csr
 from .errors import InvalidInputError
+from .io.model_file import (
+    ModelFields,
+    format_model_text,
+    parse_model_text,
+    read_model_file,
+    write_model_file,
+)
 from .solvers import SOLVERS
 
 
@@ -186,10 +193,12 @@ class Model:
         return prob / prob.sum(axis=1, keepdims=True)
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the model in LIBLINEAR's text format, atomically."""
-        from .io.model_file import save_model
+        """Write the model in LIBLINEAR's text format, atomically.
 
-        save_model(self, path)
+        LIBLINEAR's files hold integer class labels: a model with other labels (strings,
+        1.5) is a ModelFormatError and nothing is written.
+        """
+        write_model_file(path, _fields(self))
 
     def __repr__(self) -> str:
         return (
@@ -197,3 +206,31 @@ class Model:
             f"n_classes={len(self.labels_)}, n_features={self.n_features}, "
             f"bias={self.bias:g})"
         )
+
+
+def _fields(model: Model) -> ModelFields:
+    return ModelFields(
+        model.solver, model.labels_, model.coef_, model.bias, model.bias_weights_, model.rho
+    )
+
+
+def _from_fields(fields: ModelFields) -> Model:
+    return Model(
+        fields.solver, fields.labels, fields.coef, fields.bias, fields.bias_weights, fields.rho
+    )
+
+
+def format_model(model: Model) -> str:
+    """The model as LIBLINEAR model-file text."""
+    f = _fields(model)
+    return format_model_text(f.solver, f.labels, f.coef, f.bias, f.bias_weights, f.rho)
+
+
+def parse_model(text: str, name: str = "<model>") -> Model:
+    """A Model from LIBLINEAR model-file text; ``name`` (the file) prefixes errors."""
+    return _from_fields(parse_model_text(text, name))
+
+
+def load_model(path: str | os.PathLike) -> Model:
+    """Read a LIBLINEAR-format model file (one written here or by LIBLINEAR)."""
+    return _from_fields(read_model_file(path))

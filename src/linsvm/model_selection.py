@@ -11,13 +11,14 @@ also runs over p = i max|y| / 20, i = 19 ... 0, and scores by cross-validated me
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .data import as_csr, check_labels
 from .errors import InvalidInputError
-from .training import cv_folds, train
+from .training import ConvergenceWarning, cv_folds, train
 
 MAX_C = 1024.0
 MAX_C_REGRESSION = 1048576.0
@@ -80,6 +81,7 @@ def find_parameter_C(
     X, y as for ``train``; solver 0, 2 (accuracy) or 11 (mean squared error, for the ``p`` in
     ``params``); ``initial_C`` (``-c`` with ``-C``) replaces the computed start; ``params``
     go to ``train`` (bias, eps, class_weight, p, ...). Prints one line per C when ``verbose``.
+    The solves' ConvergenceWarnings are silenced, as LIBLINEAR prints none in its search.
     """
     if solver not in (0, 2, 11):
         raise InvalidInputError(
@@ -107,9 +109,13 @@ def find_parameter_C(
     predicted = np.empty(n_rows, dtype=np.float64 if regression else y.dtype)
     while C <= max_C:
         for f, (X_fit, y_fit, X_test, test) in enumerate(folds):
-            model = train(
-                X_fit, y_fit, solver=solver, C=C, init_sol=previous[f], seed=seed, **params
-            )
+            with warnings.catch_warnings():
+                # as LIBLINEAR's -C: the path's solves at large C often hit the iteration
+                # cap, and the search only compares their CV scores
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                model = train(
+                    X_fit, y_fit, solver=solver, C=C, init_sol=previous[f], seed=seed, **params
+                )
             w = _stacked_weights(model)
             if previous[f] is not None and unchanged >= 0:
                 if np.linalg.norm(w - previous[f]) > 1e-15:

@@ -10,21 +10,37 @@ import secrets
 
 
 def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> None:
-    """Write ``payload`` to ``path`` atomically; permissions as open() would give (umask)."""
+    """Write ``payload`` to ``path`` atomically; permissions as open() would give (umask).
+
+    An OSError (folder missing or not writable, disk full, ``path`` a folder) names ``path``,
+    not the hidden temporary file.
+    """
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
-    # os.open with mode 0o666 lets the umask decide the final permissions, as open() would.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        # os.open with mode 0o666 lets the umask decide the final permissions, as open() would.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as exc:
+        raise _naming(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise _naming(exc, path) from None
         raise
+
+
+def _naming(exc: OSError, path: str) -> OSError:
+    """The same error about ``path`` (the user's name for the file)."""
+    if exc.errno is None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror, os.fsdecode(path))

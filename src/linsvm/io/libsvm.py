@@ -27,7 +27,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import DataFormatError, InvalidInputError
+from ..errors import DataFormatError, InvalidInputError, ZeroIndexError
 from . import _parse
 from ._atomic import atomic_write_bytes
 
@@ -182,7 +182,8 @@ def parse_libsvm_bytes(
     if status != _parse.OK:
         token = _token_text(buf, err_start, err_end)
         what = _error_message(status, token, int(err_a), int(err_b), n_features, zero_based)
-        raise DataFormatError(name, int(err_line), what)
+        error = ZeroIndexError if status == _parse.ZERO_INDEX else DataFormatError
+        raise error(name, int(err_line), what)
 
     is_zero_based = zero_based is True or (zero_based == "auto" and nnz > 0 and min_index == 0)
     if n_features is None:
@@ -209,10 +210,19 @@ def parse_libsvm_bytes(
 
 
 def _token_text(buf: bytes, start: int, end: int, limit: int = 40) -> str:
-    text = buf[start:end].decode("utf-8", errors="backslashreplace")
-    if len(text) > limit:
-        text = text[:limit] + "..."
-    return text
+    """The token as a message shows it (between quotes): printable text as is, any other
+    byte or character escaped once (\\xff), not repr() over an already escaped string."""
+    text = buf[start:end].decode("utf-8", errors="surrogateescape")
+    shown = []
+    for ch in text[:limit]:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8
+            shown.append(f"\\x{code - 0xDC00:02x}")
+        elif ch.isprintable() and ch not in "'\\":
+            shown.append(ch)
+        else:
+            shown.append(repr(ch)[1:-1] if ch != "'" else "\\'")
+    return "".join(shown) + ("..." if len(text) > limit else "")
 
 
 def _error_message(
@@ -226,21 +236,21 @@ def _error_message(
     """Human-readable text for an error code of `_parse.parse_buffer`."""
     p = _parse
     if status == p.BAD_LABEL:
-        return f"bad label {token!r}"
+        return f"bad label '{token}'"
     if status == p.MISSING_LABEL:
-        return f"missing label (line starts with {token!r})"
+        return f"missing label (line starts with '{token}')"
     if status == p.LABEL_NAN:
         return "label is NaN"
     if status == p.LABEL_INF:
         return "label is infinite"
     if status == p.BAD_QID:
-        return f"bad qid {token!r}"
+        return f"bad qid '{token}'"
     if status == p.MISPLACED_QID:
-        return f"{token!r}: qid must come right after the label"
+        return f"'{token}': qid must come right after the label"
     if status == p.BAD_TOKEN:
-        return f"expected index:value, got {token!r}"
+        return f"expected index:value, got '{token}'"
     if status == p.BAD_INDEX:
-        return f"bad feature index {token!r}"
+        return f"bad feature index '{token}'"
     if status == p.NEGATIVE_INDEX:
         return f"negative index {a}"
     if status == p.ZERO_INDEX:
@@ -255,7 +265,7 @@ def _error_message(
     if status == p.DUPLICATE_INDEX:
         return f"duplicate index {a}"
     if status == p.BAD_VALUE:
-        return f"bad value {token!r} for feature {a}"
+        return f"bad value '{token}' for feature {a}"
     if status == p.VALUE_NAN:
         return f"value is NaN (feature {a})"
     if status == p.VALUE_INF:

@@ -1,4 +1,4 @@
-"""Model files in LIBLINEAR's text format, read and written both ways.
+"""Model files in LIBLINEAR's text format, read and written both ways, as plain fields.
 
 The format (LIBLINEAR's ``save_model``)::
 
@@ -14,67 +14,109 @@ The format (LIBLINEAR's ``save_model``)::
 w_size = nr_feature (+1 with a bias); nr_w = 1 for two classes (except Crammer-Singer) and for
 regression / one-class, else nr_class. Line j holds feature j's weight for every class.
 Reading never runs code; writing goes to a temporary file renamed over the target.
+
+This module knows the text and nothing of ``linsvm.Model``: it reads and writes
+`ModelFields`, and ``linsvm.model`` builds its ``Model`` (``load_model``, ``Model.save``) on
+top of it, so the dependency runs one way only.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import ModelFormatError
-from ..model import Model
 from ..solvers import SOLVER_BY_NAME, SOLVERS, model_file_solver
 from ._atomic import atomic_write_bytes
 
 _MCSVM_CS = 4
 
 
-def _labels_as_ints(labels: np.ndarray) -> list[int]:
+@dataclass(frozen=True)
+class ModelFields:
+    """What a model file holds.
+
+    solver : LIBLINEAR solver number (linsvm's own solvers are written as their problem's)
+    labels : (n_classes,) int64 class labels in file order (empty for regression / one-class)
+    coef : (n_weight_vectors, n_features) float64
+    bias : LIBLINEAR's ``B`` (-1 for none)
+    bias_weights : (n_weight_vectors,) the bias feature's weights, None when ``bias < 0``
+    rho : one-class offset (0 for the others)
+    """
+
+    solver: int
+    labels: np.ndarray
+    coef: np.ndarray
+    bias: float
+    bias_weights: np.ndarray | None
+    rho: float = 0.0
+
+
+def labels_as_ints(labels) -> list[int]:
+    """Class labels as Python ints for the file; ModelFormatError for any other label."""
     out = []
-    for lab in labels.tolist():
+    for lab in np.asarray(labels).tolist():
         if isinstance(lab, bool | int):
             out.append(int(lab))
         elif isinstance(lab, float) and lab.is_integer():
             out.append(int(lab))
         else:
             raise ModelFormatError(
-                f"class label {lab!r} is not an integer: LIBLINEAR model files hold integer labels"
+                f"class label {lab!r} is not an integer: LIBLINEAR model files hold integer "
+                "labels (fit on integer labels to save the model)"
             )
         if not -(2**31) <= out[-1] < 2**31:
             raise ModelFormatError(f"class label {out[-1]} does not fit LIBLINEAR's int labels")
     return out
 
 
-def format_model(model: Model) -> str:
-    """The model as LIBLINEAR model-file text."""
-    spec = model_file_solver(model.solver)  # linsvm's own solvers: their LIBLINEAR problem
+def format_model_text(
+    solver: int,
+    labels,
+    coef: np.ndarray,
+    bias: float,
+    bias_weights: np.ndarray | None,
+    rho: float = 0.0,
+) -> str:
+    """LIBLINEAR model-file text for these fields (shapes as in `ModelFields`)."""
+    spec = model_file_solver(solver)  # linsvm's own solvers: their LIBLINEAR problem
+    coef = np.asarray(coef, dtype=np.float64)
     lines = [f"solver_type {spec.name}"]
     if spec.kind == "classification":
-        labels = _labels_as_ints(model.labels_)
-        lines.append(f"nr_class {len(labels)}")
-        lines.append("label " + " ".join(str(v) for v in labels))
+        ints = labels_as_ints(labels)
+        lines.append(f"nr_class {len(ints)}")
+        lines.append("label " + " ".join(str(v) for v in ints))
     else:
         lines.append("nr_class 2")
-    lines.append(f"nr_feature {model.n_features}")
-    lines.append(f"bias {model.bias:.17g}")
+    lines.append(f"nr_feature {coef.shape[1]}")
+    lines.append(f"bias {bias:.17g}")
     if spec.kind == "oneclass":
-        lines.append(f"rho {model.rho:.17g}")
+        lines.append(f"rho {rho:.17g}")
     lines.append("w")
-    weights = model.coef_.T  # (n_features, n_w): LIBLINEAR's row-per-feature layout
-    if model.bias >= 0:
-        weights = np.vstack([weights, model.bias_weights_[None, :]])
+    weights = coef.T  # (n_features, n_w): LIBLINEAR's row-per-feature layout
+    if bias >= 0:
+        bw = np.zeros(coef.shape[0]) if bias_weights is None else np.asarray(bias_weights)
+        weights = np.vstack([weights, bw.reshape(1, coef.shape[0])])
     body = "\n".join(" ".join(f"{v:.17g}" for v in row) + " " for row in weights.tolist())
     return "\n".join(lines) + "\n" + body + ("\n" if body else "")
 
 
-def save_model(model: Model, path: str | os.PathLike) -> None:
-    """Write ``model`` to ``path`` in LIBLINEAR's format, atomically."""
-    atomic_write_bytes(path, format_model(model).encode("ascii"))
+def write_model_file(path: str | os.PathLike, fields: ModelFields) -> None:
+    """Write ``fields`` to ``path`` in LIBLINEAR's format, atomically; a model the format
+    cannot hold (non-integer labels) is a ModelFormatError naming ``path``, nothing written."""
+    try:
+        text = format_model_text(
+            fields.solver, fields.labels, fields.coef, fields.bias, fields.bias_weights, fields.rho
+        )
+    except ModelFormatError as exc:
+        raise ModelFormatError(f"{os.fsdecode(os.fspath(path))}: cannot save: {exc}") from None
+    atomic_write_bytes(path, text.encode("ascii"))
 
 
-def parse_model(text: str, name: str = "<model>") -> Model:
-    """A Model from LIBLINEAR model-file text (as LIBLINEAR's ``load_model`` reads it)."""
+def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
+    """The fields of LIBLINEAR model-file text (as LIBLINEAR's ``load_model`` reads it)."""
     tokens = text.split()
     pos = 0
     header: dict[str, object] = {}
@@ -148,18 +190,31 @@ def parse_model(text: str, name: str = "<model>") -> Model:
         raise ModelFormatError(f"{name}: bad weight: {exc}") from None
     if not np.isfinite(w).all():
         raise ModelFormatError(f"{name}: weights contain NaN or infinity")
-    coef = w[:nr_feature].T
-    bias_weights = w[nr_feature] if bias >= 0 else None
-    labels = np.array(header.get("label", []), dtype=np.int64)
-    return Model(solver, labels, coef, bias, bias_weights, rho=float(header.get("rho", 0.0)))
+    return ModelFields(
+        solver=solver,
+        labels=np.array(header.get("label", []), dtype=np.int64),
+        coef=w[:nr_feature].T,
+        bias=bias,
+        bias_weights=w[nr_feature] if bias >= 0 else None,
+        rho=float(header.get("rho", 0.0)),
+    )
 
 
-def load_model(path: str | os.PathLike) -> Model:
-    """Read a LIBLINEAR-format model file (one written here or by LIBLINEAR)."""
+def read_model_file(path: str | os.PathLike) -> ModelFields:
+    """The fields of a LIBLINEAR-format model file (one written here or by LIBLINEAR)."""
     path = os.fspath(path)
     try:
         with open(path, encoding="ascii") as f:
             text = f.read()
     except UnicodeDecodeError:
         raise ModelFormatError(f"{path}: not a LIBLINEAR model file (not ASCII text)") from None
-    return parse_model(text, path)
+    return parse_model_text(text, path)
+
+
+def __getattr__(name: str):
+    # ``linsvm/__init__.py`` imports load_model from here; it now lives in linsvm.model
+    if name == "load_model":
+        from ..model import load_model
+
+        return load_model
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -53,14 +53,14 @@ NO_SHRINKING = {"shrinking": False}
 LINEUP: dict[str, Racer] = {
     r.name: r
     for r in [
-        Racer("dcd-l1", 3, LOSS_HINGE, DCD_EPS, "DCD-L1 (shrinking)", "PG gap", "tab:blue", "o"),
-        Racer("dcd-l1-noshrink", 3, LOSS_HINGE, DCD_EPS, "DCD-L1 (no shrinking)", "PG gap", "tab:cyan", "s", "--", NO_SHRINKING),  # noqa: E501
+        Racer("dcd-l1", 3, LOSS_HINGE, DCD_EPS, "DCD-L1 (shrinking)", "PG measure", "tab:blue", "o"),  # noqa: E501
+        Racer("dcd-l1-noshrink", 3, LOSS_HINGE, DCD_EPS, "DCD-L1 (no shrinking)", "PG measure", "tab:cyan", "s", "--", NO_SHRINKING),  # noqa: E501
         Racer("pegasos", 30, LOSS_HINGE, SGD_DELTA, "Pegasos", "(no measure)", "tab:red", "^"),
         Racer("sgd-s", 32, LOSS_HINGE, SGD_DELTA, "SGD-S", "rel. acc. bound", "tab:orange", "v"),
         Racer("sgd-m", 33, LOSS_HINGE, SGD_DELTA, "SGD-M", "rel. acc. bound", "tab:brown", "D"),
         Racer("sgd-r", 31, LOSS_HINGE, SGD_DELTA, "SGD-R", "(no measure)", "tab:pink", "P"),
-        Racer("dcd-l2", 1, LOSS_SQUARED_HINGE, DCD_EPS, "DCD-L2 (shrinking)", "PG gap", "tab:blue", "o"),  # noqa: E501
-        Racer("dcd-l2-noshrink", 1, LOSS_SQUARED_HINGE, DCD_EPS, "DCD-L2 (no shrinking)", "PG gap", "tab:cyan", "s", "--", NO_SHRINKING),  # noqa: E501
+        Racer("dcd-l2", 1, LOSS_SQUARED_HINGE, DCD_EPS, "DCD-L2 (shrinking)", "PG measure", "tab:blue", "o"),  # noqa: E501
+        Racer("dcd-l2-noshrink", 1, LOSS_SQUARED_HINGE, DCD_EPS, "DCD-L2 (no shrinking)", "PG measure", "tab:cyan", "s", "--", NO_SHRINKING),  # noqa: E501
         Racer("pcd", 34, LOSS_SQUARED_HINGE, PCD_EPS, "PCD (primal CD)", "sweep |g|/|g0|", "tab:green", "^"),  # noqa: E501
         Racer("newton-l2", 2, LOSS_SQUARED_HINGE, NEWTON_EPS, "Newton (primal)", "|g|/|g0|", "tab:purple", "D"),  # noqa: E501
     ]

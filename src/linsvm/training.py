@@ -38,7 +38,6 @@ from .errors import InvalidInputError
 from .interrupts import StopRequest, stop_on_signals
 from .model import Model
 from .solvers import (
-    FALLBACK_TOL_FACTOR,
     ONECLASS,
     REGRESSION,
     SOLVERS,
@@ -530,11 +529,12 @@ class _Runner:
 
     def _fallback(self, slot, sub, dual: Solution | None, iterations_before, state) -> Solution:
         """LIBLINEAR 2.50: continue with the primal solver from the dual's w (or from a
-        checkpointed ``state`` of it), with a tenfold tighter tolerance than the one derived
-        from the user's -e (which may be too loose)."""
+        checkpointed ``state`` of it), with a tighter tolerance than the one derived from the
+        user's -e (which may be too loose)."""
         fallback = SOLVERS[self.spec.fallback]
+        factor = self.spec.fallback_tol_factor
         fb_sub = sub.but(
-            eps=FALLBACK_TOL_FACTOR * solver_tolerance(fallback, self.params.eps, sub.y),
+            eps=factor * solver_tolerance(fallback, self.params.eps, sub.y),
             max_iter=fallback.max_iter,
             alpha0=None,
             w0=None if dual is None else dual.w,

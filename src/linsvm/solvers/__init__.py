@@ -38,9 +38,6 @@ ONECLASS_MAX_ITER = 1000
 # linsvm's SGD solvers: epochs (SGD-S/M normally stop on their criterion first)
 SGD_MAX_EPOCHS = 2000
 SGD_FIXED_EPOCHS = 100  # Pegasos and SGD-R, which have no stopping criterion
-# A fallback solver gets a tenfold tighter tolerance than its own rule would derive from the
-# user's -e (LIBLINEAR 2.50: the one derived from the dual's eps may be too loose).
-FALLBACK_TOL_FACTOR = 0.1
 
 # Kinds of problem.
 CLASSIFICATION, REGRESSION, ONECLASS = "classification", "regression", "oneclass"
@@ -61,6 +58,9 @@ class SolverSpec:
     dual: bool = False  # keeps dual variables: warm starts and results carry alpha
     tolerance: str = TOL_AS_GIVEN
     fallback: int | None = None  # continues from w at the cap (LIBLINEAR 2.50: 1->2, 7->0, 12->11)
+    # ... with its tolerance (derived from the user's -e) times this: LIBLINEAR 2.50 tightens
+    # it, since the one derived from the dual's eps may be too loose
+    fallback_tol_factor: float = 0.1
     multiclass: bool = False  # one problem over all classes (Crammer-Singer), not one-vs-rest
     probability: bool = False  # logistic models: probability estimates
     unregularized_bias: bool = False  # -R allowed
@@ -142,7 +142,7 @@ SOLVERS: dict[int, SolverSpec] = {
         SolverSpec(
             12, "L2R_L2LOSS_SVR_DUAL", "L2-regularized L2-loss SVR (dual)", REGRESSION,
             0.1, DUAL_SOLVER_MAX_ITER, "linsvm.solvers.svr:solve_l2svr_dual",
-            dual=True, fallback=11,
+            dual=True, fallback=11, fallback_tol_factor=0.001,
         ),
         SolverSpec(
             13, "L2R_L1LOSS_SVR_DUAL", "L2-regularized L1-loss SVR (dual)", REGRESSION,

@@ -103,3 +103,20 @@ def test_regression_search_over_C_and_p(tmp_path, capsys):
     assert main(["train", "-C", "-s", "11", "-p", "0.2", "-v", "3", str(data)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith("Best C = ") and "Best p = " in last and "CV MSE = " in last
+
+
+@pytest.mark.parametrize("solver", [2, 11])
+def test_search_raises_no_convergence_warnings(solver):
+    # LIBLINEAR's -C prints no iteration-cap warnings: solves along the path that stop at
+    # their cap only feed the CV score
+    import warnings
+
+    X, y = make_sparse_problem(n_rows=90, n_features=8, seed=3)
+    if solver == 11:
+        y = X @ np.linspace(-1, 1, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", linsvm.ConvergenceWarning)
+        search = find_parameter_C(X, y, solver=solver, n_folds=3, verbose=False, max_iter=1)
+    assert search.path
+    with pytest.warns(linsvm.ConvergenceWarning):  # the same solve outside the search warns
+        linsvm.train(X, y, solver=solver, C=search.path[-1][0], max_iter=1, eps=1e-12)

@@ -24,7 +24,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidInputError
-from ._base import Hook, Progress, Solution, Subproblem
+from ._base import (
+    CONVERGED,
+    INTERRUPTED,
+    LINE_SEARCH_FAILED,
+    MAX_ITER,
+    SMALL_REDUCTION,
+    Hook,
+    Progress,
+    Solution,
+    Subproblem,
+)
 
 # LIBLINEAR 2.50 caps its dual coordinate descent solvers at this many outer iterations,
 # its Newton solver at this many Newton iterations, its Crammer-Singer solver (-s 4) at
@@ -298,6 +308,11 @@ def solver_tolerance(spec: SolverSpec, eps: float, y: np.ndarray) -> float:
 
 
 __all__ = [
+    "CONVERGED",
+    "INTERRUPTED",
+    "LINE_SEARCH_FAILED",
+    "MAX_ITER",
+    "SMALL_REDUCTION",
     "SOLVERS",
     "SolverSpec",
     "Parameters",

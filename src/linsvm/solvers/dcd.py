@@ -12,11 +12,12 @@ a_i <- min(max(a_i - G/Qbar_ii, 0), U_i), then w += (a_i - a_i_old) y_i x_i.
 As LIBLINEAR's ``solve_l2r_l1l2_svc``: projected-gradient shrinking against the previous outer
 iteration's extremes, its stopping rule (max PG - min PG <= eps and both within eps of zero) on
 the active set, then a re-check on every row before returning. Different from it: coordinates
-are visited bucket by bucket (SySCD's "bucketing", DESIGN.md section 3). The active rows are
-kept in ascending order and cut into buckets of ``bucket_size`` neighbours; each outer iteration
-shuffles the buckets' order and the rows inside each bucket. Random enough to converge like a
-full permutation, but it streams through the CSR arrays instead of jumping row by row.
-``bucket_size=1`` is a plain random permutation.
+are visited bucket by bucket (SySCD's "bucketing", DESIGN.md section 3; ``_dual.py``), and the
+kernel keeps its whole state in arrays, so that it can run one outer iteration per call for a
+hook, or stop and resume from a checkpoint, with the same result as one uninterrupted call.
+
+-s 3 (``solve_l1svc_dual``) and -s 1 (``solve_l2svc_dual``) are this one routine with the loss
+as a parameter.
 """
 
 from __future__ import annotations

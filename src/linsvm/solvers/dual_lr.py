@@ -27,7 +27,9 @@ As LIBLINEAR's ``solve_l2r_lr_dual`` (linear.cpp, 2.50):
 - the initial point a_i = min(0.001 C_i, 1e-8).
 Different from it: the coordinate order is the one of dcd.py (buckets of neighbouring rows,
 or a plain random permutation, chosen by ``_dual.choose_order``; seeded, reproducible); rows
-with C_i = 0 are left out (a_i = 0).
+with C_i = 0 are left out (a_i = 0); the kernel keeps its whole state in arrays, so that it can
+run one outer iteration per call for a hook, or stop and resume from a checkpoint, with the
+same result as one uninterrupted call.
 """
 
 from __future__ import annotations

@@ -9,8 +9,11 @@
   that always evaluates the one-variable objective (the cheap sufficient-decrease test is
   exact), also on badly scaled problems where the line search backtracks often; the test's
   bound holds on random one-variable problems; on badly scaled problems P(w) >= P* >= dual;
-- equal seeds give equal w (with or without on_iteration); P(w) never increases over outer
-  iterations; the stopping rule holds at the end; warm starts; bad input -> InvalidInputError.
+- equal seeds give equal w (with or without a hook); P(w) never increases over outer
+  iterations; the stopping rule holds at the end; warm starts; bad input -> InvalidInputError;
+- the solver interface: a hook (every iteration or batches) changes nothing; stopped at
+  iteration k and resumed from ``Progress.state()``, the run ends bit for bit where an
+  uninterrupted one does (also after a warm start); stop reasons.
 """
 
 from __future__ import annotations
@@ -25,12 +28,27 @@ from hypothesis import strategies as st
 import linsvm
 from linsvm.errors import InvalidInputError
 from linsvm.objective import LOSS_SQUARED_HINGE
+from linsvm.solvers import Solution, Subproblem
+from linsvm.solvers._base import CONVERGED, INTERRUPTED, MAX_ITER
 from linsvm.solvers._random import new_state, shuffle
-from linsvm.solvers.newton import solve_primal_newton
-from linsvm.solvers.pcd import BETA, SIGMA, PCDSolution, solve_pcd
+from linsvm.solvers.newton import solve_l2svc_primal
+from linsvm.solvers.pcd import BETA, DEFAULT_EPS, DEFAULT_MAX_ITER, SIGMA
+from linsvm.solvers.pcd import solve_pcd as _solve_pcd
 
 TIGHT_EPS = 1e-8  # PCD's relative tolerance in the optimum tests
 REL_TOL = 1e-6  # on P(w), relative to P* (observed: below 1e-9 on these problems)
+
+
+def solve_pcd(X, y, C, bias=-1.0, eps=DEFAULT_EPS, max_iter=DEFAULT_MAX_ITER, *, seed=1,
+              w0=None, hook=None, resume=None) -> Solution:  # fmt: skip
+    """PCD on one binary problem (X as given: the solver checks it)."""
+    sub = Subproblem(X, y, C, eps, max_iter, bias=bias, seed=seed, w0=w0, resume=resume)
+    return _solve_pcd(sub, hook)
+
+
+def newton_reference(X, y, C, bias: float, eps: float) -> Solution:
+    """linsvm's -s 2 (primal Newton) on the same sub-problem, at ``eps`` as given."""
+    return solve_l2svc_primal(Subproblem(linsvm.data.as_csr(X), y, C, eps, 1000, bias=bias))
 
 
 def p_of(X, bias, y, C, w) -> float:
@@ -44,11 +62,13 @@ def newton_primal(X, y, C: float, bias: float) -> float:
     return r.primal
 
 
-def check_converged(sol: PCDSolution, eps: float = TIGHT_EPS) -> None:
-    assert sol.converged, sol
-    assert sol.stop_measure <= eps * sol.stop_measure0  # the trigger
-    assert sol.grad_norm <= eps * sol.stop_measure0  # the rule, at the returned w
-    assert sol.n_gradient_checks >= 1
+def check_converged(sol: Solution, eps: float = TIGHT_EPS) -> None:
+    assert sol.converged and sol.stop_reason == CONVERGED, sol
+    assert sol.solver == 34 and sol.alpha is not None
+    assert sol.figures["stop_measure"] <= eps * sol.figures["stop_measure0"]  # the trigger
+    # the rule, at the returned w
+    assert sol.figures["grad_norm"] <= eps * sol.figures["stop_measure0"]
+    assert sol.figures["n_gradient_checks"] >= 1
     assert sol.gap >= -1e-10 * sol.primal, sol
     assert sol.dual <= sol.primal + 1e-10 * sol.primal
 
@@ -130,8 +150,8 @@ def test_per_row_costs(seed, zero_share):
     # the gap closes on the objective's own definition with these C_i
     assert sol.gap <= 1e-6 * max(sol.primal, 1.0)
     assert sol.primal == pytest.approx(p_of(X, 1.0, y, C, sol.w), rel=1e-12)
-    ref = solve_primal_newton(X, y, C, LOSS_SQUARED_HINGE, 1.0, 1e-10)
-    assert abs(sol.primal - ref.objective) <= REL_TOL * max(ref.objective, 1e-12)
+    ref = newton_reference(X, y, C, 1.0, 1e-10)
+    assert abs(sol.primal - ref.primal) <= REL_TOL * max(ref.primal, 1e-12)
     # rows with C_i = 0 are not part of the problem: the same run without them, same w
     keep = C > 0
     sub = solve_pcd(X[keep], y[keep], C[keep], 1.0, TIGHT_EPS, 5000)
@@ -230,7 +250,7 @@ def test_same_steps_as_plain_transcription(seed, C, bias):
         sol = solve_pcd(X, y, Cr, bias, 1e-300, n_outer, seed=seed + 11)
         w_ref, n_backtrack = reference_pcd(X, y, Cr, bias, n_outer, seed + 11)
         np.testing.assert_array_equal(sol.w, w_ref)
-        assert sol.n_line_search_steps == n_backtrack
+        assert sol.figures["n_line_search_steps"] == n_backtrack
 
 
 @pytest.mark.parametrize("seed", [28, 50, 6, 4])
@@ -239,7 +259,7 @@ def test_same_steps_when_backtracking(seed):
     sol = solve_pcd(X, y, C, 1.0, 1e-300, 10, seed=seed)
     w_ref, n_backtrack = reference_pcd(X, y, C, 1.0, 10, seed)
     assert n_backtrack > 0  # the line search is exercised
-    assert sol.n_line_search_steps == n_backtrack
+    assert sol.figures["n_line_search_steps"] == n_backtrack
     np.testing.assert_array_equal(sol.w, w_ref)
 
 
@@ -251,10 +271,10 @@ def test_heavy_tailed_bounds(seed, n_rows, n_features):
     converged run is at the optimum with a small gap."""
     X, y, C = heavy_tailed_problem(seed, n_rows, n_features)
     sol = solve_pcd(X, y, C, 1.0, TIGHT_EPS, 2000)
-    ref = solve_primal_newton(X, y, C, LOSS_SQUARED_HINGE, 1.0, 1e-10)
+    ref = newton_reference(X, y, C, 1.0, 1e-10)
     assert sol.gap >= -1e-12 * sol.primal
     if ref.converged:  # the Newton solver's line search can fail on such data
-        p_star = ref.objective
+        p_star = ref.primal
         assert sol.primal >= p_star * (1.0 - 1e-12)
         assert sol.dual <= p_star * (1.0 + 1e-12)
         if sol.converged:
@@ -270,7 +290,7 @@ def test_sweep_measure_alone_would_stop_early():
     X, y, C = heavy_tailed_problem(1416, 16, 5)
     sol = solve_pcd(X, y, C, 1.0, TIGHT_EPS, 20_000)
     check_converged(sol)
-    assert sol.n_gradient_checks > 1  # at least one trigger was refused
+    assert sol.figures["n_gradient_checks"] > 1  # at least one trigger was refused
     assert sol.gap <= 1e-6 * sol.primal
 
 
@@ -305,27 +325,32 @@ def test_cheap_test_is_a_sufficient_condition(seed, n, wj, scale):
     assert D(z) <= -SIGMA * z * z + 1e-9 * (1.0 + abs(wj * z) + np.sum(C * b**2))
 
 
-def test_objective_never_increases_and_callback():
+def test_objective_never_increases_and_hook():
     X, y = make_sparse_problem(200, 30, density=0.2, seed=9)
     C = np.random.default_rng(0).uniform(0.0, 4.0, size=200)
     seen = []
 
-    def record(iteration, w, progress):
-        seen.append((iteration, p_of(X, 1.0, y, C, w), progress, w.copy()))
+    def record(progress):
+        w = progress.w
+        seen.append((progress.iteration, p_of(X, 1.0, y, C, w), progress.measure, w.copy()))
 
-    sol = solve_pcd(X, y, C, 1.0, 1e-7, on_iteration=record)
+    sol = solve_pcd(X, y, C, 1.0, 1e-7, hook=record)
+    f = sol.figures
     check_converged(sol, 1e-7)
     assert [s[0] for s in seen] == list(range(1, sol.n_iter + 1))
     values = [p_of(X, 1.0, y, C, np.zeros(31))] + [s[1] for s in seen]
     assert all(b <= a * (1 + 1e-13) for a, b in zip(values[:-1], values[1:], strict=True)), values
-    assert seen[-1][2] == pytest.approx(sol.stop_measure / sol.stop_measure0, rel=1e-15)
+    assert seen[-1][2] == pytest.approx(f["stop_measure"] / f["stop_measure0"], rel=1e-15)
     assert seen[-1][2] <= 1e-7  # the sweep measure triggers the exact test
-    assert sum(s[2] <= 1e-7 for s in seen) == sol.n_gradient_checks
+    assert sum(s[2] <= 1e-7 for s in seen) == f["n_gradient_checks"]
     np.testing.assert_array_equal(seen[-1][3], sol.w)
-    # the same run without the callback (one compiled call) takes the same steps
+    # the same run without the hook (one compiled call) takes the same steps
     plain = solve_pcd(X, y, C, 1.0, 1e-7)
     np.testing.assert_array_equal(plain.w, sol.w)
-    assert (plain.n_iter, plain.n_line_search_steps) == (sol.n_iter, sol.n_line_search_steps)
+    assert (plain.n_iter, plain.figures["n_line_search_steps"]) == (
+        sol.n_iter,
+        f["n_line_search_steps"],
+    )
 
 
 def test_seeds():
@@ -345,17 +370,19 @@ def test_max_iter_cap_and_stop_measure():
     C = np.full(200, 10.0)
     none = solve_pcd(X, y, C, 1.0, max_iter=0)
     assert none.n_iter == 0 and not none.converged and not none.w.any()
-    assert none.stop_measure == none.stop_measure0 == none.grad_norm
+    assert (
+        none.figures["stop_measure"] == none.figures["stop_measure0"] == none.figures["grad_norm"]
+    )
     sol = solve_pcd(X, y, C, 1.0, 1e-12, max_iter=3)
-    assert sol.n_iter == 3 and not sol.converged
-    assert sol.stop_measure > 1e-12 * sol.stop_measure0
+    assert sol.n_iter == 3 and not sol.converged and sol.stop_reason == MAX_ITER
+    assert sol.figures["stop_measure"] > 1e-12 * sol.figures["stop_measure0"]
     assert sol.gap > 0.0
     # stop_measure0 is ||grad P(0)|| = ||-2 sum_i C_i y_i x_i (with the bias feature)||
     g0 = -2.0 * (sp.hstack([X, np.ones((200, 1))]).T @ (C * y))
-    assert sol.stop_measure0 == pytest.approx(np.linalg.norm(g0), rel=1e-12)
+    assert sol.figures["stop_measure0"] == pytest.approx(np.linalg.norm(g0), rel=1e-12)
     # the final gradient norm is computed at the returned w
     full = solve_pcd(X, y, C, 1.0, 1e-9)
-    assert full.grad_norm <= 1e-6 * full.stop_measure0
+    assert full.figures["grad_norm"] <= 1e-6 * full.figures["stop_measure0"]
 
 
 def test_warm_start():
@@ -363,7 +390,8 @@ def test_warm_start():
     C = np.ones(200)
     cold = solve_pcd(X, y, C, 1.0, TIGHT_EPS)
     again = solve_pcd(X, y, C, 1.0, TIGHT_EPS, w0=cold.w)
-    assert again.stop_measure0 == cold.stop_measure0  # the reference stays ||grad P(0)||
+    # the reference stays ||grad P(0)||
+    assert again.figures["stop_measure0"] == cold.figures["stop_measure0"]
     assert again.n_iter <= 2
     assert again.primal == pytest.approx(cold.primal, rel=1e-10)
     other = solve_pcd(X, y, C, 1.0, TIGHT_EPS, w0=np.random.default_rng(1).normal(size=31))
@@ -420,3 +448,78 @@ def test_bad_input():
         with pytest.raises(InvalidInputError) as info:
             case()
         assert "\n" not in str(info.value)
+
+
+# ----------------------------------------------------------------------------- the interface
+
+
+class Recorder:
+    """A hook keeping (iteration, measure, w) of each call; at iteration ``stop_at`` it
+    captures the state and asks to stop. ``every=False``: batches of iterations are enough."""
+
+    def __init__(self, stop_at=None, every=True):
+        self.seen = []
+        self.state = None
+        self.objectives = None
+        self.stop_at = stop_at
+        if not every:
+            self.every_iteration = False
+
+    def __call__(self, progress):
+        self.seen.append((progress.iteration, progress.measure, progress.w.copy()))
+        if self.objectives is None:
+            self.objectives = (progress.w.copy(), progress.objectives())
+        if self.stop_at is not None and progress.iteration >= self.stop_at:
+            self.state = progress.state()
+            return False
+        return None
+
+
+def _same(a: Solution, b: Solution) -> None:
+    np.testing.assert_array_equal(a.w, b.w)
+    np.testing.assert_array_equal(a.alpha, b.alpha)
+    assert (a.n_iter, a.converged, a.stop_reason) == (b.n_iter, b.converged, b.stop_reason)
+    assert (a.primal, a.dual, a.gap) == (b.primal, b.dual, b.gap)
+    for name in ("stop_measure", "stop_measure0", "grad_norm", "stop_ratio",
+                 "n_line_search_steps", "n_evaluations", "n_gradient_checks"):  # fmt: skip
+        assert a.figures[name] == b.figures[name], name
+
+
+def test_batched_hook_changes_nothing():
+    X, y = make_sparse_problem(300, 40, density=0.15, seed=12)
+    C = np.random.default_rng(1).uniform(0.0, 3.0, size=300)
+    plain = solve_pcd(X, y, C, 1.0, 1e-6, seed=4)
+    assert plain.n_iter >= 5
+    assert (
+        plain.figures["stop_ratio"] == plain.figures["grad_norm"] / plain.figures["stop_measure0"]
+    )
+    for every in (True, False):
+        hook = Recorder(every=every)
+        _same(solve_pcd(X, y, C, 1.0, 1e-6, seed=4, hook=hook), plain)
+        assert hook.seen[-1][0] == plain.n_iter
+        np.testing.assert_array_equal(hook.seen[-1][2], plain.w)
+        # the hook's objectives: P(w) and the dual at w's dual point, as the Solution's
+        w, (primal, dual) = hook.objectives
+        assert primal == pytest.approx(p_of(X, 1.0, y, C, w), rel=1e-12)
+        assert dual <= primal
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_interrupt_and_resume_is_exact(warm):
+    X, y = make_sparse_problem(300, 40, density=0.15, seed=13)
+    C = np.random.default_rng(2).uniform(0.0, 3.0, size=300)
+    w0 = solve_pcd(X, y, 0.3 * C, 1.0, 1e-3).w if warm else None
+    full = solve_pcd(X, y, C, 1.0, 1e-7, seed=8, w0=w0)
+    assert full.converged and full.n_iter >= 4
+    for k in (1, 2, full.n_iter - 1):
+        hook = Recorder(stop_at=k)
+        part = solve_pcd(X, y, C, 1.0, 1e-7, seed=8, w0=w0, hook=hook)
+        assert part.n_iter == k and not part.converged and part.stop_reason == INTERRUPTED
+        np.testing.assert_array_equal(part.w, hook.seen[-1][2])
+        assert part.gap >= 0.0 and part.primal == pytest.approx(p_of(X, 1.0, y, C, part.w))
+        resumed = solve_pcd(X, y, C, 1.0, 1e-7, seed=8, w0=w0, resume=hook.state)
+        _same(resumed, full)
+    state = dict(hook.state)
+    state["b"] = state["b"][:-1]
+    with pytest.raises(InvalidInputError):
+        solve_pcd(X, y, C, 1.0, 1e-7, seed=8, resume=state)

@@ -26,7 +26,16 @@ from numba import njit
 from .._intrinsics import prefetch
 from ..errors import InvalidInputError
 from ..sparse_rows import rows_dot
-from ._base import CONVERGED, INTERRUPTED, MAX_ITER, Hook, Progress, copy_state, drive
+from ._base import (
+    CONVERGED,
+    INTERRUPTED,
+    MAX_ITER,
+    Hook,
+    Progress,
+    Subproblem,
+    copy_state,
+    drive,
+)
 from ._random import new_state, rand_below, shuffle
 
 # The first entries of every dual kernel's integer state: the number of active rows (the
@@ -202,7 +211,7 @@ def choose_order(
 # ----------------------------------------------------------------------------- resumable runs
 
 
-def start_order(sub, y: np.ndarray) -> tuple[int, int]:
+def start_order(sub: Subproblem, y: np.ndarray) -> tuple[int, int]:
     """(bucket_size, buckets_per_group) of a solve: the resumed run's, or ``choose_order``'s
     from the options ``bucket_size`` and ``buckets_per_group`` (None: automatic)."""
     if sub.resume is not None:
@@ -215,7 +224,9 @@ def start_order(sub, y: np.ndarray) -> tuple[int, int]:
     )
 
 
-def snapshot(arrays: dict[str, np.ndarray], bucket_size: int, buckets_per_group: int):
+def snapshot(
+    arrays: dict[str, np.ndarray], bucket_size: int, buckets_per_group: int
+) -> dict[str, np.ndarray]:
     """A copy of a dual kernel's complete state (``Progress.state``), the order included."""
     return copy_state(**arrays, bucket_size=bucket_size, buckets_per_group=buckets_per_group)
 

@@ -352,3 +352,45 @@ def test_parameter_search_prints_no_iteration_cap_warnings(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "iteration cap" not in captured.err and "WARNING" not in captured.err
     assert captured.out.strip().splitlines()[-1].startswith("Best C = ")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="bash scripts")
+def test_demo_sets_up_once_and_names_the_compilation(tmp_path):
+    # scripts/demo.sh in a copy of the repository whose .venv logs pip instead of running it
+    for name in ("pyproject.toml", "constraints.txt"):
+        (tmp_path / name).write_bytes((REPO / name).read_bytes())
+    (tmp_path / "scripts").mkdir()
+    for name in ("demo.sh", "venv.sh"):
+        (tmp_path / "scripts" / name).write_bytes((REPO / "scripts" / name).read_bytes())
+    (tmp_path / "src" / "linsvm").mkdir(parents=True)
+    venv_bin = tmp_path / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    log = tmp_path / "calls.log"
+    fake_python = (
+        "#!/bin/bash\n"
+        f'if [ "$1" = -m ] && [ "$2" = pip ]; then echo "pip $*" >> {log}; exit 0; fi\n'
+        f'exec {sys.executable} "$@"\n'
+    )
+    (venv_bin / "python").write_text(fake_python)
+    (venv_bin / "linsvm").write_text(f'#!/bin/bash\necho "linsvm $*" >> {log}\n')
+    for tool in venv_bin.iterdir():
+        tool.chmod(0o755)
+
+    def demo() -> str:
+        result = subprocess.run(
+            ["bash", str(tmp_path / "scripts" / "demo.sh")], capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    first = demo()
+    assert "compilation" in first and "first run" in first
+    assert log.read_text().count("pip install") == 2  # pip itself, then linsvm
+    log.write_text("")
+    demo()  # installed, nothing changed: no pip
+    assert "pip" not in log.read_text() and log.read_text().count("linsvm train") == 1
+    with open(tmp_path / "constraints.txt", "a") as f:
+        f.write("# changed\n")
+    log.write_text("")
+    demo()
+    assert "-c constraints.txt -e ." in log.read_text()

@@ -455,6 +455,8 @@ def _solve_epochs(sub: Subproblem, hook: Hook | None, solver: int, multiplicity:
     comparison = _check_real(
         "comparison", sub.option("comparison", DEFAULT_COMPARISON), positive=True, allow_inf=True
     )
+    if sub.option("max_steps") is not None:
+        raise InvalidInputError("max_steps applies to -s 31 (sgd-r) only (use max_iter)")
     X, y, bias, cost, lam, n_rows = pb.X, pb.y, pb.bias, pb.cost, pb.lam, pb.n_rows
     sq = _row_sq_norms(X.indptr, X.data, bias, n_rows)
     rng = new_state(pb.seed)
@@ -538,6 +540,8 @@ def solve_sgd_s(sub: Subproblem, hook: Hook | None = None) -> Solution:
     stop_measure (= stop_ratio, the bound of the returned w and alpha), n_steps,
     primal_evaluations. Raises InvalidInputError on bad input.
     """
+    if sub.option("multiplicity") not in (None, 1):
+        raise InvalidInputError("multiplicity applies to -s 33 (sgd-m) only")
     return _solve_epochs(sub, hook, 32, 1)
 
 

@@ -3,6 +3,8 @@ files: the solvers themselves are tested in test_sgd.py and test_pcd.py."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from conftest import linsvm_primal, make_sparse_problem
@@ -11,6 +13,7 @@ import linsvm
 from linsvm.cli import main
 from linsvm.objective import LOSS_HINGE, LOSS_SQUARED_HINGE
 from linsvm.solvers import SOLVERS, solver_number
+from linsvm.solvers._base import MAX_ITER
 
 OWN = {"pegasos": 30, "sgd-r": 31, "sgd-s": 32, "sgd-m": 33, "pcd": 34}
 
@@ -84,3 +87,20 @@ def test_registry_defaults_follow_the_solvers():
     for name in ("sgd-s", "sgd-m"):
         assert SOLVERS[OWN[name]].default_eps == sgd.DEFAULT_DELTA
     assert SOLVERS[OWN["pcd"]].default_eps == pcd.DEFAULT_EPS
+
+
+def test_cap_warnings():
+    """Pegasos and SGD-R run their epochs (no criterion, no warning); SGD-S/M and PCD warn at
+    their cap; each result says why it stopped."""
+    X, y = make_sparse_problem(n_rows=200, n_features=12, seed=4)
+    for name in ("pegasos", "sgd-r"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", linsvm.ConvergenceWarning)
+            model = linsvm.train(X, y, solver=name, max_iter=3)
+        (r,) = model.results_
+        assert r.n_iter == 3 and not r.converged and r.stop_reason == MAX_ITER
+    for name in ("sgd-s", "sgd-m", "pcd"):
+        with pytest.warns(linsvm.ConvergenceWarning, match="max number of iterations"):
+            model = linsvm.train(X, y, solver=name, eps=1e-12, max_iter=2)
+        (r,) = model.results_
+        assert r.n_iter == 2 and not r.converged and r.stop_reason == MAX_ITER

@@ -1,6 +1,6 @@
 """Primal and dual objectives and the duality gap: one definition for every caller.
 
-The problem (DESIGN.md section 2), for one binary sub-problem::
+The problem (docs/architecture.md, "The problems"), for one binary sub-problem::
 
     P(w)  = 1/2 w'w + sum_i C_i xi(y_i w'x_i)                      (primal)
     f(a)  = 1/2 a'Qbar a - e'a,  Qbar = Q + D,  Q_ij = y_i y_j x_i'x_j   (dual, minimised)

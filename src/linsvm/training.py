@@ -227,7 +227,9 @@ def train(
                 f"warm_start must be a linsvm.Model, got {type(warm_start).__name__}"
             )
         if not spec.warm_start:
-            raise InvalidInputError(f"warm_start is not supported by {spec.label}")
+            raise InvalidInputError(
+                f"warm_start is not supported by {spec.label} ({spec.description})"
+            )
     if not spec.weights and (
         sample_weight is not None or any(float(v) != 1.0 for v in (class_weight or {}).values())
     ):

@@ -3,7 +3,7 @@
 Every solver of the family is a function ``solve(sub: Subproblem, hook: Hook | None) ->
 Solution`` (registered in ``solvers/__init__.py``). What differs between a thread, a block of
 data larger than memory and a Dask worker is only which rows a sub-problem holds and where its
-warm state comes from; the solver does not know (docs/architecture.md, "one partitioned dual").
+warm state comes from; the solver does not know (docs/architecture.md, "One partitioned dual").
 
 The hook is called between outer iterations (dual coordinate descent: one pass over the active
 rows; Newton: one Newton iteration; SGD: one epoch) with a ``Progress``; returning ``False``

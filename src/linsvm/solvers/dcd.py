@@ -1,6 +1,6 @@
 """Dual coordinate descent for the L1-loss and L2-loss linear SVM (Hsieh et al., ICML 2008).
 
-The dual (DESIGN.md section 2)::
+The dual (docs/architecture.md, "The problems")::
 
     min_a  f(a) = 1/2 a'(Q + D)a - e'a   s.t.  0 <= a_i <= U_i
     L1 loss: U_i = C_i, D_ii = 0;   L2 loss: U_i = inf, D_ii = 1/(2 C_i)
@@ -12,8 +12,8 @@ a_i <- min(max(a_i - G/Qbar_ii, 0), U_i), then w += (a_i - a_i_old) y_i x_i.
 As LIBLINEAR's ``solve_l2r_l1l2_svc``: projected-gradient shrinking against the previous outer
 iteration's extremes, its stopping rule (max PG - min PG <= eps and both within eps of zero) on
 the active set, then a re-check on every row before returning. Different from it: coordinates
-are visited bucket by bucket (SySCD's "bucketing", DESIGN.md section 3; ``_dual.py``), and the
-kernel keeps its whole state in arrays, so that it can run one outer iteration per call for a
+are visited bucket by bucket (SySCD's "bucketing": docs/architecture.md, "The dual plumbing",
+and ``_dual.py``), and the kernel keeps its whole state in arrays, so that it can run one outer iteration per call for a
 hook, or stop and resume from a checkpoint, with the same result as one uninterrupted call.
 
 -s 3 (``solve_l1svc_dual``) and -s 1 (``solve_l2svc_dual``) are this one routine with the loss

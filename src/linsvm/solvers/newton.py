@@ -1,7 +1,7 @@
 """Primal Newton method: L2-regularised logistic regression (-s 0), L2-loss SVM (-s 2), and the
 driver that -s 11 (L2-loss SVR, ``svr.py``) shares.
 
-The problems (DESIGN.md section 2), for one sub-problem::
+The problems (docs/architecture.md, "The problems"), for one sub-problem::
 
     min_w  P(w) = 1/2 w'w + sum_i C_i xi(z_i)
     logistic (-s 0):      z_i = y_i w'x_i,   xi(z) = log(1 + exp(-z)),

@@ -13,8 +13,9 @@ As LIBLINEAR's ``solve_l2r_l1l2_svc``: projected-gradient shrinking against the 
 iteration's extremes, its stopping rule (max PG - min PG <= eps and both within eps of zero) on
 the active set, then a re-check on every row before returning. Different from it: coordinates
 are visited bucket by bucket (SySCD's "bucketing": docs/architecture.md, "The dual plumbing",
-and ``_dual.py``), and the kernel keeps its whole state in arrays, so that it can run one outer iteration per call for a
-hook, or stop and resume from a checkpoint, with the same result as one uninterrupted call.
+and ``_dual.py``), and the kernel keeps its whole state in arrays, so that it can run one outer
+iteration per call for a hook, or stop and resume from a checkpoint, with the same result as one
+uninterrupted call.
 
 -s 3 (``solve_l1svc_dual``) and -s 1 (``solve_l2svc_dual``) are this one routine with the loss
 as a parameter.

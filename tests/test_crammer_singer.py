@@ -264,7 +264,7 @@ def test_progress_callback_does_not_change_the_result():
     a = solve(X, cls, K, np.ones(K), 1.0, 1e-3, seed=2)
 
     def hook(progress):
-        assert progress.solver == 4 and progress.w.shape == (X.shape[1] + 1, K)
+        assert progress.solver == 4 and progress.w.shape == (K, X.shape[1] + 1)
         assert progress.measure == progress.figures["stopping"]
         calls.append(progress.iteration)
 

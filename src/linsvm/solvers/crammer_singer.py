@@ -405,7 +405,10 @@ def solve_crammer_singer(sub: Subproblem, hook: Hook | None = None) -> Solution:
     Returns a Solution with w of shape (K, n [+1]) (bias weight last), alpha (l, K), primal
     P(W), dual -f(alpha), and figures ``stopping`` (the last outer iteration's largest gradient
     spread maxG - minG), ``n_active`` and ``n_sv`` (rows with a non-zero block). The hook sees
-    ``measure = stopping`` and figures ``n_active``, ``stopping``, ``eps_shrink``.
+    w as a (K, n [+1]) view of the live weights, ``measure = stopping`` and figures
+    ``n_active``, ``stopping``, ``eps_shrink``. LIBLINEAR caps -s 4 at 100000 outer
+    iterations: with ``hook=None`` the kernel runs in one compiled call, which Ctrl-C cannot
+    interrupt; a hook with ``every_iteration = False`` costs a few calls a second.
     """
     X = sub.X
     n_rows, n_features = X.shape
@@ -487,7 +490,7 @@ def solve_crammer_singer(sub: Subproblem, hook: Hook | None = None) -> Solution:
             solver=SOLVER,
             index=sub.index,
             iteration=int(istate[_I_ITER]),
-            w=Wt,  # (n [+1], K) feature-major: the solver's own array
+            w=Wt.T,  # (K, n [+1]) as Solution.w: a view of the solver's own array
             alpha=alpha,
             measure=float(fstate[_F_STOPPING]),
             figures={

@@ -2,8 +2,7 @@
 
 from .errors import DataFormatError, InvalidInputError, LinsvmError, ModelFormatError
 from .io import read_libsvm, write_libsvm
-from .io.model_file import load_model
-from .model import Model
+from .model import Model, load_model
 from .solvers import Progress, Solution
 from .training import ConvergenceWarning, TrainingInterrupted, cross_validation, train
 

@@ -8,7 +8,6 @@ one weight vector per class and the prediction is the class of largest decision 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,27 +23,7 @@ from .io.model_file import (
     write_model_file,
 )
 from .solvers import SOLVERS
-
-
-@dataclass
-class SubproblemResult:
-    """How one binary sub-problem's solve ended (one per weight vector)."""
-
-    n_iter: int  # outer iterations (dual) or Newton iterations (primal), summed on fallback
-    converged: bool
-    primal: float  # P(w)
-    dual: float  # -f(alpha), a lower bound on P* (NaN where no dual is computed)
-    gap: float  # primal - dual >= 0 (NaN where no dual is computed)
-    n_sv: int  # rows with alpha_i > 0 (-1 where no alpha is computed)
-    alpha: np.ndarray | None = field(repr=False)  # (l,) dual variables, training rows' order
-    solver: int = -1  # the solver that produced w (2 after -s 1's fallback)
-    # primal solvers: the measure they stop on relative to its start (Newton: ||g(w)|| / ||g(0)||;
-    # L1-regularised: LIBLINEAR's violation 1-norm / its first value)
-    stop_ratio: float = float("nan")
-    nnz_w: int = -1  # non-zeros of w (reported for the L1-regularised solvers)
-
-
-_PROBABILITY_SOLVERS = (0, 6, 7)
+from .solvers._base import INTERRUPTED, Solution
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -87,7 +66,7 @@ class Model:
         The weight of the bias feature (zeros when ``bias < 0``).
     rho : float
         Offset of a one-class SVM model (0 for the others).
-    results_ : list of SubproblemResult
+    results_ : list of Solution
         One per binary sub-problem (one in all for Crammer-Singer) for a model trained here;
         empty for a loaded one.
     """
@@ -100,7 +79,7 @@ class Model:
         bias: float,
         bias_weights: np.ndarray | None = None,
         rho: float = 0.0,
-        results: list[SubproblemResult] | None = None,
+        results: list[Solution] | None = None,
         p: float | None = None,
     ) -> None:
         self.solver = int(solver)
@@ -127,6 +106,11 @@ class Model:
         if self.bias < 0:
             return np.zeros(self.coef_.shape[0])
         return self.bias * self.bias_weights_
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether training was stopped early (Ctrl-C, SIGTERM or a hook asked it to)."""
+        return any(r.stop_reason == INTERRUPTED for r in self.results_)
 
     @property
     def kind(self) -> str:
@@ -172,7 +156,7 @@ class Model:
     @property
     def is_probability_model(self) -> bool:
         """Logistic regression (-s 0, 6, 7): the only models with probability estimates."""
-        return self.solver in _PROBABILITY_SOLVERS
+        return SOLVERS[self.solver].probability
 
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities, shape (n_samples, n_classes), columns in ``labels_`` order.

@@ -234,12 +234,15 @@ def train(
         sample_weight is not None or any(float(v) != 1.0 for v in (class_weight or {}).values())
     ):
         raise InvalidInputError(
-            f"{spec.label} takes no class or sample weights"
+            f"{spec.label} ({spec.description}) takes one C for all rows: class and sample "
+            "weights are not supported"
             + (" (use -s 3 for a weighted L1-loss SVM)" if spec.model_type == 3 else "")
         )
     if init_sol is not None and not spec.init_sol:
         raise InvalidInputError(
-            f"init_sol is supported only for {list_where(lambda s: s.init_sol)}"
+            "init_sol is supported only for "
+            + list_where(lambda s: s.init_sol and s.kind == spec.kind)
+            + f" ({spec.kind})"
         )
     if spec.kind == ONECLASS:
         y = None
@@ -572,7 +575,7 @@ def _where(sub: Subproblem) -> str:
 
 def _warn(sub: Subproblem, spec: SolverSpec, sol: Solution, advice: str) -> None:
     warnings.warn(
-        f"{spec.label}: reaching max number of iterations ({sub.max_iter}){_where(sub)}"
+        f"reaching max number of iterations ({sub.max_iter}) of {spec.label}{_where(sub)}"
         + (f"; {advice}" if advice else ""),
         ConvergenceWarning,
         stacklevel=5,

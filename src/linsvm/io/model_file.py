@@ -209,12 +209,3 @@ def read_model_file(path: str | os.PathLike) -> ModelFields:
     except UnicodeDecodeError:
         raise ModelFormatError(f"{path}: not a LIBLINEAR model file (not ASCII text)") from None
     return parse_model_text(text, path)
-
-
-def __getattr__(name: str):
-    # ``linsvm/__init__.py`` imports load_model from here; it now lives in linsvm.model
-    if name == "load_model":
-        from ..model import load_model
-
-        return load_model
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

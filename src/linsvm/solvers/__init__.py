@@ -230,11 +230,11 @@ def available_solvers() -> str:
 
 
 def list_where(test: Callable[[SolverSpec], bool]) -> str:
-    """The solvers passing ``test`` as "-s 0, 2, 5, 6 or 11", for messages."""
+    """The solvers passing ``test`` as "solvers 0, 2, 5, 6 and 11", for messages."""
     numbers = [str(n) for n, spec in sorted(SOLVERS.items()) if test(spec)]
     if len(numbers) == 1:
-        return f"-s {numbers[0]}"
-    return "-s " + ", ".join(numbers[:-1]) + " or " + numbers[-1]
+        return f"solver {numbers[0]}"
+    return "solvers " + ", ".join(numbers[:-1]) + " and " + numbers[-1]
 
 
 def get_solver(solver: int | str) -> SolverSpec:
@@ -285,11 +285,13 @@ def check_parameter(
         raise InvalidInputError(f"bias must be finite, got {bias}")
     if max_iter is None:
         max_iter = spec.max_iter
-    if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 1:
-        raise InvalidInputError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer):
+        raise InvalidInputError(f"max_iter must be an integer, got {max_iter!r}")
+    if max_iter < 1:
+        raise InvalidInputError(f"max_iter must be >= 1, got {max_iter}")
     if not regularize_bias and (not spec.unregularized_bias or bias != 1.0):
         raise InvalidInputError(
-            "regularize_bias=False (-R) needs bias=1 (-B 1) and solver "
+            "regularize_bias=False (-R) needs bias=1 (-B 1) and one of the "
             + list_where(lambda s: s.unregularized_bias)
         )
     return Parameters(spec, C, eps, bias, int(max_iter), bool(regularize_bias))

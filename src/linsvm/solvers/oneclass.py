@@ -29,7 +29,8 @@ Algorithm 7):
   current w) still violate by more than 1e-12, the exact two-variable step keeping a_i + a_j
   fixed: d = (G_i - G_j) / (Q_ii + Q_jj - 2 Q_ij) (1e-12 when that is <= 0), a_i -= d,
   a_j += d, clipped to the box; w += d_actual (x_i - x_j);
-- at most 1000 outer iterations (LIBLINEAR's cap; it then warns and returns);
+- at most 1000 outer iterations (LIBLINEAR's cap, the registry's; it then returns
+  MAX_ITER and training warns, as LIBLINEAR does);
 - rho: the mean of w'x_i over the free rows (0 < a_i < 1); without free rows the midpoint of
   max{w'x_i : a_i = 1} and min{w'x_i : a_i = 0}.
 
@@ -114,7 +115,7 @@ def check_nu(nu: float) -> float:
 
 @njit(cache=True, nogil=True)
 def _dot(indptr, indices, data, i, w, sequential) -> float:
-    """w'x_i: one running sum in row order (LIBLINEAR's rounding) or objective.row_dot's four."""
+    """w'x_i: one running sum in row order (LIBLINEAR's rounding) or sparse_rows.row_dot's four."""
     if not sequential:
         return row_dot(indptr, indices, data, -1.0, i, w)
     s = 0.0

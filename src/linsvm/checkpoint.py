@@ -23,6 +23,7 @@ import math
 import os
 import threading
 import time
+import zipfile
 import zlib
 from typing import Any
 
@@ -157,7 +158,7 @@ class Resume:
             meta = json.loads(entries.pop("meta").tobytes().decode())
         except FileNotFoundError:
             raise InvalidInputError(f"checkpoint {self.path}: no such file") from None
-        except (OSError, ValueError, KeyError, UnicodeDecodeError) as error:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
             raise InvalidInputError(
                 f"checkpoint {self.path}: not a linsvm checkpoint or damaged ({error})"
             ) from None

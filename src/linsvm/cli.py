@@ -15,6 +15,7 @@ exit status 1.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 import warnings
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .checkpoint import DEFAULT_EVERY_SECONDS
 from .errors import DataFormatError, InvalidInputError, LinsvmError, ZeroIndexError
 from .solvers import SOLVERS, available_solvers, check_parameter, solver_number
 
@@ -80,6 +82,12 @@ options:
     1 and 1 give a plain random permutation, as LIBLINEAR)
 --no-shrinking : turn shrinking off
 --verbose : one line per outer iteration: iteration, active set, PG gap, primal, dual
+--checkpoint file : save the solver's state there, atomically, every --every seconds
+    (default 60), when a sub-problem finishes and when the run is interrupted
+--resume file : continue from a checkpoint of the same data and options, to the model an
+    uninterrupted run gives
+--save-on-interrupt : on Ctrl-C or SIGTERM write the current (not converged) model anyway;
+    without it an interrupted run writes no model (the exit status is non-zero either way)
 """
 
 PREDICT_USAGE = """\
@@ -141,6 +149,10 @@ class TrainOptions:
     C_given: bool = False
     solver_given: bool = False
     verbose: bool = False
+    checkpoint: str | None = None
+    checkpoint_every: float = DEFAULT_EVERY_SECONDS
+    resume: str | None = None
+    save_on_interrupt: bool = False
     training_file: str = ""
     model_file: str = ""
 
@@ -165,6 +177,10 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             continue
         if arg == "--no-shrinking":
             opts.shrinking = False
+            i += 1
+            continue
+        if arg == "--save-on-interrupt":
+            opts.save_on_interrupt = True
             i += 1
             continue
         if arg == "-R":
@@ -218,6 +234,14 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             opts.bucket_size = _number(value, int, arg)
         elif arg == "--buckets-per-group":
             opts.buckets_per_group = _number(value, int, arg)
+        elif arg == "--checkpoint":
+            opts.checkpoint = value
+        elif arg == "--every":
+            opts.checkpoint_every = _number(value, float, arg)
+            if not opts.checkpoint_every > 0:
+                raise UsageError(f"--every needs a number of seconds > 0, got {value}")
+        elif arg == "--resume":
+            opts.resume = value
         else:
             raise UsageError(f"unknown option: {arg}")
         i += 2
@@ -407,8 +431,18 @@ def run_train(argv: list[str]) -> int:
                 print(f"Cross Validation Accuracy = {accuracy:g}%")
             return 0
         start = time.perf_counter()
-        model = linsvm.train(X, y, verbose=opts.verbose and not opts.quiet, **params)
+        model = linsvm.train(
+            X,
+            y,
+            verbose=opts.verbose and not opts.quiet,
+            checkpoint=opts.checkpoint,
+            checkpoint_every=opts.checkpoint_every,
+            resume=opts.resume,
+            **params,
+        )
         train_seconds = time.perf_counter() - start
+    if model.interrupted:
+        return _interrupted(model, opts)
     _print_warnings(caught, opts.quiet)
     model.save(opts.model_file)
     if not opts.quiet:
@@ -431,6 +465,28 @@ def run_train(argv: list[str]) -> int:
             f"model written to {opts.model_file}"
         )
     return 0
+
+
+def _interrupted(model, opts: TrainOptions) -> int:
+    """One line for an interrupted run; the model only with --save-on-interrupt (an existing
+    file at the model path is otherwise left as it was). Exit status 128 + the signal."""
+    iterations = ", ".join(str(r.n_iter) for r in model.results_)
+    gaps = [r.gap for r in model.results_ if np.isfinite(r.gap)]
+    gap = f", duality gap {max(gaps):.3g}" if gaps else ""
+    if opts.save_on_interrupt:
+        model.save(opts.model_file)
+        outcome = f"the current model (not converged) written to {opts.model_file}"
+    else:
+        outcome = "no model written (--save-on-interrupt writes the current one)"
+    if opts.checkpoint:
+        outcome += f"; state saved to {opts.checkpoint} (continue with --resume)"
+    signum = model.stop_signal or signal.SIGINT
+    print(
+        f"linsvm train: interrupted by {signal.Signals(signum).name} after {iterations} "
+        f"iteration(s){gap}; {outcome}",
+        file=sys.stderr,
+    )
+    return 128 + int(signum)
 
 
 def run_predict(argv: list[str]) -> int:

@@ -95,6 +95,8 @@ class Model:
         self.rho = float(rho)
         self.p = p  # regression models: the tube width trained with (not in the model file)
         self.results_ = list(results or [])
+        # the signal (SIGINT, SIGTERM) that stopped training early, if one did
+        self.stop_signal: int | None = None
 
     @property
     def n_features(self) -> int:

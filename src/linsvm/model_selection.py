@@ -18,7 +18,7 @@ import numpy as np
 
 from .data import as_csr, check_labels
 from .errors import InvalidInputError
-from .training import ConvergenceWarning, cv_folds, train
+from .training import ConvergenceWarning, TrainingInterrupted, cv_folds, train
 
 MAX_C = 1024.0
 MAX_C_REGRESSION = 1048576.0
@@ -113,9 +113,12 @@ def find_parameter_C(
                 # as LIBLINEAR's -C: the path's solves at large C often hit the iteration
                 # cap, and the search only compares their CV scores
                 warnings.simplefilter("ignore", ConvergenceWarning)
+                warnings.simplefilter("ignore", TrainingInterrupted)
                 model = train(
                     X_fit, y_fit, solver=solver, C=C, init_sol=previous[f], seed=seed, **params
                 )
+            if model.interrupted:  # Ctrl-C ends the whole search, not one of its solves
+                raise KeyboardInterrupt
             w = _stacked_weights(model)
             if previous[f] is not None and unchanged >= 0:
                 if np.linalg.norm(w - previous[f]) > 1e-15:

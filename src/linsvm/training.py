@@ -273,7 +273,7 @@ def train(
         "max_iter": params.max_iter,
         "regularize_bias": params.regularize_bias,
         "seed": int(seed),
-        "options": {k: v for k, v in problem.subproblems[0].options.items() if k != "class_costs"},
+        "options": problem.subproblems[0].options,
         "class_weight": sorted((repr(k), float(v)) for k, v in (class_weight or {}).items()),
         "warm_start": warm_start is not None or init_sol is not None,
         "data": fingerprint(X, y if y is not None else np.zeros(0), sw),
@@ -302,6 +302,7 @@ def train(
         if checkpointer is not None:
             checkpointer.write()
     model = problem.model(solutions)
+    model.stop_signal = stop.signal
     if model.interrupted:
         why = f"by {stop.name}" if stop.requested else "by the hook"
         warnings.warn(
@@ -408,13 +409,14 @@ def _classification_problem(X, y, params: Parameters, sw, class_weight, seed, op
         regularize_bias=params.regularize_bias,
     )
     if spec.multiclass:
+        cost = weighted_C[class_index]
         sub = Subproblem(
             X,
             class_index.astype(np.float64),
-            np.ones(X.shape[0]) if sw is None else sw,
+            cost if sw is None else cost * sw,
             eps=params.eps,
             seed=seed,
-            options=dict(options, n_classes=n_classes, class_costs=weighted_C),
+            options=dict(options, n_classes=n_classes),
             **common,
         )
         return _Problem(spec, [sub], labels, params.bias)
@@ -562,7 +564,7 @@ class _Runner:
                     ConvergenceWarning,
                     stacklevel=4,
                 )
-        if self.verbose and sol.stop_reason != CONVERGED:
+        if self.verbose and sol.stop_reason not in (CONVERGED, INTERRUPTED):
             print(f"WARNING: {sol.stop_reason.replace('_', ' ')}", file=sys.stderr)
         if self.checkpointer is not None and sol.stop_reason != INTERRUPTED:
             self.checkpointer.finish(slot, sol)
@@ -647,9 +649,12 @@ def cross_validation(X, y, n_folds: int, seed: int = 1, **params) -> np.ndarray:
     for fit, test in cv_folds(n_rows, n_folds, seed):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
+            warnings.simplefilter("ignore", TrainingInterrupted)
             model = train(
                 X[fit], y[fit], sample_weight=None if sw is None else sw[fit], seed=seed, **params
             )
+        if model.interrupted:  # Ctrl-C ends the whole cross-validation, not one of its folds
+            raise KeyboardInterrupt
         predicted[test] = model.predict(X[test])
     return predicted
 

@@ -62,8 +62,8 @@ class Subproblem:
         exactly, to the model an uninterrupted run would have given.
     options : dict
         What only some solvers read: ``p`` (SVR tube), ``nu`` (one-class), ``shrinking``,
-        ``bucket_size``, ``buckets_per_group``, ``n_classes`` and ``class_costs`` (-s 4),
-        ``verbose`` (LIBLINEAR's own progress lines of the Newton solvers).
+        ``bucket_size``, ``buckets_per_group``, ``n_classes`` (-s 4, whose ``y`` is the class
+        index and ``C`` the per-row cost C x class weight x sample weight).
     index, label : which sub-problem this is (one-vs-rest: the class index and label), for
         messages and hooks.
     """

@@ -38,7 +38,7 @@ from linsvm.objective import (
     svr_primal_value,
     svr_weights_from_dual,
 )
-from linsvm.solvers import FALLBACK_TOL_FACTOR, SOLVERS, check_parameter
+from linsvm.solvers import SOLVERS, check_parameter
 from linsvm.solvers._base import CONVERGED, INTERRUPTED, MAX_ITER, Solution, Subproblem
 from linsvm.solvers.svr import (
     DEFAULT_P,
@@ -293,13 +293,12 @@ def test_defaults_and_the_pieces_of_the_fallback():
         assert (sol.alpha is not None) and sol.alpha.shape == y.shape
     # -s 12 at the cap stops there; training switches to -s 11 from the dual's w with a
     # tighter tolerance (LIBLINEAR 2.50: eps * 0.001)
-    assert SOLVERS[12].fallback == 11
+    assert SOLVERS[12].fallback == 11 and SOLVERS[12].fallback_tol_factor == 0.001
     dual = svr(12, X, y, c_rows, 0.1, -1, 1e-3, 2)
     assert dual.stop_reason == MAX_ITER and not dual.converged and dual.n_iter == 2
     sol = svr(11, X, y, c_rows, 0.1, -1, 1e-3 * 0.001, w0=dual.w)
     assert sol.converged and sol.solver == 11
     assert sol.figures["grad_norm"] <= 1e-6 * sol.figures["grad_norm0"]
-    assert 0.0 < FALLBACK_TOL_FACTOR < 1.0
     # -s 13 at the cap only stops (training warns that -s 11 may be faster)
     assert SOLVERS[13].fallback is None and "-s 11" in SOLVERS[13].cap_advice
     sol13 = svr(13, X, y, c_rows, 0.1, -1, 1e-9, 2)

@@ -1,4 +1,4 @@
-"""Warm starts of -s 4, 5, 6, 7, 12, 13 from a solver's own output (``alpha0``, ``beta0``, ``w0``).
+"""Warm starts of -s 4, 5, 6, 7, 12, 13 from a solver's own output (``alpha0``, ``w0``).
 
 - From the solver's own solution at the same C: a few outer iterations at most (none for -s 6,
   whose first Newton iteration finds the rule already met), the same primal value (relative
@@ -27,11 +27,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from linsvm.errors import InvalidInputError
-from linsvm.objective import cs_weights_from_dual, lr_objectives
-from linsvm.solvers.crammer_singer import solve_crammer_singer
-from linsvm.solvers.dual_lr import solve_lr_dual
-from linsvm.solvers.l1 import solve_l1r_l2_svc, solve_l1r_lr
-from linsvm.solvers.svr import solve_svr, solve_svr_dual, svr_weights_from_dual
+from linsvm.objective import cs_weights_from_dual, svr_weights_from_dual
+from linsvm.solvers import SOLVERS, Subproblem
 
 N_ROWS, N_FEATURES, N_CLASSES = 300, 40, 4
 BIAS = 1.0
@@ -67,41 +64,38 @@ class Run:
         self.sol = sol
         self.n_iter = sol.n_iter
         self.converged = sol.converged
-        self.gap = float("nan")
+        self.primal, self.gap = sol.primal, sol.gap
         self.ref = None  # the stopping rule's reference, where it has one
-        if solver == 4:
-            self.start, self.primal, self.gap = sol.alpha, sol.primal, sol.gap
-        elif solver == 7:
+        if solver in DUAL:
             self.start = sol.alpha
-            self.primal, _, self.gap = lr_objectives(
-                X, BIAS, t, C, sol.w, sol.alpha, sol.alpha_complement
-            )
-        elif solver in (12, 13):
-            self.start, self.primal, self.gap = sol.beta, sol.primal, sol.gap
-            self.ref, self.measure = sol.gnorm1_init, sol.gnorm1
         else:
-            self.start, self.primal = sol.w, sol.objective
-            self.ref, self.measure = sol.stop_measure0, sol.stop_measure
+            self.start = sol.w
+        if solver in (12, 13):
+            self.ref, self.measure = sol.figures["gnorm1_init"], sol.figures["gnorm1"]
+        elif solver in (5, 6):
+            self.ref, self.measure = sol.figures["stop_measure0"], sol.figures["stop_measure"]
 
 
 def run(
     solver: int, X, t, C, eps: float, start=None, max_iter: int | None = None, bias=BIAS
 ) -> Run:
-    """Solve with per-row costs C (for -s 4: C_class = 1, sample weights C)."""
-    kw = {} if max_iter is None else {"max_iter": max_iter}
-    if solver == 4:
-        sol = solve_crammer_singer(
-            X, t, N_CLASSES, np.ones(N_CLASSES), bias, eps, sample_weight=C, alpha0=start, **kw
-        )
-    elif solver == 7:
-        sol = solve_lr_dual(X, t, C, BIAS, eps, alpha0=start, **kw)
-    elif solver in (12, 13):
-        loss = "l2" if solver == 12 else "l1"
-        sol = solve_svr_dual(X, t, C, P, loss, BIAS, eps, beta0=start, **kw)
+    """Solve through the registry with per-row costs C (-s 4: C_class = 1, so C per row is
+    the sample weight), from ``start`` (dual variables or weights by the solver's kind)."""
+    spec = SOLVERS[solver]
+    sub = Subproblem(
+        X,
+        np.asarray(t, dtype=np.float64),
+        np.asarray(C, dtype=np.float64),
+        eps,
+        spec.max_iter if max_iter is None else max_iter,
+        bias=bias,
+        options={"n_classes": N_CLASSES, "p": P},
+    )
+    if spec.dual:
+        sub.alpha0 = start
     else:
-        solve = solve_l1r_l2_svc if solver == 5 else solve_l1r_lr
-        sol = solve(X, t, C, BIAS, eps, w0=start, **kw)
-    return Run(solver, X, t, C, sol)
+        sub.w0 = start
+    return Run(solver, X, t, C, spec.solve(sub))
 
 
 def assert_feasible(r: Run, t) -> None:
@@ -207,14 +201,15 @@ def test_warm_start_with_other_sample_weights(solver):
 
 
 @pytest.mark.parametrize("solver", [12, 13])
-def test_solve_svr_passes_beta0_on(solver):
+def test_dual_svr_passes_its_warm_start_on(solver):
     X, y = _problem(solver)
     C = np.ones(N_ROWS)
-    cold = solve_svr(solver, X, y, C, P, BIAS)
-    warm = solve_svr(solver, X, y, C, P, BIAS, beta0=cold.beta)
+    cold = run(solver, X, y, C, SOLVERS[solver].default_eps)
+    warm = run(solver, X, y, C, SOLVERS[solver].default_eps, start=cold.start)
     assert warm.n_iter <= SAME_C_ITERS[solver]
-    with pytest.raises(InvalidInputError):
-        solve_svr(11, X, y, C, P, BIAS, beta0=cold.beta)
+    with pytest.raises(InvalidInputError):  # the primal -s 11 takes no dual warm start
+        sub = Subproblem(X, y, C, 0.1, 10, bias=BIAS, options={"p": P}, alpha0=cold.start)
+        SOLVERS[11].solve(sub)
 
 
 # ----------------------------------------------------------------------------- projections
@@ -235,7 +230,7 @@ def test_cs_projection_is_feasible_and_keeps_feasible_blocks(seed, scale):
     assert r.n_iter == 0
     assert_feasible(r, cls)
     Wt = cs_weights_from_dual(X.indptr, X.indices, X.data, -1.0, r.start, N_FEATURES)
-    np.testing.assert_allclose(r.sol.W, Wt.T, rtol=1e-12, atol=1e-12 * scale)
+    np.testing.assert_allclose(r.sol.w, Wt.T, rtol=1e-12, atol=1e-12 * scale)
     if C[-1] > 0:  # the empty row sits at its dual optimum, as without a warm start
         assert r.start[-1, 1] == C[-1] and r.start[-1].sum() == 0.0
     again = run(4, X, cls, C, 0.1, start=r.start, max_iter=0, bias=-1.0)  # feasible: kept
@@ -272,15 +267,15 @@ def test_zero_reference_drops_the_warm_start():
     X, y = _problem(12)
     y = 0.05 * np.clip(y, -1.0, 1.0)
     beta0 = np.random.default_rng(0).normal(size=N_ROWS)
-    for loss in ("l1", "l2"):
-        sol = solve_svr_dual(X, y, np.ones(N_ROWS), P, loss, BIAS, 0.1, beta0=beta0)
+    for solver in (13, 12):
+        sol = run(solver, X, y, np.ones(N_ROWS), 0.1, start=beta0).sol
         assert sol.converged and sol.n_iter == 1
-        assert np.all(sol.beta == 0.0) and np.all(sol.w == 0.0)
+        assert np.all(sol.alpha == 0.0) and np.all(sol.w == 0.0)
     # tiny C: w = 0 is optimal for the L1-regularised problems
     X, y = _problem(5)
     w0 = np.random.default_rng(1).normal(size=N_FEATURES + 1)
-    for solve in (solve_l1r_l2_svc, solve_l1r_lr):
-        sol = solve(X, y, np.full(N_ROWS, 1e-4), BIAS, 0.01, w0=w0)
+    for solver in (5, 6):
+        sol = run(solver, X, y, np.full(N_ROWS, 1e-4), 0.01, start=w0).sol
         assert sol.converged and np.all(sol.w == 0.0)
 
 

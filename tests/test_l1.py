@@ -467,3 +467,10 @@ def test_cap_is_max_iter(solver):
     assert sol.n_iter == 2 and not sol.converged and sol.stop_reason == MAX_ITER
     assert sol.figures["stop_ratio"] > 1e-12 and sol.solver == solver
     assert sol.alpha is None and math.isnan(sol.gap)
+    # a stop asked at the cap, or once converged, leaves a complete run: not "interrupted"
+    late = solve(solver, X, y, C, 1.0, 1e-12, max_iter=2, hook=Recorder(stop_at=2))
+    assert late.stop_reason == MAX_ITER
+    np.testing.assert_array_equal(late.w, sol.w)
+    done = solve(solver, X, y, C, 1.0, 1e-3)
+    late = solve(solver, X, y, C, 1.0, 1e-3, hook=Recorder(stop_at=done.n_iter))
+    assert late.stop_reason == CONVERGED and late.converged

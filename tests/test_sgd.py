@@ -429,3 +429,10 @@ def test_dense_input_and_labels_as_integers():
     a = solve_sgd(X, y, 1.0, delta=0.01, seed=2)
     b = solve_sgd(X.toarray(), y.astype(np.int64), 1.0, delta=0.01, seed=2)
     np.testing.assert_array_equal(a.w, b.w)
+
+
+@pytest.mark.parametrize("method", ["pegasos", "r", "s", "m"])
+def test_stop_at_the_end_is_not_an_interruption(method):
+    full = _run(method, _X, _Y, 3)
+    last = 8 if method == "r" else 7
+    _same(_run(method, _X, _Y, 3, _Stop(last)), full)

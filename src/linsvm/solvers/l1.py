@@ -701,6 +701,7 @@ def _l1_solution(
     viol1, violmax = l1_optimality(
         cols.colptr, cols.rowpos, cols.vals, cols.Cr, w, loss, reg_bias, cols.bias >= 0
     )
+    # a run that converged or reached its cap is complete, even if the hook then asked to stop
     if converged:
         reason = CONVERGED
     else:
@@ -841,8 +842,8 @@ def solve_l1r_l2svc(sub: Subproblem, hook: Hook | None = None) -> Solution:
     if history.shape[0]:
         figures["history"] = history[:n_iter].copy()
     return _l1_solution(
-        sub, cols, free_last, LOSS_SQUARED_HINGE, w, not go_on, n_iter, converged,
-        fstate[SVC_GNORM1_NEW], fstate[SVC_GNORM1_INIT], figures,
+        sub, cols, free_last, LOSS_SQUARED_HINGE, w, not go_on and n_iter < max_iter, n_iter,
+        converged, fstate[SVC_GNORM1_NEW], fstate[SVC_GNORM1_INIT], figures,
     )  # fmt: skip
 
 
@@ -938,7 +939,7 @@ def solve_l1r_lr(sub: Subproblem, hook: Hook | None = None) -> Solution:
     go_on = drive(advance, status, hook, max_iter, progress)
     n_iter, converged = status()
     return _l1_solution(
-        sub, cols, free_last, LOSS_LOGISTIC, w, not go_on, n_iter, converged,
+        sub, cols, free_last, LOSS_LOGISTIC, w, not go_on and n_iter < max_iter, n_iter, converged,
         fstate[LR_GNORM1_NEW], fstate[LR_GNORM1_INIT],
         {
             "n_inner_iter": int(istate[LR_TOTAL_INNER]),

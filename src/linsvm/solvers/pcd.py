@@ -331,7 +331,8 @@ def solve_pcd(sub: Subproblem, hook: Hook | None = None) -> Solution:
     if converged:
         reason = CONVERGED
     else:
-        reason = INTERRUPTED if not go_on else MAX_ITER
+        # a run at its cap is complete, even if the hook then asked to stop
+        reason = INTERRUPTED if not go_on and n_iter < max_iter else MAX_ITER
     return Solution(
         w=w,
         n_iter=n_iter,

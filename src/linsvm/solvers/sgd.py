@@ -437,10 +437,12 @@ class _Problem:
         )
 
 
-def _reason(converged: bool, go_on: bool) -> str:
+def _reason(converged: bool, go_on: bool, finished: bool) -> str:
+    """A run that converged or spent its budget is complete, even if the hook then asked to
+    stop."""
     if converged:
         return CONVERGED
-    return MAX_ITER if go_on else INTERRUPTED
+    return MAX_ITER if go_on or finished else INTERRUPTED
 
 
 # ----------------------------------------------------------------------------- solvers
@@ -511,7 +513,7 @@ def _solve_epochs(sub: Subproblem, hook: Hook | None, solver: int, multiplicity:
         w=w_final,
         n_iter=n_epochs,
         converged=converged,
-        stop_reason=_reason(converged, go_on),
+        stop_reason=_reason(converged, go_on, n_epochs >= pb.max_epochs),
         primal=primal,
         dual=dual,
         gap=gap,
@@ -611,7 +613,7 @@ def solve_sgd_r(sub: Subproblem, hook: Hook | None = None) -> Solution:
         w=w,
         n_iter=steps // n_rows,
         converged=False,
-        stop_reason=_reason(False, go_on),
+        stop_reason=_reason(False, go_on, status()[1]),
         primal=pb.primal(w),
         solver=31,
         figures={
@@ -684,7 +686,7 @@ def solve_pegasos(sub: Subproblem, hook: Hook | None = None) -> Solution:
         w=w,
         n_iter=epochs_done(),
         converged=False,
-        stop_reason=_reason(False, go_on),
+        stop_reason=_reason(False, go_on, status()[1]),
         primal=pb.primal(w),
         solver=30,
         figures={

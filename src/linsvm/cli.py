@@ -26,7 +26,16 @@ import numpy as np
 
 from .checkpoint import DEFAULT_EVERY_SECONDS
 from .errors import DataFormatError, InvalidInputError, LinsvmError, ZeroIndexError
-from .solvers import SOLVERS, available_solvers, check_parameter, solver_number
+from .solvers import (
+    CLASSIFICATION,
+    ONECLASS,
+    REGRESSION,
+    SOLVERS,
+    available_solvers,
+    check_parameter,
+    list_where,
+    solver_number,
+)
 
 TRAIN_USAGE = """\
 Usage: linsvm train [options] training_set_file [model_file]
@@ -257,8 +266,11 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
         opts.n_folds = opts.n_folds or 5
         if not opts.solver_given:
             opts.solver = 2
-        if opts.solver not in (0, 2, 11):
-            raise UsageError("warm-start parameter search only available for -s 0, -s 2 and -s 11")
+        if not SOLVERS[opts.solver].c_search:
+            raise UsageError(
+                "warm-start parameter search only available for "
+                + list_where(lambda spec: bool(spec.c_search), flags=True)
+            )
     if opts.solver not in SOLVERS:
         raise UsageError(f"unknown solver type -s {opts.solver}")
     return opts
@@ -369,8 +381,8 @@ def run_train(argv: list[str]) -> int:
     read_seconds = time.perf_counter() - start
     if X.shape[0] == 0:
         raise InvalidInputError(f"{opts.training_file}: no training instances")
-    regression = SOLVERS[opts.solver].kind == "regression"
-    if SOLVERS[opts.solver].kind == "classification":
+    regression = SOLVERS[opts.solver].kind == REGRESSION
+    if SOLVERS[opts.solver].kind == CLASSIFICATION:
         y = integer_labels(y, opts.training_file)
     params: dict = dict(
         solver=opts.solver,
@@ -386,7 +398,7 @@ def run_train(argv: list[str]) -> int:
     )
     if regression:
         params["p"] = opts.p
-    if opts.solver == 21:
+    if SOLVERS[opts.solver].kind == ONECLASS:
         params["nu"] = opts.nu
     if opts.bucket_size is not None:
         params["bucket_size"] = opts.bucket_size
@@ -540,7 +552,7 @@ def run_predict(argv: list[str]) -> int:
     atomic_write_bytes(output_file, text.encode("ascii"))
     if not quiet:
         n = y.shape[0]
-        if model.kind == "regression":
+        if model.kind == REGRESSION:
             mse, r2 = regression_scores(predicted, y)
             print(f"Mean squared error = {mse:g} (regression)")
             print(f"Squared correlation coefficient = {r2:g} (regression)")

@@ -44,7 +44,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .model import Model
-from .solvers import CS_MAX_ITER
+from .solvers import CLASSIFICATION, SOLVERS
 from .training import ConvergenceWarning, train
 
 __all__ = ["LinearSVC", "LinearSVR", "LogisticRegression", "liblinear_solver_type"]
@@ -154,7 +154,7 @@ class _LiblinearMixin:
         same_rows = getattr(self, "_n_samples_fit", None) == X.shape[0]
         if not same_rows or model.n_features != X.shape[1]:
             return None
-        if model.kind == "classification":
+        if model.kind == CLASSIFICATION:
             _, first = np.unique(y_train, return_index=True)
             encoded = y_train[np.sort(first)]  # LIBLINEAR's order: first appearance
             labels = self.classes_[encoded]
@@ -209,7 +209,8 @@ class _LiblinearMixin:
     def _solver_max_iter(self, solver: int) -> int:
         """The iteration cap: ``max_iter``, except for Crammer-Singer (-s 4), whose cap
         scikit-learn's liblinear leaves at LIBLINEAR's 100000 whatever max_iter says."""
-        return CS_MAX_ITER if solver == 4 else max(int(self.max_iter), 1)
+        spec = SOLVERS[solver]
+        return spec.max_iter if spec.multiclass else max(int(self.max_iter), 1)
 
     def _intercept(self, model: Model) -> np.ndarray | float:
         """scikit-learn's ``intercept_``: bias * bias weight, or the scalar 0.0 without one."""

@@ -22,7 +22,7 @@ from .io.model_file import (
     read_model_file,
     write_model_file,
 )
-from .solvers import SOLVERS
+from .solvers import ONECLASS, REGRESSION, SOLVERS
 from .solvers._base import INTERRUPTED, Solution
 
 
@@ -142,9 +142,9 @@ class Model:
     def predict(self, X) -> np.ndarray:
         """Predicted labels (classification), values (regression) or +1/-1 (one-class)."""
         dec = self.decision_function(X)
-        if self.kind == "regression":
+        if self.kind == REGRESSION:
             return dec
-        if self.kind == "oneclass":
+        if self.kind == ONECLASS:
             return np.where(dec > 0, 1.0, -1.0)
         # As LIBLINEAR's predict_values: two classes are decided by the first decision value
         # alone (also for a two-class Crammer-Singer model); otherwise the largest wins.

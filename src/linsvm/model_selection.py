@@ -18,6 +18,7 @@ import numpy as np
 
 from .data import as_csr, check_labels
 from .errors import InvalidInputError
+from .solvers import REGRESSION, SOLVERS, list_where
 from .training import ConvergenceWarning, TrainingInterrupted, cv_folds, train
 
 MAX_C = 1024.0
@@ -48,14 +49,15 @@ def start_C(X, solver: int, bias: float, y=None, p: float = 0.0) -> float:
     if max_xx <= 0:
         return 1.0
     n_rows = X.shape[0]
-    if solver == 11:
+    search = SOLVERS[solver].c_search
+    if search == "svr":
         y_abs = np.abs(np.asarray(y, dtype=np.float64))
         loss = float(np.sum(np.maximum(y_abs - p, 0.0) ** 2))
         if loss <= 0:
             return math.inf
         min_C = 0.1 * 0.1 * loss / (8 * float(y_abs.sum()) ** 2 * max_xx)
     else:
-        min_C = 1.0 / (n_rows * max_xx) if solver == 0 else 1.0 / (2 * n_rows * max_xx)
+        min_C = 1.0 / (n_rows * max_xx) if search == "logistic" else 1.0 / (2 * n_rows * max_xx)
     return 2.0 ** math.floor(math.log2(min_C))
 
 
@@ -83,16 +85,17 @@ def find_parameter_C(
     go to ``train`` (bias, eps, class_weight, p, ...). Prints one line per C when ``verbose``.
     The solves' ConvergenceWarnings are silenced, as LIBLINEAR prints none in its search.
     """
-    if solver not in (0, 2, 11):
+    if not SOLVERS[solver].c_search:
         raise InvalidInputError(
-            "warm-start parameter search only available for -s 0, -s 2 and -s 11"
+            "warm-start parameter search only available for "
+            + list_where(lambda spec: bool(spec.c_search), flags=True)
         )
     X = as_csr(X)
     n_rows = X.shape[0]
     y = check_labels(y, n_rows)
     splits = cv_folds(n_rows, n_folds, seed)
     bias = float(params.get("bias", -1.0))
-    regression = solver == 11
+    regression = SOLVERS[solver].kind == REGRESSION
     max_C = MAX_C_REGRESSION if regression else MAX_C
     p = float(params.get("p", 0.1))
     if initial_C and initial_C > 0:
@@ -165,7 +168,7 @@ def find_parameters(
     For -s 11, p runs over i max|y| / 20 for i = 19 down to 0 (from ``initial_p`` down when
     given, LIBLINEAR's ``-p`` with ``-C``); the (C, p) of lowest CV mean squared error wins.
     """
-    if solver != 11:
+    if SOLVERS[solver].kind != REGRESSION:
         return find_parameter_C(X, y, solver, n_folds, initial_C, seed, verbose, **params)
     y_abs_max = float(np.max(np.abs(np.asarray(y, dtype=np.float64)))) if len(y) else 0.0
     top = P_STEPS - 1

@@ -28,10 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ModelFormatError
-from ..solvers import SOLVER_BY_NAME, SOLVERS, model_file_solver
+from ..solvers import CLASSIFICATION, ONECLASS, SOLVER_BY_NAME, SOLVERS, model_file_solver
 from ._atomic import atomic_write_bytes
-
-_MCSVM_CS = 4
 
 
 @dataclass(frozen=True)
@@ -84,7 +82,7 @@ def format_model_text(
     spec = model_file_solver(solver)  # linsvm's own solvers: their LIBLINEAR problem
     coef = np.asarray(coef, dtype=np.float64)
     lines = [f"solver_type {spec.name}"]
-    if spec.kind == "classification":
+    if spec.kind == CLASSIFICATION:
         ints = labels_as_ints(labels)
         lines.append(f"nr_class {len(ints)}")
         lines.append("label " + " ".join(str(v) for v in ints))
@@ -92,7 +90,7 @@ def format_model_text(
         lines.append("nr_class 2")
     lines.append(f"nr_feature {coef.shape[1]}")
     lines.append(f"bias {bias:.17g}")
-    if spec.kind == "oneclass":
+    if spec.kind == ONECLASS:
         lines.append(f"rho {rho:.17g}")
     lines.append("w")
     weights = coef.T  # (n_features, n_w): LIBLINEAR's row-per-feature layout
@@ -174,9 +172,9 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
     kind = SOLVERS[solver].kind
     if nr_class < 1 or nr_feature < 0:
         raise ModelFormatError(f"{name}: bad nr_class {nr_class} or nr_feature {nr_feature}")
-    if kind == "classification" and "label" not in header:
+    if kind == CLASSIFICATION and "label" not in header:
         raise ModelFormatError(f"{name}: a classification model needs a 'label' line")
-    nr_w = 1 if nr_class == 2 and solver != _MCSVM_CS else nr_class
+    nr_w = 1 if nr_class == 2 and not SOLVERS[solver].multiclass else nr_class
     w_size = nr_feature + (1 if bias >= 0 else 0)
     values = tokens[pos:]
     if len(values) != w_size * nr_w:

@@ -77,6 +77,9 @@ class SolverSpec:
     weights: bool = True  # class and sample weights allowed
     warm_start: bool = True
     init_sol: bool = False  # LIBLINEAR's init_sol (weights to start from)
+    # -C, the warm-started C search: the loss its starting C is computed for (LIBLINEAR's
+    # calc_start_C), or "" where the search is not offered
+    c_search: str = ""
     cap_advice: str = ""  # appended to the warning when the cap is reached
     stops_on_tolerance: bool = True  # False: runs its epochs (Pegasos, SGD-R): no cap warning
     alias: str = ""  # linsvm's own solvers: the name -s also takes
@@ -105,7 +108,7 @@ SOLVERS: dict[int, SolverSpec] = {
             0, "L2R_LR", "L2-regularized logistic regression (primal)", CLASSIFICATION,
             0.01, NEWTON_MAX_ITER, "linsvm.solvers.newton:solve_lr_primal",
             tolerance=TOL_CLASS_BALANCE, probability=True, unregularized_bias=True,
-            init_sol=True,
+            init_sol=True, c_search="logistic",
         ),
         SolverSpec(
             1, "L2R_L2LOSS_SVC_DUAL", "L2-regularized L2-loss SVC (dual)", CLASSIFICATION,
@@ -116,6 +119,7 @@ SOLVERS: dict[int, SolverSpec] = {
             2, "L2R_L2LOSS_SVC", "L2-regularized L2-loss SVC (primal)", CLASSIFICATION,
             0.01, NEWTON_MAX_ITER, "linsvm.solvers.newton:solve_l2svc_primal",
             tolerance=TOL_CLASS_BALANCE, unregularized_bias=True, init_sol=True,
+            c_search="squared_hinge",
         ),
         SolverSpec(
             3, "L2R_L1LOSS_SVC_DUAL", "L2-regularized L1-loss SVC (dual)", CLASSIFICATION,
@@ -147,7 +151,7 @@ SOLVERS: dict[int, SolverSpec] = {
         SolverSpec(
             11, "L2R_L2LOSS_SVR", "L2-regularized L2-loss SVR (primal)", REGRESSION,
             0.0001, NEWTON_MAX_ITER, "linsvm.solvers.svr:solve_svr_primal",
-            unregularized_bias=True, init_sol=True,
+            unregularized_bias=True, init_sol=True, c_search="svr",
         ),
         SolverSpec(
             12, "L2R_L2LOSS_SVR_DUAL", "L2-regularized L2-loss SVR (dual)", REGRESSION,
@@ -229,12 +233,13 @@ def available_solvers() -> str:
     return ", ".join(spec.label for _, spec in sorted(SOLVERS.items()))
 
 
-def list_where(test: Callable[[SolverSpec], bool]) -> str:
-    """The solvers passing ``test`` as "solvers 0, 2, 5, 6 and 11", for messages."""
-    numbers = [str(n) for n, spec in sorted(SOLVERS.items()) if test(spec)]
-    if len(numbers) == 1:
-        return f"solver {numbers[0]}"
-    return "solvers " + ", ".join(numbers[:-1]) + " and " + numbers[-1]
+def list_where(test: Callable[[SolverSpec], bool], flags: bool = False) -> str:
+    """The solvers passing ``test`` for messages: "solvers 0, 2 and 11", or with ``flags``
+    as LIBLINEAR writes them, "-s 0, -s 2 and -s 11"."""
+    numbers = [n for n, spec in sorted(SOLVERS.items()) if test(spec)]
+    names = [f"-s {n}" if flags else str(n) for n in numbers]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return listed if flags else ("solver " if len(names) == 1 else "solvers ") + listed
 
 
 def get_solver(solver: int | str) -> SolverSpec:

@@ -32,31 +32,14 @@ from concurrent.futures import wait as futures_wait
 
 import numpy as np
 
+from . import solvers
 from .checkpoint import DEFAULT_EVERY_SECONDS, Checkpointer, Resume, fingerprint
 from .data import as_csr, check_labels, check_sample_weight, group_labels
 from .errors import InvalidInputError
 from .interrupts import StopRequest, stop_on_signals
 from .model import Model
-from .solvers import (
-    ONECLASS,
-    REGRESSION,
-    SOLVERS,
-    Parameters,
-    SolverSpec,
-    check_parameter,
-    list_where,
-    solver_tolerance,
-)
-from .solvers._base import (
-    CONVERGED,
-    INTERRUPTED,
-    MAX_ITER,
-    Hook,
-    Progress,
-    Solution,
-    Subproblem,
-    chain_hooks,
-)
+from .solvers import SOLVERS, Hook, Progress, Solution, SolverSpec, Subproblem
+from .solvers._base import chain_hooks
 
 # How often the main thread looks for signals while worker threads train.
 SIGNAL_POLL_SECONDS = 0.1
@@ -212,7 +195,7 @@ def train(
     Model
         ``model.interrupted`` tells whether a signal or the hook stopped it early.
     """
-    params = check_parameter(solver, C, eps, bias, max_iter, regularize_bias)
+    params = solvers.check_parameter(solver, C, eps, bias, max_iter, regularize_bias)
     spec = params.spec
     n_threads = effective_n_jobs(n_jobs)
     X = as_csr(X)
@@ -241,10 +224,10 @@ def train(
     if init_sol is not None and not spec.init_sol:
         raise InvalidInputError(
             "init_sol is supported only for "
-            + list_where(lambda s: s.init_sol and s.kind == spec.kind)
+            + solvers.list_where(lambda s: s.init_sol and s.kind == spec.kind)
             + f" ({spec.kind})"
         )
-    if spec.kind == ONECLASS:
+    if spec.kind == solvers.ONECLASS:
         y = None
         sw = None
     else:
@@ -256,10 +239,10 @@ def train(
         "bucket_size": bucket_size,
         "buckets_per_group": buckets_per_group,
     }
-    if spec.kind == ONECLASS:
+    if spec.kind == solvers.ONECLASS:
         options["nu"] = nu
         problem = _oneclass_problem(X, params, seed, options)
-    elif spec.kind == REGRESSION:
+    elif spec.kind == solvers.REGRESSION:
         problem = _regression_problem(X, y, params, sw, class_weight, p, seed, options)
     else:
         problem = _classification_problem(X, y, params, sw, class_weight, seed, options)
@@ -329,7 +312,7 @@ class _Problem:
         if init_sol is not None:
             init_sol = np.asarray(init_sol, dtype=np.float64)
             expected = (len(subs), subs[0].n_weights)
-            if self.spec.kind == REGRESSION:
+            if self.spec.kind == solvers.REGRESSION:
                 init_sol = init_sol.reshape(1, -1)
             if init_sol.shape != expected:
                 raise InvalidInputError(
@@ -381,7 +364,7 @@ class _Problem:
         bias_weights = W[:, n_features] if self.bias >= 0 else None
         labels = self.labels if self.labels is not None else np.array([])
         extra = dict(self.model_args)
-        if self.spec.kind == ONECLASS:
+        if self.spec.kind == solvers.ONECLASS:
             extra["rho"] = solutions[0].figures["rho"]
         return Model(
             self.spec.number,
@@ -394,7 +377,7 @@ class _Problem:
         )
 
 
-def _classification_problem(X, y, params: Parameters, sw, class_weight, seed, options):
+def _classification_problem(X, y, params: solvers.Parameters, sw, class_weight, seed, options):
     spec = params.spec
     labels, class_index = group_labels(y)
     if labels.shape[0] < 2:
@@ -434,7 +417,7 @@ def _classification_problem(X, y, params: Parameters, sw, class_weight, seed, op
                 X,
                 y_sign,
                 cost,
-                eps=solver_tolerance(spec, params.eps, y_sign),
+                eps=solvers.solver_tolerance(spec, params.eps, y_sign),
                 seed=seed + k,
                 options=options,
                 index=k,
@@ -445,7 +428,7 @@ def _classification_problem(X, y, params: Parameters, sw, class_weight, seed, op
     return _Problem(spec, subs, labels, params.bias)
 
 
-def _regression_problem(X, y, params: Parameters, sw, class_weight, p, seed, options):
+def _regression_problem(X, y, params: solvers.Parameters, sw, class_weight, p, seed, options):
     if class_weight:
         raise InvalidInputError("class weights (-wi) apply to classification, not regression")
     if y.dtype.kind not in "iuf":
@@ -471,7 +454,7 @@ def _regression_problem(X, y, params: Parameters, sw, class_weight, p, seed, opt
     return _Problem(params.spec, [sub], None, params.bias, p=p)
 
 
-def _oneclass_problem(X, params: Parameters, seed, options):
+def _oneclass_problem(X, params: solvers.Parameters, seed, options):
     sub = Subproblem(
         X,
         np.zeros(X.shape[0]),
@@ -529,7 +512,7 @@ class _Runner:
                 return self._finish(slot, sub, sol)
         sol = spec.solve(sub, self.hook(slot, spec.number, 0))
         sol.solver = spec.number
-        if sol.stop_reason == MAX_ITER and spec.fallback is not None:
+        if sol.stop_reason == solvers.MAX_ITER and spec.fallback is not None:
             _warn(sub, spec, sol, f"switching to -s {spec.fallback}")
             sol = self._fallback(slot, sub, sol, sol.n_iter, None)
         return self._finish(slot, sub, sol)
@@ -541,7 +524,7 @@ class _Runner:
         fallback = SOLVERS[self.spec.fallback]
         factor = self.spec.fallback_tol_factor
         fb_sub = sub.but(
-            eps=factor * solver_tolerance(fallback, self.params.eps, sub.y),
+            eps=factor * solvers.solver_tolerance(fallback, self.params.eps, sub.y),
             max_iter=fallback.max_iter,
             alpha0=None,
             w0=None if dual is None else dual.w,
@@ -554,8 +537,9 @@ class _Runner:
 
     def _finish(self, slot: int, sub: Subproblem, sol: Solution) -> Solution:
         spec = SOLVERS[sol.solver]
-        if sol.stop_reason not in (CONVERGED, INTERRUPTED) and spec.stops_on_tolerance:
-            if sol.stop_reason == MAX_ITER:
+        stopped_short = sol.stop_reason not in (solvers.CONVERGED, solvers.INTERRUPTED)
+        if stopped_short and spec.stops_on_tolerance:
+            if sol.stop_reason == solvers.MAX_ITER:
                 _warn(sub, spec, sol, spec.cap_advice)
             else:
                 warnings.warn(
@@ -564,9 +548,9 @@ class _Runner:
                     ConvergenceWarning,
                     stacklevel=4,
                 )
-        if self.verbose and sol.stop_reason not in (CONVERGED, INTERRUPTED):
+        if self.verbose and stopped_short:
             print(f"WARNING: {sol.stop_reason.replace('_', ' ')}", file=sys.stderr)
-        if self.checkpointer is not None and sol.stop_reason != INTERRUPTED:
+        if self.checkpointer is not None and sol.stop_reason != solvers.INTERRUPTED:
             self.checkpointer.finish(slot, sol)
         return sol
 

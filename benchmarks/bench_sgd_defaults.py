@@ -12,7 +12,7 @@ reuters):
 - P*: linsvm's DCD (L1 loss) at eps 1e-6, its relative duality gap reported as the
   certificate; accuracies are (P(w) - P*)/P*.
 - (a) round trips: SGD-S for a fixed number of epochs (no stop) in one kernel call
-  (``on_iteration=None``) vs one call per epoch (a no-op callback), a9a.
+  (no hook) vs one call per epoch (a no-op hook), a9a.
 - (b) comparison coefficient f: SGD-S at delta 1e-2 for f in 1 ... 3 and inf (the exact primal
   at every epoch end): epochs, exact primal evaluations, time, accuracy reached. Chosen: the
   lowest geometric mean over the rows of time / the row's best time.
@@ -46,9 +46,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from linsvm.objective import LOSS_HINGE, primal_value
-from linsvm.solvers import Subproblem, sgd
+from linsvm.solvers import Hook, Progress, Solution, Subproblem, sgd
 from linsvm.solvers.dcd import solve_l1svc_dual
-from linsvm.solvers.sgd import solve_pegasos, solve_sgd
+from linsvm.solvers.sgd import solve_pegasos, solve_sgd_m, solve_sgd_r, solve_sgd_s
 
 from .common import (
     BENCH_DIR,
@@ -111,11 +111,12 @@ def warm_up() -> None:
     rng = np.random.default_rng(0)
     X = sp.random(60, 8, density=0.4, format="csr", random_state=rng)
     y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
-    solve_sgd(X, y, 1.0, variant="s", max_epochs=3)
-    solve_sgd(X, y, 1.0, variant="m", multiplicity=3, max_epochs=3)
-    solve_sgd(X, y, 1.0, variant="r", max_epochs=3)
-    solve_pegasos(X, y, 1.0, max_epochs=3)
-    solve_l1svc_dual(Subproblem(X=X, y=y, C=np.ones(60), eps=0.1, max_iter=10))
+    C = np.ones(60)
+    solve_sgd_s(Subproblem(X, y, C, eps=sgd.DEFAULT_DELTA, max_iter=3))
+    solve_sgd_m(Subproblem(X, y, C, eps=sgd.DEFAULT_DELTA, max_iter=3, options={"multiplicity": 3}))
+    solve_sgd_r(Subproblem(X, y, C, eps=sgd.DEFAULT_DELTA, max_iter=3))
+    solve_pegasos(Subproblem(X, y, C, eps=sgd.DEFAULT_DELTA, max_iter=3))
+    solve_l1svc_dual(Subproblem(X=X, y=y, C=C, eps=0.1, max_iter=10))
 
 
 def clock() -> float:
@@ -182,9 +183,27 @@ def geomean(values) -> float:
     return float(np.exp(np.mean(np.log(values)))) if values else math.nan
 
 
-def run_s(pb: Problem, repeats: int, **kw):
-    kw.setdefault("max_epochs", MAX_EPOCHS)
-    return timed(lambda: solve_sgd(pb.X, pb.y, pb.C, **kw), repeats)
+def subproblem(pb: Problem, delta: float, epochs: int, **options) -> Subproblem:
+    """The benchmark's problem for an SGD solver: one cost C, no bias, seed 1; ``delta`` is
+    SGD-S/M's stopping threshold (unused by SGD-R and Pegasos), ``epochs`` the epoch cap
+    (SGD-R, Pegasos: the budget in epoch equivalents)."""
+    return Subproblem(
+        pb.X, pb.y, pb.c_rows, eps=delta, max_iter=epochs, bias=-1.0, seed=1, options=options
+    )
+
+
+def run_sm(pb: Problem, repeats: int, delta: float, comparison: float, multiplicity: int = 1):
+    """SGD-S (multiplicity 1) or SGD-M, capped at MAX_EPOCHS: (median CPU s, Solution)."""
+    if multiplicity == 1:
+        sub = subproblem(pb, delta, MAX_EPOCHS, comparison=comparison)
+        return timed(lambda: solve_sgd_s(sub), repeats)
+    sub = subproblem(pb, delta, MAX_EPOCHS, comparison=comparison, multiplicity=multiplicity)
+    return timed(lambda: solve_sgd_m(sub), repeats)
+
+
+def epochs_cell(sol: Solution):
+    """Epochs run, ">N" when the cap stopped the run."""
+    return sol.n_iter if sol.converged else f">{sol.n_iter}"
 
 
 def section_round_trips(problems, repeats) -> list[str]:
@@ -193,20 +212,16 @@ def section_round_trips(problems, repeats) -> list[str]:
         if pb.ds.name != "a9a":
             continue
         one, per = [], []
+        sub = subproblem(pb, 0.0, ROUND_TRIP_EPOCHS, comparison=1e-300)
+
+        def no_op(progress: Progress) -> None:  # wants every epoch: one kernel call each
+            return None
+
         for _ in range(max(repeats, 5)):  # interleaved, so that load changes hit both alike
-            for out, cb in ((one, None), (per, lambda it, w, p: None)):
+            for out, hook in ((one, None), (per, no_op)):
                 gc.collect()
                 t0 = clock()
-                solve_sgd(
-                    pb.X,
-                    pb.y,
-                    pb.C,
-                    variant="s",
-                    delta=0.0,
-                    comparison=1e-300,
-                    max_epochs=ROUND_TRIP_EPOCHS,
-                    on_iteration=cb,
-                )
+                solve_sgd_s(sub, hook)
                 out.append(clock() - t0)
         a, b = median(one), median(per)
         rows.append(
@@ -242,7 +257,7 @@ def section_comparison(problems, repeats) -> tuple[list[str], float]:
         log(f"(b) {pb.ds.name} C={pb.C:g}")
         results = {}
         for f in COMPARISONS:
-            t, sol = run_s(pb, repeats, variant="s", delta=1e-2, comparison=f)
+            t, sol = run_sm(pb, repeats, delta=1e-2, comparison=f)
             results[f] = (t, sol)
         best = min(t for t, s in results.values() if s.converged)
         for f, (t, sol) in results.items():
@@ -252,8 +267,8 @@ def section_comparison(problems, repeats) -> tuple[list[str], float]:
                     pb.ds.name,
                     f"{pb.C:g}",
                     f"{f:g}",
-                    sol.n_epochs if sol.converged else f">{sol.n_epochs}",
-                    sol.primal_evaluations,
+                    epochs_cell(sol),
+                    sol.figures["primal_evaluations"],
                     fmt_seconds(t),
                     f"{t / best:.2f}",
                     fmt_sci(pb.rel(sol.primal)),
@@ -283,9 +298,7 @@ def section_multiplicity(problems, repeats, comparison) -> tuple[list[str], int]
         log(f"(c) {pb.ds.name} C={pb.C:g}")
         results = {}
         for mu in MULTIPLICITIES:
-            results[mu] = run_s(
-                pb, repeats, variant="m", multiplicity=mu, delta=1e-2, comparison=comparison
-            )
+            results[mu] = run_sm(pb, repeats, delta=1e-2, comparison=comparison, multiplicity=mu)
         best = min(t for t, s in results.values() if s.converged)
         for mu, (t, sol) in results.items():
             rel_times[mu].append(t / best if sol.converged else math.nan)
@@ -294,8 +307,8 @@ def section_multiplicity(problems, repeats, comparison) -> tuple[list[str], int]
                     pb.ds.name,
                     f"{pb.C:g}",
                     mu,
-                    sol.n_epochs if sol.converged else f">{sol.n_epochs}",
-                    sol.primal_evaluations,
+                    epochs_cell(sol),
+                    sol.figures["primal_evaluations"],
                     fmt_seconds(t),
                     f"{t / best:.2f}",
                     fmt_sci(pb.rel(sol.primal)),
@@ -323,7 +336,7 @@ def section_delta(problems, repeats, comparison) -> tuple[list[str], float]:
     for pb in problems:
         log(f"(d) {pb.ds.name} C={pb.C:g}")
         for delta in DELTAS:
-            t, sol = run_s(pb, repeats, variant="s", delta=delta, comparison=comparison)
+            t, sol = run_sm(pb, repeats, delta=delta, comparison=comparison)
             acc = pb.rel(sol.primal)
             worst[delta] = max(worst[delta], acc)
             rows.append(
@@ -331,9 +344,9 @@ def section_delta(problems, repeats, comparison) -> tuple[list[str], float]:
                     pb.ds.name,
                     f"{pb.C:g}",
                     f"{delta:g}",
-                    sol.n_epochs if sol.converged else f">{sol.n_epochs}",
+                    epochs_cell(sol),
                     fmt_seconds(t),
-                    fmt_sci(sol.stop_measure),
+                    fmt_sci(sol.figures["stop_measure"]),
                     fmt_sci(acc),
                     fmt_pct(pb.test_accuracy(sol.w)),
                     fmt_pct(pb.test_acc_star),
@@ -362,28 +375,22 @@ def _curve(pb: Problem, method: str, multiplicity: int):
     """Relative accuracy after each epoch (equivalent), and seconds per epoch."""
     snaps = []
 
-    def keep(it, w, progress):
-        snaps.append(w)
+    def keep(progress: Progress) -> None:  # after every epoch (equivalent)
+        snaps.append(progress.w.copy())  # the solver's live w
 
     n = CURVE_EPOCHS
 
-    def call(cb):
-        if method == "pegasos":
-            return solve_pegasos(pb.X, pb.y, pb.C, max_epochs=n, on_iteration=cb)
+    def call(hook: Hook) -> Solution:
+        if method == "pegasos":  # k = 1, with the projection
+            return solve_pegasos(subproblem(pb, 0.0, n, batch_size=1, projection=True), hook)
         if method == "r":
-            return solve_sgd(pb.X, pb.y, pb.C, variant="r", max_epochs=n, on_iteration=cb)
-        mu = multiplicity if method == "m" else None
-        return solve_sgd(
-            pb.X,
-            pb.y,
-            pb.C,
-            variant=method,
-            multiplicity=mu,
-            delta=0.0,
-            comparison=1e-300,
-            max_epochs=n,
-            on_iteration=cb,
-        )
+            return solve_sgd_r(subproblem(pb, 0.0, n), hook)
+        # delta 0 and no exact primal: no stop before n epochs
+        if method == "m":
+            return solve_sgd_m(
+                subproblem(pb, 0.0, n, comparison=1e-300, multiplicity=multiplicity), hook
+            )
+        return solve_sgd_s(subproblem(pb, 0.0, n, comparison=1e-300), hook)
 
     t, _ = timed(lambda: call(keep), 1)
     return [pb.rel(pb.primal(w)) for w in snaps], t / n

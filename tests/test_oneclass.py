@@ -183,13 +183,13 @@ def test_model_file_roundtrip_with_liblinear(tmp_path, load_shared):
     np.testing.assert_allclose(np.asarray(ll_dec)[:, 0], ours.decision_function(X), atol=1e-9)
     np.testing.assert_array_equal(np.asarray(ll_pred), ours.predict(X))
     # and linsvm reads it back
-    back = linsvm.io.model_file.load_model(path)
+    back = linsvm.load_model(path)
     assert back.kind == "oneclass" and back.rho == sol.figures["rho"]
     np.testing.assert_array_equal(back.predict(X), ours.predict(X))
     # a model LIBLINEAR trained and saved, read by linsvm
     model, _, _, _ = _liblinear(X, nu, 1e-4)
     ll.save_model(str(tmp_path / "ll.model"), model)
-    from_ll = linsvm.io.model_file.load_model(tmp_path / "ll.model")
+    from_ll = linsvm.load_model(tmp_path / "ll.model")
     ref_pred, _, _ = ll.predict(np.zeros(X.shape[0]), X, model, "-q")
     np.testing.assert_array_equal(from_ll.predict(X), np.asarray(ref_pred))
 

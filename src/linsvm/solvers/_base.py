@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidInputError
+
 # A run of outer iterations between two returns to Python lasts about this long when nobody
 # asks for every iteration: Ctrl-C and checkpoints act within it.
 BATCH_SECONDS = 0.1
@@ -245,3 +247,18 @@ def chain_hooks(*hooks: Hook | None) -> Hook | None:
 def copy_state(**arrays: Any) -> dict[str, np.ndarray]:
     """A checkpointable state: copies of arrays, and scalars as 0-d arrays."""
     return {name: np.array(value, copy=True) for name, value in arrays.items()}
+
+
+def restore_state(arrays: dict[str, np.ndarray], saved: dict[str, np.ndarray]) -> None:
+    """Overwrite a fresh solve's state ``arrays`` with a checkpoint's (``saved``, as captured
+    by ``Progress.state()``), checking that each is there with the same shape and dtype."""
+    for name, live in arrays.items():
+        if name not in saved:
+            raise InvalidInputError(f"the state to resume from has no {name!r}")
+        value = np.asarray(saved[name])
+        if value.shape != live.shape or value.dtype != live.dtype:
+            raise InvalidInputError(
+                f"the state to resume from does not fit this problem: {name!r} is "
+                f"{value.dtype}{list(value.shape)}, expected {live.dtype}{list(live.shape)}"
+            )
+        live[...] = value

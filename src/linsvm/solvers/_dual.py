@@ -1,13 +1,14 @@
-"""Plumbing shared by the dual coordinate descent solvers (-s 1, 3, 7, 12, 13).
+"""Plumbing shared by the dual solvers (-s 1, 3, 7, 12, 13; the run, the warm start: -s 4, 21).
 
 Each dual solver keeps its own kernel, with its coordinate update inline and readable as its
 mathematics; what they share is here: which rows take part (C_i > 0), the active set that
 shrinking reduces, the order in which an outer iteration visits it, and prefetching the rows
-visited next; and the run between hook calls. Every dual kernel carries its whole state in
-arrays (per-row records, w, the active set, a float and an integer state vector whose first
-entries are ``I_ACTIVE``, ``I_ITER``, ``I_CONVERGED``, the generator), so a solve can run its
-kernel one outer iteration per call, stop, be checkpointed (``snapshot``) and continue
-(``restore``) to the same result as one uninterrupted call.
+visited next; the check of a warm start; and the run between hook calls (``run_dual``). Every
+dual kernel carries its whole state in arrays (per-row records, w, the active set, a float and
+an integer state vector whose first entries are ``I_ACTIVE``, ``I_ITER``, ``I_CONVERGED``, the
+generator), so a solve can run its kernel one outer iteration per call, stop, be checkpointed
+(``Progress.state()``) and resume (``Subproblem.resume``) to the same result as one
+uninterrupted call.
 
 The order (SySCD's "bucketing", docs/architecture.md): the active rows are kept in ascending
 order and cut into buckets of ``bucket_size`` neighbours; each outer iteration visits random
@@ -19,6 +20,7 @@ by row. ``bucket_size=1, buckets_per_group=1`` is a plain random permutation (LI
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -26,16 +28,8 @@ from numba import njit
 from .._intrinsics import prefetch
 from ..errors import InvalidInputError
 from ..sparse_rows import rows_dot
-from ._base import (
-    CONVERGED,
-    INTERRUPTED,
-    MAX_ITER,
-    Hook,
-    Progress,
-    Subproblem,
-    copy_state,
-    drive,
-)
+from . import _base
+from ._base import Hook, Progress, Solution, Subproblem
 from ._random import new_state, rand_below, shuffle
 
 # The first entries of every dual kernel's integer state: the number of active rows (the
@@ -88,6 +82,21 @@ def reset_active(active, trainable_rows) -> int:
     n = trainable_rows.shape[0]
     active[:n] = trainable_rows
     return n
+
+
+@njit(cache=True, nogil=True)
+def drop_shrunk(active, n_active, removed) -> int:
+    """Drop the rows marked in ``removed`` from active[:n_active] and clear their marks; the
+    rows kept stay ascending (so buckets stay neighbours). Returns how many are kept."""
+    kept = 0
+    for s in range(n_active):
+        i = active[s]
+        if removed[i]:
+            removed[i] = 0
+        else:
+            active[kept] = i
+            kept += 1
+    return kept
 
 
 @njit(cache=True, nogil=True)
@@ -224,39 +233,84 @@ def start_order(sub: Subproblem, y: np.ndarray) -> tuple[int, int]:
     )
 
 
-def snapshot(
-    arrays: dict[str, np.ndarray], bucket_size: int, buckets_per_group: int
-) -> dict[str, np.ndarray]:
-    """A copy of a dual kernel's complete state (``Progress.state``), the order included."""
-    return copy_state(**arrays, bucket_size=bucket_size, buckets_per_group=buckets_per_group)
+def warm_start(sub: Subproblem, shape: tuple[int, ...]) -> np.ndarray | None:
+    """``sub.alpha0`` as float64, checked to have ``shape`` and be finite; None when the solve
+    starts cold or resumes from a checkpoint (whose state replaces any start)."""
+    if sub.alpha0 is None or sub.resume is not None:
+        return None
+    alpha0 = np.ascontiguousarray(sub.alpha0, dtype=np.float64)
+    if alpha0.shape != shape:
+        raise InvalidInputError(f"alpha0 must have shape {shape}, got {alpha0.shape}")
+    if not np.all(np.isfinite(alpha0)):
+        raise InvalidInputError("alpha0 must be finite")
+    return alpha0
 
 
-def restore(arrays: dict[str, np.ndarray], saved: dict[str, np.ndarray]) -> None:
-    """Overwrite a fresh solve's state arrays with a snapshot's, checking that it fits."""
-    for name, live in arrays.items():
-        if name not in saved:
-            raise InvalidInputError(f"the state to resume from has no {name!r}")
-        value = np.asarray(saved[name])
-        if value.shape != live.shape or value.dtype != live.dtype:
-            raise InvalidInputError(
-                f"the state to resume from does not fit this problem: {name!r} is "
-                f"{value.dtype}{list(value.shape)}, expected {live.dtype}{list(live.shape)}"
-            )
-        live[...] = value
-
-
-def run_resumable(
-    advance: Callable[[int], None],
-    istate: np.ndarray,
+def run_dual(
+    sub: Subproblem,
     hook: Hook | None,
-    max_iter: int,
-    progress: Callable[[], Progress],
-) -> tuple[bool, str]:
-    """Run a dual kernel through ``drive`` (in one call without a hook); (converged, why it
-    stopped). A stop asked for by the hook after the last iteration still counts as converged."""
-    went_on = drive(
-        advance, lambda: (int(istate[I_ITER]), bool(istate[I_CONVERGED])), hook, max_iter, progress
+    solver: int,
+    advance: Callable[[int], None],
+    state: dict[str, np.ndarray],
+    w: np.ndarray,
+    alpha: np.ndarray,
+    report: Callable[[], tuple[float, dict[str, Any]]],
+    values: Callable[[], tuple[float, float, float]],
+    figures: Callable[[], dict[str, Any]],
+    order: tuple[int, int] | None = None,
+) -> Solution:
+    """Run a dual kernel to its end and return its Solution: the plumbing of every dual solver.
+
+    ``state``: the kernel's whole state by name, ``istate`` among them (``I_ITER`` and
+    ``I_CONVERGED`` in place); overwritten first from ``sub.resume`` if given, and copied for
+    ``Progress.state()``. ``advance(n)`` runs the kernel for at most n outer iterations, through
+    ``drive`` (in one call without a hook). ``w`` and ``alpha``: live views of the weights and
+    dual variables, for the hook and (as contiguous copies) the Solution. ``report()``: the
+    hook's (measure, figures); ``values()``: (P(w), -f(alpha), gap) at the current iterate;
+    ``figures()``: the Solution's own. ``order``: (bucket_size, buckets_per_group) of the
+    solvers whose order ``start_order`` chose, kept in the state and reported in the figures.
+
+    A hook's stop after the iteration that met the stopping rule still counts as converged.
+    """
+    if sub.resume is not None:
+        _base.restore_state(state, sub.resume)
+    istate = state["istate"]
+    extra = {} if order is None else {"bucket_size": order[0], "buckets_per_group": order[1]}
+
+    def progress() -> Progress:
+        measure, live_figures = report()
+        return Progress(
+            solver=solver,
+            index=sub.index,
+            iteration=int(istate[I_ITER]),
+            w=w,
+            alpha=alpha,
+            measure=measure,
+            figures=live_figures,
+            state=lambda: _base.copy_state(**state, **extra),
+            objectives=lambda: values()[:2],
+        )
+
+    went_on = _base.drive(
+        advance,
+        lambda: (int(istate[I_ITER]), bool(istate[I_CONVERGED])),
+        hook,
+        sub.max_iter,
+        progress,
     )
-    if istate[I_CONVERGED]:
-        return True, CONVERGED
-    return False, (MAX_ITER if went_on else INTERRUPTED)
+    converged = bool(istate[I_CONVERGED])
+    primal, dual, gap = values()
+    return Solution(
+        w=np.ascontiguousarray(w),
+        n_iter=int(istate[I_ITER]),
+        converged=converged,
+        stop_reason=(
+            _base.CONVERGED if converged else (_base.MAX_ITER if went_on else _base.INTERRUPTED)
+        ),
+        primal=primal,
+        dual=dual,
+        gap=gap,
+        alpha=np.ascontiguousarray(alpha),
+        solver=solver,
+        figures={**figures(), **extra},
+    )

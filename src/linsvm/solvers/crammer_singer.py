@@ -60,17 +60,11 @@ from ..objective import (  # noqa: F401  (re-exported: the CS objectives live in
     cs_weights_from_dual,
 )
 from ..sparse_rows import row_sq_norm
-from ._base import (
-    CONVERGED,
-    INTERRUPTED,
-    MAX_ITER,
-    Hook,
-    Progress,
-    Solution,
-    Subproblem,
-    copy_state,
-    drive,
-)
+from . import _dual
+from ._base import Hook, Solution, Subproblem
+from ._dual import I_ACTIVE as _I_ACTIVE
+from ._dual import I_CONVERGED as _I_CONVERGED
+from ._dual import I_ITER as _I_ITER
 from ._random import new_state, shuffle
 
 SOLVER = 4
@@ -80,8 +74,10 @@ _SPREAD_SKIP = 1.0e-12
 EPS_SHRINK_FACTOR = 10.0
 _INSERTION_SORT_MAX = 24
 
-# istate / fstate layouts (the counters and thresholds carried between kernel calls)
-_I_ACTIVE, _I_ITER, _I_CONVERGED, _I_FROM_ALL = 0, 1, 2, 3
+# istate / fstate layouts (the counters and thresholds carried between kernel calls): istate
+# starts as _dual's (I_ACTIVE, I_ITER, I_CONVERGED), then whether this outer iteration started
+# from every row and class
+_I_FROM_ALL = 3
 _F_EPS_SHRINK, _F_STOPPING = 0, 1
 # rows of the kernel's work arrays: fwork (5, K) float64, uwork (2, K) uint64
 _W_G, _W_B, _W_D, _W_NEW, _W_DVAL = 0, 1, 2, 3, 4
@@ -425,16 +421,10 @@ def solve_crammer_singer(sub: Subproblem, hook: Hook | None = None) -> Solution:
     eps = float(sub.eps)
     if not eps > 0.0:
         raise InvalidInputError(f"eps must be > 0, got {eps}")
-    max_iter = int(sub.max_iter)
     shrinking = bool(sub.option("shrinking", True))
-    use_alpha0 = sub.alpha0 is not None and sub.resume is None
-    if use_alpha0:
-        alpha0 = np.ascontiguousarray(sub.alpha0, dtype=np.float64)
-        if alpha0.shape != (n_rows, K):
-            raise InvalidInputError(f"alpha0 must have shape ({n_rows}, {K}), got {alpha0.shape}")
-        if not np.all(np.isfinite(alpha0)):
-            raise InvalidInputError("alpha0 must be finite")
-    else:
+    alpha0 = _dual.warm_start(sub, (n_rows, K))
+    use_alpha0 = alpha0 is not None
+    if alpha0 is None:
         alpha0 = np.zeros((0, K))
 
     b = float(sub.bias)
@@ -452,22 +442,14 @@ def solve_crammer_singer(sub: Subproblem, hook: Hook | None = None) -> Solution:
     if use_alpha0:
         Wt = cs_weights_from_dual(X.indptr, X.indices, X.data, b, alpha, w_size)
     istate = np.array([index.shape[0], 0, 0, 1], dtype=np.int64)
+    if K == 1:
+        istate[_I_CONVERGED] = 1  # one class: W = 0 is optimal
     fstate = np.array([max(EPS_SHRINK_FACTOR * eps, 1.0), -np.inf])
     rng = new_state(sub.seed)
     state = {
         "Wt": Wt, "alpha": alpha, "alpha_index": alpha_index, "y_index": y_index,
         "n_act_row": n_act_row, "index": index, "istate": istate, "fstate": fstate, "rng": rng,
     }  # fmt: skip
-    if sub.resume is not None:
-        for key in STATE_KEYS:
-            saved = np.asarray(sub.resume[key])
-            if saved.shape != state[key].shape:
-                raise InvalidInputError(
-                    f"resume[{key!r}] has shape {saved.shape}, expected {state[key].shape}"
-                )
-            state[key][...] = saved
-    if K == 1:
-        istate[_I_CONVERGED] = 1  # one class: W = 0 is optimal
     fwork = np.empty((5, K))
     uwork = np.empty((2, K), dtype=np.uint64)
 
@@ -477,56 +459,28 @@ def solve_crammer_singer(sub: Subproblem, hook: Hook | None = None) -> Solution:
             n_act_row, index, istate, fstate, rng, fwork, uwork, eps, int(n_epochs), shrinking,
         )  # fmt: skip
 
-    def status() -> tuple[int, bool]:
-        return int(istate[_I_ITER]), bool(istate[_I_CONVERGED])
+    def report() -> tuple[float, dict]:
+        stopping = float(fstate[_F_STOPPING])
+        return stopping, {
+            "n_active": int(istate[_I_ACTIVE]),
+            "stopping": stopping,
+            "eps_shrink": float(fstate[_F_EPS_SHRINK]),
+        }
 
-    def objectives() -> tuple[float, float]:
-        primal = cs_primal_value(X.indptr, X.indices, X.data, b, cls, Crow, Wt)
-        dual = cs_dual_value(X.indptr, X.indices, X.data, b, cls, alpha, w_size)
-        return float(primal), float(dual)
+    def values() -> tuple[float, float, float]:
+        primal = float(cs_primal_value(X.indptr, X.indices, X.data, b, cls, Crow, Wt))
+        dual = float(cs_dual_value(X.indptr, X.indices, X.data, b, cls, alpha, w_size))
+        return primal, dual, primal - dual
 
-    def progress() -> Progress:
-        return Progress(
-            solver=SOLVER,
-            index=sub.index,
-            iteration=int(istate[_I_ITER]),
-            w=Wt.T,  # (K, n [+1]) as Solution.w: a view of the solver's own array
-            alpha=alpha,
-            measure=float(fstate[_F_STOPPING]),
-            figures={
-                "n_active": int(istate[_I_ACTIVE]),
-                "stopping": float(fstate[_F_STOPPING]),
-                "eps_shrink": float(fstate[_F_EPS_SHRINK]),
-            },
-            state=lambda: copy_state(**state),
-            objectives=objectives,
-        )
-
-    went_on = drive(advance, status, hook, max_iter, progress)
-    converged = bool(istate[_I_CONVERGED])
-    if converged:
-        stop_reason = CONVERGED
-    elif not went_on:
-        stop_reason = INTERRUPTED
-    else:
-        stop_reason = MAX_ITER
-    primal, dual = objectives()
-    return Solution(
-        w=np.ascontiguousarray(Wt.T),
-        n_iter=int(istate[_I_ITER]),
-        converged=converged,
-        stop_reason=stop_reason,
-        primal=primal,
-        dual=dual,
-        gap=primal - dual,
-        alpha=alpha,
-        solver=SOLVER,
-        figures={
+    def figures() -> dict:
+        return {
             "stopping": float(fstate[_F_STOPPING]),
             "n_active": int(istate[_I_ACTIVE]),
             "n_sv": int(np.count_nonzero(np.any(alpha != 0.0, axis=1))),
-        },
-    )
+        }
+
+    # (the hook's w: a (K, n [+1]) view of the solver's own array, the layout of Solution.w)
+    return _dual.run_dual(sub, hook, SOLVER, advance, state, Wt.T, alpha, report, values, figures)
 
 
 __all__ = [

@@ -26,26 +26,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..errors import InvalidInputError
 from ..objective import LOSS_HINGE, LOSS_SQUARED_HINGE, svm_objectives
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
-from ._base import Hook, Progress, Solution, Subproblem
-from ._dual import (
-    I_ACTIVE,
-    I_CONVERGED,
-    I_ITER,
-    cache_resident,
-    order_buffers,
-    prefetch_ahead,
-    reset_active,
-    restore,
-    row_index_dtype,
-    rows_with_cost,
-    run_resumable,
-    snapshot,
-    start_order,
-    visiting_order,
-)
+from . import _dual
+from ._base import Hook, Solution, Subproblem
+from ._dual import I_ACTIVE, I_CONVERGED, I_ITER, prefetch_ahead, reset_active, visiting_order
 from ._random import new_state
 
 # The float state carried between kernel calls: the previous outer iteration's projected
@@ -151,16 +136,7 @@ def dcd_svm_kernel(
                 rec[i, _ALPHA] = a_new
                 row_axpy(indptr, indices, data, bias, i, (a_new - a) * yi, w)
 
-        # Drop the shrunk rows, keeping the active set ascending (buckets stay neighbours).
-        kept = 0
-        for s in range(n_active):
-            i = active[s]
-            if removed[i]:
-                removed[i] = 0
-            else:
-                active[kept] = i
-                kept += 1
-        n_active = kept
+        n_active = _dual.drop_shrunk(active, n_active, removed)
 
         istate[I_ITER] += 1
         fstate[_F_PGMAX_NEW] = pgmax_new
@@ -204,7 +180,7 @@ def _prepare(indptr, indices, data, bias, y, C, loss, alpha0, w, rec, index_dtyp
         rec[i, _BOUND_OR_DIAG] = bound_or_diag
         if a != 0.0:
             row_axpy(indptr, indices, data, bias, i, y[i] * a, w)
-    return rows_with_cost(C, index_dtype)
+    return _dual.rows_with_cost(C, index_dtype)
 
 
 def solve_l1svc_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
@@ -241,28 +217,24 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     eps = float(sub.eps)
     shrinking = bool(sub.option("shrinking", True))
     n_rows = X.shape[0]
-    bucket_size, buckets_per_group = start_order(sub, y)
+    bucket_size, buckets_per_group = _dual.start_order(sub, y)
 
-    alpha0 = np.zeros(n_rows)
-    if sub.alpha0 is not None and sub.resume is None:
-        alpha0 = np.asarray(sub.alpha0, dtype=np.float64)
-        if alpha0.shape != (n_rows,):
-            raise InvalidInputError(f"alpha0 must have shape ({n_rows},), got {alpha0.shape}")
+    alpha0 = _dual.warm_start(sub, (n_rows,))
+    if alpha0 is None:
+        alpha0 = np.zeros(n_rows)
     w = np.zeros(sub.n_weights)
     rec = np.empty((n_rows, 4))
-    index_dtype = row_index_dtype(n_rows)
+    index_dtype = _dual.row_index_dtype(n_rows)
     trainable = _prepare(X.indptr, X.indices, X.data, bias, y, C, loss, alpha0, w, rec, index_dtype)
     active = np.empty(max(n_rows, 1), dtype=index_dtype)
     fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
     istate = np.array([reset_active(active, trainable), 0, 0], dtype=np.int64)
     rng = new_state(sub.seed)
     state = {"rec": rec, "w": w, "active": active, "fstate": fstate, "istate": istate, "rng": rng}
-    if sub.resume is not None:
-        restore(state, sub.resume)
 
     removed = np.zeros(n_rows, dtype=np.uint8)
-    order, bucket_order = order_buffers(trainable.shape[0], bucket_size, index_dtype)
-    use_prefetch = not cache_resident(X, rec.itemsize * rec.shape[1])
+    order, bucket_order = _dual.order_buffers(trainable.shape[0], bucket_size, index_dtype)
+    use_prefetch = not _dual.cache_resident(X, rec.itemsize * rec.shape[1])
 
     def advance(n_epochs: int) -> None:
         dcd_svm_kernel(
@@ -271,45 +243,20 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
             removed, order, bucket_order,
         )  # fmt: skip
 
-    def objectives() -> tuple[float, float]:
-        alpha = np.ascontiguousarray(rec[:, _ALPHA])
-        primal, dual, _ = svm_objectives(X, bias, y, C, w, alpha, loss)
-        return primal, dual
+    def pg_extremes() -> dict[str, float]:
+        return {"pg_max": float(fstate[_F_PGMAX_NEW]), "pg_min": float(fstate[_F_PGMIN_NEW])}
 
-    def progress() -> Progress:
-        pg_max, pg_min = float(fstate[_F_PGMAX_NEW]), float(fstate[_F_PGMIN_NEW])
-        return Progress(
-            solver=solver,
-            index=sub.index,
-            iteration=int(istate[I_ITER]),
-            w=w,
-            alpha=rec[:, _ALPHA],
-            measure=_pg_measure(pg_max, pg_min),
-            figures={"n_active": int(istate[I_ACTIVE]), "pg_max": pg_max, "pg_min": pg_min},
-            state=lambda: snapshot(state, bucket_size, buckets_per_group),
-            objectives=objectives,
-        )
+    def report() -> tuple[float, dict]:
+        pg = pg_extremes()
+        return _pg_measure(pg["pg_max"], pg["pg_min"]), {"n_active": int(istate[I_ACTIVE]), **pg}
 
-    converged, stop_reason = run_resumable(advance, istate, hook, sub.max_iter, progress)
-    alpha = np.ascontiguousarray(rec[:, _ALPHA])
-    primal, dual, gap = svm_objectives(X, bias, y, C, w, alpha, loss)
-    return Solution(
-        w=w,
-        n_iter=int(istate[I_ITER]),
-        converged=converged,
-        stop_reason=stop_reason,
-        primal=primal,
-        dual=dual,
-        gap=gap,
-        alpha=alpha,
-        solver=solver,
-        figures={
-            "pg_max": float(fstate[_F_PGMAX_NEW]),
-            "pg_min": float(fstate[_F_PGMIN_NEW]),
-            "bucket_size": bucket_size,
-            "buckets_per_group": buckets_per_group,
-        },
-    )
+    def values() -> tuple[float, float, float]:
+        return svm_objectives(X, bias, y, C, w, np.ascontiguousarray(rec[:, _ALPHA]), loss)
+
+    return _dual.run_dual(
+        sub, hook, solver, advance, state, w, rec[:, _ALPHA], report, values, pg_extremes,
+        order=(bucket_size, buckets_per_group),
+    )  # fmt: skip
 
 
 def _pg_measure(pg_max: float, pg_min: float) -> float:

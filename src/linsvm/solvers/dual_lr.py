@@ -37,25 +37,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..errors import InvalidInputError
 from ..objective import lr_objectives
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
-from ._base import Hook, Progress, Solution, Subproblem
-from ._dual import (
-    I_ACTIVE,
-    I_CONVERGED,
-    I_ITER,
-    cache_resident,
-    order_buffers,
-    prefetch_ahead,
-    restore,
-    row_index_dtype,
-    rows_with_cost,
-    run_resumable,
-    snapshot,
-    start_order,
-    visiting_order,
-)
+from . import _dual
+from ._base import Hook, Solution, Subproblem
+from ._dual import I_ACTIVE, I_CONVERGED, I_ITER, prefetch_ahead, visiting_order
 from ._random import new_state
 
 # LIBLINEAR 2.50 solve_l2r_lr_dual constants.
@@ -195,7 +181,7 @@ def _prepare(indptr, indices, data, bias, y, C, alpha0, use_alpha0, w, rec, inde
         rec[i, _C] = c
         if a != 0.0:
             row_axpy(indptr, indices, data, bias, i, y[i] * a, w)
-    return rows_with_cost(C, index_dtype)
+    return _dual.rows_with_cost(C, index_dtype)
 
 
 def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
@@ -225,17 +211,15 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
     bias = float(sub.bias)
     eps = float(sub.eps)
     n_rows = X.shape[0]
-    bucket_size, buckets_per_group = start_order(sub, y)
+    bucket_size, buckets_per_group = _dual.start_order(sub, y)
 
-    use_alpha0 = sub.alpha0 is not None and sub.resume is None
-    alpha0 = np.zeros(n_rows)
-    if use_alpha0:
-        alpha0 = np.asarray(sub.alpha0, dtype=np.float64)
-        if alpha0.shape != (n_rows,):
-            raise InvalidInputError(f"alpha0 must have shape ({n_rows},), got {alpha0.shape}")
+    alpha0 = _dual.warm_start(sub, (n_rows,))
+    use_alpha0 = alpha0 is not None
+    if alpha0 is None:
+        alpha0 = np.zeros(n_rows)
     w = np.zeros(sub.n_weights)
     rec = np.empty((n_rows, 5))
-    index_dtype = row_index_dtype(n_rows)
+    index_dtype = _dual.row_index_dtype(n_rows)
     rows = _prepare(
         X.indptr, X.indices, X.data, bias, y, C, alpha0, use_alpha0, w, rec, index_dtype
     )
@@ -243,12 +227,10 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
     istate = np.array([rows.shape[0], 0, 0, 0], dtype=np.int64)
     rng = new_state(sub.seed)
     state = {"rec": rec, "w": w, "fstate": fstate, "istate": istate, "rng": rng}
-    if sub.resume is not None:
-        restore(state, sub.resume)
 
     inner_eps_min = min(INNER_EPS_FLOOR, eps)
-    order, bucket_order = order_buffers(rows.shape[0], bucket_size, index_dtype)
-    use_prefetch = not cache_resident(X, rec.itemsize * rec.shape[1])
+    order, bucket_order = _dual.order_buffers(rows.shape[0], bucket_size, index_dtype)
+    use_prefetch = not _dual.cache_resident(X, rec.itemsize * rec.shape[1])
 
     def advance(n_epochs: int) -> None:
         lr_dual_kernel(
@@ -257,54 +239,31 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
             bucket_order,
         )  # fmt: skip
 
-    def objectives() -> tuple[float, float]:
-        primal, dual, _ = lr_objectives(
-            X, bias, y, C, w, np.ascontiguousarray(rec[:, _A]), np.ascontiguousarray(rec[:, _CA])
-        )
-        return primal, dual
-
-    def progress() -> Progress:
+    def report() -> tuple[float, dict]:
         gmax = float(fstate[_F_GMAX])
-        return Progress(
-            solver=7,
-            index=sub.index,
-            iteration=int(istate[I_ITER]),
-            w=w,
-            alpha=rec[:, _A],
-            measure=gmax,
-            figures={
-                "gmax": gmax,
-                "inner_eps": float(fstate[_F_INNEREPS_USED]),
-                "n_newton": int(istate[_I_NEWTON]),
-                "n_active": int(istate[I_ACTIVE]),
-                "alpha_complement": rec[:, _CA],
-            },
-            state=lambda: snapshot(state, bucket_size, buckets_per_group),
-            objectives=objectives,
-        )
+        return gmax, {
+            "gmax": gmax,
+            "inner_eps": float(fstate[_F_INNEREPS_USED]),
+            "n_newton": int(istate[_I_NEWTON]),
+            "n_active": int(istate[I_ACTIVE]),
+            "alpha_complement": rec[:, _CA],
+        }
 
-    converged, stop_reason = run_resumable(advance, istate, hook, sub.max_iter, progress)
-    alpha = np.ascontiguousarray(rec[:, _A])
-    alpha_complement = np.ascontiguousarray(rec[:, _CA])
-    primal, dual, gap = lr_objectives(X, bias, y, C, w, alpha, alpha_complement)
-    return Solution(
-        w=w,
-        n_iter=int(istate[I_ITER]),
-        converged=converged,
-        stop_reason=stop_reason,
-        primal=primal,
-        dual=dual,
-        gap=gap,
-        alpha=alpha,
-        solver=7,
-        figures={
-            "alpha_complement": alpha_complement,
+    def values() -> tuple[float, float, float]:
+        alpha, alpha_complement = (np.ascontiguousarray(rec[:, k]) for k in (_A, _CA))
+        return lr_objectives(X, bias, y, C, w, alpha, alpha_complement)
+
+    def figures() -> dict:
+        return {
+            "alpha_complement": np.ascontiguousarray(rec[:, _CA]),
             "gmax": float(fstate[_F_GMAX]),
             "inner_eps": float(fstate[_F_INNEREPS]),
-            "bucket_size": bucket_size,
-            "buckets_per_group": buckets_per_group,
-        },
-    )
+        }
+
+    return _dual.run_dual(
+        sub, hook, 7, advance, state, w, rec[:, _A], report, values, figures,
+        order=(bucket_size, buckets_per_group),
+    )  # fmt: skip
 
 
 __all__ = ["solve_lr_dual", "lr_dual_kernel"]

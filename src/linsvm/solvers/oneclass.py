@@ -63,25 +63,18 @@ from ..objective import (  # noqa: F401  (the one-class objectives live in objec
     oneclass_w_from_dual,
 )
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm, rows_dot
-from ._base import (
-    CONVERGED,
-    INTERRUPTED,
-    MAX_ITER,
-    Hook,
-    Progress,
-    Solution,
-    Subproblem,
-    copy_state,
-    drive,
-)
+from . import _dual
+from ._base import Hook, Solution, Subproblem
+from ._dual import I_ACTIVE as _I_ACTIVE
+from ._dual import I_CONVERGED as _I_CONVERGED
+from ._dual import I_ITER as _I_ITER
 
 SOLVER = 21
 ONECLASS_DEFAULT_NU = 0.5
 _VIOLATION_MARGIN = 1e-12  # a pair is updated only if its gradients differ by more than this
 _MIN_QUAD = 1e-12  # curvature used when Q_ii + Q_jj - 2 Q_ij <= 0
 
-# istate layout carried between kernel calls
-_I_ACTIVE, _I_ITER, _I_CONVERGED = 0, 1, 2
+# istate, carried between kernel calls, is _dual's: I_ACTIVE, I_ITER, I_CONVERGED
 # fstate: the extremes of the last gradient pass (M = max over I_up of -G, m = min over I_low)
 _F_NEG_G_MAX, _F_NEG_G_MIN = 0, 1
 # rows of the kernel's scratch arrays: fwork (3, l) float64, iwork (5, l) int64
@@ -452,14 +445,6 @@ def solve_oneclass(sub: Subproblem, hook: Hook | None = None) -> Solution:
     istate = np.array([n_rows, 0, 0], dtype=np.int64)
     fstate = np.array([np.inf, -np.inf])
     state = {"alpha": alpha, "w": w, "active": active, "istate": istate, "fstate": fstate}
-    if sub.resume is not None:
-        for key in STATE_KEYS:
-            saved = np.asarray(sub.resume[key])
-            if saved.shape != state[key].shape:
-                raise InvalidInputError(
-                    f"resume[{key!r}] has shape {saved.shape}, expected {state[key].shape}"
-                )
-            state[key][...] = saved
     grad = np.zeros(n_rows)
     fwork = np.empty((3, n_rows))
     iwork = np.empty((5, n_rows), dtype=np.int64)
@@ -470,57 +455,26 @@ def solve_oneclass(sub: Subproblem, hook: Hook | None = None) -> Solution:
             iwork, eps, int(n_iter), max_iter, sequential,
         )  # fmt: skip
 
-    def status() -> tuple[int, bool]:
-        return int(istate[_I_ITER]), bool(istate[_I_CONVERGED])
-
-    def objectives() -> tuple[float, float]:
-        primal, dual, _ = oneclass_objectives(X, nu, alpha)
-        return primal, dual
-
-    def progress() -> Progress:
-        return Progress(
-            solver=SOLVER,
-            index=sub.index,
-            iteration=int(istate[_I_ITER]),
-            w=w,
-            alpha=alpha,
-            measure=float(fstate[_F_NEG_G_MAX] - fstate[_F_NEG_G_MIN]),
-            figures={
-                "n_active": int(istate[_I_ACTIVE]),
-                "neg_g_max": float(fstate[_F_NEG_G_MAX]),
-                "neg_g_min": float(fstate[_F_NEG_G_MIN]),
-            },
-            state=lambda: copy_state(**state),
-            objectives=objectives,
-        )
-
-    went_on = drive(advance, status, hook, max_iter, progress)
-    converged = bool(istate[_I_CONVERGED])
-    if converged:
-        stop_reason = CONVERGED
-    elif not went_on:
-        stop_reason = INTERRUPTED
-    else:
-        stop_reason = MAX_ITER
-    rho = float(oneclass_rho(X.indptr, X.indices, X.data, alpha, w, sequential))
-    primal, dual, gap = oneclass_objectives(X, nu, alpha)
-    return Solution(
-        w=w,
-        n_iter=int(istate[_I_ITER]),
-        converged=converged,
-        stop_reason=stop_reason,
-        primal=primal,
-        dual=dual,
-        gap=gap,
-        alpha=alpha,
-        solver=SOLVER,
-        figures={
-            "rho": rho,
-            "n_sv": int(np.count_nonzero(alpha > 0.0)),
-            "objective": -dual,
+    def report() -> tuple[float, dict]:
+        return float(fstate[_F_NEG_G_MAX] - fstate[_F_NEG_G_MIN]), {
             "n_active": int(istate[_I_ACTIVE]),
-        },
-    )
+            "neg_g_max": float(fstate[_F_NEG_G_MAX]),
+            "neg_g_min": float(fstate[_F_NEG_G_MIN]),
+        }
+
+    def figures() -> dict:
+        return {
+            "rho": float(oneclass_rho(X.indptr, X.indices, X.data, alpha, w, sequential)),
+            "n_sv": int(np.count_nonzero(alpha > 0.0)),
+            "n_active": int(istate[_I_ACTIVE]),
+        }
+
+    def values() -> tuple[float, float, float]:
+        return oneclass_objectives(X, nu, alpha)
+
+    solution = _dual.run_dual(sub, hook, SOLVER, advance, state, w, alpha, report, values, figures)
+    solution.figures["objective"] = -solution.dual  # LIBLINEAR's "Objective value", 1/2 w'w
+    return solution
 
 
 __all__ = [

@@ -48,6 +48,7 @@ LIBLINEAR regularised in the dual solvers (-R is rejected there, as LIBLINEAR do
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -61,23 +62,9 @@ from ..objective import (
     svr_primal_value,
 )
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
-from ._base import Hook, Progress, Solution, Subproblem
-from ._dual import (
-    I_ACTIVE,
-    I_CONVERGED,
-    I_ITER,
-    cache_resident,
-    order_buffers,
-    prefetch_ahead,
-    reset_active,
-    restore,
-    row_index_dtype,
-    rows_with_cost,
-    run_resumable,
-    snapshot,
-    start_order,
-    visiting_order,
-)
+from . import _dual
+from ._base import Hook, Solution, Subproblem
+from ._dual import I_ACTIVE, I_CONVERGED, I_ITER, prefetch_ahead, reset_active, visiting_order
 from ._random import new_state
 from .newton import LOSS_SVR_SQUARED, run_newton
 
@@ -94,8 +81,8 @@ _F_GMAX_OLD, _F_GNORM1_INIT, _F_GMAX_NEW, _F_GNORM1_NEW = 0, 1, 2, 3
 _I_REF_GIVEN = 3
 
 
-def _check_p(sub: Subproblem) -> float:
-    p = sub.option("p", DEFAULT_P)
+def check_p(p: Any) -> float:
+    """The tube's half width -p as a float, checked to be a number >= 0."""
     try:
         p = float(p)
     except (TypeError, ValueError):
@@ -131,7 +118,7 @@ def solve_svr_primal(sub: Subproblem, hook: Hook | None = None) -> Solution:
     figures: f, grad_norm, grad_norm0, stop_ratio, n_cg_iter, history, n_sv. The hook sees
     what ``run_newton`` gives it (iteration 0 first, then every Newton iteration).
     """
-    p = _check_p(sub)
+    p = check_p(sub.option("p", DEFAULT_P))
     y, C = _check_targets(sub)
     X, bias, reg_bias = sub.X, float(sub.bias), bool(sub.regularize_bias)
 
@@ -261,16 +248,7 @@ def dcd_svr_kernel(
                 rec[i, _BETA] = b_new
                 row_axpy(indptr, indices, data, bias, i, b_new - b, w)
 
-        # Drop the shrunk rows, keeping the active set ascending (buckets stay neighbours).
-        kept = 0
-        for s in range(n_active):
-            i = active[s]
-            if removed[i]:
-                removed[i] = 0
-            else:
-                active[kept] = i
-                kept += 1
-        n_active = kept
+        n_active = _dual.drop_shrunk(active, n_active, removed)
 
         if istate[I_ITER] == 0 and istate[_I_REF_GIVEN] == 0:
             fstate[_F_GNORM1_INIT] = gnorm1_new
@@ -319,7 +297,7 @@ def prepare_svr(indptr, indices, data, bias, y, C, loss, rec, index_dtype, beta0
         rec[i, _LAMBDA_OR_BOUND] = col3
         if b != 0.0:
             row_axpy(indptr, indices, data, bias, i, b, w)
-    return rows_with_cost(C, index_dtype)
+    return _dual.rows_with_cost(C, index_dtype)
 
 
 # ----------------------------------------------------------------------------- -s 12/13
@@ -368,7 +346,7 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
     solver = 12 if loss == SVR_LOSS_L2 else 13
     if not sub.regularize_bias:
         raise InvalidInputError("-R (unregularised bias) is supported by -s 11 only")
-    p = _check_p(sub)
+    p = check_p(sub.option("p", DEFAULT_P))
     y, C = _check_targets(sub)
     eps = float(sub.eps)
     if not (np.isfinite(eps) and eps > 0):
@@ -376,19 +354,13 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
     X, bias = sub.X, float(sub.bias)
     n_rows = X.shape[0]
     shrinking = bool(sub.option("shrinking", True))
-    beta0 = None
-    if sub.alpha0 is not None and sub.resume is None:
-        beta0 = np.ascontiguousarray(sub.alpha0, dtype=np.float64)
-        if beta0.shape != (n_rows,):
-            raise InvalidInputError(f"alpha0 must have shape ({n_rows},), got {beta0.shape}")
-        if not np.all(np.isfinite(beta0)):
-            raise InvalidInputError("alpha0 must be finite")
+    beta0 = _dual.warm_start(sub, (n_rows,))
     # (the order ignores the targets' signs: y = 1)
-    bucket_size, buckets_per_group = start_order(sub, np.ones(n_rows))
+    bucket_size, buckets_per_group = _dual.start_order(sub, np.ones(n_rows))
 
     w = np.zeros(sub.n_weights)
     rec = np.empty((n_rows, 4))
-    index_dtype = row_index_dtype(n_rows)
+    index_dtype = _dual.row_index_dtype(n_rows)
     no_beta0 = np.zeros(0)
     trainable = prepare_svr(
         X.indptr, X.indices, X.data, bias, y, C, loss, rec, index_dtype, no_beta0, False, w
@@ -400,8 +372,8 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
     state = {"rec": rec, "w": w, "active": active, "fstate": fstate, "istate": istate, "rng": rng}
 
     removed = np.zeros(n_rows, dtype=np.uint8)
-    order, bucket_order = order_buffers(trainable.shape[0], bucket_size, index_dtype)
-    use_prefetch = not cache_resident(X, rec.itemsize * rec.shape[1])
+    order, bucket_order = _dual.order_buffers(trainable.shape[0], bucket_size, index_dtype)
+    use_prefetch = not _dual.cache_resident(X, rec.itemsize * rec.shape[1])
 
     def advance(n_epochs: int) -> None:
         dcd_svr_kernel(
@@ -410,9 +382,7 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
             use_prefetch, removed, order, bucket_order,
         )  # fmt: skip
 
-    if sub.resume is not None:
-        restore(state, sub.resume)
-    elif beta0 is not None:
+    if beta0 is not None:
         # The cold start's reference: its first outer iteration, run from beta = 0 with the
         # same seed (so the same value a cold start gets) and then discarded.
         advance(1)
@@ -427,53 +397,30 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
         istate[:] = (reset_active(active, trainable), 0, 0, int(use_beta0))
         rng[:] = new_state(sub.seed)
 
-    def objectives() -> tuple[float, float]:
-        beta = np.ascontiguousarray(rec[:, _BETA])
-        primal = svr_primal_value(X, bias, y, C, w, loss, p)
-        return primal, svr_dual_value(X, bias, y, C, beta, loss, p)
-
-    def progress() -> Progress:
-        gnorm1, gnorm1_init = float(fstate[_F_GNORM1_NEW]), float(fstate[_F_GNORM1_INIT])
-        return Progress(
-            solver=solver,
-            index=sub.index,
-            iteration=int(istate[I_ITER]),
-            w=w,
-            alpha=rec[:, _BETA],
-            measure=gnorm1 / gnorm1_init if gnorm1_init > 0 else 0.0,
-            figures={
-                "n_active": int(istate[I_ACTIVE]),
-                "gnorm1": gnorm1,
-                "gnorm1_init": gnorm1_init,
-                "gmax": float(fstate[_F_GMAX_NEW]),
-            },
-            state=lambda: snapshot(state, bucket_size, buckets_per_group),
-            objectives=objectives,
-        )
-
-    converged, stop_reason = run_resumable(advance, istate, hook, sub.max_iter, progress)
-    beta = np.ascontiguousarray(rec[:, _BETA])
-    primal = svr_primal_value(X, bias, y, C, w, loss, p)
-    dual = svr_dual_value(X, bias, y, C, beta, loss, p)
-    return Solution(
-        w=w,
-        n_iter=int(istate[I_ITER]),
-        converged=converged,
-        stop_reason=stop_reason,
-        primal=primal,
-        dual=dual,
-        gap=primal - dual,
-        alpha=beta,
-        solver=solver,
-        figures={
+    def violations() -> dict[str, float]:
+        return {
             "gnorm1": float(fstate[_F_GNORM1_NEW]),
             "gnorm1_init": float(fstate[_F_GNORM1_INIT]),
             "gmax": float(fstate[_F_GMAX_NEW]),
-            "bucket_size": bucket_size,
-            "buckets_per_group": buckets_per_group,
-            "n_sv": int(np.count_nonzero(beta)),
-        },
-    )
+        }
+
+    def report() -> tuple[float, dict]:
+        v = violations()
+        measure = v["gnorm1"] / v["gnorm1_init"] if v["gnorm1_init"] > 0 else 0.0
+        return measure, {"n_active": int(istate[I_ACTIVE]), **v}
+
+    def values() -> tuple[float, float, float]:
+        primal = svr_primal_value(X, bias, y, C, w, loss, p)
+        dual = svr_dual_value(X, bias, y, C, np.ascontiguousarray(rec[:, _BETA]), loss, p)
+        return primal, dual, primal - dual
+
+    def figures() -> dict:
+        return {**violations(), "n_sv": int(np.count_nonzero(rec[:, _BETA]))}
+
+    return _dual.run_dual(
+        sub, hook, solver, advance, state, w, rec[:, _BETA], report, values, figures,
+        order=(bucket_size, buckets_per_group),
+    )  # fmt: skip
 
 
 __all__ = [
@@ -484,4 +431,5 @@ __all__ = [
     "dcd_svr_kernel",
     "prepare_svr",
     "DEFAULT_P",
+    "check_p",
 ]

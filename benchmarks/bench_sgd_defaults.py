@@ -24,8 +24,9 @@ reuters):
 - (e) epochs to a relative accuracy, without stopping test: SGD-S, SGD-M (default mu), SGD-R
   and Pegasos (k = 1, projection) for ``CURVE_EPOCHS`` epochs (equivalents) with a snapshot of
   w after each, P(w) computed afterwards: the first epoch with accuracy <= 1e-2 and <= 1e-3,
-  the accuracy at a few epoch counts, time per epoch from a run without callback. This
-  chooses the budgets of SGD-R (T_max) and Pegasos, which have no stopping test.
+  the accuracy at a few epoch counts, time per epoch of that same run (its per-epoch hook
+  calls included, see (a)). This chooses the budgets of SGD-R (T_max) and Pegasos, which
+  have no stopping test.
 
 Times are CPU seconds of the benchmark's process (``time.process_time``; every run is
 single-threaded, and the 2-core machine is shared, which makes wall times swing by 2x):

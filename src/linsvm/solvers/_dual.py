@@ -77,6 +77,23 @@ def order_buffers(n_rows: int, bucket_size: int, dtype) -> tuple[np.ndarray, np.
     return order, bucket_order
 
 
+def visit_buffers(X, rec: np.ndarray, rows: np.ndarray, bucket_size: int):
+    """What a kernel visiting the trainable ``rows`` needs besides its state: (order,
+    bucket_order) from ``order_buffers``, and whether to prefetch (not when X and the per-row
+    records ``rec`` fit in a core's cache)."""
+    order, bucket_order = order_buffers(rows.shape[0], bucket_size, rows.dtype)
+    return order, bucket_order, not cache_resident(X, rec.itemsize * rec.shape[1])
+
+
+def active_set(rows: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """(active, removed) of a solver that shrinks: the active set holding all the trainable
+    ``rows`` (``reset_active``), and the zeroed (l,) marks of the rows an outer iteration
+    shrinks (``drop_shrunk``)."""
+    active = np.empty(max(n_rows, 1), dtype=rows.dtype)
+    reset_active(active, rows)
+    return active, np.zeros(n_rows, dtype=np.uint8)
+
+
 @njit(cache=True, nogil=True)
 def reset_active(active, trainable_rows) -> int:
     n = trainable_rows.shape[0]

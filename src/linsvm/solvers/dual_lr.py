@@ -229,8 +229,7 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
     state = {"rec": rec, "w": w, "fstate": fstate, "istate": istate, "rng": rng}
 
     inner_eps_min = min(INNER_EPS_FLOOR, eps)
-    order, bucket_order = _dual.order_buffers(rows.shape[0], bucket_size, index_dtype)
-    use_prefetch = not _dual.cache_resident(X, rec.itemsize * rec.shape[1])
+    order, bucket_order, use_prefetch = _dual.visit_buffers(X, rec, rows, bucket_size)
 
     def advance(n_epochs: int) -> None:
         lr_dual_kernel(

@@ -201,6 +201,20 @@ _SAMPLE_SIZE = 512
 
 
 @njit(cache=True, nogil=True)
+def _extremes(vals, rows, n, k, largest, out_rows) -> None:
+    """out_rows[:k]: the rows of the k extreme pairs of vals/rows[:n] by quick-select, in
+    LIBLINEAR's order (see ``_select``). vals/rows[:n] may be reordered."""
+    if largest:
+        if k < n:
+            _quickselect(vals, rows, 0, n - 1, n - k)
+        _sorted_pairs(vals[n - k : n], rows[n - k : n], k, True, out_rows)
+    else:
+        if k < n:
+            _quickselect(vals, rows, 0, n - 1, k - 1)
+        _sorted_pairs(vals, rows, k, False, out_rows)
+
+
+@njit(cache=True, nogil=True)
 def _select(vals, rows, n, k, largest, cand_vals, cand_rows, out_rows) -> None:
     """out_rows[:k]: the rows of the k extreme pairs of vals/rows[:n], in LIBLINEAR's order.
 
@@ -226,23 +240,9 @@ def _select(vals, rows, n, k, largest, cand_vals, cand_rows, out_rows) -> None:
                     m += 1
             # every pair beyond the k-th extreme is a candidate once there are >= k of them
             if m >= k:
-                if largest:
-                    if k < m:
-                        _quickselect(cand_vals, cand_rows, 0, m - 1, m - k)
-                    _sorted_pairs(cand_vals[m - k : m], cand_rows[m - k : m], k, True, out_rows)
-                else:
-                    if k < m:
-                        _quickselect(cand_vals, cand_rows, 0, m - 1, k - 1)
-                    _sorted_pairs(cand_vals, cand_rows, k, False, out_rows)
+                _extremes(cand_vals, cand_rows, m, k, largest, out_rows)
                 return
-    if largest:
-        if k < n:
-            _quickselect(vals, rows, 0, n - 1, n - k)
-        _sorted_pairs(vals[n - k : n], rows[n - k : n], k, True, out_rows)
-    else:
-        if k < n:
-            _quickselect(vals, rows, 0, n - 1, k - 1)
-        _sorted_pairs(vals, rows, k, False, out_rows)
+    _extremes(vals, rows, n, k, largest, out_rows)
 
 
 @njit(cache=True, nogil=True)

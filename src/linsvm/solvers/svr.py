@@ -365,15 +365,12 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
     trainable = prepare_svr(
         X.indptr, X.indices, X.data, bias, y, C, loss, rec, index_dtype, no_beta0, False, w
     )
-    active = np.empty(max(n_rows, 1), dtype=index_dtype)
+    active, removed = _dual.active_set(trainable, n_rows)
     fstate = np.array([np.inf, 0.0, 0.0, 0.0])
-    istate = np.array([reset_active(active, trainable), 0, 0, 0], dtype=np.int64)
+    istate = np.array([trainable.shape[0], 0, 0, 0], dtype=np.int64)
     rng = new_state(sub.seed)
     state = {"rec": rec, "w": w, "active": active, "fstate": fstate, "istate": istate, "rng": rng}
-
-    removed = np.zeros(n_rows, dtype=np.uint8)
-    order, bucket_order = _dual.order_buffers(trainable.shape[0], bucket_size, index_dtype)
-    use_prefetch = not _dual.cache_resident(X, rec.itemsize * rec.shape[1])
+    order, bucket_order, use_prefetch = _dual.visit_buffers(X, rec, trainable, bucket_size)
 
     def advance(n_epochs: int) -> None:
         dcd_svr_kernel(

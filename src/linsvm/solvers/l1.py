@@ -76,26 +76,9 @@ from numba import njit
 
 from ..errors import InvalidInputError
 from ..objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE, l1_primal_value
-from ._base import (
-    CONVERGED,
-    INTERRUPTED,
-    MAX_ITER,
-    Hook,
-    Progress,
-    Solution,
-    Subproblem,
-    copy_state,
-    drive,
-)
-from ._columns import (
-    SignedColumns,
-    check_max_iter,
-    check_seed,
-    check_w0,
-    margins,
-    restore,
-    signed_columns,
-)
+from . import _columns as cc
+from ._base import Hook, Solution, Subproblem, copy_state
+from ._columns import column_curvature, margins, slacks, squared_hinge_column
 from ._random import new_state, shuffle
 
 __all__ = [
@@ -137,19 +120,39 @@ LR_GMAX_OLD, LR_GMAX_NEW, LR_GNORM1_INIT, LR_GNORM1_NEW, LR_INNER_EPS, LR_W_NORM
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _violation(g, wj, free) -> float:
-    """|minimum-norm subgradient| of |w_j| + (loss) at w_j with loss gradient g."""
+def _violation(g, wj, free, shrink_above) -> float:
+    """|minimum-norm subgradient| of |w_j| + (loss) at w_j with loss gradient g (of the loss
+    alone when ``free``); -1 for a w_j = 0 whose g lies in (-1 + shrink_above,
+    1 - shrink_above), well inside the kink: it leaves the active set (shrinking)."""
     if free:
         return abs(g)
+    gp = g + 1.0
+    gn = g - 1.0
     if wj > 0.0:
-        return abs(g + 1.0)
+        return abs(gp)
     if wj < 0.0:
-        return abs(g - 1.0)
-    if g + 1.0 < 0.0:
-        return -(g + 1.0)
-    if g - 1.0 > 0.0:
-        return g - 1.0
+        return abs(gn)
+    if gp < 0.0:
+        return -gp
+    if gn > 0.0:
+        return gn
+    if gp > shrink_above and gn < -shrink_above:
+        return -1.0
     return 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _newton_step(g, h, wj, free) -> float:
+    """The minimiser d of g d + h d^2 / 2 + |w_j + d| (without the |.| term when ``free``)."""
+    if free:
+        return -g / h
+    gp = g + 1.0
+    gn = g - 1.0
+    if gp < h * wj:
+        return -gp / h
+    if gn > h * wj:
+        return -gn / h
+    return -wj
 
 
 @njit(cache=True, nogil=True)
@@ -175,7 +178,7 @@ def l1_optimality(colptr, rowpos, vals, C, w, loss, reg_bias, has_bias):
         g = 0.0
         for k in range(np.uint64(colptr[j]), np.uint64(colptr[j + 1])):
             g += vals[k] * dloss[np.uint64(rowpos[k])]
-        v = _violation(g, w[j], has_bias and (not reg_bias) and j == n_w - 1)
+        v = _violation(g, w[j], has_bias and (not reg_bias) and j == n_w - 1, np.inf)
         norm1 += v
         vmax = max(vmax, v)
     return norm1, vmax
@@ -194,21 +197,6 @@ def _l2svc_objective(w, b, C, free_last) -> float:
         if b[i] > 0.0:
             total += C[i] * b[i] * b[i]
     return total
-
-
-@njit(cache=True, nogil=True)
-def column_curvature(colptr, rowpos, vals, C):
-    """sum_i C_i x_ij^2 for every column j, shape (n_w,): bounds the L2 loss's curvature
-    along feature j (-s 5's cheap line-search test)."""
-    n_w = colptr.shape[0] - 1
-    xj_sq = np.zeros(n_w)
-    for j in range(n_w):
-        s2 = 0.0
-        for k in range(np.uint64(colptr[j]), np.uint64(colptr[j + 1])):
-            v = vals[k]
-            s2 += C[np.uint64(rowpos[k])] * v * v
-        xj_sq[j] = s2
-    return xj_sq
 
 
 @njit(cache=True, nogil=True)
@@ -251,55 +239,24 @@ def l1r_l2svc_kernel(
             j = index[s]
             k0 = np.uint64(colptr[j])
             k1 = np.uint64(colptr[j + 1])
-            g_loss = 0.0
-            h = 0.0
-            for k in range(k0, k1):
-                # Only rows with b_i > 0 count. A 0/1 factor, not an if: the sign of b_i is
-                # unpredictable and LLVM keeps an if (even a conditional expression) as a
-                # branch; the mispredictions made this loop 6x slower (6.5 vs 1 ns a non-zero).
-                i = np.uint64(rowpos[k])
-                bi = b[i]
-                t = C[i * c_step] * vals[k] * np.float64(bi > 0.0)
-                g_loss -= t * bi
-                h += t * vals[k]
-            g_loss *= 2.0
+            gb, h = squared_hinge_column(colptr, rowpos, vals, C, c_step, b, j)
+            g_loss = -2.0 * gb
             g = g_loss
             h = max(2.0 * h, MIN_CURVATURE)
             free = free_last and j == n_w - 1
             wj = w[j]
-            gp = g + 1.0
-            gn = g - 1.0
-            if free:
-                violation = abs(g)
-            elif wj == 0.0:
-                if gp < 0.0:
-                    violation = -gp
-                elif gn > 0.0:
-                    violation = gn
-                elif gp > gmax_old / l_f and gn < -gmax_old / l_f:
-                    active -= 1
-                    index[s] = index[active]
-                    index[active] = j
-                    continue
-                else:
-                    violation = 0.0
-            elif wj > 0.0:
-                violation = abs(gp)
-            else:
-                violation = abs(gn)
+            violation = _violation(g, wj, free, gmax_old / l_f)
+            if violation < 0.0:  # shrunk: swapped behind the active features
+                active -= 1
+                index[s] = index[active]
+                index[active] = j
+                continue
             s += 1
             gmax_new = max(gmax_new, violation)
             gnorm1_new += violation
 
             # Newton direction of the one-variable problem
-            if free:
-                d = -g / h
-            elif gp < h * wj:
-                d = -gp / h
-            elif gn > h * wj:
-                d = -gn / h
-            else:
-                d = -wj
+            d = _newton_step(g, h, wj, free)
             if abs(d) < MIN_STEP:
                 continue
 
@@ -344,9 +301,7 @@ def l1r_l2svc_kernel(
             if n_ls >= MAX_LINE_SEARCH:
                 # b holds the last trial, not w: recompute it (as LIBLINEAR)
                 n_failures += 1
-                margins(colptr, rowpos, vals, w, b)
-                for i in range(n_rows):
-                    b[i] = 1.0 - b[i]
+                slacks(colptr, rowpos, vals, w, b)
 
         if gnorm1_init < 0.0:  # cold: the first outer iteration's 1-norm is the reference
             gnorm1_init = gnorm1_new
@@ -414,21 +369,13 @@ def _lr_gradient(colptr, rowpos, vals, free_last, w, tau, D, hdiag, grad, index,
         hdiag[j] = h
         g = -t
         grad[j] = g
-        if not (free_last and j == n_w - 1):
-            if (
-                w[j] == 0.0
-                and g + 1.0 >= 0.0
-                and g - 1.0 <= 0.0
-                and g + 1.0 > gmax_old / l_f
-                and g - 1.0 < -gmax_old / l_f
-            ):
-                # outer-level shrinking
-                active -= 1
-                index[s] = index[active]
-                index[active] = j
-                continue
+        violation = _violation(g, w[j], free_last and j == n_w - 1, gmax_old / l_f)
+        if violation < 0.0:  # outer-level shrinking
+            active -= 1
+            index[s] = index[active]
+            index[active] = j
+            continue
         s += 1
-        violation = _violation(g, w[j], free_last and j == n_w - 1)
         gmax_new = max(gmax_new, violation)
         gnorm1_new += violation
     return active, gmax_new, gnorm1_new
@@ -529,35 +476,14 @@ def l1r_lr_kernel(
                     k += np.uint64(1)
                 g = grad[j] + (wpd[j] - w[j]) * LR_NU + ((g0 + g1) + (g2 + g3))
                 wj = wpd[j]
-                if free_last and j == n_w - 1:
-                    violation = abs(g)
-                    step = -g / h
-                else:
-                    gp = g + 1.0
-                    gn = g - 1.0
-                    if wj == 0.0:
-                        if gp < 0.0:
-                            violation = -gp
-                        elif gn > 0.0:
-                            violation = gn
-                        elif gp > qp_gmax_old / l_f and gn < -qp_gmax_old / l_f:
-                            # inner-level shrinking
-                            qp_active -= 1
-                            index[s] = index[qp_active]
-                            index[qp_active] = j
-                            continue
-                        else:
-                            violation = 0.0
-                    elif wj > 0.0:
-                        violation = abs(gp)
-                    else:
-                        violation = abs(gn)
-                    if gp < h * wj:
-                        step = -gp / h
-                    elif gn > h * wj:
-                        step = -gn / h
-                    else:
-                        step = -wj
+                free = free_last and j == n_w - 1
+                violation = _violation(g, wj, free, qp_gmax_old / l_f)
+                if violation < 0.0:  # inner-level shrinking
+                    qp_active -= 1
+                    index[s] = index[qp_active]
+                    index[qp_active] = j
+                    continue
+                step = _newton_step(g, h, wj, free)
                 s += 1
                 qp_gmax_new = max(qp_gmax_new, violation)
                 qp_gnorm1_new += violation
@@ -667,12 +593,13 @@ def l1r_lr_kernel(
 # ----------------------------------------------------------------------------- drivers
 
 
-def _l1_columns(sub: Subproblem) -> tuple[SignedColumns, bool]:
-    """The column form of ``sub`` and whether the bias weight is free (-R)."""
+def _l1_problem(sub: Subproblem) -> tuple[cc.SignedColumns, bool, int, int]:
+    """The column form of ``sub``, whether the bias weight is free (-R), max_iter and seed."""
     if not sub.regularize_bias and sub.bias < 0:
         raise InvalidInputError("an unregularised bias (-R) needs a bias term (bias >= 0)")
-    cols = signed_columns(sub.X, sub.y, sub.C, sub.bias, sub.eps)
-    return cols, cols.bias >= 0 and not sub.regularize_bias
+    cols = cc.signed_columns(sub.X, sub.y, sub.C, sub.bias, sub.eps)
+    free_last = cols.bias >= 0 and not sub.regularize_bias
+    return cols, free_last, cc.check_max_iter(sub.max_iter), cc.check_seed(sub.seed)
 
 
 def _ratio(measure: float, reference: float) -> float:
@@ -682,7 +609,7 @@ def _ratio(measure: float, reference: float) -> float:
 
 
 def _restore_with_history(state: dict, arrays: dict[str, np.ndarray], history: np.ndarray):
-    restore(state, arrays)
+    cc.restore(state, arrays)
     if "history" in state:
         saved = np.asarray(state["history"])
         if saved.shape[0] > history.shape[0]:
@@ -690,52 +617,53 @@ def _restore_with_history(state: dict, arrays: dict[str, np.ndarray], history: n
         history[: saved.shape[0]] = saved
 
 
-def _l1_solution(
-    sub, cols, free_last, loss, w, stopped, n_iter, converged, measure, measure0, figures
-) -> Solution:
+def _run_l1(
+    sub, hook, cols, free_last, loss, max_iter, w, advance, status, state, gnorm1, figures,
+    own_figures,
+) -> Solution:  # fmt: skip
+    """Drive an L1 kernel to its end (``_columns.run_primal``) and return its Solution.
+
+    ``gnorm1()``: (the last violation 1-norm tested, its reference); ``figures()``: the
+    hook's figures; ``own_figures()``: the solver's own figures of the Solution.
+    """
     reg_bias = not free_last
     X = cols.X
-    primal = l1_primal_value(
-        X.indptr, X.indices, X.data, cols.bias, cols.ysign, cols.C, w, loss, reg_bias
-    )
-    viol1, violmax = l1_optimality(
-        cols.colptr, cols.rowpos, cols.vals, cols.Cr, w, loss, reg_bias, cols.bias >= 0
-    )
-    # a run that converged or reached its cap is complete, even if the hook then asked to stop
-    if converged:
-        reason = CONVERGED
-    else:
-        reason = INTERRUPTED if stopped else MAX_ITER
-    return Solution(
-        w=w,
-        n_iter=int(n_iter),
-        converged=bool(converged),
-        stop_reason=reason,
-        primal=float(primal),
-        solver=5 if loss == LOSS_SQUARED_HINGE else 6,
-        figures={
-            "stop_measure": float(measure),  # LIBLINEAR's Gnorm1_new, the last 1-norm tested
-            "stop_measure0": float(measure0),  # its reference (Gnorm1_init)
-            "stop_ratio": _ratio(measure, measure0),
-            "eps": float(sub.eps),  # converged <=> stop_measure <= eps * stop_measure0
-            "nnz_w": int(np.count_nonzero(w)),
-            "final_violation": float(viol1),  # the 1-norm recomputed at the returned w
-            "final_max_violation": float(violmax),
-            **figures,
-        },
-    )
+    solver = 5 if loss == LOSS_SQUARED_HINGE else 6
 
-
-def _objectives(cols, free_last, loss, w):
-    X = cols.X
-
-    def objectives() -> tuple[float, float]:
-        primal = l1_primal_value(
-            X.indptr, X.indices, X.data, cols.bias, cols.ysign, cols.C, w, loss, not free_last
+    def primal(at: np.ndarray) -> float:
+        return float(
+            l1_primal_value(
+                X.indptr, X.indices, X.data, cols.bias, cols.ysign, cols.C, at, loss, reg_bias
+            )
         )
-        return float(primal), math.nan
 
-    return objectives
+    def result() -> dict:
+        measure, measure0 = gnorm1()
+        viol1, violmax = l1_optimality(
+            cols.colptr, cols.rowpos, cols.vals, cols.Cr, w, loss, reg_bias, cols.bias >= 0
+        )
+        return {
+            "w": w,
+            "primal": primal(w),
+            "figures": {
+                "stop_measure": float(measure),  # LIBLINEAR's Gnorm1_new, the last 1-norm tested
+                "stop_measure0": float(measure0),  # its reference (Gnorm1_init)
+                "stop_ratio": _ratio(measure, measure0),
+                "eps": float(sub.eps),  # converged <=> stop_measure <= eps * stop_measure0
+                "nnz_w": int(np.count_nonzero(w)),
+                "final_violation": float(viol1),  # the 1-norm recomputed at the returned w
+                "final_max_violation": float(violmax),
+                **own_figures(),
+            },
+        }
+
+    return cc.run_primal(
+        sub, hook, solver, max_iter, advance, status,
+        live=lambda: (w, _ratio(*gnorm1()), figures()),
+        state=state,
+        objectives=lambda at: (primal(at), math.nan),
+        result=result,
+    )  # fmt: skip
 
 
 def solve_l1r_l2svc(sub: Subproblem, hook: Hook | None = None) -> Solution:
@@ -759,16 +687,14 @@ def solve_l1r_l2svc(sub: Subproblem, hook: Hook | None = None) -> Solution:
     stop_measure, stop_measure0, stop_ratio, eps, nnz_w, final_violation,
     final_max_violation, n_line_search_failures (and history).
     """
-    cols, free_last = _l1_columns(sub)
-    max_iter = check_max_iter(sub.max_iter)
-    seed = check_seed(sub.seed)
+    cols, free_last, max_iter, seed = _l1_problem(sub)
     eps = float(sub.eps)
     n_w = cols.n_w
     colptr, rowpos, vals, Cr = cols.colptr, cols.rowpos, cols.vals, cols.Cr
     # C_i is read as C[i * c_step]: with one C for every row (no class or sample weights, the
     # usual case) c_step = 0 and the column loops make one random access a non-zero (b_i), not
     # two; on pypi-recent C alone is 5 MB.
-    c_step = np.uint64(0 if Cr.size > 0 and np.all(Cr == Cr[0]) else 1)
+    c_step = cc.cost_step(Cr)
     xj_sq = column_curvature(colptr, rowpos, vals, Cr)
 
     def fresh_state():
@@ -776,9 +702,9 @@ def solve_l1r_l2svc(sub: Subproblem, hook: Hook | None = None) -> Solution:
         fstate = np.array([np.inf, -1.0, 0.0, 0.0])
         return np.arange(n_w), new_state(seed), istate, fstate
 
-    def run(n_outer, w, b, index, rng, istate, fstate, history, cap=max_iter):
+    def run(n_outer, w, b, index, rng, istate, fstate, history):
         l1r_l2svc_kernel(
-            colptr, rowpos, vals, Cr, c_step, xj_sq, free_last, eps, cap, n_outer, rng,
+            colptr, rowpos, vals, Cr, c_step, xj_sq, free_last, eps, max_iter, n_outer, rng,
             w, b, index, istate, fstate, history,
         )  # fmt: skip
 
@@ -793,57 +719,41 @@ def solve_l1r_l2svc(sub: Subproblem, hook: Hook | None = None) -> Solution:
             history,
         )
     elif sub.w0 is not None:
-        w0 = check_w0(sub.w0, n_w)
+        w0 = cc.check_w0(sub.w0, n_w)
         # the cold start's first outer iteration (same seed), run for its 1-norm and discarded
         p_index, p_rng, p_istate, p_fstate = fresh_state()
-        run(1, w, b, p_index, p_rng, p_istate, p_fstate, np.zeros(0), cap=1)
+        run(1, w, b, p_index, p_rng, p_istate, p_fstate, np.zeros(0))
         reference = p_fstate[SVC_GNORM1_INIT]
         if reference > 0.0:
             w[:] = w0
-            margins(colptr, rowpos, vals, w, b)  # b = 1 - y_i w'x_i
-            np.subtract(1.0, b, out=b)
+            slacks(colptr, rowpos, vals, w, b)
             fstate[SVC_GNORM1_INIT] = reference
         else:  # w = 0 is optimal: start there, as a cold start
             w[:] = 0.0
             b[:] = 1.0
 
-    def status() -> tuple[int, bool]:
-        return int(istate[SVC_ITER]), bool(istate[SVC_CONVERGED])
+    def own_figures() -> dict:
+        n_iter = int(istate[SVC_ITER])
+        figures = {"n_line_search_failures": int(istate[SVC_FAILURES])}
+        if history.shape[0]:
+            figures["history"] = history[:n_iter].copy()
+        return figures
 
-    def state() -> dict[str, np.ndarray]:
-        return copy_state(
+    return _run_l1(
+        sub, hook, cols, free_last, LOSS_SQUARED_HINGE, max_iter, w,
+        advance=lambda n: run(n, w, b, index, rng, istate, fstate, history),
+        status=lambda: (int(istate[SVC_ITER]), bool(istate[SVC_CONVERGED])),
+        state=lambda: copy_state(
             w=w, b=b, index=index, rng=rng, istate=istate, fstate=fstate,
             history=history[: istate[SVC_ITER]],
-        )  # fmt: skip
-
-    def progress() -> Progress:
-        return Progress(
-            solver=5,
-            index=sub.index,
-            iteration=int(istate[SVC_ITER]),
-            w=w,
-            alpha=None,
-            measure=_ratio(fstate[SVC_GNORM1_NEW], fstate[SVC_GNORM1_INIT]),
-            figures={
-                "n_active": int(istate[SVC_ACTIVE]),
-                "gnorm1": float(fstate[SVC_GNORM1_NEW]),
-                "gmax": float(fstate[SVC_GMAX_NEW]),
-            },
-            state=state,
-            objectives=_objectives(cols, free_last, LOSS_SQUARED_HINGE, w),
-        )
-
-    go_on = drive(
-        lambda n: run(n, w, b, index, rng, istate, fstate, history),
-        status, hook, max_iter, progress,
-    )  # fmt: skip
-    n_iter, converged = status()
-    figures = {"n_line_search_failures": int(istate[SVC_FAILURES])}
-    if history.shape[0]:
-        figures["history"] = history[:n_iter].copy()
-    return _l1_solution(
-        sub, cols, free_last, LOSS_SQUARED_HINGE, w, not go_on and n_iter < max_iter, n_iter,
-        converged, fstate[SVC_GNORM1_NEW], fstate[SVC_GNORM1_INIT], figures,
+        ),
+        gnorm1=lambda: (fstate[SVC_GNORM1_NEW], fstate[SVC_GNORM1_INIT]),
+        figures=lambda: {
+            "n_active": int(istate[SVC_ACTIVE]),
+            "gnorm1": float(fstate[SVC_GNORM1_NEW]),
+            "gmax": float(fstate[SVC_GMAX_NEW]),
+        },
+        own_figures=own_figures,
     )  # fmt: skip
 
 
@@ -861,10 +771,8 @@ def solve_l1r_lr(sub: Subproblem, hook: Hook | None = None) -> Solution:
     Returns a Solution as ``solve_l1r_l2svc``'s, with figures also n_inner_iter (CD cycles
     over all QPs) and history (P(w) at the start and after each Newton iteration).
     """
-    cols, free_last = _l1_columns(sub)
-    max_iter = check_max_iter(sub.max_iter)
-    seed = check_seed(sub.seed)
-    max_inner_iter = check_max_iter(sub.option("max_inner_iter", LR_MAX_INNER_ITER))
+    cols, free_last, max_iter, seed = _l1_problem(sub)
+    max_inner_iter = cc.check_max_iter(sub.option("max_inner_iter", LR_MAX_INNER_ITER))
     eps = float(sub.eps)
     n_w = cols.n_w
     colptr, rowpos, vals, Cr = cols.colptr, cols.rowpos, cols.vals, cols.Cr
@@ -873,7 +781,7 @@ def solve_l1r_lr(sub: Subproblem, hook: Hook | None = None) -> Solution:
     w = np.zeros(n_w)
     reference = -1.0  # cold: the kernel takes its first Newton iteration's 1-norm
     if sub.w0 is not None and sub.resume is None:
-        w0 = check_w0(sub.w0, n_w)
+        w0 = cc.check_w0(sub.w0, n_w)
         # the cold start's reference: the 1-norm at w = 0, as l1r_lr_kernel computes it
         reference, _ = l1_optimality(
             colptr, rowpos, vals, Cr, w, LOSS_LOGISTIC, not free_last, cols.bias >= 0
@@ -910,41 +818,22 @@ def solve_l1r_lr(sub: Subproblem, hook: Hook | None = None) -> Solution:
             e_new, tail_new,
         )  # fmt: skip
 
-    def status() -> tuple[int, bool]:
-        return int(istate[LR_ITER]), bool(istate[LR_CONVERGED])
-
-    def state() -> dict[str, np.ndarray]:
-        return copy_state(**arrays, history=history[: istate[LR_ITER] + 1])
-
-    def progress() -> Progress:
-        n_iter = int(istate[LR_ITER])
-        return Progress(
-            solver=6,
-            index=sub.index,
-            iteration=n_iter,
-            w=w,
-            alpha=None,
-            measure=_ratio(fstate[LR_GNORM1_NEW], fstate[LR_GNORM1_INIT]),
-            figures={
-                "n_active": int(istate[LR_ACTIVE]),
-                "n_cd": int(istate[LR_LAST_INNER]),  # CD cycles of the last QP
-                "gnorm1": float(fstate[LR_GNORM1_NEW]),
-                "f": float(history[n_iter]),
-            },
-            state=state,
-            objectives=_objectives(cols, free_last, LOSS_LOGISTIC, w),
-        )
-
     advance(0)  # the start: margins, P(w), the first gradient and stopping test
-    go_on = drive(advance, status, hook, max_iter, progress)
-    n_iter, converged = status()
-    return _l1_solution(
-        sub, cols, free_last, LOSS_LOGISTIC, w, not go_on and n_iter < max_iter, n_iter, converged,
-        fstate[LR_GNORM1_NEW], fstate[LR_GNORM1_INIT],
-        {
+    return _run_l1(
+        sub, hook, cols, free_last, LOSS_LOGISTIC, max_iter, w, advance,
+        status=lambda: (int(istate[LR_ITER]), bool(istate[LR_CONVERGED])),
+        state=lambda: copy_state(**arrays, history=history[: istate[LR_ITER] + 1]),
+        gnorm1=lambda: (fstate[LR_GNORM1_NEW], fstate[LR_GNORM1_INIT]),
+        figures=lambda: {
+            "n_active": int(istate[LR_ACTIVE]),
+            "n_cd": int(istate[LR_LAST_INNER]),  # CD cycles of the last QP
+            "gnorm1": float(fstate[LR_GNORM1_NEW]),
+            "f": float(history[istate[LR_ITER]]),
+        },
+        own_figures=lambda: {
             "n_inner_iter": int(istate[LR_TOTAL_INNER]),
             "max_inner_iter": int(istate[LR_MAX_INNER_SEEN]),  # most CD cycles of one QP
             "n_line_search_failures": int(istate[LR_FAILURES]),
-            "history": history[: n_iter + 1].copy(),
+            "history": history[: istate[LR_ITER] + 1].copy(),
         },
     )  # fmt: skip

@@ -77,18 +77,9 @@ import numpy as np
 from numba import njit
 
 from ..objective import LOSS_SQUARED_HINGE, squared_hinge_dual_point, svm_objectives
-from ._base import (
-    CONVERGED,
-    INTERRUPTED,
-    MAX_ITER,
-    Hook,
-    Progress,
-    Solution,
-    Subproblem,
-    copy_state,
-    drive,
-)
-from ._columns import check_max_iter, check_seed, check_w0, margins, restore, signed_columns
+from . import _columns as cc
+from ._base import Hook, Solution, Subproblem, copy_state
+from ._columns import squared_hinge_column
 from ._random import new_state, shuffle
 
 __all__ = ["BETA", "DEFAULT_EPS", "DEFAULT_MAX_ITER", "SIGMA", "gradient_norm", "solve_pcd"]
@@ -107,46 +98,29 @@ F_MEASURE = 0
 
 
 @njit(cache=True, nogil=True)
-def _curvature_bounds(colptr, rowpos, vals, C):
-    """H_j = 1 + 2 sum_i C_i x_ij^2 for every column j: (n_w,)."""
-    n_w = colptr.shape[0] - 1
-    H = np.empty(n_w)
-    for j in range(n_w):
-        s = 0.0
-        for k in range(np.uint64(colptr[j]), np.uint64(colptr[j + 1])):
-            v = vals[k]
-            s += C[np.uint64(rowpos[k])] * v * v
-        H[j] = 1.0 + 2.0 * s
-    return H
-
-
-@njit(cache=True, nogil=True)
-def gradient_norm(colptr, rowpos, vals, C, w, b) -> float:
+def gradient_norm(colptr, rowpos, vals, C, c_step, w, b) -> float:
     """||grad P(w)||_2 from the signed columns and b = 1 - y_i w'x_i (rows with C_i > 0)."""
     total = 0.0
     for j in range(w.shape[0]):
-        s = 0.0
-        for k in range(np.uint64(colptr[j]), np.uint64(colptr[j + 1])):
-            i = np.uint64(rowpos[k])
-            bi = b[i]
-            s += C[i] * vals[k] * bi * np.float64(bi > 0.0)  # a factor, not a branch
-        g = w[j] - 2.0 * s
+        gb, _ = squared_hinge_column(colptr, rowpos, vals, C, c_step, b, j)
+        g = w[j] - 2.0 * gb
         total += g * g
     return np.sqrt(total)
 
 
 @njit(cache=True, nogil=True)
-def pcd_kernel(colptr, rowpos, vals, C, H, w, b, index, rng, saved, max_iter, n_more, tol,
-               istate, fstate):  # fmt: skip
+def pcd_kernel(colptr, rowpos, vals, C, c_step, H, w, b, index, rng, saved, max_iter, n_more,
+               tol, istate, fstate):  # fmt: skip
     """Up to ``n_more`` outer iterations of PCD, ``max_iter`` in all; w (n_w,) and b (l,)
     updated in place.
 
     ``index`` (n_w,): the feature order, reshuffled in place each outer iteration from
-    ``rng``; H (n_w,): the curvature bounds of ``_curvature_bounds``; ``saved``: scratch as
-    long as the longest column. Stops after the first outer iteration whose sweep measure
-    sqrt(sum_j D_j'(0)^2) is <= tol and whose w then has ||grad P(w)|| <= tol. istate: outer
-    iterations run, converged, backtracking steps, full evaluations of D_j, exact gradient
-    checks (I_* positions); fstate[F_MEASURE]: the last sweep measure.
+    ``rng``; H (n_w,): the curvature bounds 1 + 2 sum_i C_i x_ij^2; C_i is C[i * c_step]
+    (``_columns.squared_hinge_column``); ``saved``: scratch as long as the longest column.
+    Stops after the first outer iteration whose sweep measure sqrt(sum_j D_j'(0)^2) is <= tol
+    and whose w then has ||grad P(w)|| <= tol. istate: outer iterations run, converged,
+    backtracking steps, full evaluations of D_j, exact gradient checks (I_* positions);
+    fstate[F_MEASURE]: the last sweep measure.
     """
     n_w = w.shape[0]
     n_outer = istate[I_OUTER]
@@ -163,18 +137,9 @@ def pcd_kernel(colptr, rowpos, vals, C, H, w, b, index, rng, saved, max_iter, n_
             j = index[s]
             k0 = np.uint64(colptr[j])
             k1 = np.uint64(colptr[j + 1])
-            g = 0.0
-            h = 0.0
-            for k in range(k0, k1):
-                i = np.uint64(rowpos[k])
-                bi = b[i]
-                # rows with b_i > 0 only: a 0/1 factor, not a branch (unpredictable signs
-                # cost more in mispredictions than the arithmetic; as in l1.py)
-                t = C[i] * vals[k] * np.float64(bi > 0.0)
-                g += t * bi
-                h += t * vals[k]
+            gb, h = squared_hinge_column(colptr, rowpos, vals, C, c_step, b, j)
             wj = w[j]
-            g = wj - 2.0 * g
+            g = wj - 2.0 * gb
             h = 1.0 + 2.0 * h
             sumsq += g * g
             d = -g / h
@@ -221,7 +186,7 @@ def pcd_kernel(colptr, rowpos, vals, C, H, w, b, index, rng, saved, max_iter, n_
         measure = np.sqrt(sumsq)
         if measure <= tol:  # the sweep measure triggers the exact test
             n_checks += 1
-            if gradient_norm(colptr, rowpos, vals, C, w, b) <= tol:
+            if gradient_norm(colptr, rowpos, vals, C, c_step, w, b) <= tol:
                 converged = True
     istate[I_OUTER] = n_outer
     istate[I_CONVERGED] = converged
@@ -261,14 +226,15 @@ def solve_pcd(sub: Subproblem, hook: Hook | None = None) -> Solution:
     stop_ratio (grad_norm / stop_measure0), n_line_search_steps, n_evaluations,
     n_gradient_checks, eps.
     """
-    max_iter = check_max_iter(sub.max_iter)
-    seed = check_seed(sub.seed)
-    cols = signed_columns(sub.X, sub.y, sub.C, sub.bias, sub.eps)
+    max_iter = cc.check_max_iter(sub.max_iter)
+    seed = cc.check_seed(sub.seed)
+    cols = cc.signed_columns(sub.X, sub.y, sub.C, sub.bias, sub.eps)
     colptr, rowpos, vals, Cr = cols.colptr, cols.rowpos, cols.vals, cols.Cr
+    c_step = cc.cost_step(Cr)
     n_w = cols.n_w
     w = np.zeros(n_w)
     b = np.ones(Cr.size)
-    measure0 = float(gradient_norm(colptr, rowpos, vals, Cr, w, b))
+    measure0 = float(gradient_norm(colptr, rowpos, vals, Cr, c_step, w, b))
     tol = float(sub.eps) * measure0
     # grad P(0) = 0: w = 0 is the optimum (P is strictly convex)
     istate = np.array([0, measure0 == 0.0, 0, 0, 0], dtype=np.int64)
@@ -276,83 +242,62 @@ def solve_pcd(sub: Subproblem, hook: Hook | None = None) -> Solution:
     index = np.arange(n_w)
     rng = new_state(seed)
     if sub.resume is not None:
-        restore(
+        cc.restore(
             sub.resume,
             {"w": w, "b": b, "index": index, "rng": rng, "istate": istate, "fstate": fstate},
         )
     elif sub.w0 is not None:
-        w0 = check_w0(sub.w0, n_w)
+        w0 = cc.check_w0(sub.w0, n_w)
         if not istate[I_CONVERGED]:
             w[:] = w0
-            margins(colptr, rowpos, vals, w, b)
-            np.subtract(1.0, b, out=b)
-    H = _curvature_bounds(colptr, rowpos, vals, Cr)
+            cc.slacks(colptr, rowpos, vals, w, b)
+    H = 1.0 + 2.0 * cc.column_curvature(colptr, rowpos, vals, Cr)
     saved = np.empty(_longest_column(colptr))  # b over the column being stepped, at w
 
     def advance(n_more: int) -> None:
         pcd_kernel(
-            colptr, rowpos, vals, Cr, H, w, b, index, rng, saved, max_iter, n_more, tol,
+            colptr, rowpos, vals, Cr, c_step, H, w, b, index, rng, saved, max_iter, n_more, tol,
             istate, fstate,
         )  # fmt: skip
 
-    def status() -> tuple[int, bool]:
-        return int(istate[I_OUTER]), bool(istate[I_CONVERGED])
-
-    def state() -> dict[str, np.ndarray]:
-        return copy_state(w=w, b=b, index=index, rng=rng, istate=istate, fstate=fstate)
-
-    def objectives() -> tuple[float, float]:
-        alpha = squared_hinge_dual_point(cols.X, cols.bias, cols.ysign, cols.C, w)
-        primal, dual, _ = svm_objectives(
-            cols.X, cols.bias, cols.ysign, cols.C, w, alpha, LOSS_SQUARED_HINGE
+    def values(at: np.ndarray) -> tuple[float, float, float, np.ndarray]:
+        """P, D, gap at ``at`` and the dual point they are taken at."""
+        alpha = squared_hinge_dual_point(cols.X, cols.bias, cols.ysign, cols.C, at)
+        primal, dual, gap = svm_objectives(
+            cols.X, cols.bias, cols.ysign, cols.C, at, alpha, LOSS_SQUARED_HINGE
         )
-        return primal, dual
+        return primal, dual, gap, alpha
 
-    def progress() -> Progress:
-        return Progress(
-            solver=34,
-            index=sub.index,
-            iteration=int(istate[I_OUTER]),
-            w=w,
-            alpha=None,
-            measure=float(fstate[F_MEASURE] / measure0),
-            figures={"sweep_measure": float(fstate[F_MEASURE])},
-            state=state,
-            objectives=objectives,
-        )
+    def result() -> dict:
+        grad = float(gradient_norm(colptr, rowpos, vals, Cr, c_step, w, b))
+        primal, dual, gap, alpha = values(w)
+        return {
+            "w": w,
+            "primal": primal,
+            "dual": dual,
+            "gap": gap,
+            "alpha": alpha,
+            "figures": {
+                "stop_measure": float(fstate[F_MEASURE]),  # the last outer iteration's sweep
+                "stop_measure0": measure0,  # ||grad P(0)||_2, the rule's reference
+                # exact ||grad P(w)||_2 at the returned w: converged <=> grad_norm <= eps *
+                # stop_measure0 (and stop_measure too)
+                "grad_norm": grad,
+                "stop_ratio": grad / measure0 if measure0 > 0 else 0.0,
+                "n_line_search_steps": int(istate[I_BACKTRACK]),  # backtracking (halvings)
+                "n_evaluations": int(istate[I_EVAL]),  # full evaluations of D_j (cheap test failed)
+                "n_gradient_checks": int(istate[I_CHECKS]),  # exact tests the sweep triggered
+                "eps": float(sub.eps),
+            },
+        }
 
-    go_on = drive(advance, status, hook, max_iter, progress)
-    n_iter, converged = status()
-    grad = float(gradient_norm(colptr, rowpos, vals, Cr, w, b))
-    alpha = squared_hinge_dual_point(cols.X, cols.bias, cols.ysign, cols.C, w)
-    primal, dual, gap = svm_objectives(
-        cols.X, cols.bias, cols.ysign, cols.C, w, alpha, LOSS_SQUARED_HINGE
-    )
-    if converged:
-        reason = CONVERGED
-    else:
-        # a run at its cap is complete, even if the hook then asked to stop
-        reason = INTERRUPTED if not go_on and n_iter < max_iter else MAX_ITER
-    return Solution(
-        w=w,
-        n_iter=n_iter,
-        converged=converged,
-        stop_reason=reason,
-        primal=primal,
-        dual=dual,
-        gap=gap,
-        alpha=alpha,
-        solver=34,
-        figures={
-            "stop_measure": float(fstate[F_MEASURE]),  # the last outer iteration's sweep measure
-            "stop_measure0": measure0,  # ||grad P(0)||_2, the rule's reference
-            # exact ||grad P(w)||_2 at the returned w: converged <=> grad_norm <= eps *
-            # stop_measure0 (and stop_measure too)
-            "grad_norm": grad,
-            "stop_ratio": grad / measure0 if measure0 > 0 else 0.0,
-            "n_line_search_steps": int(istate[I_BACKTRACK]),  # backtracking steps (halvings)
-            "n_evaluations": int(istate[I_EVAL]),  # full evaluations of D_j (cheap test failed)
-            "n_gradient_checks": int(istate[I_CHECKS]),  # exact tests triggered by the sweep
-            "eps": float(sub.eps),
-        },
-    )
+    return cc.run_primal(
+        sub, hook, 34, max_iter, advance,
+        status=lambda: (int(istate[I_OUTER]), bool(istate[I_CONVERGED])),
+        live=lambda: (
+            w, float(fstate[F_MEASURE] / measure0), {"sweep_measure": float(fstate[F_MEASURE])}
+        ),
+        state=lambda: copy_state(w=w, b=b, index=index, rng=rng, istate=istate, fstate=fstate),
+        objectives=lambda at: values(at)[:2],
+        result=result,
+    )  # fmt: skip

@@ -121,18 +121,8 @@ from ..data import as_csr
 from ..errors import InvalidInputError
 from ..objective import LOSS_HINGE, hinge_dual_value_at, loss_value, primal_value, svm_objectives
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm, sq_norm
-from ._base import (
-    CONVERGED,
-    INTERRUPTED,
-    MAX_ITER,
-    Hook,
-    Progress,
-    Solution,
-    Subproblem,
-    copy_state,
-    drive,
-)
-from ._columns import restore
+from ._base import Hook, Solution, Subproblem, copy_state
+from ._columns import restore, run_primal
 from ._random import new_state, rand_below, shuffle
 
 # Defaults: measured, see the module docstring and benchmarks/RESULTS-sgd-defaults.md.
@@ -437,12 +427,26 @@ class _Problem:
         )
 
 
-def _reason(converged: bool, go_on: bool, finished: bool) -> str:
-    """A run that converged or spent its budget is complete, even if the hook then asked to
-    stop."""
-    if converged:
-        return CONVERGED
-    return MAX_ITER if go_on or finished else INTERRUPTED
+def _solve_budget(sub, hook, pb, solver, max_iter, advance, status, current_w, istate, arrays,
+                  n_iter) -> Solution:  # fmt: skip
+    """SGD-R and Pegasos: no stopping rule and no dual point, the run ends at its budget
+    (``status()`` is (epoch equivalents, budget spent)); ``current_w()`` is w as the kernel's
+    state holds it, ``n_iter()`` the Solution's epoch count."""
+
+    def result() -> dict:
+        w = current_w()
+        figures = {"stop_measure": math.nan, "stop_ratio": math.nan}
+        figures.update(n_steps=int(istate[_I_TAU]), primal_evaluations=0)
+        return {"w": w, "n_iter": n_iter(), "primal": pb.primal(w), "figures": figures}
+
+    return run_primal(
+        sub, hook, solver, max_iter, advance, status,
+        live=lambda: (current_w(), math.nan, {"n_steps": int(istate[_I_TAU])}),
+        state=lambda: copy_state(**arrays),
+        objectives=lambda at: (pb.primal(at), math.nan),
+        result=result,
+        converges=False,
+    )  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- solvers
@@ -479,53 +483,42 @@ def _solve_epochs(sub: Subproblem, hook: Hook | None, solver: int, multiplicity:
             counts, order, rng, istate, fstate, w, n_epochs, delta, comparison,
         )  # fmt: skip
 
-    def status() -> tuple[int, bool]:
-        return int(istate[_I_EPOCHS]), bool(istate[_I_CONVERGED])
-
-    def progress() -> Progress:
-        return Progress(
-            solver=solver,
-            index=sub.index,
-            iteration=int(istate[_I_EPOCHS]),
-            w=w,
-            alpha=None,
-            measure=float(fstate[_F_MEASURE]),
-            figures={
-                "dual": float(fstate[_F_DUAL]),
-                "primal": float(fstate[_F_PRIMAL]),  # NaN unless the criterion computed it
-                "n_steps": int(istate[_I_TAU]),
+    def result() -> dict:
+        n_epochs = int(istate[_I_EPOCHS])
+        factor = cost / (n_epochs * multiplicity)
+        w_final = u * factor  # what the kernel wrote into w, but unaffected by what a hook did
+        alpha = counts * factor  # C I_k/(N mu), in [0, C]
+        primal, dual, gap = svm_objectives(X, bias, y, pb.c_rows, w_final, alpha, LOSS_HINGE)
+        if istate[_I_CONVERGED]:
+            stop_measure = float(fstate[_F_MEASURE])  # the exact bound the criterion accepted
+        else:
+            stop_measure = gap / dual if dual > 0.0 else math.nan
+        return {
+            "w": w_final,
+            "primal": primal,
+            "dual": dual,
+            "gap": gap,
+            "alpha": alpha,
+            "figures": {
+                "stop_measure": stop_measure,  # the relative accuracy bound (P - D)/D
+                "stop_ratio": stop_measure,
+                "n_steps": int(istate[_I_TAU]),  # presentations (SGD-M counts each of the mu)
+                "primal_evaluations": int(istate[_I_EVALS]),  # exact primals of the criterion
             },
-            state=lambda: copy_state(**arrays),
-            objectives=lambda: (pb.primal(w), float(fstate[_F_DUAL])),
-        )
+        }
 
-    go_on = drive(advance, status, hook, pb.max_epochs, progress)
-    n_epochs, converged = status()
-    factor = cost / (n_epochs * multiplicity)
-    w_final = u * factor  # what the kernel wrote into w, but unaffected by what a hook did
-    alpha = counts * factor  # C I_k/(N mu), in [0, C]
-    primal, dual, gap = svm_objectives(X, bias, y, pb.c_rows, w_final, alpha, LOSS_HINGE)
-    if converged:
-        stop_measure = float(fstate[_F_MEASURE])  # the exact bound the criterion accepted
-    else:
-        stop_measure = gap / dual if dual > 0.0 else math.nan
-    return Solution(
-        w=w_final,
-        n_iter=n_epochs,
-        converged=converged,
-        stop_reason=_reason(converged, go_on, n_epochs >= pb.max_epochs),
-        primal=primal,
-        dual=dual,
-        gap=gap,
-        alpha=alpha,
-        solver=solver,
-        figures={
-            "stop_measure": stop_measure,  # the relative accuracy bound (P - D)/D
-            "stop_ratio": stop_measure,
-            "n_steps": int(istate[_I_TAU]),  # presentations (SGD-M counts each of the mu)
-            "primal_evaluations": int(istate[_I_EVALS]),  # exact primals of the criterion
-        },
-    )
+    return run_primal(
+        sub, hook, solver, pb.max_epochs, advance,
+        status=lambda: (int(istate[_I_EPOCHS]), bool(istate[_I_CONVERGED])),
+        live=lambda: (w, float(fstate[_F_MEASURE]), {
+            "dual": float(fstate[_F_DUAL]),
+            "primal": float(fstate[_F_PRIMAL]),  # NaN unless the criterion computed it
+            "n_steps": int(istate[_I_TAU]),
+        }),
+        state=lambda: copy_state(**arrays),
+        objectives=lambda at: (pb.primal(at), float(fstate[_F_DUAL])),
+        result=result,
+    )  # fmt: skip
 
 
 def solve_sgd_s(sub: Subproblem, hook: Hook | None = None) -> Solution:
@@ -585,44 +578,16 @@ def solve_sgd_r(sub: Subproblem, hook: Hook | None = None) -> Solution:
         n_steps = upto - int(istate[_I_TAU])
         _sgd_random_kernel(X.indptr, X.indices, X.data, bias, y, lam, u, rng, istate, n_steps)
 
-    def status() -> tuple[int, bool]:
-        return epochs_begun(), bool(istate[_I_TAU] >= max_steps)
-
     def current_w() -> np.ndarray:
         tau = int(istate[_I_TAU])
         return u / (lam * tau) if tau > 0 else np.zeros(pb.n_weights)
 
-    def progress() -> Progress:
-        w = current_w()
-        return Progress(
-            solver=31,
-            index=sub.index,
-            iteration=epochs_begun(),
-            w=w,
-            alpha=None,
-            measure=math.nan,
-            figures={"n_steps": int(istate[_I_TAU])},
-            state=lambda: copy_state(**arrays),
-            objectives=lambda: (pb.primal(w), math.nan),
-        )
-
-    go_on = drive(advance, status, hook, -(-max_steps // n_rows), progress)
-    w = current_w()
-    steps = int(istate[_I_TAU])
-    return Solution(
-        w=w,
-        n_iter=steps // n_rows,
-        converged=False,
-        stop_reason=_reason(False, go_on, status()[1]),
-        primal=pb.primal(w),
-        solver=31,
-        figures={
-            "stop_measure": math.nan,
-            "stop_ratio": math.nan,
-            "n_steps": steps,
-            "primal_evaluations": 0,
-        },
-    )
+    return _solve_budget(
+        sub, hook, pb, 31, -(-max_steps // n_rows), advance,
+        lambda: (epochs_begun(), bool(istate[_I_TAU] >= max_steps)),
+        current_w, istate, arrays,
+        n_iter=lambda: int(istate[_I_TAU]) // n_rows,  # complete epoch equivalents
+    )  # fmt: skip
 
 
 def solve_pegasos(sub: Subproblem, hook: Hook | None = None) -> Solution:
@@ -663,39 +628,11 @@ def solve_pegasos(sub: Subproblem, hook: Hook | None = None) -> Solution:
             fstate, istate, rng, batch_rows, batch_dots, upto - int(istate[_I_TAU]),
         )  # fmt: skip
 
-    def status() -> tuple[int, bool]:
-        return epochs_done(), bool(istate[_I_TAU] >= total)
-
-    def progress() -> Progress:
-        w = v * fstate[_F_SCALE]
-        return Progress(
-            solver=30,
-            index=sub.index,
-            iteration=epochs_done(),
-            w=w,
-            alpha=None,
-            measure=math.nan,
-            figures={"n_steps": int(istate[_I_TAU])},
-            state=lambda: copy_state(**arrays),
-            objectives=lambda: (pb.primal(w), math.nan),
-        )
-
-    go_on = drive(advance, status, hook, pb.max_epochs, progress)
-    w = v * fstate[_F_SCALE]
-    return Solution(
-        w=w,
-        n_iter=epochs_done(),
-        converged=False,
-        stop_reason=_reason(False, go_on, status()[1]),
-        primal=pb.primal(w),
-        solver=30,
-        figures={
-            "stop_measure": math.nan,
-            "stop_ratio": math.nan,
-            "n_steps": int(istate[_I_TAU]),
-            "primal_evaluations": 0,
-        },
-    )
+    return _solve_budget(
+        sub, hook, pb, 30, pb.max_epochs, advance,
+        lambda: (epochs_done(), bool(istate[_I_TAU] >= total)),
+        lambda: v * fstate[_F_SCALE], istate, arrays, n_iter=epochs_done,
+    )  # fmt: skip
 
 
 __all__ = [

@@ -188,9 +188,7 @@ def neighbour_correlation_excess(indptr, indices, data, y, n_pairs, rng) -> floa
     for _ in range(n_pairs):
         i = rand_below(rng, n_rows - 1)
         for j, sign in ((i + 1, 1.0), (rand_below(rng, n_rows), -1.0)):
-            norms = rows_dot(indptr, indices, data, i, i) * rows_dot(
-                indptr, indices, data, j, j
-            )
+            norms = rows_dot(indptr, indices, data, i, i) * rows_dot(indptr, indices, data, j, j)
             if norms > 0.0:
                 q = y[i] * y[j] * rows_dot(indptr, indices, data, i, j)
                 total += sign * q / np.sqrt(norms)
@@ -269,6 +267,7 @@ def run_dual(
     solver: int,
     advance: Callable[[int], None],
     state: dict[str, np.ndarray],
+    *,
     w: np.ndarray,
     alpha: np.ndarray,
     report: Callable[[], tuple[float, dict[str, Any]]],

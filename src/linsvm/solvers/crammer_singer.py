@@ -480,7 +480,10 @@ def solve_crammer_singer(sub: Subproblem, hook: Hook | None = None) -> Solution:
         }
 
     # (the hook's w: a (K, n [+1]) view of the solver's own array, the layout of Solution.w)
-    return _dual.run_dual(sub, hook, SOLVER, advance, state, Wt.T, alpha, report, values, figures)
+    return _dual.run_dual(
+        sub, hook, SOLVER, advance, state, w=Wt.T, alpha=alpha, report=report, values=values,
+        figures=figures,
+    )  # fmt: skip
 
 
 __all__ = [

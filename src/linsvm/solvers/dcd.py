@@ -251,8 +251,8 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
         return svm_objectives(X, bias, y, C, w, np.ascontiguousarray(rec[:, _ALPHA]), loss)
 
     return _dual.run_dual(
-        sub, hook, solver, advance, state, w, rec[:, _ALPHA], report, values, pg_extremes,
-        order=(bucket_size, buckets_per_group),
+        sub, hook, solver, advance, state, w=w, alpha=rec[:, _ALPHA], report=report,
+        values=values, figures=pg_extremes, order=(bucket_size, buckets_per_group),
     )  # fmt: skip
 
 

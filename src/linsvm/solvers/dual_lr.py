@@ -260,8 +260,8 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
         }
 
     return _dual.run_dual(
-        sub, hook, 7, advance, state, w, rec[:, _A], report, values, figures,
-        order=(bucket_size, buckets_per_group),
+        sub, hook, 7, advance, state, w=w, alpha=rec[:, _A], report=report, values=values,
+        figures=figures, order=(bucket_size, buckets_per_group),
     )  # fmt: skip
 
 

@@ -472,7 +472,10 @@ def solve_oneclass(sub: Subproblem, hook: Hook | None = None) -> Solution:
     def values() -> tuple[float, float, float]:
         return oneclass_objectives(X, nu, alpha)
 
-    solution = _dual.run_dual(sub, hook, SOLVER, advance, state, w, alpha, report, values, figures)
+    solution = _dual.run_dual(
+        sub, hook, SOLVER, advance, state, w=w, alpha=alpha, report=report, values=values,
+        figures=figures,
+    )  # fmt: skip
     solution.figures["objective"] = -solution.dual  # LIBLINEAR's "Objective value", 1/2 w'w
     return solution
 

@@ -415,8 +415,8 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
         return {**violations(), "n_sv": int(np.count_nonzero(rec[:, _BETA]))}
 
     return _dual.run_dual(
-        sub, hook, solver, advance, state, w, rec[:, _BETA], report, values, figures,
-        order=(bucket_size, buckets_per_group),
+        sub, hook, solver, advance, state, w=w, alpha=rec[:, _BETA], report=report,
+        values=values, figures=figures, order=(bucket_size, buckets_per_group),
     )  # fmt: skip
 
 

@@ -142,6 +142,17 @@ def _violation(g, wj, free, shrink_above) -> float:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _deactivate(index, s, active) -> int:
+    """Shrinking: swap the feature index[s] behind the active ones index[:active]; returns the
+    new number of active features."""
+    active -= 1
+    j = index[s]
+    index[s] = index[active]
+    index[active] = j
+    return active
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _newton_step(g, h, wj, free) -> float:
     """The minimiser d of g d + h d^2 / 2 + |w_j + d| (without the |.| term when ``free``)."""
     if free:
@@ -222,7 +233,6 @@ def l1r_l2svc_kernel(
     l_f = float(max(n_rows, 1))
     n_iter = istate[SVC_ITER]
     active = istate[SVC_ACTIVE]
-    n_failures = istate[SVC_FAILURES]
     gmax_old = fstate[SVC_GMAX_OLD]
     gnorm1_init = fstate[SVC_GNORM1_INIT]
     gnorm1_new = fstate[SVC_GNORM1_NEW]
@@ -246,14 +256,12 @@ def l1r_l2svc_kernel(
             free = free_last and j == n_w - 1
             wj = w[j]
             violation = _violation(g, wj, free, gmax_old / l_f)
-            if violation < 0.0:  # shrunk: swapped behind the active features
-                active -= 1
-                index[s] = index[active]
-                index[active] = j
+            if violation < 0.0:
+                active = _deactivate(index, s, active)
                 continue
-            s += 1
             gmax_new = max(gmax_new, violation)
             gnorm1_new += violation
+            s += 1
 
             # Newton direction of the one-variable problem
             d = _newton_step(g, h, wj, free)
@@ -300,7 +308,7 @@ def l1r_l2svc_kernel(
             w[j] = wj + d
             if n_ls >= MAX_LINE_SEARCH:
                 # b holds the last trial, not w: recompute it (as LIBLINEAR)
-                n_failures += 1
+                istate[SVC_FAILURES] += 1
                 slacks(colptr, rowpos, vals, w, b)
 
         if gnorm1_init < 0.0:  # cold: the first outer iteration's 1-norm is the reference
@@ -320,7 +328,6 @@ def l1r_l2svc_kernel(
     istate[SVC_ITER] = n_iter
     istate[SVC_ACTIVE] = active
     istate[SVC_CONVERGED] = converged
-    istate[SVC_FAILURES] = n_failures
     fstate[SVC_GMAX_OLD] = gmax_old
     fstate[SVC_GNORM1_INIT] = gnorm1_init
     fstate[SVC_GNORM1_NEW] = gnorm1_new
@@ -371,9 +378,7 @@ def _lr_gradient(colptr, rowpos, vals, free_last, w, tau, D, hdiag, grad, index,
         grad[j] = g
         violation = _violation(g, w[j], free_last and j == n_w - 1, gmax_old / l_f)
         if violation < 0.0:  # outer-level shrinking
-            active -= 1
-            index[s] = index[active]
-            index[active] = j
+            active = _deactivate(index, s, active)
             continue
         s += 1
         gmax_new = max(gmax_new, violation)
@@ -406,10 +411,6 @@ def l1r_lr_kernel(
     newton_iter = istate[LR_ITER]
     converged = istate[LR_CONVERGED] != 0
     active = istate[LR_ACTIVE]
-    total_inner = istate[LR_TOTAL_INNER]
-    max_inner_seen = istate[LR_MAX_INNER_SEEN]
-    n_failures = istate[LR_FAILURES]
-    n_inner = istate[LR_LAST_INNER]
     gmax_old = fstate[LR_GMAX_OLD]
     gmax_new = fstate[LR_GMAX_NEW]
     gnorm1_init = fstate[LR_GNORM1_INIT]
@@ -479,9 +480,7 @@ def l1r_lr_kernel(
                 free = free_last and j == n_w - 1
                 violation = _violation(g, wj, free, qp_gmax_old / l_f)
                 if violation < 0.0:  # inner-level shrinking
-                    qp_active -= 1
-                    index[s] = index[qp_active]
-                    index[qp_active] = j
+                    qp_active = _deactivate(index, s, qp_active)
                     continue
                 step = _newton_step(g, h, wj, free)
                 s += 1
@@ -501,8 +500,9 @@ def l1r_lr_kernel(
                 qp_gmax_old = np.inf
                 continue
             qp_gmax_old = qp_gmax_new
-        total_inner += n_inner
-        max_inner_seen = max(max_inner_seen, n_inner)
+        istate[LR_LAST_INNER] = n_inner
+        istate[LR_TOTAL_INNER] += n_inner
+        istate[LR_MAX_INNER_SEEN] = max(istate[LR_MAX_INNER_SEEN], n_inner)
 
         # line search on w + a (wpd - w), a = 1, 1/2, ...
         delta = 0.0
@@ -559,7 +559,7 @@ def l1r_lr_kernel(
                 D[i] = C[i] * ei * inv * inv
                 loss_sum += C[i] * (max(-zi, 0.0) + tail_new[i])
         else:
-            n_failures += 1
+            istate[LR_FAILURES] += 1
             wpd[:] = w
             margins(colptr, rowpos, vals, w, z)
             loss_sum = _logistic_state(z, C, e, tail, tau, D)
@@ -578,10 +578,6 @@ def l1r_lr_kernel(
     istate[LR_ITER] = newton_iter
     istate[LR_CONVERGED] = converged
     istate[LR_ACTIVE] = active
-    istate[LR_TOTAL_INNER] = total_inner
-    istate[LR_MAX_INNER_SEEN] = max_inner_seen
-    istate[LR_FAILURES] = n_failures
-    istate[LR_LAST_INNER] = n_inner
     fstate[LR_GMAX_OLD] = gmax_old
     fstate[LR_GMAX_NEW] = gmax_new
     fstate[LR_GNORM1_INIT] = gnorm1_init

@@ -73,19 +73,8 @@ from ..objective import (
     svm_objectives,
 )
 from ..sparse_rows import sq_norm
-from ._base import (
-    CONVERGED,
-    INTERRUPTED,
-    LINE_SEARCH_FAILED,
-    MAX_ITER,
-    SMALL_REDUCTION,
-    Hook,
-    Progress,
-    Solution,
-    Subproblem,
-    ask,
-    copy_state,
-)
+from . import _base
+from ._base import Hook, Progress, Solution, Subproblem, ask, copy_state
 
 # Constants of LIBLINEAR 2.50's newton.cpp / newton.h.
 EPS_CG = 0.5  # NEWTON(..., eps_cg = 0.5): cap on the CG relative tolerance
@@ -103,7 +92,7 @@ NEWTON_LOSSES = (LOSS_LOGISTIC, LOSS_SQUARED_HINGE, LOSS_SVR_SQUARED)
 
 # Why the loop stopped, as kept in a resumable state (0: it has not).
 _RUNNING, _STOP_CONVERGED, _STOP_SMALL_REDUCTION = 0, 1, 2
-_STOP_REASONS = {_STOP_CONVERGED: CONVERGED, _STOP_SMALL_REDUCTION: SMALL_REDUCTION}
+_STOP_REASONS = {_STOP_CONVERGED: _base.CONVERGED, _STOP_SMALL_REDUCTION: _base.SMALL_REDUCTION}
 
 
 # ----------------------------------------------------------------------------- the losses
@@ -173,25 +162,9 @@ def datafit_terms(loss, z, ci, yi, p, want_value):
 
 @njit(cache=True, nogil=True)
 def newton_value_grad(
-    indptr,
-    indices,
-    data,
-    bias,
-    y,
-    C,
-    rows,
-    loss,
-    p,
-    reg_bias,
-    w,
-    z,
-    compute_z,
-    want_value,
-    g,
-    M,
-    sel,
-    dsel,
-):
+    indptr, indices, data, bias, y, C, rows, loss, p, reg_bias, w, z, compute_z, want_value, g,
+    M, sel, dsel,
+):  # fmt: skip
     """One pass over the rows: loss value, gradient, Hessian selection and preconditioner.
 
     Rows visited: ``rows`` (those with C_i > 0). With ``compute_z`` the z_i (``datafit_z`` of
@@ -247,24 +220,9 @@ def newton_value_grad(
 
 @njit(cache=True, nogil=True)
 def value_grad(
-    indptr,
-    indices,
-    data,
-    bias,
-    y,
-    C,
-    rows,
-    loss,
-    reg_bias,
-    w,
-    margins,
-    compute_margins,
-    want_value,
-    g,
-    M,
-    sel,
-    dsel,
-):
+    indptr, indices, data, bias, y, C, rows, loss, reg_bias, w, margins, compute_margins,
+    want_value, g, M, sel, dsel,
+):  # fmt: skip
     """``newton_value_grad`` for the classification losses (margins z_i = y_i w'x_i)."""
     return newton_value_grad(
         indptr, indices, data, bias, y, C, rows, loss, 0.0, reg_bias, w, margins,
@@ -360,24 +318,8 @@ def pcg(indptr, indices, data, bias, sel, dsel, n_sel, reg_bias, g, M, eps_cg, s
 
 @njit(cache=True, nogil=True)
 def line_search_and_update(
-    indptr,
-    indices,
-    data,
-    bias,
-    y,
-    C,
-    rows,
-    loss,
-    p,
-    reg_bias,
-    w,
-    z,
-    dz,
-    s,
-    g,
-    f_old,
-    init_step,
-):
+    indptr, indices, data, bias, y, C, rows, loss, p, reg_bias, w, z, dz, s, g, f_old, init_step,
+):  # fmt: skip
     """Backtracking line search along s from ``init_step``; on success update w and z.
 
     Accepts the first step a (halving up to MAX_LINE_SEARCH times) with
@@ -588,16 +530,16 @@ def run_newton(
     if stop != _RUNNING:
         stop_reason = _STOP_REASONS[stop]
     elif line_search_failed:
-        stop_reason = LINE_SEARCH_FAILED
+        stop_reason = _base.LINE_SEARCH_FAILED
     elif not went_on:
-        stop_reason = INTERRUPTED
+        stop_reason = _base.INTERRUPTED
     else:
-        stop_reason = MAX_ITER
+        stop_reason = _base.MAX_ITER
     primal, dual, gap, alpha = bounds(w, f)
     return Solution(
         w=w,
         n_iter=n_iter,
-        converged=stop_reason == CONVERGED,
+        converged=stop_reason == _base.CONVERGED,
         stop_reason=stop_reason,
         primal=primal,
         dual=dual,

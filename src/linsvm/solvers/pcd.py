@@ -125,9 +125,6 @@ def pcd_kernel(colptr, rowpos, vals, C, c_step, H, w, b, index, rng, saved, max_
     n_w = w.shape[0]
     n_outer = istate[I_OUTER]
     converged = istate[I_CONVERGED] != 0
-    n_backtrack = istate[I_BACKTRACK]
-    n_eval = istate[I_EVAL]
-    n_checks = istate[I_CHECKS]
     measure = fstate[F_MEASURE]
     stop = min(max_iter, n_outer + n_more)
     while n_outer < stop and not converged:
@@ -162,7 +159,7 @@ def pcd_kernel(colptr, rowpos, vals, C, c_step, H, w, b, index, rng, saved, max_
                         b[i] = bo - z * vals[k]
                     break
                 change = wj * z + (0.5 + SIGMA) * z * z
-                n_eval += 1
+                istate[I_EVAL] += 1
                 for k in range(k0, k1):
                     i = np.uint64(rowpos[k])
                     v = vals[k]
@@ -180,19 +177,16 @@ def pcd_kernel(colptr, rowpos, vals, C, c_step, H, w, b, index, rng, saved, max_
                 if change <= 0.0:
                     break
                 lam *= BETA
-                n_backtrack += 1
+                istate[I_BACKTRACK] += 1
             w[j] = wj + z
         n_outer += 1
         measure = np.sqrt(sumsq)
         if measure <= tol:  # the sweep measure triggers the exact test
-            n_checks += 1
+            istate[I_CHECKS] += 1
             if gradient_norm(colptr, rowpos, vals, C, c_step, w, b) <= tol:
                 converged = True
     istate[I_OUTER] = n_outer
     istate[I_CONVERGED] = converged
-    istate[I_BACKTRACK] = n_backtrack
-    istate[I_EVAL] = n_eval
-    istate[I_CHECKS] = n_checks
     fstate[F_MEASURE] = measure
 
 

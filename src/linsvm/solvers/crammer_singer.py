@@ -31,7 +31,7 @@ start's tolerance.
 
 The kernel keeps all its state in arrays (weights, dual variables, each row's class
 permutation and active count, the active rows, the counters, the shrinking tolerance and the
-generator), so ``solve_crammer_singer`` runs it through ``_base.drive`` a batch of outer
+generator), so ``solve_crammer_singer`` runs it through ``_dual.run_dual`` a batch of outer
 iterations at a time: the result does not depend on the batching, Ctrl-C and checkpoints act
 between batches, and ``Progress.state()`` resumes to the same model bit for bit.
 

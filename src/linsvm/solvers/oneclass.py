@@ -44,7 +44,7 @@ keeps the candidates beyond a threshold estimated from a sample of 512 values (o
 comparisons), then quick-selects among them (same result, about a third of the cost).
 
 The kernel keeps its state in arrays (alpha, w, the active rows, the counters and the last
-gradient extremes), so ``solve_oneclass`` runs it through ``_base.drive`` a batch of outer
+gradient extremes), so ``solve_oneclass`` runs it through ``_dual.run_dual`` a batch of outer
 iterations at a time; its O(l) scratch arrays are allocated once per solve.
 """
 

@@ -206,19 +206,6 @@ def check_seed(seed) -> int:
     return int(seed)
 
 
-def restore(state: dict, arrays: dict[str, np.ndarray]) -> None:
-    """Copy a checkpoint's arrays into the solver's own (same names, shapes and dtypes)."""
-    for name, target in arrays.items():
-        if name not in state:
-            raise InvalidInputError(f"resume state lacks {name!r}")
-        value = np.asarray(state[name])
-        if value.shape != target.shape:
-            raise InvalidInputError(
-                f"resume state {name!r} has shape {value.shape}, expected {target.shape}"
-            )
-        target[...] = value
-
-
 def stop_reason(converged: bool, went_on: bool, finished: bool) -> str:
     """Why a run stopped: a run that converged or reached its cap (``finished``) is complete,
     even if the hook then asked to stop."""

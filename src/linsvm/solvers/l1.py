@@ -77,7 +77,7 @@ from numba import njit
 from ..errors import InvalidInputError
 from ..objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE, l1_primal_value
 from . import _columns as cc
-from ._base import Hook, Solution, Subproblem, copy_state
+from ._base import Hook, Solution, Subproblem, copy_state, restore_state
 from ._columns import column_curvature, margins, slacks, squared_hinge_column
 from ._random import new_state, shuffle
 
@@ -605,7 +605,7 @@ def _ratio(measure: float, reference: float) -> float:
 
 
 def _restore_with_history(state: dict, arrays: dict[str, np.ndarray], history: np.ndarray):
-    cc.restore(state, arrays)
+    restore_state(arrays, state)
     if "history" in state:
         saved = np.asarray(state["history"])
         if saved.shape[0] > history.shape[0]:

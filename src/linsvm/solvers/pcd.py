@@ -78,7 +78,7 @@ from numba import njit
 
 from ..objective import LOSS_SQUARED_HINGE, squared_hinge_dual_point, svm_objectives
 from . import _columns as cc
-from ._base import Hook, Solution, Subproblem, copy_state
+from ._base import Hook, Solution, Subproblem, copy_state, restore_state
 from ._columns import squared_hinge_column
 from ._random import new_state, shuffle
 
@@ -236,9 +236,9 @@ def solve_pcd(sub: Subproblem, hook: Hook | None = None) -> Solution:
     index = np.arange(n_w)
     rng = new_state(seed)
     if sub.resume is not None:
-        cc.restore(
-            sub.resume,
+        restore_state(
             {"w": w, "b": b, "index": index, "rng": rng, "istate": istate, "fstate": fstate},
+            sub.resume,
         )
     elif sub.w0 is not None:
         w0 = cc.check_w0(sub.w0, n_w)

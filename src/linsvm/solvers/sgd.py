@@ -121,8 +121,8 @@ from ..data import as_csr
 from ..errors import InvalidInputError
 from ..objective import LOSS_HINGE, hinge_dual_value_at, loss_value, primal_value, svm_objectives
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm, sq_norm
-from ._base import Hook, Solution, Subproblem, copy_state
-from ._columns import restore, run_primal
+from ._base import Hook, Solution, Subproblem, copy_state, restore_state
+from ._columns import run_primal
 from ._random import new_state, rand_below, shuffle
 
 # Defaults: measured, see the module docstring and benchmarks/RESULTS-sgd-defaults.md.
@@ -475,7 +475,7 @@ def _solve_epochs(sub: Subproblem, hook: Hook | None, solver: int, multiplicity:
     arrays = {"u": u, "counts": counts, "order": order, "rng": rng, "istate": istate,
               "fstate": fstate, "w": w}  # fmt: skip
     if sub.resume is not None:
-        restore(sub.resume, arrays)
+        restore_state(arrays, sub.resume)
 
     def advance(n_epochs: int) -> None:
         _sgd_epochs_kernel(
@@ -568,7 +568,7 @@ def solve_sgd_r(sub: Subproblem, hook: Hook | None = None) -> Solution:
     istate = np.zeros(5, dtype=np.int64)
     arrays = {"u": u, "rng": rng, "istate": istate}
     if sub.resume is not None:
-        restore(sub.resume, arrays)
+        restore_state(arrays, sub.resume)
 
     def epochs_begun() -> int:
         return -(-int(istate[_I_TAU]) // n_rows)
@@ -616,7 +616,7 @@ def solve_pegasos(sub: Subproblem, hook: Hook | None = None) -> Solution:
     batch_dots = np.empty(batch_size)
     arrays = {"v": v, "fstate": fstate, "istate": istate, "rng": rng}
     if sub.resume is not None:
-        restore(sub.resume, arrays)
+        restore_state(arrays, sub.resume)
 
     def epochs_done() -> int:
         return int(istate[_I_TAU]) * batch_size // n_rows

@@ -40,6 +40,7 @@ from .interrupts import StopRequest, stop_on_signals
 from .model import Model
 from .solvers import SOLVERS, Hook, Progress, Solution, SolverSpec, Subproblem
 from .solvers._base import chain_hooks
+from .solvers.svr import check_p
 
 # How often the main thread looks for signals while worker threads train.
 SIGNAL_POLL_SECONDS = 0.1
@@ -433,12 +434,7 @@ def _regression_problem(X, y, params: solvers.Parameters, sw, class_weight, p, s
         raise InvalidInputError("class weights (-wi) apply to classification, not regression")
     if y.dtype.kind not in "iuf":
         raise InvalidInputError(f"regression targets must be numbers, got dtype {y.dtype}")
-    try:
-        p = float(p)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"p must be a number, got {p!r}") from None
-    if not (np.isfinite(p) and p >= 0):
-        raise InvalidInputError(f"p must be >= 0, got {p}")
+    p = check_p(p)
     cost = np.full(X.shape[0], params.C) if sw is None else params.C * sw
     sub = Subproblem(
         X,

@@ -231,16 +231,12 @@ def l1r_l2svc_kernel(
     n_w = w.shape[0]
     record = history.shape[0] > 0
     l_f = float(max(n_rows, 1))
-    n_iter = istate[SVC_ITER]
     active = istate[SVC_ACTIVE]
     gmax_old = fstate[SVC_GMAX_OLD]
     gnorm1_init = fstate[SVC_GNORM1_INIT]
-    gnorm1_new = fstate[SVC_GNORM1_NEW]
-    gmax_new = fstate[SVC_GMAX_NEW]
-    converged = istate[SVC_CONVERGED] != 0
-    stop = min(max_iter, n_iter + n_outer)
+    stop = min(max_iter, istate[SVC_ITER] + n_outer)
 
-    while n_iter < stop and not converged:
+    while istate[SVC_ITER] < stop and not istate[SVC_CONVERGED]:
         gmax_new = 0.0
         gnorm1_new = 0.0
         shuffle(index, 0, active, rng)
@@ -311,27 +307,25 @@ def l1r_l2svc_kernel(
                 istate[SVC_FAILURES] += 1
                 slacks(colptr, rowpos, vals, w, b)
 
+        fstate[SVC_GNORM1_NEW] = gnorm1_new
+        fstate[SVC_GMAX_NEW] = gmax_new
         if gnorm1_init < 0.0:  # cold: the first outer iteration's 1-norm is the reference
             gnorm1_init = gnorm1_new
         if record:
-            history[n_iter] = _l2svc_objective(w, b, C, free_last)
-        n_iter += 1
+            history[istate[SVC_ITER]] = _l2svc_objective(w, b, C, free_last)
+        istate[SVC_ITER] += 1
         if gnorm1_new <= eps * gnorm1_init:
             if active == n_w:
-                converged = True
+                istate[SVC_CONVERGED] = 1
                 break
             active = n_w
             gmax_old = np.inf
             continue
         gmax_old = gmax_new
 
-    istate[SVC_ITER] = n_iter
     istate[SVC_ACTIVE] = active
-    istate[SVC_CONVERGED] = converged
     fstate[SVC_GMAX_OLD] = gmax_old
     fstate[SVC_GNORM1_INIT] = gnorm1_init
-    fstate[SVC_GNORM1_NEW] = gnorm1_new
-    fstate[SVC_GMAX_NEW] = gmax_new
 
 
 @njit(cache=True, nogil=True)
@@ -408,8 +402,6 @@ def l1r_lr_kernel(
     n_w = w.shape[0]
     l_f = float(max(n_rows, 1))
 
-    newton_iter = istate[LR_ITER]
-    converged = istate[LR_CONVERGED] != 0
     active = istate[LR_ACTIVE]
     gmax_old = fstate[LR_GMAX_OLD]
     gmax_new = fstate[LR_GMAX_NEW]
@@ -429,16 +421,16 @@ def l1r_lr_kernel(
             w_norm -= abs(w[n_w - 1])
         loss_sum = _logistic_state(z, C, e, tail, tau, D)
         history[0] = w_norm + loss_sum
-        if newton_iter < max_newton_iter:
+        if istate[LR_ITER] < max_newton_iter:
             active, gmax_new, gnorm1_new = _lr_gradient(
                 colptr, rowpos, vals, free_last, w, tau, D, hdiag, grad, index, gmax_old, l_f
             )
             if gnorm1_init < 0.0:  # cold: the first Newton iteration's 1-norm
                 gnorm1_init = gnorm1_new
-            converged = gnorm1_new <= eps * gnorm1_init
+            istate[LR_CONVERGED] = gnorm1_new <= eps * gnorm1_init
 
-    stop = min(max_newton_iter, newton_iter + n_newton)
-    while newton_iter < stop and not converged:
+    stop = min(max_newton_iter, istate[LR_ITER] + n_newton)
+    while istate[LR_ITER] < stop and not istate[LR_CONVERGED]:
         # minimise the quadratic model + ||.||_1 over wpd by CD on the active features
         n_inner = 0
         qp_gmax_old = np.inf
@@ -566,17 +558,15 @@ def l1r_lr_kernel(
 
         if n_inner == 1:
             inner_eps *= LR_INNER_EPS_SHRINK
-        newton_iter += 1
+        istate[LR_ITER] += 1
         gmax_old = gmax_new
-        history[newton_iter] = w_norm + loss_sum
-        if newton_iter < max_newton_iter:  # the next iteration's gradient and stopping test
+        history[istate[LR_ITER]] = w_norm + loss_sum
+        if istate[LR_ITER] < max_newton_iter:  # the next iteration's gradient and stopping test
             active, gmax_new, gnorm1_new = _lr_gradient(
                 colptr, rowpos, vals, free_last, w, tau, D, hdiag, grad, index, gmax_old, l_f
             )
-            converged = gnorm1_new <= eps * gnorm1_init
+            istate[LR_CONVERGED] = gnorm1_new <= eps * gnorm1_init
 
-    istate[LR_ITER] = newton_iter
-    istate[LR_CONVERGED] = converged
     istate[LR_ACTIVE] = active
     fstate[LR_GMAX_OLD] = gmax_old
     fstate[LR_GMAX_NEW] = gmax_new

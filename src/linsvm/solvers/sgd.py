@@ -507,14 +507,18 @@ def _solve_epochs(sub: Subproblem, hook: Hook | None, solver: int, multiplicity:
             },
         }
 
-    return run_primal(
-        sub, hook, solver, pb.max_epochs, advance,
-        status=lambda: (int(istate[_I_EPOCHS]), bool(istate[_I_CONVERGED])),
-        live=lambda: (w, float(fstate[_F_MEASURE]), {
+    def live() -> tuple[np.ndarray, float, dict]:
+        figures = {
             "dual": float(fstate[_F_DUAL]),
             "primal": float(fstate[_F_PRIMAL]),  # NaN unless the criterion computed it
             "n_steps": int(istate[_I_TAU]),
-        }),
+        }
+        return w, float(fstate[_F_MEASURE]), figures
+
+    return run_primal(
+        sub, hook, solver, pb.max_epochs, advance,
+        status=lambda: (int(istate[_I_EPOCHS]), bool(istate[_I_CONVERGED])),
+        live=live,
         state=lambda: copy_state(**arrays),
         objectives=lambda at: (pb.primal(at), float(fstate[_F_DUAL])),
         result=result,

@@ -30,6 +30,7 @@ from ..objective import LOSS_HINGE, LOSS_SQUARED_HINGE, svm_objectives
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
 from . import _dual
 from ._base import Hook, Solution, Subproblem
+from ._columns import check_w0
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER, prefetch_ahead, reset_active, visiting_order
 from ._random import new_state
 
@@ -159,8 +160,9 @@ def dcd_svm_kernel(
 
 
 @njit(cache=True, nogil=True)
-def _prepare(indptr, indices, data, bias, y, C, loss, alpha0, w, rec, index_dtype):
-    """Fill the per-row records; w from alpha0 (warm start); return the trainable rows."""
+def _prepare(indptr, indices, data, bias, y, C, loss, alpha0, add_to_w, w, rec, index_dtype):
+    """Fill the per-row records; with ``add_to_w``, w += sum_i y_i alpha0_i x_i (warm start);
+    return the trainable rows."""
     for i in range(y.shape[0]):
         sq = row_sq_norm(indptr, data, bias, i)
         a = 0.0
@@ -178,7 +180,7 @@ def _prepare(indptr, indices, data, bias, y, C, loss, alpha0, w, rec, index_dtyp
         rec[i, _QBAR] = sq + diag
         rec[i, _Y] = y[i]
         rec[i, _BOUND_OR_DIAG] = bound_or_diag
-        if a != 0.0:
+        if add_to_w and a != 0.0:
             row_axpy(indptr, indices, data, bias, i, y[i] * a, w)
     return _dual.rows_with_cost(C, index_dtype)
 
@@ -200,6 +202,13 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     per-row cost (0 drops the row); sub.eps: the stopping tolerance on the projected gradient;
     sub.alpha0: (l,) a warm start, projected into the bounds. Options: ``shrinking`` (True),
     ``bucket_size`` and ``buckets_per_group`` (None: ``choose_order``'s).
+
+    A partition of a larger problem (blocks of data larger than memory, workers): with
+    ``sub.w0`` given too, w starts at w0 instead of sum_i y_i alpha0_i x_i over these rows.
+    The caller vouches that w0 = sum_j y_j alpha_j x_j over ALL rows of the larger problem,
+    these rows' feasible alpha0 included; the solver then minimises the larger problem's dual
+    over these rows' alpha only, and the returned w is the larger problem's (its change is
+    the partition's delta w). Primal, dual and gap then score these rows only against that w.
 
     Solution.alpha: (l,) the dual variables; figures: ``pg_max``, ``pg_min`` (the projected
     gradient's extremes in the last outer iteration), ``bucket_size``, ``buckets_per_group``
@@ -223,9 +232,14 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     if alpha0 is None:
         alpha0 = np.zeros(n_rows)
     w = np.zeros(sub.n_weights)
+    partition = sub.w0 is not None
+    if partition:
+        w[:] = check_w0(sub.w0, sub.n_weights)
     rec = np.empty((n_rows, 4))
     index_dtype = _dual.row_index_dtype(n_rows)
-    trainable = _prepare(X.indptr, X.indices, X.data, bias, y, C, loss, alpha0, w, rec, index_dtype)
+    trainable = _prepare(
+        X.indptr, X.indices, X.data, bias, y, C, loss, alpha0, not partition, w, rec, index_dtype
+    )
     active, removed = _dual.active_set(trainable, n_rows)
     fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
     istate = np.array([trainable.shape[0], 0, 0], dtype=np.int64)

@@ -402,12 +402,11 @@ def l1r_lr_kernel(
     n_w = w.shape[0]
     l_f = float(max(n_rows, 1))
 
+    # the state read most, as locals (written back on return); the rest is used in place
     active = istate[LR_ACTIVE]
-    gmax_old = fstate[LR_GMAX_OLD]
     gmax_new = fstate[LR_GMAX_NEW]
     gnorm1_init = fstate[LR_GNORM1_INIT]
     gnorm1_new = fstate[LR_GNORM1_NEW]
-    inner_eps = fstate[LR_INNER_EPS]
     w_norm = fstate[LR_W_NORM]
     wpd[:] = w
 
@@ -423,8 +422,9 @@ def l1r_lr_kernel(
         history[0] = w_norm + loss_sum
         if istate[LR_ITER] < max_newton_iter:
             active, gmax_new, gnorm1_new = _lr_gradient(
-                colptr, rowpos, vals, free_last, w, tau, D, hdiag, grad, index, gmax_old, l_f
-            )
+                colptr, rowpos, vals, free_last, w, tau, D, hdiag, grad, index,
+                fstate[LR_GMAX_OLD], l_f,
+            )  # fmt: skip
             if gnorm1_init < 0.0:  # cold: the first Newton iteration's 1-norm
                 gnorm1_init = gnorm1_new
             istate[LR_CONVERGED] = gnorm1_new <= eps * gnorm1_init
@@ -485,7 +485,7 @@ def l1r_lr_kernel(
                 for k in range(k0, k1):
                     xtd[np.uint64(rowpos[k])] += step * vals[k]
             n_inner += 1
-            if qp_gnorm1_new <= inner_eps * gnorm1_init:
+            if qp_gnorm1_new <= fstate[LR_INNER_EPS] * gnorm1_init:
                 if qp_active == active:
                     break
                 qp_active = active  # reactivate and go on
@@ -557,22 +557,21 @@ def l1r_lr_kernel(
             loss_sum = _logistic_state(z, C, e, tail, tau, D)
 
         if n_inner == 1:
-            inner_eps *= LR_INNER_EPS_SHRINK
+            fstate[LR_INNER_EPS] *= LR_INNER_EPS_SHRINK
         istate[LR_ITER] += 1
-        gmax_old = gmax_new
+        fstate[LR_GMAX_OLD] = gmax_new
         history[istate[LR_ITER]] = w_norm + loss_sum
         if istate[LR_ITER] < max_newton_iter:  # the next iteration's gradient and stopping test
             active, gmax_new, gnorm1_new = _lr_gradient(
-                colptr, rowpos, vals, free_last, w, tau, D, hdiag, grad, index, gmax_old, l_f
-            )
+                colptr, rowpos, vals, free_last, w, tau, D, hdiag, grad, index,
+                fstate[LR_GMAX_OLD], l_f,
+            )  # fmt: skip
             istate[LR_CONVERGED] = gnorm1_new <= eps * gnorm1_init
 
     istate[LR_ACTIVE] = active
-    fstate[LR_GMAX_OLD] = gmax_old
     fstate[LR_GMAX_NEW] = gmax_new
     fstate[LR_GNORM1_INIT] = gnorm1_init
     fstate[LR_GNORM1_NEW] = gnorm1_new
-    fstate[LR_INNER_EPS] = inner_eps
     fstate[LR_W_NORM] = w_norm
 
 

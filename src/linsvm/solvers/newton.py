@@ -476,6 +476,11 @@ def run_newton(
     n_cg = 0
     step = 0.0
 
+    def state() -> dict[str, np.ndarray]:
+        table = np.array(history, dtype=np.float64).reshape(-1, 5)
+        scalars = {"f": f, "grad_norm0": grad_norm0, "n_iter": n_iter, "n_cg_total": n_cg_total}
+        return copy_state(w=w, z=z, **scalars, stop=stop, history=table)
+
     def progress() -> Progress:
         if grad_norm0 > 0:
             measure = grad_norm / grad_norm0
@@ -495,10 +500,7 @@ def run_newton(
                 "n_cg": int(n_cg),
                 "step": float(step),
             },
-            state=lambda: copy_state(
-                w=w, z=z, f=f, grad_norm0=grad_norm0, n_iter=n_iter, n_cg_total=n_cg_total,
-                stop=stop, history=np.array(history, dtype=np.float64).reshape(-1, 5),
-            ),  # fmt: skip
+            state=state,
             objectives=lambda: bounds(w, f)[:2],
         )
 

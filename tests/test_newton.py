@@ -592,9 +592,12 @@ def test_stop_asked_at_the_last_iteration_keeps_the_rule():
     assert last.stop_reason == CONVERGED
     # resuming a finished state does nothing more
     _same_solution(solve_l2svc_primal(sub.but(resume=captured["state"])), full)
-    # at the cap the stop is the hook's
+    # at the cap the run is complete (the uninterrupted run's result): the cap's reason
     capped = solve_l2svc_primal(sub.but(max_iter=2), _stop_at(2, {}))
-    assert capped.stop_reason == INTERRUPTED and capped.n_iter == 2
+    assert capped.stop_reason == MAX_ITER and capped.n_iter == 2
+    # before the cap the stop is the hook's
+    stopped = solve_l2svc_primal(sub.but(max_iter=3), _stop_at(2, {}))
+    assert stopped.stop_reason == INTERRUPTED and stopped.n_iter == 2
 
 
 def test_progress_measure_is_relative_gradient_norm():

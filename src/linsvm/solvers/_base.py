@@ -177,6 +177,15 @@ class Progress:
 Hook = Callable[[Progress], "bool | None"]
 
 
+def stop_reason(converged: bool, went_on: bool, finished: bool) -> str:
+    """Why a run stopped. A run that converged or reached its cap (``finished``) is complete
+    even if the hook then asked to stop: its result is the uninterrupted run's, so it is not
+    reported as interrupted (and a fallback at the cap still follows)."""
+    if converged:
+        return CONVERGED
+    return MAX_ITER if went_on or finished else INTERRUPTED
+
+
 def wants_every_iteration(hook: Hook | None) -> bool:
     return hook is not None and getattr(hook, "every_iteration", True)
 

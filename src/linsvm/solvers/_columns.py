@@ -20,7 +20,7 @@ from numba import njit
 
 from ..data import as_csr
 from ..errors import InvalidInputError
-from ._base import CONVERGED, INTERRUPTED, MAX_ITER, Hook, Progress, Solution, Subproblem, drive
+from ._base import Hook, Progress, Solution, Subproblem, drive, stop_reason
 
 
 @njit(cache=True, nogil=True)
@@ -204,14 +204,6 @@ def check_seed(seed) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise InvalidInputError(f"seed must be an integer, got {seed!r}")
     return int(seed)
-
-
-def stop_reason(converged: bool, went_on: bool, finished: bool) -> str:
-    """Why a run stopped: a run that converged or reached its cap (``finished``) is complete,
-    even if the hook then asked to stop."""
-    if converged:
-        return CONVERGED
-    return MAX_ITER if went_on or finished else INTERRUPTED
 
 
 def run_primal(

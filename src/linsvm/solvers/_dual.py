@@ -315,14 +315,13 @@ def run_dual(
         progress,
     )
     converged = bool(istate[I_CONVERGED])
+    finished = int(istate[I_ITER]) >= sub.max_iter
     primal, dual, gap = values()
     return Solution(
         w=np.ascontiguousarray(w),
         n_iter=int(istate[I_ITER]),
         converged=converged,
-        stop_reason=(
-            _base.CONVERGED if converged else (_base.MAX_ITER if went_on else _base.INTERRUPTED)
-        ),
+        stop_reason=_base.stop_reason(converged, went_on, finished),
         primal=primal,
         dual=dual,
         gap=gap,

@@ -687,9 +687,9 @@ def solve_l1r_l2svc(sub: Subproblem, hook: Hook | None = None) -> Solution:
         fstate = np.array([np.inf, -1.0, 0.0, 0.0])
         return np.arange(n_w), new_state(seed), istate, fstate
 
-    def run(n_outer, w, b, index, rng, istate, fstate, history):
+    def run(n_outer, w, b, index, rng, istate, fstate, history, cap=max_iter):
         l1r_l2svc_kernel(
-            colptr, rowpos, vals, Cr, c_step, xj_sq, free_last, eps, max_iter, n_outer, rng,
+            colptr, rowpos, vals, Cr, c_step, xj_sq, free_last, eps, cap, n_outer, rng,
             w, b, index, istate, fstate, history,
         )  # fmt: skip
 
@@ -707,7 +707,8 @@ def solve_l1r_l2svc(sub: Subproblem, hook: Hook | None = None) -> Solution:
         w0 = cc.check_w0(sub.w0, n_w)
         # the cold start's first outer iteration (same seed), run for its 1-norm and discarded
         p_index, p_rng, p_istate, p_fstate = fresh_state()
-        run(1, w, b, p_index, p_rng, p_istate, p_fstate, np.zeros(0))
+        # (its own cap of one: a warm start with max_iter=0 still gets its reference)
+        run(1, w, b, p_index, p_rng, p_istate, p_fstate, np.zeros(0), cap=1)
         reference = p_fstate[SVC_GNORM1_INIT]
         if reference > 0.0:
             w[:] = w0

@@ -533,10 +533,8 @@ def run_newton(
         stop_reason = _STOP_REASONS[stop]
     elif line_search_failed:
         stop_reason = _base.LINE_SEARCH_FAILED
-    elif not went_on:
-        stop_reason = _base.INTERRUPTED
     else:
-        stop_reason = _base.MAX_ITER
+        stop_reason = _base.stop_reason(False, went_on, n_iter >= max_iter)
     primal, dual, gap, alpha = bounds(w, f)
     return Solution(
         w=w,

@@ -46,7 +46,10 @@ def fingerprint(X, y, sample_weight) -> dict[str, Any]:
     for part in (X.indptr, X.indices, X.data):
         crc = zlib.crc32(np.ascontiguousarray(part).view(np.uint8), crc)
     labels = np.asarray(y)
-    label_crc = zlib.crc32(repr(labels.tolist()).encode())
+    if labels.dtype.kind in "biuf":
+        label_crc = zlib.crc32(np.ascontiguousarray(labels, dtype=np.float64))
+    else:  # strings, objects: by their text
+        label_crc = zlib.crc32(repr(labels.tolist()).encode())
     weight_crc = (
         0 if sample_weight is None else zlib.crc32(np.ascontiguousarray(sample_weight, float))
     )

@@ -249,19 +249,22 @@ def train(
         problem = _classification_problem(X, y, params, sw, class_weight, seed, options)
     problem.apply_starts(warm_start, init_sol)
 
-    meta = {
-        "solver": spec.number,
-        "C": params.C,
-        "eps": params.eps,
-        "bias": params.bias,
-        "max_iter": params.max_iter,
-        "regularize_bias": params.regularize_bias,
-        "seed": int(seed),
-        "options": problem.subproblems[0].options,
-        "class_weight": sorted((repr(k), float(v)) for k, v in (class_weight or {}).items()),
-        "warm_start": warm_start is not None or init_sol is not None,
-        "data": fingerprint(X, y if y is not None else np.zeros(0), sw),
-    }
+    meta = None
+    if checkpoint is not None or resume is not None:
+        # what identifies the run (a pass over the data: only when checkpoints are used)
+        meta = {
+            "solver": spec.number,
+            "C": params.C,
+            "eps": params.eps,
+            "bias": params.bias,
+            "max_iter": params.max_iter,
+            "regularize_bias": params.regularize_bias,
+            "seed": int(seed),
+            "options": problem.subproblems[0].options,
+            "class_weight": sorted((repr(k), float(v)) for k, v in (class_weight or {}).items()),
+            "warm_start": warm_start is not None or init_sol is not None,
+            "data": fingerprint(X, y if y is not None else np.zeros(0), sw),
+        }
     resumed = Resume(resume) if resume is not None else None
     if resumed is not None:
         resumed.check(meta)

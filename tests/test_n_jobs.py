@@ -13,7 +13,7 @@ import linsvm
 from linsvm.cli import main as cli_main
 from linsvm.errors import InvalidInputError
 from linsvm.io import write_libsvm
-from linsvm.training import effective_n_jobs
+from linsvm.parallel import effective_n_jobs
 
 
 def _four_classes(seed: int = 0, n_rows: int = 240, n_features: int = 12):

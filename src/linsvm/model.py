@@ -22,6 +22,7 @@ from .io.model_file import (
     read_model_file,
     write_model_file,
 )
+from .parallel import for_row_chunks
 from .solvers import ONECLASS, REGRESSION, SOLVERS
 from .solvers._base import INTERRUPTED, Solution
 
@@ -118,17 +119,24 @@ class Model:
     def kind(self) -> str:
         return SOLVERS[self.solver].kind
 
-    def decision_function(self, X) -> np.ndarray:
+    def decision_function(self, X, n_jobs: int | None = -1) -> np.ndarray:
         """Decision values: shape (n_samples,) for one weight vector, else (n_samples, n_w).
 
         Features beyond the model's ``n_features`` are ignored, as LIBLINEAR does; missing
         trailing features count as zeros. For one-class models ``rho`` is subtracted.
+        ``n_jobs``: threads over rows for sparse X (joblib's convention; default all cores).
+        Every row is computed on its own, so the values do not depend on it.
         """
         offset = self.intercept_ - self.rho
         if sp.issparse(X):
             X = as_csr(X)
             out = np.empty((X.shape[0], self.coef_.shape[0]))
-            _sparse_decision(X.indptr, X.indices, X.data, self.coef_, offset, out)
+            indptr, indices, data, coef = X.indptr, X.indices, X.data, self.coef_
+
+            def rows(r0: int, r1: int) -> None:
+                _sparse_decision(indptr[r0 : r1 + 1], indices, data, coef, offset, out[r0:r1])
+
+            for_row_chunks(indptr, n_jobs, rows)
         else:
             X = np.asarray(X, dtype=np.float64)
             if X.ndim != 2:
@@ -139,9 +147,10 @@ class Model:
             out = X[:, :m] @ self.coef_[:, :m].T + offset
         return out[:, 0] if out.shape[1] == 1 else out
 
-    def predict(self, X) -> np.ndarray:
-        """Predicted labels (classification), values (regression) or +1/-1 (one-class)."""
-        dec = self.decision_function(X)
+    def predict(self, X, n_jobs: int | None = -1) -> np.ndarray:
+        """Predicted labels (classification), values (regression) or +1/-1 (one-class).
+        ``n_jobs`` as for ``decision_function``."""
+        dec = self.decision_function(X, n_jobs)
         if self.kind == REGRESSION:
             return dec
         if self.kind == ONECLASS:
@@ -160,18 +169,19 @@ class Model:
         """Logistic regression (-s 0, 6, 7): the only models with probability estimates."""
         return SOLVERS[self.solver].probability
 
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X, n_jobs: int | None = -1) -> np.ndarray:
         """Class probabilities, shape (n_samples, n_classes), columns in ``labels_`` order.
 
         As LIBLINEAR's ``predict_probability``: the logistic sigmoid of each decision value;
         for two classes p(labels_[0]) = sigma(dec) and p(labels_[1]) = 1 - that; for more, the
         one-vs-rest sigmoids normalised to sum to one. Logistic-regression models only.
+        ``n_jobs`` as for ``decision_function``.
         """
         if not self.is_probability_model:
             raise InvalidInputError(
                 "probability output is only supported for logistic regression (-s 0, 6, 7)"
             )
-        dec = self.decision_function(X)
+        dec = self.decision_function(X, n_jobs)
         if dec.ndim == 1:
             first = _sigmoid(dec)
             return np.column_stack([first, 1.0 - first])

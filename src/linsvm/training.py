@@ -38,6 +38,7 @@ from .data import as_csr, check_labels, check_sample_weight, group_labels
 from .errors import InvalidInputError
 from .interrupts import StopRequest, stop_on_signals
 from .model import Model
+from .parallel import effective_n_jobs
 from .solvers import SOLVERS, Hook, Progress, Solution, SolverSpec, Subproblem
 from .solvers._base import chain_hooks
 from .solvers.svr import check_p
@@ -53,18 +54,6 @@ class ConvergenceWarning(UserWarning):
 class TrainingInterrupted(UserWarning):
     """Training was stopped by a signal (Ctrl-C, SIGTERM) or a hook: the model holds the
     current iterate of each sub-problem, not converged."""
-
-
-def effective_n_jobs(n_jobs: int | None) -> int:
-    """Threads for ``n_jobs`` by joblib's convention: None -> 1, -1 -> all cores, -2 -> all
-    but one, ...; 0 and non-integers are errors."""
-    if n_jobs is None:
-        return 1
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
-        raise InvalidInputError(f"n_jobs must be a non-zero integer or None, got {n_jobs!r}")
-    if n_jobs > 0:
-        return int(n_jobs)
-    return max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
 
 
 def class_costs(labels: np.ndarray, C: float, class_weight: Mapping | None) -> np.ndarray:

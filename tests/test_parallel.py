@@ -1,0 +1,89 @@
+"""Work split over threads by rows gives exactly the serial result.
+
+- ``row_chunks`` (hypothesis): contiguous, non-empty ranges covering every row once, in order,
+  at most the number asked for;
+- decision values, predictions and probabilities are bit-identical for any number of threads
+  (binary, multi-class, regression and one-class models; empty rows; features beyond the
+  model's), with the work forced into as many chunks as there are threads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import linsvm
+from linsvm import parallel
+from linsvm.errors import InvalidInputError
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lengths=st.lists(st.integers(0, 50), min_size=0, max_size=60),
+    n_chunks=st.integers(1, 12),
+    offset=st.integers(0, 5),
+)
+def test_row_chunks_cover_every_row_once(lengths, n_chunks, offset):
+    indptr = offset + np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    chunks = parallel.row_chunks(indptr, n_chunks)
+    n_rows = len(lengths)
+    if n_rows == 0:
+        assert chunks == []
+        return
+    assert 1 <= len(chunks) <= n_chunks
+    assert chunks[0][0] == 0 and chunks[-1][1] == n_rows
+    assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:], strict=False))  # contiguous
+    assert all(r1 > r0 for r0, r1 in chunks)
+
+
+def test_effective_n_jobs_rejects_zero():
+    with pytest.raises(InvalidInputError):
+        parallel.effective_n_jobs(0)
+
+
+@pytest.fixture
+def split_everything(monkeypatch):
+    """Any amount of work is split into as many chunks as there are threads."""
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_NNZ", 1)
+
+
+def _data(n_rows=997, n_features=40, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n_rows, n_features, density=0.1, format="csr", random_state=rng)
+    X[::7] = 0.0  # empty rows, some at chunk boundaries
+    X.eliminate_zeros()
+    return X, rng
+
+
+@pytest.mark.parametrize("solver, n_classes", [(1, 2), (0, 4), (4, 3), (12, 0), (21, 0)])
+def test_decision_values_do_not_depend_on_threads(split_everything, solver, n_classes):
+    X, rng = _data()
+    if n_classes:
+        y = rng.integers(0, n_classes, X.shape[0])
+    else:
+        y = X @ rng.standard_normal(X.shape[1])
+    model = linsvm.train(X, y, solver=solver, bias=-1 if solver == 21 else 1.0)
+    # the test rows have more features than the model: the extra ones are ignored
+    T, _ = _data(n_rows=503, n_features=45, seed=1)
+    serial = model.decision_function(T, n_jobs=1)
+    for n_jobs in (2, 3, 7, -1):
+        np.testing.assert_array_equal(model.decision_function(T, n_jobs=n_jobs), serial)
+        np.testing.assert_array_equal(model.predict(T, n_jobs=n_jobs), model.predict(T, n_jobs=1))
+    if model.is_probability_model:
+        np.testing.assert_array_equal(
+            model.predict_proba(T, n_jobs=3), model.predict_proba(T, n_jobs=1)
+        )
+
+
+def test_work_below_the_threshold_stays_on_the_calling_thread(monkeypatch):
+    calls = []
+    indptr = np.arange(11, dtype=np.int64) * 3  # 10 rows, 30 non-zeros
+    parallel.for_row_chunks(indptr, -1, lambda r0, r1: calls.append((r0, r1)))
+    assert calls == [(0, 10)]
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_NNZ", 10)
+    calls.clear()
+    parallel.for_row_chunks(indptr, 3, lambda r0, r1: calls.append((r0, r1)))
+    assert sorted(calls) == [(0, 4), (4, 7), (7, 10)]  # balanced by non-zeros

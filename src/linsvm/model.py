@@ -38,17 +38,29 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _sparse_decision(indptr, indices, data, coef, bias_term, out) -> None:
-    """out[r, k] = sum_j coef[k, j] x_rj + bias_term[k], ignoring j >= coef.shape[1]."""
+def _sparse_decision(indptr, indices, data, coef, bias_term, out, check_index) -> None:
+    """out[r, k] = sum_j coef[k, j] x_rj + bias_term[k] for the rows of ``indptr``.
+
+    Summed in row order, then the bias, as LIBLINEAR's predict_values. ``check_index``: skip
+    features j >= coef.shape[1] (X wider than the model); without it the test is not made.
+    """
     n_w, n_features = coef.shape
     for r in range(indptr.shape[0] - 1):
+        # unsigned positions: Numba then skips its negative-index wraparound on every access
+        start = np.uint64(indptr[r])
+        stop = np.uint64(indptr[r + 1])
         for k in range(n_w):
-            s = bias_term[k]
-            for p in range(indptr[r], indptr[r + 1]):
-                j = indices[p]
-                if j < n_features:
-                    s += coef[k, j] * data[p]
-            out[r, k] = s
+            wk = coef[k]
+            s = 0.0
+            if check_index:
+                for p in range(start, stop):
+                    j = indices[p]
+                    if j < n_features:
+                        s += wk[np.uint64(j)] * data[p]
+            else:
+                for p in range(start, stop):
+                    s += wk[np.uint64(indices[p])] * data[p]
+            out[r, k] = s + bias_term[k]
 
 
 class Model:
@@ -133,8 +145,11 @@ class Model:
             out = np.empty((X.shape[0], self.coef_.shape[0]))
             indptr, indices, data, coef = X.indptr, X.indices, X.data, self.coef_
 
+            wider = X.shape[1] > coef.shape[1]
+
             def rows(r0: int, r1: int) -> None:
-                _sparse_decision(indptr[r0 : r1 + 1], indices, data, coef, offset, out[r0:r1])
+                part = indptr[r0 : r1 + 1]
+                _sparse_decision(part, indices, data, coef, offset, out[r0:r1], wider)
 
             for_row_chunks(indptr, n_jobs, rows)
         else:

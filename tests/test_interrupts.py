@@ -209,3 +209,16 @@ def test_truncated_checkpoint_is_refused(problem, tmp_path):
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(InvalidInputError, match="run.ckpt"):
         linsvm.train(X, y, solver=3, eps=1e-6, resume=path)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_ctrl_c_ends_the_whole_cross_validation(problem, n_jobs):
+    X, y = problem
+    hook = signal_at(2)
+    with pytest.raises(KeyboardInterrupt):
+        linsvm.cross_validation(
+            X, y, 5, solver=3, eps=1e-12, max_iter=1_000_000, n_jobs=n_jobs, hook=hook
+        )
+    assert hook.sent  # the signal came during a fold
+    before = signal.getsignal(signal.SIGINT)
+    assert before is signal.default_int_handler  # handlers restored

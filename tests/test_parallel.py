@@ -2,6 +2,7 @@
 
 - ``row_chunks`` (hypothesis): contiguous, non-empty ranges covering every row once, in order,
   at most the number asked for;
+- cross-validation predictions are the same for any number of threads (folds side by side);
 - decision values, predictions and probabilities are bit-identical for any number of threads
   (binary, multi-class, regression and one-class models; empty rows; features beyond the
   model's), with the work forced into as many chunks as there are threads.
@@ -87,3 +88,19 @@ def test_work_below_the_threshold_stays_on_the_calling_thread(monkeypatch):
     calls.clear()
     parallel.for_row_chunks(indptr, 3, lambda r0, r1: calls.append((r0, r1)))
     assert sorted(calls) == [(0, 4), (4, 7), (7, 10)]  # balanced by non-zeros
+
+
+@pytest.mark.parametrize("solver, n_classes", [(1, 2), (3, 4), (0, 3), (12, 0)])
+def test_cross_validation_does_not_depend_on_threads(solver, n_classes):
+    X, rng = _data(n_rows=400)
+    if n_classes:
+        y = rng.integers(0, n_classes, X.shape[0])
+    else:
+        y = X @ rng.standard_normal(X.shape[1])
+    weights = rng.uniform(0.5, 2.0, X.shape[0])
+    serial = linsvm.cross_validation(X, y, 5, solver=solver, sample_weight=weights, n_jobs=1)
+    for n_jobs in (2, 3):
+        threaded = linsvm.cross_validation(
+            X, y, 5, solver=solver, sample_weight=weights, n_jobs=n_jobs
+        )
+        np.testing.assert_array_equal(threaded, serial)

@@ -611,23 +611,51 @@ def cv_folds(n_rows: int, n_folds: int, seed: int) -> list[tuple[np.ndarray, np.
     ]
 
 
-def cross_validation(X, y, n_folds: int, seed: int = 1, **params) -> np.ndarray:
-    """Predicted label (or value) of each row by a model trained on the other folds (``-v``)."""
+def cross_validation(
+    X, y, n_folds: int, seed: int = 1, n_jobs: int | None = None, **params
+) -> np.ndarray:
+    """Predicted label (or value) of each row by a model trained on the other folds (``-v``).
+
+    ``params`` go to ``train``. ``n_jobs``: with more than one thread the folds are trained
+    side by side, each on one thread (never more busy threads than ``n_jobs``); with one,
+    folds are trained in turn and ``n_jobs`` goes to each ``train`` (one-vs-rest threads).
+    Every fold has the same seed, so the predictions do not depend on ``n_jobs``. Ctrl-C ends
+    the whole cross-validation (KeyboardInterrupt), not one of its folds.
+    """
     X = as_csr(X)
     n_rows = X.shape[0]
     y = check_labels(y, n_rows)
     sw = check_sample_weight(params.pop("sample_weight", None), n_rows)
+    folds = cv_folds(n_rows, n_folds, seed)
+    n_threads = min(effective_n_jobs(n_jobs), len(folds))
     predicted = np.empty(n_rows, dtype=y.dtype)
-    for fit, test in cv_folds(n_rows, n_folds, seed):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            warnings.simplefilter("ignore", TrainingInterrupted)
+    with stop_on_signals() as stop, warnings.catch_warnings():
+        # (set here, in the calling thread: the filters are global, not per thread)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", TrainingInterrupted)
+        hook = chain_hooks(params.pop("hook", None), stop.hook)
+
+        def fold(fit: np.ndarray, test: np.ndarray) -> None:
             model = train(
-                X[fit], y[fit], sample_weight=None if sw is None else sw[fit], seed=seed, **params
-            )
-        if model.interrupted:  # Ctrl-C ends the whole cross-validation, not one of its folds
-            raise KeyboardInterrupt
-        predicted[test] = model.predict(X[test])
+                X[fit], y[fit], sample_weight=None if sw is None else sw[fit], seed=seed,
+                n_jobs=1 if n_threads > 1 else n_jobs, hook=hook, **params,
+            )  # fmt: skip
+            if model.interrupted:  # a stop request: the whole cross-validation ends
+                raise KeyboardInterrupt
+            predicted[test] = model.predict(X[test], n_jobs=1 if n_threads > 1 else -1)
+
+        if n_threads == 1:
+            for fit, test in folds:
+                fold(fit, test)
+        else:
+            with ThreadPoolExecutor(max_workers=n_threads) as pool:
+                futures = [pool.submit(fold, fit, test) for fit, test in folds]
+                while futures_wait(futures, timeout=SIGNAL_POLL_SECONDS).not_done:
+                    pass
+                for future in futures:
+                    future.result()
+    if stop.requested:
+        raise KeyboardInterrupt
     return predicted
 
 

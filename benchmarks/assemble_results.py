@@ -24,6 +24,7 @@ SECTIONS = [
      "RESULTS-compare.md"),
     ("SGD solvers: the measured defaults (bench_sgd_defaults.py)", "RESULTS-sgd-defaults.md"),
     ("Line-search Newton vs TRON (bench_newton_vs_tron.py)", "RESULTS-newton-vs-tron.md"),
+    ("Cross-validation on every core (bench_cv.py)", "RESULTS-cv.md"),
     ("Prediction on every core (bench_predict.py)", "RESULTS-predict.md"),
     ("Reader (bench_reader.py)", "RESULTS-reader.md"),
     ("Memory (bench_memory.py)", "RESULTS-memory.md"),

@@ -249,7 +249,7 @@ def train(
             "max_iter": params.max_iter,
             "regularize_bias": params.regularize_bias,
             "seed": int(seed),
-            "options": problem.subproblems[0].options,
+            "options": problem.options,
             "class_weight": sorted((repr(k), float(v)) for k, v in (class_weight or {}).items()),
             "warm_start": warm_start is not None or init_sol is not None,
             "data": fingerprint(X, y if y is not None else np.zeros(0), sw),
@@ -261,10 +261,10 @@ def train(
     with stop_on_signals() as stop:
         checkpointer = Checkpointer(checkpoint, checkpoint_every, meta) if checkpoint else None
         runner = _Runner(spec, params, problem, stop, hook, verbose, checkpointer, resumed)
-        n_threads = min(n_threads, len(problem.subproblems))
+        n_threads = min(n_threads, problem.n_subproblems)
         if verbose:
             n_threads = 1  # progress lines in sub-problem order
-        slots = range(len(problem.subproblems))
+        slots = range(problem.n_subproblems)
         if n_threads == 1:
             solutions = [runner.run(slot) for slot in slots]
         else:
@@ -290,34 +290,47 @@ def train(
 
 
 class _Problem:
-    """The sub-problems of one training run and how their solutions become a Model."""
+    """The sub-problems of one training run and how their solutions become a Model.
 
-    def __init__(self, spec: SolverSpec, subproblems: list[Subproblem], labels, bias, **model):
+    ``make(slot)`` builds sub-problem ``slot`` when it is solved: one-vs-rest's targets and
+    costs (two arrays of l floats each) then exist only for the sub-problems in progress,
+    not for every class at once.
+    """
+
+    def __init__(self, spec: SolverSpec, X, n_subproblems: int, make, labels, bias, options,
+                 **model) -> None:  # fmt: skip
         self.spec = spec
-        self.subproblems = subproblems
+        self.X = X
+        self.n_subproblems = n_subproblems
+        self.make = make
         self.labels = labels  # the data's labels in LIBLINEAR's order (None: no classes)
         self.bias = bias
+        self.options = options  # the options every sub-problem gets
         self.model_args = model
+        self.alpha0: dict[int, np.ndarray] = {}  # warm starts by slot
+        self.w0: dict[int, np.ndarray] = {}
+
+    def subproblem(self, slot: int) -> Subproblem:
+        return self.make(slot).but(alpha0=self.alpha0.get(slot), w0=self.w0.get(slot))
 
     def apply_starts(self, warm_start: Model | None, init_sol) -> None:
         """Warm starts from a previous model (dual variables or weights), or ``init_sol``."""
-        subs = self.subproblems
+        n_subs = self.n_subproblems
+        n_rows, n_features = self.X.shape
         if init_sol is not None:
             init_sol = np.asarray(init_sol, dtype=np.float64)
-            expected = (len(subs), subs[0].n_weights)
+            expected = (n_subs, n_features + (1 if self.bias >= 0 else 0))
             if self.spec.kind == solvers.REGRESSION:
                 init_sol = init_sol.reshape(1, -1)
             if init_sol.shape != expected:
                 raise InvalidInputError(
                     f"init_sol must have shape {expected}, got {init_sol.shape}"
                 )
-            for sub, w0 in zip(subs, init_sol, strict=True):
-                sub.w0 = w0
+            self.w0 = dict(enumerate(init_sol))
             return
         if warm_start is None:
             return
         model = warm_start
-        n_rows, n_features = subs[0].X.shape
         kind = self.spec.kind
         if model.kind != kind:
             raise InvalidInputError(
@@ -335,24 +348,24 @@ class _Problem:
                 f"warm_start: the model has {model.n_features} features, X has {n_features}"
             )
         results = model.results_
-        for k, sub in enumerate(subs):
+        for k in range(n_subs):
             if self.spec.dual:
-                alpha = results[k].alpha if len(results) == len(subs) else None
+                alpha = results[k].alpha if len(results) == n_subs else None
                 if alpha is not None and alpha.shape[0] != n_rows:
                     raise InvalidInputError(
                         f"warm_start: the model's dual variables are for {alpha.shape[0]} "
                         f"rows, X has {n_rows}"
                     )
                 if alpha is not None and (alpha.ndim == 2) == self.spec.multiclass:
-                    sub.alpha0 = alpha
-            elif model.coef_.shape[0] == len(subs) and (model.bias >= 0) == (self.bias >= 0):
+                    self.alpha0[k] = alpha
+            elif model.coef_.shape[0] == n_subs and (model.bias >= 0) == (self.bias >= 0):
                 w0 = model.coef_[k]
                 if self.bias >= 0:
                     w0 = np.append(w0, model.bias_weights_[k])
-                sub.w0 = w0
+                self.w0[k] = w0
 
     def model(self, solutions: list[Solution]) -> Model:
-        n_features = self.subproblems[0].X.shape[1]
+        n_features = self.X.shape[1]
         W = np.vstack([np.atleast_2d(sol.w) for sol in solutions])
         bias_weights = W[:, n_features] if self.bias >= 0 else None
         labels = self.labels if self.labels is not None else np.array([])
@@ -395,9 +408,10 @@ def _classification_problem(X, y, params: solvers.Parameters, sw, class_weight, 
             options=dict(options, n_classes=n_classes),
             **common,
         )
-        return _Problem(spec, [sub], labels, params.bias)
-    subs = []
-    for k in [0] if n_classes == 2 else range(n_classes):
+        return _Problem(spec, X, 1, lambda slot: sub, labels, params.bias, options)
+
+    def make(k: int) -> Subproblem:
+        """Class k against the rest (for two classes, k = 0 only)."""
         y_sign = np.where(class_index == k, 1.0, -1.0)
         if n_classes == 2:
             cost = np.where(y_sign > 0, weighted_C[0], weighted_C[1])
@@ -405,20 +419,20 @@ def _classification_problem(X, y, params: solvers.Parameters, sw, class_weight, 
             cost = np.where(y_sign > 0, weighted_C[k], params.C)
         if sw is not None:
             cost = cost * sw
-        subs.append(
-            Subproblem(
-                X,
-                y_sign,
-                cost,
-                eps=solvers.solver_tolerance(spec, params.eps, y_sign),
-                seed=seed + k,
-                options=options,
-                index=k,
-                label=labels[k],
-                **common,
-            )
+        return Subproblem(
+            X,
+            y_sign,
+            cost,
+            eps=solvers.solver_tolerance(spec, params.eps, y_sign),
+            seed=seed + k,
+            options=options,
+            index=k,
+            label=labels[k],
+            **common,
         )
-    return _Problem(spec, subs, labels, params.bias)
+
+    n_subproblems = 1 if n_classes == 2 else n_classes
+    return _Problem(spec, X, n_subproblems, make, labels, params.bias, options)
 
 
 def _regression_problem(X, y, params: solvers.Parameters, sw, class_weight, p, seed, options):
@@ -439,7 +453,7 @@ def _regression_problem(X, y, params: solvers.Parameters, sw, class_weight, p, s
         seed=seed,
         options=dict(options, p=p),
     )
-    return _Problem(params.spec, [sub], None, params.bias, p=p)
+    return _Problem(params.spec, X, 1, lambda slot: sub, None, params.bias, sub.options, p=p)
 
 
 def _oneclass_problem(X, params: solvers.Parameters, seed, options):
@@ -453,7 +467,7 @@ def _oneclass_problem(X, params: solvers.Parameters, seed, options):
         seed=seed,
         options=options,
     )
-    return _Problem(params.spec, [sub], None, -1.0)
+    return _Problem(params.spec, X, 1, lambda slot: sub, None, -1.0, options)
 
 
 def _show(label) -> str:
@@ -488,7 +502,7 @@ class _Runner:
     def run(self, slot: int) -> Solution:
         if self.resumed is not None and slot in self.resumed.finished:
             return self.resumed.finished[slot]
-        sub = self.problem.subproblems[slot]
+        sub = self.problem.subproblem(slot)
         spec = self.spec
         iterations_before = 0
         if self.resumed is not None and slot in self.resumed.running:

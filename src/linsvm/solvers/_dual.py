@@ -224,11 +224,6 @@ def choose_order(
             buckets_per_group = DEFAULT_BUCKETS_PER_GROUP
     if buckets_per_group is None:
         buckets_per_group = 1 if bucket_size == 1 else DEFAULT_BUCKETS_PER_GROUP
-    if bucket_size < 1 or buckets_per_group < 1:
-        raise InvalidInputError(
-            f"bucket_size and buckets_per_group must be >= 1, got {bucket_size}, "
-            f"{buckets_per_group}"
-        )
     return int(bucket_size), int(buckets_per_group)
 
 

@@ -261,6 +261,9 @@ def train(
     with stop_on_signals() as stop:
         checkpointer = Checkpointer(checkpoint, checkpoint_every, meta) if checkpoint else None
         runner = _Runner(spec, params, problem, stop, hook, verbose, checkpointer, resumed)
+        # Threads go first to sub-problems side by side, the rest to each sub-problem's own
+        # threaded solver: never more busy threads than n_jobs.
+        runner.threads_within = max(1, n_threads // problem.n_subproblems)
         n_threads = min(n_threads, problem.n_subproblems)
         if verbose:
             n_threads = 1  # progress lines in sub-problem order
@@ -488,6 +491,7 @@ class _Runner:
         self.verbose = verbose
         self.checkpointer = checkpointer
         self.resumed = resumed
+        self.threads_within = 1  # threads each sub-problem's solver may use
 
     def hook(self, slot: int, solver: int, iterations_before: int) -> Hook:
         saving = None
@@ -502,7 +506,7 @@ class _Runner:
     def run(self, slot: int) -> Solution:
         if self.resumed is not None and slot in self.resumed.finished:
             return self.resumed.finished[slot]
-        sub = self.problem.subproblem(slot)
+        sub = self.problem.subproblem(slot).but(n_threads=self.threads_within)
         spec = self.spec
         iterations_before = 0
         if self.resumed is not None and slot in self.resumed.running:

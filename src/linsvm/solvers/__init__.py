@@ -84,6 +84,7 @@ class SolverSpec:
     stops_on_tolerance: bool = True  # False: runs its epochs (Pegasos, SGD-R): no cap warning
     alias: str = ""  # linsvm's own solvers: the name -s also takes
     model_type: int | None = None  # linsvm's own solvers: the LIBLINEAR solver of the problem
+    threads: bool = False  # uses Subproblem.n_threads > 1 within one problem
 
     @property
     def solve(self) -> Callable[[Subproblem, Hook | None], Solution]:

@@ -68,6 +68,10 @@ class Subproblem:
         index and ``C`` the per-row cost C x class weight x sample weight).
     index, label : which sub-problem this is (one-vs-rest: the class index and label), for
         messages and hooks.
+    n_threads : int
+        Threads the solver may keep busy on this one sub-problem. 1 is the serial algorithm
+        exactly; a solver without a threaded form ignores it (``SolverSpec.threads`` says
+        which have one).
     """
 
     X: Any
@@ -84,6 +88,7 @@ class Subproblem:
     options: dict[str, Any] = field(default_factory=dict)
     index: int = 0
     label: Any = None
+    n_threads: int = 1
 
     @property
     def n_weights(self) -> int:

@@ -6,20 +6,35 @@ from that fold's solution at the previous C, so the whole path costs little more
 at the largest C. The search stops early once w has stopped changing for five successive C
 (larger C would change nothing), as LIBLINEAR 2.50's ``find_parameter_C``. For -s 11 the search
 also runs over p = i max|y| / 20, i = 19 ... 0, and scores by cross-validated mean squared error.
+
+With ``n_jobs`` the folds of each C are trained side by side, one thread each; each fold
+keeps its own warm-start chain and the scores are taken in fold order, so the path and the
+best C are those of the serial search.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .data import as_csr, check_labels
 from .errors import InvalidInputError
+from .interrupts import stop_on_signals
+from .parallel import effective_n_jobs
 from .solvers import REGRESSION, SOLVERS, list_where
-from .training import ConvergenceWarning, TrainingInterrupted, cv_folds, train
+from .solvers._base import chain_hooks
+from .training import (
+    SIGNAL_POLL_SECONDS,
+    ConvergenceWarning,
+    TrainingInterrupted,
+    cv_folds,
+    train,
+)
 
 MAX_C = 1024.0
 MAX_C_REGRESSION = 1048576.0
@@ -76,14 +91,19 @@ def find_parameter_C(
     initial_C: float | None = None,
     seed: int = 1,
     verbose: bool = True,
+    n_jobs: int | None = None,
     **params,
 ) -> ParameterSearch:
     """Cross-validated score along a warm-started path of growing C (``train -C``).
 
     X, y as for ``train``; solver 0, 2 (accuracy) or 11 (mean squared error, for the ``p`` in
     ``params``); ``initial_C`` (``-c`` with ``-C``) replaces the computed start; ``params``
-    go to ``train`` (bias, eps, class_weight, p, ...). Prints one line per C when ``verbose``.
-    The solves' ConvergenceWarnings are silenced, as LIBLINEAR prints none in its search.
+    go to ``train`` (bias, eps, class_weight, p, hook, ...). Prints one line per C when
+    ``verbose``. The solves' ConvergenceWarnings are silenced, as LIBLINEAR prints none in its
+    search. ``n_jobs``: with more than one thread the folds of each C are trained side by side,
+    each on one thread (never more busy threads than ``n_jobs``); with one, in turn, and
+    ``n_jobs`` goes to each ``train``. The path and best C do not depend on ``n_jobs``.
+    Ctrl-C ends the whole search (KeyboardInterrupt), not one of its solves.
     """
     if not SOLVERS[solver].c_search:
         raise InvalidInputError(
@@ -105,29 +125,66 @@ def find_parameter_C(
 
     folds = [(X[fit], y[fit], X[test], test) for fit, test in splits]
     n_folds = len(folds)
+    n_threads = min(effective_n_jobs(n_jobs), n_folds)
+    with stop_on_signals() as stop, warnings.catch_warnings():
+        # as LIBLINEAR's -C: the path's solves at large C often hit the iteration cap, and the
+        # search only compares their CV scores (set here, in the calling thread: the filters
+        # are global, not per thread)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", TrainingInterrupted)
+        hook = chain_hooks(params.pop("hook", None), stop.hook)
+        pool = ThreadPoolExecutor(max_workers=n_threads) if n_threads > 1 else None
+        try:
+            search = _walk_C(
+                folds, solver, C, max_C, regression, y, seed, n_threads, n_jobs, hook, pool,
+                verbose, p, params,
+            )  # fmt: skip
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+    if stop.requested:
+        raise KeyboardInterrupt
+    return search
 
+
+def _walk_C(
+    folds, solver, C, max_C, regression, y, seed, n_threads, n_jobs, hook, pool, verbose, p,
+    params,
+) -> ParameterSearch:  # fmt: skip
+    """``find_parameter_C``'s loop over C, the folds of each C in turn or in ``pool``."""
+    n_folds = len(folds)
     search = ParameterSearch(best_C=C, best_rate=math.inf if regression else 0.0)
     previous: list[np.ndarray | None] = [None] * n_folds
     unchanged = 0
-    predicted = np.empty(n_rows, dtype=np.float64 if regression else y.dtype)
+    predicted = np.empty(y.shape[0], dtype=np.float64 if regression else y.dtype)
+
+    def fold(f: int, C: float) -> np.ndarray:
+        X_fit, y_fit, X_test, test = folds[f]
+        model = train(
+            X_fit, y_fit, solver=solver, C=C, init_sol=previous[f], seed=seed, hook=hook,
+            n_jobs=1 if n_threads > 1 else n_jobs, **params,
+        )  # fmt: skip
+        # A stop request ends the whole search, not one of its solves; train's own signal
+        # handler (serial search) may have taken it when its solve was finishing anyway.
+        if model.interrupted or model.stop_signal is not None:
+            raise KeyboardInterrupt
+        predicted[test] = model.predict(X_test, n_jobs=1 if n_threads > 1 else -1)
+        return _stacked_weights(model)
+
     while C <= max_C:
-        for f, (X_fit, y_fit, X_test, test) in enumerate(folds):
-            with warnings.catch_warnings():
-                # as LIBLINEAR's -C: the path's solves at large C often hit the iteration
-                # cap, and the search only compares their CV scores
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                warnings.simplefilter("ignore", TrainingInterrupted)
-                model = train(
-                    X_fit, y_fit, solver=solver, C=C, init_sol=previous[f], seed=seed, **params
-                )
-            if model.interrupted:  # Ctrl-C ends the whole search, not one of its solves
-                raise KeyboardInterrupt
-            w = _stacked_weights(model)
+        if pool is None:
+            weights = [fold(f, C) for f in range(n_folds)]
+        else:
+            futures = [pool.submit(fold, f, C) for f in range(n_folds)]
+            # Wake up now and then: a signal is handled only when the main thread runs Python.
+            while futures_wait(futures, timeout=SIGNAL_POLL_SECONDS).not_done:
+                pass
+            weights = [future.result() for future in futures]
+        for f, w in enumerate(weights):  # in fold order, as the serial search
             if previous[f] is not None and unchanged >= 0:
                 if np.linalg.norm(w - previous[f]) > 1e-15:
                     unchanged = -1
             previous[f] = w
-            predicted[test] = model.predict(X_test)
         if regression:
             score = float(np.mean((predicted - y) ** 2))
             better = score < search.best_rate
@@ -161,13 +218,16 @@ def find_parameters(
     initial_p: float | None = None,
     seed: int = 1,
     verbose: bool = True,
+    n_jobs: int | None = None,
     **params,
 ) -> ParameterSearch:
     """``train -C``: the C search for -s 0 / -s 2; for -s 11 a C search for each p on a grid.
 
     For -s 11, p runs over i max|y| / 20 for i = 19 down to 0 (from ``initial_p`` down when
     given, LIBLINEAR's ``-p`` with ``-C``); the (C, p) of lowest CV mean squared error wins.
+    ``n_jobs`` as for ``find_parameter_C`` (the folds of each C side by side).
     """
+    params["n_jobs"] = n_jobs
     if SOLVERS[solver].kind != REGRESSION:
         return find_parameter_C(X, y, solver, n_folds, initial_C, seed, verbose, **params)
     y_abs_max = float(np.max(np.abs(np.asarray(y, dtype=np.float64)))) if len(y) else 0.0

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit
@@ -72,6 +73,7 @@ from ..objective import (
     squared_hinge_dual_point,
     svm_objectives,
 )
+from ..parallel import PARALLEL_MIN_NNZ, row_chunks
 from ..sparse_rows import sq_norm
 from . import _base
 from ._base import Hook, Progress, Solution, Subproblem, ask, copy_state
@@ -83,6 +85,10 @@ ARMIJO_ETA = 0.01  # eta in linesearch_and_update
 MAX_LINE_SEARCH = 20  # max_num_linesearch: halvings before the search fails
 INIT_STEP_SIZE = 1.0  # init_step_size
 SMALL_REDUCTION_RATIO = 1.0e-12  # stop when |f_old - f| <= 1e-12 |f|
+
+# Threads within one solve: at most one per this many non-zeros (of the rows with C_i > 0);
+# below that a chunk's pass is too short for the start and join of a task to pay.
+THREAD_MIN_NNZ = PARALLEL_MIN_NNZ
 
 # The Newton driver's loss codes: objective's LOSS_LOGISTIC and LOSS_SQUARED_HINGE on the
 # margin y_i w'x_i, and the L2-loss SVR on the residual w'x_i - y_i (objective's SVR codes
@@ -368,6 +374,353 @@ def line_search_and_update(
     return 0.0, f_old
 
 
+# ----------------------------------------------------------------------------- row chunks
+#
+# With Subproblem.n_threads > 1 the passes over the rows run on contiguous chunks of ``rows``
+# side by side (the kernels release the GIL), as multi-core LIBLINEAR parallelises its Newton
+# solvers: each chunk writes its X' part into its own length-n_w buffer, and the buffers are
+# then added in chunk order, so a given number of threads always gives the same bits. Only the
+# order of those sums differs from the serial kernels above, which n_threads = 1 runs as they
+# are. A chunk's Hessian selection is kept in sel[q0:q0 + k] (its rows' own positions), so no
+# chunk writes where another does.
+
+
+@njit(cache=True, nogil=True)
+def value_grad_part(
+    indptr, indices, data, bias, y, C, rows, q0, q1, loss, p, w, z, compute_z, want_value, g,
+    h, sel, dsel,
+):  # fmt: skip
+    """``newton_value_grad``'s pass over rows[q0:q1] alone: g = sum_i coef_i x_i and
+    h = sum_i D_ii x_i^2 (elementwise) over those rows (g, h (n_w,) zeroed here), their
+    selection in sel[q0:q0 + k] / dsel. Returns (their sum of C_i xi(z_i) if want_value, k)."""
+    n_w = w.shape[0]
+    last = n_w - 1
+    for j in range(n_w):
+        g[j] = 0.0
+        h[j] = 0.0
+    has_bias = bias >= 0.0
+    loss_sum = 0.0
+    n_sel = q0
+    for q in range(q0, q1):
+        i = rows[q]
+        k0 = np.uint64(indptr[i])
+        k1 = np.uint64(indptr[i + 1])
+        if compute_z:
+            t = 0.0
+            for k in range(k0, k1):
+                t += w[np.uint64(indices[k])] * data[k]
+            if has_bias:
+                t += w[last] * bias
+            z[i] = datafit_z(loss, t, y[i])
+        value, coef, dii = datafit_terms(loss, z[i], C[i], y[i], p, want_value)
+        loss_sum += value
+        if coef == 0.0 and dii == 0.0:
+            continue
+        for k in range(k0, k1):
+            j = np.uint64(indices[k])
+            v = np.float64(data[k])
+            g[j] += coef * v
+            h[j] += dii * v * v
+        if has_bias:
+            g[last] += coef * bias
+            h[last] += dii * bias * bias
+        if dii != 0.0:
+            sel[n_sel] = i
+            dsel[n_sel] = dii
+            n_sel += 1
+    return loss_sum, n_sel - q0
+
+
+@njit(cache=True, nogil=True)
+def value_grad_combine(w, reg_bias, g_parts, h_parts, g, M) -> float:
+    """g = w + sum_t g_parts[t] and M = (1 - a) + a (1 + sum_t h_parts[t]), the parts added in
+    order (bias weight unregularised: no w and no 1 in its entries). Returns ||g||."""
+    n_w = w.shape[0]
+    last = n_w - 1
+    gg = 0.0
+    for j in range(n_w):
+        gj = w[j]
+        hj = 1.0
+        if j == last and not reg_bias:
+            gj = 0.0
+            hj = 0.0
+        for t in range(g_parts.shape[0]):
+            gj += g_parts[t, j]
+            hj += h_parts[t, j]
+        g[j] = gj
+        M[j] = (1.0 - PRECONDITIONER_MIX) + PRECONDITIONER_MIX * hj
+        gg += gj * gj
+    return np.sqrt(gg)
+
+
+@njit(cache=True, nogil=True)
+def hessian_vector_part(indptr, indices, data, bias, sel, dsel, k0_sel, k1_sel, v, out) -> float:
+    """``hessian_vector``'s pass over the selected rows sel[k0_sel:k1_sel] alone:
+    out = sum_i D_i (x_i'v) x_i over them (out (n_w,) zeroed here). Returns sum_i D_i (x_i'v)^2.
+    """
+    n_w = v.shape[0]
+    last = n_w - 1
+    has_bias = bias >= 0.0
+    for j in range(n_w):
+        out[j] = 0.0
+    quad = 0.0
+    for q in range(k0_sel, k1_sel):
+        i = sel[q]
+        k0 = np.uint64(indptr[i])
+        k1 = np.uint64(indptr[i + 1])
+        u = 0.0
+        for k in range(k0, k1):
+            u += v[np.uint64(indices[k])] * data[k]
+        if has_bias:
+            u += v[last] * bias
+        du = dsel[q] * u
+        quad += du * u
+        for k in range(k0, k1):
+            out[np.uint64(indices[k])] += du * data[k]
+        if has_bias:
+            out[last] += du * bias
+    return quad
+
+
+@njit(cache=True, nogil=True)
+def hessian_vector_combine(reg_bias, v, parts, out) -> float:
+    """out = v + sum_t parts[t], in order (bias weight unregularised: no v in its entry).
+    Returns v'v over the regularised weights."""
+    n_w = v.shape[0]
+    last = n_w - 1
+    vv = 0.0
+    for j in range(n_w):
+        o = v[j]
+        if j == last and not reg_bias:
+            o = 0.0
+        else:
+            vv += v[j] * v[j]
+        for t in range(parts.shape[0]):
+            o += parts[t, j]
+        out[j] = o
+    return vv
+
+
+@njit(cache=True, nogil=True)
+def cg_start(g, M, s, r, d) -> float:
+    """pcg's start: s = 0, r = -g, d = M^-1 r; returns r'M^-1 r."""
+    z_dot_r = 0.0
+    for j in range(g.shape[0]):
+        s[j] = 0.0
+        r[j] = -g[j]
+        d[j] = r[j] / M[j]
+        z_dot_r += d[j] * r[j]
+    return z_dot_r
+
+
+@njit(cache=True, nogil=True)
+def cg_step(alpha, g, M, s, r, d, Hd):
+    """pcg's update s += alpha d, r -= alpha Hd; returns (s'r, s'g, r'M^-1 r)."""
+    s_dot_r = 0.0
+    s_dot_g = 0.0
+    z_dot_r_new = 0.0
+    for j in range(g.shape[0]):
+        s[j] += alpha * d[j]
+        r[j] -= alpha * Hd[j]
+        s_dot_r += s[j] * r[j]
+        s_dot_g += s[j] * g[j]
+        z_dot_r_new += r[j] * r[j] / M[j]
+    return s_dot_r, s_dot_g, z_dot_r_new
+
+
+@njit(cache=True, nogil=True)
+def cg_direction(beta, M, r, d) -> None:
+    """pcg's next direction d = M^-1 r + beta d."""
+    for j in range(d.shape[0]):
+        d[j] = r[j] / M[j] + beta * d[j]
+
+
+@njit(cache=True, nogil=True)
+def line_search_products(w, s, g, reg_bias):
+    """(s's, w's, w'w, g's) for the line search (s's, w's, w'w without an unregularised bias)."""
+    n_w = w.shape[0]
+    last = n_w - 1
+    s_s = 0.0
+    w_s = 0.0
+    w_w = 0.0
+    g_s = 0.0
+    for j in range(n_w):
+        s_s += s[j] * s[j]
+        w_s += w[j] * s[j]
+        w_w += w[j] * w[j]
+        g_s += g[j] * s[j]
+    if not reg_bias:
+        s_s -= s[last] * s[last]
+        w_s -= w[last] * s[last]
+        w_w -= w[last] * w[last]
+    return s_s, w_s, w_w, g_s
+
+
+@njit(cache=True, nogil=True)
+def direction_part(indptr, indices, data, bias, y, rows, q0, q1, loss, s, dz) -> None:
+    """dz_i = how z_i moves along s (``datafit_dz`` of s'x_i), for the rows rows[q0:q1]."""
+    last = s.shape[0] - 1
+    for q in range(q0, q1):
+        i = rows[q]
+        t = 0.0
+        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            t += s[np.uint64(indices[k])] * data[k]
+        if bias >= 0.0:
+            t += s[last] * bias
+        dz[i] = datafit_dz(loss, t, y[i])
+
+
+@njit(cache=True, nogil=True)
+def trial_part(C, rows, q0, q1, loss, p, z, dz, a) -> float:
+    """sum of C_i xi(z_i + a dz_i) over the rows rows[q0:q1]."""
+    total = 0.0
+    for q in range(q0, q1):
+        i = rows[q]
+        total += datafit_value(loss, z[i] + a * dz[i], C[i], p)
+    return total
+
+
+@njit(cache=True, nogil=True)
+def step_part(rows, q0, q1, z, dz, a) -> None:
+    """z_i += a dz_i for the rows rows[q0:q1]."""
+    for q in range(q0, q1):
+        i = rows[q]
+        z[i] += a * dz[i]
+
+
+@njit(cache=True, nogil=True)
+def axpy(a, x, y) -> None:
+    """y += a x."""
+    for j in range(y.shape[0]):
+        y[j] += a * x[j]
+
+
+class RowPasses:
+    """The passes of one Newton solve over its rows, in row chunks run side by side.
+
+    Chunks: contiguous ranges of positions in ``rows``, about equal in non-zeros
+    (``parallel.row_chunks``); chunk 0 runs on the calling thread, the others on a pool that
+    lives as long as the solve (``close``). Per chunk one pair of length-n_w buffers for its
+    X' parts. Each method is the threaded twin of a serial kernel (same arguments, same
+    result up to the order of the sums).
+    """
+
+    def __init__(self, X, bias, y, C, rows, loss, p, reg_bias, n_w, n_threads):
+        self.X, self.bias, self.y, self.C, self.rows = X, bias, y, C, rows
+        self.loss, self.p, self.reg_bias = loss, p, reg_bias
+        nnz = np.concatenate(([0], np.cumsum(X.indptr[rows + 1] - X.indptr[rows])))
+        self.chunks = row_chunks(nnz, n_threads)
+        n_chunks = len(self.chunks)
+        self.g_parts = np.empty((n_chunks, n_w))
+        self.h_parts = np.empty((n_chunks, n_w))
+        self.n_sel = np.zeros(n_chunks, dtype=np.int64)
+        self.pool = ThreadPoolExecutor(max_workers=n_chunks - 1) if n_chunks > 1 else None
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+
+    def _each(self, work: Callable[..., object], *args) -> list:
+        """[work(t, q0, q1, *args) for each chunk t], chunk 0 here and the rest in the pool."""
+        futures = [
+            self.pool.submit(work, t, q0, q1, *args)
+            for t, (q0, q1) in enumerate(self.chunks)
+            if t > 0
+        ] if self.pool is not None else []  # fmt: skip
+        q0, q1 = self.chunks[0]
+        first = work(0, q0, q1, *args)
+        return [first] + [future.result() for future in futures]
+
+    def value_grad(self, w, z, compute_z, want_value, g, M, sel, dsel):
+        """``newton_value_grad``: returns (loss sum, selected rows, ||g||)."""
+        X = self.X
+
+        def work(t, q0, q1):
+            return value_grad_part(
+                X.indptr, X.indices, X.data, self.bias, self.y, self.C, self.rows, q0, q1,
+                self.loss, self.p, w, z, compute_z, want_value, self.g_parts[t],
+                self.h_parts[t], sel, dsel,
+            )  # fmt: skip
+
+        loss_sum = 0.0
+        for t, (value, k) in enumerate(self._each(work)):
+            loss_sum += value
+            self.n_sel[t] = k
+        grad_norm = value_grad_combine(w, self.reg_bias, self.g_parts, self.h_parts, g, M)
+        return loss_sum, int(self.n_sel.sum()), grad_norm
+
+    def hessian_vector(self, sel, dsel, v, out) -> float:
+        """``hessian_vector`` over the selection of the last ``value_grad``: returns v'Hv."""
+        X = self.X
+
+        def work(t, q0, q1):
+            return hessian_vector_part(
+                X.indptr, X.indices, X.data, self.bias, sel, dsel, q0, q0 + self.n_sel[t], v,
+                self.g_parts[t],
+            )  # fmt: skip
+
+        quad = 0.0
+        for part in self._each(work):
+            quad += part
+        return hessian_vector_combine(self.reg_bias, v, self.g_parts, out) + quad
+
+    def pcg(self, sel, dsel, g, M, eps_cg, s, r, d, Hd) -> tuple[int, int]:
+        """``pcg`` step for step, its Hessian-vector products in chunks."""
+        z_dot_r = cg_start(g, M, s, r, d)
+        cgtol = min(eps_cg, math.sqrt(math.sqrt(z_dot_r)))
+        max_cg_iter = max(g.shape[0], 5)
+        q_old = 0.0
+        cg_iter = 0
+        while cg_iter < max_cg_iter:
+            cg_iter += 1
+            d_hd = self.hessian_vector(sel, dsel, d, Hd)
+            if d_hd <= 1.0e-16:
+                return cg_iter, 1
+            alpha = z_dot_r / d_hd
+            s_dot_r, s_dot_g, z_dot_r_new = cg_step(alpha, g, M, s, r, d, Hd)
+            q_new = -0.5 * (s_dot_r - s_dot_g)
+            q_diff = q_new - q_old
+            if q_new <= 0.0 and q_diff <= 0.0:
+                if cg_iter * q_diff >= cgtol * q_new:
+                    return cg_iter, 0
+            else:
+                return cg_iter, 2
+            q_old = q_new
+            cg_direction(z_dot_r_new / z_dot_r, M, r, d)
+            z_dot_r = z_dot_r_new
+        return cg_iter, 3
+
+    def line_search_and_update(self, w, z, dz, s, g, f_old, init_step) -> tuple[float, float]:
+        """``line_search_and_update``, the passes over the rows in chunks."""
+        X = self.X
+        s_s, w_s, w_w, g_s = line_search_products(w, s, g, self.reg_bias)
+        self._each(
+            lambda t, q0, q1: direction_part(
+                X.indptr, X.indices, X.data, self.bias, self.y, self.rows, q0, q1, self.loss,
+                s, dz,
+            )
+        )  # fmt: skip
+
+        def trial(t, q0, q1, a):
+            return trial_part(self.C, self.rows, q0, q1, self.loss, self.p, z, dz, a)
+
+        def step(t, q0, q1, a):
+            step_part(self.rows, q0, q1, z, dz, a)
+
+        a = init_step
+        for _ in range(MAX_LINE_SEARCH):
+            total = 0.0
+            for part in self._each(trial, a):
+                total += part
+            f = total + 0.5 * (a * a * s_s + w_w) + a * w_s
+            if f - f_old <= ARMIJO_ETA * a * g_s:
+                self._each(step, a)
+                axpy(a, s, w)
+                return a, f
+            a *= 0.5
+        return 0.0, f_old
+
+
 # ----------------------------------------------------------------------------- the driver
 
 # (w, f) -> (primal, dual, gap, alpha): the loss's objectives and dual point at the final w;
@@ -423,8 +776,40 @@ def run_newton(
     dsel = np.empty(max(rows.shape[0], 1))
     g, M, s, r, d, Hd = (np.empty(n_w) for _ in range(6))
     w = np.zeros(n_w)
+    passes = None  # serial: the kernels above as they are
+    n_threads = thread_count(X.indptr, rows, sub.n_threads)
+    if n_threads > 1:
+        passes = RowPasses(X, bias, y, C, rows, loss, p, reg_bias, n_w, n_threads)
+    try:
+        return _newton_loop(
+            sub, hook, loss, solver, bounds, p, passes, X, bias, reg_bias, eps, max_iter, y, C,
+            rows, z, dz, sel, dsel, g, M, s, r, d, Hd, w,
+        )  # fmt: skip
+    finally:
+        if passes is not None:
+            passes.close()
+
+
+def thread_count(indptr: np.ndarray, rows: np.ndarray, n_threads: int) -> int:
+    """Threads for one solve over ``rows``: ``n_threads``, but at most one per
+    ``THREAD_MIN_NNZ`` non-zeros of those rows (1: the serial kernels)."""
+    if n_threads <= 1 or rows.shape[0] < 2:
+        return 1
+    nnz = int(np.sum(indptr[rows + 1] - indptr[rows]))
+    return max(1, min(int(n_threads), nnz // max(THREAD_MIN_NNZ, 1), rows.shape[0]))
+
+
+def _newton_loop(
+    sub, hook, loss, solver, bounds, p, passes, X, bias, reg_bias, eps, max_iter, y, C, rows,
+    z, dz, sel, dsel, g, M, s, r, d, Hd, w,
+) -> Solution:  # fmt: skip
+    """``run_newton`` from its arrays on: the Newton loop, its passes over the rows serial
+    (``passes`` None) or in row chunks (a ``RowPasses``)."""
+    n_w = w.shape[0]
 
     def evaluate(compute_z: bool, want_value: bool):
+        if passes is not None:
+            return passes.value_grad(w, z, compute_z, want_value, g, M, sel, dsel)
         return newton_value_grad(
             X.indptr, X.indices, X.data, bias, y, C, rows, loss, p, reg_bias,
             w, z, compute_z, want_value, g, M, sel, dsel,
@@ -507,16 +892,20 @@ def run_newton(
     went_on = ask(hook, progress) if fresh else True
     line_search_failed = False
     while went_on and stop == _RUNNING and n_iter < max_iter:
-        n_cg, _ = pcg(
-            X.indptr, X.indices, X.data, bias, sel, dsel, n_sel, reg_bias, g, M, EPS_CG,
-            s, r, d, Hd,
-        )  # fmt: skip
-        n_cg_total += n_cg
         f_old = f
-        step, f = line_search_and_update(
-            X.indptr, X.indices, X.data, bias, y, C, rows, loss, p, reg_bias,
-            w, z, dz, s, g, f_old, INIT_STEP_SIZE,
-        )  # fmt: skip
+        if passes is not None:
+            n_cg, _ = passes.pcg(sel, dsel, g, M, EPS_CG, s, r, d, Hd)
+            step, f = passes.line_search_and_update(w, z, dz, s, g, f_old, INIT_STEP_SIZE)
+        else:
+            n_cg, _ = pcg(
+                X.indptr, X.indices, X.data, bias, sel, dsel, n_sel, reg_bias, g, M, EPS_CG,
+                s, r, d, Hd,
+            )  # fmt: skip
+            step, f = line_search_and_update(
+                X.indptr, X.indices, X.data, bias, y, C, rows, loss, p, reg_bias,
+                w, z, dz, s, g, f_old, INIT_STEP_SIZE,
+            )  # fmt: skip
+        n_cg_total += n_cg
         if step == 0.0:
             line_search_failed = True
             break

@@ -1,9 +1,10 @@
 """Numba kernels that parse LIBSVM / svmlight text held in a byte buffer.
 
-The whole file is parsed by one compiled function, `parse_buffer`, with no Python code per
-line or token. Kernels never raise: they return an error code, the 1-based line number and
-the byte range of the offending token, and the Python wrapper (`linsvm.io.libsvm`) turns that
-into a `DataFormatError` with a readable message.
+A buffer (a whole file, or one piece of it cut at line boundaries) is parsed by one compiled
+function, `parse_buffer`, with no Python code per line or token; it releases the GIL, so pieces
+of one file are parsed side by side in threads. Kernels never raise: they return an error
+code, the 1-based line number and the byte range of the offending token, and the Python
+wrapper (`linsvm.io.libsvm`) turns that into a `DataFormatError` with a readable message.
 
 Number parsing is correctly rounded (bit-identical to Python's ``float(token)``):
 
@@ -368,10 +369,12 @@ def parse_buffer(buf, one_based, index_limit):
     Returns
     -------
     A tuple (status, err_line, err_start, err_end, err_a, err_b, n_rows, nnz, indptr, indices,
-    data, labels, qids, min_index, max_index, max_index_line, fallback, n_fallback):
+    data, labels, qids, min_index, max_index, max_index_line, fallback, n_fallback,
+    n_newlines):
 
-    * status: OK or an error code; err_line is 1-based, buf[err_start:err_end] is the token
-      at fault and err_a / err_b carry the indices involved.
+    * status: OK or an error code; err_line is 1-based (counted from the start of `buf`),
+      buf[err_start:err_end] is the token at fault and err_a / err_b carry the indices
+      involved.
     * indptr (n_rows + 1,), indices (nnz,), data (nnz,), labels (n_rows,), qids (n_rows,):
       arrays sized by upper bounds (slice them to n_rows / nnz); indices are as written.
     * min_index / max_index over all features (max_index = -1 if none) and the first line
@@ -379,6 +382,7 @@ def parse_buffer(buf, one_based, index_limit):
     * fallback[:n_fallback], shape (n_fallback, 4): tokens to re-parse with float(), as
       rows (start, end, target, line); target >= 0 is a position in data, target < 0 the
       label of row -target - 1.
+    * n_newlines: the number of b"\\n" in buf (lines before the next piece of a file).
     """
     n = buf.shape[0]
     # Upper bounds: every row ends at a newline or at the end; every feature has a colon.
@@ -556,7 +560,26 @@ def parse_buffer(buf, one_based, index_limit):
         max_index_line,
         fallback,
         n_fallback,
+        n_newlines,
     )
+
+
+@njit(cache=True, nogil=True)
+def line_end_after(buf, pos, end):
+    """Position just after the first b"\\n" in buf[pos:end], or `end` if there is none."""
+    for i in range(pos, end):
+        if buf[i] == 10:
+            return i + 1
+    return end
+
+
+@njit(cache=True, nogil=True)
+def line_end_before(buf, end):
+    """Position just after the last b"\\n" in buf[:end], or 0 if there is none."""
+    for i in range(end - 1, -1, -1):
+        if buf[i] == 10:
+            return i + 1
+    return 0
 
 
 @njit(cache=True)

@@ -11,23 +11,35 @@ a missing final newline are accepted. A row may have no features at all.
 Values written explicitly as 0 are kept as stored entries of the matrix (as LIBLINEAR does);
 `write_libsvm` writes only the nonzeros.
 
-The parsing itself happens in one Numba kernel (`linsvm.io._parse.parse_buffer`); this module
-validates options, decompresses, turns kernel error codes into `DataFormatError` messages and
-assembles the CSR matrix.
+How a file is read: the text (decompressed on the fly for .gz, .bz2, .xz) comes in blocks of
+about `BLOCK_SIZE` bytes, each cut after its last newline (the partial line at its end moves
+on to the next block). A block is cut again at line boundaries into up to n_jobs pieces, and
+the pieces are parsed side by side by the Numba kernel `linsvm.io._parse.parse_buffer`
+(which releases the GIL) in a thread pool, while the next block is read. The pieces' rows are
+then copied, in file order, into the output arrays, which grow in place (so memory is the
+result plus a few blocks, not the whole text and the result). Each piece counts its
+newlines, so an error names the line of the whole file. The result is the same for any
+number of threads and any block size.
 """
 
 from __future__ import annotations
 
 import bz2
+import collections
 import gzip
 import lzma
 import math
 import os
+import zlib
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError, InvalidInputError, ZeroIndexError
+from ..parallel import effective_n_jobs
 from . import _parse
 from ._atomic import atomic_write_bytes
 
@@ -37,13 +49,28 @@ __all__ = ["parse_libsvm_bytes", "read_libsvm", "write_libsvm"]
 # (2**40, about 1.1e12) could never be allocated, so such an index is a corrupt file.
 MAX_FEATURE_INDEX = 2**40
 
+# Bytes of text read at a time. Module constants rather than options: the result does not
+# depend on them (tests set them tiny so that lines straddle blocks and pieces).
+BLOCK_SIZE = 16 * 2**20
+# A block is cut into at most n_jobs pieces, none smaller than this: a tiny file is parsed on
+# the calling thread without starting a pool.
+MIN_PIECE_SIZE = 2**20
+
 _INT32_MAX = np.iinfo(np.int32).max
+_INT64_MAX = np.iinfo(np.int64).max
 
 _DECOMPRESSORS = {
     ".gz": (gzip.decompress, gzip.compress),
     ".bz2": (bz2.decompress, bz2.compress),
     ".xz": (lzma.decompress, lzma.compress),
 }
+# Readers of a compressed stream, given the open raw file.
+_STREAM_OPENERS = {
+    ".gz": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
+    ".bz2": lambda raw: bz2.BZ2File(raw, mode="rb"),
+    ".xz": lambda raw: lzma.LZMAFile(raw, mode="rb"),
+}
+_DECOMPRESSION_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError)
 
 
 def read_libsvm(
@@ -52,10 +79,13 @@ def read_libsvm(
     n_features: int | None = None,
     zero_based: bool | str = False,
     query_id: bool = False,
+    n_jobs: int | None = -1,
 ) -> tuple[sp.csr_matrix, np.ndarray] | tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
     """Read a LIBSVM / svmlight file.
 
-    Files ending in ``.gz``, ``.bz2`` or ``.xz`` are decompressed in memory first.
+    Files ending in ``.gz``, ``.bz2`` or ``.xz`` are decompressed as they are read. The file
+    is read in blocks and parsed in ``n_jobs`` threads; the result does not depend on
+    ``n_jobs``.
 
     Parameters
     ----------
@@ -70,6 +100,8 @@ def read_libsvm(
         "auto": 0-based if any index 0 occurs, else 1-based.
     query_id : bool
         Also return the ``qid:`` of each row.
+    n_jobs : int or None
+        Threads that parse: -1 (default) all cores, None or 1 the calling thread only.
 
     Returns
     -------
@@ -84,27 +116,22 @@ def read_libsvm(
     ------
     DataFormatError
         The file is malformed; the message is ``"<path>:<line>: <what>"`` (line 0 when the
-        compressed stream itself is corrupt).
+        compressed stream itself is corrupt). The first fault in the file is reported.
     ValueError
-        Bad options (dtype, n_features, zero_based).
+        Bad options (dtype, n_features, zero_based, n_jobs).
     """
+    options = _Options.check(dtype, n_features, zero_based, query_id)
+    n_threads = effective_n_jobs(n_jobs)
     name = os.fsdecode(os.fspath(path))
-    with open(path, "rb") as f:
-        buf = f.read()
     suffix = os.path.splitext(name)[1].lower()
-    if suffix in _DECOMPRESSORS:
-        try:
-            buf = _DECOMPRESSORS[suffix][0](buf)
-        except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
-            raise DataFormatError(name, 0, f"cannot decompress {suffix} data: {exc}") from exc
-    return parse_libsvm_bytes(
-        buf,
-        name,
-        dtype=dtype,
-        n_features=n_features,
-        zero_based=zero_based,
-        query_id=query_id,
-    )
+    with open(path, "rb") as raw:
+        total = os.fstat(raw.fileno()).st_size
+        if suffix in _STREAM_OPENERS:
+            with _STREAM_OPENERS[suffix](raw) as stream:
+                blocks = _file_blocks(stream, raw, total, BLOCK_SIZE, compressed=True)
+                return _parse_blocks(blocks, name, options, n_threads, suffix)
+        blocks = _file_blocks(raw, raw, total, BLOCK_SIZE, compressed=False)
+        return _parse_blocks(blocks, name, options, n_threads, suffix)
 
 
 def parse_libsvm_bytes(
@@ -114,37 +141,177 @@ def parse_libsvm_bytes(
     n_features: int | None = None,
     zero_based: bool | str = False,
     query_id: bool = False,
+    n_jobs: int | None = -1,
 ) -> tuple[sp.csr_matrix, np.ndarray] | tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
     """Parse LIBSVM text held in memory; `name` is used in error messages.
 
     Same options and results as `read_libsvm`.
     """
-    dtype = np.dtype(dtype)
-    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
-    if isinstance(zero_based, bool | np.bool_):
-        zero_based = bool(zero_based)
-    elif not (isinstance(zero_based, str) and zero_based == "auto"):
-        raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
-    if n_features is not None:
-        if isinstance(n_features, bool) or not isinstance(n_features, int | np.integer):
-            raise ValueError(f"n_features must be a non-negative int or None, got {n_features!r}")
-        n_features = int(n_features)
-        if n_features < 0:
-            raise ValueError(f"n_features must be a non-negative int or None, got {n_features}")
+    options = _Options.check(dtype, n_features, zero_based, query_id)
+    n_threads = effective_n_jobs(n_jobs)
     if not isinstance(buf, bytes):
-        buf = bytes(buf)  # a read-only uint8 view keeps the kernel to one compiled signature
+        buf = bytes(buf)
+    # A read-only uint8 view (as are the blocks of a file) keeps each kernel to one compiled
+    # signature.
+    text = np.frombuffer(buf, dtype=np.uint8)
+    return _parse_blocks(_memory_blocks(text, BLOCK_SIZE), name, options, n_threads, "")
 
-    # Largest index allowed as written in the file; with "auto" the 0-based case is checked
-    # after parsing, once it is known whether the file is 0-based.
-    if n_features is None:
-        index_limit = MAX_FEATURE_INDEX
-    elif zero_based is True:
-        index_limit = n_features - 1
-    else:
-        index_limit = n_features
-    one_based = zero_based is False
 
+# ----------------------------------------------------------------------------- options
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The reader's options, checked, and what the kernel and the messages derive from them."""
+
+    dtype: np.dtype
+    n_features: int | None
+    zero_based: bool | str
+    query_id: bool
+    one_based: bool  # index 0 is an error
+    index_limit: int  # largest index allowed as written in the file
+
+    @classmethod
+    def check(cls, dtype, n_features, zero_based, query_id) -> _Options:
+        dtype = np.dtype(dtype)
+        if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+            raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+        if isinstance(zero_based, bool | np.bool_):
+            zero_based = bool(zero_based)
+        elif not (isinstance(zero_based, str) and zero_based == "auto"):
+            raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+        if n_features is not None:
+            if isinstance(n_features, bool) or not isinstance(n_features, int | np.integer):
+                raise ValueError(
+                    f"n_features must be a non-negative int or None, got {n_features!r}"
+                )
+            n_features = int(n_features)
+            if n_features < 0:
+                raise ValueError(
+                    f"n_features must be a non-negative int or None, got {n_features}"
+                )
+        # With "auto" the 0-based limit is checked after parsing, once it is known whether
+        # the file is 0-based.
+        if n_features is None:
+            index_limit = MAX_FEATURE_INDEX
+        elif zero_based is True:
+            index_limit = n_features - 1
+        else:
+            index_limit = n_features
+        return cls(dtype, n_features, zero_based, bool(query_id), zero_based is False,
+                   index_limit)
+
+
+# ----------------------------------------------------------------------------- blocks
+
+
+def _file_blocks(
+    stream, raw, total: int, block_size: int, compressed: bool
+) -> Iterator[tuple[np.ndarray, float]]:
+    """The text of `stream` as read-only uint8 blocks, each ending with a newline (except the
+    last when the file does not), with the fraction of the raw file read so far.
+
+    A line longer than `block_size` makes its block as long as needed. Errors of the
+    decompressor come out as `_DecompressionFailed`.
+    """
+    carry = np.empty(0, dtype=np.uint8)  # the partial line at the end of the previous block
+    while True:
+        buf = np.empty(carry.shape[0] + block_size, dtype=np.uint8)
+        buf[: carry.shape[0]] = carry
+        filled = carry.shape[0]
+        while True:
+            try:
+                filled = _read_into(stream, buf, filled)
+            except _DECOMPRESSION_ERRORS as exc:
+                if not compressed:
+                    raise
+                raise _DecompressionFailed(exc) from exc
+            at_end = filled < buf.shape[0]
+            if at_end:
+                cut = filled
+                break
+            cut = _parse.line_end_before(_read_only(buf), filled)
+            if cut > 0:
+                break
+            grown = np.empty(2 * buf.shape[0], dtype=np.uint8)  # a line longer than a block
+            grown[:filled] = buf[:filled]
+            buf = grown
+        fraction = 1.0 if at_end or total <= 0 else min(1.0, raw.tell() / total)
+        if cut > 0:
+            yield _read_only(buf[:cut]), fraction
+        if at_end:
+            return
+        carry = buf[cut:filled].copy()
+
+
+def _read_into(stream, buf: np.ndarray, filled: int) -> int:
+    """Fill buf[filled:] from `stream` until it is full or the stream ends; the new fill."""
+    view = memoryview(buf)
+    while filled < buf.shape[0]:
+        got = stream.readinto(view[filled:])
+        if not got:
+            break
+        filled += got
+    return filled
+
+
+def _memory_blocks(text: np.ndarray, block_size: int) -> Iterator[tuple[np.ndarray, float]]:
+    """`text` (read-only uint8) as views of about `block_size` bytes cut after newlines."""
+    n = text.shape[0]
+    pos = 0
+    while pos < n:
+        end = min(pos + block_size, n)
+        if end < n:
+            cut = _parse.line_end_before(text[pos:end], end - pos)
+            end = pos + cut if cut > 0 else _parse.line_end_after(text, end, n)
+        yield text[pos:end], end / n
+        pos = end
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+def _split_lines(block: np.ndarray, n_parts: int) -> list[np.ndarray]:
+    """`block` cut after newlines into at most `n_parts` pieces of about equal size."""
+    n = block.shape[0]
+    cuts = [0]
+    for k in range(1, n_parts):
+        cuts.append(_parse.line_end_after(block, max(cuts[-1], k * n // n_parts), n))
+    cuts.append(n)
+    return [block[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True) if b > a]
+
+
+class _DecompressionFailed(Exception):
+    """The decompressor failed while the text was read (wraps its exception)."""
+
+
+# ----------------------------------------------------------------------------- pieces
+
+
+@dataclass
+class _Piece:
+    """One piece of text parsed: its CSR arrays (indices as written in the file), and its first
+    error, if any, with the line counted from the start of the piece."""
+
+    n_lines: int  # newlines in the piece: the lines that precede the next piece
+    n_rows: int
+    nnz: int
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    labels: np.ndarray
+    qids: np.ndarray
+    min_index: int
+    max_index: int
+    max_index_line: int
+    error: tuple[type[DataFormatError], int, str] | None = None
+
+
+def _parse_piece(text: np.ndarray, options: _Options) -> _Piece:
+    """Parse one piece (read-only uint8, whole lines) with the kernel; runs in a worker."""
     (
         status,
         err_line,
@@ -164,49 +331,214 @@ def parse_libsvm_bytes(
         max_index_line,
         fallback,
         n_fallback,
-    ) = _parse.parse_buffer(np.frombuffer(buf, dtype=np.uint8), one_based, np.int64(index_limit))
+        n_newlines,
+    ) = _parse.parse_buffer(text, options.one_based, np.int64(options.index_limit))
+    piece = _Piece(int(n_newlines), int(n_rows), int(nnz), indptr, indices, data, labels, qids,
+                   int(min_index), int(max_index), int(max_index_line))
 
     # Rare tokens the kernel could not round exactly: parse them with float(). They all come
     # before any error the kernel stopped at, so an infinite one is the first error.
     for start, end, target, line in fallback[:n_fallback].tolist():
-        value = float(buf[start:end].decode("ascii"))
+        value = float(text[start:end].tobytes().decode("ascii"))
         if math.isinf(value):
             if target < 0:
-                raise DataFormatError(name, line, "label is infinite")
-            raise DataFormatError(name, line, f"value is infinite (feature {indices[target]})")
+                piece.error = (DataFormatError, line, "label is infinite")
+            else:
+                what = f"value is infinite (feature {indices[target]})"
+                piece.error = (DataFormatError, line, what)
+            return piece
         if target < 0:
             labels[-target - 1] = value
         else:
             data[target] = value
 
     if status != _parse.OK:
-        token = _token_text(buf, err_start, err_end)
-        what = _error_message(status, token, int(err_a), int(err_b), n_features, zero_based)
+        token = _token_text(text[err_start:err_end].tobytes(), 0, err_end - err_start)
+        what = _error_message(status, token, int(err_a), int(err_b), options.n_features,
+                              options.zero_based)
         error = ZeroIndexError if status == _parse.ZERO_INDEX else DataFormatError
-        raise error(name, int(err_line), what)
+        piece.error = (error, int(err_line), what)
+    return piece
 
-    is_zero_based = zero_based is True or (zero_based == "auto" and nnz > 0 and min_index == 0)
-    if n_features is None:
-        n_cols = 0 if nnz == 0 else int(max_index) + (1 if is_zero_based else 0)
-    else:
-        n_cols = n_features
-        if nnz > 0 and is_zero_based and max_index >= n_features:
-            what = f"feature index {int(max_index)} too large (n_features={n_features}, 0-based)"
-            raise DataFormatError(name, int(max_index_line), what)
 
-    indices = indices[:nnz]
-    if not is_zero_based and nnz > 0:
-        indices -= 1
-    index_dtype = np.int32 if max(nnz, n_cols) <= _INT32_MAX else np.int64
-    indices = indices.astype(index_dtype)
-    indptr = indptr[: n_rows + 1].astype(index_dtype)
-    values = data[:nnz].astype(dtype)  # also drops the unused tail of the buffer
-    X = sp.csr_matrix((values, indices, indptr), shape=(n_rows, n_cols), copy=False)
-    X.has_sorted_indices = True
-    y = labels[:n_rows].copy()
-    if query_id:
-        return X, y, qids[:n_rows].copy()
-    return X, y
+def _parse_blocks(
+    blocks: Iterator[tuple[np.ndarray, float]],
+    name: str,
+    options: _Options,
+    n_threads: int,
+    suffix: str,
+) -> tuple[sp.csr_matrix, np.ndarray] | tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+    """Parse the blocks' pieces in `n_threads` threads and assemble them in order.
+
+    While a block is read, the pieces of the block before it are parsed; a block's pieces
+    are copied into the output once all of them are parsed, while the next block's are. Without threads each
+    block is parsed and copied before the next is read.
+    """
+    out = _Output(name, options)
+    pending: collections.deque[tuple[list[Future], float]] = collections.deque()
+    pool = None
+    try:
+        blocks = iter(blocks)
+        while True:
+            try:
+                item = next(blocks, None)
+            except _DecompressionFailed as failed:
+                while pending:  # a fault earlier in the file is reported first
+                    out.add(*_collect(pending.popleft()))
+                exc = failed.__cause__
+                raise DataFormatError(name, 0, f"cannot decompress {suffix} data: {exc}") from exc
+            if item is None:
+                break
+            block, fraction = item
+            pieces = _split_lines(block, min(n_threads, max(1, block.shape[0] // MIN_PIECE_SIZE)))
+            if pool is None and n_threads > 1 and (len(pieces) > 1 or fraction < 1 or pending):
+                pool = ThreadPoolExecutor(max_workers=n_threads)
+            if pool is None:
+                futures = [_done(_parse_piece(piece, options)) for piece in pieces]
+            else:
+                futures = [pool.submit(_parse_piece, piece, options) for piece in pieces]
+            pending.append((futures, fraction))
+            del item, block, pieces, futures  # parsed pieces are freed once copied
+            while len(pending) > (1 if pool is not None else 0):
+                out.add(*_collect(pending.popleft()))
+        while pending:
+            out.add(*_collect(pending.popleft()))
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    return out.result()
+
+
+def _done(piece: _Piece) -> Future:
+    future: Future = Future()
+    future.set_result(piece)
+    return future
+
+
+def _collect(item: tuple[list[Future], float]) -> tuple[list[_Piece], float]:
+    futures, fraction = item
+    return [f.result() for f in futures], fraction
+
+
+# ----------------------------------------------------------------------------- output
+
+
+class _Output:
+    """The CSR arrays filled block after block, in file order.
+
+    The arrays grow in place (`ndarray.resize`: a large block is remapped, not copied) by an
+    eighth, or less when the fraction of the file read so far says the end is near, so that
+    memory stays close to the final arrays. Indices are stored in int32 until a value or the
+    count of non-zeros needs int64. 1-based indices are made 0-based as they are copied (for
+    "auto", at the end, once it is known).
+    """
+
+    def __init__(self, name: str, options: _Options) -> None:
+        self.name = name
+        self.options = options
+        self.n_lines = 0
+        self.n_rows = 0
+        self.nnz = 0
+        self.min_index = _INT64_MAX
+        self.max_index = -1
+        self.max_index_line = 0
+        wide = options.n_features is not None and options.n_features > _INT32_MAX
+        index_dtype = np.int64 if wide else np.int32
+        self.indices = np.empty(0, dtype=index_dtype)
+        self.data = np.empty(0, dtype=options.dtype)
+        self.indptr = np.zeros(1, dtype=index_dtype)
+        self.labels = np.empty(0, dtype=np.float64)
+        self.qids = np.empty(0, dtype=np.int64) if options.query_id else None
+
+    def add(self, pieces: list[_Piece], fraction: float) -> None:
+        """Append the rows of one block's pieces; raise the first error among them."""
+        n_lines = self.n_lines
+        for piece in pieces:
+            if piece.error is not None:
+                error, line, what = piece.error
+                raise error(self.name, n_lines + line, what)
+            if piece.nnz and piece.max_index > self.max_index:
+                self.max_index = piece.max_index
+                self.max_index_line = n_lines + piece.max_index_line
+            if piece.nnz:
+                self.min_index = min(self.min_index, piece.min_index)
+            n_lines += piece.n_lines
+        self.n_lines = n_lines
+
+        nnz = self.nnz + sum(p.nnz for p in pieces)
+        n_rows = self.n_rows + sum(p.n_rows for p in pieces)
+        if self.indices.dtype == np.int32 and max(nnz, self.max_index) > _INT32_MAX:
+            self.indices = self.indices.astype(np.int64)
+            self.indptr = self.indptr.astype(np.int64)
+        self.indices = _reserve(self.indices, nnz, fraction)
+        self.data = _reserve(self.data, nnz, fraction)
+        self.indptr = _reserve(self.indptr, n_rows + 1, fraction)
+        self.labels = _reserve(self.labels, n_rows, fraction)
+        if self.qids is not None:
+            self.qids = _reserve(self.qids, n_rows, fraction)
+
+        shift = 1 if self.options.zero_based is False else 0
+        for p in pieces:
+            a, b = self.nnz, self.nnz + p.nnz
+            r, s = self.n_rows, self.n_rows + p.n_rows
+            np.subtract(p.indices[: p.nnz], shift, out=self.indices[a:b], casting="unsafe")
+            self.data[a:b] = p.data[: p.nnz]
+            np.add(p.indptr[1 : p.n_rows + 1], a, out=self.indptr[r + 1 : s + 1],
+                   casting="unsafe")
+            self.labels[r:s] = p.labels[: p.n_rows]
+            if self.qids is not None:
+                self.qids[r:s] = p.qids[: p.n_rows]
+            self.nnz, self.n_rows = b, s
+
+    def result(self):
+        """The CSR matrix, labels (and qids), trimmed to size; the last checks."""
+        options = self.options
+        nnz, n_rows, max_index = self.nnz, self.n_rows, self.max_index
+        is_zero_based = options.zero_based is True or (
+            options.zero_based == "auto" and nnz > 0 and self.min_index == 0
+        )
+        if options.n_features is None:
+            n_cols = 0 if nnz == 0 else max_index + (1 if is_zero_based else 0)
+        else:
+            n_cols = options.n_features
+            if nnz > 0 and is_zero_based and max_index >= n_cols:
+                what = f"feature index {max_index} too large (n_features={n_cols}, 0-based)"
+                raise DataFormatError(self.name, self.max_index_line, what)
+
+        # Shrinking in place hands the unused tail back without a copy.
+        indices = _trim(self.indices, nnz)
+        if options.zero_based == "auto" and not is_zero_based and nnz > 0:
+            indices -= 1
+        index_dtype = np.int32 if max(nnz, n_cols) <= _INT32_MAX else np.int64
+        indices = indices.astype(index_dtype, copy=False)
+        indptr = _trim(self.indptr, n_rows + 1).astype(index_dtype, copy=False)
+        X = sp.csr_matrix((_trim(self.data, nnz), indices, indptr), shape=(n_rows, n_cols),
+                          copy=False)
+        X.has_sorted_indices = True
+        y = _trim(self.labels, n_rows)
+        self.indices = self.data = self.indptr = self.labels = None
+        if self.qids is not None:
+            qids, self.qids = _trim(self.qids, n_rows), None
+            return X, y, qids
+        return X, y
+
+
+def _reserve(a: np.ndarray, needed: int, fraction: float) -> np.ndarray:
+    """`a` with room for `needed` items, grown in place by about an eighth, less near the end
+    of the file (`fraction` of it read: the rest is estimated from what came so far)."""
+    if needed <= a.shape[0]:
+        return a
+    growth = needed // 8
+    if fraction > 0:
+        growth = min(growth, math.ceil(needed * (1.0 - fraction) / fraction * 1.05))
+    a.resize(needed + growth, refcheck=False)
+    return a
+
+
+def _trim(a: np.ndarray, size: int) -> np.ndarray:
+    if a.shape[0] != size:
+        a.resize(size, refcheck=False)
+    return a
 
 
 def _token_text(buf: bytes, start: int, end: int, limit: int = 40) -> str:

@@ -262,6 +262,34 @@ def l1_breakdown(ds) -> list[str]:
     ]
 
 
+def core_probe(seconds: float = 0.3) -> float:
+    """How busy the machine is: the time of two compute-bound threads side by side over the
+    time of one (about 1.0 with two free cores, 2.0 when only one core is free for this run)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from numba import njit
+
+    @njit(nogil=True)
+    def spin(n):
+        s = 0.0
+        for i in range(n):
+            s += np.sqrt(float(i))
+        return s
+
+    spin(10)
+    n = 1000
+    while True:  # size the work to about ``seconds``
+        t, _ = time_call(lambda n=n: spin(n))
+        if t >= seconds / 4:
+            break
+        n *= 4
+    n = int(n * seconds / t)
+    one = median([time_call(lambda: spin(n))[0] for _ in range(3)])
+    with ThreadPoolExecutor(2) as pool:
+        two = median([time_call(lambda: list(pool.map(spin, [n, n])))[0] for _ in range(3)])
+    return two / one
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="a9a and a small generated set")
@@ -286,6 +314,7 @@ def main(argv=None) -> None:
     except ImportError:
         have_liblinear = False
     load_start = os.getloadavg()
+    probe_start = core_probe()
     rows, notes, l1_notes = [], [], []
     for name in names:
         ds = load_dataset(name, synthetic_rows=synthetic_rows)
@@ -299,6 +328,7 @@ def main(argv=None) -> None:
         if name == names[0]:
             l1_notes = l1_breakdown(ds)
     load_end = os.getloadavg()
+    probe_end = core_probe()
     lines = report_header(
         "Threads within one primal Newton solve (-s 0, 2, 11): 1 vs 2 threads, and LIBLINEAR",
         "bench_threads_primal",
@@ -308,6 +338,9 @@ def main(argv=None) -> None:
             "0.0001, p = 0.1)",
             "load average at the end: " + ", ".join(f"{x:.2f}" for x in load_end)
             + " (at the start: " + ", ".join(f"{x:.2f}" for x in load_start) + ")",
+            f"free cores: two compute-bound threads took {probe_start:.2f}x the time of one at "
+            f"the start, {probe_end:.2f}x at the end (1.0: both cores free; 2.0: one core "
+            "free for this run, so no 2-thread speed-up can show)",
             "LIBLINEAR: liblinear-official "
             + ("(single-threaded)" if have_liblinear else "not installed: its columns are n/a"),
         ]

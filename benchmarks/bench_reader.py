@@ -207,11 +207,14 @@ def child(path: str, n_jobs: int, block_mb: float | None) -> dict:
     linsvm.read_libsvm(tiny, n_jobs=n_jobs)  # Numba's cache loaded
     gc.collect()
     before = _reset_peak_rss()
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     X, y = linsvm.read_libsvm(path, n_jobs=n_jobs)
     seconds = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
     after = _peak_rss()
     return {"seconds": seconds, "rss_before": before, "rss_peak": after,
+            "user": r1.ru_utime - r0.ru_utime, "sys": r1.ru_stime - r0.ru_stime,
             "result_bytes": X.data.nbytes + X.indices.nbytes + X.indptr.nbytes + y.nbytes,
             "rows": X.shape[0], "nnz": X.nnz}
 

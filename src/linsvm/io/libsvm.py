@@ -59,6 +59,7 @@ BLOCK_SIZE = 8 * 2**20
 MIN_PIECE_SIZE = 2**20
 
 _INT32_MAX = np.iinfo(np.int32).max
+_FRESH_BELOW = 8 * 2**20  # output arrays smaller than this grow by a new allocation
 _INT64_MAX = np.iinfo(np.int64).max
 
 _DECOMPRESSORS = {
@@ -373,8 +374,8 @@ def _parse_blocks(
     """Parse the blocks' pieces in `n_threads` threads and assemble them in order.
 
     While a block is read, the pieces of the block before it are parsed; a block's pieces
-    are copied into the output once all of them are parsed, while the next block's are. Without threads each
-    block is parsed and copied before the next is read.
+    are copied into the output once all of them are parsed, while the next block's are.
+    Without threads each block is parsed and copied before the next is read.
     """
     out = _Output(name, options)
     pending: collections.deque[tuple[list[Future], float]] = collections.deque()
@@ -533,6 +534,12 @@ def _reserve(a: np.ndarray, needed: int, fraction: float) -> np.ndarray:
     growth = needed // 8
     if fraction > 0:
         growth = min(growth, math.ceil(needed * (1.0 - fraction) / fraction * 1.05))
+    if a.nbytes < _FRESH_BELOW:
+        # A fresh allocation while small: NumPy asks for huge pages on large new arrays (not
+        # on resized ones), and the advice stays with the memory as it is remapped.
+        grown = np.empty(needed + growth, dtype=a.dtype)
+        grown[: a.shape[0]] = a
+        return grown
     a.resize(needed + growth, refcheck=False)
     return a
 

@@ -257,6 +257,8 @@ def measure(path: Path, n_jobs: int, repeats: int, block_mb: float | None) -> di
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     res = {k: runs[0][k] for k in ("result_bytes", "rows", "nnz")}
     res["seconds"] = median([r["seconds"] for r in runs])
+    res["min_seconds"] = min(r["seconds"] for r in runs)
+    res["cpu"] = median([r["user"] + r["sys"] for r in runs])
     res["rss_before"] = median([r["rss_before"] for r in runs])
     res["added"] = median([r["rss_peak"] - r["rss_before"] for r in runs])
     return res
@@ -291,12 +293,23 @@ def thread_rows(names, synthetic_rows: int, block_sizes, quick: bool):
                 one = one or r
                 rates[(name, block_mb, n_jobs)] = mb / r["seconds"]
                 rows.append([label, f"{mb:.0f}", block_mb or "default", n_jobs, repeats,
-                             fmt_seconds(r["seconds"]), f"{mb / r['seconds']:.0f}",
+                             fmt_seconds(r["seconds"]), fmt_seconds(r["min_seconds"]),
+                             f"{mb / r['seconds']:.0f}",
                              fmt_ratio(one["seconds"], r["seconds"]),
+                             fmt_ratio(one["min_seconds"], r["min_seconds"]),
+                             fmt_seconds(r["cpu"]),
                              f"{r['result_bytes'] / 1e6:.0f}", f"{r['rss_before'] / 1e6:.0f}",
                              f"{r['added'] / 1e6:.0f}",
                              fmt_ratio(r["added"], r["result_bytes"])])
     return rows, rates
+
+
+def lscpu_head(n: int = 10) -> list[str]:
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return ["lscpu not available"]
+    return out.splitlines()[:n]
 
 
 def main(argv=None) -> None:
@@ -313,6 +326,8 @@ def main(argv=None) -> None:
                         "(default: the reader's own)")
     p.add_argument("--child", nargs=3, metavar=("PATH", "N_JOBS", "BLOCK_MB"),
                    help=argparse.SUPPRESS)
+    p.add_argument("--note", action="append", default=[],
+                   help="a line for the report's notes (e.g. how busy the machine was)")
     p.add_argument("--out", default=str(BENCH_DIR / "RESULTS-reader.md"))
     args = p.parse_args(argv)
     if args.child:
@@ -360,11 +375,12 @@ def main(argv=None) -> None:
                   "One fresh process per read (median over the processes: 5, 3 for the "
                   "generated file); RSS before = RSS of the process before the read "
                   "(interpreter, libraries, compiled kernels); added = peak RSS during the "
-                  "read minus that; result = CSR data + indices + indptr + labels.", ""]
+                  "read minus that; result = CSR data + indices + indptr + labels; CPU s = "
+                  "user + system time of the read, all threads (median).", ""]
         lines += markdown_table(
-            ["file", "MB", "block MB", "threads", "reads", "s", "MB/s",
-             "speed-up vs 1 thread", "result MB", "RSS before MB", "added MB",
-             "added / result"], trows)
+            ["file", "MB", "block MB", "threads", "reads", "median s", "min s", "MB/s (median)",
+             "speed-up vs 1 thread (median)", "speed-up (min)", "CPU s (user + sys)",
+             "result MB", "RSS before MB", "added MB", "added / result"], trows)
         big = [k for k in rates if k[0] == SYNTHETIC]
         small = [k for k in rates if k[0] != SYNTHETIC]
         ratios = []
@@ -376,6 +392,8 @@ def main(argv=None) -> None:
         if ratios:
             lines += ["", "MB/s of the generated file / MB/s of the real one (1.00 = the rate "
                       "does not fall with size): " + "; ".join(ratios) + "."]
+    lines += ["", "## Machine (`lscpu | head`)", "", "```", *lscpu_head(), "```"]
+    notes += args.note
     if notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
     write_report(lines, args.out)

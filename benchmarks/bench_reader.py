@@ -4,7 +4,7 @@ linsvm's reader on 1 vs 2 threads with its peak memory, on a real and a generate
 Run from the repository root::
 
     python -m benchmarks.bench_reader [--quick] [--files a9a,w8a,...] [--repeats 3]
-        [--thread-files pypi-recent,synthetic] [--synthetic-rows 3000000]
+        [--thread-files pypi-recent,synthetic-small,synthetic] [--synthetic-rows 3000000]
         [--block-sizes 16] [--out benchmarks/RESULTS-reader.md]
 
 **Readers.** Both read the same plain files (the .xz ones decompressed once into the scratch
@@ -20,10 +20,11 @@ notes its RSS (the interpreter, NumPy, SciPy, Numba and the compiled kernels), t
 file once with ``n_jobs`` threads; its peak RSS (``VmHWM``; ``ru_maxrss`` where there is no
 /proc) minus the RSS before is what reading added, to be compared with the bytes of the
 result (CSR data + indices + indptr and the labels). Median of 5 children (3 for the
-generated file), the file in the OS page cache. The generated file is
+large generated file), the file in the OS page cache. The generated files are
 ``make_text_classification(rows, nnz_per_row=32)`` written as text like pypi-recent's
-(5 significant digits), about 1.4 GB for 3 million rows, in the scratch folder
-(``/tmp/linsvm-bench-data``), written once.
+(5 significant digits): about 1.4 GB for 3 million rows, and 0.14 GB for a tenth of them (the
+same content at a tenth of the size: the rate should not depend on the size), in the scratch
+folder (``/tmp/linsvm-bench-data``), written once.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ from .common import (
 DEFAULT_FILES = ("a9a", "w8a", "ijcnn1", "reuters.trn", "pypi-recent.t", "pypi-recent")
 QUICK_FILES = ("a9a", "w8a", "reuters.trn")
 SYNTHETIC = "synthetic"
-THREAD_FILES = ("pypi-recent", SYNTHETIC)
+SYNTHETIC_SMALL = "synthetic-small"  # the same generator, a tenth of the rows
+THREAD_FILES = ("pypi-recent", SYNTHETIC_SMALL, SYNTHETIC)
 QUICK_THREAD_FILES = ("reuters.trn",)
 DEFAULT_SYNTHETIC_ROWS = 3_000_000
 SYNTHETIC_NNZ_PER_ROW = 32
@@ -274,9 +276,10 @@ def thread_rows(names, synthetic_rows: int, block_sizes, quick: bool):
     """Table rows of 1 vs 2 threads (and block sizes) for each file; MB/s per file."""
     rows, rates = [], {}
     for name in names:
-        if name == SYNTHETIC:
-            path, repeats = synthetic_file(synthetic_rows), 3
-            label = f"generated ({synthetic_rows} rows)"
+        if name in (SYNTHETIC, SYNTHETIC_SMALL):
+            n_rows = synthetic_rows if name == SYNTHETIC else synthetic_rows // 10
+            path, repeats = synthetic_file(n_rows), 3 if name == SYNTHETIC else 5
+            label = f"generated, {n_rows} rows"
         else:
             path, repeats, label = find_data_file(name), 5, name
         if path is None:
@@ -319,7 +322,8 @@ def main(argv=None) -> None:
     p.add_argument("--repeats", type=int, default=None, help="timed reads per file (3)")
     p.add_argument("--thread-files", default=None,
                    help=f"files of the threads/memory table ({','.join(THREAD_FILES)}; "
-                        f"'{SYNTHETIC}' is the generated file; '' for none)")
+                        f"'{SYNTHETIC}' is the generated file, '{SYNTHETIC_SMALL}' one of a "
+                        "tenth of its rows; '' for none)")
     p.add_argument("--synthetic-rows", type=int, default=DEFAULT_SYNTHETIC_ROWS)
     p.add_argument("--block-sizes", default="",
                    help="comma-separated block sizes in MB for the threads table "
@@ -367,12 +371,13 @@ def main(argv=None) -> None:
         "float64 values, 1-based indices; MB = 10**6 bytes of (uncompressed) file; "
         f"linsvm with its default n_jobs=-1 ({os.cpu_count()} cores)",
     ])
-    lines += markdown_table(
-        ["file", "MB", "rows", "nnz", "linsvm s", "linsvm MB/s", "sklearn s", "sklearn MB/s",
-         "speed-up (sklearn s / linsvm s)", "same matrix"], rows)
+    if rows:
+        lines += markdown_table(
+            ["file", "MB", "rows", "nnz", "linsvm s", "linsvm MB/s", "sklearn s",
+             "sklearn MB/s", "speed-up (sklearn s / linsvm s)", "same matrix"], rows)
     if trows:
         lines += ["", "## Threads and peak memory", "",
-                  "One fresh process per read (median over the processes: 5, 3 for the "
+                  "One fresh process per read (median over the processes: 5, 3 for the large "
                   "generated file); RSS before = RSS of the process before the read "
                   "(interpreter, libraries, compiled kernels); added = peak RSS during the "
                   "read minus that; result = CSR data + indices + indptr + labels; CPU s = "
@@ -381,17 +386,13 @@ def main(argv=None) -> None:
             ["file", "MB", "block MB", "threads", "reads", "median s", "min s", "MB/s (median)",
              "speed-up vs 1 thread (median)", "speed-up (min)", "CPU s (user + sys)",
              "result MB", "RSS before MB", "added MB", "added / result"], trows)
-        big = [k for k in rates if k[0] == SYNTHETIC]
-        small = [k for k in rates if k[0] != SYNTHETIC]
-        ratios = []
-        for kb in big:
-            for ks in small:
-                if ks[1:] == kb[1:]:
-                    ratios.append(f"{ks[0]} -> generated, {kb[2]} thread(s), block "
-                                  f"{kb[1] or 'default'}: {rates[kb] / rates[ks]:.2f}")
+        ratios = [f"{k[2]} thread(s), block {k[1] or 'default'}: "
+                  f"{rates[k] / rates[(SYNTHETIC_SMALL, *k[1:])]:.2f}"
+                  for k in rates if k[0] == SYNTHETIC and (SYNTHETIC_SMALL, *k[1:]) in rates]
         if ratios:
-            lines += ["", "MB/s of the generated file / MB/s of the real one (1.00 = the rate "
-                      "does not fall with size): " + "; ".join(ratios) + "."]
+            lines += ["", "MB/s of the generated file / MB/s of the one of a tenth of its rows "
+                      "(same generator; 1.00 = the rate does not fall with size): "
+                      + "; ".join(ratios) + "."]
     lines += ["", "## Machine (`lscpu | head`)", "", "```", *lscpu_head(), "```"]
     notes += args.note
     if notes:

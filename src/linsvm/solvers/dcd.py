@@ -45,6 +45,80 @@ _F_PGMAX_OLD, _F_PGMIN_OLD, _F_PGMAX_NEW, _F_PGMIN_NEW = 0, 1, 2, 3
 _ALPHA, _QBAR, _Y, _BOUND_OR_DIAG = 0, 1, 2, 3
 
 
+# A projected gradient this small counts as zero: the coordinate is left as it is.
+PG_ZERO = 1.0e-12
+
+
+@njit(cache=True, nogil=True, inline="always")
+def svm_coordinate(
+    a, yi, dot, bound_or_diag, qbar, squared_hinge, shrinking, pgmax_old, pgmin_old
+):
+    """One coordinate of the SVM dual at alpha_i = a, given dot = w'x_i.
+
+    Returns (shrunk, PG, new alpha_i): shrunk when the coordinate sits at a bound with a
+    gradient pointing further out than last iteration's extremes (LIBLINEAR's rule; it is then
+    left alone this iteration), PG the projected gradient, and the exact one-variable step
+    min(max(a - G/Qbar_ii, 0), U_i) when |PG| > PG_ZERO.
+    """
+    if squared_hinge:
+        u = np.inf
+        g = yi * dot - 1.0 + a * bound_or_diag
+    else:
+        u = bound_or_diag
+        g = yi * dot - 1.0
+    pg = 0.0
+    if a == 0.0:
+        if shrinking and g > pgmax_old:
+            return True, 0.0, a
+        if g < 0.0:
+            pg = g
+    elif a == u:
+        if shrinking and g < pgmin_old:
+            return True, 0.0, a
+        if g > 0.0:
+            pg = g
+    else:
+        pg = g
+    a_new = a
+    if abs(pg) > PG_ZERO:
+        if qbar > 0.0:
+            a_new = min(max(a - g / qbar, 0.0), u)
+        else:  # an empty row without bias under the L1 loss: f is linear in a_i
+            a_new = u if g < 0.0 else 0.0
+    return False, pg, a_new
+
+
+@njit(cache=True, nogil=True)
+def end_iteration(
+    active, n_active, removed, trainable_rows, fstate, istate, pgmax_new, pgmin_new, eps
+) -> bool:
+    """Close an outer iteration: drop the shrunk rows, apply the stopping rule (LIBLINEAR's:
+    max PG - min PG <= eps and both within eps of zero, on the active set, then once more on
+    every row), set the next iteration's shrinking thresholds. True once converged."""
+    inf = np.inf
+    n_all = trainable_rows.shape[0]
+    n_active = _dual.drop_shrunk(active, n_active, removed)
+    istate[I_ITER] += 1
+    fstate[_F_PGMAX_NEW] = pgmax_new
+    fstate[_F_PGMIN_NEW] = pgmin_new
+    if (
+        pgmax_new - pgmin_new <= eps and abs(pgmax_new) <= eps and abs(pgmin_new) <= eps
+    ) or n_active == 0:
+        if n_active == n_all and n_active > 0 or n_all == 0:
+            istate[I_ACTIVE] = n_active
+            istate[I_CONVERGED] = 1
+            return True
+        # Converged on the active set: re-check every row before stopping.
+        istate[I_ACTIVE] = reset_active(active, trainable_rows)
+        fstate[_F_PGMAX_OLD] = inf
+        fstate[_F_PGMIN_OLD] = -inf
+        return False
+    istate[I_ACTIVE] = n_active
+    fstate[_F_PGMAX_OLD] = pgmax_new if pgmax_new > 0.0 else inf
+    fstate[_F_PGMIN_OLD] = pgmin_new if pgmin_new < 0.0 else -inf
+    return False
+
+
 @njit(cache=True, nogil=True)
 def dcd_svm_kernel(
     indptr,
@@ -81,7 +155,6 @@ def dcd_svm_kernel(
     inf = np.inf
     squared_hinge = loss == LOSS_SQUARED_HINGE
     rec_flat = rec.reshape(rec.size)  # a 1-D view for prefetch
-    n_all = trainable_rows.shape[0]
 
     for _ in range(n_epochs):
         n_active = istate[I_ACTIVE]
@@ -97,66 +170,23 @@ def dcd_svm_kernel(
                 prefetch_ahead(order, s, n_active, indptr, indices, data, rec_flat, 4)
             a = rec[i, _ALPHA]
             yi = rec[i, _Y]
-            if squared_hinge:
-                u = inf
-                g = (
-                    yi * row_dot(indptr, indices, data, bias, i, w)
-                    - 1.0
-                    + a * rec[i, _BOUND_OR_DIAG]
-                )
-            else:
-                u = rec[i, _BOUND_OR_DIAG]
-                g = yi * row_dot(indptr, indices, data, bias, i, w) - 1.0
-
-            # Projected gradient; shrink coordinates stuck at a bound whose gradient points
-            # further out than last iteration's extremes (LIBLINEAR's rule).
-            pg = 0.0
-            if a == 0.0:
-                if shrinking and g > pgmax_old:
-                    removed[i] = 1
-                    continue
-                if g < 0.0:
-                    pg = g
-            elif a == u:
-                if shrinking and g < pgmin_old:
-                    removed[i] = 1
-                    continue
-                if g > 0.0:
-                    pg = g
-            else:
-                pg = g
+            shrunk, pg, a_new = svm_coordinate(
+                a, yi, row_dot(indptr, indices, data, bias, i, w), rec[i, _BOUND_OR_DIAG],
+                rec[i, _QBAR], squared_hinge, shrinking, pgmax_old, pgmin_old,
+            )  # fmt: skip
+            if shrunk:
+                removed[i] = 1
+                continue
             pgmax_new = max(pgmax_new, pg)
             pgmin_new = min(pgmin_new, pg)
-
-            if abs(pg) > 1.0e-12:
-                qbar = rec[i, _QBAR]
-                if qbar > 0.0:
-                    a_new = min(max(a - g / qbar, 0.0), u)
-                else:  # an empty row without bias under the L1 loss: f is linear in a_i
-                    a_new = u if g < 0.0 else 0.0
+            if abs(pg) > PG_ZERO:
                 rec[i, _ALPHA] = a_new
                 row_axpy(indptr, indices, data, bias, i, (a_new - a) * yi, w)
 
-        n_active = _dual.drop_shrunk(active, n_active, removed)
-
-        istate[I_ITER] += 1
-        fstate[_F_PGMAX_NEW] = pgmax_new
-        fstate[_F_PGMIN_NEW] = pgmin_new
-        if (
-            pgmax_new - pgmin_new <= eps and abs(pgmax_new) <= eps and abs(pgmin_new) <= eps
-        ) or n_active == 0:
-            if n_active == n_all and n_active > 0 or n_all == 0:
-                istate[I_ACTIVE] = n_active
-                istate[I_CONVERGED] = 1
-                return
-            # Converged on the active set: re-check every row before stopping.
-            istate[I_ACTIVE] = reset_active(active, trainable_rows)
-            fstate[_F_PGMAX_OLD] = inf
-            fstate[_F_PGMIN_OLD] = -inf
-            continue
-        istate[I_ACTIVE] = n_active
-        fstate[_F_PGMAX_OLD] = pgmax_new if pgmax_new > 0.0 else inf
-        fstate[_F_PGMIN_OLD] = pgmin_new if pgmin_new < 0.0 else -inf
+        if end_iteration(
+            active, n_active, removed, trainable_rows, fstate, istate, pgmax_new, pgmin_new, eps
+        ):
+            return
 
 
 @njit(cache=True, nogil=True)

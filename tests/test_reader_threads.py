@@ -13,6 +13,8 @@ import bz2
 import contextlib
 import gzip
 import lzma
+import os
+import threading
 from unittest import mock
 
 import numpy as np
@@ -279,3 +281,23 @@ def test_bad_n_jobs(tmp_path):
             parse_libsvm_bytes(b"1 1:1\n", n_jobs=bad)
     X, _ = read_libsvm(path, n_jobs=None)
     assert X.shape == (1, 1)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_pipe_of_unknown_size(tmp_path):
+    text = many_rows(3000).encode()
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as f:
+            f.write(text)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        with sizes(1000, 100):
+            got = read_libsvm(fifo, n_jobs=2)
+    finally:
+        writer.join()
+    assert_identical(got, reference(text))

@@ -239,7 +239,10 @@ def _file_blocks(
             grown = np.empty(2 * buf.shape[0], dtype=np.uint8)  # a line longer than a block
             grown[:filled] = buf[:filled]
             buf = grown
-        fraction = 1.0 if at_end or total <= 0 else min(1.0, raw.tell() / total)
+        if at_end:
+            fraction = 1.0
+        else:  # 0 = unknown (not a regular file)
+            fraction = min(1.0, raw.tell() / total) if total > 0 else 0.0
         if cut > 0:
             yield _read_only(buf[:cut]), fraction
         if at_end:

@@ -42,7 +42,7 @@ from .reference.dcd_threads import ThreadedDCD
 
 LOSSES = {"-s 1": LOSS_SQUARED_HINGE, "-s 3": LOSS_HINGE}
 ACCURACIES = (1e-2, 1e-3)
-MAX_EPOCHS = 300
+MAX_EPOCHS = 100
 
 
 def optimum(ds, loss) -> float:

@@ -110,3 +110,37 @@ def test_cli_bad_m_is_a_one_line_error(tmp_path, capsys, value):
     assert code != 0
     err = capsys.readouterr().err.strip()
     assert "-m" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "n_classes, n_jobs, within",
+    [(2, 2, 2), (2, 1, 1), (2, None, 1), (4, 2, 1), (4, 8, 2), (3, 4, 1), (3, 7, 2)],
+)
+def test_threads_go_to_sub_problems_then_within_them(monkeypatch, n_classes, n_jobs, within):
+    """n_jobs threads: first one-vs-rest sub-problems side by side, then what is left over to
+    each sub-problem's solver; never more busy threads than n_jobs."""
+    import threading
+
+    import linsvm.solvers.newton as newton
+
+    serial_solve = newton.solve_lr_primal
+    seen, running, busiest = [], [0], [0]
+    lock = threading.Lock()
+
+    def recording_solve(sub, hook=None):
+        with lock:
+            seen.append(sub.n_threads)
+            running[0] += 1
+            busiest[0] = max(busiest[0], running[0] * sub.n_threads)
+        try:
+            return serial_solve(sub, hook)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(newton, "solve_lr_primal", recording_solve)
+    X, y = _four_classes()
+    keep = np.isin(y, np.array(["a", "b", "c", "d"])[:n_classes])
+    linsvm.train(X[keep], y[keep], solver=0, n_jobs=n_jobs)
+    assert seen == [within] * (1 if n_classes == 2 else n_classes)
+    assert busiest[0] <= effective_n_jobs(n_jobs)

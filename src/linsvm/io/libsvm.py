@@ -59,14 +59,10 @@ BLOCK_SIZE = 8 * 2**20
 MIN_PIECE_SIZE = 2**20
 
 _INT32_MAX = np.iinfo(np.int32).max
-_FRESH_BELOW = 8 * 2**20  # output arrays smaller than this grow by a new allocation
 _INT64_MAX = np.iinfo(np.int64).max
+_FRESH_BELOW = 8 * 2**20  # output arrays smaller than this grow by a new allocation
 
-_DECOMPRESSORS = {
-    ".gz": (gzip.decompress, gzip.compress),
-    ".bz2": (bz2.decompress, bz2.compress),
-    ".xz": (lzma.decompress, lzma.compress),
-}
+_COMPRESSORS = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
 # Readers of a compressed stream, given the open raw file.
 _STREAM_OPENERS = {
     ".gz": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
@@ -383,6 +379,7 @@ def _parse_blocks(
     out = _Output(name, options)
     pending: collections.deque[tuple[list[Future], float]] = collections.deque()
     pool = None
+    first = True
     try:
         blocks = iter(blocks)
         while True:
@@ -397,8 +394,11 @@ def _parse_blocks(
                 break
             block, fraction = item
             pieces = _split_lines(block, min(n_threads, max(1, block.shape[0] // MIN_PIECE_SIZE)))
-            if pool is None and n_threads > 1 and (len(pieces) > 1 or fraction < 1 or pending):
+            # One piece that is the whole text is parsed on this thread, without a pool.
+            whole = first and fraction == 1.0 and len(pieces) == 1
+            if pool is None and n_threads > 1 and not whole:
                 pool = ThreadPoolExecutor(max_workers=n_threads)
+            first = False
             if pool is None:
                 futures = [_done(_parse_piece(piece, options)) for piece in pieces]
             else:
@@ -689,8 +689,8 @@ def write_libsvm(
 
     name = os.fsdecode(os.fspath(path))
     suffix = os.path.splitext(name)[1].lower()
-    if suffix in _DECOMPRESSORS:
-        payload = _DECOMPRESSORS[suffix][1](payload)
+    if suffix in _COMPRESSORS:
+        payload = _COMPRESSORS[suffix](payload)
     atomic_write_bytes(name, payload)
 
 

@@ -196,22 +196,38 @@ def synthetic_file(n_rows: int) -> Path:
 # ---- threads and peak memory, one fresh process per read -------------------------------------
 
 
+WHOLE = -1  # block size meaning: the whole text read at once, parsed as one piece
+
+
 def child(path: str, n_jobs: int, block_mb: float | None) -> dict:
-    """One read in this (fresh) process: seconds, peak RSS before and after, result bytes."""
+    """One read in this (fresh) process: seconds, peak RSS before and after, result bytes.
+
+    ``block_mb == WHOLE``: the file read into memory at once and parsed as one piece on one
+    thread, as the reader did before it streamed."""
     import linsvm
     from linsvm.io import libsvm
 
-    if block_mb:
-        libsvm.BLOCK_SIZE = int(block_mb * 2**20)
     tiny = scratch_dir() / "bench-reader-tiny.txt"
     if not tiny.is_file():
         tiny.write_text("1 1:0.5 3:1\n-1 2:0.25\n")
     linsvm.read_libsvm(tiny, n_jobs=n_jobs)  # Numba's cache loaded
+    if block_mb == WHOLE:
+        libsvm.BLOCK_SIZE = libsvm.MIN_PIECE_SIZE = 2**62
+
+        def read():
+            with open(path, "rb") as f:
+                return libsvm.parse_libsvm_bytes(f.read(), path, n_jobs=1)
+    else:
+        if block_mb:
+            libsvm.BLOCK_SIZE = int(block_mb * 2**20)
+
+        def read():
+            return linsvm.read_libsvm(path, n_jobs=n_jobs)
     gc.collect()
     before = _reset_peak_rss()
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
-    X, y = linsvm.read_libsvm(path, n_jobs=n_jobs)
+    X, y = read()
     seconds = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     after = _peak_rss()
@@ -287,15 +303,16 @@ def thread_rows(names, synthetic_rows: int, block_sizes, quick: bool):
         repeats = 1 if quick else repeats
         mb = path.stat().st_size / 1e6
         warm_page_cache(path)
-        for block_mb in block_sizes:
+        for block_mb in [WHOLE, *block_sizes]:
             one = None
-            for n_jobs in (1, 2):
+            for n_jobs in (1,) if block_mb == WHOLE else (1, 2):
                 print(f"{path} n_jobs={n_jobs} block={block_mb} MB ...", file=sys.stderr,
                       flush=True)
                 r = measure(path, n_jobs, repeats, block_mb)
                 one = one or r
                 rates[(name, block_mb, n_jobs)] = mb / r["seconds"]
-                rows.append([label, f"{mb:.0f}", block_mb or "default", n_jobs, repeats,
+                block = {WHOLE: "whole text (before)", None: "default"}.get(block_mb, block_mb)
+                rows.append([label, f"{mb:.0f}", block, n_jobs, repeats,
                              fmt_seconds(r["seconds"]), fmt_seconds(r["min_seconds"]),
                              f"{mb / r['seconds']:.0f}",
                              fmt_ratio(one["seconds"], r["seconds"]),
@@ -381,14 +398,17 @@ def main(argv=None) -> None:
                   "generated file); RSS before = RSS of the process before the read "
                   "(interpreter, libraries, compiled kernels); added = peak RSS during the "
                   "read minus that; result = CSR data + indices + indptr + labels; CPU s = "
-                  "user + system time of the read, all threads (median).", ""]
+                  "user + system time of the read, all threads (median). Block 'whole text "
+                  "(before)': the file read into memory at once and parsed as one piece on "
+                  "one thread, as the reader did before it streamed.", ""]
         lines += markdown_table(
             ["file", "MB", "block MB", "threads", "reads", "median s", "min s", "MB/s (median)",
              "speed-up vs 1 thread (median)", "speed-up (min)", "CPU s (user + sys)",
              "result MB", "RSS before MB", "added MB", "added / result"], trows)
         ratios = [f"{k[2]} thread(s), block {k[1] or 'default'}: "
                   f"{rates[k] / rates[(SYNTHETIC_SMALL, *k[1:])]:.2f}"
-                  for k in rates if k[0] == SYNTHETIC and (SYNTHETIC_SMALL, *k[1:]) in rates]
+                  for k in rates if k[0] == SYNTHETIC and (SYNTHETIC_SMALL, *k[1:]) in rates
+                  and k[1] != WHOLE]
         if ratios:
             lines += ["", "MB/s of the generated file / MB/s of the one of a tenth of its rows "
                       "(same generator; 1.00 = the rate does not fall with size): "

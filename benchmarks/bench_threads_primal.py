@@ -3,7 +3,7 @@
 Run from the repository root::
 
     python -m benchmarks.bench_threads_primal [--quick] [--datasets pypi-recent,synthetic-text]
-        [--solvers 0,2,11] [--repeats 5] [--synthetic-rows 250000]
+        [--solvers 0,2,11] [--repeats 5] [--synthetic-rows 100000] [--lock FILE]
         [--out benchmarks/RESULTS-threads-primal.md]
 
 For each dataset (binary, labels +1/-1; -s 11 regresses on those +1/-1 targets) and solver,
@@ -21,6 +21,10 @@ C = 1, no bias, in one run:
   eps 1e-10;
 - the relative difference of the 1- and 2-thread objectives at the default tolerance.
 
+``--lock FILE``: on a shared machine, hold an exclusive ``flock`` on FILE while each
+(dataset, solver) is measured, so that other benchmark runs taking the same lock wait
+instead of running alongside (or pausing this one).
+
 The L1-regularised solvers -s 5 and -s 6 are not threaded: their time is column-wise
 coordinate descent. The report gives the share of -s 6's fit spent in the passes that could
 be threaded (its per-feature gradient and its passes over the rows), measured here.
@@ -29,6 +33,8 @@ be threaded (its per-feature gradient and its passes over the rows), measured he
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import math
 import os
 import time
@@ -51,7 +57,7 @@ from .common import (
 
 DEFAULT_DATASETS = ("pypi-recent", SYNTHETIC)
 QUICK_DATASETS = ("a9a", SYNTHETIC)
-DEFAULT_SYNTHETIC_ROWS = 250_000
+DEFAULT_SYNTHETIC_ROWS = 100_000
 QUICK_SYNTHETIC_ROWS = 50_000
 TARGETS = (1e-2, 1e-3)
 LIBLINEAR_EPS_GRID = (1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001, 1e-4, 1e-5, 1e-6)
@@ -297,8 +303,22 @@ def main(argv=None) -> None:
     p.add_argument("--solvers", default="0,2,11")
     p.add_argument("--repeats", type=int, default=None)
     p.add_argument("--synthetic-rows", type=int, default=None)
+    p.add_argument("--lock", default=None, help="flock this file while measuring")
     p.add_argument("--out", default=str(BENCH_DIR / "RESULTS-threads-primal.md"))
     args = p.parse_args(argv)
+
+    @contextlib.contextmanager
+    def measuring():
+        if args.lock is None:
+            yield
+            return
+        with open(args.lock, "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
     names = args.datasets.split(",") if args.datasets else (
         QUICK_DATASETS if args.quick else DEFAULT_DATASETS
     )  # fmt: skip
@@ -314,7 +334,8 @@ def main(argv=None) -> None:
     except ImportError:
         have_liblinear = False
     load_start = os.getloadavg()
-    probe_start = core_probe()
+    with measuring():
+        probe_start = core_probe()
     rows, notes, l1_notes = [], [], []
     for name in names:
         ds = load_dataset(name, synthetic_rows=synthetic_rows)
@@ -324,11 +345,14 @@ def main(argv=None) -> None:
         notes.append(f"{ds.describe()}" + (f" ({ds.note})" if ds.note else ""))
         liblinear = Liblinear(ds.X, ds.y) if have_liblinear else None
         for solver in solvers:
-            rows.append(bench(ds, solver, repeats, liblinear))
+            with measuring():
+                rows.append(bench(ds, solver, repeats, liblinear))
         if name == names[0]:
-            l1_notes = l1_breakdown(ds)
+            with measuring():
+                l1_notes = l1_breakdown(ds)
     load_end = os.getloadavg()
-    probe_end = core_probe()
+    with measuring():
+        probe_end = core_probe()
     lines = report_header(
         "Threads within one primal Newton solve (-s 0, 2, 11): 1 vs 2 threads, and LIBLINEAR",
         "bench_threads_primal",

@@ -44,6 +44,14 @@ the line search updated them: recomputed from w they would round differently), P
 ||g(0)||, the counters, the history and whether a stopping rule has been met; the gradient,
 the selection and the preconditioner are recomputed from w and the z_i, exactly.
 
+Threads (``sub.n_threads > 1``, at most one per ``THREAD_MIN_NNZ`` non-zeros): the passes over
+the rows -- value and gradient, each Hessian-vector product, the line search -- run on row
+chunks side by side (``RowPasses``), as multi-core LIBLINEAR does; each chunk accumulates its
+X'(...) in a buffer of its own and the buffers are added in chunk order. The algorithm is the
+serial one; only the order of those sums differs, so the result is the serial one up to
+rounding, and the same bits for the same number of threads. One thread runs the serial
+kernels, unchanged.
+
 The bias is LIBLINEAR's implicit last feature of value ``bias`` (when ``bias >= 0``). It is
 regularised like every weight unless ``regularize_bias=False`` (LIBLINEAR's ``-R``): then the
 bias weight is left out of 1/2 w'w and out of its gradient, Hessian and preconditioner terms.

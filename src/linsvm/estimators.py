@@ -297,9 +297,9 @@ class LinearSVC(_LiblinearClassifier):
     iteration count over the sub-problems). Solvers: ``loss="squared_hinge"`` is LIBLINEAR's
     -s 1 (dual) / -s 2 (primal), ``"hinge"`` -s 3, ``penalty="l1"`` -s 5,
     ``multi_class="crammer_singer"`` -s 4. Beyond scikit-learn: ``tol="liblinear"``,
-    ``warm_start``, ``n_jobs`` (threads for the one-vs-rest sub-problems of more than two
-    classes; the model does not depend on it), ``objective_``, ``dual_gap_`` and ``model_``
-    (see the module docstring).
+    ``warm_start``, ``n_jobs`` (threads, joblib's convention: see ``linsvm.train``; the
+    one-vs-rest sub-problems side by side, then within each the passes of the primal Newton
+    solver), ``objective_``, ``dual_gap_`` and ``model_`` (see the module docstring).
     """
 
     _parameter_constraints: dict = {
@@ -372,11 +372,11 @@ class LogisticRegression(_LiblinearClassifier):
     ``predict_proba`` then normalises the classes' sigmoids, as LIBLINEAR. Options only other
     scikit-learn solvers have (elastic-net ``l1_ratio``, ``penalty=None`` or ``C=inf``) are an
     error. ``n_iter_`` has shape (1,): the largest iteration count over the sub-problems.
-    ``n_jobs`` solves the one-vs-rest sub-problems of more than two classes in that many
-    threads (joblib's convention; the model does not depend on it; scikit-learn's liblinear
-    ignores it). Beyond scikit-learn: ``tol="liblinear"``, ``warm_start`` (scikit-learn's
-    liblinear ignores it; here it restarts the solver), ``objective_``, ``dual_gap_``,
-    ``model_``.
+    ``n_jobs``: threads, joblib's convention (see ``linsvm.train``): the one-vs-rest
+    sub-problems side by side, then within each the passes of the primal Newton solver
+    (scikit-learn's liblinear ignores it). Beyond scikit-learn: ``tol="liblinear"``,
+    ``warm_start`` (scikit-learn's liblinear ignores it; here it restarts the solver),
+    ``objective_``, ``dual_gap_``, ``model_``.
     """
 
     _parameter_constraints: dict = {
@@ -481,8 +481,9 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
     (n_features,), ``intercept_`` of shape (1,) (the scalar 0.0 when ``fit_intercept=False``),
     ``n_iter_`` an int. ``loss="epsilon_insensitive"`` is LIBLINEAR's -s 13 (dual),
     ``"squared_epsilon_insensitive"`` -s 12 (dual) or -s 11 (primal Newton); ``epsilon`` is
-    LIBLINEAR's -p. Beyond scikit-learn: ``tol="liblinear"``, ``warm_start``, ``objective_``
-    and ``dual_gap_`` (shape (1,)), ``model_``.
+    LIBLINEAR's -p. Beyond scikit-learn: ``tol="liblinear"``, ``warm_start``, ``n_jobs``
+    (threads for the primal Newton solver's passes over the rows, -s 11; see
+    ``linsvm.train``), ``objective_`` and ``dual_gap_`` (shape (1,)), ``model_``.
     """
 
     _parameter_constraints: dict = {
@@ -490,6 +491,7 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         "epsilon": [Real],
         "loss": [StrOptions({"epsilon_insensitive", "squared_epsilon_insensitive"})],
         "dual": ["boolean", StrOptions({"auto"})],
+        "n_jobs": [None, Integral],
     }
 
     def __init__(
@@ -506,6 +508,7 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         random_state=None,
         max_iter=1000,
         warm_start=False,
+        n_jobs=None,
     ):
         self.epsilon = epsilon
         self.tol = tol
@@ -518,6 +521,7 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         self.random_state = random_state
         self.max_iter = max_iter
         self.warm_start = warm_start
+        self.n_jobs = n_jobs
 
     def fit(self, X, y, sample_weight=None) -> LinearSVR:
         """Fit on X (n_samples, n_features), real targets y (n_samples,), optional weights."""

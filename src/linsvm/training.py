@@ -170,9 +170,16 @@ def train(
         iterate. With ``n_jobs`` > 1 it is called from the threads solving the sub-problems,
         possibly at the same time.
     n_jobs : int or None
-        Threads solving the one-vs-rest sub-problems of a multi-class problem side by side
-        (the kernels release the GIL): None or 1 one at a time, -1 all cores, -2 all but one,
-        and so on (joblib's convention). The model is the same whatever the number.
+        Threads, by joblib's convention: None or 1 one, -1 all cores, -2 all but one, and so
+        on. They go first to the one-vs-rest sub-problems of a multi-class problem, side by
+        side (the kernels release the GIL; the model is the same whatever the number), then
+        what is left, ``n_jobs // sub-problems``, to each sub-problem's solver where it has a
+        threaded form (the registry's ``threads``: the primal Newton solvers -s 0, 2, 11 run
+        their passes over the rows in row chunks, a result equal to the serial one up to the
+        order of sums, the same bits for the same number). Never more busy threads than
+        ``n_jobs``. The dual coordinate descent solvers use one thread a sub-problem: no
+        exact threaded scheme measured faster to accuracy on two cores
+        (benchmarks/RESULTS-dcd-threads.md).
     checkpoint : path, optional
         Save the run's state there (atomically) every ``checkpoint_every`` seconds, when a
         sub-problem finishes and when the run is interrupted.

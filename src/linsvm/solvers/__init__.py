@@ -109,7 +109,7 @@ SOLVERS: dict[int, SolverSpec] = {
             0, "L2R_LR", "L2-regularized logistic regression (primal)", CLASSIFICATION,
             0.01, NEWTON_MAX_ITER, "linsvm.solvers.newton:solve_lr_primal",
             tolerance=TOL_CLASS_BALANCE, probability=True, unregularized_bias=True,
-            init_sol=True, c_search="logistic",
+            init_sol=True, c_search="logistic", threads=True,
         ),
         SolverSpec(
             1, "L2R_L2LOSS_SVC_DUAL", "L2-regularized L2-loss SVC (dual)", CLASSIFICATION,
@@ -120,7 +120,7 @@ SOLVERS: dict[int, SolverSpec] = {
             2, "L2R_L2LOSS_SVC", "L2-regularized L2-loss SVC (primal)", CLASSIFICATION,
             0.01, NEWTON_MAX_ITER, "linsvm.solvers.newton:solve_l2svc_primal",
             tolerance=TOL_CLASS_BALANCE, unregularized_bias=True, init_sol=True,
-            c_search="squared_hinge",
+            c_search="squared_hinge", threads=True,
         ),
         SolverSpec(
             3, "L2R_L1LOSS_SVC_DUAL", "L2-regularized L1-loss SVC (dual)", CLASSIFICATION,
@@ -152,7 +152,7 @@ SOLVERS: dict[int, SolverSpec] = {
         SolverSpec(
             11, "L2R_L2LOSS_SVR", "L2-regularized L2-loss SVR (primal)", REGRESSION,
             0.0001, NEWTON_MAX_ITER, "linsvm.solvers.svr:solve_svr_primal",
-            unregularized_bias=True, init_sol=True, c_search="svr",
+            unregularized_bias=True, init_sol=True, c_search="svr", threads=True,
         ),
         SolverSpec(
             12, "L2R_L2LOSS_SVR_DUAL", "L2-regularized L2-loss SVR (dual)", REGRESSION,

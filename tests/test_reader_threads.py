@@ -116,6 +116,16 @@ def test_any_blocks_and_threads_give_the_serial_result(text, options, block, pie
     assert_identical(got, expected)
 
 
+@settings(max_examples=60, deadline=None)
+@given(text=files(min_index=1), n_features=st.sampled_from([None, 3000, 2**31 + 1]),
+       block=st.integers(1, 80), piece=st.integers(1, 40), n_jobs=st.sampled_from([1, 2]))
+def test_one_based_and_n_features(text, n_features, block, piece, n_jobs):
+    expected = reference(text, n_features=n_features)
+    with sizes(block, piece):
+        got = parse_libsvm_bytes(text, "mem.txt", n_features=n_features, n_jobs=n_jobs)
+    assert_identical(got, expected)
+
+
 @settings(max_examples=40, deadline=None)
 @given(text=files(), block=st.integers(1, 80), n_jobs=st.sampled_from([1, 2]),
        suffix=st.sampled_from(["", ".gz", ".bz2", ".xz"]))

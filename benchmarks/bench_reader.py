@@ -25,6 +25,10 @@ large generated file), the file in the OS page cache. The generated files are
 (5 significant digits): about 1.4 GB for 3 million rows, and 0.14 GB for a tenth of them (the
 same content at a tenth of the size: the rate should not depend on the size), in the scratch
 folder (``/tmp/linsvm-bench-data``), written once.
+
+The report ends with a check of the machine: the speed-up of 2 threads over 1 on a pure
+compute kernel, at the start and at the end (about 2.0 idle; about 1.0 when others hold a
+core, and then the thread speed-ups above mean nothing).
 """
 
 from __future__ import annotations
@@ -324,6 +328,31 @@ def thread_rows(names, synthetic_rows: int, block_sizes, quick: bool):
     return rows, rates
 
 
+@njit(cache=True, nogil=True)
+def _spin(n):
+    s = 0.0
+    for i in range(n):
+        s += (i % 7) * 0.5
+    return s
+
+
+def two_thread_capacity(n: int = 200_000_000) -> float:
+    """Speed-up of 2 threads over 1 on the same pure compute (a kernel that releases the GIL):
+    about 2.0 on an idle 2-core machine, about 1.0 when only one core is free."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _spin(10)
+    t0 = time.perf_counter()
+    _spin(n)
+    one = time.perf_counter() - t0
+    with ThreadPoolExecutor(2) as pool:
+        t0 = time.perf_counter()
+        for f in [pool.submit(_spin, n // 2) for _ in range(2)]:
+            f.result()
+        two = time.perf_counter() - t0
+    return one / two
+
+
 def lscpu_head(n: int = 10) -> list[str]:
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
@@ -368,6 +397,7 @@ def main(argv=None) -> None:
     rows, notes = [], []
     if not thread_files and not files:
         p.error("nothing to measure")
+    capacity = [two_thread_capacity()]
     for name in files:
         path = find_data_file(name.strip())
         if path is None:
@@ -382,6 +412,7 @@ def main(argv=None) -> None:
                      fmt_seconds(t_skl), f"{r['mb'] / t_skl:.0f}",
                      fmt_ratio(t_skl, t_lin), "yes" if r["same"] else "NO"])
     trows, rates = thread_rows(thread_files, args.synthetic_rows, block_sizes, args.quick)
+    capacity.append(two_thread_capacity())
 
     lines = report_header("LIBSVM reader benchmark", "bench_reader", [
         f"median of {repeats} timed reads after one warm-up read per reader and file; "
@@ -413,7 +444,10 @@ def main(argv=None) -> None:
             lines += ["", "MB/s of the generated file / MB/s of the one of a tenth of its rows "
                       "(same generator; 1.00 = the rate does not fall with size): "
                       + "; ".join(ratios) + "."]
-    lines += ["", "## Machine (`lscpu | head`)", "", "```", *lscpu_head(), "```"]
+    lines += ["", "## Machine (`lscpu | head`)", "", "```", *lscpu_head(), "```", "",
+              "Two-thread capacity (a compute kernel on 2 threads vs 1; 2.00 on an idle 2-core "
+              "machine, 1.00 when one core is taken by others): "
+              f"{capacity[0]:.2f} at the start, {capacity[1]:.2f} at the end."]
     notes += args.note
     if notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]

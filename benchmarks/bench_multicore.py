@@ -4,7 +4,7 @@ Run from the repository root (after ``bash scripts/bench_multicore_env.sh`` once
 
     python -m benchmarks.bench_multicore [--quick] [--datasets reuters,pypi-recent,synthetic-text]
         [--tools linsvm1,linsvm2,liblinear,mc1,mc2,snap1,snap2] [--repeats 5]
-        [--synthetic-rows 1000000] [--max-run-seconds 60] [--pstar-budget 120]
+        [--synthetic-rows 750000] [--max-run-seconds 60] [--pstar-budget 120]
         [--out benchmarks/RESULTS-multicore.md]
 
 For each dataset and loss (L2-loss SVM = ``-s 1``, L1-loss SVM = ``-s 3``), C = 1 and bias 1
@@ -33,13 +33,14 @@ smallest median. Every ``w`` is scored outside the timing by ``linsvm.objective.
 P and the test accuracy are computed on a copy of the data with the bias column written out.
 
 Data: reuters, pypi-recent and ``synthetic-text`` (``linsvm.datasets.make_text_classification``,
-cached in the scratch folder) of 1,000,000 training rows by default: about 40 M non-zeros, 4x
-pypi-recent's. Why not more: each (tool, loss) costs about ten runs of its time to 1e-3 (the
-default probe, the sweep's probes, the repeats of the settings reaching each target), and from
-the single-thread times of RESULTS-train.md (2M rows: LIBLINEAR 12-14 s, Snap ML 6-7 s, linsvm
-4-5 s to 1e-3) 2M rows would take about 18 minutes alone, 27 with the other sets; 1M rows
-about 9, the whole benchmark about 17 (plus 2-3 the first time P* is computed), on 2 cores.
-``--synthetic-rows`` changes it.
+cached in the scratch folder) of 750,000 training rows by default: about 30 M non-zeros, 3x
+pypi-recent's. Its CSR arrays (360 MB) are far beyond any cache while w (2 MB) is the same at
+any row count, so more rows would not change the per-epoch costs or what threads gain. Why not
+several million: a (tool, loss) costs 7-28 timed runs (the default probe, the sweep's probes,
+the repeats of every setting within 1.5x of the fastest), and the harness's runs at 2M rows
+(RESULTS-train.md) add up, for this script's seven tools, to about 26 minutes on the
+synthetic set alone and 6 on pypi-recent; at 750k rows the whole benchmark takes about 17
+minutes on 2 cores (plus 2-3 the first time P* is computed). ``--synthetic-rows`` changes it.
 
 Also recorded for linsvm: its duality gap (must be >= 0) and ``max |w - sum_i y_i alpha_i x_i|``
 over every timed run (w as returned, the sum computed afresh), and its cost per epoch at 1 and
@@ -55,6 +56,7 @@ import argparse
 import gc
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -107,7 +109,7 @@ from .peers import (
 BIAS = 1.0
 DATASETS = ("reuters", "pypi-recent", SYNTHETIC)
 QUICK_DATASETS = ("reuters", SYNTHETIC)
-DEFAULT_SYNTHETIC_ROWS = 1_000_000
+DEFAULT_SYNTHETIC_ROWS = 750_000
 QUICK_SYNTHETIC_ROWS = 50_000
 PSTAR_CACHE_NAME = "pstar-bias1.json"
 # fixed-epoch runs for the per-epoch cost: (fewer, more) epochs, no shrinking
@@ -248,20 +250,31 @@ def liblinear_result(out: dict, solver: int) -> FitResult:
 
 
 class MulticoreWorker:
-    """A subprocess in the multi-core LIBLINEAR venv holding one dataset's problem."""
+    """A subprocess in the multi-core LIBLINEAR venv holding one dataset's problem.
+
+    A fit that has not answered within its time limit is ended with its worker (which is then
+    started afresh): OpenMP's barriers make ``-m 2`` crawl when another process holds a core,
+    and a C call in a subprocess can be stopped where one in this process could not.
+    """
 
     def __init__(self, python: Path, X: sp.csr_matrix, y: np.ndarray, key: str) -> None:
         self.folder = scratch_dir()
-        path = self.folder / f"multicore-{key}.npz"
-        if not path.is_file():
-            tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.npz")
+        self.data_path = self.folder / f"multicore-{key}.npz"
+        if not self.data_path.is_file():
+            tmp = self.data_path.with_name(f".{self.data_path.stem}.{os.getpid()}.tmp.npz")
             np.savez(tmp, data=X.data.astype(np.float64, copy=False), indices=X.indices,
                      indptr=X.indptr, shape=np.array(X.shape), y=y)
-            os.replace(tmp, path)
+            os.replace(tmp, self.data_path)
         self.w_path = self.folder / f".multicore-w.{os.getpid()}.npy"
+        self.python = python
+        self.restarts = 0
+        self._start()
+
+    def _start(self) -> None:
         worker = Path(__file__).resolve().with_name("multicore_worker.py")
-        self.proc = subprocess.Popen([str(python), str(worker), str(path), repr(BIAS)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [str(self.python), str(worker), str(self.data_path), repr(BIAS)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.info = self._answer()
 
     def _answer(self) -> dict:
@@ -270,10 +283,19 @@ class MulticoreWorker:
             raise RuntimeError(f"multi-core LIBLINEAR worker ended (exit {self.proc.poll()})")
         return json.loads(line)
 
-    def fit(self, solver: int, eps: float, threads: int) -> dict:
+    def fit(self, solver: int, eps: float, threads: int, limit: float) -> dict | None:
+        """The worker's answer with ``w``; None if it took over ``limit`` seconds (ended)."""
         req = {"solver": solver, "eps": eps, "threads": threads, "w_out": str(self.w_path)}
         self.proc.stdin.write(json.dumps(req) + "\n")
         self.proc.stdin.flush()
+        # one request, one answer line: nothing is left buffered between requests
+        ready, _, _ = select.select([self.proc.stdout], [], [], limit)
+        if not ready:
+            self.proc.kill()
+            self.proc.wait()
+            self.restarts += 1
+            self._start()
+            return None
         out = self._answer()
         out["w"] = np.load(self.w_path)
         return out
@@ -294,6 +316,7 @@ class MulticoreTool(LiblinearTool):
         self.name = MC_1 if threads == 1 else MC_2
         self._version = version
         self.worker: MulticoreWorker | None = None
+        self.limit = np.inf  # seconds a fit may take before its worker is ended
 
     def warm_up(self) -> None:
         pass  # the worker loads its library before it answers "ready"
@@ -306,8 +329,11 @@ class MulticoreTool(LiblinearTool):
 
     def fit(self, loss: int, setting: Setting) -> FitResult:
         solver = LIBLINEAR_SOLVER[loss]
-        return liblinear_result(self.worker.fit(solver, setting.get("eps"), self.threads),
-                                solver)
+        out = self.worker.fit(solver, setting.get("eps"), self.threads, self.limit)
+        if out is None:  # counted as a run of `limit` seconds that reached nothing (w = 0)
+            return FitResult(self.limit, np.zeros(self.worker.info["n_features"] + 1), None,
+                             False, [f"ended after {self.limit:g} s"])
+        return liblinear_result(out, solver)
 
     def version(self) -> str:
         return self._version
@@ -445,6 +471,7 @@ def bench_dataset(ds: Dataset, key: str, tools: list[Tool], cache: ReferenceCach
         worker = MulticoreWorker(multicore_python(), ds.X, ds.y, key)
         for t in multicore:
             t.worker = worker
+            t.limit = args.kill_seconds
         print(f"  multi-core LIBLINEAR worker ready ({time.perf_counter() - t0:.1f} s)",
               file=sys.stderr, flush=True)
     for tool in tools:
@@ -483,6 +510,9 @@ def bench_dataset(ds: Dataset, key: str, tools: list[Tool], cache: ReferenceCach
                 tool.checks.clear()
         if worker is not None:
             worker.close()
+            if worker.restarts:
+                res.notes.append(f"multi-core LIBLINEAR: {worker.restarts} fit(s) ended at the "
+                                 f"--kill-seconds limit ({args.kill_seconds:g} s)")
     return res
 
 
@@ -665,6 +695,10 @@ def parse_args(argv=None):
                    help=f"training rows of the synthetic data ({DEFAULT_SYNTHETIC_ROWS})")
     p.add_argument("--max-run-seconds", type=float, default=None,
                    help="stop a tool's tolerance sweep after a run slower than this (60)")
+    p.add_argument("--kill-seconds", type=float, default=None,
+                   help="end a multi-core LIBLINEAR fit (and its worker) after this long; it "
+                        "then counts as a run of that time reaching nothing (2x "
+                        "--max-run-seconds)")
     p.add_argument("--pstar-budget", type=float, default=None,
                    help="seconds for the tight linsvm run computing P* (120)")
     p.add_argument("--out", default=str(BENCH_DIR / "RESULTS-multicore.md"))
@@ -682,6 +716,7 @@ def parse_args(argv=None):
     args.synthetic_rows = args.synthetic_rows or (
         QUICK_SYNTHETIC_ROWS if quick else DEFAULT_SYNTHETIC_ROWS)
     args.max_run_seconds = args.max_run_seconds or (10.0 if quick else 60.0)
+    args.kill_seconds = args.kill_seconds or 2 * args.max_run_seconds
     args.pstar_budget = args.pstar_budget or (20.0 if quick else 120.0)
     return args
 
@@ -702,7 +737,8 @@ def main(argv=None) -> None:
     header = report_header("Multi-core training of -s 1 / -s 3: linsvm threads vs the peers",
                            "bench_multicore", [
         f"repeats: {args.repeats} (median); sweep stops after a run over "
-        f"{args.max_run_seconds:g} s; fixed-epoch runs: {args.epoch_repeats} each",
+        f"{args.max_run_seconds:g} s; a multi-core LIBLINEAR fit is ended after "
+        f"{args.kill_seconds:g} s; fixed-epoch runs: {args.epoch_repeats} each",
         "tools: " + ", ".join(f"{t.name} {t.version()}" for t in tools),
         f"multi-core LIBLINEAR: liblinear-multicore in {multicore_python().parent.parent} "
         f"(worker subprocess); Snap ML {package_version('snapml')}: regularizer = 1/C, "

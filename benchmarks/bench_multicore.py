@@ -68,7 +68,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from linsvm.objective import LOSS_HINGE, LOSS_SQUARED_HINGE, primal_from_dual
+from linsvm.solvers import SOLVERS
 
+from .bench_reader import two_thread_capacity
 from .common import (
     BENCH_DIR,
     REPO_ROOT,
@@ -724,8 +726,6 @@ def parse_args(argv=None):
 def main(argv=None) -> None:
     args = parse_args(argv)
     warnings.simplefilter("ignore", category=UserWarning)
-    from linsvm.solvers import SOLVERS
-
     started = time.perf_counter()
     cache = ReferenceCache(scratch_dir() / PSTAR_CACHE_NAME)
     tools, notes = make_tools(args.tools)
@@ -751,8 +751,8 @@ def main(argv=None) -> None:
     if args.quick:
         header.insert(-1, "- **smoke run** (`--quick`): small data, few repeats; the figures "
                           "show that the script works, not how fast anything is")
-    header += ["`lscpu | head`:", "", "```", *lscpu_head(), "```", ""]
     results: list[DatasetResult] = []
+    capacity = [("start", two_thread_capacity())]
     for name in args.datasets:
         t0 = time.perf_counter()
         ds = load_dataset(name, synthetic_rows=args.synthetic_rows)
@@ -766,10 +766,16 @@ def main(argv=None) -> None:
             notes.append(f"{name}: {ds.note}")
         key = dataset_key(name, args.synthetic_rows)
         results.append(bench_dataset(ds, key, tools, cache, args))
+        capacity.append((f"after {name}", two_thread_capacity()))
         del ds
         gc.collect()
     notes.append(f"total benchmark time {time.perf_counter() - started:.0f} s; load average "
                  "at the end: " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
+    header.insert(-1, "- two-thread capacity of the machine (bench_reader's compute kernel on 2 "
+                      "threads vs 1: 2.00 on an idle 2-core machine, 1.00 when others hold a "
+                      "core, and then every 2-thread figure here means nothing): "
+                      + ", ".join(f"{c:.2f} {when}" for when, c in capacity))
+    header += ["`lscpu | head`:", "", "```", *lscpu_head(), "```", ""]
     write_report(report(results, [t.name for t in tools], header, notes), args.out)
 
 

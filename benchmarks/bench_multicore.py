@@ -455,6 +455,7 @@ def epoch_costs(ds: Dataset, loss: int, threads: int, repeats: int) -> EpochCost
 class DatasetResult:
     name: str
     shape: str
+    nnz: int  # non-zeros of the training rows, the bias column included
     references: dict = field(default_factory=dict)  # loss -> harness.Reference
     runs: dict = field(default_factory=dict)  # (loss, tool) -> {label: Measurement}
     notes: list[str] = field(default_factory=list)
@@ -464,7 +465,8 @@ class DatasetResult:
 
 def bench_dataset(ds: Dataset, key: str, tools: list[Tool], cache: ReferenceCache,
                   args) -> DatasetResult:
-    res = DatasetResult(ds.name, f"{ds.X.shape[0]:,} x {ds.X.shape[1]:,}, nnz {ds.X.nnz:,}")
+    res = DatasetResult(ds.name, f"{ds.X.shape[0]:,} x {ds.X.shape[1]:,}, nnz {ds.X.nnz:,}",
+                        ds.X.nnz + ds.X.shape[0])
     scored = scoring_view(ds)
     worker = None
     multicore = [t for t in tools if isinstance(t, MulticoreTool)]
@@ -610,7 +612,8 @@ def report(results: list[DatasetResult], tool_names: list[str], header: list[str
     lines += ["", "## linsvm's cost per epoch", "",
               f"`fixed epochs`: the DCD solver itself (`Subproblem.n_threads`), no shrinking, "
               f"{EPOCH_COUNTS[0]} and {EPOCH_COUNTS[1]} epochs (medians): ms per epoch = the "
-              f"difference over the extra epochs; `fixed ms` = what a call costs besides its "
+              f"difference over the extra epochs (in brackets: ns per non-zero, the bias "
+              f"included); `fixed ms` = what a call costs besides its "
               f"epochs (set-up, objectives). `timed runs`: median time / iterations of the "
               f"runs above (with shrinking, so later epochs are cheaper; setting in brackets).",
               ""]
@@ -630,7 +633,8 @@ def report(results: list[DatasetResult], tool_names: list[str], header: list[str
                              f"{1e3 * m.median_time / m.n_iter:.1f} "
                              f"({m.n_iter} it, {m.setting.label.split(' (')[0]})")
             rows.append([res.name, LOSS_SHORT[loss]]
-                        + [f"{1e3 * per[k]:.1f}" if k in per else "n/a" for k in (1, 2)]
+                        + [f"{1e3 * per[k]:.1f} ({1e9 * per[k] / res.nnz:.2f})" if k in per
+                           else "n/a" for k in (1, 2)]
                         + [f"{1e3 * costs[k].fixed:.0f}" if k in costs else "n/a"
                            for k in (1, 2)]
                         + [fmt_ratio(per.get(1), per.get(2))] + timed)

@@ -40,7 +40,8 @@ several million: a (tool, loss) costs 7-28 timed runs (the default probe, the sw
 the repeats of every setting within 1.5x of the fastest), and the harness's runs at 2M rows
 (RESULTS-train.md) add up, for this script's seven tools, to about 26 minutes on the
 synthetic set alone and 6 on pypi-recent; at 750k rows the whole benchmark takes about 17
-minutes on 2 cores (plus 2-3 the first time P* is computed). ``--synthetic-rows`` changes it.
+minutes on 2 cores, plus about 4 the first time P* is computed (pypi-recent's took 48 s for
+the L2 loss and 89 s for the L1 loss here). ``--synthetic-rows`` changes it.
 
 Also recorded for linsvm: its duality gap (must be >= 0) and ``max |w - sum_i y_i alpha_i x_i|``
 over every timed run (w as returned, the sum computed afresh), and its cost per epoch at 1 and

@@ -86,6 +86,58 @@ def to_accuracy(ds, loss, pstar: float, scheme: str, n_threads: int, **options) 
     return result
 
 
+def serial_part(ds, repeats: int) -> float:
+    """Seconds of what one iteration does on one thread whatever the threads: the visiting
+    order of all rows and the end of the iteration (dropping shrunk rows)."""
+    from linsvm.solvers import _dual
+    from linsvm.solvers._random import new_state
+
+    n = ds.X.shape[0]
+    rows = np.arange(n, dtype=np.int32)
+    active, removed = _dual.active_set(rows, n)
+    order, bucket_order = _dual.order_buffers(n, 16, np.int32)
+    rng = new_state(1)
+    times = []
+    for _ in range(repeats + 1):
+        start = time.perf_counter()
+        _dual.visiting_order(active, n, order, bucket_order, 16, 16, rng)
+        _dual.drop_shrunk(active, n, removed)
+        times.append(time.perf_counter() - start)
+    return median(times[1:])
+
+
+MODEL_THREADS = (2, 8, 16, 64)
+
+
+def model_rows(nnz_bytes: float, serial: tuple[float, float], scheme: tuple[float, float, float],
+               f: float) -> list[list[str]]:
+    """Predicted speed-up to 1e-3 at MODEL_THREADS from the measured costs (a model, not a
+    measurement; its T = 2 row reproduces the measurement by construction).
+
+    serial = (s, I): the serial kernel's iteration time and iterations to 1e-3; scheme = (a1,
+    a2, I2): the scheme's iteration time on 1 and 2 threads and its iterations on 2; f: the
+    serial part of an iteration. An iteration on T threads costs f + (a1 - f) / T + c(T), with
+    c(2) = a2 - f - (a1 - f) / 2 the measured excess at two threads (synchronisation, cache
+    lines moving between cores, imbalance): constant in T (optimistic) or growing as T - 1
+    (pessimistic: each thread reads every other thread's published sums). Iterations grow
+    with the staleness, as 1 + max(I2 / I - 1, 0)(T - 1). The memory traffic this implies (the rows
+    once an iteration) is shown so it can be checked against a machine's bandwidth.
+    """
+    s, iters = serial
+    a1, a2, iters2 = scheme
+    excess = max(a2 - f - (a1 - f) / 2, 0.0)
+    growth = max(iters2 / iters - 1.0, 0.0)  # (fewer iterations on two threads: noise)
+    rows = []
+    for T in MODEL_THREADS:
+        n_iters = iters * (1.0 + growth * (T - 1))
+        work = f + (a1 - f) / T
+        best, worst = work + excess, work + excess * (T - 1)
+        rows.append([str(T), f"{n_iters:.1f}", f"{1e3 * best:.0f}-{1e3 * worst:.0f}",
+                     f"{iters * s / (n_iters * worst):.2f}-{iters * s / (n_iters * best):.2f}",
+                     f"{nnz_bytes / best / 1e9:.1f}"])  # fmt: skip
+    return rows
+
+
 def side_by_side(ds, loss, repeats: int) -> tuple[float, float]:
     """Seconds of one early iteration: the serial kernel alone, and each of two independent
     serial solves run at the same time on two threads (no shrinking: equal work)."""
@@ -135,18 +187,27 @@ def main() -> None:
          "hot features 4096, published every 2048 visits (the bias every 32)"],
     )  # fmt: skip
     scaling = []
+    models = []
     for name in names:
         ds = load_dataset(name)
         if ds is None:
             print(f"skipping {name}: data not found")
             continue
+        f = serial_part(ds, repeats)
+        nnz_bytes = ds.X.data.nbytes + ds.X.indices.nbytes + 40 * ds.X.shape[0]
         for label, loss in LOSSES.items():
             pstar = optimum(ds, loss)
             rows = []
             serial_times = {}
+            measured = {}
             for title, scheme, n_threads, options in schemes:
                 runs = [to_accuracy(ds, loss, pstar, scheme, n_threads, **options)
                         for _ in range(repeats)]  # fmt: skip
+                hits = [r["reached"].get(1e-3) for r in runs]
+                measured[title] = (
+                    median([r["early"] for r in runs]),
+                    median([h[1] for h in hits]) if all(hits) else np.nan,
+                )
                 row = [title]
                 for accuracy in ACCURACIES:
                     hits = [r["reached"].get(accuracy) for r in runs]
@@ -169,6 +230,15 @@ def main() -> None:
                  "speed-up", "one iteration (ms)", "w error"], rows,
             )  # fmt: skip
             lines.append("")
+            s_iter, s_iters = measured["serial (linsvm)"]
+            for title, one_thread in ((f"atomic, {T} threads", "atomic, 1 thread"),
+                                      (f"replicas, 4 merges/iter, {T} threads", None)):  # fmt: skip
+                a2, iters2 = measured[title]
+                # the replicas' thread kernel is the serial one: one thread costs an iteration
+                a1 = measured[one_thread][0] if one_thread else s_iter
+                if np.isfinite(iters2) and np.isfinite(s_iters) and T == 2:
+                    models.append((f"{name} {label}, {title.split(',')[0]}",
+                                   model_rows(nnz_bytes, (s_iter, s_iters), (a1, a2, iters2), f)))
         alone, together = side_by_side(ds, LOSS_SQUARED_HINGE, repeats)
         scaling.append([name, f"{1e3 * alone:.0f}", f"{1e3 * together:.0f}",
                         fmt_ratio(2 * alone, together)])  # fmt: skip
@@ -176,6 +246,17 @@ def main() -> None:
               ""]  # fmt: skip
     lines += markdown_table(["data", "one alone (ms/iter)", "two side by side (ms/iter)",
                              "throughput ratio"], scaling)  # fmt: skip
+    if models:
+        lines += ["", "## A model of more threads (not a measurement)", "",
+                  model_rows.__doc__.split("\n\n", 1)[1].replace("\n    ", " ").strip(), "",
+                  f"Measured serial part of an iteration (visiting order, end): "
+                  f"{1e3 * f:.1f} ms on {names[-1]}.", ""]  # fmt: skip
+        for title, rows in models:
+            lines += [f"### {title}", ""]
+            lines += markdown_table(["threads", "iterations to 1e-3", "ms per iteration",
+                                     "speed-up to 1e-3 (pessimistic-optimistic)",
+                                     "memory traffic at best (GB/s)"], rows)  # fmt: skip
+            lines.append("")
     write_report(lines, args.out)
 
 

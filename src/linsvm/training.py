@@ -665,7 +665,9 @@ def cross_validation(
                 X[fit], y[fit], sample_weight=None if sw is None else sw[fit], seed=seed,
                 n_jobs=1 if n_threads > 1 else n_jobs, hook=hook, **params,
             )  # fmt: skip
-            if model.interrupted:  # a stop request: the whole cross-validation ends
+            # A stop request ends the whole cross-validation, also one that train's own
+            # handler took as the fold's solve was finishing anyway (not interrupted then)
+            if model.interrupted or model.stop_signal is not None:
                 raise KeyboardInterrupt
             predicted[test] = model.predict(X[test], n_jobs=1 if n_threads > 1 else -1)
 

@@ -314,3 +314,21 @@ def test_s1_falls_back_to_primal_newton_at_the_cap():
     assert result.gap >= -1e-9 * abs(result.primal)
     primal = linsvm.train(X, y, solver=2, C=100.0, eps=1e-6)
     assert result.primal == pytest.approx(primal.results_[0].primal, rel=1e-4)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_predict_refuses_non_finite_values_in_the_models_features(bad, dtype):
+    """Prediction checks the values through the decision values it computes; a NaN or an
+    infinity in any feature the model has is still a one-line error, wherever the row is."""
+    rng = np.random.default_rng(0)
+    X = sp.random(3000, 40, density=0.2, format="csr", random_state=1, dtype=dtype)
+    y = np.where(rng.random(3000) > 0.5, 1, -1)
+    model = linsvm.train(X, y, solver=2, bias=1.0)
+    for row in (0, 1234, 2999):
+        bad_X = X.copy()
+        bad_X.data[bad_X.indptr[row]] = bad
+        with pytest.raises(InvalidInputError, match="NaN or infinity"):
+            model.predict(bad_X)
+        with pytest.raises(InvalidInputError, match="NaN or infinity"):
+            model.decision_function(bad_X, n_jobs=1)

@@ -7,29 +7,54 @@ converted once here, with clear errors for what cannot be trained on.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
 from .errors import InvalidInputError
+from .parallel import PARALLEL_MIN_NNZ, effective_n_jobs
 
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
 @njit(cache=True, nogil=True)
-def _all_finite(values) -> bool:
-    for v in values:
-        if not np.isfinite(v):
-            return False
-    return True
+def _any_nonfinite(bits, exponent) -> bool:
+    """Whether any of the floats whose bit patterns are ``bits`` (uint64 for float64, uint32
+    for float32) is NaN or infinite: its exponent bits (``exponent``) all set. An OR over
+    integer tests, with no early exit, so the loop runs in SIMD lanes (a test of np.isfinite
+    per value with a return took 13 ms on pypi-recent's 9.4M values)."""
+    found = False
+    for b in bits:
+        found |= (b & exponent) == exponent
+    return found
 
 
-def as_csr(X, *, name: str = "X") -> sp.csr_matrix:
+def all_finite(values: np.ndarray, n_jobs: int | None = -1) -> bool:
+    """Whether a float32/float64 array holds no NaN or infinity; in ``n_jobs`` threads over
+    contiguous parts when it is large (the answer does not depend on them)."""
+    if values.dtype == np.float32:
+        bits, exponent = values.view(np.uint32), np.uint32(0x7F800000)
+    else:
+        bits, exponent = values.view(np.uint64), np.uint64(0x7FF0000000000000)
+    n_parts = min(effective_n_jobs(n_jobs), max(1, bits.shape[0] // PARALLEL_MIN_NNZ))
+    if n_parts <= 1:
+        return not _any_nonfinite(bits, exponent)
+    cuts = [bits.shape[0] * k // n_parts for k in range(n_parts + 1)]
+    with ThreadPoolExecutor(max_workers=n_parts) as pool:
+        found = pool.map(lambda k: _any_nonfinite(bits[cuts[k] : cuts[k + 1]], exponent),
+                         range(n_parts))  # fmt: skip
+        return not any(list(found))
+
+
+def as_csr(X, *, name: str = "X", check_finite: bool = True) -> sp.csr_matrix:
     """X (any SciPy sparse matrix/array or 2-D array-like) as canonical CSR of float32/float64.
 
     CSR input with sorted indices, no duplicates, a float32/float64 dtype and int32/int64
-    indices is returned as is (same arrays, no copy).
+    indices is returned as is (same arrays, no copy). ``check_finite=False`` leaves the check
+    for NaN and infinity to a caller whose own pass over the values reveals them.
     """
     if sp.issparse(X) or np.iscomplexobj(X):
         if np.iscomplexobj(X):
@@ -59,7 +84,7 @@ def as_csr(X, *, name: str = "X") -> sp.csr_matrix:
             except (TypeError, ValueError) as exc:
                 raise InvalidInputError(f"{name} must be numeric: {exc}") from None
         X = sp.csr_matrix(arr)
-    if not _all_finite(X.data):
+    if check_finite and not all_finite(X.data):
         raise InvalidInputError(f"{name} contains NaN or infinity")
     return X
 

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .data import as_csr
+from .data import all_finite, as_csr
 from .errors import InvalidInputError
 from .io.model_file import (
     ModelFields,
@@ -141,7 +141,10 @@ class Model:
         """
         offset = self.intercept_ - self.rho
         if sp.issparse(X):
-            X = as_csr(X)
+            # The values are checked through the results: a NaN or an infinity in a feature
+            # the model has makes its row's decision values non-finite (x w with w = 0 is
+            # NaN), which saves a pass over the values (a third of the time on large data).
+            X = as_csr(X, check_finite=False)
             out = np.empty((X.shape[0], self.coef_.shape[0]))
             indptr, indices, data, coef = X.indptr, X.indices, X.data, self.coef_
 
@@ -152,6 +155,8 @@ class Model:
                 _sparse_decision(part, indices, data, coef, offset, out[r0:r1], wider)
 
             for_row_chunks(indptr, n_jobs, rows)
+            if not all_finite(out.ravel()) and not all_finite(X.data):
+                raise InvalidInputError("X contains NaN or infinity")
         else:
             X = np.asarray(X, dtype=np.float64)
             if X.ndim != 2:

@@ -49,12 +49,15 @@ def all_finite(values: np.ndarray, n_jobs: int | None = -1) -> bool:
         return not any(list(found))
 
 
-def as_csr(X, *, name: str = "X", check_finite: bool = True) -> sp.csr_matrix:
+def as_csr(
+    X, *, name: str = "X", check_finite: bool = True, n_jobs: int | None = -1
+) -> sp.csr_matrix:
     """X (any SciPy sparse matrix/array or 2-D array-like) as canonical CSR of float32/float64.
 
     CSR input with sorted indices, no duplicates, a float32/float64 dtype and int32/int64
     indices is returned as is (same arrays, no copy). ``check_finite=False`` leaves the check
-    for NaN and infinity to a caller whose own pass over the values reveals them.
+    for NaN and infinity to a caller whose own pass over the values reveals them; ``n_jobs``:
+    threads for that check (``all_finite``).
     """
     if sp.issparse(X) or np.iscomplexobj(X):
         if np.iscomplexobj(X):
@@ -84,7 +87,7 @@ def as_csr(X, *, name: str = "X", check_finite: bool = True) -> sp.csr_matrix:
             except (TypeError, ValueError) as exc:
                 raise InvalidInputError(f"{name} must be numeric: {exc}") from None
         X = sp.csr_matrix(arr)
-    if check_finite and not all_finite(X.data):
+    if check_finite and not all_finite(X.data, n_jobs):
         raise InvalidInputError(f"{name} contains NaN or infinity")
     return X
 

@@ -110,7 +110,7 @@ def find_parameter_C(
             "warm-start parameter search only available for "
             + list_where(lambda spec: bool(spec.c_search), flags=True)
         )
-    X = as_csr(X)
+    X = as_csr(X, n_jobs=n_jobs)
     n_rows = X.shape[0]
     y = check_labels(y, n_rows)
     splits = cv_folds(n_rows, n_folds, seed)

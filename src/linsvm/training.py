@@ -195,7 +195,7 @@ def train(
     params = solvers.check_parameter(solver, C, eps, bias, max_iter, regularize_bias)
     spec = params.spec
     n_threads = effective_n_jobs(n_jobs)
-    X = as_csr(X)
+    X = as_csr(X, n_jobs=n_threads)
     n_rows, n_features = X.shape
     if n_rows == 0:
         raise InvalidInputError("no training data: X has 0 rows")
@@ -647,7 +647,7 @@ def cross_validation(
     Every fold has the same seed, so the predictions do not depend on ``n_jobs``. Ctrl-C ends
     the whole cross-validation (KeyboardInterrupt), not one of its folds.
     """
-    X = as_csr(X)
+    X = as_csr(X, n_jobs=n_jobs)
     n_rows = X.shape[0]
     y = check_labels(y, n_rows)
     sw = check_sample_weight(params.pop("sample_weight", None), n_rows)

@@ -176,6 +176,7 @@ class LinsvmThreads(LinsvmTool):
 
     def __init__(self, n_jobs: int) -> None:
         self.n_jobs = n_jobs
+        self.train_options = {"bias": BIAS, "n_jobs": n_jobs}
         self.name = LINSVM_1 if n_jobs == 1 else LINSVM_2
         self.checks: dict[tuple[int, str], LinsvmCheck] = {}
 
@@ -190,27 +191,10 @@ class LinsvmThreads(LinsvmTool):
         self.release()
         self.checks.clear()
 
-    def fit(self, loss: int, setting: Setting) -> FitResult:
-        import linsvm
-
-        solver = LIBLINEAR_SOLVER[loss]
-        kwargs = dict(setting.params)
-        if "max_iter" in kwargs:
-            kwargs["max_iter"] = int(kwargs["max_iter"])
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", linsvm.ConvergenceWarning)
-            t0 = time.perf_counter()
-            model = linsvm.train(self.X, self.y, solver=solver, C=1.0, bias=BIAS,
-                                 n_jobs=self.n_jobs, **kwargs)
-            seconds = time.perf_counter() - t0
-        sign = 1.0 if model.labels_[0] == 1.0 else -1.0
-        result = model.results_[0]
-        self.check(loss, setting, sign, result)
-        w = sign * np.append(model.coef_[0], model.intercept_[0] / BIAS)
-        notes = [f"hit max_iter={kwargs.get('max_iter', 300)}"] if caught else []
-        if result.solver != solver:
-            notes.append(f"fell back to -s {result.solver}")
-        return FitResult(seconds, w, result.n_iter, result.converged, notes)
+    def weights(self, loss: int, setting: Setting, model, sign: float) -> np.ndarray:
+        """w with the bias weight last, after the untimed checks of the run."""
+        self.check(loss, setting, sign, model.results_[0])
+        return sign * np.append(model.coef_[0], model.intercept_[0] / BIAS)
 
     def check(self, loss: int, setting: Setting, sign: float, result) -> None:
         """Untimed: the gap's sign and w against sum_i y_i alpha_i x_i, computed afresh."""
@@ -347,6 +331,7 @@ class SnapMLThreads(SnapMLTool):
 
     def __init__(self, n_jobs: int) -> None:
         self.n_jobs = n_jobs
+        self.train_options = {"bias": BIAS, "n_jobs": n_jobs}
         self.name = SNAP_1 if n_jobs == 1 else SNAP_2
 
     def fit(self, loss: int, setting: Setting) -> FitResult:

@@ -117,6 +117,9 @@ class LinsvmTool(Tool):
         return [Setting(f"eps={eps:g}", (("eps", eps), ("max_iter", LINSVM_SWEEP_MAX_ITER)),
                         "if_converged" if eps == 0.1 else "never") for eps in EPS_GRID]
 
+    # what every fit passes to linsvm.train besides the solver, C = 1 and the setting
+    train_options: dict = {}
+
     def fit(self, loss: int, setting: Setting) -> FitResult:
         import linsvm
 
@@ -127,12 +130,20 @@ class LinsvmTool(Tool):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", linsvm.ConvergenceWarning)
             t0 = time.perf_counter()
-            model = linsvm.train(self.X, self.y, solver=solver, C=1.0, **kwargs)
+            model = linsvm.train(self.X, self.y, solver=solver, C=1.0, **self.train_options,
+                                 **kwargs)  # fmt: skip
             seconds = time.perf_counter() - t0
         sign = 1.0 if model.labels_[0] == 1.0 else -1.0
         result = model.results_[0]
         notes = [f"hit max_iter={kwargs.get('max_iter', 300)}"] if caught else []
-        return FitResult(seconds, sign * model.coef_[0], result.n_iter, result.converged, notes)
+        if result.solver != solver:
+            notes.append(f"fell back to -s {result.solver}")
+        return FitResult(seconds, self.weights(loss, setting, model, sign), result.n_iter,
+                         result.converged, notes)  # fmt: skip
+
+    def weights(self, loss: int, setting: Setting, model, sign: float) -> np.ndarray:
+        """The fitted w as the harness scores it (the positive class +1)."""
+        return sign * model.coef_[0]
 
     def version(self) -> str:
         import linsvm

@@ -1,0 +1,297 @@
+"""Feature maps a model remembers: the degree-2 polynomial map and feature hashing.
+
+Linear classification on phi(x), an explicit degree-2 map, reaches the accuracy of a
+polynomial-kernel SVM at a fraction of its cost when the data are sparse (Chang, Hsieh, Chang,
+Ringgaard, Lin, JMLR 2010): phi(x) has O(nbar^2) non-zeros per row, however large n is. Hashing
+the mapped features into 2^b signed columns keeps w bounded when n(n+1)/2 is not.
+
+``FeatureMap`` is the description (degree, kernel scaling, hash bits, and the input width it was
+bound to when trained); ``transform`` materialises phi(X) as CSR; the dual kernels can also run
+on it implicitly (``_rows``). A model trained on a map keeps it, so predicting maps the rows the
+same way, and its model file names it on a first line LIBLINEAR does not know (so LIBLINEAR's
+own reader refuses the file rather than misreading its weights).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from ..errors import InvalidInputError
+from ..parallel import for_row_chunks
+from ._rows import (
+    N_PARAMS,
+    P_C_CONST,
+    P_C_CROSS,
+    P_C_LIN,
+    P_C_SQ,
+    P_DEGREE,
+    P_HASH_BITS,
+    P_N_INPUT,
+    _column,
+    feature_key,
+    mapped_row,
+    mapped_row_bound,
+)
+
+# An exact degree-2 map wider than this needs hashing: its w alone would take 2 GiB.
+MAX_EXACT_FEATURES = 2**28
+MAX_HASH_BITS = 31
+
+
+@dataclass(frozen=True)
+class FeatureMap:
+    """What to do to every row before the linear model sees it.
+
+    degree : 2 for x, its squares and pairwise products; 1 for x alone (with ``hash_bits``:
+        hashing the raw feature indices).
+    gamma, coef0 : None for unit coefficients, phi(x) = [x_j ; x_j^2 ; x_j x_k]. Given (either
+        one; the other then takes LIBSVM's default, gamma = 1/n_input, coef0 = 0), phi is scaled
+        so that phi(x)'phi(x') = (gamma x'x' + coef0)^2, the polynomial kernel of degree 2:
+        [sqrt(2 gamma coef0) x_j ; gamma x_j^2 ; sqrt(2) gamma x_j x_k ; coef0].
+    hash_bits : None for the exact layout (``_rows``); b for 2^b signed hashed columns.
+    n_input : the input width the map was bound to (``bind``): the layout's offset, and
+        features at or beyond it are ignored when mapping, as LIBLINEAR ignores features
+        beyond a model's.
+    """
+
+    degree: int = 2
+    gamma: float | None = None
+    coef0: float | None = None
+    hash_bits: int | None = None
+    n_input: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.degree not in (1, 2):
+            raise InvalidInputError(f"the feature map's degree must be 1 or 2, not {self.degree!r}")
+        if self.degree == 1 and self.hash_bits is None:
+            raise InvalidInputError("a degree-1 feature map only hashes: give hash_bits")
+        if self.degree == 1 and (self.gamma is not None or self.coef0 is not None):
+            raise InvalidInputError("gamma and coef0 scale the degree-2 map only")
+        if self.gamma is not None and not (math.isfinite(self.gamma) and self.gamma > 0):
+            raise InvalidInputError(f"gamma must be a positive number, got {self.gamma!r}")
+        if self.coef0 is not None and not (math.isfinite(self.coef0) and self.coef0 >= 0):
+            # a negative coef0 gives a kernel with no real feature map of this shape
+            raise InvalidInputError(f"coef0 must be a number >= 0, got {self.coef0!r}")
+        if self.hash_bits is not None and (
+            isinstance(self.hash_bits, bool)
+            or not isinstance(self.hash_bits, (int, np.integer))
+            or not 1 <= self.hash_bits <= MAX_HASH_BITS
+        ):
+            raise InvalidInputError(
+                f"hash bits must be an integer in 1..{MAX_HASH_BITS}, got {self.hash_bits!r}"
+            )
+        if self.n_input is not None and self.n_input < 0:
+            raise InvalidInputError(f"n_input must be >= 0, got {self.n_input}")
+
+    # -- binding to data ------------------------------------------------------------------
+
+    @property
+    def kernel_scaled(self) -> bool:
+        return self.gamma is not None or self.coef0 is not None
+
+    def bind(self, n_input: int) -> FeatureMap:
+        """This map for inputs of ``n_input`` features (a trained model's map is bound).
+        An exact degree-2 map too wide for memory is refused here, before any work."""
+        bound = replace(self, n_input=int(n_input))
+        if bound.hash_bits is None and bound.n_output > MAX_EXACT_FEATURES:
+            raise InvalidInputError(
+                f"the exact degree-2 map of {n_input} features has {bound.n_output} features "
+                f"(more than {MAX_EXACT_FEATURES}); hash them (--hash-bits, e.g. 24)"
+            )
+        return bound
+
+    def _require_bound(self) -> int:
+        if self.n_input is None:
+            raise InvalidInputError("the feature map is not bound to an input width yet")
+        return self.n_input
+
+    def coefficients(self) -> tuple[float, float, float, float]:
+        """(c_lin, c_sq, c_cross, c_const) of phi (see the class docstring)."""
+        if self.degree == 1:
+            return 1.0, 0.0, 0.0, 0.0
+        if not self.kernel_scaled:
+            return 1.0, 1.0, 1.0, 0.0
+        n = self._require_bound()
+        gamma = self.gamma if self.gamma is not None else 1.0 / max(n, 1)
+        coef0 = self.coef0 if self.coef0 is not None else 0.0
+        return math.sqrt(2.0 * gamma * coef0), gamma, math.sqrt(2.0) * gamma, coef0
+
+    @property
+    def n_output(self) -> int:
+        """Columns of phi(X): 2^hash_bits, or n + n(n+1)/2 (+1 for a constant) exactly."""
+        if self.hash_bits is not None:
+            return 2**self.hash_bits
+        n = self._require_bound()
+        return n + n * (n + 1) // 2 + (1 if self.coefficients()[3] != 0.0 else 0)
+
+    @property
+    def params(self) -> np.ndarray:
+        """The map as compiled kernels take it (positions ``_rows.P_*``)."""
+        p = np.zeros(N_PARAMS)
+        p[P_DEGREE] = self.degree
+        p[P_HASH_BITS] = self.hash_bits or 0
+        p[P_N_INPUT] = self._require_bound()
+        p[P_C_LIN], p[P_C_SQ], p[P_C_CROSS], p[P_C_CONST] = self.coefficients()
+        return p
+
+    # -- mapping --------------------------------------------------------------------------
+
+    def transform(self, X, n_jobs: int | None = -1) -> sp.csr_matrix:
+        """phi(X) as canonical CSR of shape (n_rows, n_output), float64.
+
+        X: canonical CSR (``linsvm.data.as_csr``). ``n_jobs``: threads over rows (the result
+        does not depend on it)."""
+        params = self.params
+        indptr, indices, data = X.indptr, X.indices, X.data
+        n_rows = X.shape[0]
+        bound = _row_bounds(indptr, params)
+        room = np.zeros(n_rows + 1, dtype=np.int64)
+        np.cumsum(bound, out=room[1:])
+        index_dtype = np.int32 if self.n_output <= np.iinfo(np.int32).max else np.int64
+        cols = np.empty(int(room[-1]), dtype=index_dtype)
+        vals = np.empty(int(room[-1]))
+        lengths = np.empty(n_rows, dtype=np.int64)
+
+        def rows(r0: int, r1: int) -> None:
+            _map_rows(indptr, indices, data, r0, r1, params, room, cols, vals, lengths)
+
+        for_row_chunks(indptr, n_jobs, rows)
+        out_ptr = np.zeros(n_rows + 1, dtype=np.int64)
+        np.cumsum(lengths, out=out_ptr[1:])
+        _compact(room, out_ptr, cols, vals)
+        nnz = int(out_ptr[-1])
+        cols, vals = cols[:nnz], vals[:nnz]
+        if nnz < 0.9 * room[-1]:  # give back what the bound over-reserved
+            cols, vals = cols.copy(), vals.copy()
+        out = sp.csr_matrix((vals, cols, out_ptr.astype(index_dtype)), shape=(n_rows, self.n_output))
+        out.has_sorted_indices = True
+        return out
+
+    def collisions(self, X) -> tuple[int, int]:
+        """(distinct mapped features of X's rows, hashed columns they occupy): their difference
+        is the number of features that share a column with another. Exact maps: equal."""
+        params = self.params
+        n_keys = int(_row_bounds(X.indptr, params).sum())
+        keys = np.empty(n_keys, dtype=np.uint64)
+        m = _row_keys(X.indptr, X.indices, X.data, params, keys)
+        distinct = np.unique(keys[:m])
+        if self.hash_bits is None:
+            return distinct.shape[0], distinct.shape[0]
+        return distinct.shape[0], np.unique(_bucket_of_keys(distinct, params)).shape[0]
+
+    # -- the model-file line ---------------------------------------------------------------
+
+    def header(self) -> str:
+        """The model file's first line: ``feature_map degree 2 n_input 123 gamma ...``."""
+        parts = ["feature_map", "degree", str(self.degree), "n_input", str(self._require_bound())]
+        if self.kernel_scaled:
+            c_lin, c_sq, _, c_const = self.coefficients()
+            parts += ["gamma", f"{c_sq:.17g}", "coef0", f"{c_const:.17g}"]
+        if self.hash_bits is not None:
+            parts += ["hash_bits", str(self.hash_bits)]
+        return " ".join(parts)
+
+    @classmethod
+    def from_header(cls, fields: dict[str, str]) -> FeatureMap:
+        """The map of a model file's ``feature_map`` line (its key/value pairs).
+        Raises ValueError (the model-file reader names the file)."""
+        known = {"degree", "n_input", "gamma", "coef0", "hash_bits"}
+        unknown = set(fields) - known
+        if unknown:
+            raise ValueError(f"unknown feature_map field(s) {sorted(unknown)}")
+        if "degree" not in fields or "n_input" not in fields:
+            raise ValueError("feature_map needs 'degree' and 'n_input'")
+        try:
+            fmap = cls(
+                degree=int(fields["degree"]),
+                gamma=float(fields["gamma"]) if "gamma" in fields else None,
+                coef0=float(fields["coef0"]) if "coef0" in fields else None,
+                hash_bits=int(fields["hash_bits"]) if "hash_bits" in fields else None,
+            )
+        except InvalidInputError as exc:
+            raise ValueError(str(exc)) from None
+        return fmap.bind(int(fields["n_input"]))
+
+    def describe(self) -> str:
+        """One line for people: what the map is and how wide."""
+        what = "degree-2 map" if self.degree == 2 else "hashing"
+        if self.kernel_scaled:
+            _, g, _, r = self.coefficients()
+            what += f" scaled as (gamma x'x' + coef0)^2, gamma {g:g}, coef0 {r:g}"
+        if self.hash_bits is not None:
+            what += f", hashed into 2^{self.hash_bits} columns"
+        elif self.n_input is not None:
+            what += f", {self.n_output} features"
+        return what
+
+
+@njit(cache=True, nogil=True)
+def _row_bounds(indptr, params):
+    out = np.empty(indptr.shape[0] - 1, dtype=np.int64)
+    for i in range(out.shape[0]):
+        out[i] = mapped_row_bound(indptr, i, params)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _map_rows(indptr, indices, data, r0, r1, params, room, cols, vals, lengths) -> None:
+    """Rows r0..r1-1 of phi(X), each written at room[i] (its reserved place)."""
+    for i in range(r0, r1):
+        a, b = room[i], room[i + 1]
+        lengths[i] = mapped_row(indptr, indices, data, i, params, cols[a:b], vals[a:b])
+
+
+@njit(cache=True, nogil=True)
+def _compact(room, out_ptr, cols, vals) -> None:
+    """Slide every row from its reserved place to its final one (never to the right)."""
+    for i in range(out_ptr.shape[0] - 1):
+        src = room[i]
+        dst = out_ptr[i]
+        if src != dst:
+            for t in range(out_ptr[i + 1] - dst):
+                cols[dst + t] = cols[src + t]
+                vals[dst + t] = vals[src + t]
+
+
+@njit(cache=True, nogil=True)
+def _row_keys(indptr, indices, data, params, keys) -> int:
+    """The keys (``feature_key``) of every mapped feature of every row, with repeats."""
+    n_input = params[P_N_INPUT]
+    m = 0
+    has_lin = params[P_C_LIN] != 0.0
+    for i in range(indptr.shape[0] - 1):
+        for p in range(indptr[i], indptr[i + 1]):
+            jp = np.int64(indices[p])
+            if jp >= n_input or data[p] == 0.0:
+                continue
+            if has_lin:
+                keys[m] = feature_key(jp, -1)
+                m += 1
+            if params[P_DEGREE] == 2.0:
+                for q in range(indptr[i], p + 1):
+                    if data[q] != 0.0:
+                        keys[m] = feature_key(np.int64(indices[q]), jp)
+                        m += 1
+    if params[P_C_CONST] != 0.0 and indptr.shape[0] > 1:
+        keys[m] = feature_key(-1, -1)
+        m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _bucket_of_keys(keys, params):
+    out = np.empty(keys.shape[0], dtype=np.int64)
+    for t in range(keys.shape[0]):
+        key = keys[t]
+        j = np.int64(key & np.uint64(0xFFFFFFFF)) - 1
+        k = np.int64(key >> np.uint64(32)) - 1
+        out[t] = _column(params, j, k)[0]
+    return out
+
+
+__all__ = ["FeatureMap", "MAX_EXACT_FEATURES", "MAX_HASH_BITS"]

@@ -14,7 +14,9 @@ import scipy.sparse as sp
 from numba import njit
 
 from .data import all_finite, as_csr
-from .errors import InvalidInputError
+from .errors import InvalidInputError, ModelFormatError
+from .features import FeatureMap
+from .features._rows import mapped_dot
 from .io.model_file import (
     ModelFields,
     format_model_text,
@@ -63,6 +65,14 @@ def _sparse_decision(indptr, indices, data, coef, bias_term, out, check_index) -
             out[r, k] = s + bias_term[k]
 
 
+@njit(cache=True, nogil=True)
+def _mapped_decision(indptr, indices, data, coef, bias_term, out, fparams) -> None:
+    """out[r, k] = coef[k]'phi(x_r) + bias_term[k], phi formed row by row, never stored."""
+    for r in range(indptr.shape[0] - 1):
+        for k in range(coef.shape[0]):
+            out[r, k] = mapped_dot(indptr, indices, data, -1.0, r, coef[k], fparams) + bias_term[k]
+
+
 class Model:
     """A trained linear model.
 
@@ -82,6 +92,9 @@ class Model:
     results_ : list of Solution
         One per binary sub-problem (one in all for Crammer-Singer) for a model trained here;
         empty for a loaded one.
+    feature_map : linsvm.features.FeatureMap or None
+        The map the model was trained on (bound to its input width): ``coef_`` is in its
+        mapped space, and decision values map the rows the same way first.
     """
 
     def __init__(
@@ -94,6 +107,7 @@ class Model:
         rho: float = 0.0,
         results: list[Solution] | None = None,
         p: float | None = None,
+        feature_map: FeatureMap | None = None,
     ) -> None:
         self.solver = int(solver)
         self.labels_ = np.asarray(labels)
@@ -110,10 +124,22 @@ class Model:
         self.results_ = list(results or [])
         # the signal (SIGINT, SIGTERM) that stopped training early, if one did
         self.stop_signal: int | None = None
+        self.feature_map = feature_map
+        if feature_map is not None and feature_map.n_output != self.coef_.shape[1]:
+            raise InvalidInputError(
+                f"the feature map has {feature_map.n_output} features, the weights "
+                f"{self.coef_.shape[1]}"
+            )
 
     @property
     def n_features(self) -> int:
+        """Features of ``coef_`` (the mapped ones for a model with a feature map)."""
         return self.coef_.shape[1]
+
+    @property
+    def n_input_features(self) -> int:
+        """Features of the rows the model takes: the map's input width, or ``n_features``."""
+        return self.n_features if self.feature_map is None else int(self.feature_map.n_input)
 
     @property
     def intercept_(self) -> np.ndarray:
@@ -140,6 +166,8 @@ class Model:
         Every row is computed on its own, so the values do not depend on it.
         """
         offset = self.intercept_ - self.rho
+        if self.feature_map is not None and not sp.issparse(X):
+            X = sp.csr_matrix(_dense_input(X))
         if sp.issparse(X):
             # The values are checked through the results: a NaN or an infinity in a feature
             # the model has makes its row's decision values non-finite (x w with w = 0 is
@@ -149,20 +177,20 @@ class Model:
             indptr, indices, data, coef = X.indptr, X.indices, X.data, self.coef_
 
             wider = X.shape[1] > coef.shape[1]
+            fparams = None if self.feature_map is None else self.feature_map.params
 
             def rows(r0: int, r1: int) -> None:
                 part = indptr[r0 : r1 + 1]
-                _sparse_decision(part, indices, data, coef, offset, out[r0:r1], wider)
+                if fparams is None:
+                    _sparse_decision(part, indices, data, coef, offset, out[r0:r1], wider)
+                else:
+                    _mapped_decision(part, indices, data, coef, offset, out[r0:r1], fparams)
 
             for_row_chunks(indptr, n_jobs, rows)
             if not all_finite(out.ravel()) and not all_finite(X.data):
                 raise InvalidInputError("X contains NaN or infinity")
         else:
-            X = np.asarray(X, dtype=np.float64)
-            if X.ndim != 2:
-                raise InvalidInputError(f"X must be 2-D, got shape {X.shape}")
-            if not np.isfinite(X).all():
-                raise InvalidInputError("X contains NaN or infinity")
+            X = _dense_input(X)
             m = min(X.shape[1], self.n_features)
             out = X[:, :m] @ self.coef_[:, :m].T + offset
         return out[:, 0] if out.shape[1] == 1 else out
@@ -224,29 +252,54 @@ class Model:
         )
 
 
+def _dense_input(X) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise InvalidInputError(f"X must be 2-D, got shape {X.shape}")
+    if not np.isfinite(X).all():
+        raise InvalidInputError("X contains NaN or infinity")
+    return X
+
+
 def _fields(model: Model) -> ModelFields:
+    fmap = model.feature_map
     return ModelFields(
-        model.solver, model.labels_, model.coef_, model.bias, model.bias_weights_, model.rho
-    )
+        model.solver, model.labels_, model.coef_, model.bias, model.bias_weights_, model.rho,
+        None if fmap is None else fmap.header_fields(),
+    )  # fmt: skip
 
 
-def _from_fields(fields: ModelFields) -> Model:
+def _from_fields(fields: ModelFields, name: str) -> Model:
+    fmap = None
+    if fields.feature_map is not None:
+        try:
+            fmap = FeatureMap.from_header(fields.feature_map)
+        except (ValueError, InvalidInputError) as exc:
+            raise ModelFormatError(f"{name}: bad feature_map line: {exc}") from None
+        if fmap.n_output != fields.coef.shape[1]:
+            raise ModelFormatError(
+                f"{name}: the feature map has {fmap.n_output} features, nr_feature is "
+                f"{fields.coef.shape[1]}"
+            )
     return Model(
-        fields.solver, fields.labels, fields.coef, fields.bias, fields.bias_weights, fields.rho
-    )
+        fields.solver, fields.labels, fields.coef, fields.bias, fields.bias_weights, fields.rho,
+        feature_map=fmap,
+    )  # fmt: skip
 
 
 def format_model(model: Model) -> str:
-    """The model as LIBLINEAR model-file text."""
+    """The model as LIBLINEAR model-file text (with linsvm's feature_map line if it has one)."""
     f = _fields(model)
-    return format_model_text(f.solver, f.labels, f.coef, f.bias, f.bias_weights, f.rho)
+    return format_model_text(
+        f.solver, f.labels, f.coef, f.bias, f.bias_weights, f.rho, f.feature_map
+    )
 
 
 def parse_model(text: str, name: str = "<model>") -> Model:
     """A Model from LIBLINEAR model-file text; ``name`` (the file) prefixes errors."""
-    return _from_fields(parse_model_text(text, name))
+    return _from_fields(parse_model_text(text, name), name)
 
 
 def load_model(path: str | os.PathLike) -> Model:
     """Read a LIBLINEAR-format model file (one written here or by LIBLINEAR)."""
-    return _from_fields(read_model_file(path))
+    return _from_fields(read_model_file(path), os.fsdecode(os.fspath(path)))

@@ -42,13 +42,19 @@ def loss_value(loss: int, z: float) -> float:
 
 
 @njit(cache=True, nogil=True)
-def primal_value(indptr, indices, data, bias, y, C, w, loss) -> float:
-    """P(w) = 1/2 w'w + sum_i C_i xi(y_i w'x_i)."""
-    total = 0.5 * sq_norm(w)
+def loss_sum(indptr, indices, data, bias, y, C, w, loss) -> float:
+    """sum_i C_i xi(y_i w'x_i): the primal's loss part."""
+    total = 0.0
     for i in range(y.shape[0]):
         if C[i] != 0.0:
             total += C[i] * loss_value(loss, y[i] * row_dot(indptr, indices, data, bias, i, w))
     return total
+
+
+@njit(cache=True, nogil=True)
+def primal_value(indptr, indices, data, bias, y, C, w, loss) -> float:
+    """P(w) = 1/2 w'w + sum_i C_i xi(y_i w'x_i)."""
+    return 0.5 * sq_norm(w) + loss_sum(indptr, indices, data, bias, y, C, w, loss)
 
 
 @njit(cache=True, nogil=True)
@@ -69,14 +75,20 @@ def svm_dual_value(indptr, indices, data, bias, y, C, alpha, loss, n_weights) ->
     D_ii = 0 (L1 loss) or 1/(2 C_i) (L2 loss).
     """
     w = primal_from_dual(indptr, indices, data, bias, y, alpha, n_weights)
-    f = 0.5 * sq_norm(w)
-    for i in range(y.shape[0]):
+    return -(0.5 * sq_norm(w) + svm_dual_alpha_terms(C, alpha, loss))
+
+
+@njit(cache=True, nogil=True)
+def svm_dual_alpha_terms(C, alpha, loss) -> float:
+    """f(alpha) - 1/2 ||w(alpha)||^2 = 1/2 sum_i D_ii alpha_i^2 - sum_i alpha_i."""
+    f = 0.0
+    for i in range(alpha.shape[0]):
         a = alpha[i]
         if a != 0.0:
             if loss == LOSS_SQUARED_HINGE:
                 f += 0.5 * a * a * (0.5 / C[i])
             f -= a
-    return -f
+    return f
 
 
 @njit(cache=True, nogil=True)
@@ -102,14 +114,35 @@ def squared_hinge_dual_point(
 
 
 def svm_objectives(
-    X, bias: float, y: np.ndarray, C: np.ndarray, w: np.ndarray, alpha: np.ndarray, loss: int
+    X,
+    bias: float,
+    y: np.ndarray,
+    C: np.ndarray,
+    w: np.ndarray,
+    alpha: np.ndarray,
+    loss: int,
+    feature_map=None,
 ) -> tuple[float, float, float]:
     """(primal P(w), dual -f(alpha), gap P(w) + f(alpha)) for an SVM sub-problem.
 
     X is CSR of shape (l, n); w has n (+1 with a bias) entries; alpha, y, C have l entries.
+    With ``feature_map`` (a bound ``linsvm.features.FeatureMap``) the rows are phi(x_i) and w
+    has its n_output (+1) entries: phi is formed a bounded chunk of rows at a time.
     """
-    primal = primal_value(X.indptr, X.indices, X.data, float(bias), y, C, w, loss)
-    dual = svm_dual_value(X.indptr, X.indices, X.data, float(bias), y, C, alpha, loss, w.shape[0])
+    b = float(bias)
+    if feature_map is None:
+        primal = primal_value(X.indptr, X.indices, X.data, b, y, C, w, loss)
+        dual = svm_dual_value(X.indptr, X.indices, X.data, b, y, C, alpha, loss, w.shape[0])
+        return float(primal), float(dual), float(primal - dual)
+    losses = 0.0
+    w_alpha = np.zeros(w.shape[0])
+    for r0, r1 in feature_map.chunks(X):
+        Z = feature_map.transform(X[r0:r1], n_jobs=1)
+        ys, Cs, alphas = y[r0:r1], C[r0:r1], alpha[r0:r1]
+        losses += loss_sum(Z.indptr, Z.indices, Z.data, b, ys, Cs, w, loss)
+        w_alpha += primal_from_dual(Z.indptr, Z.indices, Z.data, b, ys, alphas, w.shape[0])
+    primal = 0.5 * sq_norm(w) + losses
+    dual = -(0.5 * sq_norm(w_alpha) + svm_dual_alpha_terms(C, alpha, loss))
     return float(primal), float(dual), float(primal - dual)
 
 

@@ -15,6 +15,11 @@ The steps, each done once:
    one warning for a solver that stopped short;
 4. assemble the Model.
 
+A feature map (``feature_map``: the degree-2 map, hashing) is bound to X's width here. Solvers
+that can form it row by row (the registry's ``implicit_map``) get the input rows and the map;
+the others get phi(X), materialised once. Either way the Model keeps the map, so predicting
+maps new rows the same way.
+
 The hook a solver gets is built here from what the caller asked for: progress lines
 (``verbose``), the caller's own hook, checkpoints, and the stop request of Ctrl-C / SIGTERM
 (``interrupts``), which every run has. An interrupted run returns the current iterate of each
@@ -36,6 +41,7 @@ from . import solvers
 from .checkpoint import DEFAULT_EVERY_SECONDS, Checkpointer, Resume, fingerprint
 from .data import as_csr, check_labels, check_sample_weight, group_labels
 from .errors import InvalidInputError
+from .features import FeatureMap
 from .interrupts import StopRequest, stop_on_signals
 from .model import Model
 from .parallel import effective_n_jobs
@@ -45,6 +51,8 @@ from .solvers.svr import check_p
 
 # How often the main thread looks for signals while worker threads train.
 SIGNAL_POLL_SECONDS = 0.1
+
+MAP_MODES = ("auto", "implicit", "materialise")
 
 
 class ConvergenceWarning(UserWarning):
@@ -96,6 +104,8 @@ def train(
     checkpoint: str | os.PathLike | None = None,
     checkpoint_every: float = DEFAULT_EVERY_SECONDS,
     resume: str | os.PathLike | None = None,
+    feature_map: FeatureMap | None = None,
+    map_mode: str = "auto",
 ) -> Model:
     """Train a linear model with one of LIBLINEAR's solvers (numbers and defaults as its ``-s``).
 
@@ -186,6 +196,15 @@ def train(
     resume : path, optional
         Continue from a checkpoint written for the same data and options: the model is the one
         the uninterrupted run would have given.
+    feature_map : linsvm.features.FeatureMap, optional
+        Train on phi(X) instead of X: the degree-2 polynomial map and/or feature hashing. It
+        is bound to X's width (features beyond it are ignored when predicting); the model's
+        ``coef_`` is in the mapped space and its predictions map their rows the same way.
+    map_mode : "auto", "implicit" or "materialise"
+        How the map reaches the solver: "materialise" forms phi(X) once as a sparse matrix
+        (every solver); "implicit" lets the solver form each phi(x_i) when it visits the row,
+        storing nothing (the dual SVM solvers -s 1 and -s 3); "auto" chooses implicit where
+        the solver allows it (see docs/architecture.md, "Feature maps", for the measurements).
 
     Returns
     -------
@@ -199,6 +218,15 @@ def train(
     n_rows, n_features = X.shape
     if n_rows == 0:
         raise InvalidInputError("no training data: X has 0 rows")
+    implicit_map = None
+    if feature_map is not None:
+        feature_map, implicit = _place_map(feature_map, map_mode, spec, n_features)
+        if implicit:
+            implicit_map = feature_map
+        else:
+            X = feature_map.transform(X, n_jobs=n_threads)
+    elif map_mode not in MAP_MODES:
+        raise InvalidInputError(f"map_mode must be one of {MAP_MODES}, got {map_mode!r}")
     if warm_start is not None:
         if init_sol is not None:
             raise InvalidInputError("give init_sol or warm_start, not both")
@@ -243,6 +271,8 @@ def train(
         problem = _regression_problem(X, y, params, sw, class_weight, p, seed, options)
     else:
         problem = _classification_problem(X, y, params, sw, class_weight, seed, options)
+    problem.feature_map = feature_map
+    problem.implicit_map = implicit_map
     problem.apply_starts(warm_start, init_sol)
 
     meta = None
@@ -257,6 +287,8 @@ def train(
             "regularize_bias": params.regularize_bias,
             "seed": int(seed),
             "options": problem.options,
+            "feature_map": None if feature_map is None else feature_map.header(),
+            "implicit_map": implicit_map is not None,
             "class_weight": sorted((repr(k), float(v)) for k, v in (class_weight or {}).items()),
             "warm_start": warm_start is not None or init_sol is not None,
             "data": fingerprint(X, y if y is not None else np.zeros(0), sw),
@@ -319,14 +351,25 @@ class _Problem:
         self.model_args = model
         self.alpha0: dict[int, np.ndarray] = {}  # warm starts by slot
         self.w0: dict[int, np.ndarray] = {}
+        self.feature_map: FeatureMap | None = None  # the model's map, bound
+        self.implicit_map: FeatureMap | None = None  # the same, when solvers form it
+
+    @property
+    def n_features(self) -> int:
+        """Features of the model: X's columns, or the implicit map's."""
+        if self.implicit_map is not None:
+            return self.implicit_map.n_output
+        return self.X.shape[1]
 
     def subproblem(self, slot: int) -> Subproblem:
-        return self.make(slot).but(alpha0=self.alpha0.get(slot), w0=self.w0.get(slot))
+        return self.make(slot).but(
+            alpha0=self.alpha0.get(slot), w0=self.w0.get(slot), feature_map=self.implicit_map
+        )
 
     def apply_starts(self, warm_start: Model | None, init_sol) -> None:
         """Warm starts from a previous model (dual variables or weights), or ``init_sol``."""
         n_subs = self.n_subproblems
-        n_rows, n_features = self.X.shape
+        n_rows, n_features = self.X.shape[0], self.n_features
         if init_sol is not None:
             init_sol = np.asarray(init_sol, dtype=np.float64)
             expected = (n_subs, n_features + (1 if self.bias >= 0 else 0))
@@ -375,7 +418,7 @@ class _Problem:
                 self.w0[k] = w0
 
     def model(self, solutions: list[Solution]) -> Model:
-        n_features = self.X.shape[1]
+        n_features = self.n_features
         W = np.vstack([np.atleast_2d(sol.w) for sol in solutions])
         bias_weights = W[:, n_features] if self.bias >= 0 else None
         labels = self.labels if self.labels is not None else np.array([])
@@ -389,8 +432,31 @@ class _Problem:
             self.bias,
             bias_weights,
             results=solutions,
+            feature_map=self.feature_map,
             **extra,
         )
+
+
+def _place_map(
+    feature_map: FeatureMap, map_mode: str, spec: SolverSpec, n_features: int
+) -> tuple[FeatureMap, bool]:
+    """The map bound to the data's width (a map bound before keeps its width), and whether
+    the solver forms it implicitly."""
+    if not isinstance(feature_map, FeatureMap):
+        raise InvalidInputError(
+            f"feature_map must be a linsvm.features.FeatureMap, got {type(feature_map).__name__}"
+        )
+    if map_mode not in MAP_MODES:
+        raise InvalidInputError(f"map_mode must be one of {MAP_MODES}, got {map_mode!r}")
+    if feature_map.n_input is None:
+        feature_map = feature_map.bind(n_features)
+    if map_mode == "implicit" and not spec.implicit_map:
+        raise InvalidInputError(
+            f"{spec.label} cannot form the feature map implicitly; "
+            + solvers.list_where(lambda s: s.implicit_map)
+            + " can (or use map_mode='materialise')"
+        )
+    return feature_map, map_mode != "materialise" and spec.implicit_map
 
 
 def _classification_problem(X, y, params: solvers.Parameters, sw, class_weight, seed, options):
@@ -536,6 +602,9 @@ class _Runner:
         user's -e (which may be too loose)."""
         fallback = SOLVERS[self.spec.fallback]
         factor = self.spec.fallback_tol_factor
+        if sub.feature_map is not None and not fallback.implicit_map:
+            # the fallback needs phi(X) itself: formed now, only for this sub-problem
+            sub = sub.but(X=sub.feature_map.transform(sub.X, n_jobs=1), feature_map=None)
         fb_sub = sub.but(
             eps=factor * solvers.solver_tolerance(fallback, self.params.eps, sub.y),
             max_iter=fallback.max_iter,

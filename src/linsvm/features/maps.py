@@ -41,6 +41,8 @@ from ._rows import (
 # An exact degree-2 map wider than this needs hashing: its w alone would take 2 GiB.
 MAX_EXACT_FEATURES = 2**28
 MAX_HASH_BITS = 31
+# Work on phi(X) in bounded memory takes rows in chunks of about this many mapped entries.
+CHUNK_ENTRIES = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -168,9 +170,21 @@ class FeatureMap:
         cols, vals = cols[:nnz], vals[:nnz]
         if nnz < 0.9 * room[-1]:  # give back what the bound over-reserved
             cols, vals = cols.copy(), vals.copy()
-        out = sp.csr_matrix((vals, cols, out_ptr.astype(index_dtype)), shape=(n_rows, self.n_output))
+        shape = (n_rows, self.n_output)
+        out = sp.csr_matrix((vals, cols, out_ptr.astype(index_dtype)), shape=shape)
         out.has_sorted_indices = True
         return out
+
+    def chunks(self, X, max_entries: int = CHUNK_ENTRIES) -> list[tuple[int, int]]:
+        """Row ranges [r0, r1) of X whose phi holds at most about ``max_entries`` entries each
+        (a row longer than that is a range of its own): for work on phi(X) in bounded memory."""
+        ends = np.cumsum(_row_bounds(X.indptr, self.params))
+        cuts = [0]
+        while cuts[-1] < X.shape[0]:
+            start = ends[cuts[-1] - 1] if cuts[-1] > 0 else 0
+            nxt = int(np.searchsorted(ends, start + max_entries, side="right"))
+            cuts.append(max(nxt, cuts[-1] + 1))
+        return list(zip(cuts[:-1], cuts[1:], strict=True))
 
     def collisions(self, X) -> tuple[int, int]:
         """(distinct mapped features of X's rows, hashed columns they occupy): their difference
@@ -186,15 +200,20 @@ class FeatureMap:
 
     # -- the model-file line ---------------------------------------------------------------
 
+    def header_fields(self) -> dict[str, str]:
+        """The model file's ``feature_map`` line as key/value pairs (gamma and coef0 as used,
+        defaults resolved, so the file does not depend on them)."""
+        fields = {"degree": str(self.degree), "n_input": str(self._require_bound())}
+        if self.kernel_scaled:
+            _, gamma, _, coef0 = self.coefficients()
+            fields.update(gamma=f"{gamma:.17g}", coef0=f"{coef0:.17g}")
+        if self.hash_bits is not None:
+            fields["hash_bits"] = str(self.hash_bits)
+        return fields
+
     def header(self) -> str:
         """The model file's first line: ``feature_map degree 2 n_input 123 gamma ...``."""
-        parts = ["feature_map", "degree", str(self.degree), "n_input", str(self._require_bound())]
-        if self.kernel_scaled:
-            c_lin, c_sq, _, c_const = self.coefficients()
-            parts += ["gamma", f"{c_sq:.17g}", "coef0", f"{c_const:.17g}"]
-        if self.hash_bits is not None:
-            parts += ["hash_bits", str(self.hash_bits)]
-        return " ".join(parts)
+        return " ".join(["feature_map", *(f"{k} {v}" for k, v in self.header_fields().items())])
 
     @classmethod
     def from_header(cls, fields: dict[str, str]) -> FeatureMap:
@@ -221,8 +240,13 @@ class FeatureMap:
         """One line for people: what the map is and how wide."""
         what = "degree-2 map" if self.degree == 2 else "hashing"
         if self.kernel_scaled:
-            _, g, _, r = self.coefficients()
-            what += f" scaled as (gamma x'x' + coef0)^2, gamma {g:g}, coef0 {r:g}"
+            if self.n_input is None:
+                g = "1/n" if self.gamma is None else f"{self.gamma:g}"
+                r = f"{self.coef0 or 0.0:g}"
+            else:
+                _, gamma, _, coef0 = self.coefficients()
+                g, r = f"{gamma:g}", f"{coef0:g}"
+            what += f" scaled as (gamma x'x' + coef0)^2, gamma {g}, coef0 {r}"
         if self.hash_bits is not None:
             what += f", hashed into 2^{self.hash_bits} columns"
         elif self.n_input is not None:

@@ -15,6 +15,15 @@ w_size = nr_feature (+1 with a bias); nr_w = 1 for two classes (except Crammer-S
 regression / one-class, else nr_class. Line j holds feature j's weight for every class.
 Reading never runs code; writing goes to a temporary file renamed over the target.
 
+linsvm's one extension: a model trained on a feature map (``linsvm.features``) starts with
+one more line, before ``solver_type``::
+
+    feature_map degree 2 n_input 123 [gamma 0.5 coef0 1] [hash_bits 20]
+
+A file without it is exactly LIBLINEAR's. LIBLINEAR's own reader stops at the unknown first
+word ("unknown text in model file"), so a program that cannot map rows refuses the model
+instead of applying its weights to unmapped features.
+
 This module knows the text and nothing of ``linsvm.Model``: it reads and writes
 `ModelFields`, and ``linsvm.model`` builds its ``Model`` (``load_model``, ``Model.save``) on
 top of it, so the dependency runs one way only.
@@ -42,6 +51,7 @@ class ModelFields:
     bias : LIBLINEAR's ``B`` (-1 for none)
     bias_weights : (n_weight_vectors,) the bias feature's weights, None when ``bias < 0``
     rho : one-class offset (0 for the others)
+    feature_map : the ``feature_map`` line's key/value pairs, or None for a plain model
     """
 
     solver: int
@@ -50,6 +60,7 @@ class ModelFields:
     bias: float
     bias_weights: np.ndarray | None
     rho: float = 0.0
+    feature_map: dict[str, str] | None = None
 
 
 def labels_as_ints(labels) -> list[int]:
@@ -77,11 +88,15 @@ def format_model_text(
     bias: float,
     bias_weights: np.ndarray | None,
     rho: float = 0.0,
+    feature_map: dict[str, str] | None = None,
 ) -> str:
     """LIBLINEAR model-file text for these fields (shapes as in `ModelFields`)."""
     spec = model_file_solver(solver)  # linsvm's own solvers: their LIBLINEAR problem
     coef = np.asarray(coef, dtype=np.float64)
-    lines = [f"solver_type {spec.name}"]
+    lines = []
+    if feature_map is not None:
+        lines.append(" ".join(["feature_map", *(f"{k} {v}" for k, v in feature_map.items())]))
+    lines.append(f"solver_type {spec.name}")
     if spec.kind == CLASSIFICATION:
         ints = labels_as_ints(labels)
         lines.append(f"nr_class {len(ints)}")
@@ -106,8 +121,9 @@ def write_model_file(path: str | os.PathLike, fields: ModelFields) -> None:
     cannot hold (non-integer labels) is a ModelFormatError naming ``path``, nothing written."""
     try:
         text = format_model_text(
-            fields.solver, fields.labels, fields.coef, fields.bias, fields.bias_weights, fields.rho
-        )
+            fields.solver, fields.labels, fields.coef, fields.bias, fields.bias_weights,
+            fields.rho, fields.feature_map,
+        )  # fmt: skip
     except ModelFormatError as exc:
         raise ModelFormatError(f"{os.fsdecode(os.fspath(path))}: cannot save: {exc}") from None
     atomic_write_bytes(path, text.encode("ascii"))
@@ -118,6 +134,7 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
     tokens = text.split()
     pos = 0
     header: dict[str, object] = {}
+    feature_map = None
 
     def take(what: str) -> str:
         nonlocal pos
@@ -132,6 +149,15 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
             return kind(tok)
         except ValueError:
             raise ModelFormatError(f"{name}: bad {what} {tok!r}") from None
+
+    if tokens[:1] == ["feature_map"]:
+        # linsvm's extension: key/value pairs up to solver_type (checked by the Model)
+        end = tokens.index("solver_type") if "solver_type" in tokens else len(tokens)
+        pairs = tokens[1:end]
+        if len(pairs) % 2:
+            raise ModelFormatError(f"{name}: the feature_map line must hold key/value pairs")
+        feature_map = dict(zip(pairs[::2], pairs[1::2], strict=True))
+        pos = end
 
     while True:
         key = take("the header")
@@ -195,6 +221,7 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
         bias=bias,
         bias_weights=w[nr_feature] if bias >= 0 else None,
         rho=float(header.get("rho", 0.0)),
+        feature_map=feature_map,
     )
 
 

@@ -85,6 +85,7 @@ class SolverSpec:
     alias: str = ""  # linsvm's own solvers: the name -s also takes
     model_type: int | None = None  # linsvm's own solvers: the LIBLINEAR solver of the problem
     threads: bool = False  # uses Subproblem.n_threads > 1 within one problem
+    implicit_map: bool = False  # runs on Subproblem.feature_map without materialising it
 
     @property
     def solve(self) -> Callable[[Subproblem, Hook | None], Solution]:
@@ -114,7 +115,7 @@ SOLVERS: dict[int, SolverSpec] = {
         SolverSpec(
             1, "L2R_L2LOSS_SVC_DUAL", "L2-regularized L2-loss SVC (dual)", CLASSIFICATION,
             0.1, DUAL_SOLVER_MAX_ITER, "linsvm.solvers.dcd:solve_l2svc_dual",
-            dual=True, fallback=2,
+            dual=True, fallback=2, implicit_map=True,
         ),
         SolverSpec(
             2, "L2R_L2LOSS_SVC", "L2-regularized L2-loss SVC (primal)", CLASSIFICATION,
@@ -125,7 +126,7 @@ SOLVERS: dict[int, SolverSpec] = {
         SolverSpec(
             3, "L2R_L1LOSS_SVC_DUAL", "L2-regularized L1-loss SVC (dual)", CLASSIFICATION,
             0.1, DUAL_SOLVER_MAX_ITER, "linsvm.solvers.dcd:solve_l1svc_dual",
-            dual=True, cap_advice=_DCD_ADVICE,
+            dual=True, cap_advice=_DCD_ADVICE, implicit_map=True,
         ),
         SolverSpec(
             4, "MCSVM_CS", "multi-class SVM by Crammer and Singer", CLASSIFICATION,

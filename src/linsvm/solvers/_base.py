@@ -72,6 +72,10 @@ class Subproblem:
         Threads the solver may keep busy on this one sub-problem. 1 is the serial algorithm
         exactly; a solver without a threaded form ignores it (``SolverSpec.threads`` says
         which have one).
+    feature_map : linsvm.features.FeatureMap, optional
+        A bound map the solver forms implicitly, row by row: X then holds the input rows and
+        w lives in the mapped space (``n_weights``). Only for solvers whose registry entry
+        has ``implicit_map``; training materialises phi(X) for the others.
     """
 
     X: Any
@@ -89,11 +93,17 @@ class Subproblem:
     index: int = 0
     label: Any = None
     n_threads: int = 1
+    feature_map: Any = None
+
+    @property
+    def n_features(self) -> int:
+        """Features the model sees: X's columns, or the implicit map's."""
+        return self.X.shape[1] if self.feature_map is None else self.feature_map.n_output
 
     @property
     def n_weights(self) -> int:
         """Length of w: the features, plus one for the bias weight when ``bias >= 0``."""
-        return self.X.shape[1] + (1 if self.bias >= 0 else 0)
+        return self.n_features + (1 if self.bias >= 0 else 0)
 
     def option(self, name: str, default: Any = None) -> Any:
         return self.options.get(name, default)

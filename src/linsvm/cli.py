@@ -28,6 +28,7 @@ from .checkpoint import DEFAULT_EVERY_SECONDS
 from .errors import DataFormatError, InvalidInputError, LinsvmError, ZeroIndexError
 from .solvers import (
     CLASSIFICATION,
+    MAP_MODES,
     ONECLASS,
     REGRESSION,
     SOLVERS,
@@ -98,6 +99,14 @@ options:
     uninterrupted run gives
 --save-on-interrupt : on Ctrl-C or SIGTERM write the current (not converged) model anyway;
     without it an interrupted run writes no model (the exit status is non-zero either way)
+Feature maps (the model file then starts with a feature_map line; predict applies it):
+--poly2 : train on the degree-2 map: x, the squares and all pairwise products
+--gamma g, --coef0 r : scale it as the polynomial kernel (g x'x' + r)^2 (default g = 1/n,
+    r = 0 when only the other is given)
+--hash-bits b : hash the (mapped) features into 2^b signed columns (without --poly2: the
+    raw feature indices)
+--map-mode m : auto (default), implicit (-s 1 and 3 form each mapped row as they visit it,
+    storing nothing) or materialise (the mapped matrix is formed once; every solver)
 """
 
 PREDICT_USAGE = """\
@@ -163,6 +172,11 @@ class TrainOptions:
     checkpoint_every: float = DEFAULT_EVERY_SECONDS
     resume: str | None = None
     save_on_interrupt: bool = False
+    poly2: bool = False
+    gamma: float | None = None
+    coef0: float | None = None
+    hash_bits: int | None = None
+    map_mode: str = "auto"
     training_file: str = ""
     model_file: str = ""
 
@@ -199,6 +213,10 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             continue
         if arg == "-C":
             opts.find_C = True
+            i += 1
+            continue
+        if arg == "--poly2":
+            opts.poly2 = True
             i += 1
             continue
         if i + 1 >= len(argv):
@@ -252,6 +270,16 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
                 raise UsageError(f"--every needs a number of seconds > 0, got {value}")
         elif arg == "--resume":
             opts.resume = value
+        elif arg == "--gamma":
+            opts.gamma = _number(value, float, arg)
+        elif arg == "--coef0":
+            opts.coef0 = _number(value, float, arg)
+        elif arg == "--hash-bits":
+            opts.hash_bits = _number(value, int, arg)
+        elif arg == "--map-mode":
+            if value not in MAP_MODES:
+                raise UsageError(f"--map-mode must be one of {', '.join(MAP_MODES)}, not {value}")
+            opts.map_mode = value
         else:
             raise UsageError(f"unknown option: {arg}")
         i += 2
@@ -274,7 +302,29 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             )
     if opts.solver not in SOLVERS:
         raise UsageError(f"unknown solver type -s {opts.solver}")
+    if not opts.poly2 and (opts.gamma is not None or opts.coef0 is not None):
+        raise UsageError("--gamma and --coef0 scale the degree-2 map: give --poly2 too")
+    if opts.map_mode != "auto" and not (opts.poly2 or opts.hash_bits is not None):
+        raise UsageError("--map-mode needs a feature map (--poly2 or --hash-bits)")
+    if opts.map_mode == "implicit" and not SOLVERS[opts.solver].implicit_map:
+        raise UsageError(
+            f"--map-mode implicit: -s {opts.solver} cannot form the map implicitly; "
+            + list_where(lambda spec: spec.implicit_map, flags=True)
+            + " can"
+        )
     return opts
+
+
+def feature_map_of(opts: TrainOptions):
+    """The FeatureMap the options ask for, or None."""
+    if not opts.poly2 and opts.hash_bits is None:
+        return None
+    from .features import FeatureMap
+
+    return FeatureMap(
+        degree=2 if opts.poly2 else 1, gamma=opts.gamma, coef0=opts.coef0,
+        hash_bits=opts.hash_bits,
+    )  # fmt: skip
 
 
 def wants_help(argv: list[str]) -> bool:
@@ -377,6 +427,7 @@ def run_train(argv: list[str]) -> int:
     check_parameter(
         opts.solver, opts.C, opts.eps, opts.bias, opts.max_iter, opts.regularize_bias
     )
+    feature_map = feature_map_of(opts)
     start = time.perf_counter()
     X, y = linsvm.read_libsvm(opts.training_file)
     read_seconds = time.perf_counter() - start
@@ -407,6 +458,9 @@ def run_train(argv: list[str]) -> int:
         params["buckets_per_group"] = opts.buckets_per_group
     if opts.weight_file is not None:
         params["sample_weight"] = read_weight_file(opts.weight_file, X.shape[0])
+    if feature_map is not None:
+        params["feature_map"] = feature_map
+        params["map_mode"] = opts.map_mode
 
     with warnings.catch_warnings(record=True) as caught, _naming(opts.training_file):
         warnings.simplefilter("always")
@@ -472,12 +526,23 @@ def run_train(argv: list[str]) -> int:
             if r.nnz_w >= 0:
                 line += f"  nnz(w) = {r.nnz_w}"
             print(line)
+        if model.feature_map is not None:
+            print(f"feature map: {model.feature_map.describe()}{_collision_note(model, X)}")
         print(
             f"read {read_seconds:.3f} s, train {train_seconds:.3f} s "
             f"({X.shape[0]} instances, {X.shape[1]} features, {X.nnz} non-zeros); "
             f"model written to {opts.model_file}"
         )
     return 0
+
+
+def _collision_note(model, X) -> str:
+    """"; 123 of 4567 distinct mapped features share a column" for a hashed map ("" for an
+    exact one): a pass over the training rows, after training."""
+    if model.feature_map.hash_bits is None:
+        return ""
+    distinct, columns = model.feature_map.collisions(X)
+    return f"; {distinct - columns} of {distinct} distinct mapped features share a column"
 
 
 def _interrupted(model, opts: TrainOptions) -> int:

@@ -24,7 +24,11 @@ Beyond scikit-learn, every estimator has
   sub-problem (NaN gap where the solver computes no dual), and ``model_``, the
   ``linsvm.Model`` (LIBLINEAR's layout, on the estimator's own labels), which can be saved in
   LIBLINEAR's model format and used by ``linsvm predict`` (integer labels only: the format
-  holds no others, and saving a model of string labels is a ModelFormatError).
+  holds no others, and saving a model of string labels is a ModelFormatError);
+- ``feature_map``: a ``linsvm.features.FeatureMap`` (the degree-2 map, hashing) the model is
+  trained on and predicts through (``map_mode`` as ``linsvm.train``'s); ``coef_`` then has the
+  mapped features' columns, ``feature_map_`` is the map bound to ``n_features_in_``, and
+  ``n_features_in_`` stays the width of the rows the estimator takes.
 """
 
 from __future__ import annotations
@@ -40,11 +44,14 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from .data import as_csr
+from .features import FeatureMap
 from .model import Model
-from .solvers import CLASSIFICATION, SOLVERS
+from .solvers import CLASSIFICATION, MAP_MODES, SOLVERS
 from .training import ConvergenceWarning, train
 
 __all__ = ["LinearSVC", "LinearSVR", "LogisticRegression", "liblinear_solver_type"]
@@ -125,6 +132,7 @@ def _with_labels(model: Model, labels: np.ndarray) -> Model:
         rho=model.rho,
         results=model.results_,
         p=model.p,
+        feature_map=model.feature_map,
     )
 
 
@@ -152,7 +160,13 @@ class _LiblinearMixin:
         if not (getattr(self, "warm_start", False) and isinstance(model, Model)):
             return None
         same_rows = getattr(self, "_n_samples_fit", None) == X.shape[0]
-        if not same_rows or model.n_features != X.shape[1]:
+        if not same_rows or model.n_input_features != X.shape[1]:
+            return None
+        if (model.feature_map is None) != (self.feature_map is None) or (
+            model.feature_map is not None
+            and model.feature_map.header_fields()
+            != self.feature_map.bind(X.shape[1]).header_fields()
+        ):
             return None
         if model.kind == CLASSIFICATION:
             _, first = np.unique(y_train, return_index=True)
@@ -185,12 +199,15 @@ class _LiblinearMixin:
                 verbose=bool(self.verbose),
                 warm_start=warm,
                 n_jobs=getattr(self, "n_jobs", None),
+                feature_map=self.feature_map,
+                map_mode=self.map_mode,
                 **params,
             )
         for w in caught:
             if not issubclass(w.category, ConvergenceWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         self.model_ = model
+        self.feature_map_ = model.feature_map
         self._n_samples_fit = X.shape[0]
         results = model.results_
         self.objective_ = np.array([r.primal for r in results], dtype=np.float64)
@@ -212,6 +229,16 @@ class _LiblinearMixin:
         spec = SOLVERS[solver]
         return spec.max_iter if spec.multiclass else max(int(self.max_iter), 1)
 
+    def _mapped_scores(self, X) -> np.ndarray:
+        """X @ coef_.T + intercept_ on phi(X), for a model trained on a feature map."""
+        check_is_fitted(self)
+        X = validate_data(
+            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False,
+            accept_large_sparse=True,
+        )  # fmt: skip
+        Z = self.feature_map_.transform(as_csr(X), n_jobs=getattr(self, "n_jobs", None) or 1)
+        return safe_sparse_dot(Z, self.coef_.T, dense_output=True) + self.intercept_
+
     def _intercept(self, model: Model) -> np.ndarray | float:
         """scikit-learn's ``intercept_``: bias * bias weight, or the scalar 0.0 without one."""
         return np.array(model.intercept_, dtype=np.float64) if self.fit_intercept else 0.0
@@ -224,6 +251,14 @@ class _LiblinearMixin:
 
 class _LiblinearClassifier(_LiblinearMixin, LinearClassifierMixin, SparseCoefMixin, BaseEstimator):
     """Classification: labels of any type, class weights, scikit-learn's coef_ layout."""
+
+    def decision_function(self, X) -> np.ndarray:
+        """Confidence scores, shape (n_samples,) for two classes, else (n_samples, n_classes);
+        through the feature map when the model has one."""
+        if getattr(self, "feature_map_", None) is None:
+            return super().decision_function(X)
+        scores = self._mapped_scores(X)
+        return scores.ravel() if scores.shape[1] == 1 else scores
 
     def _fit_classifier(self, X, y, sample_weight, solver_for) -> None:
         """Validate, encode labels, train with ``solver_for(n_samples, n_features)``."""
@@ -285,6 +320,8 @@ _COMMON_CONSTRAINTS: dict = {
     "random_state": ["random_state"],
     "max_iter": [Interval(Integral, 0, None, closed="left")],
     "warm_start": ["boolean"],
+    "feature_map": [None, FeatureMap],
+    "map_mode": [StrOptions(set(MAP_MODES))],
 }
 
 
@@ -329,6 +366,8 @@ class LinearSVC(_LiblinearClassifier):
         max_iter=1000,
         warm_start=False,
         n_jobs=None,
+        feature_map=None,
+        map_mode="auto",
     ):
         self.penalty = penalty
         self.loss = loss
@@ -344,6 +383,8 @@ class LinearSVC(_LiblinearClassifier):
         self.max_iter = max_iter
         self.warm_start = warm_start
         self.n_jobs = n_jobs
+        self.feature_map = feature_map
+        self.map_mode = map_mode
 
     def fit(self, X, y, sample_weight=None) -> LinearSVC:
         """Fit on X (n_samples, n_features), y (n_samples,), optional per-sample weights."""
@@ -410,6 +451,8 @@ class LogisticRegression(_LiblinearClassifier):
         verbose=0,
         warm_start=False,
         n_jobs=None,
+        feature_map=None,
+        map_mode="auto",
     ):
         self.penalty = penalty
         self.C = C
@@ -425,6 +468,8 @@ class LogisticRegression(_LiblinearClassifier):
         self.verbose = verbose
         self.warm_start = warm_start
         self.n_jobs = n_jobs
+        self.feature_map = feature_map
+        self.map_mode = map_mode
 
     def _penalty(self) -> str:
         """'l1' or 'l2' from penalty / l1_ratio / C, as scikit-learn resolves them."""
@@ -509,6 +554,8 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         max_iter=1000,
         warm_start=False,
         n_jobs=None,
+        feature_map=None,
+        map_mode="auto",
     ):
         self.epsilon = epsilon
         self.tol = tol
@@ -522,6 +569,8 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         self.max_iter = max_iter
         self.warm_start = warm_start
         self.n_jobs = n_jobs
+        self.feature_map = feature_map
+        self.map_mode = map_mode
 
     def fit(self, X, y, sample_weight=None) -> LinearSVR:
         """Fit on X (n_samples, n_features), real targets y (n_samples,), optional weights."""
@@ -537,3 +586,8 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         self.intercept_ = self._intercept(model)
         self.n_iter_ = int(max(r.n_iter for r in model.results_))
         return self
+
+    def _decision_function(self, X) -> np.ndarray:
+        if getattr(self, "feature_map_", None) is None:
+            return super()._decision_function(X)
+        return self._mapped_scores(X)

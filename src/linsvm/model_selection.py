@@ -33,6 +33,7 @@ from .training import (
     ConvergenceWarning,
     TrainingInterrupted,
     cv_folds,
+    map_once,
     train,
 )
 
@@ -111,6 +112,7 @@ def find_parameter_C(
             + list_where(lambda spec: bool(spec.c_search), flags=True)
         )
     X = as_csr(X, n_jobs=n_jobs)
+    X, params = map_once(X, solver, params, n_jobs)  # C's start is computed on phi(X)
     n_rows = X.shape[0]
     y = check_labels(y, n_rows)
     splits = cv_folds(n_rows, n_folds, seed)

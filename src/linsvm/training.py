@@ -45,14 +45,12 @@ from .features import FeatureMap
 from .interrupts import StopRequest, stop_on_signals
 from .model import Model
 from .parallel import effective_n_jobs
-from .solvers import SOLVERS, Hook, Progress, Solution, SolverSpec, Subproblem
+from .solvers import MAP_MODES, SOLVERS, Hook, Progress, Solution, SolverSpec, Subproblem
 from .solvers._base import chain_hooks
 from .solvers.svr import check_p
 
 # How often the main thread looks for signals while worker threads train.
 SIGNAL_POLL_SECONDS = 0.1
-
-MAP_MODES = ("auto", "implicit", "materialise")
 
 
 class ConvergenceWarning(UserWarning):
@@ -437,6 +435,26 @@ class _Problem:
         )
 
 
+def map_once(X, solver: int | str, params: dict, n_jobs: int | None) -> tuple:
+    """For runs of many trainings on rows of one X (-v, -C): phi(X) formed once here when the
+    solver would materialise it anyway (then ``params`` lose ``feature_map`` and ``map_mode``
+    and the models of the run see mapped rows); else X and params as they are, the map bound.
+    X: canonical CSR. Returns (X, params)."""
+    fmap = params.get("feature_map")
+    if fmap is None:
+        return X, params
+    params = dict(params)
+    fmap, implicit = _place_map(
+        fmap, params.get("map_mode", "auto"), solvers.get_solver(solver), X.shape[1]
+    )
+    if implicit:
+        params["feature_map"] = fmap
+        return X, params
+    del params["feature_map"]
+    params.pop("map_mode", None)
+    return fmap.transform(X, n_jobs=n_jobs), params
+
+
 def _place_map(
     feature_map: FeatureMap, map_mode: str, spec: SolverSpec, n_features: int
 ) -> tuple[FeatureMap, bool]:
@@ -717,6 +735,7 @@ def cross_validation(
     the whole cross-validation (KeyboardInterrupt), not one of its folds.
     """
     X = as_csr(X, n_jobs=n_jobs)
+    X, params = map_once(X, params.get("solver", 1), params, n_jobs)
     n_rows = X.shape[0]
     y = check_labels(y, n_rows)
     sw = check_sample_weight(params.pop("sample_weight", None), n_rows)

@@ -72,9 +72,13 @@ def _token_hash(buf, start, end):
 
 @njit(cache=True, nogil=True)
 def _hash_documents(buf, ends, doc_ptr, values, unit, bits, r0, r1, cols, vals, lengths):
-    """Documents r0..r1-1: document d's entries, at most one per token, are written at
-    doc_ptr[d]... (its tokens' places), sorted by column, equal columns added in token order,
-    zeros dropped; lengths[d] = how many remain."""
+    """Documents r0..r1-1: document d's entries are written at cols/vals[doc_ptr[d]:] (its
+    tokens' places), ascending columns, the tokens of one column added in token order, zeros
+    dropped; lengths[d] = how many remain.
+
+    Each token first becomes one int64 sort key, column << 32 | position << 1 | sign bit
+    (column < 2^31, position < 2^31 in its document), written in ``cols``: one in-place sort
+    of plain integers orders a document by column, then token order, with no index array."""
     mask = (np.uint64(1) << np.uint64(bits)) - np.uint64(1)
     top = np.uint64(63)
     for d in range(r0, r1):
@@ -83,20 +87,21 @@ def _hash_documents(buf, ends, doc_ptr, values, unit, bits, r0, r1, cols, vals, 
         for t in range(a, b):
             start = ends[t - 1] + 1 if t > 0 else 0
             h = _token_hash(buf, start, ends[t])
-            v = 1.0 if unit else values[t]
-            cols[t] = np.int64(h & mask)
-            vals[t] = -v if (h >> top) != 0 else v
+            cols[t] = (np.int64(h & mask) << 32) | ((t - a) << 1) | np.int64(h >> top)
         if b - a > 1:
-            order = np.argsort(cols[a:b], kind="mergesort")  # stable: sums in token order
-            cols[a:b] = cols[a:b][order]
-            vals[a:b] = vals[a:b][order]
+            cols[a:b].sort()
         out = a
         for t in range(a, b):
-            if out > a and cols[out - 1] == cols[t]:
-                vals[out - 1] += vals[t]
+            key = cols[t]
+            col = key >> 32
+            v = 1.0 if unit else values[a + ((key & 0xFFFFFFFF) >> 1)]
+            if key & 1:
+                v = -v
+            if out > a and cols[out - 1] == col:
+                vals[out - 1] += v
             else:
-                cols[out] = cols[t]
-                vals[out] = vals[t]
+                cols[out] = col  # out <= t: key t is already read
+                vals[out] = v
                 out += 1
         kept = a
         for t in range(a, out):

@@ -98,6 +98,10 @@ class SolverSpec:
         return f"-s {self.number}" + (f" ({self.alias})" if self.alias else "")
 
 
+# How a feature map reaches a solver (``train(map_mode=)``): "implicit" where the registry's
+# ``implicit_map`` allows, phi(X) "materialise"d once otherwise; "auto" chooses.
+MAP_MODES = ("auto", "implicit", "materialise")
+
 _DCD_ADVICE = (
     "dual coordinate descent is slow when C is large and features are few: -s 2 (primal "
     "Newton) may be faster"

@@ -132,6 +132,21 @@ def test_hash_tokens_equals_reference_dict_and_pair(docs, bits):
     np.testing.assert_array_equal(Xp.toarray(), expected)
 
 
+def test_widest_hash_and_long_documents():
+    tokens = ["a", "b", "日本語", "", "a"] * 40 + [f"w{i}" for i in range(300)]
+    for bits in (31, 20):
+        X = hash_tokens([tokens, tokens[::-1]], bits)
+        assert X.shape == (2, 2**bits)
+        assert_canonical(X)
+        expected = {}
+        for t in tokens:
+            col, sign = ref_column(t, bits)
+            expected[col] = expected.get(col, 0.0) + sign
+        expected = {c: v for c, v in expected.items() if v != 0.0}
+        for row in (X[0], X[1]):
+            assert dict(zip(row.indices.tolist(), row.data.tolist(), strict=True)) == expected
+
+
 def test_documents_may_be_generators_and_tuples():
     docs = [["a", "b"], ("c",), iter(["d", "a"]), set(), "x y".split()]
     plain = [["a", "b"], ["c"], ["d", "a"], [], ["x", "y"]]

@@ -204,6 +204,8 @@ def _flatten(documents, input_type: str):
         raise InvalidInputError(
             f"with input_type {input_type!r} every document must be {need} ({exc})"
         ) from None
+    if lengths.shape[0] and lengths.max() >= 2**31:
+        raise InvalidInputError("a document holds 2^31 tokens or more; split it")
     doc_ptr = np.zeros(len(docs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=doc_ptr[1:])
     values = None
@@ -289,10 +291,14 @@ def hash_tokens(
     Returns canonical CSR, float64: indices sorted, one entry per column, exact zeros
     (values, or entries that cancelled) dropped.
 
-    Costs: per document, a few C-level calls (``tuple``, ``len``; for "pair" also ``tuple``
-    per pair); per token, pointer copies into one list and one ``str.join``; per byte, one
-    UTF-8 encoding and the compiled scan and hash. Memory: the joined string, its bytes, and
-    8 + 8 bytes a token for the result (before compaction).
+    Costs: per document, a few C-level calls through ``map`` (``tuple``, ``len``; "dict":
+    ``.values()``); per token, pointer copies into one list (and for "pair", two
+    ``itemgetter`` calls and a ``len``), then one ``str.join``; per byte, one UTF-8 encoding and
+    the compiled scan and hash; per document again, one in-place integer sort of its tokens'
+    (column, position) keys in the kernel. Indicatively, 5M tokens of ~9 bytes in 50k
+    documents: ~0.4 s of Python-side flattening, joining and encoding, ~0.4 s of kernel on
+    one thread. Memory: the token list, the joined string, its bytes, and 8 + 8 bytes a
+    token for the result (before compaction). A document holds fewer than 2^31 tokens.
 
     Raises InvalidInputError: a token that is not a str, contains NUL or is not encodable; a
     value that is not a finite number; a document given as one str.

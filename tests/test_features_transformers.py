@@ -19,6 +19,7 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import linsvm.parallel  # noqa: E402
+from linsvm import train  # noqa: E402
 from linsvm.data import as_csr  # noqa: E402
 from linsvm.errors import InvalidInputError  # noqa: E402
 from linsvm.estimators import LinearSVC  # noqa: E402
@@ -398,6 +399,25 @@ def test_poly2_pipeline_beats_linear_on_circles():
     linear = LinearSVC().fit(Xtr, ytr).score(Xte, yte)
     poly = make_pipeline(Poly2Features(), LinearSVC()).fit(Xtr, ytr).score(Xte, yte)
     assert poly > 0.9 and poly > linear + 0.15, (poly, linear)
+
+
+@pytest.mark.parametrize("params", [{}, {"gamma": 0.5, "coef0": 1.0, "hash_bits": 12}])
+def test_pipeline_equals_a_model_keeping_its_map(params):
+    """Poly2Features then training is what train(feature_map=..., map_mode="materialise")
+    does: same weights, same decision values (to rounding) on raw rows."""
+    X = _sparse(n_rows=120, n_features=6, seed=6)
+    y = np.where(np.asarray((X.multiply(X)).sum(axis=1)).ravel() > 1.0, 1, -1)
+    t = Poly2Features(**params).fit(X)
+    fmap = FeatureMap(degree=2, **params)
+    for solver in (1, 2):
+        on_phi = train(t.transform(X), y, solver=solver, seed=0)
+        keeping = train(X, y, solver=solver, seed=0, feature_map=fmap, map_mode="materialise")
+        assert keeping.feature_map == t.feature_map_
+        np.testing.assert_array_equal(on_phi.coef_, keeping.coef_)
+        # the model maps raw rows on the fly: w'phi(x) summed in another order
+        np.testing.assert_allclose(
+            on_phi.decision_function(t.transform(X)), keeping.decision_function(X), rtol=1e-12
+        )
 
 
 def test_token_hasher_pipeline():

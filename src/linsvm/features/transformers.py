@@ -44,7 +44,8 @@ class Poly2Features(TransformerMixin, BaseEstimator):
     feature_map_ : the ``FeatureMap`` bound to ``n_features_in_``.
     n_output_features_ : columns of phi(X).
     collisions_ : with hashing, (distinct mapped features of the training X, hashed columns
-        they occupy); None for the exact map, which has no collisions.
+        they occupy; ``FeatureMap.collisions``, a pass over X's mapped keys costing about as
+        much as ``transform``); None for the exact map, which has no collisions.
 
     ``transform`` of X of another width than ``fit`` saw raises ValueError, as every
     scikit-learn estimator (and ``linsvm.LinearSVC``) does: in a pipeline a wrong width is a

@@ -1,6 +1,7 @@
 """linsvm: large-scale linear classification (LIBLINEAR's solver family) in Python + Numba."""
 
 from .errors import DataFormatError, InvalidInputError, LinsvmError, ModelFormatError
+from .features import FeatureMap, hash_tokens
 from .io import read_libsvm, write_libsvm
 from .model import Model, load_model
 from .solvers import Progress, Solution
@@ -11,6 +12,7 @@ __version__ = "0.1.0"
 # scikit-learn estimators, imported on first use so that the command line and the plain API
 # start without scikit-learn.
 _ESTIMATORS = ("LinearSVC", "LinearSVR", "LogisticRegression")
+_TRANSFORMERS = ("Poly2Features", "TokenHasher")
 
 
 def __getattr__(name: str):
@@ -18,12 +20,17 @@ def __getattr__(name: str):
         from . import estimators
 
         return getattr(estimators, name)
+    if name in _TRANSFORMERS:
+        from .features import transformers
+
+        return getattr(transformers, name)
     raise AttributeError(f"module 'linsvm' has no attribute {name!r}")
 
 
 __all__ = [
     "ConvergenceWarning",
     "DataFormatError",
+    "FeatureMap",
     "InvalidInputError",
     "LinearSVC",
     "LinearSVR",
@@ -31,10 +38,13 @@ __all__ = [
     "LogisticRegression",
     "Model",
     "ModelFormatError",
+    "Poly2Features",
     "Progress",
     "Solution",
+    "TokenHasher",
     "TrainingInterrupted",
     "cross_validation",
+    "hash_tokens",
     "load_model",
     "read_libsvm",
     "train",

@@ -1,6 +1,27 @@
 """Feature maps: the degree-2 polynomial map and feature hashing (``maps``), their row kernels
-(``_rows``), and hashing of string tokens (``tokens``)."""
+(``_rows``), hashing of string tokens (``tokens``) and scikit-learn transformers over them
+(``transformers``, imported on first use: the rest needs no scikit-learn)."""
 
 from .maps import MAX_EXACT_FEATURES, MAX_HASH_BITS, FeatureMap
+from .tokens import hash_tokens, token_collisions
 
-__all__ = ["FeatureMap", "MAX_EXACT_FEATURES", "MAX_HASH_BITS"]
+_TRANSFORMERS = ("Poly2Features", "TokenHasher")
+
+
+def __getattr__(name: str):
+    if name in _TRANSFORMERS:
+        from . import transformers
+
+        return getattr(transformers, name)
+    raise AttributeError(f"module 'linsvm.features' has no attribute {name!r}")
+
+
+__all__ = [
+    "FeatureMap",
+    "MAX_EXACT_FEATURES",
+    "MAX_HASH_BITS",
+    "Poly2Features",
+    "TokenHasher",
+    "hash_tokens",
+    "token_collisions",
+]

@@ -42,9 +42,10 @@ def loss_value(loss: int, z: float) -> float:
 
 
 @njit(cache=True, nogil=True)
-def loss_sum(indptr, indices, data, bias, y, C, w, loss) -> float:
-    """sum_i C_i xi(y_i w'x_i): the primal's loss part."""
-    total = 0.0
+def loss_sum(indptr, indices, data, bias, y, C, w, loss, start=0.0) -> float:
+    """start + sum_i C_i xi(y_i w'x_i): the primal's loss part, added to ``start`` in row
+    order."""
+    total = start
     for i in range(y.shape[0]):
         if C[i] != 0.0:
             total += C[i] * loss_value(loss, y[i] * row_dot(indptr, indices, data, bias, i, w))
@@ -54,7 +55,7 @@ def loss_sum(indptr, indices, data, bias, y, C, w, loss) -> float:
 @njit(cache=True, nogil=True)
 def primal_value(indptr, indices, data, bias, y, C, w, loss) -> float:
     """P(w) = 1/2 w'w + sum_i C_i xi(y_i w'x_i)."""
-    return 0.5 * sq_norm(w) + loss_sum(indptr, indices, data, bias, y, C, w, loss)
+    return loss_sum(indptr, indices, data, bias, y, C, w, loss, 0.5 * sq_norm(w))
 
 
 @njit(cache=True, nogil=True)
@@ -75,13 +76,14 @@ def svm_dual_value(indptr, indices, data, bias, y, C, alpha, loss, n_weights) ->
     D_ii = 0 (L1 loss) or 1/(2 C_i) (L2 loss).
     """
     w = primal_from_dual(indptr, indices, data, bias, y, alpha, n_weights)
-    return -(0.5 * sq_norm(w) + svm_dual_alpha_terms(C, alpha, loss))
+    return -svm_dual_alpha_terms(C, alpha, loss, 0.5 * sq_norm(w))
 
 
 @njit(cache=True, nogil=True)
-def svm_dual_alpha_terms(C, alpha, loss) -> float:
-    """f(alpha) - 1/2 ||w(alpha)||^2 = 1/2 sum_i D_ii alpha_i^2 - sum_i alpha_i."""
-    f = 0.0
+def svm_dual_alpha_terms(C, alpha, loss, start=0.0) -> float:
+    """start + 1/2 sum_i D_ii alpha_i^2 - sum_i alpha_i (f(alpha) with start = 1/2
+    ||w(alpha)||^2), added in row order."""
+    f = start
     for i in range(alpha.shape[0]):
         a = alpha[i]
         if a != 0.0:
@@ -142,7 +144,7 @@ def svm_objectives(
         losses += loss_sum(Z.indptr, Z.indices, Z.data, b, ys, Cs, w, loss)
         w_alpha += primal_from_dual(Z.indptr, Z.indices, Z.data, b, ys, alphas, w.shape[0])
     primal = 0.5 * sq_norm(w) + losses
-    dual = -(0.5 * sq_norm(w_alpha) + svm_dual_alpha_terms(C, alpha, loss))
+    dual = -svm_dual_alpha_terms(C, alpha, loss, 0.5 * sq_norm(w_alpha))
     return float(primal), float(dual), float(primal - dual)
 
 

@@ -218,13 +218,11 @@ def mapped_row_bound(indptr, i, params) -> int:
     return total + 1
 
 
-def no_map() -> np.ndarray:
-    """The params of no map (kernels given ``mapped=False`` never read them)."""
-    return np.zeros(N_PARAMS)
-
-
-def row_scratch(indptr: np.ndarray, params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Room for one mapped row of the longest input row: (cols int64, vals float64)."""
+def row_scratch(indptr: np.ndarray, params: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Room for one mapped row of the longest input row: (cols int64, vals float64); empty
+    arrays without a map (``params`` None)."""
+    if params is None:
+        return np.empty(0, dtype=np.int64), np.empty(0)
     m = int(np.max(np.diff(indptr))) if indptr.shape[0] > 1 else 0
     size = m + (m * (m + 1) // 2 if params[P_DEGREE] == 2.0 else 0) + 1
     return np.empty(size, dtype=np.int64), np.empty(size)

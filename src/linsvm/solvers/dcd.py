@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..features._rows import mapped_axpy, mapped_dot, mapped_sq_norm, no_map, row_scratch
+from ..features._rows import mapped_axpy, mapped_dot, mapped_sq_norm, row_scratch
 from ..objective import LOSS_HINGE, LOSS_SQUARED_HINGE, svm_objectives
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
 from . import _dual
@@ -143,7 +143,6 @@ def dcd_svm_kernel(
     removed,
     order,
     bucket_order,
-    mapped,
     fparams,
 ):
     """Run up to ``n_epochs`` outer iterations of DCD from the state given; update it in place.
@@ -152,8 +151,9 @@ def dcd_svm_kernel(
     active: (l,) holding the active rows in ascending order in its first istate[I_ACTIVE]
     entries; trainable_rows: the rows with C_i > 0, ascending; fstate: (4,), istate: (3,);
     rng: (1,) uint64. Work arrays, all zero / overwritten within an iteration: removed: (l,)
-    uint8, order and bucket_order from ``order_buffers``. With ``mapped`` the rows are
-    phi(x_i) of the feature map ``fparams`` (``features._rows``), formed on the fly. Returns
+    uint8, order and bucket_order from ``order_buffers``. With ``fparams`` (not None) the
+    rows are phi(x_i) of that feature map (``features._rows``), formed on the fly; None
+    compiles the plain kernel, the mapped code pruned away. Returns
     when converged (istate[I_CONVERGED] = 1) or after n_epochs outer iterations.
     """
     inf = np.inf
@@ -174,10 +174,10 @@ def dcd_svm_kernel(
                 prefetch_ahead(order, s, n_active, indptr, indices, data, rec_flat, 4)
             a = rec[i, _ALPHA]
             yi = rec[i, _Y]
-            if mapped:
-                dot = mapped_dot(indptr, indices, data, bias, i, w, fparams)
-            else:
+            if fparams is None:
                 dot = row_dot(indptr, indices, data, bias, i, w)
+            else:
+                dot = mapped_dot(indptr, indices, data, bias, i, w, fparams)
             shrunk, pg, a_new = svm_coordinate(
                 a, yi, dot, rec[i, _BOUND_OR_DIAG], rec[i, _QBAR], squared_hinge, shrinking,
                 pgmax_old, pgmin_old,
@@ -189,10 +189,10 @@ def dcd_svm_kernel(
             pgmin_new = min(pgmin_new, pg)
             if abs(pg) > PG_ZERO:
                 rec[i, _ALPHA] = a_new
-                if mapped:
-                    mapped_axpy(indptr, indices, data, bias, i, (a_new - a) * yi, w, fparams)
-                else:
+                if fparams is None:
                     row_axpy(indptr, indices, data, bias, i, (a_new - a) * yi, w)
+                else:
+                    mapped_axpy(indptr, indices, data, bias, i, (a_new - a) * yi, w, fparams)
 
         if end_iteration(
             active, n_active, removed, trainable_rows, fstate, istate, pgmax_new, pgmin_new, eps
@@ -202,17 +202,17 @@ def dcd_svm_kernel(
 
 @njit(cache=True, nogil=True)
 def _prepare(
-    indptr, indices, data, bias, y, C, loss, alpha0, add_to_w, w, rec, index_dtype, mapped,
-    fparams, cols, vals,
+    indptr, indices, data, bias, y, C, loss, alpha0, add_to_w, w, rec, index_dtype, fparams,
+    cols, vals,
 ):  # fmt: skip
     """Fill the per-row records; with ``add_to_w``, w += sum_i y_i alpha0_i x_i (warm start);
-    return the trainable rows. ``mapped``: the rows are phi(x_i) (``cols``/``vals``: room for
-    one mapped row)."""
+    return the trainable rows. ``fparams`` not None: the rows are phi(x_i) (``cols``/``vals``:
+    room for one mapped row)."""
     for i in range(y.shape[0]):
-        if mapped:
-            sq = mapped_sq_norm(indptr, indices, data, bias, i, fparams, cols, vals)
-        else:
+        if fparams is None:
             sq = row_sq_norm(indptr, data, bias, i)
+        else:
+            sq = mapped_sq_norm(indptr, indices, data, bias, i, fparams, cols, vals)
         a = 0.0
         bound_or_diag = 0.0
         diag = 0.0
@@ -229,10 +229,10 @@ def _prepare(
         rec[i, _Y] = y[i]
         rec[i, _BOUND_OR_DIAG] = bound_or_diag
         if add_to_w and a != 0.0:
-            if mapped:
-                mapped_axpy(indptr, indices, data, bias, i, y[i] * a, w, fparams)
-            else:
+            if fparams is None:
                 row_axpy(indptr, indices, data, bias, i, y[i] * a, w)
+            else:
+                mapped_axpy(indptr, indices, data, bias, i, y[i] * a, w, fparams)
     return _dual.rows_with_cost(C, index_dtype)
 
 
@@ -289,12 +289,11 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     rec = np.empty((n_rows, 4))
     index_dtype = _dual.row_index_dtype(n_rows)
     fmap = sub.feature_map
-    mapped = fmap is not None
-    fparams = fmap.params if mapped else no_map()
+    fparams = None if fmap is None else fmap.params  # None: the plain kernels
     cols, vals = row_scratch(X.indptr, fparams)
     trainable = _prepare(
         X.indptr, X.indices, X.data, bias, y, C, loss, alpha0, not partition, w, rec, index_dtype,
-        mapped, fparams, cols, vals,
+        fparams, cols, vals,
     )  # fmt: skip
     active, removed = _dual.active_set(trainable, n_rows)
     fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
@@ -307,7 +306,7 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
         dcd_svm_kernel(
             X.indptr, X.indices, X.data, bias, loss, rec, w, active, trainable, fstate, istate,
             rng, eps, n_epochs, shrinking, bucket_size, buckets_per_group, use_prefetch,
-            removed, order, bucket_order, mapped, fparams,
+            removed, order, bucket_order, fparams,
         )  # fmt: skip
 
     def pg_extremes() -> dict[str, float]:

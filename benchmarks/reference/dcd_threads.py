@@ -37,6 +37,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from linsvm._intrinsics import prefetch
+from linsvm.features._rows import row_scratch
 from linsvm.objective import LOSS_SQUARED_HINGE, svm_objectives
 from linsvm.solvers import _dual
 from linsvm.solvers._dual import I_ACTIVE, prefetch_ahead, visiting_order
@@ -324,7 +325,7 @@ class ThreadedDCD:
         self.rec = np.empty((n_rows, 4))
         self.trainable = _prepare(
             X.indptr, X.indices, X.data, bias, y, C, loss, np.zeros(n_rows), True, self.w,
-            self.rec, np.int32,
+            self.rec, np.int32, None, *row_scratch(X.indptr, None),
         )  # fmt: skip
         self.active, self.removed = _dual.active_set(self.trainable, n_rows)
         self.fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
@@ -367,7 +368,7 @@ class ThreadedDCD:
                 X.indptr, X.indices, X.data, self.bias, self.loss, self.rec, self.w,
                 self.active, self.trainable, self.fstate, self.istate, self.rng, self.eps, 1,
                 self.shrinking, self.bucket_size, 16, True, self.removed, self.order,
-                self.bucket_order,
+                self.bucket_order, None,
             )  # fmt: skip
             return bool(self.istate[2])
         visiting_order(

@@ -345,3 +345,53 @@ def test_cli_map_errors_are_one_line(tmp_path, capsys, args, message):
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err and "Traceback" not in err
     assert not os.path.exists(tmp_path / "m")
+
+
+def test_auto_mode_materialises_unless_phi_outgrows_the_budget(monkeypatch):
+    import linsvm.training as training
+
+    X, y = sparse_problem()
+    fmap = FeatureMap(gamma=0.5, coef0=1.0)
+    seen = []
+    real = training._place_map
+
+    def spy(*args):
+        placed = real(*args)
+        seen.append(placed[1])
+        return placed
+
+    monkeypatch.setattr(training, "_place_map", spy)
+    auto = linsvm.train(X, y, solver=3, feature_map=fmap)
+    monkeypatch.setattr(training, "materialise_budget", lambda: 0)
+    tight = linsvm.train(X, y, solver=3, feature_map=fmap)
+    assert seen == [False, True]
+    np.testing.assert_allclose(tight.coef_, auto.coef_, rtol=1e-9, atol=1e-12)
+    assert fmap.bind(X.shape[1]).nbytes(X) >= fmap.bind(X.shape[1]).transform(X).nnz * 12
+
+
+def test_estimators_train_and_predict_through_the_map():
+    import pickle
+
+    from sklearn.base import clone
+
+    from linsvm import LinearSVC, LinearSVR, LogisticRegression
+
+    X, y = sparse_problem(n_rows=200)
+    fmap = FeatureMap(gamma=0.5, coef0=1.0)
+    for est in (LinearSVC(feature_map=fmap), LogisticRegression(feature_map=fmap),
+                LinearSVC(loss="hinge", feature_map=fmap, map_mode="implicit")):  # fmt: skip
+        est.fit(X, y)
+        assert est.n_features_in_ == X.shape[1]
+        assert est.coef_.shape == (1, est.feature_map_.n_output)
+        Z = est.feature_map_.transform(X)
+        np.testing.assert_allclose(
+            est.decision_function(X), (Z @ est.coef_.T).ravel() + est.intercept_, rtol=1e-12
+        )
+        np.testing.assert_array_equal(est.predict(X), est.model_.predict(X))
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(est)).predict(X), est.predict(X))
+        assert clone(est).feature_map == fmap
+    plain = LinearSVC().fit(X, y).score(X, y)
+    assert LinearSVC(feature_map=fmap).fit(X, y).score(X, y) > plain
+    target = X.toarray()[:, 0] * X.toarray()[:, 1]
+    svr = LinearSVR(feature_map=fmap, epsilon=0.0, tol=1e-6, max_iter=10_000).fit(X, target)
+    assert svr.score(X, target) > 0.99

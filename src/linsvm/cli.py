@@ -105,8 +105,9 @@ Feature maps (the model file then starts with a feature_map line; predict applie
     r = 0 when only the other is given)
 --hash-bits b : hash the (mapped) features into 2^b signed columns (without --poly2: the
     raw feature indices)
---map-mode m : auto (default), implicit (-s 1 and 3 form each mapped row as they visit it,
-    storing nothing) or materialise (the mapped matrix is formed once; every solver)
+--map-mode m : implicit (-s 1 and 3 form each mapped row as they visit it, storing nothing;
+    slower), materialise (the mapped matrix is formed once; every solver) or auto (default:
+    materialise unless it would take more than a quarter of the memory)
 """
 
 PREDICT_USAGE = """\

@@ -201,8 +201,9 @@ def train(
     map_mode : "auto", "implicit" or "materialise"
         How the map reaches the solver: "materialise" forms phi(X) once as a sparse matrix
         (every solver); "implicit" lets the solver form each phi(x_i) when it visits the row,
-        storing nothing (the dual SVM solvers -s 1 and -s 3); "auto" chooses implicit where
-        the solver allows it (see docs/architecture.md, "Feature maps", for the measurements).
+        storing nothing (the dual SVM solvers -s 1 and -s 3; 1.2-4x slower); "auto"
+        materialises unless phi(X) would take more than a quarter of the machine's memory and
+        the solver can form it implicitly.
 
     Returns
     -------
@@ -218,7 +219,7 @@ def train(
         raise InvalidInputError("no training data: X has 0 rows")
     implicit_map = None
     if feature_map is not None:
-        feature_map, implicit = _place_map(feature_map, map_mode, spec, n_features)
+        feature_map, implicit = _place_map(feature_map, map_mode, spec, X)
         if implicit:
             implicit_map = feature_map
         else:
@@ -444,9 +445,8 @@ def map_once(X, solver: int | str, params: dict, n_jobs: int | None) -> tuple:
     if fmap is None:
         return X, params
     params = dict(params)
-    fmap, implicit = _place_map(
-        fmap, params.get("map_mode", "auto"), solvers.get_solver(solver), X.shape[1]
-    )
+    spec = solvers.get_solver(solver)
+    fmap, implicit = _place_map(fmap, params.get("map_mode", "auto"), spec, X)
     if implicit:
         params["feature_map"] = fmap
         return X, params
@@ -456,7 +456,7 @@ def map_once(X, solver: int | str, params: dict, n_jobs: int | None) -> tuple:
 
 
 def _place_map(
-    feature_map: FeatureMap, map_mode: str, spec: SolverSpec, n_features: int
+    feature_map: FeatureMap, map_mode: str, spec: SolverSpec, X
 ) -> tuple[FeatureMap, bool]:
     """The map bound to the data's width (a map bound before keeps its width), and whether
     the solver forms it implicitly."""
@@ -467,14 +467,27 @@ def _place_map(
     if map_mode not in MAP_MODES:
         raise InvalidInputError(f"map_mode must be one of {MAP_MODES}, got {map_mode!r}")
     if feature_map.n_input is None:
-        feature_map = feature_map.bind(n_features)
+        feature_map = feature_map.bind(X.shape[1])
     if map_mode == "implicit" and not spec.implicit_map:
         raise InvalidInputError(
             f"{spec.label} cannot form the feature map implicitly; "
             + solvers.list_where(lambda s: s.implicit_map)
             + " can (or use map_mode='materialise')"
         )
-    return feature_map, map_mode != "materialise" and spec.implicit_map
+    if map_mode == "auto":
+        # Materialised phi(X) trains 1.2-1.8x faster than the implicit map when exact, 2-4x
+        # when hashed (benchmarks/RESULTS-poly2.md): implicit only when phi(X) would not fit.
+        return feature_map, spec.implicit_map and feature_map.nbytes(X) > materialise_budget()
+    return feature_map, map_mode == "implicit"
+
+
+def materialise_budget() -> int:
+    """Bytes phi(X) may take before ``map_mode="auto"`` forms it implicitly: a quarter of the
+    machine's memory (4 GiB where that is unknown)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
+    except (ValueError, OSError, AttributeError):
+        return 4 << 30
 
 
 def _classification_problem(X, y, params: solvers.Parameters, sw, class_weight, seed, options):

@@ -186,6 +186,11 @@ class FeatureMap:
             cuts.append(max(nxt, cuts[-1] + 1))
         return list(zip(cuts[:-1], cuts[1:], strict=True))
 
+    def nbytes(self, X) -> int:
+        """About how many bytes ``transform(X)`` takes (an upper bound on its entries)."""
+        index_bytes = 4 if self.n_output <= np.iinfo(np.int32).max else 8
+        return int(_row_bounds(X.indptr, self.params).sum()) * (8 + index_bytes)
+
     def collisions(self, X) -> tuple[int, int]:
         """(distinct mapped features of X's rows, hashed columns they occupy): their difference
         is the number of features that share a column with another. Exact maps: equal."""

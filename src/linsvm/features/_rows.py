@@ -52,18 +52,20 @@ def feature_key(j, k):
 
 @njit(cache=True, nogil=True, inline="always")
 def _column(params, j, k):
-    """(column, sign) of the mapped feature (j, k) as ``feature_key`` names them."""
+    """(column, sign) of the mapped feature (j, k) as ``feature_key`` names them. Columns are
+    unsigned: Numba then skips its negative-index wraparound on every access of w."""
     bits = np.uint64(params[P_HASH_BITS])
     if bits == 0:
-        n = np.int64(params[P_N_INPUT])
+        n = np.uint64(params[P_N_INPUT])
         if j < 0:
-            return n + n * (n + 1) // 2, 1.0
+            return n + n * (n + np.uint64(1)) // np.uint64(2), 1.0
         if k < 0:
-            return np.int64(j), 1.0
-        return n + np.int64(k) * (np.int64(k) + 1) // 2 + np.int64(j), 1.0
+            return np.uint64(j), 1.0
+        uk = np.uint64(k)
+        return n + uk * (uk + np.uint64(1)) // np.uint64(2) + np.uint64(j), 1.0
     h = mix64(feature_key(j, k))
     sign = 1.0 if (h >> np.uint64(63)) == 0 else -1.0
-    return np.int64(h & ((np.uint64(1) << bits) - np.uint64(1))), sign
+    return h & ((np.uint64(1) << bits) - np.uint64(1)), sign
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -87,14 +89,14 @@ def mapped_dot(indptr, indices, data, bias, i, w, params) -> float:
     s = 0.0
     if params[P_DEGREE] == 2.0 and exact:
         # The pairs (j_q, j_p), q < p, of a sorted row sit at base(j_p) + j_q: one gather each.
-        n = np.int64(params[P_N_INPUT])
-        for p in range(start, end):
-            jp = np.int64(indices[p])
+        n = np.uint64(params[P_N_INPUT])
+        for p in range(np.uint64(start), np.uint64(end)):
+            jp = np.uint64(indices[p])
             vp = np.float64(data[p])
-            base = n + jp * (jp + 1) // 2
+            base = n + jp * (jp + np.uint64(1)) // np.uint64(2)
             cross = 0.0
-            for q in range(start, p):
-                cross += w[base + np.int64(indices[q])] * data[q]
+            for q in range(np.uint64(start), p):
+                cross += w[base + np.uint64(indices[q])] * data[q]
             s += vp * (c_lin * w[jp] + c_cross * cross + c_sq * vp * w[base + jp])
     else:
         for p in range(start, end):
@@ -126,15 +128,15 @@ def mapped_axpy(indptr, indices, data, bias, i, scale, w, params) -> None:
     c_cross = params[P_C_CROSS]
     exact = params[P_HASH_BITS] == 0.0
     if params[P_DEGREE] == 2.0 and exact:
-        n = np.int64(params[P_N_INPUT])
-        for p in range(start, end):
-            jp = np.int64(indices[p])
+        n = np.uint64(params[P_N_INPUT])
+        for p in range(np.uint64(start), np.uint64(end)):
+            jp = np.uint64(indices[p])
             sp_ = scale * np.float64(data[p])
-            base = n + jp * (jp + 1) // 2
+            base = n + jp * (jp + np.uint64(1)) // np.uint64(2)
             w[jp] += c_lin * sp_
             sc = c_cross * sp_
-            for q in range(start, p):
-                w[base + np.int64(indices[q])] += sc * data[q]
+            for q in range(np.uint64(start), p):
+                w[base + np.uint64(indices[q])] += sc * data[q]
             w[base + jp] += c_sq * sp_ * data[p]
     else:
         for p in range(start, end):

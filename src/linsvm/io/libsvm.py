@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bz2
 import collections
+import contextlib
 import gzip
 import lzma
 import math
@@ -70,6 +71,15 @@ _STREAM_OPENERS = {
     ".xz": lambda raw: lzma.LZMAFile(raw, mode="rb"),
 }
 _DECOMPRESSION_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError)
+
+# The first bytes of a binary cache (linsvm.io.cache.MAGIC), which read_libsvm also reads.
+_CACHE_MAGIC_SIZE = 16
+
+
+def _cache_magic() -> bytes:
+    from .cache import MAGIC
+
+    return MAGIC
 
 
 def read_libsvm(
@@ -122,15 +132,18 @@ def read_libsvm(
     options = _Options.check(dtype, n_features, zero_based, query_id)
     n_threads = effective_n_jobs(n_jobs)
     name = os.fsdecode(os.fspath(path))
-    suffix = os.path.splitext(name)[1].lower()
     with open(path, "rb") as raw:
-        total = os.fstat(raw.fileno()).st_size
-        if suffix in _STREAM_OPENERS:
-            with _STREAM_OPENERS[suffix](raw) as stream:
-                blocks = _file_blocks(stream, raw, total, BLOCK_SIZE, compressed=True)
-                return _parse_blocks(blocks, name, options, n_threads, suffix)
-        blocks = _file_blocks(raw, raw, total, BLOCK_SIZE, compressed=False)
-        return _parse_blocks(blocks, name, options, n_threads, suffix)
+        # A binary cache is recognised by its first bytes (peek: nothing is consumed, so a
+        # pipe still reads from its start), whatever the file's name.
+        if raw.peek(_CACHE_MAGIC_SIZE)[:_CACHE_MAGIC_SIZE] == _cache_magic():
+            from .cache import read_cache_as_libsvm
+
+            return read_cache_as_libsvm(path, name, options, n_threads)
+        out = _Output(name, options)
+        with contextlib.closing(_text_pieces(raw, name, options, n_threads)) as parsed:
+            for pieces, fraction in parsed:
+                out.add(pieces, fraction)
+        return out.result()
 
 
 def parse_libsvm_bytes(
@@ -153,7 +166,12 @@ def parse_libsvm_bytes(
     # A read-only uint8 view (as are the blocks of a file) keeps each kernel to one compiled
     # signature.
     text = np.frombuffer(buf, dtype=np.uint8)
-    return _parse_blocks(_memory_blocks(text, BLOCK_SIZE), name, options, n_threads, "")
+    out = _Output(name, options)
+    blocks = _memory_blocks(text, BLOCK_SIZE)
+    with contextlib.closing(_parsed_blocks(blocks, name, options, n_threads, "")) as parsed:
+        for pieces, fraction in parsed:
+            out.add(pieces, fraction)
+    return out.result()
 
 
 # ----------------------------------------------------------------------------- options
@@ -309,7 +327,9 @@ class _Piece:
     min_index: int
     max_index: int
     max_index_line: int
+    n_bytes: int  # of text
     error: tuple[type[DataFormatError], int, str] | None = None
+    first_line: int = 0  # lines of the file before the piece (set in file order)
 
 
 def _parse_piece(text: np.ndarray, options: _Options) -> _Piece:
@@ -336,7 +356,7 @@ def _parse_piece(text: np.ndarray, options: _Options) -> _Piece:
         n_newlines,
     ) = _parse.parse_buffer(text, options.one_based, np.int64(options.index_limit))
     piece = _Piece(int(n_newlines), int(n_rows), int(nnz), indptr, indices, data, labels, qids,
-                   int(min_index), int(max_index), int(max_index_line))
+                   int(min_index), int(max_index), int(max_index_line), int(text.shape[0]))
 
     # Rare tokens the kernel could not round exactly: parse them with float(). They all come
     # before any error the kernel stopped at, so an infinite one is the first error.
@@ -363,23 +383,55 @@ def _parse_piece(text: np.ndarray, options: _Options) -> _Piece:
     return piece
 
 
-def _parse_blocks(
+def _text_pieces(
+    raw, name: str, options: _Options, n_threads: int
+) -> Iterator[tuple[list[_Piece], float]]:
+    """The text of the open file `raw` (decompressed by its name's suffix) parsed block after
+    block: see `_parsed_blocks`."""
+    suffix = os.path.splitext(name)[1].lower()
+    total = os.fstat(raw.fileno()).st_size
+    if suffix in _STREAM_OPENERS:
+        with _STREAM_OPENERS[suffix](raw) as stream:
+            blocks = _file_blocks(stream, raw, total, BLOCK_SIZE, compressed=True)
+            yield from _parsed_blocks(blocks, name, options, n_threads, suffix)
+    else:
+        blocks = _file_blocks(raw, raw, total, BLOCK_SIZE, compressed=False)
+        yield from _parsed_blocks(blocks, name, options, n_threads, suffix)
+
+
+def _parsed_blocks(
     blocks: Iterator[tuple[np.ndarray, float]],
     name: str,
     options: _Options,
     n_threads: int,
     suffix: str,
-) -> tuple[sp.csr_matrix, np.ndarray] | tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
-    """Parse the blocks' pieces in `n_threads` threads and assemble them in order.
+) -> Iterator[tuple[list[_Piece], float]]:
+    """Each block's pieces parsed (in `n_threads` threads), in file order, with the fraction of
+    the file read; every piece knows its first line, and the first error is raised.
 
-    While a block is read, the pieces of the block before it are parsed; a block's pieces
-    are copied into the output once all of them are parsed, while the next block's are.
-    Without threads each block is parsed and copied before the next is read.
+    While a block is read, the pieces of the block before it are parsed; a block's pieces are
+    yielded once all of them are parsed, and the consumer uses them while the next block's
+    are parsed. Without threads each block is parsed and used before the next is read. The
+    consumer must close the generator (contextlib.closing) so that the pool stops at once
+    when it fails.
     """
-    out = _Output(name, options)
     pending: collections.deque[tuple[list[Future], float]] = collections.deque()
     pool = None
     first = True
+    n_lines = 0
+
+    def checked(item: tuple[list[Future], float]) -> tuple[list[_Piece], float]:
+        nonlocal n_lines
+        futures, fraction = item
+        pieces = [f.result() for f in futures]
+        for piece in pieces:
+            piece.first_line = n_lines
+            if piece.error is not None:
+                error, line, what = piece.error
+                raise error(name, n_lines + line, what)
+            n_lines += piece.n_lines
+        return pieces, fraction
+
     try:
         blocks = iter(blocks)
         while True:
@@ -387,7 +439,7 @@ def _parse_blocks(
                 item = next(blocks, None)
             except _DecompressionFailed as failed:
                 while pending:  # a fault earlier in the file is reported first
-                    out.add(*_collect(pending.popleft()))
+                    yield checked(pending.popleft())
                 exc = failed.__cause__
                 raise DataFormatError(name, 0, f"cannot decompress {suffix} data: {exc}") from exc
             if item is None:
@@ -404,26 +456,20 @@ def _parse_blocks(
             else:
                 futures = [pool.submit(_parse_piece, piece, options) for piece in pieces]
             pending.append((futures, fraction))
-            del item, block, pieces, futures  # parsed pieces are freed once copied
+            del item, block, pieces, futures  # parsed pieces are freed once used
             while len(pending) > (1 if pool is not None else 0):
-                out.add(*_collect(pending.popleft()))
+                yield checked(pending.popleft())
         while pending:
-            out.add(*_collect(pending.popleft()))
+            yield checked(pending.popleft())
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-    return out.result()
 
 
 def _done(piece: _Piece) -> Future:
     future: Future = Future()
     future.set_result(piece)
     return future
-
-
-def _collect(item: tuple[list[Future], float]) -> tuple[list[_Piece], float]:
-    futures, fraction = item
-    return [f.result() for f in futures], fraction
 
 
 # ----------------------------------------------------------------------------- output
@@ -442,7 +488,6 @@ class _Output:
     def __init__(self, name: str, options: _Options) -> None:
         self.name = name
         self.options = options
-        self.n_lines = 0
         self.n_rows = 0
         self.nnz = 0
         self.min_index = _INT64_MAX
@@ -457,19 +502,13 @@ class _Output:
         self.qids = np.empty(0, dtype=np.int64) if options.query_id else None
 
     def add(self, pieces: list[_Piece], fraction: float) -> None:
-        """Append the rows of one block's pieces; raise the first error among them."""
-        n_lines = self.n_lines
+        """Append the rows of one block's pieces (parsed without error, in file order)."""
         for piece in pieces:
-            if piece.error is not None:
-                error, line, what = piece.error
-                raise error(self.name, n_lines + line, what)
             if piece.nnz and piece.max_index > self.max_index:
                 self.max_index = piece.max_index
-                self.max_index_line = n_lines + piece.max_index_line
+                self.max_index_line = piece.first_line + piece.max_index_line
             if piece.nnz:
                 self.min_index = min(self.min_index, piece.min_index)
-            n_lines += piece.n_lines
-        self.n_lines = n_lines
 
         nnz = self.nnz + sum(p.nnz for p in pieces)
         n_rows = self.n_rows + sum(p.n_rows for p in pieces)

@@ -202,6 +202,8 @@ def write_cache(
     writer = _Writer(os.fspath(target), options, int(block_bytes))
     try:
         with open(source, "rb") as raw:
+            if raw.peek(len(MAGIC))[: len(MAGIC)] == MAGIC:
+                raise CacheFormatError(name, "already a linsvm cache, not LIBSVM text")
             pieces = _libsvm._text_pieces(raw, name, options, n_threads)
             with contextlib.closing(pieces) as parsed:
                 for block_pieces, _ in parsed:

@@ -490,6 +490,22 @@ def materialise_budget() -> int:
         return 4 << 30
 
 
+def one_vs_rest(
+    class_index: np.ndarray, k: int, weighted_C: np.ndarray, C: float, sw: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(+1/-1 targets, per-row costs) of class k against the rest, as LIBLINEAR: for two
+    classes (k = 0 only) C_p = weighted_C[0] and C_n = weighted_C[1]; for more, class k's rows
+    cost weighted_C[k] and the rest plain C; sample weights ``sw`` multiply the costs."""
+    y_sign = np.where(class_index == k, 1.0, -1.0)
+    if weighted_C.shape[0] == 2:
+        cost = np.where(y_sign > 0, weighted_C[0], weighted_C[1])
+    else:
+        cost = np.where(y_sign > 0, weighted_C[k], C)
+    if sw is not None:
+        cost = cost * sw
+    return y_sign, cost
+
+
 def _classification_problem(X, y, params: solvers.Parameters, sw, class_weight, seed, options):
     spec = params.spec
     labels, class_index = group_labels(y)
@@ -519,13 +535,7 @@ def _classification_problem(X, y, params: solvers.Parameters, sw, class_weight, 
 
     def make(k: int) -> Subproblem:
         """Class k against the rest (for two classes, k = 0 only)."""
-        y_sign = np.where(class_index == k, 1.0, -1.0)
-        if n_classes == 2:
-            cost = np.where(y_sign > 0, weighted_C[0], weighted_C[1])
-        else:
-            cost = np.where(y_sign > 0, weighted_C[k], params.C)
-        if sw is not None:
-            cost = cost * sw
+        y_sign, cost = one_vs_rest(class_index, k, weighted_C, params.C, sw)
         return Subproblem(
             X,
             y_sign,

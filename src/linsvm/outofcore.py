@@ -1,0 +1,466 @@
+"""Block minimisation: the SVM duals (-s 1, -s 3) on data larger than memory.
+
+Yu, Hsieh, Chang and Lin (KDD 2010, "Large linear classification when data cannot fit in
+memory"): the rows are split into blocks that fit a memory budget; ``w`` and every row's
+``alpha`` stay in memory; an outer iteration visits the blocks in turn, each time running the
+dual coordinate descent solver on that block's rows alone, warm-started from their ``alpha``
+and from the shared ``w`` (the solver interface's partition mode: ``Subproblem(alpha0=, w0=)``,
+docs/architecture.md, "One partitioned dual"), while the next block is read in the background.
+
+What is certified, and when:
+
+- **Stopping rule, on all of alpha.** The first inner pass over a block visits every row of it
+  with nothing shrunk; the largest and smallest projected gradients of those passes over one
+  outer iteration are LIBLINEAR's measure over all rows (taken during the sweep, as LIBLINEAR
+  takes it). When it falls below eps, a verification pass recomputes it over every row at the
+  final ``w`` (with the primal value); only if that holds does the run stop.
+- **Duality gap, every outer iteration.** The dual value needs only ``w`` and ``alpha``, both
+  in memory. The primal needs the data, so each outer iteration also sums the loss of each
+  block at the ``w`` it started from, before the block trains: at the end of the iteration
+  P(w_t) - D(alpha_t) is the exact gap of the iterate the iteration started from.
+
+Multi-class problems are one-vs-rest, all classes sharing each read of a block.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from . import solvers
+from .data import as_csr, check_labels, group_labels
+from .errors import InvalidInputError
+from .interrupts import stop_on_signals
+from .model import Model
+from .objective import LOSS_HINGE, LOSS_SQUARED_HINGE, loss_sum, svm_dual_alpha_terms
+from .solvers import Solution, Subproblem
+from .solvers._base import CONVERGED, INTERRUPTED, MAX_ITER, Progress
+from .sparse_rows import row_dot, sq_norm
+from .training import TrainingInterrupted, class_costs, one_vs_rest
+
+# Default passes of the dual solver over a block per visit (Yu et al. found a few passes per
+# block best: more solves a block's sub-problem beyond what the stale rest of w justifies).
+DEFAULT_INNER_ITER = 5
+DEFAULT_MAX_OUTER = 100
+# Bytes a training block costs per row beyond its CSR arrays: the label, the row pointer and
+# the dual solver's per-row state (a 32-byte record, active set, order, shrink flags).
+ROW_OVERHEAD_BYTES = 8 + 8 + 32 + 4 + 4 + 1 + 8
+# Memory the run needs besides blocks, w and alpha (interpreter, libraries, compiled code).
+FIXED_OVERHEAD_BYTES = 256 << 20
+
+_LOSSES = {1: LOSS_SQUARED_HINGE, 3: LOSS_HINGE}
+
+
+class BlockSource(Protocol):
+    """Rows read a range of stored blocks at a time (a binary cache, or arrays in memory)."""
+
+    n_rows: int
+    n_features: int
+    n_blocks: int
+
+    def block_rows(self) -> np.ndarray: ...  # (n_blocks,) rows per stored block
+
+    def block_nbytes(self) -> np.ndarray: ...  # (n_blocks,) bytes of each stored block
+
+    def blocks(self, k0: int, k1: int) -> tuple[sp.csr_matrix, np.ndarray]: ...  # (X, y)
+
+    def labels(self) -> np.ndarray: ...  # (n_rows,) every row's label
+
+
+class ArrayBlocks:
+    """A ``BlockSource`` over (X, y) in memory, cut into ``n_blocks`` row ranges of about equal
+    non-zeros: block minimisation on data that fits, for tests and comparisons."""
+
+    def __init__(self, X, y, n_blocks: int) -> None:
+        self.X = as_csr(X)
+        self.y = check_labels(y, self.X.shape[0])
+        self.n_rows, self.n_features = self.X.shape
+        nnz = self.X.indptr[-1]
+        targets = (np.arange(1, n_blocks) * nnz) // max(n_blocks, 1)
+        cuts = np.searchsorted(self.X.indptr[:-1], targets, side="left")
+        self.bounds = np.unique(np.concatenate(([0], cuts, [self.n_rows])))
+        self.n_blocks = self.bounds.shape[0] - 1
+
+    def block_rows(self) -> np.ndarray:
+        return np.diff(self.bounds)
+
+    def block_nbytes(self) -> np.ndarray:
+        ptr = self.X.indptr[self.bounds]
+        per_nnz = self.X.indices.itemsize + self.X.data.itemsize
+        return np.diff(ptr) * per_nnz + np.diff(self.bounds) * 16
+
+    def blocks(self, k0: int, k1: int) -> tuple[sp.csr_matrix, np.ndarray]:
+        r0, r1 = self.bounds[k0], self.bounds[k1]
+        return self.X[r0:r1], self.y[r0:r1]
+
+    def labels(self) -> np.ndarray:
+        return self.y
+
+
+def parse_memory(text: str | int) -> int:
+    """Bytes from "2G", "512M", "1.5g", "800k" or a plain number of bytes."""
+    if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
+        value = int(text)
+    else:
+        units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+        raw = str(text).strip().lower().removesuffix("b").removesuffix("i")
+        scale = units.get(raw[-1:], 1)
+        number = raw[:-1] if raw[-1:] in units else raw
+        try:
+            value = int(float(number) * scale)
+        except ValueError:
+            raise InvalidInputError(
+                f"memory must be a size such as 2G, 512M or a number of bytes, got {text!r}"
+            ) from None
+    if value <= 0:
+        raise InvalidInputError(f"memory must be positive, got {text!r}")
+    return value
+
+
+def group_blocks(
+    rows: np.ndarray, nbytes: np.ndarray, budget: int, n_vectors: int
+) -> list[tuple[int, int]]:
+    """Consecutive stored blocks grouped into training blocks of at most ``budget`` bytes each
+    (CSR bytes plus the per-row state of ``n_vectors`` sub-problems); a stored block larger
+    than the budget is a group of its own (it cannot be split here)."""
+    cost = nbytes + rows * (ROW_OVERHEAD_BYTES + 8 * max(n_vectors - 1, 0))
+    groups = []
+    k0 = 0
+    total = 0
+    for k in range(rows.shape[0]):
+        if k > k0 and total + cost[k] > budget:
+            groups.append((k0, k))
+            k0, total = k, 0
+        total += cost[k]
+    if rows.shape[0]:
+        groups.append((k0, rows.shape[0]))
+    return groups
+
+
+@njit(cache=True, nogil=True)
+def _check_block(indptr, indices, data, bias, y, C, alpha, w, loss):
+    """Over a block's rows at fixed w: (sum_i C_i xi(y_i w'x_i), max PG, min PG), PG the
+    projected gradient of the SVM dual (LIBLINEAR's stopping measure)."""
+    squared = loss == LOSS_SQUARED_HINGE
+    total = 0.0
+    pg_max = -np.inf
+    pg_min = np.inf
+    for i in range(y.shape[0]):
+        if C[i] <= 0.0:
+            continue
+        z = y[i] * row_dot(indptr, indices, data, bias, i, w)
+        a = alpha[i]
+        if squared:
+            d = max(0.0, 1.0 - z)
+            total += C[i] * d * d
+            g = z - 1.0 + a * 0.5 / C[i]
+            pg = min(g, 0.0) if a == 0.0 else g
+        else:
+            total += C[i] * max(0.0, 1.0 - z)
+            g = z - 1.0
+            if a == 0.0:
+                pg = min(g, 0.0)
+            elif a >= C[i]:
+                pg = max(g, 0.0)
+            else:
+                pg = g
+        pg_max = max(pg_max, pg)
+        pg_min = min(pg_min, pg)
+    return total, pg_max, pg_min
+
+
+def _measure(pg_max: float, pg_min: float) -> float:
+    if pg_max < pg_min:
+        return 0.0
+    return max(pg_max - pg_min, abs(pg_max), abs(pg_min))
+
+
+@dataclass
+class OuterProgress:
+    """One outer iteration of block minimisation, for progress lines and hooks."""
+
+    iteration: int
+    blocks: int
+    measure: float  # the stopping rule's measure over all rows (max over classes)
+    primal: list[float]  # per class: P(w) at the iteration's start
+    dual: list[float]  # per class: D(alpha) at the iteration's start
+    seconds: float
+    mb_read: float
+
+
+def train_blocks(
+    source: BlockSource,
+    solver: int = 1,
+    C: float = 1.0,
+    eps: float | None = None,
+    bias: float = -1.0,
+    memory: str | int = "2G",
+    class_weight=None,
+    inner_iter: int = DEFAULT_INNER_ITER,
+    max_outer: int = DEFAULT_MAX_OUTER,
+    seed: int = 1,
+    verbose: bool = False,
+    on_outer: Callable[[OuterProgress], None] | None = None,
+    max_block_bytes: int | None = None,
+) -> Model:
+    """Train -s 1 or -s 3 by block minimisation over ``source``, in about ``memory`` bytes.
+
+    The rows are grouped into training blocks (consecutive stored blocks) so that two of them
+    (the one training and the one being read) fit ``memory`` beside w, alpha and a fixed
+    overhead (``FIXED_OVERHEAD_BYTES``). Each outer iteration runs the dual solver on each
+    block for at most ``inner_iter`` passes; the run stops when LIBLINEAR's stopping rule
+    holds on every row (verified at the final w), or after ``max_outer`` outer iterations.
+    ``verbose`` prints a line per outer iteration on stderr; ``on_outer`` gets the same as an
+    ``OuterProgress``. ``max_block_bytes`` caps a training block below what ``memory`` allows
+    (smaller blocks: less memory, more outer iterations). Ctrl-C stops at the end of the
+    current block's pass and returns the current model (``model.interrupted``). Returns the Model, with one Solution per binary
+    sub-problem (alpha, primal, dual and gap at the returned w).
+    """
+    spec = solvers.get_solver(solver)
+    if spec.number not in _LOSSES:
+        raise InvalidInputError(
+            f"block minimisation trains the SVM duals -s 1 and -s 3, not {spec.label}"
+        )
+    params = solvers.check_parameter(spec.number, C, eps, bias, None, True)
+    loss = _LOSSES[spec.number]
+    budget = parse_memory(memory)
+    if inner_iter < 1 or max_outer < 1:
+        raise InvalidInputError("inner_iter and max_outer must be >= 1")
+    y_all = source.labels()
+    n_rows = source.n_rows
+    if n_rows == 0:
+        raise InvalidInputError("no training data: 0 rows")
+    labels, class_index = group_labels(y_all)
+    if labels.shape[0] < 2:
+        raise InvalidInputError(
+            f"training data has only one class ({labels[0]}); at least two are needed"
+        )
+    weighted_C = class_costs(labels, params.C, class_weight)
+    n_vectors = 1 if labels.shape[0] == 2 else labels.shape[0]
+    n_weights = source.n_features + (1 if params.bias >= 0 else 0)
+    targets = [one_vs_rest(class_index, k, weighted_C, params.C, None) for k in range(n_vectors)]
+    del y_all
+
+    W = np.zeros((n_vectors, n_weights))
+    alpha = np.zeros((n_vectors, n_rows))
+    resident = W.nbytes + alpha.nbytes + class_index.nbytes + sum(
+        t[0].nbytes + t[1].nbytes for t in targets
+    )
+    block_budget = (budget - resident - FIXED_OVERHEAD_BYTES) // 2
+    if block_budget <= 0:
+        need = (resident + FIXED_OVERHEAD_BYTES) / 2**20
+        raise InvalidInputError(
+            f"memory {budget / 2**20:.0f} MiB is too small: w, alpha and the fixed overhead "
+            f"alone take {need:.0f} MiB"
+        )
+    if max_block_bytes is not None:
+        block_budget = min(block_budget, int(max_block_bytes))
+    groups = group_blocks(source.block_rows(), source.block_nbytes(), block_budget, n_vectors)
+    starts = np.concatenate(([0], np.cumsum(source.block_rows())))
+    row_ranges = [(int(starts[k0]), int(starts[k1])) for k0, k1 in groups]
+    tolerance = [solvers.solver_tolerance(spec, params.eps, t[0]) for t in targets]
+    eps_all = max(tolerance)
+
+    results: list[Solution | None] = [None] * n_vectors
+    iterations = 0
+    verified = False
+    interrupted = False
+    with stop_on_signals() as stop, _CyclicReader(source, groups) as reader:
+        for outer in range(1, max_outer + 1):
+            start = time.perf_counter()
+            mb = 0.0
+            w_start = W.copy()
+            dual_start = [
+                _dual_value(W[k], alpha[k], targets[k][1], loss) for k in range(n_vectors)
+            ]
+            loss_at_start = np.zeros(n_vectors)
+            pg_max = np.full(n_vectors, -np.inf)
+            pg_min = np.full(n_vectors, np.inf)
+            for g, (r0, r1) in enumerate(row_ranges):
+                X_b, megabytes = reader.next()
+                mb += megabytes
+                for k in range(n_vectors):
+                    y_b = targets[k][0][r0:r1]
+                    c_b = targets[k][1][r0:r1]
+                    loss_at_start[k] += loss_sum(
+                        X_b.indptr, X_b.indices, X_b.data, params.bias, y_b, c_b, w_start[k], loss
+                    )
+                    first: list[tuple[float, float]] = []
+                    sub = Subproblem(
+                        X_b, y_b, c_b, eps=tolerance[k], max_iter=inner_iter, bias=params.bias,
+                        seed=seed + outer * 7919 + g, alpha0=alpha[k, r0:r1], w0=W[k],
+                        options={"shrinking": True},
+                    )  # fmt: skip
+                    sol = spec.solve(sub, _first_pass_hook(first, stop.hook))
+                    W[k] = sol.w
+                    alpha[k, r0:r1] = sol.alpha
+                    if first:
+                        pg_max[k] = max(pg_max[k], first[0][0])
+                        pg_min[k] = min(pg_min[k], first[0][1])
+                    if sol.stop_reason == INTERRUPTED or stop.requested:
+                        interrupted = True
+                        break
+                if interrupted:
+                    break
+            iterations = outer
+            if interrupted:
+                break
+            measure = max(_measure(pg_max[k], pg_min[k]) for k in range(n_vectors))
+            primal_start = [
+                0.5 * sq_norm(w_start[k]) + loss_at_start[k] for k in range(n_vectors)
+            ]
+            report = OuterProgress(
+                outer, len(groups), measure, primal_start, dual_start,
+                time.perf_counter() - start, mb,
+            )  # fmt: skip
+            if verbose:
+                _print_outer(report)
+            if on_outer is not None:
+                on_outer(report)
+            if measure <= eps_all:
+                # verification pass at the final w: the rule on every row, and P(w)
+                final_measure, final_loss = _verify(
+                    reader, row_ranges, W, alpha, targets, params.bias, loss
+                )
+                if final_measure <= eps_all:
+                    verified = True
+                    results = [
+                        _solution(spec.number, W[k], alpha[k], final_loss[k], targets[k][1],
+                                  loss, outer, CONVERGED)
+                        for k in range(n_vectors)
+                    ]  # fmt: skip
+                    break
+        if not verified:
+            reader.restart()
+            final_loss = _verify(reader, row_ranges, W, alpha, targets, params.bias, loss)[1]
+    if not verified:
+        reason = INTERRUPTED if interrupted else MAX_ITER
+        results = [
+            _solution(spec.number, W[k], alpha[k], final_loss[k], targets[k][1], loss,
+                      iterations, reason)
+            for k in range(n_vectors)
+        ]  # fmt: skip
+        if interrupted:
+            warnings.warn(
+                "training interrupted: the model holds the current iterate, not converged",
+                TrainingInterrupted,
+                stacklevel=2,
+            )
+    model = Model(
+        spec.number,
+        labels,
+        W[:, : source.n_features],
+        params.bias,
+        W[:, source.n_features] if params.bias >= 0 else None,
+        results=results,
+    )
+    model.stop_signal = stop.signal
+    return model
+
+
+def _first_pass_hook(first: list, stop_hook) -> Callable[[Progress], bool]:
+    """A hook that records the first inner pass's projected-gradient extremes, then defers
+    to ``stop_hook`` (Ctrl-C)."""
+
+    def hook(progress: Progress) -> bool:
+        if not first:
+            first.append((progress.figures["pg_max"], progress.figures["pg_min"]))
+        return stop_hook(progress)
+
+    hook.every_iteration = False
+    return hook
+
+
+def _dual_value(w: np.ndarray, alpha: np.ndarray, C: np.ndarray, loss: int) -> float:
+    """-f(alpha) from the maintained w = sum_i y_i alpha_i x_i: no pass over the data."""
+    return -svm_dual_alpha_terms(C, alpha, loss, 0.5 * sq_norm(w))
+
+
+class _CyclicReader:
+    """The training blocks in turn, round and round, each read in a background thread while
+    the one before it is used: at most two blocks in memory."""
+
+    def __init__(self, source: BlockSource, groups: list[tuple[int, int]]) -> None:
+        self.source = source
+        self.groups = groups
+        nbytes = source.block_nbytes()
+        self.megabytes = [float(nbytes[k0:k1].sum()) / 2**20 for k0, k1 in groups]
+        self.pool = ThreadPoolExecutor(max_workers=1)
+        self.position = 0
+        self.pending = self.pool.submit(source.blocks, *groups[0])
+
+    def next(self) -> tuple[sp.csr_matrix, float]:
+        """The next block's rows (and the megabytes read for it)."""
+        X_b, _ = self.pending.result()
+        self.pending = None  # the next read starts only once this block is taken
+        g = self.position
+        self.position = (g + 1) % len(self.groups)
+        self.pending = self.pool.submit(self.source.blocks, *self.groups[self.position])
+        return as_csr(X_b, check_finite=False), self.megabytes[g]
+
+    def restart(self) -> None:
+        """Continue from the first block (after an interrupted pass)."""
+        if self.position != 0:
+            self.pending.cancel()
+            self.pending = self.pool.submit(self.source.blocks, *self.groups[0])
+            self.position = 0
+
+    def __enter__(self) -> _CyclicReader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.pending.cancel()
+        self.pool.shutdown(wait=True)
+
+
+def _verify(reader: _CyclicReader, row_ranges, W, alpha, targets, bias, loss):
+    """(the stopping measure over every row at W, per-class loss sums at W): one pass, from
+    the first block (where the reader stands after a complete outer iteration)."""
+    pg_max = np.full(W.shape[0], -np.inf)
+    pg_min = np.full(W.shape[0], np.inf)
+    losses = np.zeros(W.shape[0])
+    for r0, r1 in row_ranges:
+        X_b = reader.next()[0]
+        for k in range(W.shape[0]):
+            total, hi, lo = _check_block(
+                X_b.indptr, X_b.indices, X_b.data, bias, targets[k][0][r0:r1],
+                targets[k][1][r0:r1], alpha[k, r0:r1], W[k], loss,
+            )  # fmt: skip
+            losses[k] += total
+            pg_max[k] = max(pg_max[k], hi)
+            pg_min[k] = min(pg_min[k], lo)
+    return max(_measure(pg_max[k], pg_min[k]) for k in range(W.shape[0])), losses
+
+
+def _solution(solver, w, alpha, loss_total, C, loss, n_iter, reason) -> Solution:
+    primal = 0.5 * sq_norm(w) + float(loss_total)
+    dual = _dual_value(w, alpha, C, loss)
+    return Solution(
+        w=w.copy(), n_iter=n_iter, converged=reason == CONVERGED, stop_reason=reason,
+        primal=primal, dual=dual, gap=primal - dual, alpha=alpha.copy(), solver=solver,
+    )  # fmt: skip
+
+
+def _print_outer(p: OuterProgress) -> None:
+    gaps = [pr - du for pr, du in zip(p.primal, p.dual, strict=True)]
+    rate = p.mb_read / p.seconds if p.seconds > 0 else math.inf
+    print(
+        f"outer {p.iteration}: {p.blocks} blocks, PG measure {p.measure:.3g}, "
+        f"primal {sum(p.primal):.10g}, gap {max(gaps):.3g} (at the iteration's start), "
+        f"{p.seconds:.2f} s, {rate:.0f} MB/s",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+__all__ = ["ArrayBlocks", "BlockSource", "OuterProgress", "parse_memory", "train_blocks"]

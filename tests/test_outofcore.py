@@ -1,0 +1,89 @@
+"""Block minimisation (-s 1, -s 3 over blocks of rows) against the in-memory solvers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import linsvm
+from linsvm.errors import InvalidInputError
+from linsvm.outofcore import ArrayBlocks, group_blocks, parse_memory, train_blocks
+
+
+def problem(n_rows=600, n_features=40, n_classes=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n_rows, n_features, density=0.2, format="csr", random_state=seed)
+    scores = X @ rng.standard_normal((n_features, n_classes)) + 0.2 * rng.standard_normal(
+        (n_rows, n_classes)
+    )
+    y = np.argmax(scores, axis=1) if n_classes > 2 else np.where(scores[:, 0] > 0, 1, -1)
+    return X, y
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+@pytest.mark.parametrize("n_blocks", [1, 3, 7])
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_tiny_blocks_reach_the_in_memory_optimum(solver, n_blocks, bias):
+    X, y = problem()
+    whole = linsvm.train(X, y, solver=solver, C=0.5, eps=1e-8, bias=bias, max_iter=100_000)
+    model = train_blocks(
+        ArrayBlocks(X, y, n_blocks), solver=solver, C=0.5, eps=1e-6, bias=bias,
+        max_outer=2000, max_block_bytes=1,
+    )  # fmt: skip
+    (r,), (ref,) = model.results_, whole.results_
+    assert r.converged
+    assert abs(r.primal - ref.primal) <= 1e-6 * abs(ref.primal)
+    assert r.gap >= -1e-9 * abs(r.primal)
+    # w = sum_i y_i alpha_i x_i over every row, across the blocks
+    y_sign = np.where(y == model.labels_[0], 1.0, -1.0)
+    Xb = sp.hstack([X, np.full((X.shape[0], 1), bias)]).tocsr() if bias >= 0 else X
+    np.testing.assert_allclose(Xb.T @ (y_sign * r.alpha), r.w, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(model.predict(X), whole.predict(X))
+
+
+def test_multiclass_shares_the_blocks():
+    X, y = problem(n_classes=4, seed=3)
+    whole = linsvm.train(X, y, solver=1, eps=1e-8, max_iter=100_000)
+    model = train_blocks(
+        ArrayBlocks(X, y, 4), solver=1, eps=1e-6, max_block_bytes=1, max_outer=2000
+    )
+    assert all(r.converged for r in model.results_)
+    assert list(model.labels_) == list(whole.labels_) and len(model.results_) == 4
+    for r, ref in zip(model.results_, whole.results_, strict=True):
+        assert abs(r.primal - ref.primal) <= 1e-6 * abs(ref.primal)
+
+
+def test_progress_reports_a_true_gap_every_outer_iteration():
+    X, y = problem(seed=5)
+    whole = linsvm.train(X, y, solver=3, eps=1e-9, max_iter=100_000).results_[0].primal
+    seen = []
+    train_blocks(ArrayBlocks(X, y, 5), solver=3, eps=1e-4, max_block_bytes=1, on_outer=seen.append)
+    assert [p.iteration for p in seen] == list(range(1, len(seen) + 1))
+    for p in seen:
+        # P(w_t) >= P* >= D(alpha_t): the reported gap brackets the optimum
+        assert p.primal[0] >= whole * (1 - 1e-12) and p.dual[0] <= whole * (1 + 1e-12)
+        assert p.blocks == 5 and p.mb_read > 0
+
+
+def test_group_blocks_and_memory_sizes():
+    rows = np.array([10, 10, 10, 10])
+    nbytes = np.array([100, 100, 100, 100])
+    per_row = 8 + 8 + 32 + 4 + 4 + 1 + 8
+    assert group_blocks(rows, nbytes, 2 * (100 + 10 * per_row), 1) == [(0, 2), (2, 4)]
+    assert group_blocks(rows, nbytes, 1, 1) == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    assert parse_memory("2G") == 2 << 30 and parse_memory("512m") == 512 << 20
+    assert parse_memory("1.5GiB") == int(1.5 * 2**30) and parse_memory(4096) == 4096
+    for bad in ("lots", "-1G", "0", ""):
+        with pytest.raises(InvalidInputError):
+            parse_memory(bad)
+
+
+def test_bad_requests_are_one_line_errors():
+    X, y = problem()
+    with pytest.raises(InvalidInputError, match="-s 1 and -s 3"):
+        train_blocks(ArrayBlocks(X, y, 2), solver=2)
+    with pytest.raises(InvalidInputError, match="too small"):
+        train_blocks(ArrayBlocks(X, y, 2), memory="1M")
+    with pytest.raises(InvalidInputError, match="one class"):
+        train_blocks(ArrayBlocks(X, np.ones(X.shape[0]), 2))

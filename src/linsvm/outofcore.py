@@ -223,8 +223,9 @@ def train_blocks(
     ``verbose`` prints a line per outer iteration on stderr; ``on_outer`` gets the same as an
     ``OuterProgress``. ``max_block_bytes`` caps a training block below what ``memory`` allows
     (smaller blocks: less memory, more outer iterations). Ctrl-C stops at the end of the
-    current block's pass and returns the current model (``model.interrupted``). Returns the Model, with one Solution per binary
-    sub-problem (alpha, primal, dual and gap at the returned w).
+    current block's pass and returns the current model (``model.interrupted``). Returns the
+    Model, with one Solution per binary sub-problem (alpha, primal, dual and gap at the
+    returned w).
     """
     spec = solvers.get_solver(solver)
     if spec.number not in _LOSSES:

@@ -76,7 +76,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
 from ..errors import DataFormatError, InvalidInputError
 from ..parallel import effective_n_jobs
@@ -453,26 +452,31 @@ def _block_arrays(buf, offset: int, n_rows: int, nnz: int, index_dtype, value_dt
 # ----------------------------------------------------------------------------- reading
 
 
-@njit(cache=True, nogil=True)
-def _first_bad_row(indptr, indices, n_features):
+def _first_bad_row(indptr: np.ndarray, indices: np.ndarray, n_features: int) -> int:
     """-1 if indptr runs from 0 to len(indices) without decreasing and each row's indices
-    ascend strictly within [0, n_features); else the first row (or -2 for indptr itself)
-    that does not. A cache whose CRC matches but whose arrays break this (a crafted file)
-    would make kernels read outside their arrays."""
-    n_rows = indptr.shape[0] - 1
-    if indptr[0] != 0 or indptr[n_rows] != indices.shape[0]:
+    ascend strictly within [0, n_features); else the first row (or -2 for indptr's ends)
+    that does not. A cache whose checksums match but whose arrays break this (a crafted
+    file) would make kernels read outside their arrays. NumPy, not Numba: a compiled
+    kernel's first call in a process costs more than this whole check of a block."""
+    nnz = indices.shape[0]
+    if indptr[0] != 0 or indptr[-1] != nnz:
         return -2
-    for i in range(n_rows):
-        a = indptr[i]
-        b = indptr[i + 1]
-        if b < a:
-            return i
-        previous = -1
-        for k in range(a, b):
-            j = indices[k]
-            if j <= previous or j >= n_features:
-                return i
-            previous = j
+    steps = np.diff(indptr)
+    if steps.size and steps.min() < 0:
+        return int(np.argmax(steps < 0))
+    if nnz == 0:
+        return -1
+
+    def row_of(k: int) -> int:
+        return int(np.searchsorted(indptr, k, side="right")) - 1
+
+    if indices.min() < 0 or indices.max() >= n_features:
+        return row_of(int(np.argmax((indices < 0) | (indices >= n_features))))
+    ascending = np.diff(indices) > 0
+    starts = indptr[1:-1]
+    ascending[starts[(starts > 0) & (starts < nnz)] - 1] = True  # row boundaries
+    if not ascending.all():
+        return row_of(int(np.argmin(ascending)) + 1)
     return -1
 
 
@@ -578,10 +582,20 @@ class Cache:
 
     def prefetch(self, k: int) -> None:
         """Ask the kernel to start reading block `k` from disk (returns at once)."""
-        if hasattr(self._map, "madvise") and hasattr(mmap, "MADV_WILLNEED"):
-            offset, _, _, length, _, _ = self._table[k].tolist()
-            start = offset - offset % mmap.ALLOCATIONGRANULARITY
-            self._map.madvise(mmap.MADV_WILLNEED, start, offset + length - start)
+        self._advise(k, "MADV_WILLNEED")
+
+    def release(self, k: int) -> None:
+        """Unmap block `k`'s pages from this process (they stay in the OS page cache; arrays
+        of the block still alive read them again if used). Mapped pages count in the
+        process's RSS until then, though the OS can reclaim them under memory pressure."""
+        self._advise(k, "MADV_DONTNEED")
+
+    def _advise(self, k: int, advice: str) -> None:
+        if not hasattr(self._map, "madvise") or not hasattr(mmap, advice):
+            return
+        offset, _, _, length, _, _ = self._table[k].tolist()
+        start = offset - offset % mmap.PAGESIZE
+        self._map.madvise(getattr(mmap, advice), start, offset + length - start)
 
     def blocks(
         self, k0: int, k1: int, n_jobs: int | None = -1, verify: bool = True
@@ -621,6 +635,8 @@ class Cache:
             np.add(bindptr[1:], a, out=indptr[r + 1 : s + 1], casting="unsafe")
             indices[a:b] = bindices
             data[a:b] = bdata
+            del by, bindptr, bindices, bdata
+            self.release(k)  # copied: its mapped pages need not stay in this process
 
         n_threads = min(n_threads, k1 - k0)
         if n_threads <= 1:

@@ -162,9 +162,11 @@ def write_cache(
 
     The text is parsed as `read_libsvm` parses it (in blocks, in ``n_jobs`` threads; qid is
     ignored) and the rows are written in blocks of about `block_bytes` bytes of arrays, so
-    memory stays near `block_bytes` plus the reader's buffers whatever the file's size. The
-    file is written to a temporary file beside `target` and renamed over it at the end; on
-    any error `target` is left as it was and the temporary file is removed.
+    memory does not grow with the file: a block's rows are held as the parser gives them (16
+    bytes a non-zero, against 12 in a float64 cache with int32 indices), so about 1.3 x
+    `block_bytes`, plus the reader's buffers (about 40 MB). The file is written to a
+    temporary file beside `target` and renamed over it at the end; on any error `target` is
+    left as it was and the temporary file is removed.
 
     Parameters
     ----------
@@ -198,20 +200,20 @@ def write_cache(
     n_threads = effective_n_jobs(n_jobs)
     name = os.fsdecode(os.fspath(source))
     start = time.perf_counter()
-    writer = _Writer(os.fspath(target), options, int(block_bytes))
-    try:
-        with open(source, "rb") as raw:
-            if raw.peek(len(MAGIC))[: len(MAGIC)] == MAGIC:
-                raise CacheFormatError(name, "already a linsvm cache, not LIBSVM text")
+    with open(source, "rb") as raw:
+        if raw.peek(len(MAGIC))[: len(MAGIC)] == MAGIC:
+            raise CacheFormatError(name, "already a linsvm cache, not LIBSVM text")
+        writer = _Writer(os.fspath(target), options, int(block_bytes))
+        try:
             pieces = _libsvm._text_pieces(raw, name, options, n_threads)
             with contextlib.closing(pieces) as parsed:
                 for block_pieces, _ in parsed:
                     for piece in block_pieces:
                         writer.add(piece)
-        return writer.finish(time.perf_counter() - start)
-    except BaseException:
-        writer.discard()
-        raise
+            return writer.finish(time.perf_counter() - start)
+        except BaseException:
+            writer.discard()
+            raise
 
 
 class _Writer:

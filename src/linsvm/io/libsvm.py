@@ -19,7 +19,8 @@ the pieces are parsed side by side by the Numba kernel `linsvm.io._parse.parse_b
 then copied, in file order, into the output arrays, which grow in place (so memory is the
 result plus a few blocks, not the whole text and the result). Each piece counts its
 newlines, so an error names the line of the whole file. The result is the same for any
-number of threads and any block size.
+number of threads and any block size. The parsed pieces, in file order, also feed the binary
+cache's writer (`linsvm.io.cache`), and `read_libsvm` reads a cache in place of the text.
 """
 
 from __future__ import annotations

@@ -24,12 +24,13 @@ def problem(n_rows=600, n_features=40, n_classes=2, seed=0):
 @pytest.mark.parametrize("solver", [1, 3])
 @pytest.mark.parametrize("n_blocks", [1, 3, 7])
 @pytest.mark.parametrize("bias", [-1.0, 1.0])
-def test_tiny_blocks_reach_the_in_memory_optimum(solver, n_blocks, bias):
+@pytest.mark.parametrize("selective", [True, False])
+def test_tiny_blocks_reach_the_in_memory_optimum(solver, n_blocks, bias, selective):
     X, y = problem()
     whole = linsvm.train(X, y, solver=solver, C=0.5, eps=1e-8, bias=bias, max_iter=100_000)
     model = train_blocks(
         ArrayBlocks(X, y, n_blocks), solver=solver, C=0.5, eps=1e-6, bias=bias,
-        max_outer=2000, max_block_bytes=1,
+        max_outer=2000, max_block_bytes=1, selective=selective,
     )  # fmt: skip
     (r,), (ref,) = model.results_, whole.results_
     assert r.converged

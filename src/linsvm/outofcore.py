@@ -212,6 +212,7 @@ def train_blocks(
     verbose: bool = False,
     on_outer: Callable[[OuterProgress], None] | None = None,
     max_block_bytes: int | None = None,
+    selective: bool = True,
 ) -> Model:
     """Train -s 1 or -s 3 by block minimisation over ``source``, in about ``memory`` bytes.
 
@@ -222,7 +223,9 @@ def train_blocks(
     holds on every row (verified at the final w), or after ``max_outer`` outer iterations.
     ``verbose`` prints a line per outer iteration on stderr; ``on_outer`` gets the same as an
     ``OuterProgress``. ``max_block_bytes`` caps a training block below what ``memory`` allows
-    (smaller blocks: less memory, more outer iterations). Ctrl-C stops at the end of the
+    (smaller blocks: less memory, more outer iterations). ``selective`` (Chang and Roth, KDD
+    2011): rows of other blocks with alpha > 0, up to a block's worth of memory, join every
+    block's solve (see ``_SupportCache``). Ctrl-C stops at the end of the
     current block's pass and returns the current model (``model.interrupted``). Returns the
     Model, with one Solution per binary sub-problem (alpha, primal, dual and gap at the
     returned w).
@@ -257,16 +260,23 @@ def train_blocks(
     resident = W.nbytes + alpha.nbytes + class_index.nbytes + sum(
         t[0].nbytes + t[1].nbytes for t in targets
     )
-    block_budget = (budget - resident - FIXED_OVERHEAD_BYTES) // 2
+    # two blocks (the one training and the one being read), and with ``selective`` as much
+    # again for the kept support vectors
+    block_budget = (budget - resident - FIXED_OVERHEAD_BYTES) // (3 if selective else 2)
     if block_budget <= 0:
         need = (resident + FIXED_OVERHEAD_BYTES) / 2**20
         raise InvalidInputError(
             f"memory {budget / 2**20:.0f} MiB is too small: w, alpha and the fixed overhead "
             f"alone take {need:.0f} MiB"
         )
+    support_budget = block_budget if selective else 0
     if max_block_bytes is not None:
         block_budget = min(block_budget, int(max_block_bytes))
     groups = group_blocks(source.block_rows(), source.block_nbytes(), block_budget, n_vectors)
+    # the kept support vectors take at most a training block's worth of memory
+    nbytes = source.block_nbytes()
+    largest = max(int(nbytes[k0:k1].sum()) for k0, k1 in groups)
+    support = _SupportCache(min(support_budget, largest) if len(groups) > 1 else 0, seed)
     starts = np.concatenate(([0], np.cumsum(source.block_rows())))
     row_ranges = [(int(starts[k0]), int(starts[k1])) for k0, k1 in groups]
     tolerance = [solvers.solver_tolerance(spec, params.eps, t[0]) for t in targets]
@@ -290,6 +300,8 @@ def train_blocks(
             for g, (r0, r1) in enumerate(row_ranges):
                 X_b, megabytes = reader.next()
                 mb += megabytes
+                # the block's rows, then the kept support vectors of the other blocks
+                X_solve, rows = support.join(X_b, r0, r1)
                 for k in range(n_vectors):
                     y_b = targets[k][0][r0:r1]
                     c_b = targets[k][1][r0:r1]
@@ -298,13 +310,13 @@ def train_blocks(
                     )
                     first: list[tuple[float, float]] = []
                     sub = Subproblem(
-                        X_b, y_b, c_b, eps=tolerance[k], max_iter=inner_iter, bias=params.bias,
-                        seed=seed + outer * 7919 + g, alpha0=alpha[k, r0:r1], w0=W[k],
-                        options={"shrinking": True},
+                        X_solve, targets[k][0][rows], targets[k][1][rows], eps=tolerance[k],
+                        max_iter=inner_iter, bias=params.bias, seed=seed + outer * 7919 + g,
+                        alpha0=alpha[k, rows], w0=W[k], options={"shrinking": True},
                     )  # fmt: skip
                     sol = spec.solve(sub, _first_pass_hook(first, stop.hook))
                     W[k] = sol.w
-                    alpha[k, r0:r1] = sol.alpha
+                    alpha[k, rows] = sol.alpha
                     if first:
                         pg_max[k] = max(pg_max[k], first[0][0])
                         pg_min[k] = min(pg_min[k], first[0][1])
@@ -313,6 +325,7 @@ def train_blocks(
                         break
                 if interrupted:
                     break
+                support.update(X_b, r0, r1, alpha)
             iterations = outer
             if interrupted:
                 break
@@ -367,6 +380,59 @@ def train_blocks(
     )
     model.stop_signal = stop.signal
     return model
+
+
+class _SupportCache:
+    """Selective block minimisation's memory: rows with alpha_i > 0 (support vectors, in any
+    class) of the blocks trained so far, kept in memory up to ``capacity`` bytes, so that each
+    block's solve also revisits the rows that decide the model (Chang and Roth, KDD 2011).
+
+    Why: a block's coordinates updated all before any other block's converge far slower per
+    pass over the data than one random order over all rows (measured on 100k pypi-recent
+    rows, 4 blocks: the dual 1.8e-3 from its optimum after 12 passes, against 1.4e-5 in one
+    order). Interleaving the other blocks' support vectors restores most of it: a random
+    quarter of them, 9.4e-6; half, 5.5e-7 (docs/architecture.md, "Blocks"). Over capacity, a
+    seeded random sample of the candidates is kept.
+    """
+
+    def __init__(self, capacity: int, seed: int) -> None:
+        self.capacity = int(capacity)
+        self.rng = np.random.default_rng(seed)
+        self.rows = np.zeros(0, dtype=np.int64)  # global row numbers, ascending
+        self.X: sp.csr_matrix | None = None
+
+    def join(self, X_b: sp.csr_matrix, r0: int, r1: int) -> tuple[sp.csr_matrix, np.ndarray]:
+        """(rows to solve, their global numbers): the block's, then the kept rows outside it."""
+        block_rows = np.arange(r0, r1)
+        if self.X is None or self.rows.shape[0] == 0:
+            return X_b, block_rows
+        outside = (self.rows < r0) | (self.rows >= r1)
+        if not outside.any():
+            return X_b, block_rows
+        X = sp.vstack([X_b, self.X[np.flatnonzero(outside)]], format="csr")
+        return X, np.concatenate([block_rows, self.rows[outside]])
+
+    def update(self, X_b: sp.csr_matrix, r0: int, r1: int, alpha: np.ndarray) -> None:
+        """After block [r0, r1) trained: its support vectors replace its old ones; the kept
+        rows of other blocks stay while their alpha is non-zero."""
+        if self.capacity <= 0:
+            return
+        supported = np.any(alpha > 0.0, axis=0)
+        new = np.flatnonzero(supported[r0:r1])
+        parts, numbers = [X_b[new]], [new + r0]
+        if self.X is not None and self.rows.shape[0]:
+            keep = ((self.rows < r0) | (self.rows >= r1)) & supported[self.rows]
+            parts.append(self.X[np.flatnonzero(keep)])
+            numbers.append(self.rows[keep])
+        X = sp.vstack(parts, format="csr")
+        rows = np.concatenate(numbers)
+        per_row = (X.data.nbytes + X.indices.nbytes) / max(X.shape[0], 1) + 8 + 8
+        fit = int(self.capacity // max(per_row, 1))
+        if rows.shape[0] > fit:
+            chosen = np.sort(self.rng.choice(rows.shape[0], fit, replace=False))
+            X, rows = X[chosen], rows[chosen]
+        order = np.argsort(rows, kind="stable")
+        self.X, self.rows = X[order], rows[order]
 
 
 def _first_pass_hook(first: list, stop_hook) -> Callable[[Progress], bool]:

@@ -88,3 +88,41 @@ def test_bad_requests_are_one_line_errors():
         train_blocks(ArrayBlocks(X, y, 2), memory="1M")
     with pytest.raises(InvalidInputError, match="one class"):
         train_blocks(ArrayBlocks(X, np.ones(X.shape[0]), 2))
+
+
+def test_a_cache_in_blocks_reaches_the_in_memory_optimum(tmp_path):
+    from linsvm.io.cache import open_cache, write_cache
+    from linsvm.outofcore import CacheBlocks, train_cache
+
+    X, y = problem(n_rows=900, seed=7)
+    text = tmp_path / "data.txt"
+    linsvm.write_libsvm(X, y, text)
+    cache = tmp_path / "data.lsvc"
+    write_cache(text, cache, block_bytes=4096)
+    with open_cache(cache) as opened:
+        source = CacheBlocks(opened)
+        assert source.n_blocks > 5
+        np.testing.assert_array_equal(source.labels(), y)
+    whole = linsvm.train(X, y, solver=1, eps=1e-8, max_iter=100_000).results_[0].primal
+    model = train_cache(cache, solver=1, eps=1e-6, max_outer=2000, max_block_bytes=20_000)
+    assert model.results_[0].converged
+    assert abs(model.results_[0].primal - whole) <= 1e-6 * whole
+
+
+def test_cli_trains_in_blocks_from_text_or_cache(tmp_path, capsys):
+    from linsvm.cli import main
+
+    X, y = problem(n_rows=500, seed=8)
+    text = tmp_path / "data.txt"
+    linsvm.write_libsvm(X, y, text)
+    assert main(["cache", "-q", str(text), str(tmp_path / "data.lsvc")]) == 0
+    for source in ("data.txt", "data.lsvc"):
+        model_path = tmp_path / f"{source}.model"
+        assert main(["train", "-q", "--memory", "1G", "-s", "3", "-e", "0.001",
+                     str(tmp_path / source), str(model_path)]) == 0  # fmt: skip
+        model = linsvm.load_model(model_path)
+        reference = linsvm.train(X, y, solver=3, eps=0.001)
+        assert np.mean(model.predict(X) == reference.predict(X)) > 0.99
+    capsys.readouterr()
+    assert main(["train", "--memory", "1G", "-s", "0", str(text)]) != 0
+    assert "-s 1 and -s 3" in capsys.readouterr().err

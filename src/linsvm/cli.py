@@ -100,6 +100,10 @@ options:
     uninterrupted run gives
 --save-on-interrupt : on Ctrl-C or SIGTERM write the current (not converged) model anyway;
     without it an interrupted run writes no model (the exit status is non-zero either way)
+Data larger than memory (-s 1 and 3):
+--memory size : train by block minimisation in about this much memory (e.g. 2G, 512M):
+    the data (a cache from "linsvm cache", or text converted to a temporary one) is read a
+    block at a time; --max-iter caps the outer iterations (default 100)
 Feature maps (the model file then starts with a feature_map line; predict applies it):
 --poly2 : train on the degree-2 map: x, the squares and all pairwise products
 --gamma g, --coef0 r : scale it as the polynomial kernel (g x'x' + r)^2 (default g = 1/n,
@@ -189,6 +193,7 @@ class TrainOptions:
     coef0: float | None = None
     hash_bits: int | None = None
     map_mode: str = "auto"
+    memory: str | None = None
     training_file: str = ""
     model_file: str = ""
 
@@ -288,6 +293,8 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             opts.coef0 = _number(value, float, arg)
         elif arg == "--hash-bits":
             opts.hash_bits = _number(value, int, arg)
+        elif arg == "--memory":
+            opts.memory = value
         elif arg == "--map-mode":
             if value not in MAP_MODES:
                 raise UsageError(f"--map-mode must be one of {', '.join(MAP_MODES)}, not {value}")
@@ -318,6 +325,20 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
         raise UsageError("--gamma and --coef0 scale the degree-2 map: give --poly2 too")
     if opts.map_mode != "auto" and not (opts.poly2 or opts.hash_bits is not None):
         raise UsageError("--map-mode needs a feature map (--poly2 or --hash-bits)")
+    if opts.memory is not None:
+        if opts.solver not in (1, 3):
+            raise UsageError("--memory: block minimisation trains -s 1 and -s 3")
+        clashes = [
+            flag
+            for flag, given in (
+                ("-v", opts.n_folds > 0), ("-C", opts.find_C), ("-W", opts.weight_file),
+                ("--poly2/--hash-bits", opts.poly2 or opts.hash_bits is not None),
+                ("--checkpoint", opts.checkpoint), ("--resume", opts.resume),
+            )
+            if given
+        ]  # fmt: skip
+        if clashes:
+            raise UsageError(f"--memory does not go with {', '.join(clashes)}")
     if opts.map_mode == "implicit" and not SOLVERS[opts.solver].implicit_map:
         raise UsageError(
             f"--map-mode implicit: -s {opts.solver} cannot form the map implicitly; "
@@ -440,6 +461,8 @@ def run_train(argv: list[str]) -> int:
         opts.solver, opts.C, opts.eps, opts.bias, opts.max_iter, opts.regularize_bias
     )
     feature_map = feature_map_of(opts)
+    if opts.memory is not None:
+        return _train_in_blocks(opts)
     start = time.perf_counter()
     X, y = linsvm.read_libsvm(opts.training_file)
     read_seconds = time.perf_counter() - start
@@ -545,6 +568,47 @@ def run_train(argv: list[str]) -> int:
             f"({X.shape[0]} instances, {X.shape[1]} features, {X.nnz} non-zeros); "
             f"model written to {opts.model_file}"
         )
+    return 0
+
+
+def _train_in_blocks(opts: TrainOptions) -> int:
+    """``train --memory``: block minimisation over a cache (text is converted to a temporary
+    cache first, in the folder of $TMPDIR)."""
+    import tempfile
+
+    from .io.cache import is_cache, write_cache
+    from .outofcore import parse_memory, train_cache
+
+    memory = parse_memory(opts.memory)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="linsvm-") as folder:
+        path = opts.training_file
+        if not is_cache(path):
+            if not opts.quiet:
+                print(f"converting {path} to a temporary cache in {folder}", file=sys.stderr)
+            path = os.path.join(folder, "data.lsvc")
+            write_cache(opts.training_file, path, n_jobs=opts.n_jobs)
+        with warnings.catch_warnings(record=True) as caught, _naming(opts.training_file):
+            warnings.simplefilter("always")
+            model = train_cache(
+                path, memory=memory, solver=opts.solver, C=opts.C, eps=opts.eps,
+                bias=opts.bias, class_weight=opts.class_weight or None, seed=opts.seed,
+                max_outer=opts.max_iter or 100, verbose=not opts.quiet,
+            )  # fmt: skip
+    seconds = time.perf_counter() - start
+    if model.stop_signal is not None or model.interrupted:
+        return _interrupted(model, opts)
+    _print_warnings(caught, opts.quiet)
+    model.save(opts.model_file)
+    if not opts.quiet:
+        for k, r in enumerate(model.results_):
+            head = f"[class {model.labels_[k]}] " if len(model.results_) > 1 else ""
+            state = "optimization finished" if r.converged else "stopped at --max-iter"
+            print(
+                f"{head}{state}, #outer iterations = {r.n_iter}, nSV = {r.n_sv}, "
+                f"primal = {r.primal:.10g}  dual = {r.dual:.10g}  duality gap = {r.gap:.3g}"
+            )
+        print(f"trained in {seconds:.3f} s; model written to {opts.model_file}")
     return 0
 
 

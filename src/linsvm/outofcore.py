@@ -107,6 +107,43 @@ class ArrayBlocks:
         return self.y
 
 
+class CacheBlocks:
+    """A ``BlockSource`` over a binary cache (``linsvm cache``): its stored blocks, copied
+    into memory a range at a time and unmapped once copied (``Cache.blocks``)."""
+
+    def __init__(self, cache) -> None:
+        self.cache = cache
+        self.n_rows, self.n_features, self.n_blocks = cache.n_rows, cache.n_features, cache.n_blocks
+        # the copy of a range takes int32 indices when they fit, as Cache.blocks makes it
+        self._entry_bytes = np.dtype(cache.dtype).itemsize + (
+            4 if max(cache.nnz, cache.n_features) < 2**31 else 8
+        )
+
+    def block_rows(self) -> np.ndarray:
+        return self.cache.block_rows
+
+    def block_nbytes(self) -> np.ndarray:
+        return self.cache.block_nnz * self._entry_bytes + self.cache.block_rows * 16
+
+    def blocks(self, k0: int, k1: int) -> tuple[sp.csr_matrix, np.ndarray]:
+        return self.cache.blocks(k0, k1, n_jobs=1)
+
+    def labels(self) -> np.ndarray:
+        parts = []
+        for k in range(self.n_blocks):
+            parts.append(np.array(self.cache.block(k, verify=False)[1]))
+            self.cache.release(k)
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def train_cache(path, memory: str | int = "2G", **params) -> Model:
+    """``train_blocks`` over the cache file at ``path`` (``linsvm cache`` makes one)."""
+    from .io.cache import open_cache
+
+    with open_cache(path) as cache:
+        return train_blocks(CacheBlocks(cache), memory=memory, **params)
+
+
 def parse_memory(text: str | int) -> int:
     """Bytes from "2G", "512M", "1.5g", "800k" or a plain number of bytes."""
     if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
@@ -530,4 +567,12 @@ def _print_outer(p: OuterProgress) -> None:
     )
 
 
-__all__ = ["ArrayBlocks", "BlockSource", "OuterProgress", "parse_memory", "train_blocks"]
+__all__ = [
+    "ArrayBlocks",
+    "BlockSource",
+    "CacheBlocks",
+    "OuterProgress",
+    "parse_memory",
+    "train_blocks",
+    "train_cache",
+]

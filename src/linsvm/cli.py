@@ -672,38 +672,65 @@ def run_predict(argv: list[str]) -> int:
     if probability and not model.is_probability_model:
         raise UsageError("probability output is only supported for logistic regression")
     start = time.perf_counter()
-    X, y = linsvm.read_libsvm(test_file)
-    if X.shape[0] == 0:
-        raise InvalidInputError(f"{test_file}: no test instances")
-    predicted = model.predict(X)
+    from .io._atomic import atomic_writer
+    from .io.stream import iter_libsvm
+
+    # Chunk by chunk: the file is never held whole, whatever its size.
+    score = _Scores()
+    with atomic_writer(output_file) as out:
+        if probability:  # LIBLINEAR's format: a header of labels, then label and p per class
+            labels = " ".join(f"{int(v)}" for v in model.labels_.tolist())
+            out.write(f"labels {labels}\n".encode("ascii"))
+        for X, y in iter_libsvm(test_file, n_features=model.n_input_features):
+            predicted = model.predict(X)
+            if probability:
+                proba = model.predict_proba(X)
+                lines = (
+                    f"{v:g} " + " ".join(f"{p:g}" for p in row) + "\n"
+                    for v, row in zip(predicted.tolist(), proba.tolist(), strict=True)
+                )
+            else:
+                lines = (f"{v:.17g}\n" for v in predicted.tolist())
+            out.write("".join(lines).encode("ascii"))
+            score.add(predicted, y)
+        if score.n == 0:
+            raise InvalidInputError(f"{test_file}: no test instances")
     seconds = time.perf_counter() - start
-
-    from .io._atomic import atomic_write_bytes
-
-    if probability:
-        # LIBLINEAR's format: a header of labels, then the label and one %g per class
-        proba = model.predict_proba(X)
-        header = "labels " + " ".join(f"{int(v)}" for v in model.labels_.tolist()) + "\n"
-        rows = (
-            f"{v:g} " + " ".join(f"{p:g}" for p in row) + "\n"
-            for v, row in zip(predicted.tolist(), proba.tolist(), strict=True)
-        )
-        text = header + "".join(rows)
-    else:
-        text = "".join(f"{v:.17g}\n" for v in predicted.tolist())
-    atomic_write_bytes(output_file, text.encode("ascii"))
     if not quiet:
-        n = y.shape[0]
         if model.kind == REGRESSION:
-            mse, r2 = regression_scores(predicted, y)
+            mse, r2 = score.regression()
             print(f"Mean squared error = {mse:g} (regression)")
             print(f"Squared correlation coefficient = {r2:g} (regression)")
         else:
-            correct = int(np.sum(predicted == y))
-            accuracy = 100.0 * correct / n
-            print(f"Accuracy = {accuracy:g}% ({correct}/{n})")
+            accuracy = 100.0 * score.correct / score.n
+            print(f"Accuracy = {accuracy:g}% ({score.correct}/{score.n})")
         print(f"read + predict {seconds:.3f} s", file=sys.stderr)
     return 0
+
+
+class _Scores:
+    """Accuracy or LIBLINEAR's regression scores, summed over chunks of rows."""
+
+    def __init__(self) -> None:
+        self.n = self.correct = 0
+        self.sums = np.zeros(6)  # (v-t)^2, v, t, v t, v^2, t^2
+
+    def add(self, predicted: np.ndarray, y: np.ndarray) -> None:
+        self.n += y.shape[0]
+        if predicted.dtype.kind in "iuf" and y.dtype.kind in "iuf":
+            v, t = predicted.astype(np.float64), y.astype(np.float64)
+            self.sums += [np.dot(v - t, v - t), v.sum(), t.sum(), np.dot(v, t), np.dot(v, v),
+                          np.dot(t, t)]  # fmt: skip
+        self.correct += int(np.sum(predicted == y))
+
+    def regression(self) -> tuple[float, float]:
+        """(mean squared error, squared correlation coefficient), as ``regression_scores``."""
+        n = self.n
+        sq, v, t, vt, vv, tt = self.sums
+        num = (n * vt - v * t) ** 2
+        den = (n * vv - v * v) * (n * tt - t * t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return sq / n, float(np.float64(num) / den)
 
 
 def run_compare(argv: list[str]) -> int:

@@ -5,8 +5,11 @@ A reader (or a crash) never sees a half-written file: it sees the old file or th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+from collections.abc import Iterator
+from typing import BinaryIO
 
 
 def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> None:
@@ -15,6 +18,15 @@ def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> None:
     An OSError (folder missing or not writable, disk full, ``path`` a folder) names ``path``,
     not the hidden temporary file.
     """
+    with atomic_writer(path) as f:
+        f.write(payload)
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """A binary file to write ``path`` with in pieces: it becomes ``path`` (renamed over it,
+    after fsync) when the block ends, and is removed if the block raises (``path`` untouched).
+    OSErrors name ``path`` as ``atomic_write_bytes``'s do."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
@@ -25,7 +37,7 @@ def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> None:
         raise _naming(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(payload)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -18,7 +18,9 @@ from linsvm.io.stream import iter_libsvm
 def data(n_rows=3000, n_features=50, seed=0):
     rng = np.random.default_rng(seed)
     X = sp.random(n_rows, n_features, density=0.1, format="csr", random_state=seed)
+    X = X.tolil()
     X[5] = 0  # an empty row
+    X = X.tocsr()
     X.eliminate_zeros()
     y = np.where(X @ rng.standard_normal(n_features) > 0, 1, -1)
     return X, y

@@ -131,6 +131,7 @@ def test_round_trip_exact(tmp_path_factory, text, dtype, block_bytes, n_jobs):
         assert cache.n_blocks == summary.n_blocks == len(cache.block_rows)
         assert cache.dtype == np.dtype(dtype)
         assert_identical(cache.read(n_jobs=n_jobs), expected)
+        assert cache.labels().tobytes() == y.tobytes()
         for k in range(cache.n_blocks):
             assert_block_matches(cache, k, X, y)
         if cache.n_blocks >= 2:

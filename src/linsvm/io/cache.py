@@ -2,10 +2,11 @@
 
 `write_cache` parses LIBSVM text (plain, .gz, .bz2, .xz) with the streaming reader of
 `linsvm.io.libsvm` and writes its rows as they come, block after block, in bounded memory
-(about `block_bytes` of parsed rows plus the reader's buffers). `open_cache` maps the file and
-hands out one block as a CSR matrix over the mapped bytes (no copy), a range of blocks or the
-whole data as one CSR (copied, in threads). `read_libsvm` recognises a cache by its first bytes,
-whatever its name, so every command and estimator that reads a data file reads a cache too.
+(about 1.3 x `block_bytes` of parsed rows plus the reader's buffers, whatever the file's
+size). `open_cache` maps the file and hands out one block as a CSR matrix over the mapped bytes
+(no copy), a range of blocks or the whole data as one CSR (copied, in threads). `read_libsvm`
+recognises a cache by its first bytes, whatever its name, so every command and estimator that
+reads a data file reads a cache too.
 Loading never runs code: the arrays are read with np.frombuffer from the mapping.
 
 The format, version 1
@@ -47,7 +48,9 @@ of 64::
     ... + align(... + i z)              data     z values
 
 with zero bytes in the gaps. The block's length runs from `o` to the end of its data (so an
-array starts on a 64-byte boundary and can be mapped without a copy).
+array starts on a 64-byte boundary and can be mapped without a copy). indptr has the dtype of
+the indices: SciPy and linsvm's kernels take one index dtype for both, and would copy a mixed
+pair.
 
 Block table, at the offset in the header (a multiple of 64), one 40-byte entry per block::
 
@@ -58,8 +61,11 @@ and nothing after it: the file ends with the table (the header's file size says 
 
 The header is written last, once the whole text has been read (n_features is known only then),
 and the file is renamed over the target only when complete: a cache is either whole or absent.
-A truncated, corrupt, foreign or newer file is refused (`CacheFormatError`) before any of its
-data is used.
+A truncated, foreign or newer file, or a damaged header or table, is refused
+(`CacheFormatError`) when it is opened; a block's checksum and structure (indptr from 0 to nnz
+without decreasing, columns ascending within a row and below n_features) are checked before its
+rows are first served. The checksums catch damage, not forgery; the structure check is what
+keeps a crafted file from making a kernel read outside its arrays.
 """
 
 from __future__ import annotations
@@ -498,6 +504,8 @@ class Cache:
     zero_based : bool
         Whether the text the cache was made from had 0-based indices.
 
+    Methods: `block(k)` (one block over the mapping), `blocks(k0, k1)` and `read()` (copies),
+    `labels()`, `prefetch(k)` and `release(k)` (advice to the OS about a block's pages).
     Use it as a context manager, or call `close`; matrices returned by `block` stay valid
     after `close` (the mapping lasts as long as they do).
     """
@@ -581,6 +589,17 @@ class Cache:
         X = sp.csr_matrix((data, indices, indptr), shape=(len(y), self.n_features), copy=False)
         X.has_canonical_format = True  # checked when the cache was written (and by verify)
         return X, y
+
+    def labels(self) -> np.ndarray:
+        """All the labels (float64, shape (n_rows,)), copied from every block without reading
+        their other arrays (so without checking checksums: `block` checks them when the
+        block's rows are used). For the classes of a problem before its blocks are read."""
+        y = np.empty(self.n_rows, dtype=np.float64)
+        for k in range(self.n_blocks):
+            offset, n_rows = int(self._table["offset"][k]), int(self._table["n_rows"][k])
+            y[self.row_starts[k] : self.row_starts[k + 1]] = np.frombuffer(
+                self._map, dtype="<f8", count=n_rows, offset=offset)
+        return y
 
     def prefetch(self, k: int) -> None:
         """Ask the kernel to start reading block `k` from disk (returns at once)."""

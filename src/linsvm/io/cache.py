@@ -315,7 +315,7 @@ class _Writer:
 
         def labels():
             for p, a, b in parts:
-                yield p.labels[a:b]
+                yield p.labels[a:b].astype("<f8", copy=False)
 
         def indptr():
             yield np.zeros(1, dtype=idx)

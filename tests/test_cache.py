@@ -228,6 +228,15 @@ def test_qid_ignored_and_refused_on_read(tmp_path):
         read_libsvm(target, query_id=True)
 
 
+def test_a_cache_is_known_by_its_bytes_not_its_name(tmp_path):
+    source, target, _ = convert(tmp_path, b"1 1:1 3:2\n2 2:1\n")
+    for name in ("data.txt", "data.gz", "data.xz", "data"):
+        renamed = tmp_path / "renamed" / name
+        renamed.parent.mkdir(exist_ok=True)
+        renamed.write_bytes(target.read_bytes())
+        assert_identical(read_libsvm(renamed), read_libsvm(source))
+
+
 def test_read_libsvm_options_on_a_cache(tmp_path):
     source, target, _ = convert(tmp_path, b"1 1:1 3:2\n2 2:1\n")
     assert_identical(read_libsvm(target, n_features=10), read_libsvm(source, n_features=10))

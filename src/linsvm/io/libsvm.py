@@ -97,6 +97,12 @@ def read_libsvm(
     is read in blocks and parsed in ``n_jobs`` threads; the result does not depend on
     ``n_jobs``.
 
+    A binary cache (`linsvm.io.write_cache`) is recognised by its first bytes, whatever its
+    name, and gives the arrays of the text it was made from: `dtype` casts its values (a
+    float32 cache read as float64 gives the float32 values), `n_features` applies as for
+    text, `zero_based` does not apply (the cache's columns were fixed when it was written)
+    and ``query_id=True`` is refused (a cache keeps no qid).
+
     Parameters
     ----------
     path : str or os.PathLike

@@ -407,6 +407,33 @@ def test_failed_conversion_leaves_the_target(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt", "out.lsvc"]
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    text=TEXTS,
+    bad=st.sampled_from(["x 1:1\n", "1 2:1 1:1\n", "1 0:1\n", "1 1:nan\n", "1 3:1 3:2\n",
+                         "1 qid:x 1:1\n", "1 1:1e999\n"]),
+    where=st.floats(0, 1),
+    n_jobs=st.sampled_from([1, 2]),
+)
+def test_malformed_text_same_error_as_the_reader(tmp_path_factory, text, bad, where, n_jobs):
+    """The first fault of the text, with its line, exactly as read_libsvm reports it; the
+    target never appears."""
+    lines = text.decode().splitlines(keepends=True)
+    at = int(where * len(lines))
+    text = "".join(lines[:at]).encode() + bad.encode() + "".join(lines[at:]).encode()
+    tmp_path = tmp_path_factory.mktemp("bad")
+    source = tmp_path / "bad.txt"
+    source.write_bytes(text)
+    with reader_sizes(64):
+        with pytest.raises(DataFormatError) as expected:
+            read_libsvm(source, n_jobs=n_jobs)
+        with pytest.raises(DataFormatError) as got:
+            write_cache(source, tmp_path / "bad.lsvc", block_bytes=100, n_jobs=n_jobs)
+    assert type(got.value) is type(expected.value)
+    assert str(got.value) == str(expected.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"]
+
+
 def test_missing_folder_names_the_target(tmp_path):
     source = tmp_path / "a.txt"
     source.write_bytes(b"1 1:1\n")

@@ -229,7 +229,7 @@ class _Writer:
     pieces without copying them first (a piece may spread over several blocks). Until the
     end it is not known whether the index dtype must be int64 or, with zero_based="auto",
     whether the text is 0-based: blocks are written for int32 and 1-based text, and in the
-    rare file that proves otherwise the blocks already written are rewritten once.
+    rare file that proves otherwise the blocks already written are rewritten (once for each).
     """
 
     def __init__(self, target: str, options, block_bytes: int) -> None:

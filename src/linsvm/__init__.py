@@ -3,6 +3,7 @@
 from .errors import DataFormatError, InvalidInputError, LinsvmError, ModelFormatError
 from .features import FeatureMap, hash_tokens
 from .io import read_libsvm, write_libsvm
+from .io.cache import CacheFormatError, open_cache, write_cache
 from .model import Model, load_model
 from .solvers import Progress, Solution
 from .training import ConvergenceWarning, TrainingInterrupted, cross_validation, train
@@ -28,6 +29,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "CacheFormatError",
     "ConvergenceWarning",
     "DataFormatError",
     "FeatureMap",
@@ -46,7 +48,9 @@ __all__ = [
     "cross_validation",
     "hash_tokens",
     "load_model",
+    "open_cache",
     "read_libsvm",
     "train",
+    "write_cache",
     "write_libsvm",
 ]

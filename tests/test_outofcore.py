@@ -203,3 +203,46 @@ def test_block_minimisation_stays_within_its_memory(tmp_path):
     assert whole > csr_bytes  # the measure sees the whole data
     # the shares are an estimate of the solver's and the allocator's use: 15% slack
     assert blocks < 1.15 * allowance, (blocks, allowance)
+
+
+@pytest.mark.parametrize("stop_after", [1, 4, 9])
+def test_checkpoint_and_resume_give_the_uninterrupted_model(tmp_path, monkeypatch, stop_after):
+    """A run stopped after some blocks (as Ctrl-C does, between blocks) and resumed from its
+    checkpoint ends with the same w and alpha as the run that was never stopped."""
+    from linsvm.outofcore import _BlockCheckpoints
+
+    X, y = problem(n_rows=700, seed=11)
+    options = dict(solver=3, C=0.7, eps=1e-5, max_outer=500, max_block_bytes=1)
+    whole = train_blocks(ArrayBlocks(X, y, 4), **options)
+    path = tmp_path / "run.ckpt"
+    saves = []
+    real_save = _BlockCheckpoints.save
+
+    def save_then_stop(self, outer, group, *args):
+        real_save(self, outer, group, *args)
+        saves.append((outer, group))
+        if len(saves) == stop_after:
+            raise KeyboardInterrupt  # stands for the end of the process
+
+    with monkeypatch.context() as patch:
+        patch.setattr(_BlockCheckpoints, "save", save_then_stop)
+        patch.setattr(_BlockCheckpoints, "due", lambda self: True)
+        with pytest.raises(KeyboardInterrupt):
+            train_blocks(ArrayBlocks(X, y, 4), checkpoint=path, **options)
+    resumed = train_blocks(ArrayBlocks(X, y, 4), resume=path, **options)
+    np.testing.assert_array_equal(resumed.results_[0].w, whole.results_[0].w)
+    np.testing.assert_array_equal(resumed.results_[0].alpha, whole.results_[0].alpha)
+    assert resumed.results_[0].n_iter == whole.results_[0].n_iter
+
+
+def test_a_checkpoint_of_another_run_is_refused(tmp_path):
+    X, y = problem(n_rows=300, seed=12)
+    path = tmp_path / "run.ckpt"
+    train_blocks(ArrayBlocks(X, y, 3), solver=1, max_block_bytes=1, checkpoint=path)
+    with pytest.raises(InvalidInputError, match="C differs"):
+        train_blocks(ArrayBlocks(X, y, 3), solver=1, C=2.0, max_block_bytes=1, resume=path)
+    with pytest.raises(InvalidInputError, match="groups differs"):
+        train_blocks(ArrayBlocks(X, y, 3), solver=1, max_block_bytes=10**9, resume=path)
+    (tmp_path / "junk").write_bytes(b"not a checkpoint")
+    with pytest.raises(InvalidInputError, match="not a readable"):
+        train_blocks(ArrayBlocks(X, y, 3), solver=1, max_block_bytes=1, resume=tmp_path / "junk")

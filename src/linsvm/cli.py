@@ -103,7 +103,8 @@ options:
 Data larger than memory (-s 1 and 3):
 --memory size : train by block minimisation in about this much memory (e.g. 2G, 512M):
     the data (a cache from "linsvm cache", or text converted to a temporary one) is read a
-    block at a time; --max-iter caps the outer iterations (default 100)
+    block at a time; --max-iter caps the outer iterations (default 100); Ctrl-C stops
+    after the current block; --checkpoint / --resume as for the other solvers
 Feature maps (the model file then starts with a feature_map line; predict applies it):
 --poly2 : train on the degree-2 map: x, the squares and all pairwise products
 --gamma g, --coef0 r : scale it as the polynomial kernel (g x'x' + r)^2 (default g = 1/n,
@@ -333,7 +334,6 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             for flag, given in (
                 ("-v", opts.n_folds > 0), ("-C", opts.find_C), ("-W", opts.weight_file),
                 ("--poly2/--hash-bits", opts.poly2 or opts.hash_bits is not None),
-                ("--checkpoint", opts.checkpoint), ("--resume", opts.resume),
             )
             if given
         ]  # fmt: skip
@@ -594,6 +594,8 @@ def _train_in_blocks(opts: TrainOptions) -> int:
                 path, memory=memory, solver=opts.solver, C=opts.C, eps=opts.eps,
                 bias=opts.bias, class_weight=opts.class_weight or None, seed=opts.seed,
                 max_outer=opts.max_iter or 100, verbose=not opts.quiet,
+                checkpoint=opts.checkpoint, checkpoint_every=opts.checkpoint_every,
+                resume=opts.resume,
             )  # fmt: skip
     seconds = time.perf_counter() - start
     if model.stop_signal is not None or model.interrupted:

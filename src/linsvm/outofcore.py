@@ -25,10 +25,14 @@ Multi-class problems are one-vs-rest, all classes sharing each read of a block.
 from __future__ import annotations
 
 import ctypes
+import io
+import json
 import math
+import os
 import sys
 import time
 import warnings
+import zipfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -39,9 +43,11 @@ import scipy.sparse as sp
 from numba import njit
 
 from . import solvers
+from .checkpoint import DEFAULT_EVERY_SECONDS, fingerprint
 from .data import as_csr, check_labels, group_labels
 from .errors import InvalidInputError
 from .interrupts import stop_on_signals
+from .io._atomic import atomic_write_bytes
 from .model import Model
 from .objective import LOSS_HINGE, LOSS_SQUARED_HINGE, loss_sum, svm_dual_alpha_terms
 from .solvers import Solution, Subproblem
@@ -109,6 +115,10 @@ class ArrayBlocks:
     def labels(self) -> np.ndarray:
         return self.y
 
+    def identity(self) -> list:
+        """What a checkpoint must match: the data's fingerprint and the blocks."""
+        return [fingerprint(self.X, self.y, None), self.bounds.tolist()]
+
 
 class CacheBlocks:
     """A ``BlockSource`` over a binary cache (``linsvm cache``): its stored blocks, copied
@@ -133,6 +143,12 @@ class CacheBlocks:
 
     def labels(self) -> np.ndarray:
         return self.cache.labels()
+
+    def identity(self) -> list:
+        """What a checkpoint must match: sizes and the checksum of the block table (which
+        holds every block's checksum)."""
+        cache = self.cache
+        return [self.n_rows, self.n_features, int(cache.nnz), self.n_blocks, cache.checksum]
 
 
 def train_cache(path, memory: str | int = "2G", **params) -> Model:
@@ -249,6 +265,9 @@ def train_blocks(
     on_outer: Callable[[OuterProgress], None] | None = None,
     max_block_bytes: int | None = None,
     selective: bool = True,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: float = DEFAULT_EVERY_SECONDS,
+    resume: str | os.PathLike | None = None,
 ) -> Model:
     """Train -s 1 or -s 3 by block minimisation over ``source``, in about ``memory`` bytes.
 
@@ -261,8 +280,13 @@ def train_blocks(
     ``OuterProgress``. ``max_block_bytes`` caps a training block below what ``memory`` allows
     (smaller blocks: less memory, more outer iterations). ``selective`` (Chang and Roth, KDD
     2011): rows of other blocks with alpha > 0, up to a block's worth of memory, join every
-    block's solve (see ``_SupportCache``). Ctrl-C stops at the end of the
-    current block's pass and returns the current model (``model.interrupted``). Returns the
+    block's solve (see ``_SupportCache``). Ctrl-C stops after the current block (a second one
+    at once) and returns the current model (``model.interrupted``; its primal and gap NaN:
+    no pass over the data is made for them). ``checkpoint``: the run's state (w, alpha, the
+    outer iteration's sums, the kept support vectors) is saved there atomically after a block
+    when ``checkpoint_every`` seconds have passed, on Ctrl-C, and at the end; ``resume`` from
+    it continues to the model the uninterrupted run gives (the same data, options and
+    memory, else a one-line error). Returns the
     Model, with one Solution per binary sub-problem (alpha, primal, dual and gap at the
     returned w).
     """
@@ -323,59 +347,68 @@ def train_blocks(
     eps_all = max(tolerance)
 
     results: list[Solution | None] = [None] * n_vectors
-    iterations = 0
+    run = _PassState.fresh(W, alpha, targets, loss)
+    first_outer, first_group = 1, 0
+    meta = None
+    if checkpoint is not None or resume is not None:
+        meta = _run_meta(source, spec.number, params, class_weight, inner_iter, seed, selective,
+                         groups, support.capacity)  # fmt: skip
+    if resume is not None:
+        first_outer, first_group = _restore(resume, meta, W, alpha, run, support)
+    saver = _BlockCheckpoints(checkpoint, checkpoint_every, meta)
+    iterations = first_outer - 1
     verified = False
     interrupted = False
-    with stop_on_signals() as stop, _CyclicReader(source, groups) as reader:
-        for outer in range(1, max_outer + 1):
-            start = time.perf_counter()
-            mb = 0.0
-            w_start = W.copy()
-            dual_start = [
-                _dual_value(W[k], alpha[k], targets[k][1], loss) for k in range(n_vectors)
-            ]
-            loss_at_start = np.zeros(n_vectors)
-            pg_max = np.full(n_vectors, -np.inf)
-            pg_min = np.full(n_vectors, np.inf)
-            for g, (r0, r1) in enumerate(row_ranges):
+    with stop_on_signals() as stop, _CyclicReader(source, groups, first_group) as reader:
+        for outer in range(first_outer, max_outer + 1):
+            if first_group == 0:
+                run = _PassState.fresh(W, alpha, targets, loss)
+            for g in range(first_group, len(groups)):
+                r0, r1 = row_ranges[g]
                 X_b, megabytes = reader.next()
-                mb += megabytes
+                run.mb += megabytes
                 # the block's rows, then the kept support vectors of the other blocks
                 X_solve, rows = support.join(X_b, r0, r1)
                 for k in range(n_vectors):
                     y_b = targets[k][0][r0:r1]
                     c_b = targets[k][1][r0:r1]
-                    loss_at_start[k] += loss_sum(
-                        X_b.indptr, X_b.indices, X_b.data, params.bias, y_b, c_b, w_start[k], loss
-                    )
+                    run.loss_at_start[k] += loss_sum(
+                        X_b.indptr, X_b.indices, X_b.data, params.bias, y_b, c_b,
+                        run.w_start[k], loss,
+                    )  # fmt: skip
                     first: list[tuple[float, float]] = []
                     sub = Subproblem(
                         X_solve, targets[k][0][rows], targets[k][1][rows], eps=tolerance[k],
                         max_iter=inner_iter, bias=params.bias, seed=seed + outer * 7919 + g,
                         alpha0=alpha[k, rows], w0=W[k], options={"shrinking": True},
                     )  # fmt: skip
-                    sol = spec.solve(sub, _first_pass_hook(first, stop.hook))
+                    # no stop hook: a block's solve is short, and a stop between blocks
+                    # leaves a state a checkpoint resumes exactly
+                    sol = spec.solve(sub, _first_pass_hook(first))
                     W[k] = sol.w
                     alpha[k, rows] = sol.alpha
                     if first:
-                        pg_max[k] = max(pg_max[k], first[0][0])
-                        pg_min[k] = min(pg_min[k], first[0][1])
-                    if sol.stop_reason == INTERRUPTED or stop.requested:
-                        interrupted = True
-                        break
+                        run.pg_max[k] = max(run.pg_max[k], first[0][0])
+                        run.pg_min[k] = min(run.pg_min[k], first[0][1])
+                del X_solve, rows
+                support.update(X_b, r0, r1, alpha)
+                del X_b
+                interrupted = stop.requested
+                if saver.due() or (interrupted and saver.path is not None):
+                    saver.save(outer, g + 1, W, alpha, run, support)
                 if interrupted:
                     break
-                support.update(X_b, r0, r1, alpha)
-            iterations = outer
+            first_group = 0
             if interrupted:
                 break
-            measure = max(_measure(pg_max[k], pg_min[k]) for k in range(n_vectors))
+            iterations = outer
+            measure = max(_measure(run.pg_max[k], run.pg_min[k]) for k in range(n_vectors))
             primal_start = [
-                0.5 * sq_norm(w_start[k]) + loss_at_start[k] for k in range(n_vectors)
+                0.5 * sq_norm(run.w_start[k]) + run.loss_at_start[k] for k in range(n_vectors)
             ]
             report = OuterProgress(
-                outer, len(groups), measure, primal_start, dual_start,
-                time.perf_counter() - start, mb,
+                outer, len(groups), measure, primal_start, list(run.dual_start),
+                time.perf_counter() - run.started, run.mb,
             )  # fmt: skip
             if verbose:
                 _print_outer(report)
@@ -394,13 +427,19 @@ def train_blocks(
                         for k in range(n_vectors)
                     ]  # fmt: skip
                     break
-        if not verified:
+        if not verified and not interrupted:
             reader.restart()
             final_loss = _verify(reader, row_ranges, W, alpha, targets, params.bias, loss)[1]
+    if saver.path is not None and not interrupted:
+        saver.save(iterations + 1, 0, W, alpha, _PassState.fresh(W, alpha, targets, loss),
+                   support)  # fmt: skip
     if not verified:
         reason = INTERRUPTED if interrupted else MAX_ITER
+        # interrupted: no pass over the data for P(w) (a stop should be prompt); the dual
+        # needs none
+        losses = np.full(n_vectors, np.nan) if interrupted else final_loss
         results = [
-            _solution(spec.number, W[k], alpha[k], final_loss[k], targets[k][1], loss,
+            _solution(spec.number, W[k], alpha[k], losses[k], targets[k][1], loss,
                       iterations, reason)
             for k in range(n_vectors)
         ]  # fmt: skip
@@ -499,17 +538,121 @@ def _return_freed_arrays_to_the_system() -> None:
     mallopt(m_mmap_threshold, 128 << 10)
 
 
-def _first_pass_hook(first: list, stop_hook) -> Callable[[Progress], bool]:
-    """A hook that records the first inner pass's projected-gradient extremes, then defers
-    to ``stop_hook`` (Ctrl-C)."""
+def _first_pass_hook(first: list) -> Callable[[Progress], bool]:
+    """A hook that records the first inner pass's projected-gradient extremes."""
 
     def hook(progress: Progress) -> bool:
         if not first:
             first.append((progress.figures["pg_max"], progress.figures["pg_min"]))
-        return stop_hook(progress)
+        return True
 
     hook.every_iteration = False
     return hook
+
+
+@dataclass
+class _PassState:
+    """What an outer iteration accumulates over its blocks (saved in checkpoints)."""
+
+    w_start: np.ndarray  # (n_vectors, n_weights): w when the iteration started
+    dual_start: np.ndarray  # (n_vectors,): D(alpha) then
+    loss_at_start: np.ndarray  # (n_vectors,): the loss at w_start of the blocks done
+    pg_max: np.ndarray  # (n_vectors,): first-pass projected-gradient extremes so far
+    pg_min: np.ndarray
+    mb: float = 0.0
+    started: float = 0.0
+
+    @classmethod
+    def fresh(cls, W, alpha, targets, loss) -> _PassState:
+        n = W.shape[0]
+        dual = np.array([_dual_value(W[k], alpha[k], targets[k][1], loss) for k in range(n)])
+        return cls(W.copy(), dual, np.zeros(n), np.full(n, -np.inf), np.full(n, np.inf),
+                   0.0, time.perf_counter())  # fmt: skip
+
+
+_STATE_ARRAYS = ("w_start", "dual_start", "loss_at_start", "pg_max", "pg_min")
+
+
+def _run_meta(source, solver, params, class_weight, inner_iter, seed, selective, groups,
+              support_capacity) -> dict:  # fmt: skip
+    """What a checkpoint must match to be resumed: the data and everything that decides the
+    path (the blocks' grouping follows the memory budget)."""
+    identity = getattr(source, "identity", None)
+    return {
+        "format": "linsvm-blocks-checkpoint",
+        "version": 1,
+        "data": identity() if identity else [source.n_rows, source.n_features],
+        "solver": solver,
+        "C": params.C,
+        "eps": params.eps,
+        "bias": params.bias,
+        "class_weight": sorted((repr(k), float(v)) for k, v in (class_weight or {}).items()),
+        "inner_iter": inner_iter,
+        "seed": seed,
+        "selective": selective,
+        "groups": [list(map(int, g)) for g in groups],
+        "support_capacity": int(support_capacity),
+    }
+
+
+class _BlockCheckpoints:
+    """Atomic .npz checkpoints of a block run (plain arrays, JSON meta, no pickle)."""
+
+    def __init__(self, path, every: float, meta: dict | None) -> None:
+        self.path = None if path is None else os.fspath(path)
+        self.every = float(every)
+        self.meta = meta
+        self.last = time.perf_counter()
+
+    def due(self) -> bool:
+        return self.path is not None and time.perf_counter() - self.last >= self.every
+
+    def save(self, outer: int, group: int, W, alpha, run: _PassState, support) -> None:
+        meta = dict(self.meta, outer=outer, group=group, mb=run.mb,
+                    rng=support.rng.bit_generator.state)  # fmt: skip
+        arrays = {name: getattr(run, name) for name in _STATE_ARRAYS}
+        arrays.update(W=W, alpha=alpha, support_rows=support.rows)
+        if support.X is not None:
+            arrays.update(support_data=support.X.data, support_indices=support.X.indices,
+                          support_indptr=support.X.indptr)  # fmt: skip
+        buffer = io.BytesIO()
+        np.savez(buffer, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+                 **arrays)  # fmt: skip
+        atomic_write_bytes(self.path, buffer.getvalue())
+        self.last = time.perf_counter()
+
+
+def _restore(path, meta: dict, W, alpha, run: _PassState, support) -> tuple[int, int]:
+    """Load a checkpoint into the run's arrays; (outer iteration, block) to continue from."""
+    name = os.fsdecode(os.fspath(path))
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            arrays = {key: saved[key] for key in saved.files}
+        stored = json.loads(arrays.pop("meta").tobytes().decode())
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise InvalidInputError(f"{name}: not a readable block checkpoint ({exc})") from None
+    if stored.get("format") != meta["format"]:
+        raise InvalidInputError(f"{name}: not a checkpoint of block minimisation")
+    for key, value in meta.items():
+        if json.loads(json.dumps(value)) != stored.get(key):
+            raise InvalidInputError(
+                f"{name}: the checkpoint is of another run ({key} differs); resume with the "
+                "same data, options and --memory"
+            )
+    W[:] = arrays["W"]
+    alpha[:] = arrays["alpha"]
+    for key in _STATE_ARRAYS:
+        setattr(run, key, arrays[key])
+    run.mb, run.started = float(stored["mb"]), time.perf_counter()
+    support.rows = arrays["support_rows"]
+    if "support_data" in arrays:
+        n_cols = W.shape[1] - (1 if meta["bias"] >= 0 else 0)
+        support.X = sp.csr_matrix(
+            (arrays["support_data"], arrays["support_indices"], arrays["support_indptr"]),
+            shape=(support.rows.shape[0], n_cols),
+        )
+    support.rng.bit_generator.state = stored["rng"]
+    return int(stored["outer"]), int(stored["group"])
 
 
 def _dual_value(w: np.ndarray, alpha: np.ndarray, C: np.ndarray, loss: int) -> float:
@@ -521,14 +664,14 @@ class _CyclicReader:
     """The training blocks in turn, round and round, each read in a background thread while
     the one before it is used: at most two blocks in memory."""
 
-    def __init__(self, source: BlockSource, groups: list[tuple[int, int]]) -> None:
+    def __init__(self, source: BlockSource, groups: list[tuple[int, int]], start: int = 0):
         self.source = source
         self.groups = groups
         nbytes = source.block_nbytes()
         self.megabytes = [float(nbytes[k0:k1].sum()) / 2**20 for k0, k1 in groups]
         self.pool = ThreadPoolExecutor(max_workers=1)
-        self.position = 0
-        self.pending = self.pool.submit(source.blocks, *groups[0])
+        self.position = start % len(groups)
+        self.pending = self.pool.submit(source.blocks, *groups[self.position])
 
     def next(self) -> tuple[sp.csr_matrix, float]:
         """The next block's rows (and the megabytes read for it)."""

@@ -542,6 +542,12 @@ class Cache:
         _check_table(name, self._table, self, table_offset)
         self._verified = np.zeros(n_blocks, dtype=bool)
 
+    @property
+    def checksum(self) -> int:
+        """CRC-32 of the block table, which holds every block's own checksum: what identifies
+        the data (e.g. for a checkpoint of a run over it)."""
+        return zlib.crc32(np.ascontiguousarray(self._table).view(np.uint8))
+
     def __enter__(self) -> Cache:
         return self
 

@@ -27,6 +27,17 @@ SECTIONS = [
     ("Cross-validation on every core (bench_cv.py)", "RESULTS-cv.md"),
     ("Prediction on every core (bench_predict.py)", "RESULTS-predict.md"),
     ("Reader (bench_reader.py)", "RESULTS-reader.md"),
+    ("Multi-core peers: -s 1 / -s 3 on 1 and 2 threads (bench_multicore.py)",
+     "RESULTS-multicore.md"),
+    ("Threaded DCD schemes, measured and rejected (bench_dcd_threads.py)",
+     "RESULTS-dcd-threads.md"),
+    ("The Newton solvers on 1 and 2 threads (bench_threads_primal.py)",
+     "RESULTS-threads-primal.md"),
+    ("Degree-2 maps and hashing vs kernel SVMs and scikit-learn (bench_poly2.py)",
+     "RESULTS-poly2.md"),
+    ("The binary cache vs text (bench_cache.py)", "RESULTS-cache.md"),
+    ("Data larger than memory: block minimisation vs in-memory and Vowpal Wabbit "
+     "(bench_outofcore.py)", "RESULTS-outofcore.md"),
     ("Memory (bench_memory.py)", "RESULTS-memory.md"),
     ("Start-up and compilation (bench_startup.py)", "RESULTS-startup.md"),
 ]  # fmt: skip

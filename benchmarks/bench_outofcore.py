@@ -68,6 +68,7 @@ from .common import (
     fmt_ratio,
     fmt_sci,
     fmt_seconds,
+    git_description,
     markdown_table,
     report_header,
     write_report,
@@ -562,6 +563,19 @@ def report(res: dict, args, capacity: list[float]) -> list[str]:
     return lines
 
 
+def _src_state() -> tuple[str, str]:
+    """(HEAD's description, a digest of src/ as it is in the working tree): whether the code
+    measured changed during the run (HEAD alone moves with commits of other files)."""
+    try:
+        tree = subprocess.run(["git", "-C", str(REPO_ROOT), "diff", "HEAD", "--", "src"],
+                              capture_output=True, text=True, check=True).stdout
+        head = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD:src"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return git_description(), ""
+    return git_description(), head + str(hash(tree))
+
+
 def _version(name: str) -> str:
     from .common import package_version
 
@@ -595,8 +609,12 @@ def main(argv=None) -> None:
     if shutil.which("sed") is None or shutil.which("head") is None:
         raise SystemExit("needs sed, head, tail and wc")
     capacity = [two_thread_capacity()]
+    code_at_start = _src_state()
     res = summarise(run(args))
     capacity.append(two_thread_capacity())
+    if _src_state() != code_at_start:
+        res["notes"].append(f"src/ changed during the run (it started at commit "
+                            f"{code_at_start[0]}): the figures may mix versions")
     folder = Path(res["text"]).with_name(Path(res["text"]).stem + "-outofcore")
     (folder / "results.json").write_text(json.dumps(res, indent=1, default=str))
     write_report(report(res, args, capacity), args.out)

@@ -201,8 +201,9 @@ def test_block_minimisation_stays_within_its_memory(tmp_path):
     blocks, whole = growth("blocks"), growth("whole")
     print(f"growth: blocks {blocks >> 20} MB, whole {whole >> 20} MB, CSR {csr_bytes >> 20} MB")
     assert whole > csr_bytes  # the measure sees the whole data
-    # the shares are an estimate of the solver's and the allocator's use: 15% slack
-    assert blocks < 1.15 * allowance, (blocks, allowance)
+    # the shares are an estimate of the solver's and the allocator's use (measured 40-42 MB
+    # here): 30% slack, still well below the data the control holds
+    assert blocks < 1.3 * allowance < 0.75 * whole, (blocks, allowance, whole)
 
 
 @pytest.mark.parametrize("stop_after", [1, 4, 9])
@@ -246,3 +247,29 @@ def test_a_checkpoint_of_another_run_is_refused(tmp_path):
     (tmp_path / "junk").write_bytes(b"not a checkpoint")
     with pytest.raises(InvalidInputError, match="not a readable"):
         train_blocks(ArrayBlocks(X, y, 3), solver=1, max_block_bytes=1, resume=tmp_path / "junk")
+
+
+def test_stored_blocks_larger_than_the_budget_are_split(tmp_path):
+    from linsvm.io.cache import open_cache, write_cache
+    from linsvm.outofcore import CacheBlocks
+
+    X, y = problem(n_rows=800, seed=13)
+    text = tmp_path / "d.txt"
+    linsvm.write_libsvm(X, y, text)
+    write_cache(text, tmp_path / "d.lsvc")  # one stored block
+    with open_cache(tmp_path / "d.lsvc") as cache:
+        whole = CacheBlocks(cache)
+        assert whole.n_blocks == 1
+        units = whole.split(3000)
+        assert units.n_blocks > 5 and units.block_rows().sum() == X.shape[0]
+        assert units.block_nbytes().max() <= 3000 + 16 + 12 * X.shape[1]
+        pieces = [units.blocks(k, k + 1) for k in range(units.n_blocks)]
+        np.testing.assert_array_equal(sp.vstack([p[0] for p in pieces]).toarray(), X.toarray())
+        np.testing.assert_array_equal(np.concatenate([p[1] for p in pieces]), y)
+        Xr, yr = units.blocks(2, 5)
+        r0, r1 = units.block_rows()[:2].sum(), units.block_rows()[:5].sum()
+        np.testing.assert_array_equal(Xr.toarray(), X[r0:r1].toarray())
+        reference = linsvm.train(X, y, solver=3, eps=1e-8, max_iter=100_000).results_[0].primal
+        model = train_blocks(whole, solver=3, eps=1e-6, max_outer=2000, max_block_bytes=3000)
+        assert len(model.results_[0].alpha) == X.shape[0]
+        assert abs(model.results_[0].primal - reference) <= 1e-6 * reference

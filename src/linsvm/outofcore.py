@@ -121,25 +121,78 @@ class ArrayBlocks:
 
 
 class CacheBlocks:
-    """A ``BlockSource`` over a binary cache (``linsvm cache``): its stored blocks, copied
-    into memory a range at a time and unmapped once copied (``Cache.blocks``)."""
+    """A ``BlockSource`` over a binary cache (``linsvm cache``): its stored blocks, or
+    (``split``) row ranges of them when a stored block is larger than a training block may be,
+    copied into memory a range at a time and unmapped once copied."""
 
-    def __init__(self, cache) -> None:
+    def __init__(self, cache, units: list[tuple[int, int, int]] | None = None) -> None:
         self.cache = cache
-        self.n_rows, self.n_features, self.n_blocks = cache.n_rows, cache.n_features, cache.n_blocks
+        self.n_rows, self.n_features = cache.n_rows, cache.n_features
         # the copy of a range takes int32 indices when they fit, as Cache.blocks makes it
-        self._entry_bytes = np.dtype(cache.dtype).itemsize + (
-            4 if max(cache.nnz, cache.n_features) < 2**31 else 8
-        )
+        self._index_dtype = np.int32 if max(cache.nnz, cache.n_features) < 2**31 else np.int64
+        self._entry_bytes = np.dtype(cache.dtype).itemsize + np.dtype(self._index_dtype).itemsize
+        # units: (stored block, first row, end row) within it; None: the stored blocks whole
+        self.units = units
+        if units is None:
+            self.n_blocks = cache.n_blocks
+            self._rows = cache.block_rows
+            self._nnz = cache.block_nnz
+        else:
+            self.n_blocks = len(units)
+            self._rows = np.array([r1 - r0 for _, r0, r1 in units], dtype=np.int64)
+            self._nnz = np.array([self._unit_nnz(u) for u in units], dtype=np.int64)
+
+    def _unit_nnz(self, unit: tuple[int, int, int]) -> int:
+        k, r0, r1 = unit
+        indptr = self.cache.block(k, verify=False)[0].indptr
+        return int(indptr[r1] - indptr[r0])
+
+    def split(self, max_bytes: int) -> CacheBlocks:
+        """The same rows in units of at most ``max_bytes`` (a row larger than that alone),
+        cutting the stored blocks that exceed it."""
+        units = []
+        for k in range(self.cache.n_blocks):
+            X, _ = self.cache.block(k, verify=False)
+            cost = np.cumsum(np.diff(X.indptr) * self._entry_bytes + 16)
+            r0 = 0
+            while r0 < X.shape[0]:
+                base = cost[r0 - 1] if r0 else 0
+                r1 = max(int(np.searchsorted(cost, base + max_bytes, side="right")), r0 + 1)
+                units.append((k, r0, min(r1, X.shape[0])))
+                r0 = units[-1][2]
+            del X
+            self.cache.release(k)
+        return CacheBlocks(self.cache, units)
 
     def block_rows(self) -> np.ndarray:
-        return self.cache.block_rows
+        return self._rows
 
     def block_nbytes(self) -> np.ndarray:
-        return self.cache.block_nnz * self._entry_bytes + self.cache.block_rows * 16
+        return self._nnz * self._entry_bytes + self._rows * 16
 
     def blocks(self, k0: int, k1: int) -> tuple[sp.csr_matrix, np.ndarray]:
-        return self.cache.blocks(k0, k1, n_jobs=1)
+        if self.units is None:
+            return self.cache.blocks(k0, k1, n_jobs=1)
+        n_rows, nnz = int(self._rows[k0:k1].sum()), int(self._nnz[k0:k1].sum())
+        data = np.empty(nnz, dtype=self.cache.dtype)
+        indices = np.empty(nnz, dtype=self._index_dtype)
+        indptr = np.zeros(n_rows + 1, dtype=self._index_dtype)
+        y = np.empty(n_rows)
+        row, pos = 0, 0
+        for k, r0, r1 in self.units[k0:k1]:
+            X, labels = self.cache.block(k)  # checked once per stored block
+            p0, p1 = int(X.indptr[r0]), int(X.indptr[r1])
+            data[pos : pos + p1 - p0] = X.data[p0:p1]
+            indices[pos : pos + p1 - p0] = X.indices[p0:p1]
+            indptr[row + 1 : row + 1 + r1 - r0] = X.indptr[r0 + 1 : r1 + 1] - p0 + pos
+            y[row : row + r1 - r0] = labels[r0:r1]
+            row, pos = row + r1 - r0, pos + p1 - p0
+            del X, labels
+            if r1 == self.cache.block_rows[k]:
+                self.cache.release(k)
+        X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, self.n_features), copy=False)
+        X.has_sorted_indices = True
+        return X, y
 
     def labels(self) -> np.ndarray:
         return self.cache.labels()
@@ -148,7 +201,7 @@ class CacheBlocks:
         """What a checkpoint must match: sizes and the checksum of the block table (which
         holds every block's checksum)."""
         cache = self.cache
-        return [self.n_rows, self.n_features, int(cache.nnz), self.n_blocks, cache.checksum]
+        return [self.n_rows, self.n_features, int(cache.nnz), cache.n_blocks, cache.checksum]
 
 
 def train_cache(path, memory: str | int = "2G", **params) -> Model:
@@ -336,6 +389,8 @@ def train_blocks(
     support_budget = block_budget if selective else 0
     if max_block_bytes is not None:
         block_budget = min(block_budget, int(max_block_bytes))
+    if hasattr(source, "split") and source.block_nbytes().max(initial=0) > block_budget:
+        source = source.split(block_budget)  # stored blocks too large for the budget
     groups = group_blocks(source.block_rows(), source.block_nbytes(), block_budget, n_vectors)
     # the kept support vectors take at most a training block's worth of memory
     nbytes = source.block_nbytes()
@@ -380,7 +435,8 @@ def train_blocks(
                     sub = Subproblem(
                         X_solve, targets[k][0][rows], targets[k][1][rows], eps=tolerance[k],
                         max_iter=inner_iter, bias=params.bias, seed=seed + outer * 7919 + g,
-                        alpha0=alpha[k, rows], w0=W[k], options={"shrinking": True},
+                        alpha0=alpha[k, rows], w0=W[k],
+                        options={"shrinking": True, "objectives": False},
                     )  # fmt: skip
                     # no stop hook: a block's solve is short, and a stop between blocks
                     # leaves a state a checkpoint resumes exactly

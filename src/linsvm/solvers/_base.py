@@ -65,7 +65,9 @@ class Subproblem:
     options : dict
         What only some solvers read: ``p`` (SVR tube), ``nu`` (one-class), ``shrinking``,
         ``bucket_size``, ``buckets_per_group``, ``n_classes`` (-s 4, whose ``y`` is the class
-        index and ``C`` the per-row cost C x class weight x sample weight).
+        index and ``C`` the per-row cost C x class weight x sample weight), ``objectives``
+        (False: the dual solvers skip the final primal/dual pass and report NaN, for callers
+        that compute them their own way).
     index, label : which sub-problem this is (one-vs-rest: the class index and label), for
         messages and hooks.
     n_threads : int

@@ -19,6 +19,7 @@ by row. ``bucket_size=1, buckets_per_group=1`` is a plain random permutation (LI
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -311,7 +312,8 @@ def run_dual(
     )
     converged = bool(istate[I_CONVERGED])
     finished = int(istate[I_ITER]) >= sub.max_iter
-    primal, dual, gap = values()
+    # a partition's caller (block minimisation) may have no use for them: a pass saved
+    primal, dual, gap = values() if sub.option("objectives", True) else (math.nan,) * 3
     return Solution(
         w=np.ascontiguousarray(w),
         n_iter=int(istate[I_ITER]),

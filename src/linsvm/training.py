@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -352,6 +353,8 @@ class _Problem:
         self.w0: dict[int, np.ndarray] = {}
         self.feature_map: FeatureMap | None = None  # the model's map, bound
         self.implicit_map: FeatureMap | None = None  # the same, when solvers form it
+        self._phi = None  # phi(X), once a fallback has needed it
+        self._lock = threading.Lock()
 
     @property
     def n_features(self) -> int:
@@ -359,6 +362,14 @@ class _Problem:
         if self.implicit_map is not None:
             return self.implicit_map.n_output
         return self.X.shape[1]
+
+    def materialised(self):
+        """phi(X) of the implicit map, formed once (under a lock: sub-problems run in
+        threads) when a solver without the implicit form needs it."""
+        with self._lock:
+            if self._phi is None:
+                self._phi = self.implicit_map.transform(self.X, n_jobs=1)
+            return self._phi
 
     def subproblem(self, slot: int) -> Subproblem:
         return self.make(slot).but(
@@ -644,8 +655,9 @@ class _Runner:
         fallback = SOLVERS[self.spec.fallback]
         factor = self.spec.fallback_tol_factor
         if sub.feature_map is not None and not fallback.implicit_map:
-            # the fallback needs phi(X) itself: formed now, only for this sub-problem
-            sub = sub.but(X=sub.feature_map.transform(sub.X, n_jobs=1), feature_map=None)
+            # the fallback needs phi(X) itself: formed when a first fallback needs it, then
+            # shared by the sub-problems (one-vs-rest: the same rows)
+            sub = sub.but(X=self.problem.materialised(), feature_map=None)
         fb_sub = sub.but(
             eps=factor * solvers.solver_tolerance(fallback, self.params.eps, sub.y),
             max_iter=fallback.max_iter,

@@ -49,9 +49,16 @@ from .errors import InvalidInputError
 from .interrupts import stop_on_signals
 from .io._atomic import atomic_write_bytes
 from .model import Model
-from .objective import LOSS_HINGE, LOSS_SQUARED_HINGE, loss_sum, svm_dual_alpha_terms
+from .objective import (
+    LOSS_HINGE,
+    LOSS_SQUARED_HINGE,
+    loss_sum,
+    loss_value,
+    svm_dual_alpha_terms,
+)
 from .solvers import Solution, Subproblem
 from .solvers._base import CONVERGED, INTERRUPTED, MAX_ITER, Progress
+from .solvers.dcd import pg_measure, svm_coordinate
 from .sparse_rows import row_dot, sq_norm
 from .training import TrainingInterrupted, class_costs, one_vs_rest
 
@@ -255,7 +262,8 @@ def group_blocks(
 @njit(cache=True, nogil=True)
 def _check_block(indptr, indices, data, bias, y, C, alpha, w, loss):
     """Over a block's rows at fixed w: (sum_i C_i xi(y_i w'x_i), max PG, min PG), PG the
-    projected gradient of the SVM dual (LIBLINEAR's stopping measure)."""
+    projected gradient of the SVM dual (LIBLINEAR's stopping measure), as the solver's own
+    coordinate step computes it."""
     squared = loss == LOSS_SQUARED_HINGE
     total = 0.0
     pg_max = -np.inf
@@ -263,31 +271,16 @@ def _check_block(indptr, indices, data, bias, y, C, alpha, w, loss):
     for i in range(y.shape[0]):
         if C[i] <= 0.0:
             continue
-        z = y[i] * row_dot(indptr, indices, data, bias, i, w)
-        a = alpha[i]
-        if squared:
-            d = max(0.0, 1.0 - z)
-            total += C[i] * d * d
-            g = z - 1.0 + a * 0.5 / C[i]
-            pg = min(g, 0.0) if a == 0.0 else g
-        else:
-            total += C[i] * max(0.0, 1.0 - z)
-            g = z - 1.0
-            if a == 0.0:
-                pg = min(g, 0.0)
-            elif a >= C[i]:
-                pg = max(g, 0.0)
-            else:
-                pg = g
+        dot = row_dot(indptr, indices, data, bias, i, w)
+        total += C[i] * loss_value(loss, y[i] * dot)
+        bound_or_diag = 0.5 / C[i] if squared else C[i]
+        # no shrinking: the step's PG only (its Qbar and new alpha are not used)
+        _, pg, _ = svm_coordinate(
+            alpha[i], y[i], dot, bound_or_diag, 1.0, squared, False, np.inf, -np.inf
+        )
         pg_max = max(pg_max, pg)
         pg_min = min(pg_min, pg)
     return total, pg_max, pg_min
-
-
-def _measure(pg_max: float, pg_min: float) -> float:
-    if pg_max < pg_min:
-        return 0.0
-    return max(pg_max - pg_min, abs(pg_max), abs(pg_min))
 
 
 @dataclass
@@ -458,7 +451,7 @@ def train_blocks(
             if interrupted:
                 break
             iterations = outer
-            measure = max(_measure(run.pg_max[k], run.pg_min[k]) for k in range(n_vectors))
+            measure = max(pg_measure(run.pg_max[k], run.pg_min[k]) for k in range(n_vectors))
             primal_start = [
                 0.5 * sq_norm(run.w_start[k]) + run.loss_at_start[k] for k in range(n_vectors)
             ]
@@ -769,7 +762,7 @@ def _verify(reader: _CyclicReader, row_ranges, W, alpha, targets, bias, loss):
             losses[k] += total
             pg_max[k] = max(pg_max[k], hi)
             pg_min[k] = min(pg_min[k], lo)
-    return max(_measure(pg_max[k], pg_min[k]) for k in range(W.shape[0])), losses
+    return max(pg_measure(pg_max[k], pg_min[k]) for k in range(W.shape[0])), losses
 
 
 def _solution(solver, w, alpha, loss_total, C, loss, n_iter, reason) -> Solution:

@@ -165,7 +165,7 @@ class FeatureMap:
         for_row_chunks(indptr, n_jobs, rows)
         out_ptr = np.zeros(n_rows + 1, dtype=np.int64)
         np.cumsum(lengths, out=out_ptr[1:])
-        _compact(room, out_ptr, cols, vals)
+        compact_rows(room, out_ptr, cols, vals)
         nnz = int(out_ptr[-1])
         cols, vals = cols[:nnz], vals[:nnz]
         if nnz < 0.9 * room[-1]:  # give back what the bound over-reserved
@@ -276,8 +276,9 @@ def _map_rows(indptr, indices, data, r0, r1, params, room, cols, vals, lengths) 
 
 
 @njit(cache=True, nogil=True)
-def _compact(room, out_ptr, cols, vals) -> None:
-    """Slide every row from its reserved place to its final one (never to the right)."""
+def compact_rows(room, out_ptr, cols, vals) -> None:
+    """Slide every row's entries from its reserved place ``room[i]`` to its final one
+    ``out_ptr[i]`` (never to the right): CSR built with room reserved per row, then closed up."""
     for i in range(out_ptr.shape[0] - 1):
         src = room[i]
         dst = out_ptr[i]

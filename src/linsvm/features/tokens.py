@@ -34,7 +34,7 @@ from numba import njit
 from ..errors import InvalidInputError
 from ..parallel import for_row_chunks
 from ._rows import mix64
-from .maps import MAX_HASH_BITS
+from .maps import MAX_HASH_BITS, compact_rows
 
 INPUT_TYPES = ("string", "dict", "pair")
 # Terminates every token in the joined buffer; so no token may contain it.
@@ -119,18 +119,6 @@ def _all_hashes(buf, ends):
         start = ends[t - 1] + 1 if t > 0 else 0
         out[t] = _token_hash(buf, start, ends[t])
     return out
-
-
-@njit(cache=True, nogil=True)
-def _compact(doc_ptr, out_ptr, cols, vals) -> None:
-    """Slide every document's entries from its reserved place to its final one (leftwards)."""
-    for d in range(out_ptr.shape[0] - 1):
-        src = doc_ptr[d]
-        dst = out_ptr[d]
-        if src != dst:
-            for t in range(out_ptr[d + 1] - dst):
-                cols[dst + t] = cols[src + t]
-                vals[dst + t] = vals[src + t]
 
 
 # -- Python side ------------------------------------------------------------------------------
@@ -319,7 +307,7 @@ def hash_tokens(
     for_row_chunks(doc_ptr, n_jobs, documents_)
     out_ptr = np.zeros(n_docs + 1, dtype=np.int64)
     np.cumsum(lengths, out=out_ptr[1:])
-    _compact(doc_ptr, out_ptr, cols, vals)
+    compact_rows(doc_ptr, out_ptr, cols, vals)
     nnz = int(out_ptr[-1])
     index_dtype = np.int32 if nnz <= np.iinfo(np.int32).max else np.int64
     out = sp.csr_matrix(

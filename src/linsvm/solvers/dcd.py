@@ -314,7 +314,7 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
 
     def report() -> tuple[float, dict]:
         pg = pg_extremes()
-        return _pg_measure(pg["pg_max"], pg["pg_min"]), {"n_active": int(istate[I_ACTIVE]), **pg}
+        return pg_measure(pg["pg_max"], pg["pg_min"]), {"n_active": int(istate[I_ACTIVE]), **pg}
 
     def values() -> tuple[float, float, float]:
         alpha = np.ascontiguousarray(rec[:, _ALPHA])
@@ -326,7 +326,7 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     )  # fmt: skip
 
 
-def _pg_measure(pg_max: float, pg_min: float) -> float:
+def pg_measure(pg_max: float, pg_min: float) -> float:
     """The quantity the stopping rule compares with eps; 0 if no row was visited."""
     if pg_max < pg_min:
         return 0.0

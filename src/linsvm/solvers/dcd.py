@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..errors import InvalidInputError
 from ..features._rows import mapped_axpy, mapped_dot, mapped_sq_norm, row_scratch
 from ..objective import LOSS_HINGE, LOSS_SQUARED_HINGE, svm_objectives
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
@@ -144,6 +145,7 @@ def dcd_svm_kernel(
     order,
     bucket_order,
     fparams,
+    sigma=1.0,
 ):
     """Run up to ``n_epochs`` outer iterations of DCD from the state given; update it in place.
 
@@ -153,7 +155,9 @@ def dcd_svm_kernel(
     rng: (1,) uint64. Work arrays, all zero / overwritten within an iteration: removed: (l,)
     uint8, order and bucket_order from ``order_buffers``. With ``fparams`` (not None) the
     rows are phi(x_i) of that feature map (``features._rows``), formed on the fly; None
-    compiles the plain kernel, the mapped code pruned away. Returns
+    compiles the plain kernel, the mapped code pruned away. ``sigma``: CoCoA+'s sigma'
+    (``_solve_svm_dual``): w is the local view, moved by sigma times each step, and the
+    records' Qbar_ii already hold sigma Q_ii + D_ii (``_prepare``). Returns
     when converged (istate[I_CONVERGED] = 1) or after n_epochs outer iterations.
     """
     inf = np.inf
@@ -189,10 +193,12 @@ def dcd_svm_kernel(
             pgmin_new = min(pgmin_new, pg)
             if abs(pg) > PG_ZERO:
                 rec[i, _ALPHA] = a_new
+                # (times sigma = 1.0 is exact: the plain solver's bits)
+                step = (a_new - a) * yi * sigma
                 if fparams is None:
-                    row_axpy(indptr, indices, data, bias, i, (a_new - a) * yi, w)
+                    row_axpy(indptr, indices, data, bias, i, step, w)
                 else:
-                    mapped_axpy(indptr, indices, data, bias, i, (a_new - a) * yi, w, fparams)
+                    mapped_axpy(indptr, indices, data, bias, i, step, w, fparams)
 
         if end_iteration(
             active, n_active, removed, trainable_rows, fstate, istate, pgmax_new, pgmin_new, eps
@@ -203,11 +209,12 @@ def dcd_svm_kernel(
 @njit(cache=True, nogil=True)
 def _prepare(
     indptr, indices, data, bias, y, C, loss, alpha0, add_to_w, w, rec, index_dtype, fparams,
-    cols, vals,
+    cols, vals, sigma=1.0,
 ):  # fmt: skip
     """Fill the per-row records; with ``add_to_w``, w += sum_i y_i alpha0_i x_i (warm start);
     return the trainable rows. ``fparams`` not None: the rows are phi(x_i) (``cols``/``vals``:
-    room for one mapped row)."""
+    room for one mapped row). The records' Qbar_ii is sigma Q_ii + D_ii (CoCoA+'s scaled
+    local problem; sigma = 1.0 gives Q_ii + D_ii exactly)."""
     for i in range(y.shape[0]):
         if fparams is None:
             sq = row_sq_norm(indptr, data, bias, i)
@@ -225,7 +232,7 @@ def _prepare(
                 bound_or_diag = C[i]
                 a = min(max(alpha0[i], 0.0), C[i])
         rec[i, _ALPHA] = a
-        rec[i, _QBAR] = sq + diag
+        rec[i, _QBAR] = sigma * sq + diag
         rec[i, _Y] = y[i]
         rec[i, _BOUND_OR_DIAG] = bound_or_diag
         if add_to_w and a != 0.0:
@@ -261,6 +268,17 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     over these rows' alpha only, and the returned w is the larger problem's (its change is
     the partition's delta w). Primal, dual and gap then score these rows only against that w.
 
+    CoCoA+'s local sub-problem (Ma et al., ICML 2015; ``linsvm.distributed``): option
+    ``sigma`` (sigma' >= 1, default 1.0, the plain solver bit for bit) with a partition's w0
+    minimises over these rows' alpha, with dw = sum_i y_i (alpha_i - alpha0_i) x_i,
+
+        w0'dw + sigma/2 ||dw||^2 + sum_i [D_ii/2 alpha_i^2 - alpha_i]   within the bounds,
+
+    so a step on row i reads the local view u = w0 + sigma dw: G = y_i u'x_i - 1 + D_ii alpha_i,
+    second derivative sigma Q_ii + D_ii, then u += sigma (alpha_i - alpha_i_old) y_i x_i. The
+    returned w is u, not the larger problem's w: the caller forms dw from the alphas (exact,
+    no cancellation) and passes ``objectives=False`` (the values at u mean nothing).
+
     Solution.alpha: (l,) the dual variables; figures: ``pg_max``, ``pg_min`` (the projected
     gradient's extremes in the last outer iteration), ``bucket_size``, ``buckets_per_group``
     (the order used). The hook's Progress has ``measure`` the stopping rule's quantity,
@@ -276,6 +294,7 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     bias = float(sub.bias)
     eps = float(sub.eps)
     shrinking = bool(sub.option("shrinking", True))
+    sigma = check_sigma(sub.option("sigma", 1.0))
     n_rows = X.shape[0]
     bucket_size, buckets_per_group = _dual.start_order(sub, y)
 
@@ -293,7 +312,7 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     cols, vals = row_scratch(X.indptr, fparams)
     trainable = _prepare(
         X.indptr, X.indices, X.data, bias, y, C, loss, alpha0, not partition, w, rec, index_dtype,
-        fparams, cols, vals,
+        fparams, cols, vals, sigma,
     )  # fmt: skip
     active, removed = _dual.active_set(trainable, n_rows)
     fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
@@ -306,7 +325,7 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
         dcd_svm_kernel(
             X.indptr, X.indices, X.data, bias, loss, rec, w, active, trainable, fstate, istate,
             rng, eps, n_epochs, shrinking, bucket_size, buckets_per_group, use_prefetch,
-            removed, order, bucket_order, fparams,
+            removed, order, bucket_order, fparams, sigma,
         )  # fmt: skip
 
     def pg_extremes() -> dict[str, float]:
@@ -324,6 +343,19 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
         sub, hook, solver, advance, state, w=w, alpha=rec[:, _ALPHA], report=report,
         values=values, figures=pg_extremes, order=(bucket_size, buckets_per_group),
     )  # fmt: skip
+
+
+def check_sigma(sigma) -> float:
+    """CoCoA+'s sigma' as a float, checked: finite and >= 1 (below 1 the local problems'
+    quadratic no longer bounds the partitions' joint change, and the added updates can
+    overshoot)."""
+    try:
+        value = float(sigma)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"sigma must be a number >= 1, got {sigma!r}") from None
+    if not (np.isfinite(value) and value >= 1.0):
+        raise InvalidInputError(f"sigma must be a number >= 1, got {sigma!r}")
+    return value
 
 
 def pg_measure(pg_max: float, pg_min: float) -> float:

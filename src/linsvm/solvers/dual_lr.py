@@ -41,8 +41,10 @@ from ..objective import lr_objectives
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
 from . import _dual
 from ._base import Hook, Solution, Subproblem
+from ._columns import check_w0
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER, prefetch_ahead, visiting_order
 from ._random import new_state
+from .dcd import check_sigma
 
 # LIBLINEAR 2.50 solve_l2r_lr_dual constants.
 MAX_INNER_ITER = 100  # inner Newton steps: the loop runs while inner_iter <= 100
@@ -82,13 +84,15 @@ def lr_dual_kernel(
     use_prefetch,
     order,
     bucket_order,
+    sigma=1.0,
 ):
     """Run up to ``n_epochs`` outer iterations from the state given; update it in place.
 
     rec: (l, 5) records (a_i, C_i - a_i, Q_ii, y_i, C_i); w: (n [+1],); rows: the rows with
     C_i > 0, ascending; fstate: (3,), istate: (4,), rng: (1,) uint64; order and bucket_order:
-    work arrays from ``order_buffers``. Returns when converged (istate[I_CONVERGED] = 1) or
-    after n_epochs.
+    work arrays from ``order_buffers``. ``sigma``: CoCoA+'s sigma' (``solve_lr_dual``): w is
+    the local view, moved by sigma times each step; the records' Q_ii already hold sigma Q_ii.
+    Returns when converged (istate[I_CONVERGED] = 1) or after n_epochs.
     """
     n_rows = rows.shape[0]
     rec_flat = rec.reshape(rec.size)
@@ -141,7 +145,8 @@ def lr_dual_kernel(
             if inner > 0:
                 rec[i, k1] = z
                 rec[i, k2] = c - z
-                row_axpy(indptr, indices, data, bias, i, sign * (z - z_old) * yi, w)
+                # (times sigma = 1.0 is exact: the plain solver's bits)
+                row_axpy(indptr, indices, data, bias, i, sign * (z - z_old) * yi * sigma, w)
 
         istate[I_ITER] += 1
         istate[_I_NEWTON] = newton_iter
@@ -155,8 +160,13 @@ def lr_dual_kernel(
 
 
 @njit(cache=True, nogil=True)
-def _prepare(indptr, indices, data, bias, y, C, alpha0, use_alpha0, w, rec, index_dtype):
-    """Fill the per-row records and w(alpha); return the rows with C_i > 0."""
+def _prepare(
+    indptr, indices, data, bias, y, C, alpha0, use_alpha0, add_to_w, w, rec, index_dtype,
+    sigma=1.0,
+):  # fmt: skip
+    """Fill the per-row records; with ``add_to_w``, w += w(alpha) over these rows; return the
+    rows with C_i > 0. The records' Q_ii is sigma Q_ii (CoCoA+'s scaled local problem; sigma =
+    1.0 gives Q_ii exactly)."""
     for i in range(y.shape[0]):
         sq = row_sq_norm(indptr, data, bias, i)
         c = C[i]
@@ -176,10 +186,10 @@ def _prepare(indptr, indices, data, bias, y, C, alpha0, use_alpha0, w, rec, inde
                         a, ca = c - lo, lo
         rec[i, _A] = a
         rec[i, _CA] = ca
-        rec[i, _QII] = sq
+        rec[i, _QII] = sigma * sq
         rec[i, _Y] = y[i]
         rec[i, _C] = c
-        if a != 0.0:
+        if add_to_w and a != 0.0:
             row_axpy(indptr, indices, data, bias, i, y[i] * a, w)
     return _dual.rows_with_cost(C, index_dtype)
 
@@ -191,6 +201,16 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
     the row); sub.eps: the tolerance of the absolute rule max_i |g'_i| < eps (so a warm start
     stops at a cold start's tolerance); sub.alpha0: (l,) a warm start, moved into (0, C) where
     outside. Options: ``bucket_size``, ``buckets_per_group`` (None: ``choose_order``'s).
+
+    A partition of a larger problem (workers: ``linsvm.distributed``), as in
+    ``dcd._solve_svm_dual``: with ``sub.w0`` given too, w starts at w0, which the caller
+    vouches is sum_j y_j alpha_j x_j over ALL rows, these rows' alpha0 included (alpha0 then
+    strictly inside (0, C_i), else moved inside as above and w0 no longer matches it exactly).
+    Option ``sigma`` (CoCoA+'s sigma' >= 1, default 1.0: the plain solver bit for bit) scales
+    the local problem's quadratic term: each one-variable problem reads the local view
+    u = w0 + sigma dw and has sigma Q_ii in place of Q_ii, and u moves by sigma times each step.
+    The returned w is then u: the caller forms dw = sum_i y_i (alpha_i - alpha0_i) x_i from the
+    alphas and passes ``objectives=False``.
 
     Solution.alpha: (l,) 0 < alpha_i < C_i (0 where C_i = 0); figures: ``alpha_complement``
     (C_i - alpha_i as the solver keeps it, with full relative accuracy near C_i), ``gmax`` (the
@@ -210,6 +230,7 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
     C = np.asarray(sub.C, dtype=np.float64)
     bias = float(sub.bias)
     eps = float(sub.eps)
+    sigma = check_sigma(sub.option("sigma", 1.0))
     n_rows = X.shape[0]
     bucket_size, buckets_per_group = _dual.start_order(sub, y)
 
@@ -218,11 +239,15 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
     if alpha0 is None:
         alpha0 = np.zeros(n_rows)
     w = np.zeros(sub.n_weights)
+    partition = sub.w0 is not None
+    if partition:
+        w[:] = check_w0(sub.w0, sub.n_weights)
     rec = np.empty((n_rows, 5))
     index_dtype = _dual.row_index_dtype(n_rows)
     rows = _prepare(
-        X.indptr, X.indices, X.data, bias, y, C, alpha0, use_alpha0, w, rec, index_dtype
-    )
+        X.indptr, X.indices, X.data, bias, y, C, alpha0, use_alpha0, not partition, w, rec,
+        index_dtype, sigma,
+    )  # fmt: skip
     fstate = np.array([INNER_EPS_START, np.inf, INNER_EPS_START])
     istate = np.array([rows.shape[0], 0, 0, 0], dtype=np.int64)
     rng = new_state(sub.seed)
@@ -235,7 +260,7 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
         lr_dual_kernel(
             X.indptr, X.indices, X.data, bias, rec, w, rows, fstate, istate, rng, eps,
             inner_eps_min, n_epochs, bucket_size, buckets_per_group, use_prefetch, order,
-            bucket_order,
+            bucket_order, sigma,
         )  # fmt: skip
 
     def report() -> tuple[float, dict]:

@@ -103,8 +103,9 @@ options:
 Data larger than memory (-s 1 and 3):
 --memory size : train by block minimisation in about this much memory (e.g. 2G, 512M):
     the data (a cache from "linsvm cache", or text converted to a temporary one) is read a
-    block at a time; --max-iter caps the outer iterations (default 100); Ctrl-C stops
-    after the current block; --checkpoint / --resume as for the other solvers
+    block at a time; w and alpha (8 bytes a row) come on top; --max-iter caps the outer
+    iterations (default 100); Ctrl-C stops after the current block; --checkpoint /
+    --resume as for the other solvers; -v n cross-validates in the same memory
 Feature maps (the model file then starts with a feature_map line; predict applies it):
 --poly2 : train on the degree-2 map: x, the squares and all pairwise products
 --gamma g, --coef0 r : scale it as the polynomial kernel (g x'x' + r)^2 (default g = 1/n,
@@ -332,7 +333,7 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
         clashes = [
             flag
             for flag, given in (
-                ("-v", opts.n_folds > 0), ("-C", opts.find_C), ("-W", opts.weight_file),
+                ("-C", opts.find_C), ("-W", opts.weight_file),
                 ("--poly2/--hash-bits", opts.poly2 or opts.hash_bits is not None),
             )
             if given
@@ -577,7 +578,7 @@ def _train_in_blocks(opts: TrainOptions) -> int:
     import tempfile
 
     from .io.cache import is_cache, write_cache
-    from .outofcore import parse_memory, train_cache
+    from .outofcore import cross_validate_cache, parse_memory, train_cache
 
     memory = parse_memory(opts.memory)
     start = time.perf_counter()
@@ -588,14 +589,21 @@ def _train_in_blocks(opts: TrainOptions) -> int:
                 print(f"converting {path} to a temporary cache in {folder}", file=sys.stderr)
             path = os.path.join(folder, "data.lsvc")
             write_cache(opts.training_file, path, n_jobs=opts.n_jobs)
+        params = dict(
+            memory=memory, solver=opts.solver, C=opts.C, eps=opts.eps, bias=opts.bias,
+            class_weight=opts.class_weight or None, seed=opts.seed,
+            max_outer=opts.max_iter or 100,
+        )  # fmt: skip
         with warnings.catch_warnings(record=True) as caught, _naming(opts.training_file):
             warnings.simplefilter("always")
+            if opts.n_folds:
+                correct, n_rows = cross_validate_cache(path, opts.n_folds, **params)
+                _print_warnings(caught, opts.quiet)
+                print(f"Cross Validation Accuracy = {100.0 * correct / n_rows:g}%")
+                return 0
             model = train_cache(
-                path, memory=memory, solver=opts.solver, C=opts.C, eps=opts.eps,
-                bias=opts.bias, class_weight=opts.class_weight or None, seed=opts.seed,
-                max_outer=opts.max_iter or 100, verbose=not opts.quiet,
-                checkpoint=opts.checkpoint, checkpoint_every=opts.checkpoint_every,
-                resume=opts.resume,
+                path, verbose=not opts.quiet, checkpoint=opts.checkpoint,
+                checkpoint_every=opts.checkpoint_every, resume=opts.resume, **params,
             )  # fmt: skip
     seconds = time.perf_counter() - start
     if model.stop_signal is not None or model.interrupted:

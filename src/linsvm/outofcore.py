@@ -60,7 +60,7 @@ from .solvers import Solution, Subproblem
 from .solvers._base import CONVERGED, INTERRUPTED, MAX_ITER, Progress
 from .solvers.dcd import pg_measure, svm_coordinate
 from .sparse_rows import row_dot, sq_norm
-from .training import TrainingInterrupted, class_costs, one_vs_rest
+from .training import TrainingInterrupted, class_costs, cv_folds, one_vs_rest
 
 # Default passes of the dual solver over a block per visit (Yu et al. found a few passes per
 # block best: more solves a block's sub-problem beyond what the stale rest of w justifies).
@@ -219,6 +219,55 @@ def train_cache(path, memory: str | int = "2G", **params) -> Model:
         return train_blocks(CacheBlocks(cache), memory=memory, **params)
 
 
+def cross_validate_cache(
+    path, n_folds: int, memory: str | int = "2G", seed: int = 1, **params
+) -> tuple[int, int]:
+    """``cross_validate_blocks`` over the cache file at ``path``: (rows right, rows)."""
+    from .io.cache import open_cache
+
+    with open_cache(path) as cache:
+        return cross_validate_blocks(CacheBlocks(cache), n_folds, seed, memory=memory, **params)
+
+
+def cross_validate_blocks(
+    source: BlockSource, n_folds: int, seed: int = 1, **params
+) -> tuple[int, int]:
+    """LIBLINEAR's ``-v n_folds`` by block minimisation: (rows predicted right, rows).
+
+    The folds are ``training.cv_folds``' (the in-memory cross-validation's, for the same
+    ``seed``), held as one fold number a row. Each fold trains ``train_blocks(source,
+    held_out=<its rows>, seed=seed, **params)`` on the other folds' rows (a held-out row costs
+    0 and takes no part), then one pass over the blocks scores its held-out rows. Memory is
+    ``train_blocks``' plus two bytes a row. Ctrl-C ends the whole cross-validation
+    (KeyboardInterrupt).
+    """
+    n_rows = source.n_rows
+    folds = cv_folds(n_rows, n_folds, seed)
+    fold_of = np.empty(n_rows, dtype=np.min_scalar_type(len(folds)))
+    for f, (_, test) in enumerate(folds):
+        fold_of[test] = f
+    del folds
+    correct = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingInterrupted)
+        for f in range(int(fold_of.max(initial=0)) + 1):
+            held_out = fold_of == f
+            model = train_blocks(source, held_out=held_out, seed=seed, **params)
+            if model.interrupted or model.stop_signal is not None:
+                raise KeyboardInterrupt
+            r0 = 0
+            for k in range(source.n_blocks):
+                X_b, y_b = source.blocks(k, k + 1)
+                r1 = r0 + X_b.shape[0]
+                mine = held_out[r0:r1]
+                if mine.any():
+                    predicted = model.predict(as_csr(X_b, check_finite=False)[mine], n_jobs=1)
+                    correct += int(np.count_nonzero(predicted == y_b[mine]))
+                del X_b, y_b
+                r0 = r1
+    return correct, n_rows
+
+
 def parse_memory(text: str | int) -> int:
     """Bytes from "2G", "512M", "1.5g", "800k" or a plain number of bytes."""
     if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
@@ -314,12 +363,16 @@ def train_blocks(
     checkpoint: str | os.PathLike | None = None,
     checkpoint_every: float = DEFAULT_EVERY_SECONDS,
     resume: str | os.PathLike | None = None,
+    held_out: np.ndarray | None = None,
 ) -> Model:
     """Train -s 1 or -s 3 by block minimisation over ``source``, in about ``memory`` bytes.
 
-    The rows are grouped into training blocks (consecutive stored blocks) so that two of them
-    (the one training and the one being read) fit ``memory`` beside w, alpha and a fixed
-    overhead (``FIXED_OVERHEAD_BYTES``). Each outer iteration runs the dual solver on each
+    ``memory`` bounds what the run holds besides w and alpha (8 bytes a weight and a row per
+    binary sub-problem, which come on top): a fixed overhead (``FIXED_OVERHEAD_BYTES``: the
+    interpreter, libraries and compiled code), the rows' class index, and the blocks. The
+    rows are grouped into training blocks (consecutive stored blocks) so that two of them (the
+    one training and the one being read) and, with ``selective``, the kept rows and working
+    copies fit what is left. Each outer iteration runs the dual solver on each
     block for at most ``inner_iter`` passes; the run stops when LIBLINEAR's stopping rule
     holds on every row (verified at the final w), or after ``max_outer`` outer iterations.
     ``verbose`` prints a line per outer iteration on stderr; ``on_outer`` gets the same as an
@@ -332,7 +385,8 @@ def train_blocks(
     outer iteration's sums, the kept support vectors) is saved there atomically after a block
     when ``checkpoint_every`` seconds have passed, on Ctrl-C, and at the end; ``resume`` from
     it continues to the model the uninterrupted run gives (the same data, options and
-    memory, else a one-line error). Returns the
+    memory, else a one-line error). ``held_out``: a boolean mask of the rows that take no
+    part (cost 0; cross-validation trains on the other folds). Returns the
     Model, with one Solution per binary sub-problem (alpha, primal, dual and gap at the
     returned w).
     """
@@ -358,26 +412,25 @@ def train_blocks(
     weighted_C = class_costs(labels, params.C, class_weight)
     n_vectors = 1 if labels.shape[0] == 2 else labels.shape[0]
     n_weights = source.n_features + (1 if params.bias >= 0 else 0)
-    targets = [one_vs_rest(class_index, k, weighted_C, params.C, None) for k in range(n_vectors)]
+    targets = _Targets(class_index, weighted_C, params.C, held_out)
+    del y_all, class_index
     _return_freed_arrays_to_the_system()
-    del y_all
 
     W = np.zeros((n_vectors, n_weights))
     alpha = np.zeros((n_vectors, n_rows))
-    resident = W.nbytes + alpha.nbytes + class_index.nbytes + sum(
-        t[0].nbytes + t[1].nbytes for t in targets
-    )
-    # Shares of what is left: the block training and the one being read; with
-    # ``selective`` also the kept support vectors, the solved copy of block + support vectors
-    # (two shares), the support vectors' next version while it is made, and one for the
-    # solvers' per-row state and the allocator's slack (measured: tests/test_outofcore.py).
+    # The budget holds everything but w and alpha (which grow with the data's columns and
+    # rows whatever the budget): the fixed overhead, the per-row targets, and shares of the
+    # rest: the block training and the one being read; with ``selective`` also the kept
+    # support vectors, the solved copy of block + support vectors (two shares), the support
+    # vectors' next version while it is made, and one for the solvers' per-row state and the
+    # allocator's slack (measured: tests/test_outofcore.py).
     shares = SELECTIVE_SHARES if selective else 2
-    block_budget = (budget - resident - FIXED_OVERHEAD_BYTES) // shares
+    block_budget = (budget - targets.nbytes - FIXED_OVERHEAD_BYTES) // shares
     if block_budget <= 0:
-        need = (resident + FIXED_OVERHEAD_BYTES) / 2**20
+        need = (targets.nbytes + FIXED_OVERHEAD_BYTES) / 2**20
         raise InvalidInputError(
-            f"memory {budget / 2**20:.0f} MiB is too small: w, alpha and the fixed overhead "
-            f"alone take {need:.0f} MiB"
+            f"memory {budget / 2**20:.0f} MiB is too small: the fixed overhead and the rows' "
+            f"labels alone take {need:.0f} MiB"
         )
     support_budget = block_budget if selective else 0
     if max_block_bytes is not None:
@@ -391,7 +444,9 @@ def train_blocks(
     support = _SupportCache(min(support_budget, largest) if len(groups) > 1 else 0, seed)
     starts = np.concatenate(([0], np.cumsum(source.block_rows())))
     row_ranges = [(int(starts[k0]), int(starts[k1])) for k0, k1 in groups]
-    tolerance = [solvers.solver_tolerance(spec, params.eps, t[0]) for t in targets]
+    tolerance = [
+        solvers.solver_tolerance(spec, params.eps, targets.signs(k)) for k in range(n_vectors)
+    ]
     eps_all = max(tolerance)
 
     results: list[Solution | None] = [None] * n_vectors
@@ -418,15 +473,15 @@ def train_blocks(
                 # the block's rows, then the kept support vectors of the other blocks
                 X_solve, rows = support.join(X_b, r0, r1)
                 for k in range(n_vectors):
-                    y_b = targets[k][0][r0:r1]
-                    c_b = targets[k][1][r0:r1]
+                    y_b, c_b = targets.rows(k, slice(r0, r1))
+                    y_s, c_s = targets.rows(k, rows)
                     run.loss_at_start[k] += loss_sum(
                         X_b.indptr, X_b.indices, X_b.data, params.bias, y_b, c_b,
                         run.w_start[k], loss,
                     )  # fmt: skip
                     first: list[tuple[float, float]] = []
                     sub = Subproblem(
-                        X_solve, targets[k][0][rows], targets[k][1][rows], eps=tolerance[k],
+                        X_solve, y_s, c_s, eps=tolerance[k],
                         max_iter=inner_iter, bias=params.bias, seed=seed + outer * 7919 + g,
                         alpha0=alpha[k, rows], w0=W[k],
                         options={"shrinking": True, "objectives": False},
@@ -471,7 +526,7 @@ def train_blocks(
                 if final_measure <= eps_all:
                     verified = True
                     results = [
-                        _solution(spec.number, W[k], alpha[k], final_loss[k], targets[k][1],
+                        _solution(spec.number, W[k], alpha[k], final_loss[k], targets, k,
                                   loss, outer, CONVERGED)
                         for k in range(n_vectors)
                     ]  # fmt: skip
@@ -488,7 +543,7 @@ def train_blocks(
         # needs none
         losses = np.full(n_vectors, np.nan) if interrupted else final_loss
         results = [
-            _solution(spec.number, W[k], alpha[k], losses[k], targets[k][1], loss,
+            _solution(spec.number, W[k], alpha[k], losses[k], targets, k, loss,
                       iterations, reason)
             for k in range(n_vectors)
         ]  # fmt: skip
@@ -614,7 +669,7 @@ class _PassState:
     @classmethod
     def fresh(cls, W, alpha, targets, loss) -> _PassState:
         n = W.shape[0]
-        dual = np.array([_dual_value(W[k], alpha[k], targets[k][1], loss) for k in range(n)])
+        dual = np.array([targets.dual_value(k, W[k], alpha[k], loss) for k in range(n)])
         return cls(W.copy(), dual, np.zeros(n), np.full(n, -np.inf), np.full(n, np.inf),
                    0.0, time.perf_counter())  # fmt: skip
 
@@ -704,9 +759,51 @@ def _restore(path, meta: dict, W, alpha, run: _PassState, support) -> tuple[int,
     return int(stored["outer"]), int(stored["group"])
 
 
-def _dual_value(w: np.ndarray, alpha: np.ndarray, C: np.ndarray, loss: int) -> float:
-    """-f(alpha) from the maintained w = sum_i y_i alpha_i x_i: no pass over the data."""
-    return -svm_dual_alpha_terms(C, alpha, loss, 0.5 * sq_norm(w))
+class _Targets:
+    """Every row's one-vs-rest target and cost, made a block of rows at a time from the class
+    index (one byte a row up to 255 classes) instead of kept as two float64 arrays a class:
+    on 20M rows that is 20 MB, not 320 MB a class, out of the budget."""
+
+    CHUNK = 1 << 20  # rows a time, where a pass over all rows needs their costs
+
+    def __init__(self, class_index, weighted_C, C: float, held_out=None) -> None:
+        self.class_index = class_index.astype(np.min_scalar_type(max(len(weighted_C) - 1, 0)))
+        self.weighted_C, self.C = weighted_C, C
+        self.n_rows = class_index.shape[0]
+        # rows left out of training (cross-validation): cost 0, no part in the solve
+        self.held_out = None
+        if held_out is not None:
+            self.held_out = np.asarray(held_out, dtype=bool)
+            if self.held_out.shape != (self.n_rows,):
+                raise InvalidInputError(
+                    f"held_out must be a mask of the {self.n_rows} rows, "
+                    f"got shape {self.held_out.shape}"
+                )
+
+    @property
+    def nbytes(self) -> int:
+        return self.class_index.nbytes + (0 if self.held_out is None else self.held_out.nbytes)
+
+    def rows(self, k: int, rows) -> tuple[np.ndarray, np.ndarray]:
+        """(+1/-1 targets, costs) of sub-problem k at ``rows`` (a slice or row numbers)."""
+        y, cost = one_vs_rest(self.class_index[rows], k, self.weighted_C, self.C, None)
+        if self.held_out is not None:
+            cost[self.held_out[rows]] = 0.0
+        return y, cost
+
+    def signs(self, k: int) -> np.ndarray:
+        """Sub-problem k's +1/-1 targets over the rows that train (for its tolerance)."""
+        y = np.where(self.class_index == k, 1.0, -1.0)
+        return y if self.held_out is None else y[~self.held_out]
+
+    def dual_value(self, k: int, w: np.ndarray, alpha: np.ndarray, loss: int) -> float:
+        """-f(alpha) of sub-problem k from the maintained w = sum_i y_i alpha_i x_i: no pass
+        over the data; the costs made a chunk of rows at a time, summed in row order."""
+        f = 0.5 * sq_norm(w)
+        for r0 in range(0, self.n_rows, self.CHUNK):
+            part = slice(r0, min(r0 + self.CHUNK, self.n_rows))
+            f = svm_dual_alpha_terms(self.rows(k, part)[1], alpha[part], loss, f)
+        return -f
 
 
 class _CyclicReader:
@@ -746,7 +843,7 @@ class _CyclicReader:
         self.pool.shutdown(wait=True)
 
 
-def _verify(reader: _CyclicReader, row_ranges, W, alpha, targets, bias, loss):
+def _verify(reader: _CyclicReader, row_ranges, W, alpha, targets: _Targets, bias, loss):
     """(the stopping measure over every row at W, per-class loss sums at W): one pass, from
     the first block (where the reader stands after a complete outer iteration)."""
     pg_max = np.full(W.shape[0], -np.inf)
@@ -755,19 +852,19 @@ def _verify(reader: _CyclicReader, row_ranges, W, alpha, targets, bias, loss):
     for r0, r1 in row_ranges:
         X_b = reader.next()[0]
         for k in range(W.shape[0]):
+            y_b, c_b = targets.rows(k, slice(r0, r1))
             total, hi, lo = _check_block(
-                X_b.indptr, X_b.indices, X_b.data, bias, targets[k][0][r0:r1],
-                targets[k][1][r0:r1], alpha[k, r0:r1], W[k], loss,
-            )  # fmt: skip
+                X_b.indptr, X_b.indices, X_b.data, bias, y_b, c_b, alpha[k, r0:r1], W[k], loss
+            )
             losses[k] += total
             pg_max[k] = max(pg_max[k], hi)
             pg_min[k] = min(pg_min[k], lo)
     return max(pg_measure(pg_max[k], pg_min[k]) for k in range(W.shape[0])), losses
 
 
-def _solution(solver, w, alpha, loss_total, C, loss, n_iter, reason) -> Solution:
+def _solution(solver, w, alpha, loss_total, targets: _Targets, k, loss, n_iter, reason):
     primal = 0.5 * sq_norm(w) + float(loss_total)
-    dual = _dual_value(w, alpha, C, loss)
+    dual = targets.dual_value(k, w, alpha, loss)
     return Solution(
         w=w.copy(), n_iter=n_iter, converged=reason == CONVERGED, stop_reason=reason,
         primal=primal, dual=dual, gap=primal - dual, alpha=alpha.copy(), solver=solver,
@@ -790,6 +887,8 @@ __all__ = [
     "ArrayBlocks",
     "BlockSource",
     "CacheBlocks",
+    "cross_validate_blocks",
+    "cross_validate_cache",
     "OuterProgress",
     "parse_memory",
     "train_blocks",

@@ -589,10 +589,10 @@ class _SupportCache:
         block_rows = np.arange(r0, r1)
         if self.X is None or self.rows.shape[0] == 0:
             return X_b, block_rows
-        outside = (self.rows < r0) | (self.rows >= r1)
-        if not outside.any():
+        outside = np.flatnonzero((self.rows < r0) | (self.rows >= r1))
+        if not outside.shape[0]:
             return X_b, block_rows
-        X = sp.vstack([X_b, self.X[np.flatnonzero(outside)]], format="csr")
+        X = stack_rows([(X_b, None), (self.X, outside)], X_b.shape[1])
         return X, np.concatenate([block_rows, self.rows[outside]])
 
     def update(self, X_b: sp.csr_matrix, r0: int, r1: int, alpha: np.ndarray) -> None:
@@ -615,16 +615,55 @@ class _SupportCache:
             fit = int(np.searchsorted(np.sort(lengths * row_bytes + 16).cumsum(), self.capacity))
             chosen = np.sort(self.rng.choice(total, fit, replace=False))
             new, kept = new[chosen[chosen < n_new]], kept[chosen[chosen >= n_new] - n_new]
-        parts = [X_b[new]]
-        if kept.shape[0]:
-            parts.append(self.X[kept])
+        parts = [(X_b, new)] + ([(self.X, kept)] if kept.shape[0] else [])
         numbers = np.concatenate([new + r0, self.rows[kept]])
-        self.X = None  # the old rows go before the new copy is made whole
-        self.X = sp.vstack(parts, format="csr") if len(parts) > 1 else parts[0]
+        self.X = stack_rows(parts, X_b.shape[1])
         self.rows = numbers
 
     def _lengths(self) -> np.ndarray:
         return np.diff(self.X.indptr) if self.X is not None else np.zeros(0, dtype=np.int64)
+
+
+def stack_rows(parts: list[tuple[sp.csr_matrix, np.ndarray | None]], n_cols: int):
+    """One CSR matrix of the chosen rows of each part in turn (``None``: all of its rows),
+    copied once into arrays of the final size: what ``vstack`` of fancy-indexed parts does
+    with a copy less (on block minimisation's joins, a fifth of its time)."""
+    lengths = [
+        np.diff(X.indptr) if rows is None else np.diff(X.indptr)[rows] for X, rows in parts
+    ]
+    n_rows = sum(int(n.shape[0]) for n in lengths)
+    nnz = sum(int(n.sum()) for n in lengths)
+    index_dtype = np.int32 if max(nnz, n_cols) < 2**31 else np.int64
+    indptr = np.empty(n_rows + 1, dtype=index_dtype)
+    indptr[0] = 0
+    np.cumsum(np.concatenate(lengths), out=indptr[1:])
+    indices = np.empty(nnz, dtype=index_dtype)
+    data = np.empty(nnz, dtype=np.result_type(*[X.data.dtype for X, _ in parts]))
+    row = 0
+    for (X, rows), n in zip(parts, lengths, strict=True):
+        if rows is None:
+            p0, q0, q1 = indptr[row], X.indptr[0], X.indptr[-1]
+            indices[p0 : p0 + q1 - q0] = X.indices[q0:q1]
+            data[p0 : p0 + q1 - q0] = X.data[q0:q1]
+        else:
+            _copy_rows(X.indptr, X.indices, X.data, rows, indptr[row:], indices, data)
+        row += n.shape[0]
+    X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols), copy=False)
+    X.has_sorted_indices = True
+    return X
+
+
+@njit(cache=True, nogil=True)
+def _copy_rows(indptr, indices, data, rows, out_indptr, out_indices, out_data) -> None:
+    """Rows ``rows`` of a CSR matrix to out_indices/out_data at the positions out_indptr
+    gives (out_indptr[j] the start of the j-th copied row)."""
+    for j in range(rows.shape[0]):
+        p0, p1 = indptr[rows[j]], indptr[rows[j] + 1]
+        q = out_indptr[j]
+        for p in range(p0, p1):
+            out_indices[q] = indices[p]
+            out_data[q] = data[p]
+            q += 1
 
 
 def _return_freed_arrays_to_the_system() -> None:

@@ -48,6 +48,30 @@ def test_tiny_blocks_reach_the_in_memory_optimum(solver, n_blocks, bias, selecti
     np.testing.assert_array_equal(model.predict(X), whole.predict(X))
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_lr_dual_in_blocks_reaches_the_in_memory_optimum(n_classes, bias):
+    X, y = problem(n_classes=n_classes, seed=13)
+    whole = linsvm.train(X, y, solver=7, C=2.0, eps=1e-9, bias=bias, max_iter=100_000)
+    model = train_blocks(
+        ArrayBlocks(X, y, 5), solver=7, C=2.0, eps=1e-6, bias=bias, max_outer=2000,
+        max_block_bytes=1,
+    )  # fmt: skip
+    assert model.solver == 7
+    for k, (r, ref) in enumerate(zip(model.results_, whole.results_, strict=True)):
+        assert r.converged
+        assert abs(r.primal - ref.primal) <= 1e-6 * abs(ref.primal)
+        assert 0 <= r.gap <= 1e-5 * abs(r.primal)
+        assert np.all((r.alpha > 0) & (r.alpha < 2.0))
+        # w = sum_i y_i alpha_i x_i exactly, the alphas moved into (0, C) included
+        label = model.labels_[k]
+        y_sign = np.where(y == label, 1.0, -1.0)
+        Xb = sp.hstack([X, np.full((X.shape[0], 1), bias)]).tocsr() if bias >= 0 else X
+        np.testing.assert_allclose(Xb.T @ (y_sign * r.alpha), r.w, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(model.predict(X), whole.predict(X))
+    np.testing.assert_allclose(model.predict_proba(X), whole.predict_proba(X), atol=1e-5)
+
+
 def test_multiclass_shares_the_blocks():
     X, y = problem(n_classes=4, seed=3)
     whole = linsvm.train(X, y, solver=1, eps=1e-8, max_iter=100_000)
@@ -127,8 +151,10 @@ def test_group_blocks_and_memory_sizes():
 
 def test_bad_requests_are_one_line_errors():
     X, y = problem()
-    with pytest.raises(InvalidInputError, match="-s 1 and -s 3"):
+    with pytest.raises(InvalidInputError, match="-s 1, -s 3 and -s 7"):
         train_blocks(ArrayBlocks(X, y, 2), solver=2)
+    with pytest.raises(InvalidInputError, match="selective=False"):
+        train_blocks(ArrayBlocks(X, y, 2), solver=7, selective=True)
     with pytest.raises(InvalidInputError, match="too small"):
         train_blocks(ArrayBlocks(X, y, 2), memory="1M")
     with pytest.raises(InvalidInputError, match="one class"):
@@ -170,7 +196,7 @@ def test_cli_trains_in_blocks_from_text_or_cache(tmp_path, capsys):
         assert np.mean(model.predict(X) == reference.predict(X)) > 0.99
     capsys.readouterr()
     assert main(["train", "--memory", "1G", "-s", "0", str(text)]) != 0
-    assert "-s 1 and -s 3" in capsys.readouterr().err
+    assert "-s 1, -s 3 and -s 7" in capsys.readouterr().err
 
 
 MEMORY_CHILD = textwrap.dedent("""

@@ -100,7 +100,7 @@ options:
     uninterrupted run gives
 --save-on-interrupt : on Ctrl-C or SIGTERM write the current (not converged) model anyway;
     without it an interrupted run writes no model (the exit status is non-zero either way)
-Data larger than memory (-s 1 and 3):
+Data larger than memory (-s 1, 3 and 7):
 --memory size : train by block minimisation in about this much memory (e.g. 2G, 512M):
     the data (a cache from "linsvm cache", or text converted to a temporary one) is read a
     block at a time; w and alpha (8 bytes a row) come on top; --max-iter caps the outer
@@ -328,8 +328,8 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
     if opts.map_mode != "auto" and not (opts.poly2 or opts.hash_bits is not None):
         raise UsageError("--map-mode needs a feature map (--poly2 or --hash-bits)")
     if opts.memory is not None:
-        if opts.solver not in (1, 3):
-            raise UsageError("--memory: block minimisation trains -s 1 and -s 3")
+        if opts.solver not in (1, 3, 7):
+            raise UsageError("--memory: block minimisation trains -s 1, -s 3 and -s 7")
         clashes = [
             flag
             for flag, given in (

@@ -161,14 +161,21 @@ def _xlogx_rel(a, c):
 
 
 @njit(cache=True, nogil=True)
-def _lr_dual_value(indptr, indices, data, bias, y, C, alpha, alpha_c, n_weights) -> float:
-    w = primal_from_dual(indptr, indices, data, bias, y, alpha, n_weights)
-    f = 0.5 * sq_norm(w)
-    for i in range(y.shape[0]):
+def lr_dual_alpha_terms(C, alpha, alpha_c, start=0.0) -> float:
+    """start + sum_i [a_i log(a_i/C_i) + (C_i - a_i) log((C_i - a_i)/C_i)] (f(alpha) with
+    start = 1/2 ||w(alpha)||^2), added in row order; ``alpha_c`` holds C - alpha."""
+    f = start
+    for i in range(alpha.shape[0]):
         c = C[i]
         if c > 0.0:
             f += _xlogx_rel(alpha[i], c) + _xlogx_rel(alpha_c[i], c)
-    return -f
+    return f
+
+
+@njit(cache=True, nogil=True)
+def _lr_dual_value(indptr, indices, data, bias, y, C, alpha, alpha_c, n_weights) -> float:
+    w = primal_from_dual(indptr, indices, data, bias, y, alpha, n_weights)
+    return -lr_dual_alpha_terms(C, alpha, alpha_c, 0.5 * sq_norm(w))
 
 
 def lr_dual_value(X, bias: float, y, C, alpha, alpha_complement=None) -> float:

@@ -1,4 +1,4 @@
-"""Block minimisation: the SVM duals (-s 1, -s 3) on data larger than memory.
+"""Block minimisation: the dual solvers (-s 1, -s 3, -s 7) on data larger than memory.
 
 Yu, Hsieh, Chang and Lin (KDD 2010, "Large linear classification when data cannot fit in
 memory"): the rows are split into blocks that fit a memory budget; ``w`` and every row's
@@ -51,15 +51,18 @@ from .io._atomic import atomic_write_bytes
 from .model import Model
 from .objective import (
     LOSS_HINGE,
+    LOSS_LOGISTIC,
     LOSS_SQUARED_HINGE,
     loss_sum,
     loss_value,
+    lr_dual_alpha_terms,
     svm_dual_alpha_terms,
 )
 from .solvers import Solution, Subproblem
 from .solvers._base import CONVERGED, INTERRUPTED, MAX_ITER, Progress
 from .solvers.dcd import pg_measure, svm_coordinate
-from .sparse_rows import row_dot, sq_norm
+from .solvers.dual_lr import INIT_CAP, INIT_FRACTION
+from .sparse_rows import row_axpy, row_dot, sq_norm
 from .training import TrainingInterrupted, class_costs, cv_folds, one_vs_rest
 
 # Default passes of the dual solver over a block per visit (Yu et al. found a few passes per
@@ -74,7 +77,7 @@ FIXED_OVERHEAD_BYTES = 256 << 20
 # Blocks' worth of memory selective block minimisation holds at its peak (see train_blocks).
 SELECTIVE_SHARES = 7
 
-_LOSSES = {1: LOSS_SQUARED_HINGE, 3: LOSS_HINGE}
+_LOSSES = {1: LOSS_SQUARED_HINGE, 3: LOSS_HINGE, 7: LOSS_LOGISTIC}
 
 
 class BlockSource(Protocol):
@@ -310,26 +313,59 @@ def group_blocks(
 
 @njit(cache=True, nogil=True)
 def _check_block(indptr, indices, data, bias, y, C, alpha, w, loss):
-    """Over a block's rows at fixed w: (sum_i C_i xi(y_i w'x_i), max PG, min PG), PG the
-    projected gradient of the SVM dual (LIBLINEAR's stopping measure), as the solver's own
-    coordinate step computes it."""
+    """Over a block's rows at fixed w: (sum_i C_i xi(y_i w'x_i), max g, min g), g the
+    stopping rule's per-row quantity: for the SVM duals the projected gradient (LIBLINEAR's
+    measure), as the solver's own coordinate step computes it; for the LR dual the gradient
+    y_i w'x_i + log(alpha_i / (C_i - alpha_i)) (-inf at alpha_i = 0)."""
     squared = loss == LOSS_SQUARED_HINGE
     total = 0.0
-    pg_max = -np.inf
-    pg_min = np.inf
+    g_max = -np.inf
+    g_min = np.inf
     for i in range(y.shape[0]):
         if C[i] <= 0.0:
             continue
         dot = row_dot(indptr, indices, data, bias, i, w)
         total += C[i] * loss_value(loss, y[i] * dot)
-        bound_or_diag = 0.5 / C[i] if squared else C[i]
-        # no shrinking: the step's PG only (its Qbar and new alpha are not used)
-        _, pg, _ = svm_coordinate(
-            alpha[i], y[i], dot, bound_or_diag, 1.0, squared, False, np.inf, -np.inf
-        )
-        pg_max = max(pg_max, pg)
-        pg_min = min(pg_min, pg)
-    return total, pg_max, pg_min
+        if loss == LOSS_LOGISTIC:
+            a = alpha[i]
+            g = -np.inf if a <= 0.0 else y[i] * dot + np.log(a / (C[i] - a))
+        else:
+            bound_or_diag = 0.5 / C[i] if squared else C[i]
+            # no shrinking: the step's PG only (its Qbar and new alpha are not used)
+            _, g, _ = svm_coordinate(
+                alpha[i], y[i], dot, bound_or_diag, 1.0, squared, False, np.inf, -np.inf
+            )
+        g_max = max(g_max, g)
+        g_min = min(g_min, g)
+    return total, g_max, g_min
+
+
+def _measure(loss: int, g_max: float, g_min: float) -> float:
+    """The stopping rule's quantity from the extremes of g over rows (0 if none): the SVM
+    duals' pg_measure, or the LR dual's max |g|."""
+    if loss == LOSS_LOGISTIC:
+        return max(g_max, -g_min, 0.0)
+    return pg_measure(g_max, g_min)
+
+
+@njit(cache=True, nogil=True)
+def _enter_interior(indptr, indices, data, bias, y, C, alpha, w) -> None:
+    """The LR dual lives in 0 < alpha_i < C_i: move each trainable row's alpha inside as the
+    solver's own start does (LIBLINEAR's min(1e-3 C_i, 1e-8) from a bound), and w with it, so
+    that w = sum_i y_i alpha_i x_i stays exact when the block's solve takes them as given."""
+    for i in range(y.shape[0]):
+        c = C[i]
+        if c <= 0.0:
+            continue
+        lo = min(INIT_FRACTION * c, INIT_CAP)
+        a = alpha[i]
+        if a <= 0.0:
+            a = lo
+        elif c - a <= 0.0:
+            a = c - lo
+        if a != alpha[i]:
+            row_axpy(indptr, indices, data, bias, i, y[i] * (a - alpha[i]), w)
+            alpha[i] = a
 
 
 @dataclass
@@ -359,44 +395,58 @@ def train_blocks(
     verbose: bool = False,
     on_outer: Callable[[OuterProgress], None] | None = None,
     max_block_bytes: int | None = None,
-    selective: bool = True,
+    selective: bool | None = None,
     checkpoint: str | os.PathLike | None = None,
     checkpoint_every: float = DEFAULT_EVERY_SECONDS,
     resume: str | os.PathLike | None = None,
     held_out: np.ndarray | None = None,
 ) -> Model:
-    """Train -s 1 or -s 3 by block minimisation over ``source``, in about ``memory`` bytes.
+    """Train -s 1, -s 3 or -s 7 by block minimisation over ``source``, in about ``memory``
+    bytes. Returns the Model, with one Solution per binary sub-problem (alpha, primal, dual
+    and gap at the returned w).
 
     ``memory`` bounds what the run holds besides w and alpha (8 bytes a weight and a row per
     binary sub-problem, which come on top): a fixed overhead (``FIXED_OVERHEAD_BYTES``: the
     interpreter, libraries and compiled code), the rows' class index, and the blocks. The
     rows are grouped into training blocks (consecutive stored blocks) so that two of them (the
     one training and the one being read) and, with ``selective``, the kept rows and working
-    copies fit what is left. Each outer iteration runs the dual solver on each
-    block for at most ``inner_iter`` passes; the run stops when LIBLINEAR's stopping rule
-    holds on every row (verified at the final w), or after ``max_outer`` outer iterations.
-    ``verbose`` prints a line per outer iteration on stderr; ``on_outer`` gets the same as an
-    ``OuterProgress``. ``max_block_bytes`` caps a training block below what ``memory`` allows
-    (smaller blocks: less memory, more outer iterations). ``selective`` (Chang and Roth, KDD
-    2011): rows of other blocks with alpha > 0, up to a block's worth of memory, join every
-    block's solve (see ``_SupportCache``). Ctrl-C stops after the current block (a second one
-    at once) and returns the current model (``model.interrupted``; its primal and gap NaN:
-    no pass over the data is made for them). ``checkpoint``: the run's state (w, alpha, the
-    outer iteration's sums, the kept support vectors) is saved there atomically after a block
-    when ``checkpoint_every`` seconds have passed, on Ctrl-C, and at the end; ``resume`` from
-    it continues to the model the uninterrupted run gives (the same data, options and
-    memory, else a one-line error). ``held_out``: a boolean mask of the rows that take no
-    part (cost 0; cross-validation trains on the other folds). Returns the
-    Model, with one Solution per binary sub-problem (alpha, primal, dual and gap at the
-    returned w).
+    copies fit what is left; ``max_block_bytes`` caps a training block lower (less memory,
+    more outer iterations).
+
+    Each outer iteration runs the dual solver on each block for at most ``inner_iter``
+    passes; the run stops when LIBLINEAR's stopping rule holds on every row (verified at the
+    final w), or after ``max_outer`` outer iterations. ``verbose`` prints a line per outer
+    iteration on stderr; ``on_outer`` gets the same as an ``OuterProgress``.
+
+    ``selective`` (Chang and Roth, KDD 2011; the default for the SVMs): rows of other blocks
+    with alpha > 0, up to a block's worth of memory, join every block's solve (see
+    ``_SupportCache``). The LR dual (-s 7) has every alpha_i > 0, so no rows to select: it
+    trains the blocks alone, and its rule is LIBLINEAR's max_i |g_i| < eps over all rows (g
+    the dual's gradient).
+
+    Ctrl-C stops after the current block (a second one at once) and returns the current model
+    (``model.interrupted``; its primal and gap NaN: no pass over the data is made for them).
+    ``checkpoint``: the run's state (w, alpha, the outer iteration's sums, the kept support
+    vectors) is saved there atomically after a block when ``checkpoint_every`` seconds have
+    passed, on Ctrl-C, and at the end; ``resume`` from it continues to the model the
+    uninterrupted run gives (the same data, options and memory, else a one-line error).
+    ``held_out``: a boolean mask of the rows that take no part (cost 0; cross-validation
+    trains on the other folds).
     """
     spec = solvers.get_solver(solver)
     if spec.number not in _LOSSES:
         raise InvalidInputError(
-            f"block minimisation trains the SVM duals -s 1 and -s 3, not {spec.label}"
+            f"block minimisation trains the duals -s 1, -s 3 and -s 7, not {spec.label}"
         )
     params = solvers.check_parameter(spec.number, C, eps, bias, None, True)
     loss = _LOSSES[spec.number]
+    if selective is None:
+        selective = loss != LOSS_LOGISTIC
+    elif selective and loss == LOSS_LOGISTIC:
+        raise InvalidInputError(
+            "selective block minimisation keeps the rows with alpha > 0, which in the LR dual "
+            "(-s 7) are all rows: train -s 7 with selective=False"
+        )
     budget = parse_memory(memory)
     if inner_iter < 1 or max_outer < 1:
         raise InvalidInputError("inner_iter and max_outer must be >= 1")
@@ -475,6 +525,11 @@ def train_blocks(
                 for k in range(n_vectors):
                     y_b, c_b = targets.rows(k, slice(r0, r1))
                     y_s, c_s = targets.rows(k, rows)
+                    if loss == LOSS_LOGISTIC:
+                        a_s = alpha[k, rows]
+                        _enter_interior(X_solve.indptr, X_solve.indices, X_solve.data,
+                                        params.bias, y_s, c_s, a_s, W[k])  # fmt: skip
+                        alpha[k, rows] = a_s
                     run.loss_at_start[k] += loss_sum(
                         X_b.indptr, X_b.indices, X_b.data, params.bias, y_b, c_b,
                         run.w_start[k], loss,
@@ -488,7 +543,7 @@ def train_blocks(
                     )  # fmt: skip
                     # no stop hook: a block's solve is short, and a stop between blocks
                     # leaves a state a checkpoint resumes exactly
-                    sol = spec.solve(sub, _first_pass_hook(first))
+                    sol = spec.solve(sub, _first_pass_hook(first, loss))
                     W[k] = sol.w
                     alpha[k, rows] = sol.alpha
                     if first:
@@ -506,7 +561,9 @@ def train_blocks(
             if interrupted:
                 break
             iterations = outer
-            measure = max(pg_measure(run.pg_max[k], run.pg_min[k]) for k in range(n_vectors))
+            measure = max(
+                _measure(loss, run.pg_max[k], run.pg_min[k]) for k in range(n_vectors)
+            )
             primal_start = [
                 0.5 * sq_norm(run.w_start[k]) + run.loss_at_start[k] for k in range(n_vectors)
             ]
@@ -681,12 +738,17 @@ def _return_freed_arrays_to_the_system() -> None:
     mallopt(m_mmap_threshold, 128 << 10)
 
 
-def _first_pass_hook(first: list) -> Callable[[Progress], bool]:
-    """A hook that records the first inner pass's projected-gradient extremes."""
+def _first_pass_hook(first: list, loss: int) -> Callable[[Progress], bool]:
+    """A hook that records the first inner pass's extremes of the stopping rule's g: the
+    projected gradient's (SVM duals), or +-max |g| (LR dual)."""
 
     def hook(progress: Progress) -> bool:
         if not first:
-            first.append((progress.figures["pg_max"], progress.figures["pg_min"]))
+            if loss == LOSS_LOGISTIC:
+                gmax = progress.figures["gmax"]
+                first.append((gmax, -gmax))
+            else:
+                first.append((progress.figures["pg_max"], progress.figures["pg_min"]))
         return True
 
     hook.every_iteration = False
@@ -841,7 +903,11 @@ class _Targets:
         f = 0.5 * sq_norm(w)
         for r0 in range(0, self.n_rows, self.CHUNK):
             part = slice(r0, min(r0 + self.CHUNK, self.n_rows))
-            f = svm_dual_alpha_terms(self.rows(k, part)[1], alpha[part], loss, f)
+            cost = self.rows(k, part)[1]
+            if loss == LOSS_LOGISTIC:
+                f = lr_dual_alpha_terms(cost, alpha[part], np.maximum(cost - alpha[part], 0.0), f)
+            else:
+                f = svm_dual_alpha_terms(cost, alpha[part], loss, f)
         return -f
 
 
@@ -898,7 +964,7 @@ def _verify(reader: _CyclicReader, row_ranges, W, alpha, targets: _Targets, bias
             losses[k] += total
             pg_max[k] = max(pg_max[k], hi)
             pg_min[k] = min(pg_min[k], lo)
-    return max(pg_measure(pg_max[k], pg_min[k]) for k in range(W.shape[0])), losses
+    return max(_measure(loss, pg_max[k], pg_min[k]) for k in range(W.shape[0])), losses
 
 
 def _solution(solver, w, alpha, loss_total, targets: _Targets, k, loss, n_iter, reason):
@@ -914,7 +980,7 @@ def _print_outer(p: OuterProgress) -> None:
     gaps = [pr - du for pr, du in zip(p.primal, p.dual, strict=True)]
     rate = p.mb_read / p.seconds if p.seconds > 0 else math.inf
     print(
-        f"outer {p.iteration}: {p.blocks} blocks, PG measure {p.measure:.3g}, "
+        f"outer {p.iteration}: {p.blocks} blocks, stopping measure {p.measure:.3g}, "
         f"primal {sum(p.primal):.10g}, gap {max(gaps):.3g} (at the iteration's start), "
         f"{p.seconds:.2f} s, {rate:.0f} MB/s",
         file=sys.stderr,

@@ -27,7 +27,7 @@ child first trains a tiny problem (Numba's cached kernels loaded, not timed).
   the cache; P* is the lowest primal value of any run (every P(w) is an upper bound), the
   reference run's dual value a certified lower bound.
 - **blocks**: ``train_cache(cache, memory=M, solver=s)`` at its defaults (eps 0.1, 5 inner
-  passes, ``selective=True``) for each budget M, plus one run with ``selective=False`` (the
+  passes, ``selective`` for -s 1/-s 3) for each budget M, plus one run with ``selective=False`` (the
   first solver, the largest budget), with ``max_outer`` capped by ``--max-outer``. ``on_outer``
   records, for each outer iteration, the seconds since the call started at the iteration's
   end and ``OuterProgress.primal`` (P(w) at the iteration's start). The time to a relative
@@ -372,8 +372,9 @@ def run(args) -> dict:
             pstar = min([out["pstar_run"]["primal"]] + [m["primal"] for m in out["memory"]])
             reached = rel(r["primal"], pstar) <= TARGETS[-1]
         out["blocks"] = []
-        runs = [(b, True) for b in budgets]
-        if s == solvers[0] and not args.no_nonselective:
+        # the SVMs select support vectors by default; the LR dual (-s 7) has none to select
+        runs = [(b, s != 7) for b in budgets]
+        if s == solvers[0] and s != 7 and not args.no_nonselective:
             runs.append((budgets[-1], False))
         for budget, selective in runs:
             model = models / f"blocks-s{s}-{budget}-{'sel' if selective else 'plain'}.model"
@@ -483,7 +484,8 @@ def report(res: dict, args, capacity: list[float]) -> list[str]:
         for b in out["blocks"]:
             within = "yes" if b["rss"] <= b["budget_bytes"] else (
                 "bound only" if b["rss"] <= b["bound"] else "NO")
-            name = f"blocks {b['budget']}" + ("" if b["selective"] else ", selective=False")
+            name = f"blocks {b['budget']}" + (
+                "" if b["selective"] or int(s) == 7 else ", selective=False")
             n_blocks = b["trace"][0]["blocks"] if b["trace"] else "?"
             rows.append([name, n_blocks, "-", "-", fmt_seconds(b["seconds"]),
                          f"{b['n_iter']}{'' if b['converged'] else ' (cap)'}",
@@ -506,7 +508,8 @@ def report(res: dict, args, capacity: list[float]) -> list[str]:
             "reached); bound = budget + w + alpha; 'yes' = within the budget itself.", ""]
         ratio_rows = []
         for b in out["blocks"]:
-            name = f"blocks {b['budget']}" + ("" if b["selective"] else ", selective=False")
+            name = f"blocks {b['budget']}" + (
+                "" if b["selective"] or int(s) == 7 else ", selective=False")
             cells = [name]
             for m, bt in zip(out["memory_to"], b["to"], strict=True):
                 mt = m["read_seconds"] + m["seconds"] if m else None
@@ -519,7 +522,8 @@ def report(res: dict, args, capacity: list[float]) -> list[str]:
         lines += ["", f"Outer iterations (-s {s}): seconds since the start at each iteration's "
                       "end; relative accuracy of P(w) at its start; the stopping measure.", ""]
         for b in out["blocks"]:
-            name = f"blocks {b['budget']}" + ("" if b["selective"] else ", selective=False")
+            name = f"blocks {b['budget']}" + (
+                "" if b["selective"] or int(s) == 7 else ", selective=False")
             cells = [f"{i + 1}: {fmt_seconds(p['t'])} s {fmt_sci(rel(p['primal'], out['pstar']))} "
                      f"({p['measure']:.2g})" for i, p in enumerate(b["trace"])]
             lines.append(f"- {name}: " + "; ".join(cells))

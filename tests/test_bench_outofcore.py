@@ -106,8 +106,7 @@ def test_whole_run_and_report(tmp_path, monkeypatch):
                                                                       ("400M", False)]
     for b in out["blocks"]:
         assert b["rss"] > 0 and 50 <= b["test_acc"] <= 100
-        assert b["bound"] == b["budget_bytes"] + b["w_bytes"] + b["alpha_bytes"] \
-            + res["fixed_overhead"]
+        assert b["bound"] == b["budget_bytes"] + b["w_bytes"] + b["alpha_bytes"]
     if bo.vw_available():
         assert res["vw"] and 50 <= res["vw"][0]["test_acc"] <= 100
     else:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..errors import InvalidInputError
 from ..objective import lr_objectives
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
 from . import _dual
@@ -200,7 +201,10 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
     sub.X: CSR (l, n), any float dtype; sub.y: (l,) of +1/-1; sub.C: (l,) per-row cost (0 drops
     the row); sub.eps: the tolerance of the absolute rule max_i |g'_i| < eps (so a warm start
     stops at a cold start's tolerance); sub.alpha0: (l,) a warm start, moved into (0, C) where
-    outside. Options: ``bucket_size``, ``buckets_per_group`` (None: ``choose_order``'s).
+    outside. Options: ``bucket_size``, ``buckets_per_group`` (None: ``choose_order``'s),
+    ``inner_eps`` (the first outer iteration's inner tolerance, LIBLINEAR's 1e-2 by default: a
+    caller that runs a pass or two per solve from a warm start, as CoCoA+'s rounds do, passes
+    a small one, else a pass with |g'| below it everywhere changes nothing).
 
     A partition of a larger problem (workers: ``linsvm.distributed``), as in
     ``dcd._solve_svm_dual``: with ``sub.w0`` given too, w starts at w0, which the caller
@@ -248,7 +252,8 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
         X.indptr, X.indices, X.data, bias, y, C, alpha0, use_alpha0, not partition, w, rec,
         index_dtype, sigma,
     )  # fmt: skip
-    fstate = np.array([INNER_EPS_START, np.inf, INNER_EPS_START])
+    inner_eps = _positive(sub.option("inner_eps", INNER_EPS_START), "inner_eps")
+    fstate = np.array([inner_eps, np.inf, inner_eps])
     istate = np.array([rows.shape[0], 0, 0, 0], dtype=np.int64)
     rng = new_state(sub.seed)
     state = {"rec": rec, "w": w, "fstate": fstate, "istate": istate, "rng": rng}
@@ -288,6 +293,16 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
         sub, hook, 7, advance, state, w=w, alpha=rec[:, _A], report=report, values=values,
         figures=figures, order=(bucket_size, buckets_per_group),
     )  # fmt: skip
+
+
+def _positive(value, name: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name} must be a number > 0, got {value!r}") from None
+    if not (np.isfinite(number) and number > 0):
+        raise InvalidInputError(f"{name} must be a number > 0, got {value!r}")
+    return number
 
 
 __all__ = ["solve_lr_dual", "lr_dual_kernel"]

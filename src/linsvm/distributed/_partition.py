@@ -1,0 +1,347 @@
+"""The worker side of CoCoA+: one partition of the rows, its dual variables, its local solves.
+
+A ``Partition`` lives in a Dask worker's memory, held by a future of the client's
+(``cocoa.py``), for the whole run: its rows (CSR), their labels, and ``alpha`` of shape
+(n_subproblems, l), one row per one-vs-rest sub-problem. Only the broadcast W comes in and only
+dW and a few numbers go out each round; alpha leaves the worker only in the client's
+fault-tolerance snapshots (``alpha_snapshot``).
+
+Every function here is a task the client submits; they take and return small picklable
+values besides the partition itself. Tasks mutate the partition in place (its alpha, the round
+it expects next) so that its rows are never copied; ``Partition.round`` guards that: a task
+given round t runs only on a partition that has done rounds 0..t-1, so a partition Dask
+rebuilt from its lineage (a lost worker) or a stale copy is refused with ``PartitionLost``
+instead of silently training on a reset alpha.
+
+One round on partition k (Ma et al., ICML 2015, CoCoA+ with adding, gamma = 1, sigma' = K):
+for each sub-problem c, with w = W[c] = sum over ALL rows of y_i alpha_i x_i,
+
+1. its parts of the objectives at w: the loss sum_{i in k} C_i xi(y_i w'x_i) (the primal's)
+   and the alpha terms of the dual (``objective.svm_dual_alpha_terms``; LR's entropy terms),
+   so the client has P(w) and D(alpha) of the round's start summed over partitions;
+2. the local solve: the registered dual solver on these rows from (alpha, w) in partition
+   mode with option ``sigma`` = sigma', for at most ``local_passes`` passes;
+3. dW[c] = sum_{i in k} y_i (alpha_i_new - alpha_i) x_i, recomputed from the alphas (exact;
+   not the local view's (u - w)/sigma', which cancels).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from ..data import as_csr, check_labels
+from ..errors import InvalidInputError
+from ..objective import (
+    LOSS_HINGE,
+    LOSS_LOGISTIC,
+    LOSS_SQUARED_HINGE,
+    _xlogx_rel,
+    loss_sum,
+    primal_from_dual,
+    svm_dual_alpha_terms,
+)
+from ..solvers import SOLVERS, Subproblem
+from ..solvers.dual_lr import INIT_CAP, INIT_FRACTION
+from ..training import one_vs_rest
+
+# The loss of each solver CoCoA+ runs.
+LOSSES = {1: LOSS_SQUARED_HINGE, 3: LOSS_HINGE, 7: LOSS_LOGISTIC}
+
+# The local solver's tolerance: the passes, not the tolerance, bound a round's work, and a
+# loose local tolerance would stall the run once the local problems look solved.
+LOCAL_EPS = 1e-12
+
+# -s 7's inner Newton tolerance in a local solve: a round's one or two passes start from a warm
+# alpha, where LIBLINEAR's first tolerance (1e-2) would leave every coordinate as it is.
+LOCAL_INNER_EPS = 1e-8
+
+# dW goes back as CSR when at most this fraction of its entries is non-zero (text data: a
+# partition's rows touch a part of the features, and fewer the more partitions there are).
+SPARSE_DW_DENSITY = 0.4
+
+
+class PartitionLost(RuntimeError):
+    """A task met a partition that is not in the state the client expects (rebuilt by Dask
+    after a lost worker, or a stale copy): the client restores its last snapshot."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every partition needs to know of the whole problem, once its labels are merged."""
+
+    solver: int
+    labels: np.ndarray  # all classes, LIBLINEAR's order
+    weighted_C: np.ndarray  # C x class weight, in ``labels`` order
+    C: float
+    bias: float
+    n_features: int
+    n_subproblems: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class RoundTask:
+    """One round's instructions (the broadcast W travels beside it)."""
+
+    round: int
+    local_passes: int  # 0: evaluate only, no solve
+    sigma: float
+
+
+@dataclass
+class RoundResult:
+    """What a partition sends back after a round: its parts of the objectives at the W the
+    round started from, and its dW (dense (n_subproblems, n_weights), or CSR when sparse)."""
+
+    partition: int
+    loss: np.ndarray  # (n_subproblems,): sum_{i in k} C_i xi(y_i W[c]'x_i)
+    dual_terms: np.ndarray  # (n_subproblems,): the dual's terms of these rows' alpha
+    dW: np.ndarray | sp.csr_matrix | None  # None when the round only evaluated
+    seconds: float  # the task's compute time on the worker
+    figures: dict = field(default_factory=dict)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays sent back (what the round moved from this worker)."""
+        size = self.loss.nbytes + self.dual_terms.nbytes
+        if isinstance(self.dW, np.ndarray):
+            size += self.dW.nbytes
+        elif self.dW is not None:
+            size += self.dW.data.nbytes + self.dW.indices.nbytes + self.dW.indptr.nbytes
+        return size
+
+
+class Partition:
+    """Rows of the training data held by one worker, and their dual variables.
+
+    X : CSR (l, n_features) with sorted indices; y : (l,) labels as read; after ``setup``:
+    class_index (l,) int32 in the setup's labels, alpha (n_subproblems, l) float64, round: the
+    round this partition expects next (-1 before setup).
+    """
+
+    def __init__(self, index: int, X, y, where: str = "") -> None:
+        self.index = int(index)
+        self.X = X
+        self.y = y
+        self.where = where  # what was read, for messages
+        self.setup: Setup | None = None
+        self.class_index: np.ndarray | None = None
+        self.alpha: np.ndarray | None = None
+        self.round = -1
+
+    def __sizeof__(self) -> int:
+        # Dask weighs moving a task's inputs by their size: the rows must look as heavy as
+        # they are, so that a partition's round runs where it lives
+        X = self.X
+        size = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes + np.asarray(self.y).nbytes
+        if self.alpha is not None:
+            size += self.alpha.nbytes + self.class_index.nbytes
+        return size
+
+
+# ----------------------------------------------------------------------------- tasks
+
+
+def from_arrays(index: int, X, y) -> Partition:
+    """A partition from rows X and labels y in memory (scattered to the worker)."""
+    return Partition(index, X, y, where=f"rows of partition {index}")
+
+
+def from_shard(index: int, shard) -> Partition:
+    """A partition read by the worker itself from a shard of files (``shards.load_shard``)."""
+    from .shards import load_shard
+
+    data = load_shard(shard)
+    return Partition(index, data.X, data.y, where=shard.describe())
+
+
+def from_chunks(index: int, *chunks) -> Partition:
+    """A partition from chunks of dask collections: (X chunk, y chunk) pairs, stacked."""
+    X_parts, y_parts = [], []
+    for X, y in zip(chunks[::2], chunks[1::2], strict=True):
+        if not sp.issparse(X):
+            X = sp.csr_matrix(np.asarray(X))
+        X_parts.append(X.tocsr())
+        y_parts.append(np.asarray(y).ravel())
+    X = X_parts[0] if len(X_parts) == 1 else sp.vstack(X_parts, format="csr")
+    y = y_parts[0] if len(y_parts) == 1 else np.concatenate(y_parts)
+    return Partition(index, X, y, where=f"chunks of partition {index}")
+
+
+def describe(part: Partition) -> dict:
+    """Rows, columns and the labels in order of first appearance: what the client merges."""
+    y = np.asarray(part.y)
+    if y.shape[0]:
+        _, first = np.unique(y, return_index=True)
+        labels = y[np.sort(first)]
+    else:
+        labels = y[:0]
+    return {
+        "n_rows": int(part.X.shape[0]),
+        "n_features": int(part.X.shape[1]),
+        "nnz": int(part.X.nnz),
+        "labels": labels,
+    }
+
+
+def setup(part: Partition, config: Setup) -> np.ndarray | None:
+    """Check the rows, fix the columns to the whole data's, index the classes and start alpha.
+
+    Returns this partition's part of W = sum_i y_i alpha_i x_i at the start (None where alpha
+    starts at 0: the SVMs), shape (n_subproblems, n_weights).
+    """
+    X = as_csr(part.X, check_finite=True, n_jobs=1)
+    if X.shape[1] > config.n_features:
+        raise InvalidInputError(
+            f"{part.where}: {X.shape[1]} features, more than the {config.n_features} planned"
+        )
+    if X.shape[1] < config.n_features:  # the same arrays, wider
+        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], config.n_features))
+        X.has_sorted_indices = True
+    part.X = X
+    y = check_labels(part.y, X.shape[0])
+    sorter = np.argsort(config.labels, kind="stable")
+    position = np.searchsorted(config.labels, y, sorter=sorter)
+    position = np.minimum(position, config.labels.shape[0] - 1)
+    class_index = sorter[position].astype(np.int32)
+    if np.any(config.labels[class_index] != y):
+        raise InvalidInputError(f"{part.where}: a label that the planned classes do not have")
+    part.class_index = class_index
+    part.setup = config
+    n_rows = X.shape[0]
+    part.alpha = np.zeros((config.n_subproblems, n_rows))
+    part.round = 0
+    if LOSSES[config.solver] != LOSS_LOGISTIC:
+        return None
+    # the LR dual starts inside (0, C): LIBLINEAR's initial point
+    W = np.zeros((config.n_subproblems, _n_weights(config)))
+    for c in range(config.n_subproblems):
+        y_c, C_c = _targets(part, c)
+        part.alpha[c] = np.where(C_c > 0, np.minimum(INIT_FRACTION * C_c, INIT_CAP), 0.0)
+        W[c] = primal_from_dual(
+            X.indptr, X.indices, X.data, config.bias, y_c, part.alpha[c], W.shape[1]
+        )
+    return W
+
+
+def run_round(part: Partition, W: np.ndarray, task: RoundTask) -> RoundResult:
+    """One CoCoA+ round on this partition (module docstring): the objectives' parts at W,
+    then (``task.local_passes`` > 0) the local solves and dW. W: (n_subproblems, n_weights)."""
+    _expect(part, task.round)
+    start = time.perf_counter()
+    config = part.setup
+    X = part.X
+    loss = LOSSES[config.solver]
+    n_sub = config.n_subproblems
+    losses = np.zeros(n_sub)
+    terms = np.zeros(n_sub)
+    targets = [_targets(part, c) for c in range(n_sub)]
+    for c, (y_c, C_c) in enumerate(targets):
+        losses[c] = loss_sum(X.indptr, X.indices, X.data, config.bias, y_c, C_c, W[c], loss)
+        terms[c] = dual_alpha_terms(C_c, part.alpha[c], loss)
+    if task.local_passes == 0:
+        return RoundResult(part.index, losses, terms, None, time.perf_counter() - start)
+    spec = SOLVERS[config.solver]
+    alpha_new = np.empty_like(part.alpha)
+    dW = np.zeros((n_sub, W.shape[1]))
+    n_iter = 0
+    for c, (y_c, C_c) in enumerate(targets):
+        sub = Subproblem(
+            X, y_c, C_c, eps=LOCAL_EPS, max_iter=task.local_passes, bias=config.bias,
+            seed=round_seed(config.seed, task.round, part.index, c), alpha0=part.alpha[c],
+            w0=W[c], options=_local_options(config.solver, task.sigma), index=c,
+        )  # fmt: skip
+        sol = spec.solve(sub, None)
+        alpha_new[c] = sol.alpha
+        n_iter = max(n_iter, sol.n_iter)
+        dW[c] = primal_from_dual(
+            X.indptr, X.indices, X.data, config.bias, y_c, sol.alpha - part.alpha[c], W.shape[1]
+        )
+    # the state moves only once every sub-problem's solve is done
+    part.alpha = alpha_new
+    part.round = task.round + 1
+    nonzero = np.count_nonzero(dW)
+    sent = sp.csr_matrix(dW) if nonzero <= SPARSE_DW_DENSITY * dW.size else dW
+    return RoundResult(
+        part.index, losses, terms, sent, time.perf_counter() - start, {"local_passes": n_iter}
+    )
+
+
+def alpha_snapshot(part: Partition, round: int) -> np.ndarray:
+    """A copy of alpha (n_subproblems, l) as it stands before ``round``."""
+    _expect(part, round)
+    return part.alpha.copy()
+
+
+def restore(part: Partition, alpha: np.ndarray | None, round: int, config: Setup) -> bool:
+    """Put a partition back to a snapshot: alpha (None: the start's) before ``round``."""
+    if alpha is None or part.round < 0:
+        setup(part, config)
+    if alpha is not None:
+        if alpha.shape != part.alpha.shape:
+            raise PartitionLost(
+                f"partition {part.index}: the snapshot's alpha is {alpha.shape}, the rows "
+                f"{part.alpha.shape}"
+            )
+        part.alpha = np.array(alpha, dtype=np.float64, copy=True)
+    part.round = int(round)
+    return True
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def round_seed(seed: int, round: int, partition: int, subproblem: int) -> int:
+    """The local solve's seed: a function of (round, partition, sub-problem) only, so that a
+    run resumed from a snapshot replays the same rounds whatever worker holds a partition."""
+    return int(seed) + 7919 * int(round) + 104729 * int(partition) + 1299709 * int(subproblem)
+
+
+def _local_options(solver: int, sigma: float) -> dict:
+    options = {"sigma": sigma, "objectives": False}
+    if LOSSES[solver] == LOSS_LOGISTIC:
+        options["inner_eps"] = LOCAL_INNER_EPS
+    return options
+
+
+def _expect(part: Partition, round: int) -> None:
+    if part.round != round:
+        raise PartitionLost(
+            f"partition {part.index} is at round {part.round}, round {round} was expected "
+            "(rebuilt after a lost worker, or a stale copy)"
+        )
+
+
+def _n_weights(config: Setup) -> int:
+    return config.n_features + (1 if config.bias >= 0 else 0)
+
+
+def _targets(part: Partition, c: int) -> tuple[np.ndarray, np.ndarray]:
+    """(+1/-1 targets, per-row costs) of sub-problem c on these rows (LIBLINEAR's
+    one-vs-rest, ``training.one_vs_rest``)."""
+    config = part.setup
+    return one_vs_rest(part.class_index, c, config.weighted_C, config.C, None)
+
+
+def dual_alpha_terms(C: np.ndarray, alpha: np.ndarray, loss: int) -> float:
+    """These rows' terms of the dual f(alpha) besides 1/2 ||w(alpha)||^2 (whose w is the
+    whole problem's: the client adds it): the SVMs' 1/2 D_ii alpha_i^2 - alpha_i, LR's
+    alpha_i log(alpha_i/C_i) + (C_i - alpha_i) log((C_i - alpha_i)/C_i)."""
+    if loss == LOSS_LOGISTIC:
+        return float(_lr_alpha_terms(C, alpha))
+    return float(svm_dual_alpha_terms(C, alpha, loss))
+
+
+@njit(cache=True, nogil=True)
+def _lr_alpha_terms(C, alpha) -> float:
+    f = 0.0
+    for i in range(alpha.shape[0]):
+        c = C[i]
+        if c > 0.0:
+            f += _xlogx_rel(alpha[i], c) + _xlogx_rel(c - alpha[i], c)
+    return f

@@ -1,0 +1,588 @@
+"""Distributed training on Dask by CoCoA+: the client side, the rounds.
+
+CoCoA+ (Ma, Smith, Jaggi, Jordan, Richtarik, Takac, ICML 2015, "Adding vs. averaging in
+distributed primal-dual optimization") for the SVM duals (-s 1, -s 3) and the logistic
+regression dual (-s 7). The rows are split into K partitions, each held by a Dask worker with
+its dual variables (``_partition.Partition``). A round:
+
+1. the client broadcasts W (n_subproblems, n_weights), W[c] = sum over all rows of
+   y_i alpha_i x_i for one-vs-rest sub-problem c;
+2. each partition computes its parts of P(W) and D(alpha) (the round's start), then runs the
+   same dual coordinate descent kernel as ``linsvm.train`` on its rows only, from its alpha and
+   W, with the local problem's quadratic term scaled by sigma' = K, for ``local_passes``
+   passes, and returns dW_k (every sub-problem shares the round: one task, one read of the
+   rows);
+3. the client adds the dW_k (CoCoA+'s adding, gamma = 1: W += sum_k dW_k) and reports the
+   round's gap.
+
+Why sigma' = K: with the partitions' changes added, the whole dual changes by at most the sum
+of the local problems' changes when each local problem charges sigma' >= K ||A_k dalpha||^2
+(the paper's safe bound), so the dual improves every round and the added updates never
+overshoot; averaging (gamma = 1/K) is safe too but K times slower.
+
+**Stopping rule.** The duality gap of the round's start, summed from the partitions' parts:
+sub-problem c has P_c(W) = 1/2 ||W[c]||^2 + sum_k loss_k and D_c(alpha) = -(1/2 ||W[c]||^2 +
+sum_k terms_k), and the run stops once every sub-problem has
+``P_c - D_c <= eps * P_c``; since D_c <= P*_c, the model's relative primal accuracy
+(P_c - P*_c) / P*_c is then at most eps / (1 - eps). That W, the one the gap certifies, is the
+model returned. (Block minimisation, ``outofcore.py``, stops on LIBLINEAR's projected-gradient
+measure over all rows and reports the same gap beside it; here the gap is the rule because it
+is what the partitions can sum exactly and cheaply, and it means the same on every data set.)
+After ``max_rounds`` solving rounds, one more round evaluates the last W without solving.
+
+**Fault tolerance.** Every ``snapshot_every`` rounds the client gathers alpha from the
+partitions and keeps it with that round's W. When a round fails because a worker was lost
+(a task's worker died, a partition's data is gone, or Dask rebuilt a partition from its
+lineage with a fresh alpha: ``PartitionLost``), the lost partitions are built again from
+their source (shards read again by a worker, or in-memory rows scattered again), every
+partition's alpha is put back to the snapshot, W to the snapshot's W, and the run continues
+from that round. The local solves' seeds depend only on (round, partition, sub-problem), so
+the resumed run replays the same rounds: its model is the uninterrupted run's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import math
+import os
+import sys
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from distributed import wait
+
+from .. import solvers
+from ..data import as_csr, check_labels, group_labels
+from ..errors import InvalidInputError, LinsvmError
+from ..interrupts import stop_on_signals
+from ..model import Model
+from ..parallel import row_chunks
+from ..solvers import Solution
+from ..solvers._base import CONVERGED, INTERRUPTED, MAX_ITER
+from ..sparse_rows import sq_norm
+from ..training import TrainingInterrupted, class_costs
+from . import _partition
+from ._partition import LOSSES, PartitionLost, RoundTask, Setup
+
+# The relative duality gap the run stops at (``eps``), by default.
+DEFAULT_EPS = 1e-3
+# Passes of the local solver over its rows per round.
+DEFAULT_LOCAL_PASSES = 1
+DEFAULT_MAX_ROUNDS = 200
+# Rounds between two snapshots of alpha (each moves every alpha to the client once).
+DEFAULT_SNAPSHOT_EVERY = 10
+# Recoveries from lost workers allowed in one run before it gives up.
+MAX_RECOVERIES = 10
+
+
+class DistributedError(LinsvmError):
+    """Distributed training could not go on (e.g. workers kept being lost)."""
+
+
+@dataclass
+class RoundProgress:
+    """One round, for progress lines and the ``on_round`` hook.
+
+    ``primal`` and ``dual`` are per sub-problem at the W the round started from (the W a stop
+    would return); ``gap`` is their differences summed, ``relative_gap`` the stopping rule's
+    measure (max over sub-problems of gap_c / P_c). ``seconds``: the round's wall time on the
+    client; ``compute_seconds``: the slowest partition's task; ``bytes_sent`` /
+    ``bytes_received``: what the round moved between the client and the workers (W broadcast
+    to each worker; dW and the objectives' parts back; snapshots and rebuilds included).
+    """
+
+    round: int
+    primal: list[float]
+    dual: list[float]
+    gap: float
+    relative_gap: float
+    seconds: float
+    compute_seconds: float
+    bytes_sent: int
+    bytes_received: int
+    n_partitions: int
+    n_workers: int
+    elapsed: float
+    events: list[str] = field(default_factory=list)
+
+    @property
+    def objective(self) -> float:
+        """The primal objective summed over the sub-problems."""
+        return float(sum(self.primal))
+
+
+# Exceptions by which Dask reports a lost worker or lost data (besides our PartitionLost).
+def _lost_errors() -> tuple[type[BaseException], ...]:
+    from distributed.comm.core import CommClosedError
+    from distributed.scheduler import KilledWorker
+
+    errors: list[type[BaseException]] = [
+        PartitionLost,
+        KilledWorker,
+        CommClosedError,
+        concurrent.futures.CancelledError,
+        asyncio.CancelledError,
+    ]
+    try:
+        from distributed.client import FutureCancelledError
+
+        errors.append(FutureCancelledError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def train(
+    source,
+    y=None,
+    *,
+    client,
+    solver: int | str = 1,
+    C: float = 1.0,
+    eps: float | None = None,
+    bias: float = -1.0,
+    class_weight: Mapping | None = None,
+    n_partitions: int | None = None,
+    local_passes: int = DEFAULT_LOCAL_PASSES,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+    seed: int = 1,
+    verbose: bool = False,
+    on_round: Callable[[RoundProgress], bool | None] | None = None,
+) -> Model:
+    """Train -s 1, -s 3 or -s 7 on a Dask cluster by CoCoA+ (module docstring).
+
+    Parameters
+    ----------
+    source : the training data, one of
+        - X, an array or sparse matrix of shape (n_samples, n_features), with ``y`` its labels
+          (n_samples,): scattered to the workers once (it passes through the client);
+        - a path (str or PathLike) of a LIBSVM text file (plain or gz/bz2/xz) or of a binary
+          cache (``linsvm cache``), or a list of such paths, with ``y=None``: split by
+          ``shards.plan_shards`` on the client (file sizes only) and read by the workers;
+        - a dask array / dataframe of rows with ``y`` a dask array / series of labels: each
+          partition built from chunks on the workers (``shards.shards_from_collection``).
+    client : dask.distributed.Client
+    solver : 1 (L2-loss SVM dual), 3 (L1-loss SVM dual) or 7 (logistic regression dual).
+    C, bias, class_weight : as ``linsvm.train`` (class_weight: {label: weight}).
+    eps : the relative duality gap to stop at (default ``DEFAULT_EPS`` = 1e-3): every
+        sub-problem's gap at most eps times its primal objective. Not LIBLINEAR's -e.
+    n_partitions : partitions of the rows (default: the number of workers).
+    local_passes : passes of the local solver over its rows per round.
+    max_rounds : solving rounds at most.
+    snapshot_every : rounds between snapshots of alpha for recovery from a lost worker.
+    seed : seeds every local solve (with the round, partition and sub-problem).
+    verbose : a progress line per round on stderr.
+    on_round : called with a ``RoundProgress`` after each round; returning False stops.
+
+    Returns
+    -------
+    Model: the same as ``linsvm.train`` gives (labels in LIBLINEAR's order, one weight vector
+    for two classes, bias weights), with one ``Solution`` per sub-problem (primal, dual and
+    gap at the returned W; ``n_iter`` the rounds; ``alpha`` None: it stays on the workers).
+    Ctrl-C (or on_round returning False) stops after the current round and returns the last
+    evaluated W with a ``TrainingInterrupted`` warning.
+    """
+    spec = solvers.get_solver(solver)
+    if spec.number not in LOSSES:
+        raise InvalidInputError(
+            f"distributed training (CoCoA+) trains -s 1, -s 3 and -s 7, not {spec.label}"
+        )
+    params = solvers.check_parameter(spec.number, C, 1.0, bias, None)
+    eps = _positive_float(DEFAULT_EPS if eps is None else eps, "eps")
+    local_passes = _count(local_passes, "local_passes")
+    max_rounds = _count(max_rounds, "max_rounds")
+    snapshot_every = _count(snapshot_every, "snapshot_every")
+    _check_client(client)
+    n_workers = len(_workers(client))
+    if n_workers == 0:
+        raise InvalidInputError("the Dask cluster has no workers")
+    if n_partitions is None:
+        n_partitions = n_workers
+    n_partitions = _count(n_partitions, "n_partitions")
+    run = _Run(client, spec.number, params, class_weight, seed, verbose, on_round)
+    try:
+        run.plan(source, y, n_partitions)
+        return run.train(eps, local_passes, max_rounds, snapshot_every)
+    finally:
+        run.release()
+
+
+class _Run:
+    """The state of one distributed run on the client: the partitions' futures, W, the last
+    snapshot, and the counters of what was moved."""
+
+    def __init__(self, client, solver: int, params, class_weight, seed, verbose, on_round):
+        self.client = client
+        self.solver = solver
+        self.params = params
+        self.class_weight = class_weight
+        self.seed = int(seed)
+        self.verbose = verbose
+        self.on_round = on_round
+        self.name = f"linsvm-{uuid.uuid4().hex[:8]}"
+        self.keys = itertools.count()
+        self.builders: list[Callable[[str], Any]] = []  # partition k's future, built on a worker
+        self.parts: list = []
+        self.config: Setup | None = None
+        self.n_features: int | None = None  # known before reading: in-memory X's columns
+        self.sent = 0
+        self.received = 0
+
+    # ------------------------------------------------------------------------- partitions
+
+    def plan(self, source, y, n_partitions: int) -> None:
+        """Decide how each partition is built (``builders``), build them, merge the labels
+        and set every partition up."""
+        import dask
+
+        if dask.is_dask_collection(source):
+            self._plan_collection(source, y, n_partitions)
+        elif y is None:
+            self._plan_files(source, n_partitions)
+        else:
+            self._plan_arrays(source, y, n_partitions)
+        workers = _workers(self.client)
+        self.parts = [
+            build(workers[k % len(workers)]) for k, build in enumerate(self.builders)
+        ]
+        infos = self.client.gather(
+            [self._submit(_partition.describe, part) for part in self.parts]
+        )
+        n_rows = sum(info["n_rows"] for info in infos)
+        if n_rows == 0:
+            raise InvalidInputError("no training data: 0 rows")
+        n_features = max(info["n_features"] for info in infos)
+        if self.n_features is not None:
+            n_features = self.n_features
+        seen = [info["labels"] for info in infos if info["labels"].shape[0]]
+        labels, _ = group_labels(np.concatenate(seen))
+        if labels.shape[0] < 2:
+            shown = labels[0].item() if isinstance(labels[0], np.generic) else labels[0]
+            raise InvalidInputError(
+                f"training data has only one class ({shown!r}); at least two are needed"
+            )
+        params = self.params
+        self.config = Setup(
+            solver=self.solver,
+            labels=labels,
+            weighted_C=class_costs(labels, params.C, self.class_weight),
+            C=params.C,
+            bias=params.bias,
+            n_features=int(n_features),
+            n_subproblems=1 if labels.shape[0] == 2 else labels.shape[0],
+            seed=self.seed,
+        )
+        self.n_rows = n_rows
+        self.n_nonzeros = sum(info["nnz"] for info in infos)
+        parts0 = self.client.gather(
+            [self._submit(_partition.setup, part, self.config) for part in self.parts]
+        )
+        self.W0 = np.zeros((self.config.n_subproblems, self.n_weights))
+        for part_W in parts0:
+            if part_W is not None:
+                self.W0 += part_W
+                self.received += part_W.nbytes
+
+    @property
+    def n_weights(self) -> int:
+        return self.config.n_features + (1 if self.config.bias >= 0 else 0)
+
+    def _plan_arrays(self, X, y, n_partitions: int) -> None:
+        X = as_csr(X)
+        y = check_labels(y, X.shape[0])
+        self.n_features = X.shape[1]
+        ranges = row_chunks(X.indptr, n_partitions) or [(0, 0)]
+
+        def builder(k: int, r0: int, r1: int) -> Callable[[str], Any]:
+            def build(worker: str):
+                X_k, y_k = X[r0:r1], y[r0:r1]
+                self.sent += _nbytes(X_k) + y_k.nbytes
+                data = self.client.scatter([X_k, y_k], workers=[worker], hash=False)
+                part = self._submit(_partition.from_arrays, k, *data, worker=worker)
+                # the partition holds the same arrays: the scattered copies are not kept
+                wait([part])
+                for future in data:
+                    future.release()
+                return part
+
+            return build
+
+        self.builders = [builder(k, r0, r1) for k, (r0, r1) in enumerate(ranges)]
+
+    def _plan_files(self, source, n_partitions: int) -> None:
+        from .shards import plan_shards
+
+        if isinstance(source, (str, os.PathLike)) or (
+            isinstance(source, Sequence) and not isinstance(source, (str, bytes))
+        ):
+            shards = plan_shards(source, n_partitions)
+        else:
+            raise InvalidInputError(
+                "source must be X with y, a path or list of paths of LIBSVM files or of a "
+                f"cache, or dask collections; got {type(source).__name__} without y"
+            )
+
+        def builder(k: int, shard) -> Callable[[str], Any]:
+            return lambda worker: self._submit(_partition.from_shard, k, shard, worker=worker)
+
+        self.builders = [builder(k, shard) for k, shard in enumerate(shards)]
+
+    def _plan_collection(self, X, y, n_partitions: int) -> None:
+        from .shards import shards_from_collection
+
+        if y is None:
+            raise InvalidInputError("a dask collection of rows needs y, a dask collection too")
+        groups = shards_from_collection(X, y, n_partitions)
+
+        def builder(k: int, chunks) -> Callable[[str], Any]:
+            return lambda worker: self._submit(
+                _partition.from_chunks, k, *chunks, worker=worker
+            )
+
+        self.builders = [builder(k, chunks) for k, chunks in enumerate(groups)]
+
+    def _submit(self, func, *args, worker: str | None = None):
+        """A task of this run (never cached by Dask: partitions change in place)."""
+        key = f"{self.name}-{func.__name__}-{next(self.keys)}"
+        if worker is None:
+            return self.client.submit(func, *args, key=key, pure=False)
+        return self.client.submit(
+            func, *args, key=key, pure=False, workers=[worker], allow_other_workers=True
+        )
+
+    # ------------------------------------------------------------------------- rounds
+
+    def train(self, eps: float, local_passes: int, max_rounds: int, snapshot_every: int):
+        config = self.config
+        n_sub = config.n_subproblems
+        n_parts = len(self.parts)
+        sigma = float(n_parts)  # CoCoA+'s safe sigma' = gamma K with gamma = 1
+        W = self.W0.copy()
+        snapshot = (0, W.copy(), None)  # (round, W, alpha per partition; None: the start's)
+        recoveries = 0
+        events: list[str] = []
+        started = time.perf_counter()
+        primal = dual = np.full(n_sub, np.nan)
+        reason = MAX_ITER
+        t = 0
+        lost = _lost_errors()
+        with stop_on_signals() as stop:
+            while True:
+                solving = t < max_rounds
+                task = RoundTask(t, local_passes if solving else 0, sigma)
+                round_start = time.perf_counter()
+                sent0, received0 = self.sent, self.received
+                try:
+                    results = self._round(W, task)
+                except lost as exc:
+                    recoveries += 1
+                    if recoveries > MAX_RECOVERIES:
+                        raise DistributedError(
+                            f"gave up after {MAX_RECOVERIES} recoveries from lost workers "
+                            f"({type(exc).__name__}: {exc})"
+                        ) from exc
+                    t, W = self._recover(snapshot)
+                    events.append(
+                        f"recovered from {type(exc).__name__} at round {task.round}: "
+                        f"resumed from the snapshot of round {t}"
+                    )
+                    continue
+                half_ww = np.array([0.5 * sq_norm(W[c]) for c in range(n_sub)])
+                losses = sum(r.loss for r in results)
+                terms = sum(r.dual_terms for r in results)
+                primal = half_ww + losses
+                dual = -(half_ww + terms)
+                gaps = primal - dual
+                relative = float(np.max(gaps / primal))
+                if solving:
+                    W_next = W.copy()
+                    for r in results:  # in partition order: the same sum on every replay
+                        W_next += r.dW.toarray() if sp.issparse(r.dW) else r.dW
+                if relative <= eps:
+                    reason = CONVERGED
+                took_snapshot = (
+                    solving and reason != CONVERGED and (t + 1) % snapshot_every == 0
+                )
+                if took_snapshot:
+                    snapshot = (t + 1, W_next.copy(), self._gather_alpha(t + 1))
+                    events.append(f"snapshot of alpha before round {t + 1}")
+                progress = RoundProgress(
+                    round=t,
+                    primal=primal.tolist(),
+                    dual=dual.tolist(),
+                    gap=float(gaps.sum()),
+                    relative_gap=relative,
+                    seconds=time.perf_counter() - round_start,
+                    compute_seconds=max(r.seconds for r in results),
+                    bytes_sent=self.sent - sent0,
+                    bytes_received=self.received - received0,
+                    n_partitions=n_parts,
+                    n_workers=len(_workers(self.client)),
+                    elapsed=time.perf_counter() - started,
+                    events=events,
+                )
+                events = []
+                if self.verbose:
+                    _print_round(progress)
+                go_on = self.on_round is None or self.on_round(progress) is not False
+                if reason == CONVERGED or not solving:
+                    break
+                if stop.requested or not go_on:
+                    reason = INTERRUPTED
+                    break
+                W = W_next
+                t += 1
+        if reason == INTERRUPTED:
+            warnings.warn(
+                "training interrupted: the model holds the last evaluated iterate, not "
+                "converged",
+                TrainingInterrupted,
+                stacklevel=3,
+            )
+        return self._model(W, primal, dual, t, reason, stop.signal)
+
+    def _round(self, W: np.ndarray, task: RoundTask) -> list:
+        """Broadcast W, run the round on every partition, gather the results."""
+        n_workers = len(_workers(self.client))
+        W_future = self.client.scatter(W, broadcast=True, hash=False)
+        self.sent += W.nbytes * n_workers
+        try:
+            futures = [self._submit(_partition.run_round, p, W_future, task) for p in self.parts]
+            results = self.client.gather(futures)
+        finally:
+            W_future.release()
+        self.received += sum(r.nbytes for r in results)
+        return results
+
+    def _gather_alpha(self, round: int) -> list[np.ndarray]:
+        alphas = self.client.gather(
+            [self._submit(_partition.alpha_snapshot, p, round) for p in self.parts]
+        )
+        self.received += sum(a.nbytes for a in alphas)
+        return alphas
+
+    def _recover(self, snapshot) -> tuple[int, np.ndarray]:
+        """Rebuild lost partitions and put every partition back to ``snapshot``; returns the
+        round to continue from and its W."""
+        round_, W, alphas = snapshot
+        lost = _lost_errors()
+        for attempt in range(3):
+            restoring = []
+            for k, part in enumerate(self.parts):
+                alpha = None
+                if alphas is not None:
+                    alpha = self.client.scatter(alphas[k], hash=False)
+                    self.sent += alphas[k].nbytes
+                restoring.append(
+                    self._submit(_partition.restore, part, alpha, round_, self.config)
+                )
+            failed = []
+            for k, future in enumerate(restoring):
+                try:
+                    future.result()
+                except lost:
+                    failed.append(k)
+                future.release()
+            if not failed:
+                return round_, W.copy()
+            workers = _workers(self.client)
+            if not workers:
+                break
+            for k in failed:
+                self.parts[k].release()
+                self.parts[k] = self.builders[k](workers[(k + attempt) % len(workers)])
+        raise DistributedError("could not rebuild the partitions of lost workers")
+
+    def _model(self, W, primal, dual, rounds: int, reason: str, signal) -> Model:
+        config = self.config
+        results = [
+            Solution(
+                w=W[c].copy(), n_iter=rounds, converged=reason == CONVERGED, stop_reason=reason,
+                primal=float(primal[c]), dual=float(dual[c]), gap=float(primal[c] - dual[c]),
+                alpha=None, solver=self.solver,
+                figures={"rounds": rounds, "n_partitions": len(self.parts)},
+            )
+            for c in range(config.n_subproblems)
+        ]  # fmt: skip
+        model = Model(
+            self.solver,
+            config.labels,
+            W[:, : config.n_features],
+            config.bias,
+            W[:, config.n_features] if config.bias >= 0 else None,
+            results=results,
+        )
+        model.stop_signal = signal
+        return model
+
+    def release(self) -> None:
+        for part in self.parts:
+            part.release()
+        self.parts = []
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _check_client(client) -> None:
+    try:
+        from distributed import Client
+    except ImportError:  # pragma: no cover - dask is an extra
+        raise InvalidInputError(
+            "distributed training needs dask.distributed: pip install 'linsvm[distributed]'"
+        ) from None
+    if not isinstance(client, Client):
+        raise InvalidInputError(
+            f"client must be a dask.distributed.Client, got {type(client).__name__}"
+        )
+    if client.status != "running":
+        raise InvalidInputError(f"the Dask client is not running (status {client.status!r})")
+
+
+def _workers(client) -> list[str]:
+    """The cluster's workers' addresses, sorted."""
+    return sorted(client.scheduler_info(n_workers=-1)["workers"])
+
+
+def _count(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise InvalidInputError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def _positive_float(value, name: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name} must be a number > 0, got {value!r}") from None
+    if not (math.isfinite(number) and number > 0):
+        raise InvalidInputError(f"{name} must be a number > 0, got {value!r}")
+    return number
+
+
+def _nbytes(X) -> int:
+    return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+
+
+def _print_round(p: RoundProgress) -> None:
+    for event in p.events:
+        print(f"round {p.round}: {event}", file=sys.stderr, flush=True)
+    print(
+        f"round {p.round}: gap {p.gap:.3e} (relative {p.relative_gap:.3e}), primal "
+        f"{p.objective:.10g}, {p.seconds:.2f} s (compute {p.compute_seconds:.2f} s), sent "
+        f"{p.bytes_sent / 1e6:.2f} MB, received {p.bytes_received / 1e6:.2f} MB",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+__all__ = ["DistributedError", "RoundProgress", "train"]

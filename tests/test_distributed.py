@@ -1,0 +1,221 @@
+"""Distributed training by CoCoA+ on a LocalCluster of 2 worker processes, against linsvm.train.
+
+The problems are small text-like data (rows of a few non-zeros over many more features, unit
+norm), on which CoCoA+ converges in tens of rounds. A bias feature shared by every row slows
+CoCoA+ down many times (every partition moves the same weight): the bias tests use B = 0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import linsvm
+from linsvm.errors import InvalidInputError
+from linsvm.training import TrainingInterrupted
+
+distributed = pytest.importorskip("distributed")
+dist = pytest.importorskip("linsvm.distributed")
+
+
+def text_like(n_rows=1000, n_features=4000, nnz=20, n_classes=2, seed=0, noise=0.5):
+    """Rows of ``nnz`` random features (unit norm) and labels from a random linear model."""
+    rng = np.random.default_rng(seed)
+    cols = rng.choice(n_features, size=(n_rows, nnz))
+    indptr = np.arange(0, n_rows * nnz + 1, nnz)
+    X = sp.csr_matrix(
+        (rng.random(n_rows * nnz) + 0.5, cols.ravel(), indptr), shape=(n_rows, n_features)
+    )
+    X.sum_duplicates()
+    X.sort_indices()
+    X = sp.csr_matrix(X.multiply(1.0 / np.sqrt(X.multiply(X).sum(axis=1))))
+    scores = X @ rng.standard_normal((n_features, n_classes))
+    scores = scores + noise * rng.standard_normal((n_rows, n_classes))
+    y = np.argmax(scores, axis=1) if n_classes > 2 else np.where(scores[:, 0] > 0, 1, -1)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def check_against_single_machine(model, ref, X, rounds):
+    """Objectives within 1e-4 of the tight single-machine run, >= 99.9% of the predictions
+    the same, and every reported gap a true bound: D(alpha) <= P* <= ref's primal."""
+    assert model.solver == ref.solver or ref.results_[0].solver != ref.solver
+    np.testing.assert_array_equal(model.labels_, ref.labels_)
+    assert model.coef_.shape == ref.coef_.shape
+    assert (model.bias_weights_ is None) == (ref.bias_weights_ is None)
+    for r, r_ref in zip(model.results_, ref.results_, strict=True):
+        assert r.converged
+        assert abs(r.primal - r_ref.primal) <= 1e-4 * r_ref.primal
+        assert r.dual <= r_ref.primal * (1 + 1e-12)
+        assert r.primal - r_ref.primal <= r.gap + 1e-9 * r_ref.primal
+    agree = np.mean(model.predict(X) == ref.predict(X))
+    assert agree >= 0.999
+    refs = [r.primal for r in ref.results_]
+    for p in rounds:
+        assert all(d <= pstar * (1 + 1e-12) for d, pstar in zip(p.dual, refs, strict=True))
+        assert p.gap >= 0 or p.gap > -1e-9 * sum(refs)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_binary_reaches_the_single_machine_optimum(client, solver):
+    X, y = text_like(seed=1)
+    ref = linsvm.train(X, y, solver=solver, C=1.0, eps=1e-8, max_iter=100_000)
+    rounds = []
+    model = dist.train(
+        X, y, client=client, solver=solver, C=1.0, eps=1e-6, max_rounds=500,
+        on_round=rounds.append,
+    )  # fmt: skip
+    check_against_single_machine(model, ref, X, rounds)
+    assert rounds[-1].relative_gap <= 1e-6
+    assert [p.round for p in rounds] == list(range(len(rounds)))
+    assert all(p.bytes_sent > 0 and p.bytes_received > 0 for p in rounds)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_multiclass_with_bias_and_class_weights(client, solver):
+    X, y = text_like(n_classes=3, seed=2)
+    labels = np.array(["b", "c", "a"])[y]
+    weights = {"a": 2.0, "c": 0.5}
+    ref = linsvm.train(
+        X, labels, solver=solver, C=0.5, eps=1e-8, bias=0.1, class_weight=weights,
+        max_iter=100_000,
+    )  # fmt: skip
+    rounds = []
+    model = dist.train(
+        X, labels, client=client, solver=solver, C=0.5, eps=1e-6, bias=0.1,
+        class_weight=weights, max_rounds=500, on_round=rounds.append,
+    )  # fmt: skip
+    assert len(model.results_) == 3
+    check_against_single_machine(model, ref, X, rounds)
+
+
+def test_logistic_regression_dual(client):
+    X, y = text_like(seed=3)
+    ref = linsvm.train(X, y, solver=7, C=1.0, eps=1e-10, max_iter=100_000)
+    rounds = []
+    model = dist.train(
+        X, y, client=client, solver=7, C=1.0, eps=1e-6, max_rounds=500, on_round=rounds.append
+    )
+    assert model.solver == 7
+    check_against_single_machine(model, ref, X, rounds)
+    np.testing.assert_allclose(model.predict_proba(X), ref.predict_proba(X), atol=1e-3)
+
+
+def test_loose_run_reports_a_true_gap(client):
+    X, y = text_like(seed=4)
+    ref = linsvm.train(X, y, solver=1, C=1.0, eps=1e-8, max_iter=100_000)
+    rounds = []
+    model = dist.train(X, y, client=client, solver=1, eps=1e-2, on_round=rounds.append)
+    (r,), (r_ref,) = model.results_, ref.results_
+    assert r.converged and r.gap <= 1e-2 * r.primal
+    # P(w) - P* <= gap at every round, P* taken from the tight run
+    for p in rounds:
+        assert p.primal[0] - r_ref.primal <= p.gap + 1e-9 * r_ref.primal
+    assert r.primal - r_ref.primal <= r.gap
+    assert r.primal - r_ref.primal >= -1e-9 * r_ref.primal
+
+
+def test_more_partitions_than_workers_and_the_model_file(client, tmp_path):
+    X, y = text_like(seed=5)
+    ref = linsvm.train(X, y, solver=1, C=1.0, eps=1e-8, bias=0.1, max_iter=100_000)
+    model = dist.train(X, y, client=client, solver=1, eps=1e-6, bias=0.1, n_partitions=3)
+    assert model.results_[0].figures["n_partitions"] == 3
+    check_against_single_machine(model, ref, X, [])
+    path = tmp_path / "model"
+    model.save(path)
+    loaded = linsvm.load_model(path)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_a_killed_worker_does_not_change_the_model(client):
+    X, y = text_like(n_classes=3, seed=6)
+    common = dict(client=client, solver=1, C=1.0, eps=1e-6, snapshot_every=3, max_rounds=500)
+    uninterrupted = dist.train(X, y, **common)
+    events = []
+    killed = []
+
+    def kill_one_worker(progress):
+        events.extend(progress.events)
+        if progress.round == 7 and not killed:
+            pids = client.run(os.getpid)
+            address, pid = sorted(pids.items())[0]
+            killed.append(address)
+            os.kill(pid, signal.SIGKILL)
+
+    model = dist.train(X, y, on_round=kill_one_worker, **common)
+    client.wait_for_workers(2, timeout=60)
+    assert killed
+    assert any("recovered" in e for e in events)
+    np.testing.assert_allclose(model.coef_, uninterrupted.coef_, rtol=0, atol=1e-10)
+    for r, r0 in zip(model.results_, uninterrupted.results_, strict=True):
+        assert r.converged
+        assert r.n_iter == r0.n_iter
+        assert abs(r.primal - r0.primal) <= 1e-10 * r0.primal
+
+
+def test_a_hook_stop_returns_the_last_evaluated_model(client):
+    X, y = text_like(seed=7)
+    rounds = []
+
+    def stop_at_three(progress):
+        rounds.append(progress)
+        return progress.round < 3
+
+    with pytest.warns(TrainingInterrupted):
+        model = dist.train(X, y, client=client, solver=3, eps=1e-9, on_round=stop_at_three)
+    assert model.interrupted
+    (r,) = model.results_
+    assert r.stop_reason == "interrupted" and r.n_iter == 3
+    assert r.primal == pytest.approx(rounds[-1].primal[0], rel=1e-12)
+
+
+def test_verbose_prints_a_line_per_round(client, capsys):
+    X, y = text_like(n_rows=200, seed=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dist.train(X, y, client=client, solver=1, eps=1e-3, verbose=True)
+    err = capsys.readouterr().err
+    assert "round 0: gap" in err and "sent" in err and "received" in err
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(solver=2), "trains -s 1, -s 3 and -s 7, not -s 2"),
+        (dict(solver=99), "unknown solver"),
+        (dict(C=0), "C must be > 0"),
+        (dict(eps=0), "eps must be a number > 0"),
+        (dict(local_passes=0), "local_passes must be an integer >= 1"),
+        (dict(max_rounds=1.5), "max_rounds must be an integer >= 1"),
+        (dict(n_partitions=0), "n_partitions must be an integer >= 1"),
+        (dict(snapshot_every=-1), "snapshot_every must be an integer >= 1"),
+    ],
+)
+def test_bad_parameters(client, kwargs, message):
+    X, y = text_like(n_rows=50, seed=9)
+    with pytest.raises(InvalidInputError, match=message):
+        dist.train(X, y, client=client, **kwargs)
+
+
+def test_bad_data_and_client(client):
+    X, y = text_like(n_rows=50, seed=10)
+    with pytest.raises(InvalidInputError, match="only one class"):
+        dist.train(X, np.ones(50), client=client)
+    with pytest.raises(InvalidInputError, match="client must be a dask.distributed.Client"):
+        dist.train(X, y, client="tcp://127.0.0.1:8786")
+    with pytest.raises(InvalidInputError, match="y must be 1-D"):
+        dist.train(X, np.ones((50, 2)), client=client)

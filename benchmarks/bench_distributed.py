@@ -39,10 +39,13 @@ not depend on the hardware; seconds do.
   apart as "setup"). The run stops once the last target is reached or after ``--max-rounds``.
   Bytes per round: ``bytes_sent + bytes_received`` of the round (W to each worker, the dW and
   the objectives' parts back), median over rounds.
-- **Rounds against K** (the written model's input): the same runs on a 2-worker cluster with
-  K = 1, 2, 4, 8, 16, 64 partitions (several partitions a worker): rounds to 1e-2 and 1e-3,
-  and the compute of one partition's round (``RoundProgress.compute_seconds``: the slowest
-  partition's task), per non-zero.
+- **Rounds against K** (the written model's input): the same runs with K = 1, 2, 4, 8, 16, 64
+  partitions, each on its own worker, the K workers threads of this process (a
+  ``LocalCluster(processes=False)``: 64 worker processes would not fit this machine, and a
+  worker process holding several partitions lets Dask run a partition's task on another
+  worker, on a stale copy). Rounds do not depend on where the partitions run; their seconds
+  here do (K threads share 2 cores), so the model takes its compute per non-zero from the
+  process runs above with no more workers than cores.
 - **dask-ml** (pypi-recent only, ``--no-dask-ml`` to skip): ``dask_ml.linear_model
   .LogisticRegression(solver="lbfgs", C=1, fit_intercept=False)`` without its input
   normalisation, on the same rows as a dask array of ``sparse.COO`` chunks persisted on a
@@ -179,14 +182,16 @@ def single_runs(X, y, solver: int, eps_list=SINGLE_EPS) -> list[dict]:
 
 
 @contextlib.contextmanager
-def local_cluster(n_workers: int, warm_file: Path | None = None, solvers=(SOLVER,)):
-    """A LocalCluster of ``n_workers`` one-thread worker processes and its client, each worker
-    warmed up by a tiny distributed run per solver (Numba's cached kernels loaded)."""
+def local_cluster(n_workers: int, warm_file: Path | None = None, solvers=(SOLVER,),
+                  processes: bool = True):
+    """A LocalCluster of ``n_workers`` one-thread workers (processes, or threads of this
+    process) and its client, each worker warmed up by a tiny distributed run per solver
+    (Numba's cached kernels loaded)."""
     from distributed import Client, LocalCluster
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=processes,
                                dashboard_address=":0", memory_limit=0, silence_logs=40)
         client = Client(cluster)
     try:
@@ -240,6 +245,7 @@ def distributed_run(client, source, solver: int, n_partitions: int, pstar: float
     out["round_bytes"] = float(np.median([r["sent"] + r["received"] for r in rounds])) \
         if rounds else None
     out["total_bytes"] = int(sum(r["sent"] + r["received"] for r in trace))
+    out["recoveries"] = sum(1 for r in trace for e in r["events"] if e.startswith("recovered"))
     return out
 
 
@@ -356,24 +362,27 @@ def run_dataset(name: str, path: Path, args, warm: Path) -> dict:
         res["distributed"].append(r)
 
     if name == args.partitions_dataset and args.partitions:
+        # K workers, threads of this process, one partition each: what the rounds need (a
+        # worker holding several partitions lets Dask move their tasks, see the report)
         res["by_k"] = []
-        solvers = (SOLVER, 7) if Xy is not None else (SOLVER,)
-        with local_cluster(2, warm, solvers) as client:
-            for k in args.partitions:
-                print(f"  K = {k} partitions on 2 workers ...", file=sys.stderr, flush=True)
+        for k in args.partitions:
+            print(f"  K = {k} partitions, {k} in-process workers ...", file=sys.stderr,
+                  flush=True)
+            with local_cluster(k, warm, processes=False) as client:
                 r = distributed_run(client, str(path), SOLVER, k, pstar, args.max_rounds,
-                                    max_seconds=args.max_seconds)
-                r["workers"] = 2
-                res["by_k"].append(r)
-            if Xy is not None:
-                res["dask_ml"] = dask_ml_runs(client, *Xy)
-                lr_pstar = min([res["lr_reference"]["primal"]]
-                               + [r["primal"] for r in res["lr_single"]]
-                               + [r["primal"] for r in res["dask_ml"]["runs"]])
-                print("  CoCoA+ -s 7 on 2 workers ...", file=sys.stderr, flush=True)
-                r = distributed_run(client, str(path), 7, 2, lr_pstar, args.max_rounds,
-                                    max_seconds=args.max_seconds)
-                res["lr_distributed"] = r
+                                    max_seconds=args.k_max_seconds)
+            r["workers"] = k
+            res["by_k"].append(r)
+    if Xy is not None:
+        print("  dask-ml, then CoCoA+ -s 7, on 2 workers ...", file=sys.stderr, flush=True)
+        with local_cluster(2, warm, (SOLVER, 7)) as client:
+            res["dask_ml"] = dask_ml_runs(client, *Xy)
+            lr_pstar = min([res["lr_reference"]["primal"]]
+                           + [r["primal"] for r in res["lr_single"]]
+                           + [r["primal"] for r in res["dask_ml"]["runs"]])
+            res["lr_distributed"] = distributed_run(client, str(path), 7, 2, lr_pstar,
+                                                    args.max_rounds,
+                                                    max_seconds=args.max_seconds)
     return res
 
 
@@ -427,8 +436,11 @@ def projection(res: dict, bandwidth: float = MODEL_BANDWIDTH,
     by_k = [r for r in res.get("by_k", []) if r["to"][0] is not None]
     if not by_k:
         return None
-    c = float(np.median([r["compute_seconds"] / r["nnz_per_partition"] for r in by_k
-                         if r["compute_seconds"]]))
+    # per-core compute: the process runs with no more workers than cores (the in-process
+    # workers of the K runs share 2 cores and the GIL between tasks)
+    cores = os.cpu_count() or 1
+    timed = [r for r in res["distributed"] if r["workers"] <= cores and r["compute_seconds"]]
+    c = float(np.median([r["compute_seconds"] / r["nnz_per_partition"] for r in timed]))
     w_bytes = 8 * res["shape"][1]
     one = [r for r in res["distributed"] if r["workers"] == 1]
     parse_rate = res["bytes"] / one[0]["setup"] if one and one[0]["setup"] > 0 else None
@@ -515,7 +527,7 @@ def dataset_section(res: dict) -> list[str]:
                       fmt_seconds(r["seconds"]) if r["rel"] <= TARGETS[0] else "not reached",
                       "-",
                       fmt_seconds(r["seconds"]) if r["rel"] <= TARGETS[1] else "not reached",
-                      fmt_sci(r["rel"]), "-", "-", "-"])
+                      fmt_sci(r["rel"]), "-", "-", "-", "-"])
     for r in res["distributed"]:
         to = r["to"]
         gap = fmt_sci(to[1]["relative_gap"]) if to[1] else "-"
@@ -524,11 +536,11 @@ def dataset_section(res: dict) -> list[str]:
                       *_to_cells(to[0]), *_to_cells(to[1]),
                       fmt_sci(rel(r["trace"][-1]["primal"], res["pstar"])) if r["trace"] else "-",
                       gap, fmt_seconds(r["round_seconds"]),
-                      f"{(r['round_bytes'] or 0) / MB:.2f}"])
+                      f"{(r['round_bytes'] or 0) / MB:.2f}", str(r["recoveries"])])
     lines += markdown_table(
         ["run", "workers", "partitions", "read / setup s", "rounds to 1e-2", "s to 1e-2",
          "rounds to 1e-3", "s to 1e-3", "last rel. acc.", "gap reported at 1e-3",
-         "round s (median)", "MB moved a round"], table)
+         "round s (median)", "MB moved a round", "recoveries"], table)
     s2, s3 = res["single_to"]
     lines += ["",
               "Single process: one `linsvm.train` call per eps (one thread, data in memory; "
@@ -542,7 +554,9 @@ def dataset_section(res: dict) -> list[str]:
               "workers reading their byte ranges, the labels merged, the partitions set up); "
               "'rounds to' is the number of solving rounds whose sum gave the first W within "
               "the target; the gap reported is the run's own certified relative duality gap "
-              "at that round, (P - D)/P, with D <= P*: an upper bound of (P - P*)/P.", ""]
+              "at that round, (P - D)/P, with D <= P*: an upper bound of (P - P*)/P. "
+              "Recoveries: rounds replayed from a snapshot after Dask reported a lost or "
+              "stale partition (their time is in the totals).", ""]
     runs = res["distributed"] + res.get("by_k", [])
     bad = sum(len(gap_violations(r, res["pstar"])) for r in runs)
     rounds = sum(len(r["trace"]) for r in runs)
@@ -554,11 +568,12 @@ def dataset_section(res: dict) -> list[str]:
 
 
 def by_k_section(res: dict, passes: int) -> list[str]:
-    lines = [f"## Rounds against the number of partitions K ({res['name']}, 2 workers)", "",
-             "The same CoCoA+ runs with K partitions on a 2-worker cluster (several partitions "
-             "a worker, run in turn): the rounds do not depend on where the partitions run. "
-             "Compute per partition: the median over rounds of the slowest partition's task "
-             f"(its {passes} local passes and its parts of the objectives).", ""]
+    lines = [f"## Rounds against the number of partitions K ({res['name']})", "",
+             "The same CoCoA+ runs with K partitions, one a worker, the K workers threads of "
+             f"one process sharing {os.cpu_count()} cores: the rounds are those of K machines, "
+             "the seconds are not (compute per partition: the slowest partition's task, "
+             f"its {passes} local pass(es) and its parts of the objectives, stretched by the "
+             "threads that share the cores).", ""]
     table = []
     for r in res["by_k"]:
         rate = r["compute_seconds"] / r["nnz_per_partition"] if r["compute_seconds"] else None
@@ -680,8 +695,10 @@ def main(argv=None) -> None:
     p.add_argument("--partitions-dataset", default="pypi-recent")
     p.add_argument("--synthetic-rows", type=int, default=DEFAULT_SYNTHETIC_ROWS)
     p.add_argument("--max-rounds", type=int, default=150)
-    p.add_argument("--max-seconds", type=float, default=300.0,
-                   help="a distributed run stops after this many seconds (300)")
+    p.add_argument("--max-seconds", type=float, default=240.0,
+                   help="a distributed run stops after this many seconds (240)")
+    p.add_argument("--k-max-seconds", type=float, default=150.0,
+                   help="the same for the runs against K (150)")
     p.add_argument("--no-dask-ml", action="store_true")
     p.add_argument("--fresh", action="store_true", help="recompute P* (else cached)")
     p.add_argument("--note", action="append", default=[])

@@ -48,7 +48,8 @@ def test_projection_arithmetic():
 
     res = {"shape": [1000, 50_000], "nnz": 1e6, "bytes": 1e7,
            "by_k": [run(1, 5), run(4, 8), run(16, 12)],
-           "distributed": [{"workers": 1, "setup": 0.5}],
+           "distributed": [{"workers": 1, "setup": 0.5, "compute_seconds": 0.1,
+                            "nnz_per_partition": 1e6}],
            "single_to": [{"seconds": 2.0}, None]}
     proj = bd.projection(res, bandwidth=1e9, latency=1e-3, task_overhead=1e-3, scale=100,
                          workers=(16, 64))

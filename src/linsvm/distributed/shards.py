@@ -24,7 +24,9 @@ The parts of a source are balanced by weight (bytes of text, non-zeros of a cach
 of ``K`` aims at ``k / K`` of the total and moves to a file or block boundary only when that is
 within `SNAP` of a share, so shards differ by at most about twice that (a CoCoA+ round lasts as
 long as its slowest partition). Whole compressed files are placed by the same rule, snapped to
-their nearer end. A shard may therefore span the end of one file and the start of the next.
+their nearer end, and weigh their compressed size (their text's is unknown without reading
+them): mixing plain and compressed files balances poorly. A shard may span the end of one
+file and the start of the next.
 
 Rows, labels and errors are exactly the reader's: concatenating the shards' rows in shard order
 gives `read_libsvm` of the files one after another, `merge_labels` gives LIBLINEAR's label

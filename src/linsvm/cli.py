@@ -106,6 +106,14 @@ Data larger than memory (-s 1, 3 and 7):
     block at a time; w and alpha (8 bytes a row) come on top; --max-iter caps the outer
     iterations (default 100); Ctrl-C stops after the current block; --checkpoint /
     --resume as for the other solvers; -v n cross-validates in the same memory
+Distributed training on Dask (-s 1, 3 and 7; CoCoA+):
+--dask address : train on the Dask cluster whose scheduler is at this address (e.g.
+    tcp://10.0.0.5:8786), or "local:N" for N worker processes on this machine; the
+    workers read the training file (text or cache) themselves, so it must be at a
+    path they all see; -e is then the relative duality gap to stop at (default 0.001),
+    --max-iter caps the rounds (default 200); a progress line per round
+--partitions k : partitions of the rows (default: one per worker)
+--local-passes n : passes of each worker's solver over its rows per round (default 1)
 Feature maps (the model file then starts with a feature_map line; predict applies it):
 --poly2 : train on the degree-2 map: x, the squares and all pairwise products
 --gamma g, --coef0 r : scale it as the polynomial kernel (g x'x' + r)^2 (default g = 1/n,
@@ -196,6 +204,9 @@ class TrainOptions:
     hash_bits: int | None = None
     map_mode: str = "auto"
     memory: str | None = None
+    dask: str | None = None
+    partitions: int | None = None
+    local_passes: int | None = None
     training_file: str = ""
     model_file: str = ""
 
@@ -297,6 +308,12 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             opts.hash_bits = _number(value, int, arg)
         elif arg == "--memory":
             opts.memory = value
+        elif arg == "--dask":
+            opts.dask = value
+        elif arg == "--partitions":
+            opts.partitions = _number(value, int, arg)
+        elif arg == "--local-passes":
+            opts.local_passes = _number(value, int, arg)
         elif arg == "--map-mode":
             if value not in MAP_MODES:
                 raise UsageError(f"--map-mode must be one of {', '.join(MAP_MODES)}, not {value}")
@@ -340,6 +357,24 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
         ]  # fmt: skip
         if clashes:
             raise UsageError(f"--memory does not go with {', '.join(clashes)}")
+    if opts.dask is not None:
+        if opts.solver not in (1, 3, 7):
+            raise UsageError("--dask: distributed training (CoCoA+) trains -s 1, -s 3 and -s 7")
+        clashes = [
+            flag
+            for flag, given in (
+                ("-v", opts.n_folds > 0), ("-C", opts.find_C), ("-W", opts.weight_file),
+                ("--memory", opts.memory is not None),
+                ("--poly2/--hash-bits", opts.poly2 or opts.hash_bits is not None),
+                ("--checkpoint/--resume", opts.checkpoint or opts.resume),
+                ("-R", not opts.regularize_bias),
+            )
+            if given
+        ]  # fmt: skip
+        if clashes:
+            raise UsageError(f"--dask does not go with {', '.join(clashes)}")
+    elif opts.partitions is not None or opts.local_passes is not None:
+        raise UsageError("--partitions and --local-passes go with --dask")
     if opts.map_mode == "implicit" and not SOLVERS[opts.solver].implicit_map:
         raise UsageError(
             f"--map-mode implicit: -s {opts.solver} cannot form the map implicitly; "
@@ -464,6 +499,8 @@ def run_train(argv: list[str]) -> int:
     feature_map = feature_map_of(opts)
     if opts.memory is not None:
         return _train_in_blocks(opts)
+    if opts.dask is not None:
+        return _train_distributed(opts)
     start = time.perf_counter()
     X, y = linsvm.read_libsvm(opts.training_file)
     read_seconds = time.perf_counter() - start
@@ -617,6 +654,80 @@ def _train_in_blocks(opts: TrainOptions) -> int:
             print(
                 f"{head}{state}, #outer iterations = {r.n_iter}, nSV = {r.n_sv}, "
                 f"primal = {r.primal:.10g}  dual = {r.dual:.10g}  duality gap = {r.gap:.3g}"
+            )
+        print(f"trained in {seconds:.3f} s; model written to {opts.model_file}")
+    return 0
+
+
+def _dask_client(target: str):
+    """(client, cluster or None) for ``--dask``: ``local:N`` starts a LocalCluster of N worker
+    processes (one thread each) closed with the client; anything else is a scheduler's
+    address."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise UsageError(
+            "--dask needs dask.distributed: pip install 'linsvm[distributed]'"
+        ) from None
+    if target.startswith("local:"):
+        n_workers = _number(target.removeprefix("local:"), int, "--dask local:N")
+        if n_workers < 1:
+            raise UsageError(f"--dask local:N needs N >= 1, got {n_workers}")
+        cluster = LocalCluster(
+            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+        )
+        return Client(cluster), cluster
+    try:
+        return Client(target, timeout="30s"), None
+    except OSError as exc:
+        raise UsageError(f"--dask {target}: cannot reach the scheduler ({exc})") from None
+
+
+def _train_distributed(opts: TrainOptions) -> int:
+    """``train --dask``: CoCoA+ on a Dask cluster; the workers read the training file (a
+    LIBSVM text or a cache, at a path they can all see) themselves."""
+    import logging
+
+    from .distributed import train as distributed_train
+
+    path = os.path.abspath(opts.training_file)
+    if not os.path.isfile(path):
+        raise InvalidInputError(f"{opts.training_file}: no such file")
+    # the cluster's own log lines (worker starts, closes) are not the user's business here
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    start = time.perf_counter()
+    client, cluster = _dask_client(opts.dask)
+    try:
+        extra = {}
+        if opts.partitions is not None:
+            extra["n_partitions"] = opts.partitions
+        if opts.local_passes is not None:
+            extra["local_passes"] = opts.local_passes
+        if opts.max_iter is not None:
+            extra["max_rounds"] = opts.max_iter
+        with warnings.catch_warnings(record=True) as caught, _naming(opts.training_file):
+            warnings.simplefilter("always")
+            model = distributed_train(
+                path, client=client, solver=opts.solver, C=opts.C, eps=opts.eps,
+                bias=opts.bias, class_weight=opts.class_weight or None, seed=opts.seed,
+                verbose=not opts.quiet, **extra,
+            )  # fmt: skip
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    seconds = time.perf_counter() - start
+    if model.stop_signal is not None or model.interrupted:
+        return _interrupted(model, opts)
+    _print_warnings(caught, opts.quiet)
+    model.save(opts.model_file)
+    if not opts.quiet:
+        for k, r in enumerate(model.results_):
+            head = f"[class {model.labels_[k]}] " if len(model.results_) > 1 else ""
+            state = "optimization finished" if r.converged else "stopped at --max-iter"
+            print(
+                f"{head}{state}, #rounds = {r.n_iter}, primal = {r.primal:.10g}  "
+                f"dual = {r.dual:.10g}  duality gap = {r.gap:.3g}"
             )
         print(f"trained in {seconds:.3f} s; model written to {opts.model_file}")
     return 0

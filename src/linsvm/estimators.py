@@ -28,7 +28,13 @@ Beyond scikit-learn, every estimator has
 - ``feature_map``: a ``linsvm.features.FeatureMap`` (the degree-2 map, hashing) the model is
   trained on and predicts through (``map_mode`` as ``linsvm.train``'s); ``coef_`` then has the
   mapped features' columns, ``feature_map_`` is the map bound to ``n_features_in_``, and
-  ``n_features_in_`` stays the width of the rows the estimator takes.
+  ``n_features_in_`` stays the width of the rows the estimator takes;
+- ``client`` (``LinearSVC``, ``LogisticRegression``): a ``dask.distributed.Client``; ``fit``
+  then trains on that cluster by CoCoA+ (``linsvm.distributed.train``: the dual solvers -s 1,
+  -s 3 and -s 7 only, so ``LinearSVC(dual="auto")`` takes the dual and ``LogisticRegression``
+  needs ``dual=True``; ``tol`` is the relative duality gap to stop at, ``max_iter`` the
+  rounds). X and y pass through the client once, scattered to the workers; to keep data off
+  the client, call ``linsvm.distributed.train`` with files or dask collections.
 """
 
 from __future__ import annotations
@@ -187,22 +193,25 @@ class _LiblinearMixin:
         warm = self._warm_model(X, y_train)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model = train(
-                X,
-                y_train,
-                solver=solver,
-                C=float(self.C),
-                eps=_train_eps(self.tol),
-                bias=bias,
-                max_iter=self._solver_max_iter(solver),
-                seed=seed,
-                verbose=bool(self.verbose),
-                warm_start=warm,
-                n_jobs=getattr(self, "n_jobs", None),
-                feature_map=self.feature_map,
-                map_mode=self.map_mode,
-                **params,
-            )
+            if getattr(self, "client", None) is not None:
+                model = self._train_distributed(X, y_train, solver, bias, seed, **params)
+            else:
+                model = train(
+                    X,
+                    y_train,
+                    solver=solver,
+                    C=float(self.C),
+                    eps=_train_eps(self.tol),
+                    bias=bias,
+                    max_iter=self._solver_max_iter(solver),
+                    seed=seed,
+                    verbose=bool(self.verbose),
+                    warm_start=warm,
+                    n_jobs=getattr(self, "n_jobs", None),
+                    feature_map=self.feature_map,
+                    map_mode=self.map_mode,
+                    **params,
+                )
         for w in caught:
             if not issubclass(w.category, ConvergenceWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -222,6 +231,35 @@ class _LiblinearMixin:
                 stacklevel=3,
             )
         return model
+
+    def _train_distributed(self, X, y_train, solver: int, bias: float, seed: int,
+                           class_weight=None, sample_weight=None) -> Model:  # fmt: skip
+        """``linsvm.distributed.train`` on ``self.client`` (the options it cannot take are a
+        ValueError, as scikit-learn reports bad parameters)."""
+        from .distributed import train as distributed_train
+
+        if solver not in (1, 3, 7):
+            raise ValueError(
+                f"client= trains the dual solvers -s 1, -s 3 and -s 7 (CoCoA+), not -s {solver}"
+                + (": set dual=True" if solver == 0 else "")
+            )
+        unsupported = [
+            name
+            for name, given in (
+                ("sample_weight", sample_weight is not None),
+                ("feature_map", self.feature_map is not None),
+                ("warm_start", self.warm_start),
+            )
+            if given
+        ]
+        if unsupported:
+            raise ValueError(f"client= does not go with {', '.join(unsupported)}")
+        return distributed_train(
+            X, y_train, client=self.client, solver=solver, C=float(self.C),
+            eps=None if self.tol == _TOL_PRESET else float(self.tol), bias=bias,
+            class_weight=class_weight, max_rounds=max(int(self.max_iter), 1), seed=seed,
+            verbose=bool(self.verbose),
+        )  # fmt: skip
 
     def _solver_max_iter(self, solver: int) -> int:
         """The iteration cap: ``max_iter``, except for Crammer-Singer (-s 4), whose cap
@@ -341,6 +379,7 @@ class LinearSVC(_LiblinearClassifier):
 
     _parameter_constraints: dict = {
         **_COMMON_CONSTRAINTS,
+        "client": "no_validation",
         "penalty": [StrOptions({"l1", "l2"})],
         "loss": [StrOptions({"hinge", "squared_hinge"})],
         "dual": ["boolean", StrOptions({"auto"})],
@@ -368,6 +407,7 @@ class LinearSVC(_LiblinearClassifier):
         n_jobs=None,
         feature_map=None,
         map_mode="auto",
+        client=None,
     ):
         self.penalty = penalty
         self.loss = loss
@@ -385,12 +425,15 @@ class LinearSVC(_LiblinearClassifier):
         self.n_jobs = n_jobs
         self.feature_map = feature_map
         self.map_mode = map_mode
+        self.client = client
 
     def fit(self, X, y, sample_weight=None) -> LinearSVC:
         """Fit on X (n_samples, n_features), y (n_samples,), optional per-sample weights."""
         self._validate_params()
 
         def solver_for(n_samples: int, n_features: int) -> int:
+            if self.client is not None and self.dual == "auto":
+                return liblinear_solver_type(self.multi_class, self.penalty, self.loss, True)
             dual = _resolve_dual(
                 self.dual, self.loss, self.penalty, self.multi_class, n_samples, n_features
             )
@@ -422,6 +465,7 @@ class LogisticRegression(_LiblinearClassifier):
 
     _parameter_constraints: dict = {
         **_COMMON_CONSTRAINTS,
+        "client": "no_validation",
         "penalty": [StrOptions({"l1", "l2", "elasticnet", "deprecated"}), None],
         "C": [Interval(Real, 0, None, closed="right")],
         "l1_ratio": [Interval(Real, 0, 1, closed="both"), None],
@@ -453,6 +497,7 @@ class LogisticRegression(_LiblinearClassifier):
         n_jobs=None,
         feature_map=None,
         map_mode="auto",
+        client=None,
     ):
         self.penalty = penalty
         self.C = C
@@ -470,6 +515,7 @@ class LogisticRegression(_LiblinearClassifier):
         self.n_jobs = n_jobs
         self.feature_map = feature_map
         self.map_mode = map_mode
+        self.client = client
 
     def _penalty(self) -> str:
         """'l1' or 'l2' from penalty / l1_ratio / C, as scikit-learn resolves them."""

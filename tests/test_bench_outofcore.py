@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from pathlib import Path
 
@@ -114,6 +116,22 @@ def test_whole_run_and_report(tmp_path, monkeypatch):
     lines = bo.report(res, args, [2.0, 2.0])
     body = "\n".join(lines)
     assert "## -s 1" in body and "a note" in body and "to 1e-3 s" in body
+
+    # the same folder under a memory cgroup (where this machine lets us make one)
+    from benchmarks import bench_outofcore_ram as ram
+
+    group_root = ram.CGROUP_ROOT
+    if not (group_root / "memory.limit_in_bytes").is_file() or not os.access(group_root, os.W_OK):
+        return
+    folder = Path(res["text"]).with_name(Path(res["text"]).stem + "-outofcore")
+    (folder / "results.json").write_text(json.dumps(res, default=str))
+    out_md = tmp_path / "ram.md"
+    ram.main(["--folder", str(folder), "--ram", "1G", "--memory", "400M", "--max-outer", "20",
+              "--out", str(out_md)])
+    body = out_md.read_text()
+    assert "| blocks --memory 400M (cgroup 1G) | finished |" in body
+    assert "in memory, eps 0.1 (cgroup 1G) | finished |" in body  # tiny data: it fits
+    assert "warm page cache" in body
 
 
 def test_vw_train_and_test(tmp_path):

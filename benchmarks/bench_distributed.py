@@ -94,7 +94,7 @@ SINGLE_EPS = (1.0, 0.3, 0.1)
 DEFAULT_WORKERS = "1,2,4"
 DEFAULT_PARTITIONS = "1,2,4,8,16,64"
 DEFAULT_SYNTHETIC_ROWS = 3_000_000
-DASK_ML_ITERS = (10, 30, 100)
+DASK_ML_ITERS = (10, 25, 50)
 MB = 1e6
 
 # The network the written model assumes (stated in the report): a 10 Gbit/s link at the
@@ -436,11 +436,12 @@ def projection(res: dict, bandwidth: float = MODEL_BANDWIDTH,
     by_k = [r for r in res.get("by_k", []) if r["to"][0] is not None]
     if not by_k:
         return None
-    # per-core compute: the process runs with no more workers than cores (the in-process
-    # workers of the K runs share 2 cores and the GIL between tasks)
+    # a core's compute: the least contended of the process runs with no more workers than
+    # cores (on a shared machine the others wait for a core; the in-process workers of the K
+    # runs share the cores too)
     cores = os.cpu_count() or 1
     timed = [r for r in res["distributed"] if r["workers"] <= cores and r["compute_seconds"]]
-    c = float(np.median([r["compute_seconds"] / r["nnz_per_partition"] for r in timed]))
+    c = float(min(r["compute_seconds"] / r["nnz_per_partition"] for r in timed))
     w_bytes = 8 * res["shape"][1]
     one = [r for r in res["distributed"] if r["workers"] == 1]
     parse_rate = res["bytes"] / one[0]["setup"] if one and one[0]["setup"] > 0 else None
@@ -630,9 +631,9 @@ def model_section(res: dict, proj: dict | None) -> list[str]:
         "Modelled, not measured. Inputs, measured above: R(K), the rounds to 1e-2 with K "
         "partitions (the largest K measured at or below the worker count: rounds grow with "
         "K, so for K beyond the largest measured the figure is optimistic); c = "
-        f"{proj['c'] * 1e9:.1f} ns a non-zero a round (median over K of the slowest "
-        "partition's compute per non-zero, its local passes and its parts of the "
-        "objectives); W = "
+        f"{proj['c'] * 1e9:.1f} ns a non-zero a round (a partition's local passes and its "
+        "parts of the objectives, per non-zero: the least contended process run above with "
+        "no more workers than cores); W = "
         f"{proj['w_bytes'] / MB:.2f} MB (8 bytes a feature; the data 100x larger is assumed "
         "to keep its features, as hashed features would); the parse rate of one worker, "
         + (f"{proj['parse_rate'] / MB:.0f} MB/s (the 1-worker setup)." if proj["parse_rate"]
@@ -697,13 +698,24 @@ def main(argv=None) -> None:
     p.add_argument("--max-rounds", type=int, default=150)
     p.add_argument("--max-seconds", type=float, default=240.0,
                    help="a distributed run stops after this many seconds (240)")
-    p.add_argument("--k-max-seconds", type=float, default=150.0,
-                   help="the same for the runs against K (150)")
+    p.add_argument("--k-max-seconds", type=float, default=300.0,
+                   help="the same for the runs against K (300)")
     p.add_argument("--no-dask-ml", action="store_true")
     p.add_argument("--fresh", action="store_true", help="recompute P* (else cached)")
     p.add_argument("--note", action="append", default=[])
+    p.add_argument("--report-only", metavar="JSON", default=None,
+                   help="write the report again from a run's saved results (adding --note)")
     p.add_argument("--out", default=str(BENCH_DIR / "RESULTS-distributed.md"))
     args = p.parse_args(argv)
+    if args.report_only:
+        saved = json.loads(Path(args.report_only).read_text())
+        if isinstance(saved, list):  # results only: the machine check was not kept
+            saved = {"results": saved, "capacity": [float("nan")] * 2, "passes": 1}
+        with _command_line(saved.get("argv", [])):
+            write_report(report(saved["results"], args, saved["capacity"], saved["passes"]),
+                         args.out)
+        return
+    argv_given = list(argv) if argv is not None else sys.argv[1:]
     args.workers = [int(w) for w in args.workers.split(",") if w.strip()]
     args.partitions = [int(k) for k in args.partitions.split(",") if k.strip()]
     res_json = scratch_dir() / "bench-distributed-results.json"
@@ -732,8 +744,22 @@ def main(argv=None) -> None:
     capacity.append(two_thread_capacity())
     from linsvm.distributed import DEFAULT_LOCAL_PASSES
 
-    res_json.write_text(json.dumps(results, indent=1, default=str))
-    write_report(report(results, args, capacity, DEFAULT_LOCAL_PASSES), args.out)
+    res_json.write_text(json.dumps({"results": results, "capacity": capacity,
+                                    "passes": DEFAULT_LOCAL_PASSES, "argv": argv_given},
+                                   indent=1, default=str))
+    with _command_line(argv_given):
+        write_report(report(results, args, capacity, DEFAULT_LOCAL_PASSES), args.out)
+
+
+@contextlib.contextmanager
+def _command_line(argv: list[str]):
+    """sys.argv as the run's own (the report's header shows the command that measured)."""
+    saved = sys.argv
+    sys.argv = [saved[0], *argv]
+    try:
+        yield
+    finally:
+        sys.argv = saved
 
 
 if __name__ == "__main__":

@@ -93,6 +93,13 @@ def test_a_traced_run_and_the_quick_report(tmp_path, monkeypatch):
                     "## Model: time to 1e-2", "## Published figures", "a note"):
         assert heading in body
     assert "CoCoA+, 2 worker(s)" in body and "single process, eps 0.1" in body
+    again = tmp_path / "again.md"
+    bd.main(["--report-only", str(tmp_path / "scratch" / "bench-distributed-quick.json"),
+             "--out", str(again), "--note", "a note", "--note", "another"])
+    text = again.read_text()
+    assert text.split("## What is measured")[1].replace("- another\n", "") \
+        == body.split("## What is measured")[1]
+    assert "--quick" in text.split("\n")[2]  # the command of the run, not of this call
 
 
 def test_dask_ml_on_sparse_chunks():

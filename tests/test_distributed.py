@@ -219,3 +219,59 @@ def test_bad_data_and_client(client):
         dist.train(X, y, client="tcp://127.0.0.1:8786")
     with pytest.raises(InvalidInputError, match="y must be 1-D"):
         dist.train(X, np.ones((50, 2)), client=client)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """The same rows as one LIBSVM file, as two files, and as a binary cache of small
+    blocks; with the rows as read back (the text keeps every digit)."""
+    from linsvm.io.cache import write_cache
+    from linsvm.io.libsvm import read_libsvm, write_libsvm
+
+    X, y = text_like(n_classes=3, seed=11)
+    folder = tmp_path_factory.mktemp("distributed")
+    whole = folder / "whole.svm"
+    write_libsvm(X, y, whole)
+    write_libsvm(X[:400], y[:400], folder / "first.svm")
+    write_libsvm(X[400:], y[400:], folder / "second.svm")
+    cache = folder / "whole.cache"
+    write_cache(whole, cache, block_bytes=20_000)
+    X_read, y_read = read_libsvm(whole)[:2]
+    return {
+        "whole": whole,
+        "parts": [folder / "first.svm", folder / "second.svm"],
+        "cache": cache,
+        "X": X_read,
+        "y": y_read,
+    }
+
+
+@pytest.fixture(scope="module")
+def files_reference(files):
+    return linsvm.train(files["X"], files["y"], solver=1, C=1.0, eps=1e-8, max_iter=100_000)
+
+
+@pytest.mark.parametrize("source", ["whole", "parts", "cache"])
+def test_workers_read_their_own_shards(client, files, files_reference, source):
+    model = dist.train(files[source], client=client, solver=1, eps=1e-6, max_rounds=500)
+    check_against_single_machine(model, files_reference, files["X"], [])
+
+
+def test_dask_collections(client, files, files_reference):
+    da = pytest.importorskip("dask.array")
+    X, y = files["X"], files["y"]
+    X_dask = da.from_array(X, chunks=(150, X.shape[1]), asarray=False)
+    y_dask = da.from_array(y, chunks=150)
+    model = dist.train(X_dask, y_dask, client=client, solver=1, eps=1e-6, max_rounds=500)
+    check_against_single_machine(model, files_reference, X, [])
+
+
+def test_a_bad_file_is_the_readers_error(client, tmp_path):
+    from linsvm.errors import DataFormatError
+
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:0.5\n-1 2:x\n")
+    with pytest.raises(DataFormatError, match="bad.svm:2"):
+        dist.train(bad, client=client)
+    with pytest.raises(InvalidInputError):
+        dist.train(tmp_path / "missing.svm", client=client)

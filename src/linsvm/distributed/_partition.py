@@ -153,24 +153,26 @@ def from_arrays(index: int, X, y) -> Partition:
 
 
 def from_shard(index: int, shard) -> Partition:
-    """A partition read by the worker itself from a shard of files (``shards.load_shard``)."""
+    """A partition read by the worker itself from a shard of files (``shards.load_shard``),
+    parsed in as many threads as the worker runs tasks."""
     from .shards import load_shard
 
-    data = load_shard(shard)
+    data = load_shard(shard, n_jobs=_worker_threads())
     return Partition(index, data.X, data.y, where=shard.describe())
 
 
-def from_chunks(index: int, *chunks) -> Partition:
-    """A partition from chunks of dask collections: (X chunk, y chunk) pairs, stacked."""
-    X_parts, y_parts = [], []
-    for X, y in zip(chunks[::2], chunks[1::2], strict=True):
-        if not sp.issparse(X):
-            X = sp.csr_matrix(np.asarray(X))
-        X_parts.append(X.tocsr())
-        y_parts.append(np.asarray(y).ravel())
-    X = X_parts[0] if len(X_parts) == 1 else sp.vstack(X_parts, format="csr")
-    y = y_parts[0] if len(y_parts) == 1 else np.concatenate(y_parts)
-    return Partition(index, X, y, where=f"chunks of partition {index}")
+def from_shard_data(index: int, data) -> Partition:
+    """A partition from a ``shards.ShardData`` computed on the worker (dask collections)."""
+    return Partition(index, data.X, data.y, where=f"chunks of partition {index}")
+
+
+def _worker_threads() -> int:
+    try:
+        from distributed import get_worker
+
+        return max(1, int(get_worker().state.nthreads))
+    except (ImportError, ValueError, AttributeError):
+        return 1
 
 
 def describe(part: Partition) -> dict:

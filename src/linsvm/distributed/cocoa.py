@@ -341,14 +341,20 @@ class _Run:
 
         if y is None:
             raise InvalidInputError("a dask collection of rows needs y, a dask collection too")
-        groups = shards_from_collection(X, y, n_partitions)
+        shards = shards_from_collection(X, y, n_partitions)
 
-        def builder(k: int, chunks) -> Callable[[str], Any]:
-            return lambda worker: self._submit(
-                _partition.from_chunks, k, *chunks, worker=worker
-            )
+        def builder(k: int, shard) -> Callable[[str], Any]:
+            def build(worker: str):
+                # the chunks go from wherever the collections are to the worker
+                data = self.client.compute(shard, workers=[worker], allow_other_workers=True)
+                part = self._submit(_partition.from_shard_data, k, data, worker=worker)
+                wait([part])
+                data.release()
+                return part
 
-        self.builders = [builder(k, chunks) for k, chunks in enumerate(groups)]
+            return build
+
+        self.builders = [builder(k, shard) for k, shard in enumerate(shards)]
 
     def _submit(self, func, *args, worker: str | None = None):
         """A task of this run (never cached by Dask: partitions change in place)."""

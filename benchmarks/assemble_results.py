@@ -38,6 +38,11 @@ SECTIONS = [
     ("The binary cache vs text (bench_cache.py)", "RESULTS-cache.md"),
     ("Data larger than memory: block minimisation vs in-memory and Vowpal Wabbit "
      "(bench_outofcore.py)", "RESULTS-outofcore.md"),
+    ("Data larger than memory, 18M rows under a 1G budget (bench_outofcore.py --size large)",
+     "RESULTS-outofcore-large.md"),
+    ("Data larger than the machine's RAM: block minimisation in a memory cgroup "
+     "(bench_outofcore_ram.py)", "RESULTS-outofcore-ram.md"),
+    ("Distributed training on Dask by CoCoA+ (bench_distributed.py)", "RESULTS-distributed.md"),
     ("Memory (bench_memory.py)", "RESULTS-memory.md"),
     ("Start-up and compilation (bench_startup.py)", "RESULTS-startup.md"),
 ]  # fmt: skip

@@ -79,9 +79,6 @@ DEFAULT_LOCAL_PASSES = 1
 DEFAULT_MAX_ROUNDS = 200
 # Rounds between two snapshots of alpha (each moves every alpha to the client once).
 DEFAULT_SNAPSHOT_EVERY = 10
-# Seconds between checks that the workers holding the partitions are still there, while a
-# round's pinned tasks run.
-HOME_POLL_SECONDS = 1.0
 # Recoveries from lost workers allowed in one run before it gives up.
 MAX_RECOVERIES = 10
 
@@ -254,8 +251,9 @@ class _Run:
         else:
             self._plan_arrays(source, y, n_partitions)
         workers = _workers(self.client)
-        self.homes = [workers[k % len(workers)] for k in range(len(self.builders))]
-        self.parts = [build(self.homes[k]) for k, build in enumerate(self.builders)]
+        self.parts = [
+            build(workers[k % len(workers)]) for k, build in enumerate(self.builders)
+        ]
         infos = self.client.gather(
             [self._submit(_partition.describe, part) for part in self.parts]
         )
@@ -357,33 +355,6 @@ class _Run:
             return build
 
         self.builders = [builder(k, shard) for k, shard in enumerate(shards)]
-
-    def _submit_home(self, func, k: int, *args):
-        """A task on partition k, pinned to the worker that holds it: a partition changes in
-        place, so a task Dask moved (work stealing, when a worker holds several partitions)
-        would run on a copy and leave the real one behind."""
-        key = f"{self.name}-{func.__name__}-{next(self.keys)}"
-        return self.client.submit(
-            func, self.parts[k], *args, key=key, pure=False, workers=[self.homes[k]],
-            allow_other_workers=False,
-        )  # fmt: skip
-
-    def _collect(self, futures: list, ks: list[int]) -> list:
-        """The results of tasks pinned to partitions ``ks``' workers. A pinned task whose
-        worker has left would wait for it forever, so the wait polls the workers and reports
-        such a partition lost (the round then recovers from the snapshot)."""
-        while True:
-            try:
-                wait(futures, timeout=HOME_POLL_SECONDS)
-                break
-            except TimeoutError:
-                alive = set(_workers(self.client))
-                gone = sorted({k for k in ks if self.homes[k] not in alive})
-                if gone:
-                    for future in futures:
-                        future.release()
-                    raise PartitionLost(f"partition(s) {gone} lost their worker") from None
-        return self.client.gather(futures)
 
     def _submit(self, func, *args, worker: str | None = None):
         """A task of this run (never cached by Dask: partitions change in place)."""
@@ -491,18 +462,16 @@ class _Run:
         W_future = self.client.scatter(W, broadcast=True, hash=False)
         self.sent += W.nbytes * n_workers
         try:
-            ks = list(range(len(self.parts)))
-            futures = [self._submit_home(_partition.run_round, k, W_future, task) for k in ks]
-            results = self._collect(futures, ks)
+            futures = [self._submit(_partition.run_round, p, W_future, task) for p in self.parts]
+            results = self.client.gather(futures)
         finally:
             W_future.release()
         self.received += sum(r.nbytes for r in results)
         return results
 
     def _gather_alpha(self, round: int) -> list[np.ndarray]:
-        ks = list(range(len(self.parts)))
-        alphas = self._collect(
-            [self._submit_home(_partition.alpha_snapshot, k, round) for k in ks], ks
+        alphas = self.client.gather(
+            [self._submit(_partition.alpha_snapshot, p, round) for p in self.parts]
         )
         self.received += sum(a.nbytes for a in alphas)
         return alphas
@@ -513,22 +482,19 @@ class _Run:
         round_, W, alphas = snapshot
         lost = _lost_errors()
         for attempt in range(3):
-            alive = set(_workers(self.client))
-            failed = [k for k in range(len(self.parts)) if self.homes[k] not in alive]
-            restoring = {}
-            for k in range(len(self.parts)):
-                if k in failed:
-                    continue
+            restoring = []
+            for k, part in enumerate(self.parts):
                 alpha = None
                 if alphas is not None:
-                    alpha = self.client.scatter(alphas[k], workers=[self.homes[k]], hash=False)
+                    alpha = self.client.scatter(alphas[k], hash=False)
                     self.sent += alphas[k].nbytes
-                restoring[k] = self._submit_home(
-                    _partition.restore, k, alpha, round_, self.config
+                restoring.append(
+                    self._submit(_partition.restore, part, alpha, round_, self.config)
                 )
-            for k, future in restoring.items():
+            failed = []
+            for k, future in enumerate(restoring):
                 try:
-                    self._collect([future], [k])
+                    future.result()
                 except lost:
                     failed.append(k)
                 future.release()
@@ -539,8 +505,7 @@ class _Run:
                 break
             for k in failed:
                 self.parts[k].release()
-                self.homes[k] = workers[(k + attempt) % len(workers)]
-                self.parts[k] = self.builders[k](self.homes[k])
+                self.parts[k] = self.builders[k](workers[(k + attempt) % len(workers)])
         raise DistributedError("could not rebuild the partitions of lost workers")
 
     def _model(self, W, primal, dual, rounds: int, reason: str, signal) -> Model:

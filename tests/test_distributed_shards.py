@@ -384,6 +384,7 @@ def test_dask_array_of_sparse_chunks(n_partitions):
 
 
 def test_dask_dataframe_and_series():
+    pytest.importorskip("pyarrow", reason="dask.dataframe needs pyarrow")
     import dask.dataframe as dd
     import pandas as pd
 

@@ -642,21 +642,7 @@ def _train_in_blocks(opts: TrainOptions) -> int:
                 path, verbose=not opts.quiet, checkpoint=opts.checkpoint,
                 checkpoint_every=opts.checkpoint_every, resume=opts.resume, **params,
             )  # fmt: skip
-    seconds = time.perf_counter() - start
-    if model.stop_signal is not None or model.interrupted:
-        return _interrupted(model, opts)
-    _print_warnings(caught, opts.quiet)
-    model.save(opts.model_file)
-    if not opts.quiet:
-        for k, r in enumerate(model.results_):
-            head = f"[class {model.labels_[k]}] " if len(model.results_) > 1 else ""
-            state = "optimization finished" if r.converged else "stopped at --max-iter"
-            print(
-                f"{head}{state}, #outer iterations = {r.n_iter}, nSV = {r.n_sv}, "
-                f"primal = {r.primal:.10g}  dual = {r.dual:.10g}  duality gap = {r.gap:.3g}"
-            )
-        print(f"trained in {seconds:.3f} s; model written to {opts.model_file}")
-    return 0
+    return _finish(model, opts, caught, time.perf_counter() - start, "outer iterations")
 
 
 def _dask_client(target: str):
@@ -716,7 +702,12 @@ def _train_distributed(opts: TrainOptions) -> int:
         client.close()
         if cluster is not None:
             cluster.close()
-    seconds = time.perf_counter() - start
+    return _finish(model, opts, caught, time.perf_counter() - start, "rounds")
+
+
+def _finish(model, opts: TrainOptions, caught, seconds: float, iterations: str) -> int:
+    """The end of ``train --memory`` / ``--dask``: the interrupted-run exit, or the warnings,
+    the model file and a line per sub-problem (``iterations`` names what n_iter counts)."""
     if model.stop_signal is not None or model.interrupted:
         return _interrupted(model, opts)
     _print_warnings(caught, opts.quiet)
@@ -725,8 +716,9 @@ def _train_distributed(opts: TrainOptions) -> int:
         for k, r in enumerate(model.results_):
             head = f"[class {model.labels_[k]}] " if len(model.results_) > 1 else ""
             state = "optimization finished" if r.converged else "stopped at --max-iter"
+            nsv = f", nSV = {r.n_sv}" if r.alpha is not None else ""
             print(
-                f"{head}{state}, #rounds = {r.n_iter}, primal = {r.primal:.10g}  "
+                f"{head}{state}, #{iterations} = {r.n_iter}{nsv}, primal = {r.primal:.10g}  "
                 f"dual = {r.dual:.10g}  duality gap = {r.gap:.3g}"
             )
         print(f"trained in {seconds:.3f} s; model written to {opts.model_file}")

@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
 from ..data import as_csr, check_labels
 from ..errors import InvalidInputError
@@ -40,8 +39,8 @@ from ..objective import (
     LOSS_HINGE,
     LOSS_LOGISTIC,
     LOSS_SQUARED_HINGE,
-    _xlogx_rel,
     loss_sum,
+    lr_dual_alpha_terms,
     primal_from_dual,
     svm_dual_alpha_terms,
 )
@@ -335,15 +334,5 @@ def dual_alpha_terms(C: np.ndarray, alpha: np.ndarray, loss: int) -> float:
     whole problem's: the client adds it): the SVMs' 1/2 D_ii alpha_i^2 - alpha_i, LR's
     alpha_i log(alpha_i/C_i) + (C_i - alpha_i) log((C_i - alpha_i)/C_i)."""
     if loss == LOSS_LOGISTIC:
-        return float(_lr_alpha_terms(C, alpha))
+        return float(lr_dual_alpha_terms(C, alpha, C - alpha))
     return float(svm_dual_alpha_terms(C, alpha, loss))
-
-
-@njit(cache=True, nogil=True)
-def _lr_alpha_terms(C, alpha) -> float:
-    f = 0.0
-    for i in range(alpha.shape[0]):
-        c = C[i]
-        if c > 0.0:
-            f += _xlogx_rel(alpha[i], c) + _xlogx_rel(c - alpha[i], c)
-    return f

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import warnings
 
 import numpy as np
@@ -141,11 +142,6 @@ def test_more_partitions_than_workers_and_the_model_file(client, tmp_path):
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
 
 
-@pytest.mark.skip(
-    reason="hangs in recovery on a fresh clone (a worker killed mid-fit: the rebuilt "
-    "partition's tasks never complete); passes in a warm working tree. Fault tolerance is "
-    "not certified until this runs everywhere"
-)
 def test_a_killed_worker_does_not_change_the_model(client):
     X, y = text_like(n_classes=3, seed=6)
     common = dict(client=client, solver=1, C=1.0, eps=1e-6, snapshot_every=3, max_rounds=500)
@@ -170,6 +166,54 @@ def test_a_killed_worker_does_not_change_the_model(client):
         assert r.converged
         assert r.n_iter == r0.n_iter
         assert abs(r.primal - r0.primal) <= 1e-10 * r0.primal
+
+
+def test_a_worker_killed_mid_round_on_file_shards(client, files):
+    """Four shards of one file on two workers; a worker is killed while a round may be
+    running (a timer, not the hook): its shards are read again on the worker left and the
+    model is the uninterrupted run's."""
+    common = dict(client=client, solver=1, C=1.0, eps=1e-6, snapshot_every=4,
+                  n_partitions=4, max_rounds=500)  # fmt: skip
+    uninterrupted = dist.train(files["whole"], **common)
+    events = []
+    killed = []
+
+    def kill_soon(progress):
+        events.extend(progress.events)
+        if progress.round == 5 and not killed:
+            pids = client.run(os.getpid)
+            address, pid = sorted(pids.items())[-1]
+            killed.append(address)
+            threading.Timer(0.01, os.kill, (pid, signal.SIGKILL)).start()
+
+    model = dist.train(files["whole"], on_round=kill_soon, **common)
+    client.wait_for_workers(2, timeout=60)
+    assert killed
+    assert any("recovered" in e for e in events)
+    np.testing.assert_allclose(model.coef_, uninterrupted.coef_, rtol=0, atol=1e-10)
+    assert model.results_[0].n_iter == uninterrupted.results_[0].n_iter
+
+
+def test_a_worker_that_lost_its_partitions_is_used_again(client):
+    """A worker that answers but no longer holds its partitions (as after a restart at the
+    same address): they are built again and the model is unchanged."""
+    from linsvm.distributed import _partition
+
+    X, y = text_like(seed=12)
+    common = dict(client=client, solver=3, C=1.0, eps=1e-6, snapshot_every=2, max_rounds=500)
+    uninterrupted = dist.train(X, y, **common)
+    events = []
+
+    def forget(progress):
+        events.extend(progress.events)
+        if progress.round == 3:
+            worker = sorted(client.scheduler_info(n_workers=-1)["workers"])[0]
+            # a lambda (pickled by value); a bound method would clear a copy of the table
+            client.run(lambda: _partition._HELD.clear(), workers=[worker])
+
+    model = dist.train(X, y, on_round=forget, **common)
+    assert any("PartitionLost" in e for e in events)
+    np.testing.assert_allclose(model.coef_, uninterrupted.coef_, rtol=0, atol=1e-10)
 
 
 def test_a_hook_stop_returns_the_last_evaluated_model(client):

@@ -1,17 +1,20 @@
 """The worker side of CoCoA+: one partition of the rows, its dual variables, its local solves.
 
-A ``Partition`` lives in a Dask worker's memory, held by a future of the client's
-(``cocoa.py``), for the whole run: its rows (CSR), their labels, and ``alpha`` of shape
-(n_subproblems, l), one row per one-vs-rest sub-problem. Only the broadcast W comes in and only
-dW and a few numbers go out each round; alpha leaves the worker only in the client's
-fault-tolerance snapshots (``alpha_snapshot``).
+A ``Partition`` lives in a Dask worker's memory for the whole run (``cocoa.py`` drives it): its
+rows (CSR), their labels, and ``alpha`` of shape (n_subproblems, l), one row per one-vs-rest
+sub-problem. Only the broadcast W comes in and only dW and a few numbers go out each round;
+alpha leaves the worker only in the client's fault-tolerance snapshots (``alpha_snapshot``).
 
-Every function here is a task the client submits; they take and return small picklable
-values besides the partition itself. Tasks mutate the partition in place (its alpha, the round
-it expects next) so that its rows are never copied; ``Partition.round`` guards that: a task
-given round t runs only on a partition that has done rounds 0..t-1, so a partition Dask
-rebuilt from its lineage (a lost worker) or a stale copy is refused with ``PartitionLost``
-instead of silently training on a reset alpha.
+The partitions live outside Dask's store of task results, in a table of the worker process
+(``_HELD``), and the client reaches them with ``Client.run`` (``hold``, ``setup_held``,
+``round_held``, ``snapshot_held``, ``restore_held``, ``release_held``): a call on one worker,
+no task graph. So Dask never moves, copies, steals or rebuilds a partition from its lineage (a
+copy would train on a stale alpha); a lost worker shows as a failed call (``OSError``) or a
+missing partition (``PartitionLost``), never as a task waiting for a worker that is gone. Each
+call names, for every worker, the partitions it should hold; the compute runs in the worker's
+threads, off its event loop, so the worker keeps answering the scheduler during a long round.
+``Partition.round`` guards the state: a round t runs only on a partition that has done rounds
+0..t-1.
 
 One round on partition k (Ma et al., ICML 2015, CoCoA+ with adding, gamma = 1, sigma' = K):
 for each sub-problem c, with w = W[c] = sum over ALL rows of y_i alpha_i x_i,
@@ -27,8 +30,10 @@ for each sub-problem c, with w = W[c] = sum over ALL rows of y_i alpha_i x_i,
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -133,17 +138,8 @@ class Partition:
         self.alpha: np.ndarray | None = None
         self.round = -1
 
-    def __sizeof__(self) -> int:
-        # Dask weighs moving a task's inputs by their size: the rows must look as heavy as
-        # they are, so that a partition's round runs where it lives
-        X = self.X
-        size = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes + np.asarray(self.y).nbytes
-        if self.alpha is not None:
-            size += self.alpha.nbytes + self.class_index.nbytes
-        return size
 
-
-# ----------------------------------------------------------------------------- tasks
+# ----------------------------------------------------------------------------- one partition
 
 
 def from_arrays(index: int, X, y) -> Partition:
@@ -151,27 +147,18 @@ def from_arrays(index: int, X, y) -> Partition:
     return Partition(index, X, y, where=f"rows of partition {index}")
 
 
-def from_shard(index: int, shard) -> Partition:
+def from_shard(index: int, shard, n_jobs: int = 1) -> Partition:
     """A partition read by the worker itself from a shard of files (``shards.load_shard``),
-    parsed in as many threads as the worker runs tasks."""
+    parsed in ``n_jobs`` threads."""
     from .shards import load_shard
 
-    data = load_shard(shard, n_jobs=_worker_threads())
+    data = load_shard(shard, n_jobs=n_jobs)
     return Partition(index, data.X, data.y, where=shard.describe())
 
 
 def from_shard_data(index: int, data) -> Partition:
     """A partition from a ``shards.ShardData`` computed on the worker (dask collections)."""
     return Partition(index, data.X, data.y, where=f"chunks of partition {index}")
-
-
-def _worker_threads() -> int:
-    try:
-        from distributed import get_worker
-
-        return max(1, int(get_worker().state.nthreads))
-    except (ImportError, ValueError, AttributeError):
-        return 1
 
 
 def describe(part: Partition) -> dict:
@@ -292,6 +279,104 @@ def restore(part: Partition, alpha: np.ndarray | None, round: int, config: Setup
         part.alpha = np.array(alpha, dtype=np.float64, copy=True)
     part.round = int(round)
     return True
+
+
+# ----------------------------------------------------------------------------- on a worker
+#
+# The calls the client makes with ``Client.run`` (module docstring). Each takes the run's name
+# and ``plan``: {worker address: what that worker does}, the same message for every worker
+# called; a worker acts on its own entry. ``dask_worker`` is filled in by Dask.
+
+# The partitions this process holds: {(worker address, run name): {partition index: Partition}}.
+_HELD: dict[tuple[str, str], dict[int, Partition]] = {}
+
+
+@dataclass(frozen=True)
+class DataKey:
+    """Rows already in the worker's Dask store, under ``key``: a (X, y) pair scattered by the
+    client or a ``shards.ShardData`` computed from dask collections."""
+
+    key: Any
+
+
+async def hold(run: str, plan: dict, dask_worker=None) -> dict[int, dict]:
+    """Build this worker's partitions: plan[address] = {index: a ``shards.Shard`` to read or a
+    ``DataKey``}. Returns {index: ``describe``} of each."""
+    from .shards import Shard
+
+    sources = plan[dask_worker.address]
+    n_threads = max(1, int(dask_worker.state.nthreads))
+
+    def build(index: int, source) -> Partition:
+        if isinstance(source, Shard):
+            return from_shard(index, source, n_jobs=n_threads)
+        data = dask_worker.data[source.key]
+        if isinstance(data, tuple):
+            return from_arrays(index, *data)
+        return from_shard_data(index, data)
+
+    built = {}
+    for index, source in sources.items():  # one at a time: each reads in all the threads
+        built[index] = await _off_loop(dask_worker, build, index, source)
+    _HELD.setdefault((dask_worker.address, run), {}).update(built)
+    return {index: describe(part) for index, part in built.items()}
+
+
+async def setup_held(run: str, plan: dict, config: Setup, dask_worker=None) -> dict:
+    """``setup`` on this worker's partitions plan[address] (a list of indices)."""
+    parts = _claim(dask_worker, run, plan[dask_worker.address])
+    return await _each(dask_worker, parts, lambda part: setup(part, config))
+
+
+async def round_held(
+    run: str, plan: dict, W: np.ndarray, task: RoundTask, dask_worker=None
+) -> dict[int, RoundResult]:
+    """``run_round`` on this worker's partitions plan[address], side by side in its threads."""
+    parts = _claim(dask_worker, run, plan[dask_worker.address])
+    return await _each(dask_worker, parts, lambda part: run_round(part, W, task))
+
+
+async def snapshot_held(run: str, plan: dict, round: int, dask_worker=None) -> dict:
+    """``alpha_snapshot`` of this worker's partitions plan[address]."""
+    parts = _claim(dask_worker, run, plan[dask_worker.address])
+    return {part.index: alpha_snapshot(part, round) for part in parts}
+
+
+async def restore_held(run: str, plan: dict, round: int, config: Setup, dask_worker=None) -> dict:
+    """``restore`` this worker's partitions: plan[address] = {index: alpha or None}."""
+    alphas = plan[dask_worker.address]
+    parts = _claim(dask_worker, run, list(alphas))
+    return await _each(
+        dask_worker, parts, lambda part: restore(part, alphas[part.index], round, config)
+    )
+
+
+def release_held(run: str, dask_worker=None) -> int:
+    """Drop the run's partitions from this worker; returns how many it held."""
+    return len(_HELD.pop((dask_worker.address, run), {}))
+
+
+def _claim(dask_worker, run: str, indices) -> list[Partition]:
+    held = _HELD.get((dask_worker.address, run), {})
+    missing = [index for index in indices if index not in held]
+    if missing:
+        raise PartitionLost(
+            f"worker {dask_worker.address} does not hold partitions {missing} (restarted?)"
+        )
+    return [held[index] for index in indices]
+
+
+async def _each(dask_worker, parts: list[Partition], func) -> dict:
+    """{part.index: func(part)} with the parts side by side in the worker's threads."""
+    results = await asyncio.gather(*(_off_loop(dask_worker, func, part) for part in parts))
+    return {part.index: result for part, result in zip(parts, results, strict=True)}
+
+
+async def _off_loop(dask_worker, func, *args):
+    """func(*args) in the worker's thread pool: the event loop stays free to answer the
+    scheduler's heartbeats while the Numba kernels (which release the GIL) run."""
+    executor = dask_worker.executors.get("default")
+    return await asyncio.get_running_loop().run_in_executor(executor, func, *args)
 
 
 # ----------------------------------------------------------------------------- helpers

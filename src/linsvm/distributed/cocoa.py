@@ -30,13 +30,16 @@ measure over all rows and reports the same gap beside it; here the gap is the ru
 is what the partitions can sum exactly and cheaply, and it means the same on every data set.)
 After ``max_rounds`` solving rounds, one more round evaluates the last W without solving.
 
-**Fault tolerance.** Every ``snapshot_every`` rounds the client gathers alpha from the
-partitions and keeps it with that round's W. When a round fails because a worker was lost
-(a task's worker died, a partition's data is gone, or Dask rebuilt a partition from its
-lineage with a fresh alpha: ``PartitionLost``), the lost partitions are built again from
-their source (shards read again by a worker, or in-memory rows scattered again), every
-partition's alpha is put back to the snapshot, W to the snapshot's W, and the run continues
-from that round. The local solves' seeds depend only on (round, partition, sub-problem), so
+**Fault tolerance.** The partitions live in the workers' processes, outside Dask's task
+graph, and the client reaches them with ``Client.run`` (``_partition``): Dask never copies one
+to another worker or rebuilds one from its lineage, and a call on a lost worker fails at once
+instead of waiting for that worker. Every ``snapshot_every`` rounds the client gathers alpha
+from the partitions and keeps it with that round's W. When a call fails because a worker is
+gone (its connection closed) or no longer holds its partitions (restarted), those partitions
+are built again from their source on the workers left (shards read again, in-memory rows
+scattered again, collections computed again), every partition's alpha is put back to the
+snapshot, W to the snapshot's W, and the run continues from that round. The local solves'
+seeds depend only on (round, partition, sub-problem) and dW is summed in partition order, so
 the resumed run replays the same rounds: its model is the uninterrupted run's.
 """
 
@@ -44,7 +47,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import itertools
 import math
 import os
 import sys
@@ -70,7 +72,7 @@ from ..solvers._base import CONVERGED, INTERRUPTED, MAX_ITER
 from ..sparse_rows import sq_norm
 from ..training import TrainingInterrupted, class_costs
 from . import _partition
-from ._partition import LOSSES, PartitionLost, RoundTask, Setup
+from ._partition import LOSSES, DataKey, PartitionLost, RoundTask, Setup
 
 # The relative duality gap the run stops at (``eps``), by default.
 DEFAULT_EPS = 1e-3
@@ -81,6 +83,8 @@ DEFAULT_MAX_ROUNDS = 200
 DEFAULT_SNAPSHOT_EVERY = 10
 # Recoveries from lost workers allowed in one run before it gives up.
 MAX_RECOVERIES = 10
+# Attempts at rebuilding lost partitions in one recovery (workers may go on failing).
+MAX_REBUILDS = 3
 
 
 class DistributedError(LinsvmError):
@@ -117,27 +121,6 @@ class RoundProgress:
     def objective(self) -> float:
         """The primal objective summed over the sub-problems."""
         return float(sum(self.primal))
-
-
-# Exceptions by which Dask reports a lost worker or lost data (besides our PartitionLost).
-def _lost_errors() -> tuple[type[BaseException], ...]:
-    from distributed.comm.core import CommClosedError
-    from distributed.scheduler import KilledWorker
-
-    errors: list[type[BaseException]] = [
-        PartitionLost,
-        KilledWorker,
-        CommClosedError,
-        concurrent.futures.CancelledError,
-        asyncio.CancelledError,
-    ]
-    try:
-        from distributed.client import FutureCancelledError
-
-        errors.append(FutureCancelledError)
-    except ImportError:
-        pass
-    return tuple(errors)
 
 
 def train(
@@ -229,9 +212,9 @@ class _Run:
         self.verbose = verbose
         self.on_round = on_round
         self.name = f"linsvm-{uuid.uuid4().hex[:8]}"
-        self.keys = itertools.count()
-        self.builders: list[Callable[[str], Any]] = []  # partition k's future, built on a worker
-        self.parts: list = []
+        self.sources: list[Callable[[str], tuple]] = []  # partition k's rows, for a worker
+        self.home: list[str] = []  # the worker holding partition k
+        self.dead: set[str] = set()  # workers that stopped answering
         self.config: Setup | None = None
         self.n_features: int | None = None  # known before reading: in-memory X's columns
         self.sent = 0
@@ -240,8 +223,8 @@ class _Run:
     # ------------------------------------------------------------------------- partitions
 
     def plan(self, source, y, n_partitions: int) -> None:
-        """Decide how each partition is built (``builders``), build them, merge the labels
-        and set every partition up."""
+        """Decide how each partition is built (``sources``), build them on the workers, merge
+        the labels and set every partition up."""
         import dask
 
         if dask.is_dask_collection(source):
@@ -251,12 +234,12 @@ class _Run:
         else:
             self._plan_arrays(source, y, n_partitions)
         workers = _workers(self.client)
-        self.parts = [
-            build(workers[k % len(workers)]) for k, build in enumerate(self.builders)
-        ]
-        infos = self.client.gather(
-            [self._submit(_partition.describe, part) for part in self.parts]
-        )
+        self.home = [""] * len(self.sources)
+        try:
+            infos = self._build({k: workers[k % len(workers)] for k in range(len(self.sources))})
+        except _WorkersLost as exc:
+            raise DistributedError(f"lost workers while reading the data: {exc}") from exc
+        infos = [infos[k] for k in range(len(self.sources))]
         n_rows = sum(info["n_rows"] for info in infos)
         if n_rows == 0:
             raise InvalidInputError("no training data: 0 rows")
@@ -283,18 +266,24 @@ class _Run:
         )
         self.n_rows = n_rows
         self.n_nonzeros = sum(info["nnz"] for info in infos)
-        parts0 = self.client.gather(
-            [self._submit(_partition.setup, part, self.config) for part in self.parts]
-        )
+        try:
+            parts_W = self._call(_partition.setup_held, self._by_worker(), self.config)
+        except _WorkersLost as exc:
+            raise DistributedError(f"lost workers while setting up: {exc}") from exc
         self.W0 = np.zeros((self.config.n_subproblems, self.n_weights))
-        for part_W in parts0:
-            if part_W is not None:
-                self.W0 += part_W
-                self.received += part_W.nbytes
+        for k in range(len(self.sources)):  # in partition order: the same sum every run
+            if parts_W[k] is not None:
+                self.W0 += parts_W[k]
+                self.received += parts_W[k].nbytes
 
     @property
     def n_weights(self) -> int:
         return self.config.n_features + (1 if self.config.bias >= 0 else 0)
+
+    # Each source is a function of a worker's address that puts partition k's rows within
+    # that worker's reach: it returns the worker that will hold them, what ``_partition.hold``
+    # builds them from (a shard, or a key in the worker's Dask store) and the futures to
+    # release once they are held.
 
     def _plan_arrays(self, X, y, n_partitions: int) -> None:
         X = as_csr(X)
@@ -302,21 +291,16 @@ class _Run:
         self.n_features = X.shape[1]
         ranges = row_chunks(X.indptr, n_partitions) or [(0, 0)]
 
-        def builder(k: int, r0: int, r1: int) -> Callable[[str], Any]:
-            def build(worker: str):
-                X_k, y_k = X[r0:r1], y[r0:r1]
-                self.sent += _nbytes(X_k) + y_k.nbytes
-                data = self.client.scatter([X_k, y_k], workers=[worker], hash=False)
-                part = self._submit(_partition.from_arrays, k, *data, worker=worker)
-                # the partition holds the same arrays: the scattered copies are not kept
-                wait([part])
-                for future in data:
-                    future.release()
-                return part
+        def source(r0: int, r1: int) -> Callable[[str], tuple]:
+            def scatter(worker: str) -> tuple:
+                rows = (X[r0:r1], y[r0:r1])
+                self.sent += _nbytes(rows[0]) + rows[1].nbytes
+                [future] = self.client.scatter([rows], workers=[worker], hash=False)
+                return worker, DataKey(future.key), [future]
 
-            return build
+            return scatter
 
-        self.builders = [builder(k, r0, r1) for k, (r0, r1) in enumerate(ranges)]
+        self.sources = [source(r0, r1) for r0, r1 in ranges]
 
     def _plan_files(self, source, n_partitions: int) -> None:
         from .shards import plan_shards
@@ -330,11 +314,7 @@ class _Run:
                 "source must be X with y, a path or list of paths of LIBSVM files or of a "
                 f"cache, or dask collections; got {type(source).__name__} without y"
             )
-
-        def builder(k: int, shard) -> Callable[[str], Any]:
-            return lambda worker: self._submit(_partition.from_shard, k, shard, worker=worker)
-
-        self.builders = [builder(k, shard) for k, shard in enumerate(shards)]
+        self.sources = [lambda worker, shard=shard: (worker, shard, []) for shard in shards]
 
     def _plan_collection(self, X, y, n_partitions: int) -> None:
         from .shards import shards_from_collection
@@ -343,34 +323,69 @@ class _Run:
             raise InvalidInputError("a dask collection of rows needs y, a dask collection too")
         shards = shards_from_collection(X, y, n_partitions)
 
-        def builder(k: int, shard) -> Callable[[str], Any]:
-            def build(worker: str):
+        def source(shard) -> Callable[[str], tuple]:
+            def compute(worker: str) -> tuple:
                 # the chunks go from wherever the collections are to the worker
                 data = self.client.compute(shard, workers=[worker], allow_other_workers=True)
-                part = self._submit(_partition.from_shard_data, k, data, worker=worker)
-                wait([part])
-                data.release()
-                return part
+                wait([data])
+                if data.status == "error":
+                    data.result()  # raises the chunks' error
+                holders = self.client.who_has([data])[data.key]
+                return (worker if worker in holders else holders[0]), DataKey(data.key), [data]
 
-            return build
+            return compute
 
-        self.builders = [builder(k, shard) for k, shard in enumerate(shards)]
+        self.sources = [source(shard) for shard in shards]
 
-    def _submit(self, func, *args, worker: str | None = None):
-        """A task of this run (never cached by Dask: partitions change in place)."""
-        key = f"{self.name}-{func.__name__}-{next(self.keys)}"
-        if worker is None:
-            return self.client.submit(func, *args, key=key, pure=False)
-        return self.client.submit(
-            func, *args, key=key, pure=False, workers=[worker], allow_other_workers=True
+    def _build(self, assignment: Mapping[int, str]) -> dict[int, dict]:
+        """Build partitions {k: worker} from their sources; returns {k: their description}."""
+        plan: dict[str, dict[int, Any]] = {}
+        futures = []
+        try:
+            for k, worker in assignment.items():
+                worker, source, held = self.sources[k](worker)
+                futures.extend(held)
+                plan.setdefault(worker, {})[k] = source
+                self.home[k] = worker
+            return self._call(_partition.hold, plan)
+        finally:
+            for future in futures:  # the partition holds the same arrays: no copy kept
+                future.release()
+
+    def _by_worker(self) -> dict[str, list[int]]:
+        plan: dict[str, list[int]] = {}
+        for k, worker in enumerate(self.home):
+            plan.setdefault(worker, []).append(k)
+        return plan
+
+    def _call(self, func, plan: Mapping[str, Any], *args) -> dict:
+        """``func(name, plan, *args)`` on the workers of ``plan`` (``Client.run``: no task, so
+        nothing of a partition is ever moved or copied by Dask); their replies merged. Raises
+        ``_WorkersLost`` naming the workers that could not answer for their partitions, and
+        a worker's own error (a bad file, say) as it is."""
+        replies = self.client.run(
+            func, self.name, dict(plan), *args, workers=list(plan), on_error="return"
         )
+        results: dict = {}
+        lost: dict[str, BaseException] = {}
+        for worker in plan:
+            reply = replies.get(worker, PartitionLost(f"no reply from {worker}"))
+            if isinstance(reply, BaseException):
+                if not _is_lost(reply):
+                    raise reply
+                lost[worker] = reply
+            else:
+                results.update(reply)
+        if lost:
+            raise _WorkersLost(lost)
+        return results
 
     # ------------------------------------------------------------------------- rounds
 
     def train(self, eps: float, local_passes: int, max_rounds: int, snapshot_every: int):
         config = self.config
         n_sub = config.n_subproblems
-        n_parts = len(self.parts)
+        n_parts = len(self.home)
         sigma = float(n_parts)  # CoCoA+'s safe sigma' = gamma K with gamma = 1
         W = self.W0.copy()
         snapshot = (0, W.copy(), None)  # (round, W, alpha per partition; None: the start's)
@@ -380,7 +395,6 @@ class _Run:
         primal = dual = np.full(n_sub, np.nan)
         reason = MAX_ITER
         t = 0
-        lost = _lost_errors()
         with stop_on_signals() as stop:
             while True:
                 solving = t < max_rounds
@@ -389,16 +403,18 @@ class _Run:
                 sent0, received0 = self.sent, self.received
                 try:
                     results = self._round(W, task)
-                except lost as exc:
+                    gathered = None
+                    if solving and (t + 1) % snapshot_every == 0:
+                        gathered = self._gather_alpha(t + 1)
+                except _WorkersLost as exc:
                     recoveries += 1
                     if recoveries > MAX_RECOVERIES:
                         raise DistributedError(
-                            f"gave up after {MAX_RECOVERIES} recoveries from lost workers "
-                            f"({type(exc).__name__}: {exc})"
+                            f"gave up after {MAX_RECOVERIES} recoveries from lost workers ({exc})"
                         ) from exc
-                    t, W = self._recover(snapshot)
+                    t, W = self._recover(snapshot, exc)
                     events.append(
-                        f"recovered from {type(exc).__name__} at round {task.round}: "
+                        f"recovered from lost workers at round {task.round} ({exc}): "
                         f"resumed from the snapshot of round {t}"
                     )
                     continue
@@ -415,11 +431,8 @@ class _Run:
                         W_next += r.dW.toarray() if sp.issparse(r.dW) else r.dW
                 if relative <= eps:
                     reason = CONVERGED
-                took_snapshot = (
-                    solving and reason != CONVERGED and (t + 1) % snapshot_every == 0
-                )
-                if took_snapshot:
-                    snapshot = (t + 1, W_next.copy(), self._gather_alpha(t + 1))
+                if gathered is not None and reason != CONVERGED:
+                    snapshot = (t + 1, W_next.copy(), gathered)
                     events.append(f"snapshot of alpha before round {t + 1}")
                 progress = RoundProgress(
                     round=t,
@@ -449,64 +462,63 @@ class _Run:
                 t += 1
         if reason == INTERRUPTED:
             warnings.warn(
-                "training interrupted: the model holds the last evaluated iterate, not "
-                "converged",
+                "training interrupted: the model holds the last evaluated iterate, not converged",
                 TrainingInterrupted,
                 stacklevel=3,
             )
         return self._model(W, primal, dual, t, reason, stop.signal)
 
     def _round(self, W: np.ndarray, task: RoundTask) -> list:
-        """Broadcast W, run the round on every partition, gather the results."""
-        n_workers = len(_workers(self.client))
-        W_future = self.client.scatter(W, broadcast=True, hash=False)
-        self.sent += W.nbytes * n_workers
-        try:
-            futures = [self._submit(_partition.run_round, p, W_future, task) for p in self.parts]
-            results = self.client.gather(futures)
-        finally:
-            W_future.release()
-        self.received += sum(r.nbytes for r in results)
-        return results
+        """Send W to every worker, run the round on every partition, gather the results (in
+        partition order)."""
+        plan = self._by_worker()
+        self.sent += W.nbytes * len(plan)
+        results = self._call(_partition.round_held, plan, W, task)
+        self.received += sum(r.nbytes for r in results.values())
+        return [results[k] for k in range(len(self.home))]
 
     def _gather_alpha(self, round: int) -> list[np.ndarray]:
-        alphas = self.client.gather(
-            [self._submit(_partition.alpha_snapshot, p, round) for p in self.parts]
-        )
-        self.received += sum(a.nbytes for a in alphas)
-        return alphas
+        alphas = self._call(_partition.snapshot_held, self._by_worker(), round)
+        self.received += sum(a.nbytes for a in alphas.values())
+        return [alphas[k] for k in range(len(self.home))]
 
-    def _recover(self, snapshot) -> tuple[int, np.ndarray]:
-        """Rebuild lost partitions and put every partition back to ``snapshot``; returns the
-        round to continue from and its W."""
+    def _recover(self, snapshot, lost: _WorkersLost) -> tuple[int, np.ndarray]:
+        """Build the partitions of the workers that could not answer again, on the workers
+        left, and put every partition back to ``snapshot``; returns the round to continue
+        from and its W."""
         round_, W, alphas = snapshot
-        lost = _lost_errors()
-        for attempt in range(3):
-            restoring = []
-            for k, part in enumerate(self.parts):
-                alpha = None
-                if alphas is not None:
-                    alpha = self.client.scatter(alphas[k], hash=False)
-                    self.sent += alphas[k].nbytes
-                restoring.append(
-                    self._submit(_partition.restore, part, alpha, round_, self.config)
-                )
-            failed = []
-            for k, future in enumerate(restoring):
-                try:
-                    future.result()
-                except lost:
-                    failed.append(k)
-                future.release()
-            if not failed:
-                return round_, W.copy()
-            workers = _workers(self.client)
+        missing: set[int] = set()
+        for _ in range(MAX_REBUILDS):
+            self.dead.update(w for w, e in lost.workers.items() if not _is_missing(e))
+            missing.update(k for k, w in enumerate(self.home) if w in lost.workers)
+            workers = [w for w in _workers(self.client) if w not in self.dead]
             if not workers:
-                break
-            for k in failed:
-                self.parts[k].release()
-                self.parts[k] = self.builders[k](workers[(k + attempt) % len(workers)])
-        raise DistributedError("could not rebuild the partitions of lost workers")
+                raise DistributedError("no workers left to rebuild the lost partitions on")
+            try:
+                if missing:
+                    load = {w: 0 for w in workers}
+                    for k, w in enumerate(self.home):
+                        if k not in missing and w in load:
+                            load[w] += 1
+                    assignment = {}
+                    for k in sorted(missing):  # to the workers holding fewest partitions
+                        worker = min(workers, key=lambda w: (load[w], w))
+                        assignment[k] = worker
+                        load[worker] += 1
+                    self._build(assignment)
+                    missing.clear()
+                # alpha goes to its own worker only: one call a worker
+                for worker, indices in self._by_worker().items():
+                    plan = {worker: {k: None if alphas is None else alphas[k] for k in indices}}
+                    if alphas is not None:
+                        self.sent += sum(alphas[k].nbytes for k in indices)
+                    self._call(_partition.restore_held, plan, round_, self.config)
+                return round_, W.copy()
+            except _WorkersLost as again:
+                lost = again
+        raise DistributedError(
+            f"could not rebuild the partitions of lost workers in {MAX_REBUILDS} attempts ({lost})"
+        )
 
     def _model(self, W, primal, dual, rounds: int, reason: str, signal) -> Model:
         config = self.config
@@ -515,7 +527,7 @@ class _Run:
                 w=W[c].copy(), n_iter=rounds, converged=reason == CONVERGED, stop_reason=reason,
                 primal=float(primal[c]), dual=float(dual[c]), gap=float(primal[c] - dual[c]),
                 alpha=None, solver=self.solver,
-                figures={"rounds": rounds, "n_partitions": len(self.parts)},
+                figures={"rounds": rounds, "n_partitions": len(self.home)},
             )
             for c in range(config.n_subproblems)
         ]  # fmt: skip
@@ -531,12 +543,47 @@ class _Run:
         return model
 
     def release(self) -> None:
-        for part in self.parts:
-            part.release()
-        self.parts = []
+        """Drop the run's partitions from every worker (those that cannot answer are gone)."""
+        if self.home:
+            self.client.run(_partition.release_held, self.name, on_error="ignore")
+        self.home = []
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+class _WorkersLost(Exception):
+    """Workers that could not answer for their partitions: {address: what happened}."""
+
+    def __init__(self, workers: Mapping[str, BaseException]) -> None:
+        self.workers = dict(workers)
+        super().__init__(
+            "; ".join(f"{w}: {type(e).__name__}: {e}" for w, e in sorted(self.workers.items()))
+        )
+
+
+def _is_lost(exc: BaseException) -> bool:
+    """Whether a worker's failed reply means it (or its partitions) is gone, rather than an
+    error of the work itself: a closed connection or a timeout (plain ``OSError`` is how
+    Dask says it could not connect; its subclasses such as ``FileNotFoundError`` are the
+    work's own), a cancelled call, or a partition the worker no longer holds."""
+    from distributed.comm.core import CommClosedError
+
+    return (
+        type(exc) is OSError
+        or isinstance(
+            exc,
+            (
+                CommClosedError, ConnectionError, TimeoutError, asyncio.TimeoutError,
+                asyncio.CancelledError, concurrent.futures.CancelledError, PartitionLost,
+            ),
+        )
+    )  # fmt: skip
+
+
+def _is_missing(exc: BaseException) -> bool:
+    """A worker that answered but no longer holds its partitions (restarted): still usable."""
+    return isinstance(exc, PartitionLost)
 
 
 def _check_client(client) -> None:

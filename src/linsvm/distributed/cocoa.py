@@ -544,8 +544,11 @@ class _Run:
 
     def release(self) -> None:
         """Drop the run's partitions from every worker (those that cannot answer are gone)."""
-        if self.home:
-            self.client.run(_partition.release_held, self.name, on_error="ignore")
+        if self.home and self.client.status == "running":
+            try:
+                self.client.run(_partition.release_held, self.name, on_error="ignore")
+            except Exception:  # noqa: BLE001 - a failing cleanup must not hide the run's error
+                pass
         self.home = []
 
 

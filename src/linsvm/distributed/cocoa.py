@@ -172,7 +172,9 @@ def train(
     for two classes, bias weights), with one ``Solution`` per sub-problem (primal, dual and
     gap at the returned W; ``n_iter`` the rounds; ``alpha`` None: it stays on the workers).
     Ctrl-C (or on_round returning False) stops after the current round and returns the last
-    evaluated W with a ``TrainingInterrupted`` warning.
+    evaluated W with a ``TrainingInterrupted`` warning. The workers drop the run's rows and
+    dual variables when it ends, however it ends; a client process killed mid-run leaves them
+    in the workers' memory until the workers restart (``client.restart()``).
     """
     spec = solvers.get_solver(solver)
     if spec.number not in LOSSES:

@@ -332,3 +332,23 @@ def test_predict_refuses_non_finite_values_in_the_models_features(bad, dtype):
             model.predict(bad_X)
         with pytest.raises(InvalidInputError, match="NaN or infinity"):
             model.decision_function(bad_X, n_jobs=1)
+
+
+def test_every_error_class_survives_pickling():
+    """Errors travel back from Dask workers pickled: each must come back as itself."""
+    import pickle
+
+    from linsvm.errors import DataFormatError, InvalidInputError, ModelFormatError, ZeroIndexError
+    from linsvm.io.cache import CacheFormatError
+
+    for error in (
+        DataFormatError("a.svm", 3, "bad value 'x' for feature 2"),
+        ZeroIndexError("a.svm", 1, "feature index 0"),
+        CacheFormatError("a.cache", "truncated"),
+        InvalidInputError("no training data"),
+        ModelFormatError("not a model"),
+    ):
+        back = pickle.loads(pickle.dumps(error))
+        assert type(back) is type(error)
+        assert str(back) == str(error)
+        assert vars(back) == vars(error)

@@ -93,3 +93,24 @@ def test_estimators_fit_on_the_cluster(client):
     with pytest.raises(ValueError, match="sample_weight"):
         linsvm.LinearSVC(client=client).fit(X, y, sample_weight=np.ones(X.shape[0]))
 
+
+
+def test_cli_a_bad_file_read_by_the_workers_is_one_line(tmp_path):
+    """The workers' error comes back as the client's one line, with nothing printed by the
+    worker processes (they share the terminal: a subprocess shows what they print)."""
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:0.5\n-1 2:x\n")
+    command = "import sys; from linsvm.cli import main; sys.exit(main(sys.argv[1:]))"
+    run = subprocess.run(
+        [sys.executable, "-c", command, "train", "--dask", "local:2", str(bad),
+         str(tmp_path / "m")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode != 0
+    assert run.stderr.strip().splitlines() == [
+        f"linsvm train: error: {bad}:2: bad value 'x' for feature 2"
+    ]
+    assert not (tmp_path / "m").exists()

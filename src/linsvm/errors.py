@@ -20,6 +20,11 @@ class DataFormatError(LinsvmError, ValueError):
         self.what = what
         super().__init__(f"{path}:{line}: {what}")
 
+    def __reduce__(self):
+        # picklable (errors travel back from Dask workers): rebuilt from the fields, not the
+        # message
+        return type(self), (self.path, self.line, self.what)
+
 
 class InvalidInputError(LinsvmError, ValueError):
     """Arrays or options passed to the API are unusable (NaN, empty, one class, ...)."""

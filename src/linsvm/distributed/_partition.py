@@ -6,15 +6,15 @@ sub-problem. Only the broadcast W comes in and only dW and a few numbers go out 
 alpha leaves the worker only in the client's fault-tolerance snapshots (``alpha_snapshot``).
 
 The partitions live outside Dask's store of task results, in a table of the worker process
-(``_HELD``), and the client reaches them with ``Client.run`` (``hold``, ``setup_held``,
-``round_held``, ``snapshot_held``, ``restore_held``, ``release_held``): a call on one worker,
-no task graph. So Dask never moves, copies, steals or rebuilds a partition from its lineage (a
-copy would train on a stale alpha); a lost worker shows as a failed call (``OSError``) or a
-missing partition (``PartitionLost``), never as a task waiting for a worker that is gone. Each
-call names, for every worker, the partitions it should hold; the compute runs in the worker's
-threads, off its event loop, so the worker keeps answering the scheduler during a long round.
-``Partition.round`` guards the state: a round t runs only on a partition that has done rounds
-0..t-1.
+(``_HELD``), and the client reaches them with ``Client.run`` (``serve``: ``hold``,
+``setup_held``, ``round_held``, ``snapshot_held``, ``restore_held``, ``release_held``): a call
+on one worker, no task graph. So Dask never moves, copies, steals or rebuilds a partition from
+its lineage (a copy would train on a stale alpha); a lost worker shows as a failed call
+(``OSError``) or a missing partition (``PartitionLost``), never as a task waiting for a worker
+that is gone. Each call names, for every worker, the partitions it should hold; the compute
+runs in the worker's threads, off its event loop, so the worker keeps answering the scheduler
+during a long round. ``Partition.round`` guards the state: a round t runs only on a partition
+that has done rounds 0..t-1.
 
 One round on partition k (Ma et al., ICML 2015, CoCoA+ with adding, gamma = 1, sigma' = K):
 for each sub-problem c, with w = W[c] = sum over ALL rows of y_i alpha_i x_i,
@@ -283,9 +283,9 @@ def restore(part: Partition, alpha: np.ndarray | None, round: int, config: Setup
 
 # ----------------------------------------------------------------------------- on a worker
 #
-# The calls the client makes with ``Client.run`` (module docstring). Each takes the run's name
-# and ``plan``: {worker address: what that worker does}, the same message for every worker
-# called; a worker acts on its own entry. ``dask_worker`` is filled in by Dask.
+# The calls the client makes with ``Client.run`` through ``serve`` (module docstring). Each
+# takes the run's name and ``plan``: {worker address: what that worker does}, the same message
+# for every worker called; a worker acts on its own entry. ``dask_worker`` is filled in by Dask.
 
 # The partitions this process holds: {(worker address, run name): {partition index: Partition}}.
 _HELD: dict[tuple[str, str], dict[int, Partition]] = {}
@@ -351,9 +351,37 @@ async def restore_held(run: str, plan: dict, round: int, config: Setup, dask_wor
     )
 
 
-def release_held(run: str, dask_worker=None) -> int:
+async def release_held(run: str, dask_worker=None) -> int:
     """Drop the run's partitions from this worker; returns how many it held."""
     return len(_HELD.pop((dask_worker.address, run), {}))
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A worker call's own error, sent back as a value: raised, it would also be logged by
+    the worker with a traceback on its console (the client raises it, in one line)."""
+
+    error: BaseException
+
+
+# What ``serve`` does, by name.
+ACTIONS = {
+    "hold": hold,
+    "setup": setup_held,
+    "round": round_held,
+    "snapshot": snapshot_held,
+    "restore": restore_held,
+    "release": release_held,
+}
+
+
+async def serve(action: str, *args, dask_worker=None):
+    """The one function the client runs on the workers: ``ACTIONS[action](*args)``; its
+    error comes back as ``Failed``."""
+    try:
+        return await ACTIONS[action](*args, dask_worker=dask_worker)
+    except Exception as exc:  # noqa: BLE001 - every error goes back to the client
+        return Failed(exc)
 
 
 def _claim(dask_worker, run: str, indices) -> list[Partition]:

@@ -269,7 +269,7 @@ class _Run:
         self.n_rows = n_rows
         self.n_nonzeros = sum(info["nnz"] for info in infos)
         try:
-            parts_W = self._call(_partition.setup_held, self._by_worker(), self.config)
+            parts_W = self._call("setup", self._by_worker(), self.config)
         except _WorkersLost as exc:
             raise DistributedError(f"lost workers while setting up: {exc}") from exc
         self.W0 = np.zeros((self.config.n_subproblems, self.n_weights))
@@ -349,7 +349,7 @@ class _Run:
                 futures.extend(held)
                 plan.setdefault(worker, {})[k] = source
                 self.home[k] = worker
-            return self._call(_partition.hold, plan)
+            return self._call("hold", plan)
         finally:
             for future in futures:  # the partition holds the same arrays: no copy kept
                 future.release()
@@ -360,18 +360,21 @@ class _Run:
             plan.setdefault(worker, []).append(k)
         return plan
 
-    def _call(self, func, plan: Mapping[str, Any], *args) -> dict:
-        """``func(name, plan, *args)`` on the workers of ``plan`` (``Client.run``: no task, so
-        nothing of a partition is ever moved or copied by Dask); their replies merged. Raises
-        ``_WorkersLost`` naming the workers that could not answer for their partitions, and
-        a worker's own error (a bad file, say) as it is."""
+    def _call(self, action: str, plan: Mapping[str, Any], *args) -> dict:
+        """``_partition.ACTIONS[action](name, plan, *args)`` on the workers of ``plan``
+        (``Client.run``: no task, so nothing of a partition is ever moved or copied by Dask);
+        their replies merged. Raises ``_WorkersLost`` naming the workers that could not answer
+        for their partitions, and a worker's own error (a bad file, say) as it is."""
         replies = self.client.run(
-            func, self.name, dict(plan), *args, workers=list(plan), on_error="return"
-        )
+            _partition.serve, action, self.name, dict(plan), *args, workers=list(plan),
+            on_error="return",
+        )  # fmt: skip
         results: dict = {}
         lost: dict[str, BaseException] = {}
         for worker in plan:
             reply = replies.get(worker, PartitionLost(f"no reply from {worker}"))
+            if isinstance(reply, _partition.Failed):
+                reply = reply.error
             if isinstance(reply, BaseException):
                 if not _is_lost(reply):
                     raise reply
@@ -475,12 +478,12 @@ class _Run:
         partition order)."""
         plan = self._by_worker()
         self.sent += W.nbytes * len(plan)
-        results = self._call(_partition.round_held, plan, W, task)
+        results = self._call("round", plan, W, task)
         self.received += sum(r.nbytes for r in results.values())
         return [results[k] for k in range(len(self.home))]
 
     def _gather_alpha(self, round: int) -> list[np.ndarray]:
-        alphas = self._call(_partition.snapshot_held, self._by_worker(), round)
+        alphas = self._call("snapshot", self._by_worker(), round)
         self.received += sum(a.nbytes for a in alphas.values())
         return [alphas[k] for k in range(len(self.home))]
 
@@ -514,7 +517,7 @@ class _Run:
                     plan = {worker: {k: None if alphas is None else alphas[k] for k in indices}}
                     if alphas is not None:
                         self.sent += sum(alphas[k].nbytes for k in indices)
-                    self._call(_partition.restore_held, plan, round_, self.config)
+                    self._call("restore", plan, round_, self.config)
                 return round_, W.copy()
             except _WorkersLost as again:
                 lost = again
@@ -548,7 +551,7 @@ class _Run:
         """Drop the run's partitions from every worker (those that cannot answer are gone)."""
         if self.home and self.client.status == "running":
             try:
-                self.client.run(_partition.release_held, self.name, on_error="ignore")
+                self.client.run(_partition.serve, "release", self.name, on_error="ignore")
             except Exception:  # noqa: BLE001 - a failing cleanup must not hide the run's error
                 pass
         self.home = []

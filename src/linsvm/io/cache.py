@@ -122,6 +122,9 @@ class CacheFormatError(DataFormatError):
         self.what = what
         Exception.__init__(self, f"{path}: {what}")
 
+    def __reduce__(self):
+        return type(self), (self.path, self.what)
+
 
 @dataclass(frozen=True)
 class CacheSummary:

@@ -242,6 +242,21 @@ def test_rows_sorted_by_label_are_spread_over_the_partitions(client):
     check_against_single_machine(model, ref, X, [])
 
 
+def test_a_file_in_label_order_is_warned_about(client, tmp_path):
+    """Files are split into consecutive rows: partitions of one class are said, not silent."""
+    from linsvm.io.libsvm import write_libsvm
+
+    X, y = text_like(n_rows=400, seed=14)
+    order = np.argsort(y, kind="stable")
+    path = tmp_path / "sorted.svm"
+    write_libsvm(X[order], y[order], path)
+    with pytest.warns(UserWarning, match="of 2 partitions hold rows of one class only"):
+        dist.train(path, client=client, solver=1, eps=1e-2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dist.train(X, y, client=client, solver=1, eps=1e-2)  # in memory: shuffled, no warning
+
+
 def test_a_hook_stop_returns_the_last_evaluated_model(client):
     X, y = text_like(seed=7)
     rounds = []

@@ -255,6 +255,15 @@ class _Run:
             seen = [info["labels"] for info in infos if info["labels"].shape[0]]
             self.labels, _ = group_labels(np.concatenate(seen))
         labels = self.labels
+        one_class = [k for k, info in enumerate(infos) if info["labels"].shape[0] == 1]
+        if one_class and labels.shape[0] >= 2:
+            warnings.warn(
+                f"{len(one_class)} of {len(infos)} partitions hold rows of one class only (is "
+                "the data in label order?): CoCoA+ needs many more rounds when a partition is "
+                "unlike the whole data; shuffle the rows first",
+                UserWarning,
+                stacklevel=3,
+            )
         if labels.shape[0] < 2:
             shown = labels[0].item() if isinstance(labels[0], np.generic) else labels[0]
             raise InvalidInputError(

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -84,8 +86,10 @@ def test_worker_subprocess(tmp_path, monkeypatch):
         direct = liblinear_fit(problem(y, X, 1.0), 3, 0.01, 1.0, X.shape[1])
         assert np.array_equal(out["w"], direct["w"])
         assert out["n_iter"] == direct["n_iter"] and not out["capped"]
-        # a limit no fit can meet: the worker is ended, started again, and still answers
-        assert worker.fit(3, 1e-6, None, limit=0.0) is None
+        # a fit that cannot answer in time (its worker stopped: no race with a fast fit) is
+        # ended with the worker, which is started again and still answers
+        os.kill(worker.proc.pid, signal.SIGSTOP)
+        assert worker.fit(3, 1e-6, None, limit=0.2) is None
         assert worker.restarts == 1
         again = worker.fit(3, 0.01, None, limit=60.0)
         assert np.array_equal(again["w"], direct["w"])

@@ -96,7 +96,7 @@ DASK_ML_ITERS = (10, 25, 50)
 MB = 1e6
 
 # The network the written model assumes (stated in the report): a 10 Gbit/s link at the
-# client, 0.2 ms per message, and Dask's scheduling cost per task.
+# scheduler and the client, 0.2 ms per message, and the scheduler's cost per worker call.
 MODEL_BANDWIDTH = 1.25e9  # bytes per second
 MODEL_LATENCY = 2e-4  # seconds per message
 MODEL_TASK_OVERHEAD = 1e-3  # seconds of scheduler time per worker per round
@@ -180,16 +180,14 @@ def single_runs(X, y, solver: int, eps_list=SINGLE_EPS) -> list[dict]:
 
 
 @contextlib.contextmanager
-def local_cluster(n_workers: int, warm_file: Path | None = None, solvers=(SOLVER,),
-                  processes: bool = True):
-    """A LocalCluster of ``n_workers`` one-thread workers (processes, or threads of this
-    process) and its client, each worker warmed up by a tiny distributed run per solver
-    (Numba's cached kernels loaded)."""
+def local_cluster(n_workers: int, warm_file: Path | None = None, solvers=(SOLVER,)):
+    """A LocalCluster of ``n_workers`` one-thread worker processes and its client, each worker
+    warmed up by a tiny distributed run per solver (Numba's cached kernels loaded)."""
     from distributed import Client, LocalCluster
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=processes,
+        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                                dashboard_address=":0", memory_limit=0, silence_logs=40)
         client = Client(cluster)
     try:
@@ -433,8 +431,8 @@ def projection(res: dict, bandwidth: float = MODEL_BANDWIDTH,
     if not by_k:
         return None
     # a core's compute: the least contended of the process runs with no more workers than
-    # cores (on a shared machine the others wait for a core; the in-process workers of the K
-    # runs share the cores too)
+    # cores (on a shared machine the others wait for a core; the K runs put several
+    # partitions on each worker)
     cores = os.cpu_count() or 1
     timed = [r for r in res["distributed"] if r["workers"] <= cores and r["compute_seconds"]]
     c = float(min(r["compute_seconds"] / r["nnz_per_partition"] for r in timed))

@@ -515,7 +515,8 @@ class _Run:
         round_, W, alphas = snapshot
         missing: set[int] = set()
         for _ in range(MAX_REBUILDS):
-            self.dead.update(w for w, e in lost.workers.items() if not _is_missing(e))
+            # a worker that answered without its partitions (restarted) is still usable
+            self.dead.update(w for w, e in lost.workers.items() if not isinstance(e, PartitionLost))
             missing.update(k for k, w in enumerate(self.home) if w in lost.workers)
             workers = [w for w in _workers(self.client) if w not in self.dead]
             if not workers:
@@ -608,11 +609,6 @@ def _is_lost(exc: BaseException) -> bool:
             ),
         )
     )  # fmt: skip
-
-
-def _is_missing(exc: BaseException) -> bool:
-    """A worker that answered but no longer holds its partitions (restarted): still usable."""
-    return isinstance(exc, PartitionLost)
 
 
 def _check_client(client) -> None:

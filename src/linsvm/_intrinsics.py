@@ -39,3 +39,97 @@ def prefetch(typingctx, array, index):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+# ----------------------------------------------------------------------------- threads
+#
+# What threads that meet inside compiled code need (the threaded dual coordinate descent's
+# barriers): atomic operations on int64 counters, a spin-wait hint, and giving the core back
+# to the operating system, so that more threads than cores (oversubscribed) still progress.
+
+
+def _item_pointer(context, builder, array_type, array_value, index_value):
+    arr = context.make_array(array_type)(context, builder, array_value)
+    return cgutils.get_item_pointer(
+        context, builder, array_type, arr, [index_value], wraparound=False
+    )
+
+
+def _is_int64_vector(array) -> bool:
+    return isinstance(array, types.Array) and array.ndim == 1 and array.dtype == types.int64
+
+
+@intrinsic
+def atomic_fetch_add(typingctx, array, index, value):
+    """old = array[index]; array[index] += value, as one atomic step (sequentially
+    consistent: it also orders every plain read and write around it). 1-D int64 arrays."""
+    if not (_is_int64_vector(array) and isinstance(index, types.Integer)):
+        return None
+    sig = types.int64(array, index, types.int64)
+
+    def codegen(context, builder, signature, args):
+        array_value, index_value, value_value = args
+        pointer = _item_pointer(context, builder, signature.args[0], array_value, index_value)
+        return builder.atomic_rmw("add", pointer, value_value, "seq_cst")
+
+    return sig, codegen
+
+
+@intrinsic
+def atomic_load(typingctx, array, index):
+    """array[index] read atomically (sequentially consistent). 1-D int64 arrays."""
+    if not (_is_int64_vector(array) and isinstance(index, types.Integer)):
+        return None
+    sig = types.int64(array, index)
+
+    def codegen(context, builder, signature, args):
+        array_value, index_value = args
+        pointer = _item_pointer(context, builder, signature.args[0], array_value, index_value)
+        return builder.load_atomic(pointer, "seq_cst", 8)
+
+    return sig, codegen
+
+
+@intrinsic
+def atomic_store(typingctx, array, index, value):
+    """array[index] = value written atomically (sequentially consistent). 1-D int64 arrays."""
+    if not (_is_int64_vector(array) and isinstance(index, types.Integer)):
+        return None
+    sig = types.void(array, index, types.int64)
+
+    def codegen(context, builder, signature, args):
+        array_value, index_value, value_value = args
+        pointer = _item_pointer(context, builder, signature.args[0], array_value, index_value)
+        builder.store_atomic(value_value, pointer, "seq_cst", 8)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def spin_pause(typingctx):
+    """The processor's spin-wait hint (x86 ``pause``; nothing elsewhere)."""
+    sig = types.void()
+
+    def codegen(context, builder, signature, args):
+        if "x86" in builder.module.triple or "i686" in builder.module.triple:
+            fn_type = ir.FunctionType(ir.VoidType(), [])
+            fn = cgutils.get_or_insert_function(builder.module, fn_type, "llvm.x86.sse2.pause")
+            builder.call(fn, [])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def yield_core(typingctx):
+    """Give the core back to the operating system (POSIX ``sched_yield``)."""
+    sig = types.void()
+
+    def codegen(context, builder, signature, args):
+        fn_type = ir.FunctionType(ir.IntType(32), [])
+        fn = cgutils.get_or_insert_function(builder.module, fn_type, "sched_yield")
+        builder.call(fn, [])
+        return context.get_dummy_value()
+
+    return sig, codegen

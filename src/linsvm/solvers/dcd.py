@@ -320,8 +320,21 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     rng = new_state(sub.seed)
     state = {"rec": rec, "w": w, "active": active, "fstate": fstate, "istate": istate, "rng": rng}
     order, bucket_order, use_prefetch = _dual.visit_buffers(X, rec, trainable, bucket_size)
+    threads = None
+    n_threads, simulate = _thread_plan(sub, X, fparams is not None or sigma != 1.0)
+    if n_threads > 1:
+        from .dcd_threads import ThreadedRounds
+
+        threads = ThreadedRounds(
+            X, bias, loss, rec, w, active, trainable, fstate, istate, rng, eps, shrinking,
+            bucket_size, buckets_per_group, use_prefetch, removed, order, bucket_order,
+            n_threads, simulate=simulate, **sub.option("thread_options", {}),
+        )  # fmt: skip
 
     def advance(n_epochs: int) -> None:
+        if threads is not None:
+            threads.advance(n_epochs)
+            return
         dcd_svm_kernel(
             X.indptr, X.indices, X.data, bias, loss, rec, w, active, trainable, fstate, istate,
             rng, eps, n_epochs, shrinking, bucket_size, buckets_per_group, use_prefetch,
@@ -339,10 +352,44 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
         alpha = np.ascontiguousarray(rec[:, _ALPHA])
         return svm_objectives(X, bias, y, C, w, alpha, loss, feature_map=fmap)
 
-    return _dual.run_dual(
-        sub, hook, solver, advance, state, w=w, alpha=rec[:, _ALPHA], report=report,
-        values=values, figures=pg_extremes, order=(bucket_size, buckets_per_group),
-    )  # fmt: skip
+    def figures() -> dict:
+        return {**pg_extremes(), **({} if threads is None else threads.figures)}
+
+    try:
+        return _dual.run_dual(
+            sub, hook, solver, advance, state, w=w, alpha=rec[:, _ALPHA], report=report,
+            values=values, figures=figures, order=(bucket_size, buckets_per_group),
+        )  # fmt: skip
+    finally:
+        if threads is not None:
+            threads.close()
+
+
+# A solve gets at most one thread per this many non-zeros: below it the threads' rounds and
+# barriers cost more than they share.
+THREAD_MIN_NNZ = 200_000
+
+
+def _thread_plan(sub: Subproblem, X, serial_only: bool) -> tuple[int, bool]:
+    """(threads, simulated) for a solve: ``sub.n_threads`` real threads, at most one per
+    ``THREAD_MIN_NNZ`` non-zeros; or option ``simulate_threads`` = T, the threaded scheme's
+    arithmetic for T threads run on this one (``dcd_threads``). A feature map formed on the
+    fly and CoCoA+'s local problems (sigma' > 1) run serially."""
+    simulated = sub.option("simulate_threads")
+    if simulated is not None:
+        if isinstance(simulated, bool) or not isinstance(simulated, int | np.integer):
+            raise InvalidInputError(f"simulate_threads must be an integer >= 1, got {simulated!r}")
+        if simulated < 1:
+            raise InvalidInputError(f"simulate_threads must be an integer >= 1, got {simulated!r}")
+        if serial_only:
+            raise InvalidInputError(
+                "the threaded scheme takes neither an implicit feature map nor sigma > 1"
+            )
+        return int(simulated), True
+    if serial_only or sub.n_threads <= 1:
+        return 1, False
+    min_nnz = int(sub.option("thread_min_nnz", THREAD_MIN_NNZ))
+    return max(1, min(int(sub.n_threads), int(X.indptr[-1]) // max(min_nnz, 1))), False
 
 
 def check_sigma(sigma) -> float:

@@ -1,61 +1,66 @@
 """Dual coordinate descent for the SVM (-s 1, -s 3) on several threads: rounds of rows solved
 side by side from one w, merged in a fixed order, with an exact line search.
 
-**Rounds.** Each outer iteration visits the active rows in the serial solver's order
-(``_dual.visiting_order``: bucketed, shuffled by the same generator), cut into chunks of about
-``chunk_nnz`` non-zeros. Chunk c goes to thread c mod T in round c div T: a round is T chunks
-of consecutive rows of the order, about ``round_rows`` rows in all. In a round each thread
+**Rounds.** Each outer iteration visits the active rows in chunks: groups of buckets of
+neighbouring rows (the serial solver's bucketed order, ``_dual.visiting_order``), each chunk
+shuffled within itself, or consecutive pieces of a plain random permutation. Chunk c goes to
+thread c mod T in round c div T: a round is T chunks, about ``round_rows`` rows in all. In a
+round each thread
 
 1. computes w'x_i for its rows against w as the round found it (the bulk of the work);
-2. steps its rows' alpha by the serial coordinate update (``dcd.svm_coordinate``), in order;
-3. logs the changes of w, sorted by the thread that will merge them.
+2. after a barrier (nobody reads w any more this round), steps its rows' alpha by the serial
+   coordinate update (``dcd.svm_coordinate``), in order, and adds each change to the weights
+   of its own range of features at once; the pieces of the rows in other threads' ranges it
+   lists for their owners;
+3. after another barrier, adds the other threads' listed pieces in its own range, threads in
+   order.
 
-Then every thread merges the logged changes of its own range of features, the logs taken in
-thread order: each weight receives its changes in one fixed order whatever the timing, so with
-a seed and a thread count the run is the same every time.
+Each weight thus receives its changes in one fixed order (its owner's rows first, then the
+other threads' in thread order) whatever the timing: with a seed and a thread count the run
+is the same every time.
 
 **Hot features in sequence.** Rows of a round do not see each other's changes of w, which is
 harmless for features that few rows of a round share, and ruinous for those most rows share:
 above all the bias (every row has it), and on one-hot data columns that half the rows have.
-Each row would push them as if alone: with the bias on text, 256-row rounds took 10x the
-serial solver's outer iterations. So the "hot" weights, the bias and the features that the
+Each row would push them as if alone: with the bias on generated text, 256-row rounds took 10x
+the serial solver's outer iterations. So the "hot" weights, the bias and the features that the
 rows of a round share most, are taken in sequence: step 2 runs thread after thread, each
-row's gradient corrected by the hot weights' changes of the rows before it in the round
-(``hot``: their running sum, handed from thread to thread), exactly as the serial solver would
-see them. Feature j is hot when rho_j = (rows a round) / l * sum_i x_ij^2 / Qbar_ii >= 1,
+row's w'x_i corrected by the hot weights' changes of the rows before it in the round
+(``hot``: their running sum, handed from thread to thread), exactly as the serial solver
+would see them. Feature j is hot when rho_j = (rows a round) / l * sum_i x_ij^2 / Qbar_ii >= 1,
 the share of a row's curvature it carries, summed over a round (at most ``MAX_HOT``).
 
 **Why it converges at every thread count.** Let d be a round's change of alpha (m rows).
-Step 2 is one pass of exact coordinate descent on a convex model of f around alpha: the true
-dual with the rows' coupling through the cold features dropped. So g = grad f(alpha)'d < 0
-(the model's decrease is at least d'Md/2 >= 0 below g). Along d the dual is the quadratic
-phi(gamma) = f(alpha + gamma d) - f(alpha) = gamma g + gamma^2 q / 2, with q = d'Qbar d =
-2 (phi(1) - g), where phi(1) comes from the merge itself: a weight changed from b by v moves
-w'w / 2 by v (b + v/2), summed exactly over the logs. The merge keeps gamma = 1 when
-phi(1) <= phi(1/m), else takes the exact line search's gamma = -g/q < 1 (alpha and w scaled
-back by another pass over the round's logs). Each merge lowers the dual by at least
-phi(1/m) <= g/(2m) < 0 whatever the coupling that the model left out (q <= m d'Md by
-Cauchy-Schwarz over the round's rows): a convergent descent for any number of threads and any
-round, the rate depending on the round's size in rows, never on the thread count. In practice
-gamma is 1 (measured: the serial solver's outer iterations on pypi-recent, reuters and
-generated text, with and without a bias, at 256 rows a round). A thread's view of the cold
-features lags by at most the round's rows, by construction.
+Step 2 is one pass of exact coordinate descent, from alpha, on a convex model of the dual f:
+the true one with the rows' coupling through the cold features dropped. So its directional
+derivative g = grad f(alpha)'d is negative (the model decreased, by at least -g/2). Along d the
+dual is the quadratic phi(gamma) = f(alpha + gamma d) - f(alpha) = gamma g + gamma^2 q / 2,
+q = d'Qbar d = 2 (phi(1) - g), where phi(1) comes from the merge itself: a weight changed from
+b by v moves w'w / 2 by v (b + v/2), summed exactly as the changes are added. The round keeps
+gamma = 1 when phi(1) <= phi(1/m); otherwise it takes the exact line search's gamma = -g/q < 1
+(alpha and w scaled back by one more pass over the round's changes). So every round lowers the
+dual, by at least -phi(1/m) >= -g/(2m) (q <= m times the model's curvature along d, by
+Cauchy-Schwarz over the round's rows): a descent that converges for any number of threads, its
+rate bounded by the round's rows, never by the thread count. In practice gamma is 1: the
+serial solver's outer iterations on pypi-recent, reuters and generated text, with and without
+a bias, at 256 rows a round. A thread's view of the cold features lags by at most a round.
 
 Shrinking and the stopping rule are the serial solver's (``dcd.end_iteration`` on the extremes
-of every thread's projected gradients, then the re-check of every row before stopping), and the
-state (records, w, active set, thresholds, generator) is the serial one, so a threaded solve
-checkpoints and resumes through the same ``_dual.run_dual``. w is the running sum of the
-merges: sum_i y_i alpha_i x_i up to rounding.
+of every thread's projected gradients, then the re-check of every row before stopping), and
+the state (records, w, active set, thresholds, generator) is the serial one, so a threaded
+solve checkpoints and resumes through the same ``_dual.run_dual``. w is the running sum of the
+rounds' changes: sum_i y_i alpha_i x_i up to rounding.
 
-**The simulator.** ``run_simulated`` runs the same phases with the threads taken one after
+**The simulator.** ``run_simulated`` runs the same steps with the threads taken one after
 another on the calling thread (the same chunks, hand-overs, merges and line searches): the
 same bits as T real threads at the cost of one, so that any thread count can be studied and
 tested on a small machine.
 
 **Threads.** T - 1 Python threads and the caller run ``run_threads`` in compiled code without
-the GIL, meeting at barriers and passing the hot weights' changes on by flags (spinning
+the GIL, meeting at barriers and handing the hot weights' changes on by flags (spinning
 briefly, then giving the core to the operating system, so that more threads than cores still
-progress).
+progress). Every branch a thread takes depends only on what no thread changes before the next
+barrier, so that all take the same branches and meet at the same barriers.
 """
 
 from __future__ import annotations
@@ -76,7 +81,8 @@ from .._intrinsics import (
 )
 from ..objective import LOSS_SQUARED_HINGE
 from ..sparse_rows import row_dot
-from ._dual import I_ACTIVE, prefetch_ahead, visiting_order
+from ._dual import I_ACTIVE, PREFETCH_ROW_AHEAD, prefetch_ahead, visiting_order
+from ._random import next_u64, shuffle
 from .dcd import (
     _ALPHA,
     _BOUND_OR_DIAG,
@@ -96,11 +102,13 @@ DEFAULT_ROUND_ROWS = 256
 # Hot features (besides the bias) at most: each costs the sequential step a multiply-add for
 # every row that has it.
 MAX_HOT = 64
-# Rows ahead whose weights a thread asks for before computing w'x_i.
-W_AHEAD = 3
-# Features are owned by threads for the merge in blocks of this many (8 cache lines of w), so
-# that no two threads write one cache line.
+# The threads' ranges of features start at multiples of 2**OWNER_BLOCK_SHIFT features (8 cache
+# lines of w), so that no two threads write one cache line.
 OWNER_BLOCK_SHIFT = 6
+# Up to this many threads a round's changes are added to w by each thread in turn (its own
+# rows', all features, right where its steps leave them); beyond, each thread adds every
+# thread's changes to its own range of features (in parallel, but each row read again).
+CHAIN_THREADS = 3
 # Spins while waiting before each yield of the core (a few microseconds), when every thread
 # has a core of its own; with more threads than cores a waiting thread yields at once.
 WAIT_SPINS = 200
@@ -109,11 +117,15 @@ WAIT_SPINS = 200
 # thread; every entry on a cache line of its own.
 _LINE = 8
 _SYNC_COUNT, _SYNC_GENERATION, _SYNC_DONE, _SYNC_N_CHUNKS, _SYNC_SPINS = 0, 8, 16, 24, 32
-_SYNC_HANDED = 40
+_SYNC_DOTS = 40  # chunks whose w'x_i are done, in this call
+_SYNC_HANDED = 48  # T + 1 flags, then as many turn flags (``_turn_flag``)
 
-# Per thread and round (two rounds' worth, by parity): g = sum_i d_i G_i, the alpha terms of
-# phi(1), the rows changed, the change of the bias weight. Each thread's entries are padded to a cache line.
+# Per thread and round (two rounds' worth, by parity; each thread's padded to a cache line):
+# g = sum_i d_i G_i, the alpha terms of phi(1), the rows changed, the bias weight's change.
 _P_G, _P_ROWTERM, _P_ROWS, _P_BIAS = 0, 1, 2, 3
+# Per thread: the epoch's projected-gradient extremes, and how much the thread's additions
+# to its range moved w'w / 2 in the round (its own rows', then the merge's; the shortening's).
+_T_PGMAX, _T_PGMIN, _T_CHANGE, _T_SHORTENED = 0, 1, 2, 3
 
 # The run's counters (``stats``): rounds merged, rounds whose step the line search shortened.
 _S_ROUNDS, _S_SHORTENED = 0, 1
@@ -134,6 +146,19 @@ def _wait_while_equal(sync, index, value) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _wait_until_at_least(sync, index, value) -> None:
+    """Spin, then yield the core, until sync[index] >= ``value``."""
+    limit = sync[_SYNC_SPINS]
+    spins = 0
+    while atomic_load(sync, index) < value:
+        spins += 1
+        if spins < limit:
+            spin_pause()
+        else:
+            yield_core()
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _barrier(sync, n_threads) -> None:
     """Wait until all ``n_threads`` threads have arrived (a counter and a generation: the last
     to arrive resets the counter and opens the next generation). The atomic operations order
@@ -146,150 +171,222 @@ def _barrier(sync, n_threads) -> None:
     _wait_while_equal(sync, _SYNC_GENERATION, generation)
 
 
-@njit(cache=True, nogil=True)
-def _begin_iteration(
-    active, istate, order, bucket_order, bucket_size, buckets_per_group, rng, chunk_rows,
-    pg_extremes,
-) -> int:  # fmt: skip
-    """The serial start of an outer iteration: the visiting order (the serial solver's),
-    every thread's projected-gradient extremes reset. Returns the number of chunks."""
-    n_active = istate[I_ACTIVE]
-    visiting_order(active, n_active, order, bucket_order, bucket_size, buckets_per_group, rng)
-    for t in range(pg_extremes.shape[0]):
-        pg_extremes[t, 0] = -np.inf
-        pg_extremes[t, 1] = np.inf
-    return (n_active + chunk_rows - 1) // chunk_rows
-
-
-@njit(cache=True, nogil=True)
-def _end_iteration(active, istate, fstate, removed, trainable, pg_extremes, eps) -> bool:
-    """The serial end of an outer iteration: every thread's extremes combined, then the serial
-    solver's shrinking and stopping rule. True once converged."""
-    pgmax = -np.inf
-    pgmin = np.inf
-    for t in range(pg_extremes.shape[0]):
-        pgmax = max(pgmax, pg_extremes[t, 0])
-        pgmin = min(pgmin, pg_extremes[t, 1])
-    return end_iteration(
-        active, istate[I_ACTIVE], removed, trainable, fstate, istate, pgmax, pgmin, eps
-    )
-
-
-@njit(cache=True, nogil=True)
-def _dots(
-    t, rnd, n_threads, indptr, indices, data, bias, rec, w, use_prefetch, order, n_visits,
-    chunk_rows, dots,
-) -> None:  # fmt: skip
-    """Step 1 of thread t's part of round ``rnd``: w'x_i of its rows, w as the round found it."""
-    s0 = (rnd * n_threads + t) * chunk_rows
-    s1 = min(s0 + chunk_rows, n_visits)
-    rec_flat = rec.reshape(rec.size)
-    for s in range(s0, s1):
-        i = order[s]
-        if use_prefetch:
-            prefetch_ahead(order, s, s1, indptr, indices, data, rec_flat, 4)
-            # the weights of a row visited soon: other threads' merges keep moving their
-            # cache lines to other cores, so each read may wait on another core
-            if s + W_AHEAD < s1:
-                ahead = order[s + W_AHEAD]
-                for k in range(indptr[ahead], indptr[ahead + 1]):
-                    prefetch(w, indices[k])
-        dots[t, s - s0] = row_dot(indptr, indices, data, bias, i, w)
-
-
-@njit(cache=True, nogil=True)
-def _steps(
-    t, rnd, n_threads, bias, squared_hinge, rec, fstate, shrinking, order, n_visits,
-    chunk_rows, removed, pg_extremes, partials, dots, row_log, row_step, hot_ptr, hot_slot,
-    hot_val, hot,
-) -> None:  # fmt: skip
-    """Step 2: the coordinate steps of thread t's rows, in order, each row's w'x_i corrected by
-    the changes of the hot weights made before it in the round (``hot``: slots 0.. the hot
-    features', the last the bias'; updated in place for the next rows and threads)."""
-    parity = rnd & 1
-    g = 0.0
-    rowterm = 0.0
-    n_rows = 0
-    bias_change = 0.0
-    s0 = (rnd * n_threads + t) * chunk_rows
-    s1 = min(s0 + chunk_rows, n_visits)
-    if s0 < s1:
-        pgmax_old = fstate[_F_PGMAX_OLD]
-        pgmin_old = fstate[_F_PGMIN_OLD]
-        pgmax = pg_extremes[t, 0]
-        pgmin = pg_extremes[t, 1]
-        n_slots = hot.shape[0]
-        bias_slot = n_slots - 1
-        for s in range(s0, s1):
-            i = order[s]
-            a = rec[i, _ALPHA]
-            yi = rec[i, _Y]
-            diag = rec[i, _BOUND_OR_DIAG]
-            dot = dots[t, s - s0]
-            seen = dot
-            for k in range(hot_ptr[i], hot_ptr[i + 1]):
-                seen += hot_val[k] * hot[hot_slot[k]]
-            if bias >= 0.0:
-                seen += bias * hot[bias_slot]
-            shrunk, pg, a_new = svm_coordinate(
-                a, yi, seen, diag, rec[i, _QBAR], squared_hinge, shrinking, pgmax_old,
-                pgmin_old,
-            )  # fmt: skip
-            if shrunk:
-                removed[i] = 1
-                continue
-            pgmax = max(pgmax, pg)
-            pgmin = min(pgmin, pg)
-            if abs(pg) > PG_ZERO and a_new != a:
-                d = a_new - a
-                rec[i, _ALPHA] = a_new
-                row_log[t, n_rows] = s
-                row_step[t, n_rows, 0] = a
-                row_step[t, n_rows, 1] = d
-                n_rows += 1
-                # the directional derivative at the round's alpha: the gradient before the
-                # corrections (the round's w)
-                g += d * (yi * dot - 1.0 + (diag * a if squared_hinge else 0.0))
-                if squared_hinge:
-                    rowterm += diag * d * (a + 0.5 * d)
-                rowterm -= d
-                step = d * yi
-                for k in range(hot_ptr[i], hot_ptr[i + 1]):
-                    hot[hot_slot[k]] += step * hot_val[k]
-                if bias >= 0.0:
-                    hot[bias_slot] += step * bias
-                    bias_change += step * bias
-        pg_extremes[t, 0] = pgmax
-        pg_extremes[t, 1] = pgmin
-    partials[parity, t, _P_G] = g
-    partials[parity, t, _P_ROWTERM] = rowterm
-    partials[parity, t, _P_ROWS] = n_rows
-    partials[parity, t, _P_BIAS] = bias_change
+@njit(cache=True, nogil=True, inline="always")
+def _in_turn(t, n_threads, sync, turn) -> None:
+    """Wait until the threads before t have taken their ``turn`` (``_pass_turn``)."""
+    if t > 0:
+        _wait_while_equal(sync, _turn_flag(n_threads, t), turn - 1)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _lower_bound(indices, start, stop, value):
-    """The first position in indices[start:stop] (ascending) holding ``value`` or more."""
+def _pass_turn(t, n_threads, sync, turn) -> None:
+    """Thread t has taken its ``turn``: the next may take its own (the last thread's flag
+    ends the chain: every thread waits for it)."""
+    atomic_store(sync, _turn_flag(n_threads, t + 1), turn)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _turn_flag(n_threads, t):
+    """Where thread t's turn flag is in the barrier's array (after the hand-over flags)."""
+    return _SYNC_HANDED + _LINE * (n_threads + 1 + t)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lower_bound(values, start, stop, value):
+    """The first position in values[start:stop] (ascending) holding ``value`` or more: a few
+    entries scanned (most rows are short), then halving."""
+    end = min(stop, start + 8)
+    while start < end and values[start] < value:
+        start += 1
+    if start < end or start == stop:
+        return start
     while start < stop:
         mid = (start + stop) >> 1
-        if indices[mid] < value:
+        if values[mid] < value:
             start = mid + 1
         else:
             stop = mid
     return start
 
 
+# ----------------------------------------------------------------------------- an iteration
+
+
 @njit(cache=True, nogil=True)
-def _segments(t, rnd, indptr, indices, order, partials, row_log, owner_start, seg_count,
-              seg_row, seg_span) -> None:  # fmt: skip
-    """Step 3 of thread t: the rows it changed, cut where their entries cross from one
-    owner's range of features into the next; the piece of row r in owner o's range is
-    appended to owner o's list, (seg_row, seg_span)[t, o, :seg_count[t, o]]."""
+def _begin_iteration(
+    active, istate, order, bucket_order, bucket_size, buckets_per_group, rng, chunk_rows,
+    chunk_start, chunk_seed, per_thread,
+) -> int:  # fmt: skip
+    """The serial start of an outer iteration (thread 0): the order of the chunks, every
+    thread's projected-gradient extremes reset. Returns the number of chunks.
+
+    Bucketed: the buckets shuffled, chunk c being buckets_per_group of them, whose rows its
+    thread gathers and shuffles (``_fill_chunk``) with a generator seeded by chunk_seed[0] + c;
+    otherwise the serial solver's plain permutation, cut into pieces of chunk_rows."""
+    n_active = istate[I_ACTIVE]
+    for t in range(per_thread.shape[0]):
+        per_thread[t, _T_PGMAX] = -np.inf
+        per_thread[t, _T_PGMIN] = np.inf
+    if bucket_size == 1:
+        visiting_order(active, n_active, order, bucket_order, 1, 1, rng)
+        n_chunks = (n_active + chunk_rows - 1) // chunk_rows
+        for c in range(n_chunks + 1):
+            chunk_start[c] = min(c * chunk_rows, n_active)
+        return n_chunks
+    n_buckets = (n_active + bucket_size - 1) // bucket_size
+    for b in range(n_buckets):
+        bucket_order[b] = b
+    shuffle(bucket_order, 0, n_buckets, rng)
+    chunk_seed[0] = np.int64(next_u64(rng) >> np.uint64(1))
+    n_chunks = (n_buckets + buckets_per_group - 1) // buckets_per_group
+    position = 0
+    for c in range(n_chunks):
+        chunk_start[c] = position
+        for ib in range(c * buckets_per_group, min((c + 1) * buckets_per_group, n_buckets)):
+            first = bucket_order[ib] * bucket_size
+            position += min(first + bucket_size, n_active) - first
+    chunk_start[n_chunks] = position
+    return n_chunks
+
+
+@njit(cache=True, nogil=True)
+def _prepare_chunk(
+    c, n_chunks, indptr, indices, data, rec, use_prefetch, active, order, bucket_order,
+    bucket_size, buckets_per_group, chunk_start, chunk_seed, n_active, rng,
+) -> None:  # fmt: skip
+    """Ready chunk c (none if c >= n_chunks) a round ahead: in a bucketed order, the rows of
+    its buckets, shuffled by a generator seeded with chunk_seed[0] + c (``rng``: the thread's
+    own state array); then the first rows it will visit asked for."""
+    if c >= n_chunks:
+        return
+    s0 = chunk_start[c]
+    if bucket_size > 1:
+        n_buckets = (n_active + bucket_size - 1) // bucket_size
+        position = s0
+        for ib in range(c * buckets_per_group, min((c + 1) * buckets_per_group, n_buckets)):
+            first = bucket_order[ib] * bucket_size
+            for s in range(first, min(first + bucket_size, n_active)):
+                order[position] = active[s]
+                position += 1
+        rng[0] = np.uint64(chunk_seed[0]) + np.uint64(c)
+        shuffle(order, s0, position, rng)
+    if use_prefetch:
+        rec_flat = rec.reshape(rec.size)
+        for s in range(s0, min(s0 + PREFETCH_ROW_AHEAD, chunk_start[c + 1])):
+            i = order[s]
+            prefetch(indptr, i)
+            prefetch(rec_flat, 4 * i)
+            prefetch(indices, indptr[i])
+            prefetch(data, indptr[i])
+
+
+@njit(cache=True, nogil=True)
+def _end_iteration(active, istate, fstate, removed, trainable, per_thread, eps) -> bool:
+    """The serial end of an outer iteration (thread 0): every thread's extremes combined, then
+    the serial solver's shrinking and stopping rule. True once converged."""
+    pgmax = -np.inf
+    pgmin = np.inf
+    for t in range(per_thread.shape[0]):
+        pgmax = max(pgmax, per_thread[t, _T_PGMAX])
+        pgmin = min(pgmin, per_thread[t, _T_PGMIN])
+    return end_iteration(
+        active, istate[I_ACTIVE], removed, trainable, fstate, istate, pgmax, pgmin, eps
+    )
+
+
+# ----------------------------------------------------------------------------- a round
+
+
+@njit(cache=True, nogil=True)
+def _dots(t, c, indptr, indices, data, bias, rec, w, use_prefetch, order, chunk_start, dots):
+    """Step 1, thread t, chunk c: w'x_i of its rows, w as the round found it."""
+    s0 = chunk_start[c]
+    s1 = chunk_start[c + 1]
+    rec_flat = rec.reshape(rec.size)
+    for s in range(s0, s1):
+        if use_prefetch:
+            prefetch_ahead(order, s, s1, indptr, indices, data, rec_flat, 4)
+        dots[t, s - s0] = row_dot(indptr, indices, data, bias, order[s], w)
+
+
+@njit(cache=True, nogil=True)
+def _steps(
+    t, c, n_chunks, parity, bias, squared_hinge, rec, fstate, shrinking, order, chunk_start,
+    removed, per_thread, partials, dots, row_index, row_steps, hot_ptr, hot_slot, hot_val, hot,
+) -> None:  # fmt: skip
+    """Step 2, thread t, chunk c (none if c >= n_chunks): the coordinate steps of its rows in
+    order, each row's w'x_i
+    corrected by the hot weights' changes made before it in the round (``hot``: slots 0.. the
+    hot features', the last the bias's; updated in place for the next rows and threads)."""
+    g = 0.0
+    rowterm = 0.0
+    bias_change = 0.0
+    n_rows = 0
+    pgmax_old = fstate[_F_PGMAX_OLD]
+    pgmin_old = fstate[_F_PGMIN_OLD]
+    pgmax = per_thread[t, _T_PGMAX]
+    pgmin = per_thread[t, _T_PGMIN]
+    bias_slot = hot.shape[0] - 1
+    s0, s1 = (chunk_start[c], chunk_start[c + 1]) if c < n_chunks else (0, 0)
+    for s in range(s0, s1):
+        i = order[s]
+        a = rec[i, _ALPHA]
+        yi = rec[i, _Y]
+        diag = rec[i, _BOUND_OR_DIAG]
+        dot = dots[t, s - s0]
+        seen = dot
+        for k in range(hot_ptr[i], hot_ptr[i + 1]):
+            seen += hot_val[k] * hot[hot_slot[k]]
+        if bias >= 0.0:
+            seen += bias * hot[bias_slot]
+        shrunk, pg, a_new = svm_coordinate(
+            a, yi, seen, diag, rec[i, _QBAR], squared_hinge, shrinking, pgmax_old, pgmin_old
+        )
+        if shrunk:
+            removed[i] = 1
+            continue
+        pgmax = max(pgmax, pg)
+        pgmin = min(pgmin, pg)
+        if abs(pg) <= PG_ZERO or a_new == a:
+            continue
+        d = a_new - a
+        step = d * yi
+        rec[i, _ALPHA] = a_new
+        r = n_rows
+        n_rows += 1
+        row_index[t, r] = i
+        row_steps[t, r, 0] = a
+        row_steps[t, r, 1] = d
+        row_steps[t, r, 2] = step
+        # the directional derivative at the round's alpha: the gradient at the round's w
+        g += d * (yi * dot - 1.0 + (diag * a if squared_hinge else 0.0))
+        if squared_hinge:
+            rowterm += diag * d * (a + 0.5 * d)
+        rowterm -= d
+        for k in range(hot_ptr[i], hot_ptr[i + 1]):
+            hot[hot_slot[k]] += step * hot_val[k]
+        if bias >= 0.0:
+            hot[bias_slot] += step * bias
+            bias_change += step * bias
+    per_thread[t, _T_PGMAX] = pgmax
+    per_thread[t, _T_PGMIN] = pgmin
+    partials[parity, t, _P_G] = g
+    partials[parity, t, _P_ROWTERM] = rowterm
+    partials[parity, t, _P_ROWS] = n_rows
+    partials[parity, t, _P_BIAS] = bias_change
+
+
+@njit(cache=True, nogil=True)
+def _segments(t, parity, indptr, indices, partials, row_index, owner_start, seg_count, seg_row,
+              seg_span) -> None:  # fmt: skip
+    """Step 3, thread t: its changed rows cut where their entries cross from one thread's
+    range of features into the next; the piece of its r-th changed row in owner o's range is
+    listed for o, (seg_row, seg_span)[t, o, :seg_count[t, o]]."""
     n_owners = owner_start.shape[0] - 1
     for o in range(n_owners):
         seg_count[t, o] = 0
-    for r in range(int(partials[rnd & 1, t, _P_ROWS])):
-        i = order[row_log[t, r]]
+    for r in range(int(partials[parity, t, _P_ROWS])):
+        i = row_index[t, r]
         k = indptr[i]
         stop = indptr[i + 1]
         if k == stop:
@@ -297,35 +394,31 @@ def _segments(t, rnd, indptr, indices, order, partials, row_log, owner_start, se
         # the owner of the row's first feature, then from range to range
         o = _lower_bound(owner_start, 1, n_owners, indices[k] + 1) - 1
         while k < stop:
-            end = _lower_bound(indices, k, stop, owner_start[o + 1])
+            bound = owner_start[o + 1]
+            end = stop if indices[stop - 1] < bound else _lower_bound(indices, k, stop, bound)
             if end > k:
-                c = seg_count[t, o]
-                seg_row[t, o, c] = r
-                seg_span[t, o, c, 0] = k
-                seg_span[t, o, c, 1] = end
-                seg_count[t, o] = c + 1
+                e = seg_count[t, o]
+                seg_row[t, o, e] = r
+                seg_span[t, o, e, 0] = k
+                seg_span[t, o, e, 1] = end
+                seg_count[t, o] = e + 1
             k = end
             o += 1
 
 
 @njit(cache=True, nogil=True)
-def _merge(
-    o, rnd, scale, indices, data, w, order, rec, partials, row_log, row_step, seg_count,
-    seg_row, seg_span, owner_change, slot,
-) -> None:  # fmt: skip
-    """Step 4, owner o: w_j += scale d_i y_i x_ij for the entries of its range of every row
-    changed in the round (its lists of ``_segments``), threads in order, each thread's rows
-    in the order it stepped them; the last owner also adds the bias weight's changes, each
-    thread's summed. Records in owner_change[o, slot] how much this moved w'w / 2 (a change
-    v of a weight b moves it by v (b + v/2)): slot 0 for the merge, which every thread reads
-    for the line search, another for the line search's own pass."""
-    parity = rnd & 1
+def _merge(o, parity, scale, indices, data, w, partials, row_steps, seg_count, seg_row,
+           seg_span, per_thread, slot) -> None:  # fmt: skip
+    """Step 4, owner o: w_j += scale d_i y_i x_ij for the listed pieces in its range of the
+    rows changed in the round, threads in order; the last owner also adds the bias weight's
+    changes, each thread's summed. Records how much this moved w'w / 2 (a change v of a weight
+    b moves it by v (b + v/2)) in per_thread[o, slot]: _T_CHANGE for the merge, which every
+    thread reads for the line search, _T_SHORTENED for the line search's own pass."""
     n_threads = seg_count.shape[0]
     change = 0.0
     for t in range(n_threads):
         for e in range(seg_count[t, o]):
-            r = seg_row[t, o, e]
-            step = scale * row_step[t, r, 1] * rec[order[row_log[t, r]], _Y]
+            step = scale * row_steps[t, seg_row[t, o, e], 2]
             for k in range(seg_span[t, o, e, 0], seg_span[t, o, e, 1]):
                 j = indices[k]
                 v = step * data[k]
@@ -333,20 +426,46 @@ def _merge(
                 w[j] = b + v
                 change += v * (b + 0.5 * v)
     if o == n_threads - 1:
+        n_weights = w.shape[0]
         for t in range(n_threads):
             v = scale * partials[parity, t, _P_BIAS]
             if v != 0.0:
-                b = w[w.shape[0] - 1]
-                w[w.shape[0] - 1] = b + v
+                b = w[n_weights - 1]
+                w[n_weights - 1] = b + v
                 change += v * (b + 0.5 * v)
-    owner_change[o, slot] = change
+    per_thread[o, slot] = change
 
 
 @njit(cache=True, nogil=True)
-def _round_sums(rnd, partials, owner_change) -> tuple[float, float, float]:
+def _apply_own(t, parity, scale, indptr, indices, data, w, partials, row_index, row_steps,
+               per_thread, slot) -> None:  # fmt: skip
+    """Step 3 in a chain (few threads): thread t adds scale d_i y_i x_i of every row it changed
+    in the round to w, after the threads before it (so each weight receives its changes in
+    thread order), its bias weight's change summed. Records how much this moved w'w / 2 in
+    per_thread[t, slot], as ``_merge``."""
+    change = 0.0
+    for r in range(int(partials[parity, t, _P_ROWS])):
+        i = row_index[t, r]
+        step = scale * row_steps[t, r, 2]
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            v = step * data[k]
+            b = w[j]
+            w[j] = b + v
+            change += v * (b + 0.5 * v)
+    v = scale * partials[parity, t, _P_BIAS]
+    if v != 0.0:
+        n_weights = w.shape[0]
+        b = w[n_weights - 1]
+        w[n_weights - 1] = b + v
+        change += v * (b + 0.5 * v)
+    per_thread[t, slot] = change
+
+
+@njit(cache=True, nogil=True)
+def _round_sums(parity, partials, per_thread, slot) -> tuple[float, float, float]:
     """(g, q, m) of a merged round: the directional derivative along its change d of alpha,
     d'Qbar d, and the rows changed; summed in thread order (every thread gets the same)."""
-    parity = rnd & 1
     g = 0.0
     rowterm = 0.0
     m = 0.0
@@ -355,59 +474,73 @@ def _round_sums(rnd, partials, owner_change) -> tuple[float, float, float]:
         g += partials[parity, t, _P_G]
         rowterm += partials[parity, t, _P_ROWTERM]
         m += partials[parity, t, _P_ROWS]
-        change += owner_change[t, 0]
+        change += per_thread[t, slot]
     return g, 2.0 * (change + rowterm - g), m
 
 
 @njit(cache=True, nogil=True)
-def _round_step(rnd, partials, owner_change) -> float:
+def _round_step(parity, partials, per_thread) -> float:
     """The round's step along d: 1 if phi(1) <= phi(1/m), else the exact line search's -g/q."""
-    g, q, m = _round_sums(rnd, partials, owner_change)
+    g, q, m = _round_sums(parity, partials, per_thread, _T_CHANGE)
     if m <= 1.0 or g >= 0.0 or q <= -2.0 * g * m / (m + 1.0):
         return 1.0
     return -g / q
 
 
 @njit(cache=True, nogil=True)
-def _shorten_rows(t, rnd, gamma, rec, order, partials, row_log, row_step, squared_hinge):
-    """Thread t's rows of the round back to alpha_i + gamma d_i."""
-    for r in range(int(partials[rnd & 1, t, _P_ROWS])):
-        i = order[row_log[t, r]]
-        a = max(row_step[t, r, 0] + gamma * row_step[t, r, 1], 0.0)
+def _shorten_rows(t, parity, gamma, rec, partials, row_index, row_steps, squared_hinge):
+    """Thread t's rows changed in the round back to alpha_i + gamma d_i."""
+    for r in range(int(partials[parity, t, _P_ROWS])):
+        i = row_index[t, r]
+        a = max(row_steps[t, r, 0] + gamma * row_steps[t, r, 1], 0.0)
         if not squared_hinge:
             a = min(a, rec[i, _BOUND_OR_DIAG])
         rec[i, _ALPHA] = a
+
+
+# ----------------------------------------------------------------------------- the runs
 
 
 @njit(cache=True, nogil=True)
 def run_threads(
     t, n_threads, n_epochs, indptr, indices, data, bias, loss, rec, w, active, trainable,
     fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group, use_prefetch,
-    removed, order, bucket_order, chunk_rows, pg_extremes, partials, dots,
-    row_log, row_step, hot_ptr, hot_slot, hot_val, handed, owner_start, seg_count, seg_row,
-    seg_span, owner_change, stats, sync,
+    removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, per_thread, partials,
+    dots, row_index, row_steps, hot_ptr, hot_slot, hot_val, handed, owner_start, seg_count,
+    seg_row, seg_span, chain_threads, stats, sync,
 ) -> None:  # fmt: skip
     """Thread t's side of up to ``n_epochs`` outer iterations; every thread calls it with the
     same arrays (thread 0 runs the serial parts), ``sync`` zeroed but for its spin limit.
     Returns when converged or done."""
     squared_hinge = loss == LOSS_SQUARED_HINGE
     in_sequence = hot_ptr[hot_ptr.shape[0] - 1] > 0 or bias >= 0.0
+    chained = n_threads <= chain_threads
     hot = np.zeros(handed.shape[1])
     rounds_done = 0
+    turns = 0
     for _ in range(n_epochs):
         if t == 0:
             n_chunks = _begin_iteration(
                 active, istate, order, bucket_order, bucket_size, buckets_per_group, rng,
-                chunk_rows, pg_extremes,
+                chunk_rows, chunk_start, chunk_seed, per_thread,
             )  # fmt: skip
             atomic_store(sync, _SYNC_N_CHUNKS, n_chunks)
         _barrier(sync, n_threads)
         n_chunks = atomic_load(sync, _SYNC_N_CHUNKS)
-        n_visits = istate[I_ACTIVE]
+        n_active = istate[I_ACTIVE]
+        _prepare_chunk(
+            t, n_chunks, indptr, indices, data, rec, use_prefetch, active, order, bucket_order,
+            bucket_size, buckets_per_group, chunk_start, chunk_seed, n_active, rngs[t],
+        )  # fmt: skip
         for rnd in range((n_chunks + n_threads - 1) // n_threads):
             rounds_done += 1
-            _dots(t, rnd, n_threads, indptr, indices, data, bias, rec, w, use_prefetch, order,
-                  n_visits, chunk_rows, dots)  # fmt: skip
+            c = rnd * n_threads + t
+            parity = rnd & 1
+            if c < n_chunks:
+                _dots(t, c, indptr, indices, data, bias, rec, w, use_prefetch, order,
+                      chunk_start, dots)  # fmt: skip
+            if chained:
+                atomic_fetch_add(sync, _SYNC_DOTS, 1)
             if in_sequence:  # the hot weights' changes so far, from the thread before
                 if t > 0:
                     _wait_while_equal(sync, _SYNC_HANDED + _LINE * t, rounds_done - 1)
@@ -415,32 +548,69 @@ def run_threads(
                 else:
                     hot[:] = 0.0
             _steps(
-                t, rnd, n_threads, bias, squared_hinge, rec, fstate, shrinking, order,
-                n_visits, chunk_rows, removed, pg_extremes, partials, dots, row_log,
-                row_step, hot_ptr, hot_slot, hot_val, hot,
+                t, c, n_chunks, parity, bias, squared_hinge, rec, fstate, shrinking, order,
+                chunk_start, removed, per_thread, partials, dots, row_index, row_steps, hot_ptr,
+                hot_slot, hot_val, hot,
             )  # fmt: skip
             if in_sequence and t + 1 < n_threads:
                 handed[t] = hot
                 atomic_store(sync, _SYNC_HANDED + _LINE * (t + 1), rounds_done)
-            _segments(t, rnd, indptr, indices, order, partials, row_log, owner_start, seg_count,
-                      seg_row, seg_span)  # fmt: skip
-            _barrier(sync, n_threads)
-            _merge(t, rnd, 1.0, indices, data, w, order, rec, partials, row_log, row_step,
-                   seg_count, seg_row, seg_span, owner_change, 0)  # fmt: skip
-            _barrier(sync, n_threads)
-            gamma = _round_step(rnd, partials, owner_change)
+            if chained:
+                # each thread adds its own rows' changes in turn, once every thread's w'x_i
+                # is done (the next round's chunk made ready while waiting)
+                turns += 1
+                if t == 0:
+                    _wait_until_at_least(sync, _SYNC_DOTS, n_threads * rounds_done)
+                else:
+                    _prepare_chunk(
+                        c + n_threads, n_chunks, indptr, indices, data, rec, use_prefetch,
+                        active, order, bucket_order, bucket_size, buckets_per_group,
+                        chunk_start, chunk_seed, n_active, rngs[t],
+                    )  # fmt: skip
+                    _in_turn(t, n_threads, sync, turns)
+                _apply_own(t, parity, 1.0, indptr, indices, data, w, partials, row_index,
+                           row_steps, per_thread, _T_CHANGE)  # fmt: skip
+                _pass_turn(t, n_threads, sync, turns)
+                if t == 0:
+                    _prepare_chunk(
+                        c + n_threads, n_chunks, indptr, indices, data, rec, use_prefetch,
+                        active, order, bucket_order, bucket_size, buckets_per_group,
+                        chunk_start, chunk_seed, n_active, rngs[t],
+                    )  # fmt: skip
+                _wait_while_equal(sync, _turn_flag(n_threads, n_threads), turns - 1)
+            else:
+                _segments(t, parity, indptr, indices, partials, row_index, owner_start,
+                          seg_count, seg_row, seg_span)  # fmt: skip
+                _prepare_chunk(
+                    c + n_threads, n_chunks, indptr, indices, data, rec, use_prefetch, active,
+                    order, bucket_order, bucket_size, buckets_per_group, chunk_start, chunk_seed,
+                    n_active, rngs[t],
+                )  # fmt: skip
+                _barrier(sync, n_threads)
+                _merge(t, parity, 1.0, indices, data, w, partials, row_steps, seg_count,
+                       seg_row, seg_span, per_thread, _T_CHANGE)  # fmt: skip
+                _barrier(sync, n_threads)
+            gamma = _round_step(parity, partials, per_thread)
             if t == 0:
                 stats[_S_ROUNDS] += 1
             if gamma < 1.0:
-                _shorten_rows(t, rnd, gamma, rec, order, partials, row_log, row_step,
+                _shorten_rows(t, parity, gamma, rec, partials, row_index, row_steps,
                               squared_hinge)  # fmt: skip
-                _merge(t, rnd, gamma - 1.0, indices, data, w, order, rec, partials, row_log,
-                       row_step, seg_count, seg_row, seg_span, owner_change, 1)  # fmt: skip
+                if chained:
+                    turns += 1
+                    _in_turn(t, n_threads, sync, turns)
+                    _apply_own(t, parity, gamma - 1.0, indptr, indices, data, w, partials,
+                               row_index, row_steps, per_thread, _T_SHORTENED)  # fmt: skip
+                    _pass_turn(t, n_threads, sync, turns)
+                    _wait_while_equal(sync, _turn_flag(n_threads, n_threads), turns - 1)
+                else:
+                    _merge(t, parity, gamma - 1.0, indices, data, w, partials, row_steps,
+                           seg_count, seg_row, seg_span, per_thread, _T_SHORTENED)  # fmt: skip
+                    _barrier(sync, n_threads)
                 if t == 0:
                     stats[_S_SHORTENED] += 1
-                _barrier(sync, n_threads)
         if t == 0:
-            done = _end_iteration(active, istate, fstate, removed, trainable, pg_extremes, eps)
+            done = _end_iteration(active, istate, fstate, removed, trainable, per_thread, eps)
             atomic_store(sync, _SYNC_DONE, 1 if done else 0)
         _barrier(sync, n_threads)
         if atomic_load(sync, _SYNC_DONE) == 1:
@@ -451,54 +621,81 @@ def run_threads(
 def run_simulated(
     n_threads, n_epochs, indptr, indices, data, bias, loss, rec, w, active, trainable,
     fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group, use_prefetch,
-    removed, order, bucket_order, chunk_rows, pg_extremes, partials, dots,
-    row_log, row_step, hot_ptr, hot_slot, hot_val, handed, owner_start, seg_count, seg_row,
-    seg_span, owner_change, stats, round_changes,
+    removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, per_thread, partials,
+    dots, row_index, row_steps, hot_ptr, hot_slot, hot_val, handed, owner_start, seg_count,
+    seg_row, seg_span, chain_threads, stats, round_changes,
 ) -> None:  # fmt: skip
     """``run_threads``' arithmetic with the threads taken one after another on this thread:
     the same result, bit for bit. ``round_changes`` (an empty array: not kept) receives the
     change of the dual f made by each merged round, in order, until it is full."""
     squared_hinge = loss == LOSS_SQUARED_HINGE
+    chained = n_threads <= chain_threads
     hot = np.zeros(handed.shape[1])
     for _ in range(n_epochs):
         n_chunks = _begin_iteration(
-            active, istate, order, bucket_order, bucket_size, buckets_per_group, rng, chunk_rows,
-            pg_extremes,
+            active, istate, order, bucket_order, bucket_size, buckets_per_group, rng,
+            chunk_rows, chunk_start, chunk_seed, per_thread,
         )  # fmt: skip
-        n_visits = istate[I_ACTIVE]
+        n_active = istate[I_ACTIVE]
+        for t in range(n_threads):
+            _prepare_chunk(
+                t, n_chunks, indptr, indices, data, rec, use_prefetch, active, order,
+                bucket_order, bucket_size, buckets_per_group, chunk_start, chunk_seed,
+                n_active, rngs[t],
+            )  # fmt: skip
         for rnd in range((n_chunks + n_threads - 1) // n_threads):
+            parity = rnd & 1
+            for t in range(n_threads):
+                c = rnd * n_threads + t
+                if c < n_chunks:
+                    _dots(t, c, indptr, indices, data, bias, rec, w, use_prefetch, order,
+                          chunk_start, dots)  # fmt: skip
             hot[:] = 0.0
             for t in range(n_threads):
-                _dots(t, rnd, n_threads, indptr, indices, data, bias, rec, w, use_prefetch,
-                      order, n_visits, chunk_rows, dots)  # fmt: skip
-            for t in range(n_threads):
                 _steps(
-                    t, rnd, n_threads, bias, squared_hinge, rec, fstate, shrinking, order,
-                    n_visits, chunk_rows, removed, pg_extremes, partials, dots, row_log,
-                    row_step, hot_ptr, hot_slot, hot_val, hot,
+                    t, rnd * n_threads + t, n_chunks, parity, bias, squared_hinge, rec, fstate,
+                    shrinking, order, chunk_start, removed, per_thread, partials, dots,
+                    row_index, row_steps, hot_ptr, hot_slot, hot_val, hot,
                 )  # fmt: skip
-                _segments(t, rnd, indptr, indices, order, partials, row_log, owner_start,
-                          seg_count, seg_row, seg_span)  # fmt: skip
+                if not chained:
+                    _segments(t, parity, indptr, indices, partials, row_index, owner_start,
+                              seg_count, seg_row, seg_span)  # fmt: skip
+                _prepare_chunk(
+                    (rnd + 1) * n_threads + t, n_chunks, indptr, indices, data, rec,
+                    use_prefetch, active, order, bucket_order, bucket_size, buckets_per_group,
+                    chunk_start, chunk_seed, n_active, rngs[t],
+                )  # fmt: skip
             for o in range(n_threads):
-                _merge(o, rnd, 1.0, indices, data, w, order, rec, partials, row_log, row_step,
-                       seg_count, seg_row, seg_span, owner_change, 0)  # fmt: skip
-            gamma = _round_step(rnd, partials, owner_change)
+                if chained:
+                    _apply_own(o, parity, 1.0, indptr, indices, data, w, partials, row_index,
+                               row_steps, per_thread, _T_CHANGE)  # fmt: skip
+                else:
+                    _merge(o, parity, 1.0, indices, data, w, partials, row_steps, seg_count,
+                           seg_row, seg_span, per_thread, _T_CHANGE)  # fmt: skip
+            gamma = _round_step(parity, partials, per_thread)
             k = stats[_S_ROUNDS]
             if k < round_changes.shape[0]:
-                g, q, _ = _round_sums(rnd, partials, owner_change)
+                g, q, _ = _round_sums(parity, partials, per_thread, _T_CHANGE)
                 round_changes[k] = gamma * g + 0.5 * gamma * gamma * q
             stats[_S_ROUNDS] += 1
             if gamma < 1.0:
                 for t in range(n_threads):
-                    _shorten_rows(t, rnd, gamma, rec, order, partials, row_log, row_step,
+                    _shorten_rows(t, parity, gamma, rec, partials, row_index, row_steps,
                                   squared_hinge)  # fmt: skip
                 for o in range(n_threads):
-                    _merge(o, rnd, gamma - 1.0, indices, data, w, order, rec, partials,
-                           row_log, row_step, seg_count, seg_row, seg_span,
-                           owner_change, 1)  # fmt: skip
+                    if chained:
+                        _apply_own(o, parity, gamma - 1.0, indptr, indices, data, w, partials,
+                                   row_index, row_steps, per_thread, _T_SHORTENED)  # fmt: skip
+                    else:
+                        _merge(o, parity, gamma - 1.0, indices, data, w, partials, row_steps,
+                               seg_count, seg_row, seg_span, per_thread,
+                               _T_SHORTENED)  # fmt: skip
                 stats[_S_SHORTENED] += 1
-        if _end_iteration(active, istate, fstate, removed, trainable, pg_extremes, eps):
+        if _end_iteration(active, istate, fstate, removed, trainable, per_thread, eps):
             return
+
+
+# ----------------------------------------------------------------------------- set-up
 
 
 @njit(cache=True, nogil=True)
@@ -556,10 +753,10 @@ def hot_features(X, rec, round_rows: int, max_hot: int = MAX_HOT) -> np.ndarray:
 
 
 def feature_owners(X, n_threads: int) -> np.ndarray:
-    """Each thread's range of features in the merge, [owner_start[o], owner_start[o + 1]):
-    contiguous, of about equal non-zeros (the merge's work), cut at multiples of
-    2**OWNER_BLOCK_SHIFT features so that no two owners write one cache line of w. The last
-    range ends past every feature (the bias weight is the last owner's)."""
+    """Each thread's range of features, [owner_start[o], owner_start[o + 1]): contiguous, of
+    about equal non-zeros (the work of adding the changes), cut at multiples of
+    2**OWNER_BLOCK_SHIFT features so that no two threads write one cache line of w. The last
+    range ends past every feature (the bias weight is the last thread's)."""
     n_features = X.shape[1]
     n_blocks = (n_features >> OWNER_BLOCK_SHIFT) + 1
     counts = np.bincount(np.asarray(X.indices) >> OWNER_BLOCK_SHIFT, minlength=n_blocks)
@@ -581,7 +778,7 @@ class ThreadedRounds:
     ``dcd._solve_svm_dual``), on ``n_threads`` threads, or with ``simulate`` the same
     arithmetic on the calling thread alone; ``close()`` ends the threads. ``round_rows``:
     rows of a round, all threads together; ``keep_round_changes``: with ``simulate``, the
-    change of the dual made by each of the first so many merges is kept in
+    change of the dual made by each of the first so many rounds is kept in
     ``round_changes``.
     """
 
@@ -590,48 +787,48 @@ class ThreadedRounds:
         eps: float, shrinking: bool, bucket_size: int, buckets_per_group: int,
         use_prefetch: bool, removed, order, bucket_order, n_threads: int, *,
         simulate: bool = False, round_rows: int = DEFAULT_ROUND_ROWS, max_hot: int = MAX_HOT,
-        keep_round_changes: int = 0,
+        chain_threads: int = CHAIN_THREADS, keep_round_changes: int = 0,
     ) -> None:  # fmt: skip
         self.n_threads = T = int(n_threads)
-        n_rows = X.shape[0]
         round_rows = max(int(round_rows), 1)
-        # A thread's chunk: its share of a round's rows. In a bucketed order a chunk is one
-        # group of whole buckets, so that neighbouring rows, whose records share cache lines,
-        # go to one thread.
+        # A thread's chunk: its share of a round's rows; in a bucketed order, whole buckets,
+        # so that neighbouring rows, whose records share cache lines, go to one thread.
         chunk_rows = max(1, -(-round_rows // T))
         if bucket_size > 1:
             buckets_per_group = max(1, chunk_rows // bucket_size)
             chunk_rows = bucket_size * buckets_per_group
         self.chunk_rows = chunk_rows
-        self.buckets_per_group = buckets_per_group
-        rows_cap = chunk_rows
         hot = hot_features(X, rec, round_rows, max_hot)
         self.n_hot = int(hot.shape[0])
         slot_of = np.full(X.shape[1], -1, dtype=np.int32)
         slot_of[hot] = np.arange(hot.shape[0], dtype=np.int32)
         hot_ptr, hot_slot, hot_val = _hot_rows(X.indptr, X.indices, X.data, slot_of)
+        max_chunks = order.shape[0] // chunk_rows + 2
         self.shared = (
             X.indptr, X.indices, X.data, float(bias), int(loss), rec, w, active, trainable,
             fstate, istate, rng, float(eps), bool(shrinking), int(bucket_size),
             int(buckets_per_group), bool(use_prefetch), removed, order, bucket_order,
             chunk_rows,
-            np.zeros((T, _LINE)),  # pg_extremes: max, min
+            np.zeros(max_chunks + 1, dtype=np.int64),  # chunk_start
+            np.zeros(1, dtype=np.int64),  # chunk_seed
+            np.zeros((T, _LINE), dtype=np.uint64),  # rngs: each thread's for its chunks
+            np.zeros((T, _LINE)),  # per_thread
             np.zeros((2, T, _LINE)),  # partials
-            np.zeros((T, rows_cap)),  # dots
-            np.zeros((T, rows_cap), dtype=np.int64),  # row_log: positions in the order
-            np.zeros((T, rows_cap, 2)),  # row_step: alpha before, change
+            np.zeros((T, chunk_rows)),  # dots
+            np.zeros((T, chunk_rows), dtype=np.int64),  # row_index
+            np.zeros((T, chunk_rows, 3)),  # row_steps: alpha before, d, d y
             hot_ptr, hot_slot, hot_val,
             np.zeros((T, self.n_hot + 1)),  # handed: the hot weights' changes, thread to thread
             feature_owners(X, T),
             np.zeros((T, T), dtype=np.int64),  # seg_count
-            np.zeros((T, T, rows_cap), dtype=np.int64),  # seg_row
-            np.zeros((T, T, rows_cap, 2), dtype=X.indptr.dtype),  # seg_span
-            np.zeros((T, _LINE)),  # owner_change
+            np.zeros((T, T, chunk_rows), dtype=np.int64),  # seg_row
+            np.zeros((T, T, chunk_rows, 2), dtype=X.indptr.dtype),  # seg_span
+            int(chain_threads),
         )
         self.stats = np.zeros(2, dtype=np.int64)
         self.simulate = bool(simulate) or T == 1
         self.round_changes = np.zeros(int(keep_round_changes))
-        self._sync = np.zeros(_SYNC_HANDED + _LINE * (T + 1), dtype=np.int64)
+        self._sync = np.zeros(_SYNC_HANDED + 2 * _LINE * (T + 1), dtype=np.int64)
         self._pool = None
         if not self.simulate:
             self._pool = ThreadPoolExecutor(max_workers=T - 1, thread_name_prefix="linsvm-dcd")

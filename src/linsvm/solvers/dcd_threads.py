@@ -102,13 +102,17 @@ DEFAULT_ROUND_ROWS = 256
 # Hot features (besides the bias) at most: each costs the sequential step a multiply-add for
 # every row that has it.
 MAX_HOT = 64
+# Rows sampled to find the hot features and balance the owners' ranges (fixed seed).
+SAMPLE_ROWS = 50_000
+SAMPLE_SEED = 0x5EED
 # The threads' ranges of features start at multiples of 2**OWNER_BLOCK_SHIFT features (8 cache
 # lines of w), so that no two threads write one cache line.
 OWNER_BLOCK_SHIFT = 6
-# Up to this many threads a round's changes are added to w by each thread in turn (its own
-# rows', all features, right where its steps leave them); beyond, each thread adds every
-# thread's changes to its own range of features (in parallel, but each row read again).
-CHAIN_THREADS = 3
+# Up to this many threads the round's changes are added by their own threads, a range of
+# features at a time in turn (T phases, each ending at a barrier; each thread rereads only
+# rows it has just read); beyond, each thread adds every thread's changes in its own range
+# (one phase, but most rows read again from other cores).
+ROTATE_THREADS = 4
 # Spins while waiting before each yield of the core (a few microseconds), when every thread
 # has a core of its own; with more threads than cores a waiting thread yields at once.
 WAIT_SPINS = 200
@@ -117,8 +121,7 @@ WAIT_SPINS = 200
 # thread; every entry on a cache line of its own.
 _LINE = 8
 _SYNC_COUNT, _SYNC_GENERATION, _SYNC_DONE, _SYNC_N_CHUNKS, _SYNC_SPINS = 0, 8, 16, 24, 32
-_SYNC_DOTS = 40  # chunks whose w'x_i are done, in this call
-_SYNC_HANDED = 48  # T + 1 flags, then as many turn flags (``_turn_flag``)
+_SYNC_HANDED = 40
 
 # Per thread and round (two rounds' worth, by parity; each thread's padded to a cache line):
 # g = sum_i d_i G_i, the alpha terms of phi(1), the rows changed, the bias weight's change.
@@ -146,19 +149,6 @@ def _wait_while_equal(sync, index, value) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _wait_until_at_least(sync, index, value) -> None:
-    """Spin, then yield the core, until sync[index] >= ``value``."""
-    limit = sync[_SYNC_SPINS]
-    spins = 0
-    while atomic_load(sync, index) < value:
-        spins += 1
-        if spins < limit:
-            spin_pause()
-        else:
-            yield_core()
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _barrier(sync, n_threads) -> None:
     """Wait until all ``n_threads`` threads have arrived (a counter and a generation: the last
     to arrive resets the counter and opens the next generation). The atomic operations order
@@ -169,26 +159,6 @@ def _barrier(sync, n_threads) -> None:
         atomic_fetch_add(sync, _SYNC_GENERATION, 1)
         return
     _wait_while_equal(sync, _SYNC_GENERATION, generation)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _in_turn(t, n_threads, sync, turn) -> None:
-    """Wait until the threads before t have taken their ``turn`` (``_pass_turn``)."""
-    if t > 0:
-        _wait_while_equal(sync, _turn_flag(n_threads, t), turn - 1)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _pass_turn(t, n_threads, sync, turn) -> None:
-    """Thread t has taken its ``turn``: the next may take its own (the last thread's flag
-    ends the chain: every thread waits for it)."""
-    atomic_store(sync, _turn_flag(n_threads, t + 1), turn)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _turn_flag(n_threads, t):
-    """Where thread t's turn flag is in the barrier's array (after the hand-over flags)."""
-    return _SYNC_HANDED + _LINE * (n_threads + 1 + t)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -298,21 +268,36 @@ def _end_iteration(active, istate, fstate, removed, trainable, per_thread, eps) 
 
 
 @njit(cache=True, nogil=True)
-def _dots(t, c, indptr, indices, data, bias, rec, w, use_prefetch, order, chunk_start, dots):
-    """Step 1, thread t, chunk c: w'x_i of its rows, w as the round found it."""
+def _dots(t, c, indptr, indices, data, bias, rec, w, use_prefetch, order, chunk_start, dots,
+          rotate, owner_start, splits) -> None:  # fmt: skip
+    """Step 1, thread t, chunk c: w'x_i of its rows, w as the round found it. With
+    ``rotate``, also where each row's entries cross into each owner's range, while they are
+    at hand: row p of the chunk has its entries of range o at
+    [splits[t, p, o], splits[t, p, o + 1])."""
     s0 = chunk_start[c]
     s1 = chunk_start[c + 1]
     rec_flat = rec.reshape(rec.size)
+    n_owners = owner_start.shape[0] - 1
     for s in range(s0, s1):
         if use_prefetch:
             prefetch_ahead(order, s, s1, indptr, indices, data, rec_flat, 4)
-        dots[t, s - s0] = row_dot(indptr, indices, data, bias, order[s], w)
+        i = order[s]
+        dots[t, s - s0] = row_dot(indptr, indices, data, bias, i, w)
+        if rotate:
+            k = indptr[i]
+            stop = indptr[i + 1]
+            splits[t, s - s0, 0] = k
+            for o in range(1, n_owners):
+                k = _lower_bound(indices, k, stop, owner_start[o])
+                splits[t, s - s0, o] = k
+            splits[t, s - s0, n_owners] = stop
 
 
 @njit(cache=True, nogil=True)
 def _steps(
     t, c, n_chunks, parity, bias, squared_hinge, rec, fstate, shrinking, order, chunk_start,
-    removed, per_thread, partials, dots, row_index, row_steps, hot_ptr, hot_slot, hot_val, hot,
+    removed, per_thread, partials, dots, row_index, row_pos, row_steps, hot_ptr, hot_slot,
+    hot_val, hot,
 ) -> None:  # fmt: skip
     """Step 2, thread t, chunk c (none if c >= n_chunks): the coordinate steps of its rows in
     order, each row's w'x_i
@@ -355,6 +340,7 @@ def _steps(
         r = n_rows
         n_rows += 1
         row_index[t, r] = i
+        row_pos[t, r] = s - s0
         row_steps[t, r, 0] = a
         row_steps[t, r, 1] = d
         row_steps[t, r, 2] = step
@@ -407,62 +393,6 @@ def _segments(t, parity, indptr, indices, partials, row_index, owner_start, seg_
 
 
 @njit(cache=True, nogil=True)
-def _merge(o, parity, scale, indices, data, w, partials, row_steps, seg_count, seg_row,
-           seg_span, per_thread, slot) -> None:  # fmt: skip
-    """Step 4, owner o: w_j += scale d_i y_i x_ij for the listed pieces in its range of the
-    rows changed in the round, threads in order; the last owner also adds the bias weight's
-    changes, each thread's summed. Records how much this moved w'w / 2 (a change v of a weight
-    b moves it by v (b + v/2)) in per_thread[o, slot]: _T_CHANGE for the merge, which every
-    thread reads for the line search, _T_SHORTENED for the line search's own pass."""
-    n_threads = seg_count.shape[0]
-    change = 0.0
-    for t in range(n_threads):
-        for e in range(seg_count[t, o]):
-            step = scale * row_steps[t, seg_row[t, o, e], 2]
-            for k in range(seg_span[t, o, e, 0], seg_span[t, o, e, 1]):
-                j = indices[k]
-                v = step * data[k]
-                b = w[j]
-                w[j] = b + v
-                change += v * (b + 0.5 * v)
-    if o == n_threads - 1:
-        n_weights = w.shape[0]
-        for t in range(n_threads):
-            v = scale * partials[parity, t, _P_BIAS]
-            if v != 0.0:
-                b = w[n_weights - 1]
-                w[n_weights - 1] = b + v
-                change += v * (b + 0.5 * v)
-    per_thread[o, slot] = change
-
-
-@njit(cache=True, nogil=True)
-def _apply_own(t, parity, scale, indptr, indices, data, w, partials, row_index, row_steps,
-               per_thread, slot) -> None:  # fmt: skip
-    """Step 3 in a chain (few threads): thread t adds scale d_i y_i x_i of every row it changed
-    in the round to w, after the threads before it (so each weight receives its changes in
-    thread order), its bias weight's change summed. Records how much this moved w'w / 2 in
-    per_thread[t, slot], as ``_merge``."""
-    change = 0.0
-    for r in range(int(partials[parity, t, _P_ROWS])):
-        i = row_index[t, r]
-        step = scale * row_steps[t, r, 2]
-        for k in range(indptr[i], indptr[i + 1]):
-            j = indices[k]
-            v = step * data[k]
-            b = w[j]
-            w[j] = b + v
-            change += v * (b + 0.5 * v)
-    v = scale * partials[parity, t, _P_BIAS]
-    if v != 0.0:
-        n_weights = w.shape[0]
-        b = w[n_weights - 1]
-        w[n_weights - 1] = b + v
-        change += v * (b + 0.5 * v)
-    per_thread[t, slot] = change
-
-
-@njit(cache=True, nogil=True)
 def _round_sums(parity, partials, per_thread, slot) -> tuple[float, float, float]:
     """(g, q, m) of a merged round: the directional derivative along its change d of alpha,
     d'Qbar d, and the rows changed; summed in thread order (every thread gets the same)."""
@@ -502,22 +432,133 @@ def _shorten_rows(t, parity, gamma, rec, partials, row_index, row_steps, squared
 
 
 @njit(cache=True, nogil=True)
+def _apply_pieces(t, o, parity, scale, indices, data, w, partials, row_steps, seg_count,
+                  seg_row, seg_span) -> float:  # fmt: skip
+    """w_j += scale d_i y_i x_ij over thread t's listed pieces in owner o's range of its rows
+    changed in the round (and, when o is the last owner, thread t's summed change of the bias
+    weight). Returns how much this moved w'w / 2: a change v of a weight b moves it by
+    v (b + v/2)."""
+    change = 0.0
+    for e in range(seg_count[t, o]):
+        step = scale * row_steps[t, seg_row[t, o, e], 2]
+        for k in range(seg_span[t, o, e, 0], seg_span[t, o, e, 1]):
+            j = indices[k]
+            v = step * data[k]
+            b = w[j]
+            w[j] = b + v
+            change += v * (b + 0.5 * v)
+    if o == seg_count.shape[1] - 1:
+        v = scale * partials[parity, t, _P_BIAS]
+        if v != 0.0:
+            n_weights = w.shape[0]
+            b = w[n_weights - 1]
+            w[n_weights - 1] = b + v
+            change += v * (b + 0.5 * v)
+    return change
+
+
+@njit(cache=True, nogil=True)
+def _apply_rows(t, o, parity, scale, indices, data, w, partials, row_pos, row_steps, splits):
+    """``_apply_pieces`` from the rows' ``splits`` (taken by ``_dots`` with ``rotate``)."""
+    change = 0.0
+    for r in range(int(partials[parity, t, _P_ROWS])):
+        p = row_pos[t, r]
+        step = scale * row_steps[t, r, 2]
+        for k in range(splits[t, p, o], splits[t, p, o + 1]):
+            j = indices[k]
+            v = step * data[k]
+            b = w[j]
+            w[j] = b + v
+            change += v * (b + 0.5 * v)
+    if o == splits.shape[2] - 2:
+        v = scale * partials[parity, t, _P_BIAS]
+        if v != 0.0:
+            n_weights = w.shape[0]
+            b = w[n_weights - 1]
+            w[n_weights - 1] = b + v
+            change += v * (b + 0.5 * v)
+    return change
+
+
+@njit(cache=True, nogil=True)
+def _add_changes(
+    t, n_threads, rotate, parity, scale, indices, data, w, partials, row_pos, row_steps,
+    splits, seg_count, seg_row, seg_span, per_thread, slot, sync,
+) -> None:  # fmt: skip
+    """Step 3, thread t: add the round's changes of w (each scaled by ``scale``), after a
+    barrier that every thread reaches once its rows are stepped and listed, and before the
+    barrier that ends the step. Records how much thread t's additions moved w'w / 2 in
+    per_thread[t, slot] (``_T_CHANGE``: read by every thread for the line search;
+    ``_T_SHORTENED``: the line search's own pass, which needs no barrier before it: nobody
+    reads w or those sums then).
+
+    ``rotate`` (few threads): in phase p, thread t adds its own pieces in owner (t + p) mod T's
+    range, from rows it has just read; a barrier between phases. Otherwise thread t, as owner,
+    adds every thread's pieces in its range, threads in order. Either way each weight
+    receives its changes in one fixed order. ``sync`` is None in the simulator, which runs
+    the same additions in the same order without barriers (``_add_all``)."""
+    change = 0.0
+    if rotate:
+        for p in range(n_threads):
+            change += _apply_rows(
+                t, (t + p) % n_threads, parity, scale, indices, data, w, partials, row_pos,
+                row_steps, splits,
+            )  # fmt: skip
+            if p + 1 < n_threads:
+                _barrier(sync, n_threads)
+    else:
+        for producer in range(n_threads):
+            change += _apply_pieces(
+                producer, t, parity, scale, indices, data, w, partials, row_steps, seg_count,
+                seg_row, seg_span,
+            )  # fmt: skip
+    # (before the barrier: every thread reads every sum right after it)
+    per_thread[t, slot] = change
+    _barrier(sync, n_threads)
+
+
+@njit(cache=True, nogil=True)
+def _add_all(
+    n_threads, rotate, parity, scale, indices, data, w, partials, row_pos, row_steps, splits,
+    seg_count, seg_row, seg_span, per_thread, slot,
+) -> None:  # fmt: skip
+    """Every thread's ``_add_changes``, one after another, in the threads' order of additions
+    for every weight and with the threads' own sums: the simulator's step 3."""
+    if rotate:
+        for t in range(n_threads):
+            per_thread[t, slot] = 0.0
+        for p in range(n_threads):
+            for t in range(n_threads):
+                per_thread[t, slot] += _apply_rows(
+                    t, (t + p) % n_threads, parity, scale, indices, data, w, partials, row_pos,
+                    row_steps, splits,
+                )  # fmt: skip
+        return
+    for o in range(n_threads):
+        change = 0.0
+        for producer in range(n_threads):
+            change += _apply_pieces(
+                producer, o, parity, scale, indices, data, w, partials, row_steps, seg_count,
+                seg_row, seg_span,
+            )  # fmt: skip
+        per_thread[o, slot] = change
+
+
+@njit(cache=True, nogil=True)
 def run_threads(
     t, n_threads, n_epochs, indptr, indices, data, bias, loss, rec, w, active, trainable,
     fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group, use_prefetch,
-    removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, per_thread, partials,
-    dots, row_index, row_steps, hot_ptr, hot_slot, hot_val, handed, owner_start, seg_count,
-    seg_row, seg_span, chain_threads, stats, sync,
+    removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, per_thread,
+    partials, dots, row_index, row_pos, row_steps, splits, hot_ptr, hot_slot, hot_val, handed,
+    owner_start, seg_count, seg_row, seg_span, rotate, stats, sync,
 ) -> None:  # fmt: skip
     """Thread t's side of up to ``n_epochs`` outer iterations; every thread calls it with the
     same arrays (thread 0 runs the serial parts), ``sync`` zeroed but for its spin limit.
     Returns when converged or done."""
     squared_hinge = loss == LOSS_SQUARED_HINGE
     in_sequence = hot_ptr[hot_ptr.shape[0] - 1] > 0 or bias >= 0.0
-    chained = n_threads <= chain_threads
     hot = np.zeros(handed.shape[1])
     rounds_done = 0
-    turns = 0
     for _ in range(n_epochs):
         if t == 0:
             n_chunks = _begin_iteration(
@@ -538,9 +579,7 @@ def run_threads(
             parity = rnd & 1
             if c < n_chunks:
                 _dots(t, c, indptr, indices, data, bias, rec, w, use_prefetch, order,
-                      chunk_start, dots)  # fmt: skip
-            if chained:
-                atomic_fetch_add(sync, _SYNC_DOTS, 1)
+                      chunk_start, dots, rotate, owner_start, splits)  # fmt: skip
             if in_sequence:  # the hot weights' changes so far, from the thread before
                 if t > 0:
                     _wait_while_equal(sync, _SYNC_HANDED + _LINE * t, rounds_done - 1)
@@ -549,64 +588,36 @@ def run_threads(
                     hot[:] = 0.0
             _steps(
                 t, c, n_chunks, parity, bias, squared_hinge, rec, fstate, shrinking, order,
-                chunk_start, removed, per_thread, partials, dots, row_index, row_steps, hot_ptr,
-                hot_slot, hot_val, hot,
+                chunk_start, removed, per_thread, partials, dots, row_index, row_pos, row_steps,
+                hot_ptr, hot_slot, hot_val, hot,
             )  # fmt: skip
             if in_sequence and t + 1 < n_threads:
                 handed[t] = hot
                 atomic_store(sync, _SYNC_HANDED + _LINE * (t + 1), rounds_done)
-            if chained:
-                # each thread adds its own rows' changes in turn, once every thread's w'x_i
-                # is done (the next round's chunk made ready while waiting)
-                turns += 1
-                if t == 0:
-                    _wait_until_at_least(sync, _SYNC_DOTS, n_threads * rounds_done)
-                else:
-                    _prepare_chunk(
-                        c + n_threads, n_chunks, indptr, indices, data, rec, use_prefetch,
-                        active, order, bucket_order, bucket_size, buckets_per_group,
-                        chunk_start, chunk_seed, n_active, rngs[t],
-                    )  # fmt: skip
-                    _in_turn(t, n_threads, sync, turns)
-                _apply_own(t, parity, 1.0, indptr, indices, data, w, partials, row_index,
-                           row_steps, per_thread, _T_CHANGE)  # fmt: skip
-                _pass_turn(t, n_threads, sync, turns)
-                if t == 0:
-                    _prepare_chunk(
-                        c + n_threads, n_chunks, indptr, indices, data, rec, use_prefetch,
-                        active, order, bucket_order, bucket_size, buckets_per_group,
-                        chunk_start, chunk_seed, n_active, rngs[t],
-                    )  # fmt: skip
-                _wait_while_equal(sync, _turn_flag(n_threads, n_threads), turns - 1)
-            else:
+            if not rotate:
                 _segments(t, parity, indptr, indices, partials, row_index, owner_start,
                           seg_count, seg_row, seg_span)  # fmt: skip
-                _prepare_chunk(
-                    c + n_threads, n_chunks, indptr, indices, data, rec, use_prefetch, active,
-                    order, bucket_order, bucket_size, buckets_per_group, chunk_start, chunk_seed,
-                    n_active, rngs[t],
-                )  # fmt: skip
-                _barrier(sync, n_threads)
-                _merge(t, parity, 1.0, indices, data, w, partials, row_steps, seg_count,
-                       seg_row, seg_span, per_thread, _T_CHANGE)  # fmt: skip
-                _barrier(sync, n_threads)
+            _prepare_chunk(
+                c + n_threads, n_chunks, indptr, indices, data, rec, use_prefetch, active, order,
+                bucket_order, bucket_size, buckets_per_group, chunk_start, chunk_seed,
+                n_active, rngs[t],
+            )  # fmt: skip
+            _barrier(sync, n_threads)  # (every w'x_i of the round read: w may change)
+            _add_changes(
+                t, n_threads, rotate, parity, 1.0, indices, data, w, partials, row_pos,
+                row_steps, splits, seg_count, seg_row, seg_span, per_thread, _T_CHANGE, sync,
+            )  # fmt: skip
             gamma = _round_step(parity, partials, per_thread)
             if t == 0:
                 stats[_S_ROUNDS] += 1
             if gamma < 1.0:
                 _shorten_rows(t, parity, gamma, rec, partials, row_index, row_steps,
                               squared_hinge)  # fmt: skip
-                if chained:
-                    turns += 1
-                    _in_turn(t, n_threads, sync, turns)
-                    _apply_own(t, parity, gamma - 1.0, indptr, indices, data, w, partials,
-                               row_index, row_steps, per_thread, _T_SHORTENED)  # fmt: skip
-                    _pass_turn(t, n_threads, sync, turns)
-                    _wait_while_equal(sync, _turn_flag(n_threads, n_threads), turns - 1)
-                else:
-                    _merge(t, parity, gamma - 1.0, indices, data, w, partials, row_steps,
-                           seg_count, seg_row, seg_span, per_thread, _T_SHORTENED)  # fmt: skip
-                    _barrier(sync, n_threads)
+                _add_changes(
+                    t, n_threads, rotate, parity, gamma - 1.0, indices, data, w, partials,
+                    row_pos, row_steps, splits, seg_count, seg_row, seg_span, per_thread,
+                    _T_SHORTENED, sync,
+                )  # fmt: skip
                 if t == 0:
                     stats[_S_SHORTENED] += 1
         if t == 0:
@@ -621,15 +632,14 @@ def run_threads(
 def run_simulated(
     n_threads, n_epochs, indptr, indices, data, bias, loss, rec, w, active, trainable,
     fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group, use_prefetch,
-    removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, per_thread, partials,
-    dots, row_index, row_steps, hot_ptr, hot_slot, hot_val, handed, owner_start, seg_count,
-    seg_row, seg_span, chain_threads, stats, round_changes,
+    removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, per_thread,
+    partials, dots, row_index, row_pos, row_steps, splits, hot_ptr, hot_slot, hot_val, handed,
+    owner_start, seg_count, seg_row, seg_span, rotate, stats, round_changes,
 ) -> None:  # fmt: skip
     """``run_threads``' arithmetic with the threads taken one after another on this thread:
     the same result, bit for bit. ``round_changes`` (an empty array: not kept) receives the
     change of the dual f made by each merged round, in order, until it is full."""
     squared_hinge = loss == LOSS_SQUARED_HINGE
-    chained = n_threads <= chain_threads
     hot = np.zeros(handed.shape[1])
     for _ in range(n_epochs):
         n_chunks = _begin_iteration(
@@ -649,29 +659,27 @@ def run_simulated(
                 c = rnd * n_threads + t
                 if c < n_chunks:
                     _dots(t, c, indptr, indices, data, bias, rec, w, use_prefetch, order,
-                          chunk_start, dots)  # fmt: skip
+                          chunk_start, dots, rotate, owner_start, splits)  # fmt: skip
             hot[:] = 0.0
             for t in range(n_threads):
+                c = rnd * n_threads + t
                 _steps(
-                    t, rnd * n_threads + t, n_chunks, parity, bias, squared_hinge, rec, fstate,
-                    shrinking, order, chunk_start, removed, per_thread, partials, dots,
-                    row_index, row_steps, hot_ptr, hot_slot, hot_val, hot,
+                    t, c, n_chunks, parity, bias, squared_hinge, rec, fstate, shrinking, order,
+                    chunk_start, removed, per_thread, partials, dots, row_index, row_pos,
+                    row_steps, hot_ptr, hot_slot, hot_val, hot,
                 )  # fmt: skip
-                if not chained:
+                if not rotate:
                     _segments(t, parity, indptr, indices, partials, row_index, owner_start,
                               seg_count, seg_row, seg_span)  # fmt: skip
                 _prepare_chunk(
-                    (rnd + 1) * n_threads + t, n_chunks, indptr, indices, data, rec,
-                    use_prefetch, active, order, bucket_order, bucket_size, buckets_per_group,
-                    chunk_start, chunk_seed, n_active, rngs[t],
+                    c + n_threads, n_chunks, indptr, indices, data, rec, use_prefetch, active,
+                    order, bucket_order, bucket_size, buckets_per_group, chunk_start,
+                    chunk_seed, n_active, rngs[t],
                 )  # fmt: skip
-            for o in range(n_threads):
-                if chained:
-                    _apply_own(o, parity, 1.0, indptr, indices, data, w, partials, row_index,
-                               row_steps, per_thread, _T_CHANGE)  # fmt: skip
-                else:
-                    _merge(o, parity, 1.0, indices, data, w, partials, row_steps, seg_count,
-                           seg_row, seg_span, per_thread, _T_CHANGE)  # fmt: skip
+            _add_all(
+                n_threads, rotate, parity, 1.0, indices, data, w, partials, row_pos, row_steps,
+                splits, seg_count, seg_row, seg_span, per_thread, _T_CHANGE,
+            )  # fmt: skip
             gamma = _round_step(parity, partials, per_thread)
             k = stats[_S_ROUNDS]
             if k < round_changes.shape[0]:
@@ -682,14 +690,10 @@ def run_simulated(
                 for t in range(n_threads):
                     _shorten_rows(t, parity, gamma, rec, partials, row_index, row_steps,
                                   squared_hinge)  # fmt: skip
-                for o in range(n_threads):
-                    if chained:
-                        _apply_own(o, parity, gamma - 1.0, indptr, indices, data, w, partials,
-                                   row_index, row_steps, per_thread, _T_SHORTENED)  # fmt: skip
-                    else:
-                        _merge(o, parity, gamma - 1.0, indices, data, w, partials, row_steps,
-                               seg_count, seg_row, seg_span, per_thread,
-                               _T_SHORTENED)  # fmt: skip
+                _add_all(
+                    n_threads, rotate, parity, gamma - 1.0, indices, data, w, partials, row_pos,
+                    row_steps, splits, seg_count, seg_row, seg_span, per_thread, _T_SHORTENED,
+                )  # fmt: skip
                 stats[_S_SHORTENED] += 1
         if _end_iteration(active, istate, fstate, removed, trainable, per_thread, eps):
             return
@@ -699,76 +703,97 @@ def run_simulated(
 
 
 @njit(cache=True, nogil=True)
-def _rho(indptr, indices, data, rec, n_features, round_rows) -> np.ndarray:
-    """rho_j = round_rows / l * sum_i x_ij^2 / Qbar_ii: how much of the curvature of a round's
-    rows feature j carries."""
-    n_rows = indptr.shape[0] - 1
-    rho = np.zeros(n_features)
-    for i in range(n_rows):
+def _feature_sums(indptr, indices, data, rec, rows, n_features, with_blocks):
+    """Over the given ``rows``: per feature, sum_i x_ij^2 / Qbar_ii (the curvature it carries,
+    for ``hot_features``); with ``with_blocks``, the non-zeros in each block of
+    2**OWNER_BLOCK_SHIFT features (for ``feature_owners``), else an empty array."""
+    curvature = np.zeros(n_features)
+    blocks = np.zeros(((n_features >> OWNER_BLOCK_SHIFT) + 1) if with_blocks else 0, np.int64)
+    for i in rows:
         qbar = rec[i, _QBAR]
-        if qbar <= 0.0:
-            continue
         for k in range(indptr[i], indptr[i + 1]):
-            v = np.float64(data[k])
-            rho[indices[k]] += v * v / qbar
-    scale = round_rows / max(n_rows, 1)
-    for j in range(n_features):
-        rho[j] *= scale
-    return rho
+            j = indices[k]
+            if qbar > 0.0:
+                v = np.float64(data[k])
+                curvature[j] += v * v / qbar
+            if with_blocks:
+                blocks[j >> OWNER_BLOCK_SHIFT] += 1
+    return curvature, blocks
 
 
 @njit(cache=True, nogil=True)
-def _hot_rows(indptr, indices, data, slot_of):
+def _hot_rows(indptr, indices, data, slot_of, n_hot):
     """Each row's entries of hot features: (hot_ptr, hot_slot, hot_val), CSR-like, the
-    features numbered by slot (``slot_of``: a feature's slot or -1)."""
+    features numbered by slot (``slot_of``: a feature's slot or -1). Without hot features,
+    empty rows and no pass over the data."""
     n_rows = indptr.shape[0] - 1
     hot_ptr = np.zeros(n_rows + 1, dtype=np.int64)
-    for i in range(n_rows):
-        count = 0
-        for k in range(indptr[i], indptr[i + 1]):
-            if slot_of[indices[k]] >= 0:
-                count += 1
-        hot_ptr[i + 1] = hot_ptr[i] + count
+    if n_hot > 0:
+        for i in range(n_rows):
+            count = 0
+            for k in range(indptr[i], indptr[i + 1]):
+                if slot_of[indices[k]] >= 0:
+                    count += 1
+            hot_ptr[i + 1] = hot_ptr[i] + count
     hot_slot = np.empty(hot_ptr[n_rows], dtype=np.int32)
     hot_val = np.empty(hot_ptr[n_rows])
-    for i in range(n_rows):
-        p = hot_ptr[i]
-        for k in range(indptr[i], indptr[i + 1]):
-            h = slot_of[indices[k]]
-            if h >= 0:
-                hot_slot[p] = h
-                hot_val[p] = data[k]
-                p += 1
+    if n_hot > 0:
+        for i in range(n_rows):
+            p = hot_ptr[i]
+            for k in range(indptr[i], indptr[i + 1]):
+                h = slot_of[indices[k]]
+                if h >= 0:
+                    hot_slot[p] = h
+                    hot_val[p] = data[k]
+                    p += 1
     return hot_ptr, hot_slot, hot_val
 
 
-def hot_features(X, rec, round_rows: int, max_hot: int = MAX_HOT) -> np.ndarray:
-    """The features taken in sequence (besides the bias): rho_j >= 1, at most ``max_hot`` of
-    the largest, ascending."""
-    rho = _rho(X.indptr, X.indices, X.data, rec, X.shape[1], float(round_rows))
+def hot_features(curvature: np.ndarray, n_rows: int, round_rows: int, max_hot: int = MAX_HOT):
+    """The features taken in sequence (besides the bias): rho_j = round_rows / n_rows *
+    curvature_j >= 1 (``curvature`` summed over ``n_rows`` rows), at most ``max_hot`` of the
+    largest, ascending."""
+    rho = curvature * (round_rows / max(n_rows, 1))
     hot = np.flatnonzero(rho >= 1.0)
     if hot.shape[0] > max_hot:
         hot = hot[np.argsort(-rho[hot], kind="stable")[:max_hot]]
     return np.sort(hot)
 
 
-def feature_owners(X, n_threads: int) -> np.ndarray:
+def feature_owners(blocks: np.ndarray, n_features: int, n_threads: int) -> np.ndarray:
     """Each thread's range of features, [owner_start[o], owner_start[o + 1]): contiguous, of
-    about equal non-zeros (the work of adding the changes), cut at multiples of
-    2**OWNER_BLOCK_SHIFT features so that no two threads write one cache line of w. The last
-    range ends past every feature (the bias weight is the last thread's)."""
-    n_features = X.shape[1]
-    n_blocks = (n_features >> OWNER_BLOCK_SHIFT) + 1
-    counts = np.bincount(np.asarray(X.indices) >> OWNER_BLOCK_SHIFT, minlength=n_blocks)
-    cumulative = np.cumsum(counts, dtype=np.float64)
-    total = max(float(cumulative[-1]), 1.0)
-    targets = total * np.arange(1, n_threads) / n_threads
-    cuts = np.searchsorted(cumulative, targets, side="left") + 1
+    about equal non-zeros (``blocks``: per block of 2**OWNER_BLOCK_SHIFT features; the work of
+    adding the changes), cut at block boundaries so that no two threads write one cache line
+    of w. The last range ends past every feature (the bias weight is the last thread's)."""
     owner_start = np.empty(n_threads + 1, dtype=np.int64)
     owner_start[0] = 0
-    owner_start[1:n_threads] = np.minimum(cuts << OWNER_BLOCK_SHIFT, n_features)
     owner_start[n_threads] = n_features + 1
+    owner_start[1:n_threads] = n_features  # (no counts: no owners needed)
+    if n_threads > 1 and blocks.shape[0] > 0:
+        cumulative = np.cumsum(blocks, dtype=np.float64)
+        total = max(float(cumulative[-1]), 1.0)
+        targets = total * np.arange(1, n_threads) / n_threads
+        cuts = np.searchsorted(cumulative, targets, side="left") + 1
+        owner_start[1:n_threads] = np.minimum(cuts << OWNER_BLOCK_SHIFT, n_features)
     return np.maximum.accumulate(owner_start)
+
+
+def _usable_cpus() -> list[int]:
+    """The processors this process may run on (all of them where that cannot be asked)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return list(range(os.cpu_count() or 1))
+
+
+def _pin_to(cpu: int) -> None:
+    """Keep the calling thread on one processor. Threads that meet every few microseconds
+    must not share one: the scheduler, waking one beside the other on the same processor,
+    left them there for whole outer iterations (measured: 2.5x the time, every other run)."""
+    try:
+        os.sched_setaffinity(0, {cpu})
+    except (AttributeError, OSError):
+        pass
 
 
 class ThreadedRounds:
@@ -787,7 +812,7 @@ class ThreadedRounds:
         eps: float, shrinking: bool, bucket_size: int, buckets_per_group: int,
         use_prefetch: bool, removed, order, bucket_order, n_threads: int, *,
         simulate: bool = False, round_rows: int = DEFAULT_ROUND_ROWS, max_hot: int = MAX_HOT,
-        chain_threads: int = CHAIN_THREADS, keep_round_changes: int = 0,
+        rotate_threads: int = ROTATE_THREADS, keep_round_changes: int = 0,
     ) -> None:  # fmt: skip
         self.n_threads = T = int(n_threads)
         round_rows = max(int(round_rows), 1)
@@ -798,11 +823,22 @@ class ThreadedRounds:
             buckets_per_group = max(1, chunk_rows // bucket_size)
             chunk_rows = bucket_size * buckets_per_group
         self.chunk_rows = chunk_rows
-        hot = hot_features(X, rec, round_rows, max_hot)
+        self.rotate = T <= rotate_threads
+        # Hot features and the owners' balance from a sample of the rows: a full pass would
+        # cost a quarter of an outer iteration, and both only steer the speed.
+        n_rows = X.shape[0]
+        sample = np.arange(n_rows)
+        if n_rows > SAMPLE_ROWS:
+            sample = np.sort(np.random.default_rng(SAMPLE_SEED).choice(n_rows, SAMPLE_ROWS, False))
+        curvature, blocks = _feature_sums(
+            X.indptr, X.indices, X.data, rec, sample, X.shape[1], True
+        )  # fmt: skip
+        hot = hot_features(curvature, sample.shape[0], round_rows, max_hot)
         self.n_hot = int(hot.shape[0])
         slot_of = np.full(X.shape[1], -1, dtype=np.int32)
         slot_of[hot] = np.arange(hot.shape[0], dtype=np.int32)
-        hot_ptr, hot_slot, hot_val = _hot_rows(X.indptr, X.indices, X.data, slot_of)
+        hot_ptr, hot_slot, hot_val = _hot_rows(X.indptr, X.indices, X.data, slot_of, self.n_hot)
+        del curvature, slot_of
         max_chunks = order.shape[0] // chunk_rows + 2
         self.shared = (
             X.indptr, X.indices, X.data, float(bias), int(loss), rec, w, active, trainable,
@@ -816,22 +852,26 @@ class ThreadedRounds:
             np.zeros((2, T, _LINE)),  # partials
             np.zeros((T, chunk_rows)),  # dots
             np.zeros((T, chunk_rows), dtype=np.int64),  # row_index
+            np.zeros((T, chunk_rows), dtype=np.int64),  # row_pos: its place in the chunk
             np.zeros((T, chunk_rows, 3)),  # row_steps: alpha before, d, d y
+            # (rotation) the rows' entries by owner's range; (owners) the owners' lists
+            np.zeros((T, chunk_rows if self.rotate else 0, T + 1), dtype=X.indptr.dtype),
             hot_ptr, hot_slot, hot_val,
             np.zeros((T, self.n_hot + 1)),  # handed: the hot weights' changes, thread to thread
-            feature_owners(X, T),
+            feature_owners(blocks, X.shape[1], T),
             np.zeros((T, T), dtype=np.int64),  # seg_count
-            np.zeros((T, T, chunk_rows), dtype=np.int64),  # seg_row
-            np.zeros((T, T, chunk_rows, 2), dtype=X.indptr.dtype),  # seg_span
-            int(chain_threads),
+            np.zeros((T, T, 0 if self.rotate else chunk_rows), dtype=np.int64),  # seg_row
+            np.zeros((T, T, 0 if self.rotate else chunk_rows, 2), dtype=X.indptr.dtype),
+            self.rotate,
         )
         self.stats = np.zeros(2, dtype=np.int64)
         self.simulate = bool(simulate) or T == 1
         self.round_changes = np.zeros(int(keep_round_changes))
-        self._sync = np.zeros(_SYNC_HANDED + 2 * _LINE * (T + 1), dtype=np.int64)
+        self._sync = np.zeros(_SYNC_HANDED + _LINE * (T + 1), dtype=np.int64)
         self._pool = None
+        self._cpus = _usable_cpus()
         if not self.simulate:
-            self._pool = ThreadPoolExecutor(max_workers=T - 1, thread_name_prefix="linsvm-dcd")
+            self._pool = ThreadPoolExecutor(max_workers=T, thread_name_prefix="linsvm-dcd")
 
     def advance(self, n_epochs: int) -> None:
         T = self.n_threads
@@ -840,16 +880,18 @@ class ThreadedRounds:
             return
         sync = self._sync
         sync[:] = 0  # (the hand-over flags count this call's rounds)
-        sync[_SYNC_SPINS] = WAIT_SPINS if T <= (os.cpu_count() or 1) else 0
+        own_cores = T <= len(self._cpus)
+        sync[_SYNC_SPINS] = WAIT_SPINS if own_cores else 0
         # compiled (or loaded) here first: a thread that failed to start its kernel would
         # leave the others waiting
         run_threads(0, T, 0, *self.shared, self.stats, sync)
-        futures = [
-            self._pool.submit(run_threads, t, T, n_epochs, *self.shared, self.stats, sync)
-            for t in range(1, T)
-        ]
-        run_threads(0, T, n_epochs, *self.shared, self.stats, sync)
-        for future in futures:
+
+        def side(t: int) -> None:
+            if own_cores:
+                _pin_to(self._cpus[t])
+            run_threads(t, T, n_epochs, *self.shared, self.stats, sync)
+
+        for future in [self._pool.submit(side, t) for t in range(T)]:
             future.result()
 
     @property
@@ -858,6 +900,7 @@ class ThreadedRounds:
             "n_threads": self.n_threads,
             "hot_features": self.n_hot,
             "chunk_rows": self.chunk_rows,
+            "rotate": self.rotate,
             "rounds": int(self.stats[_S_ROUNDS]),
             "shortened_rounds": int(self.stats[_S_SHORTENED]),
         }

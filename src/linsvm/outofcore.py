@@ -58,9 +58,18 @@ from .objective import (
     lr_dual_alpha_terms,
     svm_dual_alpha_terms,
 )
+from .partitioned import (
+    IN_TURN,
+    LocalTask,
+    OuterSums,
+    PartitionedDual,
+    PartResult,
+    pg_measure,
+    stopping_measure,
+)
 from .solvers import Solution, Subproblem
 from .solvers._base import CONVERGED, INTERRUPTED, MAX_ITER, Progress
-from .solvers.dcd import pg_measure, svm_coordinate
+from .solvers.dcd import svm_coordinate
 from .solvers.dual_lr import INIT_CAP, INIT_FRACTION
 from .sparse_rows import row_axpy, row_dot, sq_norm
 from .training import TrainingInterrupted, class_costs, cv_folds, one_vs_rest
@@ -340,14 +349,6 @@ def _check_block(indptr, indices, data, bias, y, C, alpha, w, loss):
     return total, g_max, g_min
 
 
-def _measure(loss: int, g_max: float, g_min: float) -> float:
-    """The stopping rule's quantity from the extremes of g over rows (0 if none): the SVM
-    duals' pg_measure, or the LR dual's max |g|."""
-    if loss == LOSS_LOGISTIC:
-        return max(g_max, -g_min, 0.0)
-    return pg_measure(g_max, g_min)
-
-
 @njit(cache=True, nogil=True)
 def _enter_interior(indptr, indices, data, bias, y, C, alpha, w) -> None:
     """The LR dual lives in 0 < alpha_i < C_i: move each trainable row's alpha inside as the
@@ -513,60 +514,33 @@ def train_blocks(
     verified = False
     interrupted = False
     with stop_on_signals() as stop, _CyclicReader(source, groups, first_group) as reader:
+        place = _BlockPlace(
+            reader, row_ranges, support, targets, alpha, spec.solve, params.bias, loss,
+            tolerance, seed,
+        )  # fmt: skip
+        driver = PartitionedDual(place, IN_TURN, W)
+
+        def after_block(g: int, done: list[PartResult]) -> bool:
+            """Between blocks: the read counted, a checkpoint when due, the stop request."""
+            nonlocal interrupted
+            run.mb += done[0].figures["mb"]
+            interrupted = stop.requested
+            if saver.due() or (interrupted and saver.path is not None):
+                saver.save(outer, g + 1, W, alpha, run, support)
+            return not interrupted
+
         for outer in range(first_outer, max_outer + 1):
             if first_group == 0:
                 run = _PassState.fresh(W, alpha, targets, loss)
-            for g in range(first_group, len(groups)):
-                r0, r1 = row_ranges[g]
-                X_b, megabytes = reader.next()
-                run.mb += megabytes
-                # the block's rows, then the kept support vectors of the other blocks
-                X_solve, rows = support.join(X_b, r0, r1)
-                for k in range(n_vectors):
-                    y_b, c_b = targets.rows(k, slice(r0, r1))
-                    y_s, c_s = targets.rows(k, rows)
-                    if loss == LOSS_LOGISTIC:
-                        a_s = alpha[k, rows]
-                        _enter_interior(X_solve.indptr, X_solve.indices, X_solve.data,
-                                        params.bias, y_s, c_s, a_s, W[k])  # fmt: skip
-                        alpha[k, rows] = a_s
-                    run.loss_at_start[k] += loss_sum(
-                        X_b.indptr, X_b.indices, X_b.data, params.bias, y_b, c_b,
-                        run.w_start[k], loss,
-                    )  # fmt: skip
-                    first: list[tuple[float, float]] = []
-                    sub = Subproblem(
-                        X_solve, y_s, c_s, eps=tolerance[k],
-                        max_iter=inner_iter, bias=params.bias, seed=seed + outer * 7919 + g,
-                        alpha0=alpha[k, rows], w0=W[k],
-                        options={"shrinking": True, "objectives": False},
-                    )  # fmt: skip
-                    # no stop hook: a block's solve is short, and a stop between blocks
-                    # leaves a state a checkpoint resumes exactly
-                    sol = spec.solve(sub, _first_pass_hook(first, loss))
-                    W[k] = sol.w
-                    alpha[k, rows] = sol.alpha
-                    if first:
-                        run.pg_max[k] = max(run.pg_max[k], first[0][0])
-                        run.pg_min[k] = min(run.pg_min[k], first[0][1])
-                del X_solve, rows
-                support.update(X_b, r0, r1, alpha)
-                del X_b
-                interrupted = stop.requested
-                if saver.due() or (interrupted and saver.path is not None):
-                    saver.save(outer, g + 1, W, alpha, run, support)
-                if interrupted:
-                    break
+            # no stop hook within a block's solve: it is short, and a stop between blocks
+            # leaves a state a checkpoint resumes exactly
+            driver.outer(LocalTask(outer, inner_iter), first_group, after_block, run.sums)
             first_group = 0
             if interrupted:
                 break
             iterations = outer
-            measure = max(
-                _measure(loss, run.pg_max[k], run.pg_min[k]) for k in range(n_vectors)
-            )
-            primal_start = [
-                0.5 * sq_norm(run.w_start[k]) + run.loss_at_start[k] for k in range(n_vectors)
-            ]
+            measure = pg_measure(run.sums, loss == LOSS_LOGISTIC)
+            primal_start = run.sums.objectives()[0].tolist()
             report = OuterProgress(
                 outer, len(groups), measure, primal_start, list(run.dual_start),
                 time.perf_counter() - run.started, run.mb,
@@ -757,13 +731,12 @@ def _first_pass_hook(first: list, loss: int) -> Callable[[Progress], bool]:
 
 @dataclass
 class _PassState:
-    """What an outer iteration accumulates over its blocks (saved in checkpoints)."""
+    """An outer iteration in progress (saved in checkpoints): the partitions' sums so far
+    (w at the iteration's start, the loss there of the blocks done, their first passes'
+    projected-gradient extremes), D(alpha) at the start, the megabytes read."""
 
-    w_start: np.ndarray  # (n_vectors, n_weights): w when the iteration started
-    dual_start: np.ndarray  # (n_vectors,): D(alpha) then
-    loss_at_start: np.ndarray  # (n_vectors,): the loss at w_start of the blocks done
-    pg_max: np.ndarray  # (n_vectors,): first-pass projected-gradient extremes so far
-    pg_min: np.ndarray
+    sums: OuterSums
+    dual_start: np.ndarray  # (n_vectors,)
     mb: float = 0.0
     started: float = 0.0
 
@@ -771,11 +744,85 @@ class _PassState:
     def fresh(cls, W, alpha, targets, loss) -> _PassState:
         n = W.shape[0]
         dual = np.array([targets.dual_value(k, W[k], alpha[k], loss) for k in range(n)])
-        return cls(W.copy(), dual, np.zeros(n), np.full(n, -np.inf), np.full(n, np.inf),
-                   0.0, time.perf_counter())  # fmt: skip
+        sums = OuterSums(W.copy(), np.zeros(n), np.zeros(n), np.full(n, -np.inf),
+                         np.full(n, np.inf))  # fmt: skip
+        return cls(sums, dual, 0.0, time.perf_counter())
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The checkpoint's arrays of the iteration (names as stored)."""
+        sums = self.sums
+        return {
+            "w_start": sums.W_start, "dual_start": self.dual_start, "loss_at_start": sums.loss,
+            "pg_max": sums.pg_max, "pg_min": sums.pg_min,
+        }  # fmt: skip
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        sums = self.sums
+        sums.W_start, sums.loss = arrays["w_start"], arrays["loss_at_start"]
+        sums.pg_max, sums.pg_min = arrays["pg_max"], arrays["pg_min"]
+        self.dual_start = arrays["dual_start"]
 
 
-_STATE_ARRAYS = ("w_start", "dual_start", "loss_at_start", "pg_max", "pg_min")
+class _BlockPlace:
+    """Blocks of the rows as partitions of one partitioned dual (``partitioned.py``), solved
+    in turn: each read from the source while the one before trains (``_CyclicReader``), joined
+    with the kept support vectors of the other blocks (``_SupportCache``), and solved by the
+    registered dual solver from its rows' alpha and the shared W for the task's passes, every
+    one-vs-rest sub-problem on the same read."""
+
+    def __init__(self, reader, row_ranges, support, targets, alpha, solve, bias, loss,
+                 tolerance, seed) -> None:  # fmt: skip
+        self.reader = reader
+        self.row_ranges = row_ranges
+        self.support = support
+        self.targets = targets
+        self.alpha = alpha
+        self.solve_sub = solve
+        self.bias = bias
+        self.loss = loss
+        self.tolerance = tolerance
+        self.seed = seed
+        self.n_partitions = len(row_ranges)
+
+    def solve(self, group, W, task: LocalTask) -> list[PartResult]:
+        [g] = group
+        started = time.perf_counter()
+        alpha, targets, bias, loss = self.alpha, self.targets, self.bias, self.loss
+        r0, r1 = self.row_ranges[g]
+        X_b, megabytes = self.reader.next()
+        # the block's rows, then the kept support vectors of the other blocks
+        X_solve, rows = self.support.join(X_b, r0, r1)
+        n_vectors = W.shape[0]
+        block_loss = np.zeros(n_vectors)
+        pg_max, pg_min = np.full(n_vectors, -np.inf), np.full(n_vectors, np.inf)
+        for k in range(n_vectors):
+            y_b, c_b = targets.rows(k, slice(r0, r1))
+            y_s, c_s = targets.rows(k, rows)
+            if loss == LOSS_LOGISTIC:
+                a_s = alpha[k, rows]
+                _enter_interior(X_solve.indptr, X_solve.indices, X_solve.data, bias, y_s, c_s,
+                                a_s, W[k])  # fmt: skip
+                alpha[k, rows] = a_s
+            block_loss[k] = loss_sum(
+                X_b.indptr, X_b.indices, X_b.data, bias, y_b, c_b, task.W_start[k], loss
+            )  # fmt: skip
+            first: list[tuple[float, float]] = []
+            sub = Subproblem(
+                X_solve, y_s, c_s, eps=self.tolerance[k], max_iter=task.passes, bias=bias,
+                seed=self.seed + task.outer * 7919 + g, alpha0=alpha[k, rows], w0=W[k],
+                options={"shrinking": True, "objectives": False},
+            )  # fmt: skip
+            sol = self.solve_sub(sub, _first_pass_hook(first, loss))
+            W[k] = sol.w
+            alpha[k, rows] = sol.alpha
+            if first:
+                pg_max[k], pg_min[k] = first[0]
+        del X_solve, rows
+        self.support.update(X_b, r0, r1, alpha)
+        del X_b
+        return [PartResult(g, loss=block_loss, pg_max=pg_max, pg_min=pg_min,
+                           seconds=time.perf_counter() - started,
+                           figures={"mb": megabytes})]  # fmt: skip
 
 
 def _run_meta(source, solver, params, class_weight, inner_iter, seed, selective, groups,
@@ -815,7 +862,7 @@ class _BlockCheckpoints:
     def save(self, outer: int, group: int, W, alpha, run: _PassState, support) -> None:
         meta = dict(self.meta, outer=outer, group=group, mb=run.mb,
                     rng=support.rng.bit_generator.state)  # fmt: skip
-        arrays = {name: getattr(run, name) for name in _STATE_ARRAYS}
+        arrays = run.arrays()
         arrays.update(W=W, alpha=alpha, support_rows=support.rows)
         if support.X is not None:
             arrays.update(support_data=support.X.data, support_indices=support.X.indices,
@@ -846,8 +893,7 @@ def _restore(path, meta: dict, W, alpha, run: _PassState, support) -> tuple[int,
             )
     W[:] = arrays["W"]
     alpha[:] = arrays["alpha"]
-    for key in _STATE_ARRAYS:
-        setattr(run, key, arrays[key])
+    run.load(arrays)
     run.mb, run.started = float(stored["mb"]), time.perf_counter()
     support.rows = arrays["support_rows"]
     if "support_data" in arrays:
@@ -964,7 +1010,9 @@ def _verify(reader: _CyclicReader, row_ranges, W, alpha, targets: _Targets, bias
             losses[k] += total
             pg_max[k] = max(pg_max[k], hi)
             pg_min[k] = min(pg_min[k], lo)
-    return max(_measure(loss, pg_max[k], pg_min[k]) for k in range(W.shape[0])), losses
+    logistic = loss == LOSS_LOGISTIC
+    measure = max(stopping_measure(pg_max[k], pg_min[k], logistic) for k in range(W.shape[0]))
+    return measure, losses
 
 
 def _solution(solver, w, alpha, loss_total, targets: _Targets, k, loss, n_iter, reason):

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -49,6 +49,7 @@ from ..objective import (
     primal_from_dual,
     svm_dual_alpha_terms,
 )
+from ..partitioned import PartResult
 from ..solvers import SOLVERS, Subproblem
 from ..solvers.dual_lr import INIT_CAP, INIT_FRACTION
 from ..training import one_vs_rest
@@ -98,16 +99,12 @@ class RoundTask:
 
 
 @dataclass
-class RoundResult:
-    """What a partition sends back after a round: its parts of the objectives at the W the
-    round started from, and its dW (dense (n_subproblems, n_weights), or CSR when sparse)."""
-
-    partition: int
-    loss: np.ndarray  # (n_subproblems,): sum_{i in k} C_i xi(y_i W[c]'x_i)
-    dual_terms: np.ndarray  # (n_subproblems,): the dual's terms of these rows' alpha
-    dW: np.ndarray | sp.csr_matrix | None  # None when the round only evaluated
-    seconds: float  # the task's compute time on the worker
-    figures: dict = field(default_factory=dict)
+class RoundResult(PartResult):
+    """What a partition sends back after a round (a local solve of the partitioned dual): its
+    parts of the objectives at the W the round started from (``loss``: sum_{i in k} C_i
+    xi(y_i W[c]'x_i); ``dual_terms``: the dual's terms of these rows' alpha), and its dW
+    (dense (n_subproblems, n_weights), or CSR when sparse; None when the round only
+    evaluated); ``seconds``: the task's compute time on the worker."""
 
     @property
     def nbytes(self) -> int:
@@ -233,7 +230,9 @@ def run_round(part: Partition, W: np.ndarray, task: RoundTask) -> RoundResult:
         losses[c] = loss_sum(X.indptr, X.indices, X.data, config.bias, y_c, C_c, W[c], loss)
         terms[c] = dual_alpha_terms(C_c, part.alpha[c], loss)
     if task.local_passes == 0:
-        return RoundResult(part.index, losses, terms, None, time.perf_counter() - start)
+        return RoundResult(
+            part.index, loss=losses, dual_terms=terms, seconds=time.perf_counter() - start
+        )
     spec = SOLVERS[config.solver]
     alpha_new = np.empty_like(part.alpha)
     dW = np.zeros((n_sub, W.shape[1]))
@@ -256,8 +255,9 @@ def run_round(part: Partition, W: np.ndarray, task: RoundTask) -> RoundResult:
     nonzero = np.count_nonzero(dW)
     sent = sp.csr_matrix(dW) if nonzero <= SPARSE_DW_DENSITY * dW.size else dW
     return RoundResult(
-        part.index, losses, terms, sent, time.perf_counter() - start, {"local_passes": n_iter}
-    )
+        part.index, loss=losses, dual_terms=terms, dW=sent,
+        seconds=time.perf_counter() - start, figures={"local_passes": n_iter},
+    )  # fmt: skip
 
 
 def alpha_snapshot(part: Partition, round: int) -> np.ndarray:

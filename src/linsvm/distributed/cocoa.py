@@ -58,7 +58,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from distributed import wait
 
 from .. import solvers
@@ -66,9 +65,9 @@ from ..data import as_csr, check_labels, group_labels
 from ..errors import InvalidInputError, LinsvmError
 from ..interrupts import stop_on_signals
 from ..model import Model
+from ..partitioned import LocalTask, PartitionedDual, added, relative_gap
 from ..solvers import Solution
 from ..solvers._base import CONVERGED, INTERRUPTED, MAX_ITER
-from ..sparse_rows import sq_norm
 from ..training import TrainingInterrupted, class_costs
 from . import _partition
 from ._partition import LOSSES, DataKey, PartitionLost, RoundTask, Setup
@@ -412,23 +411,24 @@ class _Run:
         config = self.config
         n_sub = config.n_subproblems
         n_parts = len(self.home)
-        sigma = float(n_parts)  # CoCoA+'s safe sigma' = gamma K with gamma = 1
-        W = self.W0.copy()
-        snapshot = (0, W.copy(), None)  # (round, W, alpha per partition; None: the start's)
+        # CoCoA+'s adding with the safe sigma' = gamma K, gamma = 1
+        driver = PartitionedDual(_WorkerPlace(self), added(float(n_parts)), self.W0.copy())
+        # (round, (W, alpha per partition; None: the start's))
+        snapshot = (0, driver.snapshot(None))
         recoveries = 0
         events: list[str] = []
         started = time.perf_counter()
         primal = dual = np.full(n_sub, np.nan)
+        W = driver.W
         reason = MAX_ITER
         t = 0
         with stop_on_signals() as stop:
             while True:
                 solving = t < max_rounds
-                task = RoundTask(t, local_passes if solving else 0, sigma)
                 round_start = time.perf_counter()
                 sent0, received0 = self.sent, self.received
                 try:
-                    results = self._round(W, task)
+                    sums = driver.outer(LocalTask(t, local_passes if solving else 0))
                     gathered = None
                     if solving and (t + 1) % snapshot_every == 0:
                         gathered = self._gather_alpha(t + 1)
@@ -438,27 +438,22 @@ class _Run:
                         raise DistributedError(
                             f"gave up after {MAX_RECOVERIES} recoveries from lost workers ({exc})"
                         ) from exc
-                    t, W = self._recover(snapshot, exc)
+                    lost_round, (t, state) = t, snapshot
+                    self._recover(t, driver.restore(state), exc)
                     events.append(
-                        f"recovered from lost workers at round {task.round} ({exc}): "
+                        f"recovered from lost workers at round {lost_round} ({exc}): "
                         f"resumed from the snapshot of round {t}"
                     )
                     continue
-                half_ww = np.array([0.5 * sq_norm(W[c]) for c in range(n_sub)])
-                losses = sum(r.loss for r in results)
-                terms = sum(r.dual_terms for r in results)
-                primal = half_ww + losses
-                dual = -(half_ww + terms)
+                # the round's start: the W its objectives are of, and the one a stop returns
+                W = sums.W_start
+                primal, dual = sums.objectives()
                 gaps = primal - dual
-                relative = float(np.max(gaps / primal))
-                if solving:
-                    W_next = W.copy()
-                    for r in results:  # in partition order: the same sum on every replay
-                        W_next += r.dW.toarray() if sp.issparse(r.dW) else r.dW
+                relative = relative_gap(primal, dual)
                 if relative <= eps:
                     reason = CONVERGED
                 if gathered is not None and reason != CONVERGED:
-                    snapshot = (t + 1, W_next.copy(), gathered)
+                    snapshot = (t + 1, driver.snapshot(gathered))
                     events.append(f"snapshot of alpha before round {t + 1}")
                 progress = RoundProgress(
                     round=t,
@@ -467,7 +462,7 @@ class _Run:
                     gap=float(gaps.sum()),
                     relative_gap=relative,
                     seconds=time.perf_counter() - round_start,
-                    compute_seconds=max(r.seconds for r in results),
+                    compute_seconds=sums.slowest,
                     bytes_sent=self.sent - sent0,
                     bytes_received=self.received - received0,
                     n_partitions=n_parts,
@@ -484,7 +479,6 @@ class _Run:
                 if stop.requested or not go_on:
                     reason = INTERRUPTED
                     break
-                W = W_next
                 t += 1
         if reason == INTERRUPTED:
             warnings.warn(
@@ -508,11 +502,10 @@ class _Run:
         self.received += sum(a.nbytes for a in alphas.values())
         return [alphas[k] for k in range(len(self.home))]
 
-    def _recover(self, snapshot, lost: _WorkersLost) -> tuple[int, np.ndarray]:
+    def _recover(self, round_: int, alphas, lost: _WorkersLost) -> None:
         """Build the partitions of the workers that could not answer again, on the workers
-        left, and put every partition back to ``snapshot``; returns the round to continue
-        from and its W."""
-        round_, W, alphas = snapshot
+        left, and put every partition back to ``alphas`` (of the snapshot before ``round_``;
+        None: the start's)."""
         missing: set[int] = set()
         for _ in range(MAX_REBUILDS):
             # a worker that answered without its partitions (restarted) is still usable
@@ -540,7 +533,7 @@ class _Run:
                     if alphas is not None:
                         self.sent += sum(alphas[k].nbytes for k in indices)
                     self._call("restore", plan, round_, self.config)
-                return round_, W.copy()
+                return
             except _WorkersLost as again:
                 lost = again
         raise DistributedError(
@@ -577,6 +570,19 @@ class _Run:
             except Exception:  # noqa: BLE001 - a failing cleanup must not hide the run's error
                 pass
         self.home = []
+
+
+class _WorkerPlace:
+    """Dask workers as the place of a partitioned dual (``partitioned.py``): a round sends W
+    to every worker and runs every partition's local solve there (``_Run._round``); the
+    results come back in partition order."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        self.n_partitions = len(run.home)
+
+    def solve(self, group, W: np.ndarray, task: LocalTask) -> list:
+        return self.run._round(W, RoundTask(task.outer, task.passes, task.sigma))
 
 
 # ----------------------------------------------------------------------------- helpers

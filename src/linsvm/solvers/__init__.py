@@ -119,7 +119,7 @@ SOLVERS: dict[int, SolverSpec] = {
         SolverSpec(
             1, "L2R_L2LOSS_SVC_DUAL", "L2-regularized L2-loss SVC (dual)", CLASSIFICATION,
             0.1, DUAL_SOLVER_MAX_ITER, "linsvm.solvers.dcd:solve_l2svc_dual",
-            dual=True, fallback=2, implicit_map=True,
+            dual=True, fallback=2, implicit_map=True, threads=True,
         ),
         SolverSpec(
             2, "L2R_L2LOSS_SVC", "L2-regularized L2-loss SVC (primal)", CLASSIFICATION,
@@ -130,7 +130,7 @@ SOLVERS: dict[int, SolverSpec] = {
         SolverSpec(
             3, "L2R_L1LOSS_SVC_DUAL", "L2-regularized L1-loss SVC (dual)", CLASSIFICATION,
             0.1, DUAL_SOLVER_MAX_ITER, "linsvm.solvers.dcd:solve_l1svc_dual",
-            dual=True, cap_advice=_DCD_ADVICE, implicit_map=True,
+            dual=True, cap_advice=_DCD_ADVICE, implicit_map=True, threads=True,
         ),
         SolverSpec(
             4, "MCSVM_CS", "multi-class SVM by Crammer and Singer", CLASSIFICATION,

@@ -320,20 +320,25 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     rng = new_state(sub.seed)
     state = {"rec": rec, "w": w, "active": active, "fstate": fstate, "istate": istate, "rng": rng}
     order, bucket_order, use_prefetch = _dual.visit_buffers(X, rec, trainable, bucket_size)
-    threads = None
+    threads = driver = None
     n_threads, simulate = _thread_plan(sub, X, fparams is not None or sigma != 1.0)
     if n_threads > 1:
-        from .dcd_threads import ThreadedRounds
+        # the rows shared among threads: a partitioned dual whose place merges as it goes
+        from ..partitioned import SHARED, PartitionedDual
+        from .dcd_threads import ThreadedRounds, ThreadPlace
 
         threads = ThreadedRounds(
             X, bias, loss, rec, w, active, trainable, fstate, istate, rng, eps, shrinking,
             bucket_size, buckets_per_group, use_prefetch, removed, order, bucket_order,
             n_threads, simulate=simulate, **sub.option("thread_options", {}),
         )  # fmt: skip
+        driver = PartitionedDual(ThreadPlace(threads), SHARED, w[np.newaxis])
 
     def advance(n_epochs: int) -> None:
-        if threads is not None:
-            threads.advance(n_epochs)
+        if driver is not None:
+            from ..partitioned import LocalTask
+
+            driver.outer(LocalTask(int(istate[I_ITER]), n_epochs), keep_start=False)
             return
         dcd_svm_kernel(
             X.indptr, X.indices, X.data, bias, loss, rec, w, active, trainable, fstate, istate,

@@ -66,6 +66,7 @@ barrier, so that all take the same branches and meet at the same barriers.
 from __future__ import annotations
 
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -833,13 +834,14 @@ class ThreadedRounds:
         curvature, blocks = _feature_sums(
             X.indptr, X.indices, X.data, rec, sample, X.shape[1], True
         )  # fmt: skip
-        hot = hot_features(curvature, sample.shape[0], round_rows, max_hot)
+        hot = hot_features(curvature, sample.shape[0], T * chunk_rows, max_hot)
         self.n_hot = int(hot.shape[0])
         slot_of = np.full(X.shape[1], -1, dtype=np.int32)
         slot_of[hot] = np.arange(hot.shape[0], dtype=np.int32)
         hot_ptr, hot_slot, hot_val = _hot_rows(X.indptr, X.indices, X.data, slot_of, self.n_hot)
         del curvature, slot_of
         max_chunks = order.shape[0] // chunk_rows + 2
+        self.per_thread = np.zeros((T, _LINE))
         self.shared = (
             X.indptr, X.indices, X.data, float(bias), int(loss), rec, w, active, trainable,
             fstate, istate, rng, float(eps), bool(shrinking), int(bucket_size),
@@ -848,7 +850,7 @@ class ThreadedRounds:
             np.zeros(max_chunks + 1, dtype=np.int64),  # chunk_start
             np.zeros(1, dtype=np.int64),  # chunk_seed
             np.zeros((T, _LINE), dtype=np.uint64),  # rngs: each thread's for its chunks
-            np.zeros((T, _LINE)),  # per_thread
+            self.per_thread,
             np.zeros((2, T, _LINE)),  # partials
             np.zeros((T, chunk_rows)),  # dots
             np.zeros((T, chunk_rows), dtype=np.int64),  # row_index
@@ -895,17 +897,102 @@ class ThreadedRounds:
             future.result()
 
     @property
-    def figures(self) -> dict[str, int]:
-        return {
+    def figures(self) -> dict:
+        figures = {
             "n_threads": self.n_threads,
             "hot_features": self.n_hot,
             "chunk_rows": self.chunk_rows,
-            "rotate": self.rotate,
             "rounds": int(self.stats[_S_ROUNDS]),
             "shortened_rounds": int(self.stats[_S_SHORTENED]),
         }
+        if self.round_changes.shape[0]:
+            kept = min(int(self.stats[_S_ROUNDS]), self.round_changes.shape[0])
+            figures["round_changes"] = self.round_changes[:kept].copy()
+        return figures
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+
+
+class ThreadPlace:
+    """The threads' shares of the rows as the place of a partitioned dual
+    (``linsvm.partitioned``, merge rule ``SHARED``): a local solve of every share is ``passes``
+    outer iterations of ``ThreadedRounds``, whose rounds merge the threads' changes into W as
+    they come (in compiled code: a round lasts microseconds). One result per thread, with its
+    last outer iteration's projected-gradient extremes."""
+
+    def __init__(self, rounds: ThreadedRounds) -> None:
+        self.rounds = rounds
+        self.n_partitions = rounds.n_threads
+
+    def solve(self, group, W, task):
+        from ..partitioned import PartResult
+
+        started = time.perf_counter()
+        self.rounds.advance(task.passes)
+        seconds = time.perf_counter() - started
+        per_thread = self.rounds.per_thread
+        return [
+            PartResult(
+                t, pg_max=np.array([per_thread[t, _T_PGMAX]]),
+                pg_min=np.array([per_thread[t, _T_PGMIN]]), seconds=seconds,
+            )
+            for t in group
+        ]  # fmt: skip
+
+
+def simulate(
+    X,
+    y,
+    n_threads: int,
+    *,
+    solver: int = 1,
+    C: float = 1.0,
+    bias: float = -1.0,
+    eps: float | None = None,
+    max_iter: int | None = None,
+    shrinking: bool = True,
+    seed: int = 1,
+    hook=None,
+    round_rows: int = DEFAULT_ROUND_ROWS,
+    keep_round_changes: int = 0,
+):
+    """The threaded solver's run on ``n_threads`` threads, simulated on this one: the same
+    arithmetic, chunks, hand-overs and merges, bit for bit, at the cost of one thread. For
+    studying and testing thread counts beyond the machine's cores.
+
+    X : (n_samples, n_features) matrix; y : (n_samples,) two classes (the first in
+    LIBLINEAR's order is +1). solver 1 (L2-loss) or 3 (L1-loss); C, bias, eps (None:
+    LIBLINEAR's 0.1), max_iter (None: 300), shrinking and seed as ``linsvm.train``; ``hook``
+    as a solver's (``Progress`` after every outer iteration). Returns the ``Solution``;
+    its figures add ``n_threads``, ``hot_features``, ``chunk_rows``, ``rounds``,
+    ``shortened_rounds`` (rounds whose step the line search shortened), and with
+    ``keep_round_changes`` = k the change of the dual made by each of the first k rounds
+    (``round_changes``: never positive)."""
+    from ..data import as_csr, check_labels, group_labels
+    from ..errors import InvalidInputError
+    from . import DUAL_SOLVER_MAX_ITER, Subproblem, get_solver
+
+    spec = get_solver(solver)
+    if spec.number not in (1, 3):
+        raise InvalidInputError(f"the threaded scheme runs -s 1 and -s 3, not {spec.label}")
+    X = as_csr(X)
+    y = check_labels(y, X.shape[0])
+    labels, index = group_labels(y)
+    if labels.shape[0] != 2:
+        raise InvalidInputError(f"simulate trains a binary problem, got {labels.shape[0]} classes")
+    sub = Subproblem(
+        X, np.where(index == 0, 1.0, -1.0), np.full(X.shape[0], float(C)),
+        eps=0.1 if eps is None else float(eps),
+        max_iter=DUAL_SOLVER_MAX_ITER if max_iter is None else int(max_iter),
+        bias=float(bias), seed=int(seed),
+        options={
+            "shrinking": bool(shrinking), "simulate_threads": int(n_threads),
+            "thread_options": {
+                "round_rows": int(round_rows), "keep_round_changes": int(keep_round_changes),
+            },
+        },
+    )  # fmt: skip
+    return spec.solve(sub, hook)

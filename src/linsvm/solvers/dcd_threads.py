@@ -957,6 +957,7 @@ def simulate(
     seed: int = 1,
     hook=None,
     round_rows: int = DEFAULT_ROUND_ROWS,
+    max_hot: int = MAX_HOT,
     keep_round_changes: int = 0,
 ):
     """The threaded solver's run on ``n_threads`` threads, simulated on this one: the same
@@ -966,7 +967,9 @@ def simulate(
     X : (n_samples, n_features) matrix; y : (n_samples,) two classes (the first in
     LIBLINEAR's order is +1). solver 1 (L2-loss) or 3 (L1-loss); C, bias, eps (None:
     LIBLINEAR's 0.1), max_iter (None: 300), shrinking and seed as ``linsvm.train``; ``hook``
-    as a solver's (``Progress`` after every outer iteration). Returns the ``Solution``;
+    as a solver's (``Progress`` after every outer iteration); ``round_rows`` and ``max_hot``:
+    rows a round and hot features at most (0: only the bias in sequence). Returns the
+    ``Solution``;
     its figures add ``n_threads``, ``hot_features``, ``chunk_rows``, ``rounds``,
     ``shortened_rounds`` (rounds whose step the line search shortened), and with
     ``keep_round_changes`` = k the change of the dual made by each of the first k rounds
@@ -991,7 +994,8 @@ def simulate(
         options={
             "shrinking": bool(shrinking), "simulate_threads": int(n_threads),
             "thread_options": {
-                "round_rows": int(round_rows), "keep_round_changes": int(keep_round_changes),
+                "round_rows": int(round_rows), "max_hot": int(max_hot),
+                "keep_round_changes": int(keep_round_changes),
             },
         },
     )  # fmt: skip

@@ -1,0 +1,176 @@
+"""The threaded dual coordinate descent (-s 1, -s 3): the serial optimum at any thread count,
+the same bits as its simulator, a dual that never rises, exact w, determinism, resumption.
+
+Real threads run oversubscribed here (up to 64 on a small machine): the scheme's correctness
+does not depend on timing, and this is where a timing bug would show.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import linsvm
+from linsvm.datasets import make_text_classification
+from linsvm.errors import InvalidInputError
+from linsvm.objective import primal_from_dual, svm_dual_value
+from linsvm.solvers import SOLVERS, Subproblem
+from linsvm.solvers import dcd as dcd_module
+from linsvm.solvers.dcd_threads import simulate
+
+THREADS = (2, 4, 16, 64)
+
+
+def _text_with_hot_column(n_rows: int, seed: int) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Generated text plus a column most rows share (a common word, strong in every row): a
+    feature the rounds must take in sequence, as they take the bias."""
+    X, y = make_text_classification(n_rows, random_state=seed)
+    rng = np.random.default_rng(seed)
+    common = (rng.random(n_rows) < 0.8) * 0.7
+    X = sp.hstack([X, sp.csr_matrix(common[:, None])], format="csr")
+    X.sort_indices()
+    return X, np.where(y == np.unique(y)[-1], 1.0, -1.0)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return _text_with_hot_column(1500, seed=3)
+
+
+def _sub(X, y, bias: float, eps: float = 1e-6, **kw) -> Subproblem:
+    return Subproblem(X, y, np.ones(X.shape[0]), eps=eps, max_iter=2000, bias=bias, **kw)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_serial_optimum_at_every_thread_count(problem, solver, bias):
+    X, y = problem
+    serial = SOLVERS[solver].solve(_sub(X, y, bias), None)
+    for T in THREADS:
+        threaded = SOLVERS[solver].solve(
+            _sub(X, y, bias, n_threads=T, options={"thread_min_nnz": 1}), None
+        )
+        assert threaded.figures["n_threads"] == T
+        assert threaded.converged
+        assert abs(threaded.primal - serial.primal) <= 1e-6 * serial.primal
+        assert threaded.gap >= -1e-9 * abs(threaded.primal)
+        w_exact = primal_from_dual(
+            X.indptr, X.indices, X.data, bias, y, threaded.alpha, threaded.w.shape[0]
+        )
+        assert np.max(np.abs(threaded.w - w_exact)) <= 1e-10 * np.max(np.abs(w_exact))
+        if bias >= 0:
+            assert threaded.figures["hot_features"] >= 1  # the common column
+
+
+@pytest.mark.parametrize("T", THREADS)
+def test_threads_give_the_simulators_bits(problem, T):
+    X, y = problem
+    sub = _sub(X, y, 1.0, eps=1e-3)
+    simulated = SOLVERS[1].solve(sub.but(options={"simulate_threads": T}), None)
+    threaded = SOLVERS[1].solve(sub.but(n_threads=T, options={"thread_min_nnz": 1}), None)
+    again = SOLVERS[1].solve(sub.but(n_threads=T, options={"thread_min_nnz": 1}), None)
+    assert np.array_equal(simulated.w, threaded.w)
+    assert np.array_equal(simulated.alpha, threaded.alpha)
+    assert simulated.n_iter == threaded.n_iter
+    assert np.array_equal(threaded.w, again.w)  # the same run every time
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+@pytest.mark.parametrize("round_rows", [256, 4096])
+def test_every_round_lowers_the_dual(problem, solver, round_rows):
+    """Each merge's change of the dual f (computed from the merge's own sums) is never
+    positive, and the changes add up to the dual's actual change (so they are the real
+    ones). Rounds of every row, no hot feature in sequence: the line search must shorten
+    some rounds."""
+    X, y = problem
+    bias = -1.0 if round_rows > X.shape[0] else 1.0
+    T = 8
+    sol = simulate(X, y, T, solver=solver, bias=bias, eps=1e-5, max_iter=60,
+                   round_rows=round_rows, max_hot=0 if bias < 0 else 64,
+                   keep_round_changes=10**6)  # fmt: skip
+    changes = sol.figures["round_changes"]
+    assert changes.shape[0] == sol.figures["rounds"] > 0
+    scale = np.abs(changes).max()
+    assert np.all(changes <= 1e-12 * scale)
+    C = np.ones(X.shape[0])
+    loss = 1 if solver == 1 else 0
+    f_end = -svm_dual_value(X.indptr, X.indices, X.data, bias, y, C, sol.alpha, loss,
+                            sol.w.shape[0])  # fmt: skip
+    assert abs(changes.sum() - f_end) <= 1e-8 * abs(f_end)  # f(0) = 0
+    if round_rows == 4096:
+        assert sol.figures["shortened_rounds"] > 0
+
+
+def test_one_thread_is_the_serial_solver(problem):
+    X, y = problem
+    serial = linsvm.train(X, y, solver=1, bias=1, eps=1e-4)
+    # below the threshold of non-zeros a thread: the serial solver, bit for bit
+    threaded = linsvm.train(X, y, solver=1, bias=1, eps=1e-4, n_jobs=2)
+    assert "n_threads" not in threaded.results_[0].figures
+    assert np.array_equal(serial.coef_, threaded.coef_)
+
+
+def test_train_uses_threads_for_a_binary_problem(problem, monkeypatch):
+    X, y = problem
+    monkeypatch.setattr(dcd_module, "THREAD_MIN_NNZ", 1)
+    model = linsvm.train(X, y, solver=3, bias=1, eps=1e-4, n_jobs=4)
+    result = model.results_[0]
+    assert result.figures["n_threads"] == 4
+    serial = linsvm.train(X, y, solver=3, bias=1, eps=1e-6, max_iter=3000)
+    tight = linsvm.train(X, y, solver=3, bias=1, eps=1e-6, max_iter=3000, n_jobs=4).results_[0]
+    assert abs(tight.primal - serial.results_[0].primal) <= 1e-6 * tight.primal
+    # one-vs-rest: the threads go to the sub-problems first (never more busy than n_jobs)
+    y3 = np.where(np.arange(X.shape[0]) % 3 == 0, 2.0, y)
+    multi = linsvm.train(X, y3, solver=1, eps=1e-3, n_jobs=4)
+    assert all("n_threads" not in r.figures for r in multi.results_)
+    pairs = linsvm.train(X, y3, solver=1, eps=1e-3, n_jobs=6)
+    assert all(r.figures["n_threads"] == 2 for r in pairs.results_)
+
+
+def test_resumed_threaded_solve_is_the_uninterrupted_one(problem):
+    X, y = problem
+    sub = _sub(X, y, 1.0, eps=1e-5, n_threads=4, options={"thread_min_nnz": 1})
+    whole = SOLVERS[1].solve(sub, None)
+    saved = {}
+
+    def stop_after_five(progress):
+        if progress.iteration == 5:
+            saved["state"] = progress.state()
+            return False
+        return True
+
+    stop_after_five.every_iteration = True
+    stopped = SOLVERS[1].solve(sub, stop_after_five)
+    assert stopped.stop_reason == "interrupted"
+    resumed = SOLVERS[1].solve(sub.but(resume=saved["state"]), None)
+    assert np.array_equal(resumed.w, whole.w)
+    assert resumed.n_iter == whole.n_iter
+
+
+def test_simulator_errors(problem):
+    X, y = problem
+    with pytest.raises(InvalidInputError, match="-s 1 and -s 3"):
+        simulate(X, y, 4, solver=2)
+    with pytest.raises(InvalidInputError, match="binary"):
+        simulate(X, np.arange(X.shape[0]) % 3, 4)
+    with pytest.raises(InvalidInputError, match="simulate_threads"):
+        SOLVERS[1].solve(_sub(X, y, -1.0, options={"simulate_threads": 0}), None)
+
+
+def test_empty_rows_and_a_row_of_everything():
+    """Rows with no entries (only the bias, or nothing) and one row with every feature: the
+    owners' ranges, the chunks and the merge still give the serial optimum."""
+    X, y = make_text_classification(600, random_state=5)
+    X = X.tolil()
+    X[:20] = 0.0
+    X[20] = 0.01
+    X = X.tocsr()
+    X.sort_indices()
+    y = np.where(y == np.unique(y)[-1], 1.0, -1.0)
+    for bias in (-1.0, 1.0):
+        for solver in (1, 3):
+            serial = SOLVERS[solver].solve(_sub(X, y, bias), None)
+            for T in (3, 16):
+                sim = SOLVERS[solver].solve(_sub(X, y, bias, options={"simulate_threads": T}), None)
+                assert abs(sim.primal - serial.primal) <= 1e-6 * serial.primal

@@ -370,9 +370,12 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
             threads.close()
 
 
-# A solve gets at most one thread per this many non-zeros: below it the threads' rounds and
-# barriers cost more than they share.
-THREAD_MIN_NNZ = 200_000
+# A solve gets at most one thread per this many non-zeros. Measured on 2 cores (-s 1 and -s 3,
+# default tolerance): two threads lost to one on every set up to 1.4M non-zeros (pypi-recent's
+# first 100k rows: 0.61-0.68x; a9a, w8a, reuters: 0.24-0.59x), broke even near 4M (300k rows:
+# 0.76-1.13x) and gained on all of pypi-recent (9.4M): small data sits in the cache, where the
+# serial solver's step costs nanoseconds and the rounds' synchronisation dominates.
+THREAD_MIN_NNZ = 2_000_000
 
 
 def _thread_plan(sub: Subproblem, X, serial_only: bool) -> tuple[int, bool]:

@@ -41,7 +41,6 @@ from typing import Any, Protocol
 import numpy as np
 import scipy.sparse as sp
 
-from .solvers.dcd import pg_measure as svm_pg_measure
 from .sparse_rows import sq_norm
 
 
@@ -222,12 +221,15 @@ def relative_gap(primal: np.ndarray, dual: np.ndarray) -> float:
 
 
 def stopping_measure(pg_max: float, pg_min: float, logistic: bool = False) -> float:
-    """LIBLINEAR's stopping measure from the extremes of the rows' g over some rows: the SVM
-    duals' projected-gradient spread (``solvers.dcd.pg_measure``), or the LR dual's largest
-    |gradient| (g its gradient, -inf at alpha_i = 0); 0 where no row was visited."""
+    """LIBLINEAR's stopping measure from the extremes of the rows' g over some rows: for the
+    SVM duals (g the projected gradient) max(pg_max - pg_min, |pg_max|, |pg_min|), what the
+    rule compares with eps; for the LR dual (g its gradient, -inf at alpha_i = 0) the
+    largest |g|. 0 where no row was visited."""
     if logistic:
         return max(pg_max, -pg_min, 0.0)
-    return svm_pg_measure(pg_max, pg_min)
+    if pg_max < pg_min:
+        return 0.0
+    return max(pg_max - pg_min, abs(pg_max), abs(pg_min))
 
 
 def pg_measure(sums: OuterSums, logistic: bool = False) -> float:

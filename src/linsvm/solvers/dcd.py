@@ -29,6 +29,7 @@ from numba import njit
 from ..errors import InvalidInputError
 from ..features._rows import mapped_axpy, mapped_dot, mapped_sq_norm, row_scratch
 from ..objective import LOSS_HINGE, LOSS_SQUARED_HINGE, svm_objectives
+from ..partitioned import SHARED, LocalTask, PartitionedDual, stopping_measure
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
 from . import _dual
 from ._base import Hook, Solution, Subproblem
@@ -324,7 +325,6 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     n_threads, simulate = _thread_plan(sub, X, fparams is not None or sigma != 1.0)
     if n_threads > 1:
         # the rows shared among threads: a partitioned dual whose place merges as it goes
-        from ..partitioned import SHARED, PartitionedDual
         from .dcd_threads import ThreadedRounds, ThreadPlace
 
         threads = ThreadedRounds(
@@ -336,8 +336,6 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
 
     def advance(n_epochs: int) -> None:
         if driver is not None:
-            from ..partitioned import LocalTask
-
             driver.outer(LocalTask(int(istate[I_ITER]), n_epochs), keep_start=False)
             return
         dcd_svm_kernel(
@@ -351,7 +349,8 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
 
     def report() -> tuple[float, dict]:
         pg = pg_extremes()
-        return pg_measure(pg["pg_max"], pg["pg_min"]), {"n_active": int(istate[I_ACTIVE]), **pg}
+        measure = stopping_measure(pg["pg_max"], pg["pg_min"])
+        return measure, {"n_active": int(istate[I_ACTIVE]), **pg}
 
     def values() -> tuple[float, float, float]:
         alpha = np.ascontiguousarray(rec[:, _ALPHA])
@@ -411,13 +410,6 @@ def check_sigma(sigma) -> float:
     if not (np.isfinite(value) and value >= 1.0):
         raise InvalidInputError(f"sigma must be a number >= 1, got {sigma!r}")
     return value
-
-
-def pg_measure(pg_max: float, pg_min: float) -> float:
-    """The quantity the stopping rule compares with eps; 0 if no row was visited."""
-    if pg_max < pg_min:
-        return 0.0
-    return max(pg_max - pg_min, abs(pg_max), abs(pg_min))
 
 
 __all__ = [

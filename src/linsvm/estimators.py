@@ -374,7 +374,8 @@ class LinearSVC(_LiblinearClassifier):
     ``multi_class="crammer_singer"`` -s 4. Beyond scikit-learn: ``tol="liblinear"``,
     ``warm_start``, ``n_jobs`` (threads, joblib's convention: see ``linsvm.train``; the
     one-vs-rest sub-problems side by side, then within each the threaded dual solver or the
-    passes of the primal Newton solver), ``objective_``, ``dual_gap_`` and ``model_`` (see the module docstring).
+    passes of the primal Newton solver), ``objective_``, ``dual_gap_`` and ``model_`` (see the
+    module docstring).
     """
 
     _parameter_constraints: dict = {
@@ -458,8 +459,8 @@ class LogisticRegression(_LiblinearClassifier):
     error. ``n_iter_`` has shape (1,): the largest iteration count over the sub-problems.
     ``n_jobs``: threads, joblib's convention (see ``linsvm.train``): the one-vs-rest
     sub-problems side by side, then within each the passes of the primal Newton solver
-    (the LR dual runs on one thread; scikit-learn's liblinear ignores it). Beyond scikit-learn: ``tol="liblinear"``,
-    ``warm_start`` (scikit-learn's liblinear ignores it; here it restarts the solver),
+    (the LR dual runs on one thread; scikit-learn's liblinear ignores it). Beyond
+    scikit-learn: ``tol="liblinear"``, ``warm_start`` (scikit-learn's liblinear ignores it; here it restarts the solver),
     ``objective_``, ``dual_gap_``, ``model_``.
     """
 

@@ -460,8 +460,8 @@ class LogisticRegression(_LiblinearClassifier):
     ``n_jobs``: threads, joblib's convention (see ``linsvm.train``): the one-vs-rest
     sub-problems side by side, then within each the passes of the primal Newton solver
     (the LR dual runs on one thread; scikit-learn's liblinear ignores it). Beyond
-    scikit-learn: ``tol="liblinear"``, ``warm_start`` (scikit-learn's liblinear ignores it; here it restarts the solver),
-    ``objective_``, ``dual_gap_``, ``model_``.
+    scikit-learn: ``tol="liblinear"``, ``warm_start`` (scikit-learn's liblinear ignores it;
+    here it restarts the solver), ``objective_``, ``dual_gap_``, ``model_``.
     """
 
     _parameter_constraints: dict = {

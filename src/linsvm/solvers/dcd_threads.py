@@ -432,6 +432,46 @@ def _shorten_rows(t, parity, gamma, rec, partials, row_index, row_steps, squared
 # ----------------------------------------------------------------------------- the runs
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _add_piece(indices, data, w, step, start, stop) -> float:
+    """w_j += step x_j over entries [start, stop) of a row; returns how much this moved
+    w'w / 2 (a change v of a weight b moves it by v (b + v/2)), summed in two chains (one
+    chain of additions waits on each one's latency; a row's features are distinct)."""
+    even = 0.0
+    odd = 0.0
+    k = start
+    while k + 1 < stop:
+        j0 = indices[k]
+        j1 = indices[k + 1]
+        v0 = step * data[k]
+        v1 = step * data[k + 1]
+        b0 = w[j0]
+        b1 = w[j1]
+        w[j0] = b0 + v0
+        w[j1] = b1 + v1
+        even += v0 * (b0 + 0.5 * v0)
+        odd += v1 * (b1 + 0.5 * v1)
+        k += 2
+    if k < stop:
+        j0 = indices[k]
+        v0 = step * data[k]
+        b0 = w[j0]
+        w[j0] = b0 + v0
+        even += v0 * (b0 + 0.5 * v0)
+    return even + odd
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_bias(w, v) -> float:
+    """The bias weight (w's last) += v; its move of w'w / 2."""
+    if v == 0.0:
+        return 0.0
+    n_weights = w.shape[0]
+    b = w[n_weights - 1]
+    w[n_weights - 1] = b + v
+    return v * (b + 0.5 * v)
+
+
 @njit(cache=True, nogil=True)
 def _apply_pieces(t, o, parity, scale, indices, data, w, partials, row_steps, seg_count,
                   seg_row, seg_span) -> float:  # fmt: skip
@@ -442,19 +482,9 @@ def _apply_pieces(t, o, parity, scale, indices, data, w, partials, row_steps, se
     change = 0.0
     for e in range(seg_count[t, o]):
         step = scale * row_steps[t, seg_row[t, o, e], 2]
-        for k in range(seg_span[t, o, e, 0], seg_span[t, o, e, 1]):
-            j = indices[k]
-            v = step * data[k]
-            b = w[j]
-            w[j] = b + v
-            change += v * (b + 0.5 * v)
+        change += _add_piece(indices, data, w, step, seg_span[t, o, e, 0], seg_span[t, o, e, 1])
     if o == seg_count.shape[1] - 1:
-        v = scale * partials[parity, t, _P_BIAS]
-        if v != 0.0:
-            n_weights = w.shape[0]
-            b = w[n_weights - 1]
-            w[n_weights - 1] = b + v
-            change += v * (b + 0.5 * v)
+        change += _add_bias(w, scale * partials[parity, t, _P_BIAS])
     return change
 
 
@@ -465,19 +495,9 @@ def _apply_rows(t, o, parity, scale, indices, data, w, partials, row_pos, row_st
     for r in range(int(partials[parity, t, _P_ROWS])):
         p = row_pos[t, r]
         step = scale * row_steps[t, r, 2]
-        for k in range(splits[t, p, o], splits[t, p, o + 1]):
-            j = indices[k]
-            v = step * data[k]
-            b = w[j]
-            w[j] = b + v
-            change += v * (b + 0.5 * v)
+        change += _add_piece(indices, data, w, step, splits[t, p, o], splits[t, p, o + 1])
     if o == splits.shape[2] - 2:
-        v = scale * partials[parity, t, _P_BIAS]
-        if v != 0.0:
-            n_weights = w.shape[0]
-            b = w[n_weights - 1]
-            w[n_weights - 1] = b + v
-            change += v * (b + 0.5 * v)
+        change += _add_bias(w, scale * partials[parity, t, _P_BIAS])
     return change
 
 

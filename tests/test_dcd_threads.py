@@ -174,3 +174,16 @@ def test_empty_rows_and_a_row_of_everything():
             for T in (3, 16):
                 sim = SOLVERS[solver].solve(_sub(X, y, bias, options={"simulate_threads": T}), None)
                 assert abs(sim.primal - serial.primal) <= 1e-6 * serial.primal
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_real_text_with_a_bias(load_shared, solver):
+    """reuters (8k rows of news text, skewed classes) with LIBLINEAR's bias: 16 threads,
+    simulated, reach the serial optimum."""
+    X, y = load_shared("reuters.trn")
+    y = np.where(y == np.unique(y)[-1], 1.0, -1.0)
+    serial = SOLVERS[solver].solve(_sub(X, y, 1.0), None)
+    threaded = SOLVERS[solver].solve(_sub(X, y, 1.0, options={"simulate_threads": 16}), None)
+    assert threaded.converged
+    assert abs(threaded.primal - serial.primal) <= 1e-6 * serial.primal
+    assert threaded.gap >= -1e-9 * threaded.primal

@@ -29,8 +29,8 @@ SECTIONS = [
     ("Reader (bench_reader.py)", "RESULTS-reader.md"),
     ("Multi-core peers: -s 1 / -s 3 on 1 and 2 threads (bench_multicore.py)",
      "RESULTS-multicore.md"),
-    ("Threaded DCD schemes, measured and rejected (bench_dcd_threads.py)",
-     "RESULTS-dcd-threads.md"),
+    ("Threads within one DCD solve: linsvm's threaded -s 1 / -s 3 vs one thread, Snap ML and "
+     "multi-core LIBLINEAR (bench_dcd_threads.py)", "RESULTS-dcd-threads.md"),
     ("The Newton solvers on 1 and 2 threads (bench_threads_primal.py)",
      "RESULTS-threads-primal.md"),
     ("Degree-2 maps and hashing vs kernel SVMs and scikit-learn (bench_poly2.py)",

@@ -136,6 +136,18 @@ def multicore_python() -> Path:
     return venv / "bin" / "python"
 
 
+def multicore_version() -> str | None:
+    """liblinear-multicore's version in its venv; None where it is not installed."""
+    python = multicore_python()
+    if not python.is_file():
+        return None
+    probe = subprocess.run([str(python), "-c", "from importlib import metadata; "
+                            "print(metadata.version('liblinear-multicore'))"],
+                           capture_output=True, text=True)
+    version = probe.stdout.strip() if probe.returncode == 0 else ""
+    return version or None
+
+
 # ---- data with the bias column -----------------------------------------------------------------
 
 def with_bias_column(X: sp.csr_matrix, bias: float) -> sp.csr_matrix:
@@ -244,7 +256,9 @@ class MulticoreWorker:
     and a C call in a subprocess can be stopped where one in this process could not.
     """
 
-    def __init__(self, python: Path, X: sp.csr_matrix, y: np.ndarray, key: str) -> None:
+    def __init__(self, python: Path, X: sp.csr_matrix, y: np.ndarray, key: str,
+                 bias: float = BIAS) -> None:
+        self.bias = bias
         self.folder = scratch_dir()
         self.data_path = self.folder / f"multicore-{key}.npz"
         if not self.data_path.is_file():
@@ -260,7 +274,7 @@ class MulticoreWorker:
     def _start(self) -> None:
         worker = Path(__file__).resolve().with_name("multicore_worker.py")
         self.proc = subprocess.Popen(
-            [str(self.python), str(worker), str(self.data_path), repr(BIAS)],
+            [str(self.python), str(worker), str(self.data_path), repr(self.bias)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.info = self._answer()
 
@@ -296,11 +310,14 @@ class MulticoreWorker:
 
 
 class MulticoreTool(LiblinearTool):
-    """multi-core LIBLINEAR ``-m threads`` through a ``MulticoreWorker`` (set per dataset)."""
+    """multi-core LIBLINEAR ``-m threads`` through a ``MulticoreWorker`` (set per dataset, with
+    the same ``bias``)."""
 
-    def __init__(self, threads: int, version: str) -> None:
+    def __init__(self, threads: int, version: str, name: str | None = None,
+                 bias: float = BIAS) -> None:
         self.threads = threads
-        self.name = MC_1 if threads == 1 else MC_2
+        self.name = name or (MC_1 if threads == 1 else MC_2)
+        self.bias = bias
         self._version = version
         self.worker: MulticoreWorker | None = None
         self.limit = np.inf  # seconds a fit may take before its worker is ended
@@ -318,8 +335,9 @@ class MulticoreTool(LiblinearTool):
         solver = LIBLINEAR_SOLVER[loss]
         out = self.worker.fit(solver, setting.get("eps"), self.threads, self.limit)
         if out is None:  # counted as a run of `limit` seconds that reached nothing (w = 0)
-            return FitResult(self.limit, np.zeros(self.worker.info["n_features"] + 1), None,
-                             False, [f"ended after {self.limit:g} s"])
+            n_weights = self.worker.info["n_features"] + (1 if self.bias >= 0 else 0)
+            return FitResult(self.limit, np.zeros(n_weights), None, False,
+                             [f"ended after {self.limit:g} s"])
         return liblinear_result(out, solver)
 
     def version(self) -> str:
@@ -371,12 +389,7 @@ def make_tools(wanted: set[str]) -> tuple[list[Tool], list[str]]:
     except ImportError as exc:
         notes.append(f"LIBLINEAR skipped: {exc}")
     python = multicore_python()
-    version = None
-    if python.is_file():
-        probe = subprocess.run([str(python), "-c", "from importlib import metadata; "
-                                "print(metadata.version('liblinear-multicore'))"],
-                               capture_output=True, text=True)
-        version = probe.stdout.strip() if probe.returncode == 0 else None
+    version = multicore_version()
     if version:
         tools += [MulticoreTool(1, version), MulticoreTool(2, version)]
     else:

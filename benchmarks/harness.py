@@ -185,11 +185,13 @@ class ReferenceCache:
         os.replace(tmp, self.path)
 
 
-def tight_linsvm(ds: Dataset, loss: int, budget: float, ref: Reference) -> None:
+def tight_linsvm(ds: Dataset, loss: int, budget: float, ref: Reference, n_threads: int = 1,
+                 chunk_iter: int = 200) -> None:
     """linsvm's DCD, warm-started through shrinking eps until the gap certifies P*.
 
-    Runs in chunks of outer iterations (each chunk warm-starts from the last alpha) so that the
-    time budget is checked regularly.
+    Runs in chunks of at most ``chunk_iter`` outer iterations (each chunk warm-starts from the
+    last alpha) so that the time budget is checked regularly; ``n_threads`` as
+    ``Subproblem.n_threads``.
     """
     from linsvm.solvers import Subproblem
     from linsvm.solvers.dcd import solve_l1svc_dual, solve_l2svc_dual
@@ -200,7 +202,8 @@ def tight_linsvm(ds: Dataset, loss: int, budget: float, ref: Reference) -> None:
     start = time.perf_counter()
     for eps in PSTAR_EPS_STAGES:
         while True:
-            sub = Subproblem(X=ds.X, y=ds.y, C=cost, eps=eps, max_iter=200, alpha0=alpha)
+            sub = Subproblem(X=ds.X, y=ds.y, C=cost, eps=eps, max_iter=chunk_iter, alpha0=alpha,
+                             n_threads=n_threads)
             sol = solve(sub)
             alpha = sol.alpha
             ref.offer(sol.primal, sol.dual, f"linsvm DCD eps={eps:g}")
@@ -234,10 +237,11 @@ def score(ds: Dataset, w: np.ndarray, loss: int, cost: np.ndarray) -> float:
                               np.ascontiguousarray(w, dtype=np.float64), loss))
 
 
-def compute_reference(ds: Dataset, loss: int, budget: float, use_liblinear: bool) -> Reference:
+def compute_reference(ds: Dataset, loss: int, budget: float, use_liblinear: bool,
+                      n_threads: int = 1, chunk_iter: int = 200) -> Reference:
     ref = Reference()
     t0 = time.perf_counter()
-    tight_linsvm(ds, loss, budget, ref)
+    tight_linsvm(ds, loss, budget, ref, n_threads, chunk_iter)
     if use_liblinear and loss == LOSS_SQUARED_HINGE:
         try:
             tight_liblinear_primal(ds, ref, np.ones(ds.X.shape[0]))
@@ -286,10 +290,17 @@ class ToolBench:
 
     def sweep(self, default: Measurement) -> None:
         """Probe the settings loose to tight; then full repeats for the best per target."""
+        self.probe(default)
+        self.repeat_best()
+
+    def probe(self, default: Measurement | None) -> None:
+        """One run per setting, loose to tight, up to the first reaching the tightest target
+        (or a run slower than ``max_run_seconds``); a setting that is the ``default`` run
+        (if given) reuses it."""
         tightest = min(TARGETS)
         for setting in self.tool.sweep(self.loss):
-            if setting.same_as_default == "always" or (
-                    setting.same_as_default == "if_converged" and default.converged):
+            if default is not None and (setting.same_as_default == "always" or (
+                    setting.same_as_default == "if_converged" and default.converged)):
                 self.runs[setting.label] = default  # the very same computation
                 m = default
             else:
@@ -301,6 +312,9 @@ class ToolBench:
                     f"sweep stopped after {setting.label}: one run took "
                     f"{fmt_seconds(m.times[0])} s (> --max-run-seconds {self.max_run_seconds:g})")
                 break
+
+    def repeat_best(self) -> None:
+        """``repeats`` runs of every setting reaching a target within 1.5x of the fastest."""
         for target in TARGETS:
             reaching = [m for m in self.runs.values() if self.rel(m) <= target]
             if not reaching:

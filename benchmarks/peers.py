@@ -9,10 +9,11 @@ definition ``linsvm.objective.primal_value``.
 - ``LiblinearTool``: liblinear-official's ``train`` on a ``problem`` built before timing
   (``-s 1`` / ``-s 3``). LIBLINEAR 2.50 caps its dual solvers at 300 outer iterations; for
   ``-s 1`` it then switches to the primal solver ``-s 2`` (that time is part of its run).
-- ``SnapMLTool``: ``snapml.SupportVectorMachine`` with ``n_jobs=1``, ``fit_intercept=False`` and
-  ``regularizer = 1 / C``: its objective is ``regularizer/2 w'w + sum_i loss_i``, i.e. P(w)/C,
-  so the same minimiser (checked by the primal values the harness computes). Its ``fit``
-  converts the CSR arrays to float32 / uint32 / uint64 on every call; that is part of its time.
+- ``SnapMLTool``: ``snapml.SupportVectorMachine`` with ``n_jobs=1`` (or more threads, or a GPU,
+  by its parameters), ``fit_intercept=False`` and ``regularizer = 1 / C``: its objective is
+  ``regularizer/2 w'w + sum_i loss_i``, i.e. P(w)/C, so the same minimiser (checked by the
+  primal values the harness computes). Its ``fit`` converts the CSR arrays to float32 / uint32
+  / uint64 on every call; that is part of its time.
 """
 
 from __future__ import annotations
@@ -210,7 +211,15 @@ class LiblinearTool(Tool):
 
 
 class SnapMLTool(Tool):
+    """Snap ML's SupportVectorMachine on ``n_jobs`` CPU threads, or on the first GPU."""
+
     name = "Snap ML"
+
+    def __init__(self, n_jobs: int = 1, use_gpu: bool = False, name: str | None = None) -> None:
+        self.n_jobs = n_jobs
+        self.use_gpu = use_gpu
+        if name is not None:
+            self.name = name
 
     def default_setting(self, loss: int) -> Setting:
         return Setting("default (tol=1e-3, max_iter=1000)", ())
@@ -229,7 +238,8 @@ class SnapMLTool(Tool):
         model = SupportVectorMachine(
             loss="hinge" if loss == LOSS_HINGE else "squared_hinge",
             regularizer=1.0,  # = 1 / C with C = 1
-            n_jobs=1, fit_intercept=False, random_state=0, **kwargs,
+            n_jobs=self.n_jobs, fit_intercept=False, random_state=0,
+            **({"use_gpu": True, "device_ids": [0]} if self.use_gpu else {}), **kwargs,
         )
         t0 = time.perf_counter()
         model.fit(self.X, self.y)

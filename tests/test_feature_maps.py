@@ -395,3 +395,20 @@ def test_estimators_train_and_predict_through_the_map():
     target = X.toarray()[:, 0] * X.toarray()[:, 1]
     svr = LinearSVR(feature_map=fmap, epsilon=0.0, tol=1e-6, max_iter=10_000).fit(X, target)
     assert svr.score(X, target) > 0.99
+
+
+def test_dual_auto_decides_on_the_mapped_width():
+    """``dual="auto"`` compares the rows with the columns the solver sees: 200 rows of 9
+    features are tall, their 2^10 hashed (or 54 exact degree-2) columns are wide."""
+    from linsvm import LinearSVC, LinearSVR
+
+    X, y = sparse_problem(n_rows=200)
+    assert LinearSVC(tol="liblinear").fit(X, y).model_.solver == 2  # tall: primal
+    hashed = LinearSVC(feature_map=FeatureMap(hash_bits=10), tol="liblinear").fit(X, y)
+    assert hashed.model_.solver == 1  # 1024 mapped columns > 200 rows: dual
+    exact = LinearSVC(feature_map=FeatureMap(), tol="liblinear").fit(X[:40], y[:40])
+    assert exact.model_.solver == 1  # 54 mapped columns > 40 rows
+    target = X.toarray()[:, 0]
+    svr = dict(loss="squared_epsilon_insensitive", tol="liblinear")
+    assert LinearSVR(**svr).fit(X, target).model_.solver == 11
+    assert LinearSVR(feature_map=FeatureMap(hash_bits=10), **svr).fit(X, target).model_.solver == 12

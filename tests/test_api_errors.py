@@ -270,7 +270,7 @@ def test_convergence_warning_per_subproblem():
 def _cap_warning(X, y, **params) -> str:
     with pytest.warns(ConvergenceWarning, match="max number of iterations") as caught:
         linsvm.train(X, y, C=100.0, eps=1e-12, max_iter=2, **params)
-    return str(caught[0].message)
+    return next(str(w.message) for w in caught if "max number" in str(w.message))
 
 
 def test_cap_advice_fits_the_data_and_keeps_the_loss():
@@ -294,7 +294,7 @@ def test_cap_advice_fits_the_data_and_keeps_the_loss():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         linsvm.train(X, y, solver=1, C=100.0, eps=1e-12, max_iter=2)
-    assert "switching to -s 2 (the same loss, in the primal)" in str(caught[0].message)
+    assert any("switching to -s 2 (the same loss, in the primal)" in str(w.message) for w in caught)
 
 
 def test_default_cap_is_300(data):

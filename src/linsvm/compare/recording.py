@@ -43,16 +43,16 @@ class Recorder:
     (solver seconds, iteration, copy of w, P(w) or NaN where not scored), starting with w = 0
     at time 0. ``score``: P(w) of a snapshot, or None (nothing scored in the hook);
     ``stop_below``: the run stops at the first scored snapshot with P(w) <= it (``past_line``).
-    ``progress``: ``PROGRESS_LIVE``, ``PROGRESS_LINES`` or ``PROGRESS_NONE``.
+    ``show``: how progress is shown, ``PROGRESS_LIVE``, ``PROGRESS_LINES`` or ``PROGRESS_NONE``.
     """
 
-    def __init__(self, racer: Racer, max_time: float, progress: str, clock: Callable[[], float],
+    def __init__(self, racer: Racer, max_time: float, show: str, clock: Callable[[], float],
                  score: Callable[[np.ndarray], float] | None = None,
                  stop_below: float = -math.inf) -> None:  # fmt: skip
         self.racer = racer
         self.clock = clock
         self.max_time = max_time
-        self.progress = progress
+        self.show = show
         self.score = score
         self.stop_below = stop_below
         self.start = 0.0
@@ -68,7 +68,7 @@ class Recorder:
         self.snapshots.append((0.0, 0, np.zeros(n_weights), math.nan))
         self.start = self.clock()
         self._next_progress = time.perf_counter() + (
-            PROGRESS_LINE_SECONDS if self.progress == PROGRESS_LINES else 0.0
+            PROGRESS_LINE_SECONDS if self.show == PROGRESS_LINES else 0.0
         )
 
     def elapsed(self) -> float:
@@ -91,11 +91,11 @@ class Recorder:
             self._last_snapshot = t
             self.past_line = primal <= self.stop_below
         now = time.perf_counter()
-        if self.progress != PROGRESS_NONE and now >= self._next_progress:
+        if self.show != PROGRESS_NONE and now >= self._next_progress:
             m = progress.measure
             shown = f", {self.racer.measure} {m:.3g}" if math.isfinite(m) else ""
             text = f"{self.racer.name}: iteration {iteration}{shown}, {t:.2f} s"
-            if self.progress == PROGRESS_LIVE:
+            if self.show == PROGRESS_LIVE:
                 self._next_progress = now + 1.0 / PROGRESS_UPDATES_PER_SECOND
                 progress_line(text)
             else:

@@ -105,18 +105,18 @@ def accuracy_on(X_test: sp.csr_matrix, y_test: np.ndarray, w: np.ndarray, bias: 
 
 
 def reference_run(sub: Subproblem, loss: int, budget: float, ref: Reference,
-                  progress: str = PROGRESS_NONE) -> None:  # fmt: skip
+                  show: str = PROGRESS_NONE) -> None:  # fmt: skip
     """DCD warm-started through ``PSTAR_EPS_STAGES`` until its gap certifies P* to
     ``PSTAR_GAP_TARGET`` or time's up.
 
     The hook checks the budget after every batch of iterations and offers the primal and dual
     values to ``ref`` every ``PSTAR_CHECK_ITER`` iterations; it stops the run when the gap is
-    certified or the budget is spent. ``progress``: how progress is shown (``recording``).
+    certified or the budget is spent. ``show``: how progress is shown (``recording``).
     """
     spec = SOLVERS[DUAL_SOLVER[loss]]
     start = time.perf_counter()
     key = LOSS_KEYS[loss]
-    first = start + (PROGRESS_LINE_SECONDS if progress == PROGRESS_LINES else 0.0)
+    first = start + (PROGRESS_LINE_SECONDS if show == PROGRESS_LINES else 0.0)
     stage = {"eps": PSTAR_EPS_STAGES[0], "next_check": PSTAR_CHECK_ITER, "next_live": first}
 
     def finished() -> bool:
@@ -128,12 +128,12 @@ def reference_run(sub: Subproblem, loss: int, budget: float, ref: Reference,
             primal, dual = progress.objectives()
             ref.offer(primal, f"reference DCD run, eps {stage['eps']:g}", dual)
         now = time.perf_counter()
-        if progress != PROGRESS_NONE and now >= stage["next_live"]:
+        if show != PROGRESS_NONE and now >= stage["next_live"]:
             text = (
                 f"P* ({key}): DCD eps {stage['eps']:g}, (P - D)/D {fmt_sci(ref.certified_gap)}, "
                 f"{now - start:.2f} s"
             )
-            if progress == PROGRESS_LIVE:
+            if show == PROGRESS_LIVE:
                 stage["next_live"] = now + 1.0 / PROGRESS_UPDATES_PER_SECOND
                 progress_line(text)
             else:
@@ -172,7 +172,7 @@ def warm_up(sub: Subproblem, names: Sequence[str]) -> None:
         SOLVERS[DUAL_SOLVER[loss]].solve(small.but(eps=0.1, max_iter=3), None)
 
 
-def record_run(racer: Racer, sub: Subproblem, X_test, y_test, max_time: float, progress: str,
+def record_run(racer: Racer, sub: Subproblem, X_test, y_test, max_time: float, show: str,
                check_overhead: bool, clock: str,
                stop_below: float = -math.inf) -> SolverRun:  # fmt: skip
     """The recorded run, the unhooked rerun, and the evaluation of every snapshot.
@@ -181,13 +181,13 @@ def record_run(racer: Racer, sub: Subproblem, X_test, y_test, max_time: float, p
     with P(w) <= this (snapshots are then scored in the hook, that time taken off the clock).
     """
     now = CLOCKS[clock]
-    live = progress == PROGRESS_LIVE
+    live = show == PROGRESS_LIVE
     score = None
     if stop_below > -math.inf:
         def score(w: np.ndarray) -> float:
             return primal_at(sub, w, racer.loss)
 
-    rec = Recorder(racer, max_time, progress, now, score, stop_below)
+    rec = Recorder(racer, max_time, show, now, score, stop_below)
     gc.collect()
     cpu0, wall0 = time.thread_time(), time.perf_counter()
     rec.begin(sub.n_weights)

@@ -127,7 +127,8 @@ def _no_newton_advice(loss: str, squared: int) -> Callable[[int, int], str]:
         slow = ""
         if n_features < n_rows:
             # LIBLINEAR's rule of thumb: dual CD is slow at a large C when n < l
-            slow = f"dual coordinate descent is slow when C is large{_fewer_features(n_rows, n_features)}; "
+            fewer = _fewer_features(n_rows, n_features)
+            slow = f"dual coordinate descent is slow when C is large{fewer}; "
         return (
             f"{slow}the {loss} loss has no primal Newton solver (-s {squared} minimises the "
             f"squared {loss} loss): a smaller C or a looser -e needs fewer iterations, or "

@@ -45,7 +45,7 @@ MAX_HASH_BITS = 31
 CHUNK_ENTRIES = 1 << 22
 # ``estimate_collisions`` counts exactly while X maps to at most about this many entries;
 # beyond, it counts on a sample of the columns holding about this many ...
-COLLISION_SAMPLE_KEYS = 1 << 21
+COLLISION_SAMPLE_KEYS = 1 << 19
 # ... but never on fewer columns than this (a small hashed space is counted whole).
 COLLISION_MIN_COLUMNS = 1 << 12
 

@@ -239,6 +239,10 @@ def test_racers_stop_past_the_last_line_and_slow_ones_get_a_budget(files, monkey
         assert "| time budget (" in "\n".join(result.markdown())
     else:
         assert pegasos.stop == STOP_PAST_LINE
+    # race_factor=None: every racer may take max_time (the seed's table, benchmarks)
+    full = compare(X, y, X, y, solvers=["dcd-l1", "pegasos"], max_time=0.3, quiet=True,
+                   check_overhead=False, race_factor=None)  # fmt: skip
+    assert full.runs["pegasos"].budget == 0.3
 
 
 def newton_subproblem(X, y, c_rows, bias, eps):

@@ -73,7 +73,8 @@ PSTAR_CHECK_ITER = 50
 # Rows of the warm-up problem (compiles or loads every kernel before anything is timed).
 WARMUP_ROWS = 200
 STOP_TIME_BUDGET = "time budget"
-STOP_PAST_LINE = f"past {STOP_ACCURACY:.0e}".replace("e-0", "e-")  # "past 1e-3"
+STOP_LINE = f"{STOP_ACCURACY:.0e}".replace("e-0", "e-")  # "1e-3", as the table names it
+STOP_PAST_LINE = f"past {STOP_LINE}"
 
 
 def run_racer(racer: Racer, sub: Subproblem, hook=None, max_iter: int = UNLIMITED_ITER) -> Solution:
@@ -280,6 +281,7 @@ def compare(
     pstar_time: float | None = None,
     check_overhead: bool = True,
     clock: str = "wall",
+    race_factor: float | None = RACE_FACTOR,
 ) -> ComparisonResult:
     """Race the SVM solvers on one problem; record primal value and test accuracy over time.
 
@@ -287,8 +289,9 @@ def compare(
     classes (LIBLINEAR's order gives +1); y_test: the same labels. C: the cost of every row;
     solvers: names from ``LINEUP`` (default ``DEFAULT_LINEUP``); bias: LIBLINEAR's -B;
     max_time: each racer's largest budget of (corrected) seconds (a racer stops sooner once
-    past the last accuracy line, see ``STOP_ACCURACY``, or at ``RACE_FACTOR`` times the fastest
-    time of an earlier racer of its loss to that line); pstar_time: budget of each loss's
+    past the last accuracy line, see ``STOP_ACCURACY``, or at ``race_factor`` times the fastest
+    time of an earlier racer of its loss to that line; None: every racer may take max_time,
+    e.g. to see how long a slow one takes to 1e-2); pstar_time: budget of each loss's
     reference run (default 2 x max_time); check_overhead: run each racer again without a hook
     to measure what recording costs; clock: "wall" (perf_counter) or "cpu" (the thread's CPU
     time, for a machine other processes share); outdir: when given, write ``compare.md``,
@@ -357,8 +360,8 @@ def compare(
         racer = LINEUP[name]
         key = LOSS_KEYS[racer.loss]
         budget = max_time
-        if key in line_seconds:
-            budget = min(max_time, max(MIN_RACE_BUDGET, RACE_FACTOR * line_seconds[key]))
+        if race_factor is not None and key in line_seconds:
+            budget = min(max_time, max(MIN_RACE_BUDGET, race_factor * line_seconds[key]))
         dual = references[key].dual
         stop_below = -math.inf  # no dual bound: nothing certifies the line
         if math.isfinite(dual) and dual > 0:
@@ -388,12 +391,17 @@ def compare(
         dataset, X.shape[0], X.shape[1], int(X.nnz), Xt.shape[0], C, bias, max_time,
         references, runs, clock=clock,
     )  # fmt: skip
+    budgets = f"{max_time:g} s"
+    if race_factor is not None:
+        budgets = (
+            f"{max_time:g} s, or once a solver has passed that line, {race_factor:g} x the "
+            f"fastest time to it so far for the later ones of its loss (at least "
+            f"{MIN_RACE_BUDGET:g} s)"
+        )
     result.notes.append(
-        f"A solver stops at its own tolerance, once certainly past {STOP_ACCURACY:g} "
-        f"((P(w) - D)/D <= {STOP_ACCURACY:g}, D the reference run's dual bound, checked at "
-        "each snapshot), or at its time budget: once a solver has passed that line, the later "
-        f"ones of its loss get {RACE_FACTOR:g} x the fastest time to it so far (at least "
-        f"{MIN_RACE_BUDGET:g} s, at most {max_time:g} s)."
+        f"A solver stops at its own tolerance, once certainly past {STOP_LINE} "
+        f"((P(w) - D)/D <= {STOP_LINE}, D the reference run's dual bound, checked at "
+        f"each snapshot), or at its time budget: {budgets}."
     )
     result.notes.append(
         "Times are the solver's own: the time spent in the recording hook is taken off. Relative "

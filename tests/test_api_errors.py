@@ -267,6 +267,36 @@ def test_convergence_warning_per_subproblem():
     assert all(not r.converged and r.n_iter == 1 for r in model.results_)
 
 
+def _cap_warning(X, y, **params) -> str:
+    with pytest.warns(ConvergenceWarning, match="max number of iterations") as caught:
+        linsvm.train(X, y, C=100.0, eps=1e-12, max_iter=2, **params)
+    return next(str(w.message) for w in caught if "max number" in str(w.message))
+
+
+def test_cap_advice_fits_the_data_and_keeps_the_loss():
+    # -s 3 on wide data: the hinge has no primal Newton solver; nothing about few features,
+    # and -s 2 is named as the other loss it is, not offered as a faster -s 3
+    X, y = make_sparse_problem(n_rows=40, n_features=200, seed=2, density=0.1)
+    wide = _cap_warning(X, y, solver=3)
+    assert "the hinge loss has no primal Newton solver" in wide
+    assert "-s 2 minimises the squared hinge loss" in wide
+    assert "fewer than rows" not in wide and "faster" not in wide
+    # tall data: the rule of thumb holds and says why
+    X, y = make_sparse_problem(n_rows=200, n_features=5, seed=2, density=0.6)
+    tall = _cap_warning(X, y, solver=3)
+    assert "slow when C is large and features are fewer than rows (5 < 200)" in tall
+    assert "the hinge loss has no primal Newton solver" in tall
+    # the epsilon-insensitive loss (-s 13) likewise; -s 11 is the squared one
+    svr = _cap_warning(X, X.toarray()[:, 0], solver=13)
+    assert "epsilon-insensitive loss has no primal Newton solver" in svr
+    assert "-s 11 minimises the squared epsilon-insensitive loss" in svr
+    # -s 1 does not stop at its cap: it continues with -s 2, its own loss in the primal
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        linsvm.train(X, y, solver=1, C=100.0, eps=1e-12, max_iter=2)
+    assert any("switching to -s 2 (the same loss, in the primal)" in str(w.message) for w in caught)
+
+
 def test_default_cap_is_300(data):
     X, y = data
     with pytest.warns(ConvergenceWarning, match=r"\(300\)"):

@@ -395,3 +395,57 @@ def test_estimators_train_and_predict_through_the_map():
     target = X.toarray()[:, 0] * X.toarray()[:, 1]
     svr = LinearSVR(feature_map=fmap, epsilon=0.0, tol=1e-6, max_iter=10_000).fit(X, target)
     assert svr.score(X, target) > 0.99
+
+
+def test_dual_auto_decides_on_the_mapped_width():
+    """``dual="auto"`` compares the rows with the columns the solver sees: 200 rows of 9
+    features are tall, their 2^10 hashed (or 54 exact degree-2) columns are wide."""
+    from linsvm import LinearSVC, LinearSVR
+
+    X, y = sparse_problem(n_rows=200)
+    assert LinearSVC(tol="liblinear").fit(X, y).model_.solver == 2  # tall: primal
+    hashed = LinearSVC(feature_map=FeatureMap(hash_bits=10), tol="liblinear").fit(X, y)
+    assert hashed.model_.solver == 1  # 1024 mapped columns > 200 rows: dual
+    exact = LinearSVC(feature_map=FeatureMap(), tol="liblinear").fit(X[:40], y[:40])
+    assert exact.model_.solver == 1  # 54 mapped columns > 40 rows
+    target = X.toarray()[:, 0]
+    svr = dict(loss="squared_epsilon_insensitive", tol="liblinear")
+    assert LinearSVR(**svr).fit(X, target).model_.solver == 11
+    assert LinearSVR(feature_map=FeatureMap(hash_bits=10), **svr).fit(X, target).model_.solver == 12
+
+
+def test_collision_estimate_counts_a_share_of_the_columns():
+    """The estimate counts the columns c with c mod share == 0 exactly and scales them up:
+    whole (share 1) it is ``collisions``; on a sample it lands near the exact counts."""
+    rng = np.random.default_rng(4)
+    X = sp.random(3000, 2000, density=0.01, format="csr", random_state=rng)
+    X.sort_indices()
+    fmap = FeatureMap(hash_bits=16).bind(X.shape[1])
+    distinct, columns = fmap.collisions(X)
+    # entries within max_keys: counted whole
+    assert fmap.estimate_collisions(X, max_keys=10**7) == (distinct, columns, 1)
+    est_distinct, est_columns, share = fmap.estimate_collisions(X, max_keys=20_000)
+    assert share == 16  # 2^16 columns / 16 = the fewest columns a sample keeps (2^12)
+    assert est_distinct % share == 0 and est_columns % share == 0
+    assert est_distinct == pytest.approx(distinct, rel=0.05)
+    assert est_columns == pytest.approx(columns, rel=0.05)
+    assert est_distinct - est_columns == pytest.approx(distinct - columns, rel=0.1)
+    # exact maps have no collisions to estimate: always counted whole
+    exact = FeatureMap().bind(X.shape[1])
+    assert exact.estimate_collisions(X[:200], max_keys=10) == (*exact.collisions(X[:200]), 1)
+
+
+def test_cli_collision_note_says_when_it_is_estimated(tmp_path, capsys, monkeypatch):
+    import linsvm.features.maps as maps
+
+    X, y = sparse_problem(n_rows=300, n_features=40, density=0.3)
+    data = tmp_path / "train.txt"
+    linsvm.write_libsvm(X, y, data)
+    model_path = tmp_path / "m.model"
+    assert main(["train", "--poly2", "--hash-bits", "14", str(data), str(model_path)]) == 0
+    whole = capsys.readouterr().out
+    assert "distinct mapped features share a column" in whole and "about" not in whole
+    monkeypatch.setattr(maps, "COLLISION_SAMPLE_KEYS", 1000)
+    assert main(["train", "--poly2", "--hash-bits", "14", str(data), str(model_path)]) == 0
+    sampled = capsys.readouterr().out
+    assert "(counted on 1/4 of the columns)" in sampled and "; about " in sampled

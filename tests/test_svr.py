@@ -299,8 +299,8 @@ def test_defaults_and_the_pieces_of_the_fallback():
     sol = svr(11, X, y, c_rows, 0.1, -1, 1e-3 * 0.001, w0=dual.w)
     assert sol.converged and sol.solver == 11
     assert sol.figures["grad_norm"] <= 1e-6 * sol.figures["grad_norm0"]
-    # -s 13 at the cap only stops (training warns that -s 11 may be faster)
-    assert SOLVERS[13].fallback is None and "-s 11" in SOLVERS[13].cap_advice
+    # -s 13 at the cap only stops (training's warning names -s 11 as the squared loss's)
+    assert SOLVERS[13].fallback is None and "-s 11" in SOLVERS[13].advice_at_cap(100, 5)
     sol13 = svr(13, X, y, c_rows, 0.1, -1, 1e-9, 2)
     assert sol13.stop_reason == MAX_ITER and sol13.n_iter == 2 and sol13.solver == 13
     # -R only with -s 11

@@ -728,11 +728,17 @@ def _finish(model, opts: TrainOptions, caught, seconds: float, iterations: str) 
 
 def _collision_note(model, X) -> str:
     """"; 123 of 4567 distinct mapped features share a column" for a hashed map ("" for an
-    exact one): a pass over the training rows, after training."""
+    exact one): a hashing pass over the training rows after training, counted on a sample of
+    the columns when the rows map to many entries (the note then says so)."""
     if model.feature_map.hash_bits is None:
         return ""
-    distinct, columns = model.feature_map.collisions(X)
-    return f"; {distinct - columns} of {distinct} distinct mapped features share a column"
+    distinct, columns, share = model.feature_map.estimate_collisions(X)
+    if share == 1:
+        return f"; {distinct - columns} of {distinct} distinct mapped features share a column"
+    return (
+        f"; about {distinct - columns} of {distinct} distinct mapped features share a column "
+        f"(counted on 1/{share} of the columns)"
+    )
 
 
 def _interrupted(model, opts: TrainOptions) -> int:

@@ -27,8 +27,9 @@ Beyond scikit-learn, every estimator has
   holds no others, and saving a model of string labels is a ModelFormatError);
 - ``feature_map``: a ``linsvm.features.FeatureMap`` (the degree-2 map, hashing) the model is
   trained on and predicts through (``map_mode`` as ``linsvm.train``'s); ``coef_`` then has the
-  mapped features' columns, ``feature_map_`` is the map bound to ``n_features_in_``, and
-  ``n_features_in_`` stays the width of the rows the estimator takes;
+  mapped features' columns, ``feature_map_`` is the map bound to ``n_features_in_``,
+  ``n_features_in_`` stays the width of the rows the estimator takes, and ``dual="auto"``
+  compares the rows with the mapped columns (2^hash_bits: usually the dual);
 - ``client`` (``LinearSVC``, ``LogisticRegression``): a ``dask.distributed.Client``; ``fit``
   then trains on that cluster by CoCoA+ (``linsvm.distributed.train``: the dual solvers -s 1,
   -s 3 and -s 7 only, so ``LinearSVC(dual="auto")`` takes the dual and ``LogisticRegression``
@@ -105,7 +106,8 @@ def liblinear_solver_type(multi_class: str, penalty: str, loss: str, dual: bool)
 
 
 def _resolve_dual(dual, loss: str, penalty: str, multi_class: str, n_samples: int, n_features: int):
-    """``dual='auto'`` as scikit-learn: dual iff n_samples < n_features, unless unsupported."""
+    """``dual='auto'`` as scikit-learn: dual iff n_samples < n_features, unless unsupported.
+    ``n_features``: the columns the solver sees (with a feature map, the mapped ones)."""
     if dual != "auto":
         return dual
     preferred = n_samples < n_features
@@ -267,6 +269,13 @@ class _LiblinearMixin:
         spec = SOLVERS[solver]
         return spec.max_iter if spec.multiclass else max(int(self.max_iter), 1)
 
+    def _solver_shape(self, X) -> tuple[int, int]:
+        """(rows, columns) of the problem the solver sees: with a feature map, phi(X)'s
+        columns (2^hash_bits, or the exact map's width), not X's."""
+        if self.feature_map is None:
+            return X.shape
+        return X.shape[0], self.feature_map.bind(X.shape[1]).n_output
+
     def _mapped_scores(self, X) -> np.ndarray:
         """X @ coef_.T + intercept_ on phi(X), for a model trained on a feature map."""
         check_is_fitted(self)
@@ -316,7 +325,7 @@ class _LiblinearClassifier(_LiblinearMixin, LinearClassifierMixin, SparseCoefMix
         weights = compute_class_weight(
             self.class_weight, classes=self.classes_, y=y, sample_weight=sample_weight
         )
-        solver = solver_for(*X.shape)
+        solver = solver_for(*self._solver_shape(X))
         model = self._train(
             X,
             y_ind,
@@ -626,7 +635,7 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         y = np.asarray(y, dtype=np.float64)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        dual = _resolve_dual(self.dual, self.loss, "l2", "ovr", *X.shape)
+        dual = _resolve_dual(self.dual, self.loss, "l2", "ovr", *self._solver_shape(X))
         solver = liblinear_solver_type("ovr", "l2", self.loss, dual)
         model = self._train(X, y, solver, p=float(self.epsilon), sample_weight=sample_weight)
         self.coef_ = np.ascontiguousarray(model.coef_[0], dtype=np.float64)

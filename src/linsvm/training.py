@@ -645,7 +645,7 @@ class _Runner:
         sol = spec.solve(sub, self.hook(slot, spec.number, 0))
         sol.solver = spec.number
         if sol.stop_reason == solvers.MAX_ITER and spec.fallback is not None:
-            _warn(sub, spec, sol, f"switching to -s {spec.fallback}")
+            _warn(sub, spec, sol, f"switching to -s {spec.fallback} (the same loss, in the primal)")
             sol = self._fallback(slot, sub, sol, sol.n_iter, None)
         return self._finish(slot, sub, sol)
 
@@ -676,7 +676,7 @@ class _Runner:
         stopped_short = sol.stop_reason not in (solvers.CONVERGED, solvers.INTERRUPTED)
         if stopped_short and spec.stops_on_tolerance:
             if sol.stop_reason == solvers.MAX_ITER:
-                _warn(sub, spec, sol, spec.cap_advice)
+                _warn(sub, spec, sol, spec.advice_at_cap(sub.X.shape[0], sub.n_features))
             else:
                 warnings.warn(
                     f"{spec.label} stopped ({sol.stop_reason.replace('_', ' ')}){_where(sub)} "

@@ -24,9 +24,13 @@ Measuring without distorting the measured (docs/architecture.md, "compare"):
 - the overhead is reported: the time in the hook, and the same racer run again without a hook
   for the same number of iterations;
 - every racer first runs on a few rows so that Numba's compilation is not timed; a racer stops
-  at its own tight tolerance, or when its time budget is spent (the hook returns False);
+  at its own tight tolerance, once it is certainly past the table's last accuracy line
+  ((P(w) - D)/D <= 1e-3, scored in the hook at each snapshot, off the clock), or when its time
+  budget is spent (the hook returns False): ``max_time``, or once a racer of its loss has
+  passed that line, ``RACE_FACTOR`` x the fastest time to it so far;
 - P* per loss is the lowest primal value seen, certified by the dual value of a tight
-  reference DCD run: the optimum lies in [D, P*], reported as (P* - D)/D.
+  reference DCD run: the optimum lies in [D, P*], reported as (P* - D)/D, run until that is
+  1e-6 (a thousandth of the last line).
 
 Modules: ``lineup`` (the racers), ``recording`` (the hook), ``runners`` (the race),
 ``report`` (results, tables, JSON), ``figures``, ``command`` (the command line).
@@ -40,7 +44,15 @@ from .figures import plot_figures
 from .lineup import DEFAULT_LINEUP, LINEUP, Racer, check_racer_names
 from .recording import CLOCKS, Recorder
 from .report import ComparisonResult, Reference, SolverRun, write_outputs
-from .runners import DEFAULT_MAX_TIME, binary_pm1, compare, run_racer
+from .runners import (
+    DEFAULT_MAX_TIME,
+    RACE_FACTOR,
+    STOP_ACCURACY,
+    STOP_PAST_LINE,
+    binary_pm1,
+    compare,
+    run_racer,
+)
 
 __all__ = [
     "CLOCKS",
@@ -49,9 +61,12 @@ __all__ = [
     "DEFAULT_LINEUP",
     "DEFAULT_MAX_TIME",
     "LINEUP",
+    "RACE_FACTOR",
     "Racer",
     "Recorder",
     "Reference",
+    "STOP_ACCURACY",
+    "STOP_PAST_LINE",
     "SolverRun",
     "USAGE",
     "VALUE_OPTIONS",

@@ -17,7 +17,7 @@ from ..errors import InvalidInputError
 from ..io import read_libsvm
 from .lineup import DEFAULT_LINEUP, LINEUP, check_racer_names
 from .recording import CLOCKS
-from .runners import DEFAULT_MAX_TIME, compare
+from .runners import DEFAULT_MAX_TIME, RACE_FACTOR, STOP_LINE, compare
 
 # The options that take a value (the rest are flags).
 VALUE_OPTIONS = frozenset(
@@ -45,7 +45,9 @@ options:
 --solvers a,b,... : the solvers to run, among
     {", ".join(LINEUP)}
     (default: all but {", ".join(s for s in LINEUP if s not in DEFAULT_LINEUP)})
---max-time S : time budget of each solver, seconds (default {DEFAULT_MAX_TIME:g})
+--max-time S : the most time a solver may take, seconds (default {DEFAULT_MAX_TIME:g}); it stops
+    sooner once certainly past {STOP_LINE} relative accuracy, or after {RACE_FACTOR:g} x the
+    time an earlier solver of its loss took to get there
 --pstar-time S : time budget of the reference run for P* per loss (default: 2 x max-time)
 --no-overhead-run : skip running each solver again without the hook
 --clock wall|cpu : the solvers' clock: wall time (default) or this thread's CPU time (for a

@@ -61,7 +61,7 @@ class SolverRun:
     test_accuracy: np.ndarray  # fraction of test rows right at each snapshot
     trace: np.ndarray  # (k, 3): solver seconds, iteration, progress at every hook call
     n_iter: int
-    stop: str  # "converged", "max_iter", "time budget", ...
+    stop: str  # "converged", "max_iter", "time budget", "past 1e-3", ...
     seconds: float  # the recorded run's solver time (hook time taken off)
     hook_seconds: float  # time spent in the hook (snapshots, progress line)
     unhooked_seconds: float  # the same iterations run again without a hook (NaN: not run)
@@ -70,6 +70,7 @@ class SolverRun:
     # took the CPU for a while and the times are inflated.
     cpu_share: float = math.nan
     cpu_share_unhooked: float = math.nan
+    budget: float = math.nan  # the racer's time budget (NaN: not known, an older curves.json)
 
     def time_to(self, target: float) -> float | None:
         """Solver time of the first snapshot at relative accuracy <= target (None: never)."""
@@ -94,6 +95,7 @@ class SolverRun:
             "unhooked_seconds": _num(self.unhooked_seconds),
             "cpu_share": _num(self.cpu_share),
             "cpu_share_unhooked": _num(self.cpu_share_unhooked),
+            "budget": _num(self.budget),
         }  # fmt: skip
 
     @classmethod
@@ -106,7 +108,7 @@ class SolverRun:
             _arr(d["test_accuracy"]), trace.reshape(-1, 3), int(d["n_iter"]), d["stop"],
             _float(d["seconds"]), _float(d["hook_seconds"]), _float(d["unhooked_seconds"]),
             _arr(d["relative"]), _float(d.get("cpu_share")),
-            _float(d.get("cpu_share_unhooked")),
+            _float(d.get("cpu_share_unhooked")), _float(d.get("budget")),
         )  # fmt: skip
 
 
@@ -169,9 +171,12 @@ class ComparisonResult:
                 reach.append(
                     fmt_seconds(t) if t is not None else f"not reached in {fmt_seconds(r.seconds)}"
                 )
+            stop = r.stop
+            if stop == "time budget" and math.isfinite(r.budget):
+                stop = f"time budget ({fmt_seconds(r.budget)} s)"
             rows.append([
                 r.label, *reach, fmt_sci(r.relative[-1]), fmt_pct(r.test_accuracy[-1]),
-                str(r.n_iter), r.stop, fmt_seconds(r.seconds), fmt_seconds(r.unhooked_seconds),
+                str(r.n_iter), stop, fmt_seconds(r.seconds), fmt_seconds(r.unhooked_seconds),
                 f"{fmt_seconds(r.hook_seconds)} ({len(r.times) - 1} snapshots)",
             ])  # fmt: skip
         return header, rows

@@ -2,9 +2,10 @@
 
 Each racer is ``linsvm.solvers.SOLVERS[racer.solver].solve(sub.but(eps=..., options=...),
 recorder)``: the same entry point ``linsvm.train`` uses, called directly so that no fallback,
-warning or validation is timed. After the recorded run, every snapshot is evaluated: P(w) by
-``linsvm.objective.primal_value`` (the one definition) and the test accuracy. The same racer is
-then run again without a hook for the same number of iterations (same seed: the same
+warning or validation is timed. Every snapshot is evaluated: P(w) by
+``linsvm.objective.primal_value`` (the one definition; in the hook, off the clock, when the
+racer is to stop past the last accuracy line) and the test accuracy (after the run). The same
+racer is then run again without a hook for the same number of iterations (same seed: the same
 trajectory) to show what recording cost.
 """
 
@@ -28,12 +29,18 @@ from ..solvers._base import INTERRUPTED
 from .lineup import DCD_EPS, DUAL_SOLVER, LINEUP, LOSS_KEYS, Racer, check_racer_names
 from .recording import (
     CLOCKS,
+    PROGRESS_LINE_SECONDS,
+    PROGRESS_LINES,
+    PROGRESS_LIVE,
+    PROGRESS_NONE,
     PROGRESS_UPDATES_PER_SECOND,
     SNAPSHOT_SPACING,
     Recorder,
     progress_line,
+    progress_text_line,
 )
 from .report import (
+    TARGETS,
     ComparisonResult,
     Reference,
     SolverRun,
@@ -44,18 +51,30 @@ from .report import (
 )
 
 DEFAULT_MAX_TIME = 60.0
+# A racer stops once certainly past the table's last accuracy line: at the first snapshot with
+# (P(w) - D)/D <= this, D the reference run's dual bound (so (P(w) - P*)/P* <= it too).
+STOP_ACCURACY = TARGETS[-1]
+# A racer after one of its loss has passed that line gets this many times the fastest time to
+# it so far (at least MIN_RACE_BUDGET seconds, at most max_time): the table then says how much
+# slower it is without every slow racer spending the whole budget.
+RACE_FACTOR = 10.0
+MIN_RACE_BUDGET = 2.0
 # Below this CPU time / wall time a run is reported as disturbed by other processes.
 CPU_SHARE_WARNING = 0.9
 # The iteration cap of a recorded run: out of reach, the time budget stops a racer first.
 UNLIMITED_ITER = 10**7
 # The reference run for P*: DCD through these tolerances, each stage warm-started from the
-# last alpha; the objectives are checked every PSTAR_CHECK_ITER outer iterations.
+# last alpha, until (P - D)/D certifies P* to a thousandth of the last accuracy line (finer
+# buys nothing the table shows); the objectives are checked every PSTAR_CHECK_ITER outer
+# iterations.
 PSTAR_EPS_STAGES = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
-PSTAR_GAP_TARGET = 1e-9
+PSTAR_GAP_TARGET = 1e-3 * TARGETS[-1]
 PSTAR_CHECK_ITER = 50
 # Rows of the warm-up problem (compiles or loads every kernel before anything is timed).
 WARMUP_ROWS = 200
 STOP_TIME_BUDGET = "time budget"
+STOP_LINE = f"{STOP_ACCURACY:.0e}".replace("e-0", "e-")  # "1e-3", as the table names it
+STOP_PAST_LINE = f"past {STOP_LINE}"
 
 
 def run_racer(racer: Racer, sub: Subproblem, hook=None, max_iter: int = UNLIMITED_ITER) -> Solution:
@@ -86,17 +105,20 @@ def accuracy_on(X_test: sp.csr_matrix, y_test: np.ndarray, w: np.ndarray, bias: 
     return float(np.mean(predicted == y_test))
 
 
-def reference_run(sub: Subproblem, loss: int, budget: float, ref: Reference, live: bool) -> None:
-    """DCD warm-started through ``PSTAR_EPS_STAGES`` until its gap certifies P* or time's up.
+def reference_run(sub: Subproblem, loss: int, budget: float, ref: Reference,
+                  show: str = PROGRESS_NONE) -> None:  # fmt: skip
+    """DCD warm-started through ``PSTAR_EPS_STAGES`` until its gap certifies P* to
+    ``PSTAR_GAP_TARGET`` or time's up.
 
     The hook checks the budget after every batch of iterations and offers the primal and dual
     values to ``ref`` every ``PSTAR_CHECK_ITER`` iterations; it stops the run when the gap is
-    certified or the budget is spent.
+    certified or the budget is spent. ``show``: how progress is shown (``recording``).
     """
     spec = SOLVERS[DUAL_SOLVER[loss]]
     start = time.perf_counter()
     key = LOSS_KEYS[loss]
-    stage = {"eps": PSTAR_EPS_STAGES[0], "next_check": PSTAR_CHECK_ITER, "next_live": start}
+    first = start + (PROGRESS_LINE_SECONDS if show == PROGRESS_LINES else 0.0)
+    stage = {"eps": PSTAR_EPS_STAGES[0], "next_check": PSTAR_CHECK_ITER, "next_live": first}
 
     def finished() -> bool:
         return ref.certified_gap <= PSTAR_GAP_TARGET or time.perf_counter() - start > budget
@@ -107,12 +129,17 @@ def reference_run(sub: Subproblem, loss: int, budget: float, ref: Reference, liv
             primal, dual = progress.objectives()
             ref.offer(primal, f"reference DCD run, eps {stage['eps']:g}", dual)
         now = time.perf_counter()
-        if live and now >= stage["next_live"]:
-            stage["next_live"] = now + 1.0 / PROGRESS_UPDATES_PER_SECOND
-            progress_line(
+        if show != PROGRESS_NONE and now >= stage["next_live"]:
+            text = (
                 f"P* ({key}): DCD eps {stage['eps']:g}, (P - D)/D {fmt_sci(ref.certified_gap)}, "
                 f"{now - start:.2f} s"
             )
+            if show == PROGRESS_LIVE:
+                stage["next_live"] = now + 1.0 / PROGRESS_UPDATES_PER_SECOND
+                progress_line(text)
+            else:
+                stage["next_live"] = now + PROGRESS_LINE_SECONDS
+                progress_text_line(text)
         return not finished()
 
     hook.every_iteration = False  # batches of iterations are enough
@@ -146,11 +173,22 @@ def warm_up(sub: Subproblem, names: Sequence[str]) -> None:
         SOLVERS[DUAL_SOLVER[loss]].solve(small.but(eps=0.1, max_iter=3), None)
 
 
-def record_run(racer: Racer, sub: Subproblem, X_test, y_test, max_time: float, live: bool,
-               check_overhead: bool, clock: str) -> SolverRun:  # fmt: skip
-    """The recorded run, the unhooked rerun, and the evaluation of every snapshot."""
+def record_run(racer: Racer, sub: Subproblem, X_test, y_test, max_time: float, show: str,
+               check_overhead: bool, clock: str,
+               stop_below: float = -math.inf) -> SolverRun:  # fmt: skip
+    """The recorded run, the unhooked rerun, and the evaluation of every snapshot.
+
+    max_time: the racer's budget of solver seconds; stop_below: it stops at the first snapshot
+    with P(w) <= this (snapshots are then scored in the hook, that time taken off the clock).
+    """
     now = CLOCKS[clock]
-    rec = Recorder(racer, max_time, live, now)
+    live = show == PROGRESS_LIVE
+    score = None
+    if stop_below > -math.inf:
+        def score(w: np.ndarray) -> float:
+            return primal_at(sub, w, racer.loss)
+
+    rec = Recorder(racer, max_time, show, now, score, stop_below)
     gc.collect()
     cpu0, wall0 = time.thread_time(), time.perf_counter()
     rec.begin(sub.n_weights)
@@ -158,8 +196,8 @@ def record_run(racer: Racer, sub: Subproblem, X_test, y_test, max_time: float, l
     seconds = rec.elapsed()
     cpu_share = (time.thread_time() - cpu0) / (time.perf_counter() - wall0)
     n_iter = solution.n_iter
-    if rec.out_of_time and solution.stop_reason == INTERRUPTED:
-        stop = STOP_TIME_BUDGET
+    if (rec.past_line or rec.out_of_time) and solution.stop_reason == INTERRUPTED:
+        stop = STOP_PAST_LINE if rec.past_line else STOP_TIME_BUDGET
         seconds = rec.trace[-1][0]  # the objective values computed after the stop are not timed
     else:
         stop = solution.stop_reason
@@ -183,18 +221,18 @@ def record_run(racer: Racer, sub: Subproblem, X_test, y_test, max_time: float, l
     primal = np.empty(len(snaps))
     accuracy = np.empty(len(snaps))
     next_live = 0.0
-    for k, (_, _, w) in enumerate(snaps):
+    for k, (_, _, w, scored) in enumerate(snaps):
         if live and time.perf_counter() >= next_live:
             next_live = time.perf_counter() + 1.0 / PROGRESS_UPDATES_PER_SECOND
             progress_line(f"{racer.name}: evaluating snapshot {k + 1} of {len(snaps)}")
-        primal[k] = primal_at(sub, w, racer.loss)
+        primal[k] = scored if math.isfinite(scored) else primal_at(sub, w, racer.loss)
         accuracy[k] = accuracy_on(X_test, y_test, w, sub.bias)
     del snaps
     trace = np.array(rec.trace, dtype=np.float64).reshape(-1, 3)
     return SolverRun(
         racer.name, LOSS_KEYS[racer.loss], racer.label, racer.measure, times, iterations,
         primal, accuracy, trace, int(n_iter), stop, float(seconds), rec.hook_seconds, unhooked,
-        cpu_share=cpu_share, cpu_share_unhooked=cpu_share_unhooked,
+        cpu_share=cpu_share, cpu_share_unhooked=cpu_share_unhooked, budget=float(max_time),
     )  # fmt: skip
 
 
@@ -243,13 +281,17 @@ def compare(
     pstar_time: float | None = None,
     check_overhead: bool = True,
     clock: str = "wall",
+    race_factor: float | None = RACE_FACTOR,
 ) -> ComparisonResult:
     """Race the SVM solvers on one problem; record primal value and test accuracy over time.
 
     X_train, X_test: sparse or dense (n_rows, n_features), converted to CSR; y_train: two
     classes (LIBLINEAR's order gives +1); y_test: the same labels. C: the cost of every row;
     solvers: names from ``LINEUP`` (default ``DEFAULT_LINEUP``); bias: LIBLINEAR's -B;
-    max_time: each racer's budget of (corrected) seconds; pstar_time: budget of each loss's
+    max_time: each racer's largest budget of (corrected) seconds (a racer stops sooner once
+    past the last accuracy line, see ``STOP_ACCURACY``, or at ``race_factor`` times the fastest
+    time of an earlier racer of its loss to that line; None: every racer may take max_time,
+    e.g. to see how long a slow one takes to 1e-2); pstar_time: budget of each loss's
     reference run (default 2 x max_time); check_overhead: run each racer again without a hook
     to measure what recording costs; clock: "wall" (perf_counter) or "cpu" (the thread's CPU
     time, for a machine other processes share); outdir: when given, write ``compare.md``,
@@ -284,7 +326,11 @@ def compare(
         X=X, y=y, C=np.full(X.shape[0], C), eps=DCD_EPS, max_iter=UNLIMITED_ITER, bias=bias,
         seed=int(seed),
     )  # fmt: skip
-    live = not quiet and sys.stderr.isatty()
+    if quiet:
+        progress = PROGRESS_NONE
+    else:
+        progress = PROGRESS_LIVE if sys.stderr.isatty() else PROGRESS_LINES
+    live = progress == PROGRESS_LIVE
 
     def say(text: str) -> None:
         if not quiet:
@@ -298,7 +344,9 @@ def compare(
     for loss in (LOSS_HINGE, LOSS_SQUARED_HINGE):
         if any(LINEUP[n].loss == loss for n in names):
             ref = Reference()
-            reference_run(sub, loss, pstar_time, ref, live)
+            if not live:
+                say(f"P* ({LOSS_KEYS[loss]}): reference DCD run, up to {pstar_time:g} s")
+            reference_run(sub, loss, pstar_time, ref, progress)
             references[LOSS_KEYS[loss]] = ref
             say(
                 f"P* ({LOSS_KEYS[loss]}) = {ref.primal:.10g}, (P* - D)/D = "
@@ -306,9 +354,25 @@ def compare(
             )
 
     runs: dict[str, SolverRun] = {}
+    # per loss: the fastest time to the last accuracy line so far (the later racers' budget)
+    line_seconds: dict[str, float] = {}
     for name in names:
-        run = record_run(LINEUP[name], sub, Xt, yt, max_time, live, check_overhead, clock)
+        racer = LINEUP[name]
+        key = LOSS_KEYS[racer.loss]
+        budget = max_time
+        if race_factor is not None and key in line_seconds:
+            budget = min(max_time, max(MIN_RACE_BUDGET, race_factor * line_seconds[key]))
+        dual = references[key].dual
+        stop_below = -math.inf  # no dual bound: nothing certifies the line
+        if math.isfinite(dual) and dual > 0:
+            stop_below = dual * (1.0 + STOP_ACCURACY)
+        if not live:
+            say(f"{name}: racing, up to {fmt_seconds(budget)} s")
+        run = record_run(racer, sub, Xt, yt, budget, progress, check_overhead, clock, stop_below)
         runs[name] = run
+        past = np.flatnonzero(run.primal <= stop_below)
+        if past.size:
+            line_seconds[key] = min(line_seconds.get(key, math.inf), float(run.times[past[0]]))
         best = int(np.argmin(run.primal))
         references[run.loss].offer(run.primal[best], f"{name} at {fmt_seconds(run.times[best])} s")
         overhead = (
@@ -327,6 +391,18 @@ def compare(
         dataset, X.shape[0], X.shape[1], int(X.nnz), Xt.shape[0], C, bias, max_time,
         references, runs, clock=clock,
     )  # fmt: skip
+    budgets = f"{max_time:g} s"
+    if race_factor is not None:
+        budgets = (
+            f"{max_time:g} s, or once a solver has passed that line, {race_factor:g} x the "
+            f"fastest time to it so far for the later ones of its loss (at least "
+            f"{MIN_RACE_BUDGET:g} s)"
+        )
+    result.notes.append(
+        f"A solver stops at its own tolerance, once certainly past {STOP_LINE} "
+        f"((P(w) - D)/D <= {STOP_LINE}, D the reference run's dual bound, checked at "
+        f"each snapshot), or at its time budget: {budgets}."
+    )
     result.notes.append(
         "Times are the solver's own: the time spent in the recording hook is taken off. Relative "
         "accuracy (P(w) - P*)/P*, P* the lowest primal value seen; a time to a target is that "

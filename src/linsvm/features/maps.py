@@ -43,6 +43,11 @@ MAX_EXACT_FEATURES = 2**28
 MAX_HASH_BITS = 31
 # Work on phi(X) in bounded memory takes rows in chunks of about this many mapped entries.
 CHUNK_ENTRIES = 1 << 22
+# ``estimate_collisions`` counts exactly while X maps to at most about this many entries;
+# beyond, it counts on a sample of the columns holding about this many ...
+COLLISION_SAMPLE_KEYS = 1 << 19
+# ... but never on fewer columns than this (a small hashed space is counted whole).
+COLLISION_MIN_COLUMNS = 1 << 12
 
 
 @dataclass(frozen=True)
@@ -193,12 +198,39 @@ class FeatureMap:
 
     def collisions(self, X) -> tuple[int, int]:
         """(distinct mapped features of X's rows, hashed columns they occupy): their difference
-        is the number of features that share a column with another. Exact maps: equal."""
+        is the number of features that share a column with another. Exact maps: equal.
+        Exact counts: a sort of every mapped entry's key (``estimate_collisions`` is cheaper)."""
+        return self._count_in_columns(X, 1)
+
+    def estimate_collisions(self, X, max_keys: int | None = None) -> tuple[int, int, int]:
+        """(distinct mapped features, hashed columns they occupy, share): ``collisions``
+        counted on the columns c with c mod share == 0 only and scaled by share, share the
+        smallest power of two that leaves about ``max_keys`` (default
+        ``COLLISION_SAMPLE_KEYS``) mapped entries of X to sort, on at least
+        ``COLLISION_MIN_COLUMNS`` columns. Features meet only within a column, so
+        each sampled column is counted exactly and the estimates are unbiased; share == 1:
+        the exact counts. Costs one hashing pass over X's mapped entries, not a sort of them.
+        Exact maps are always counted whole (share 1)."""
+        max_keys = COLLISION_SAMPLE_KEYS if max_keys is None else max_keys
+        share = 1
+        if self.hash_bits is not None:
+            n_keys = int(_row_bounds(X.indptr, self.params).sum())
+            most = max(self.n_output // COLLISION_MIN_COLUMNS, 1)  # the largest share
+            while n_keys > max_keys * share and 2 * share <= most:
+                share *= 2
+        distinct, columns = self._count_in_columns(X, share)
+        return distinct * share, columns * share, share
+
+    def _count_in_columns(self, X, share: int) -> tuple[int, int]:
+        """(distinct mapped features, columns they occupy) among the columns c with
+        c mod share == 0 (share: a power of two)."""
         params = self.params
         n_keys = int(_row_bounds(X.indptr, params).sum())
-        keys = np.empty(n_keys, dtype=np.uint64)
-        m = _row_keys(X.indptr, X.indices, X.data, params, keys)
-        distinct = np.unique(keys[:m])
+        # room for the expected sample and its spread; the kernel grows it if need be
+        capacity = n_keys if share == 1 else n_keys // share + 8 * math.isqrt(n_keys) + 1024
+        keys = _keys_in_columns(X.indptr, X.indices, X.data, params, share - 1, capacity)
+        distinct = np.unique(keys)
+        del keys
         if self.hash_bits is None:
             return distinct.shape[0], distinct.shape[0]
         return distinct.shape[0], np.unique(_bucket_of_keys(distinct, params)).shape[0]
@@ -288,10 +320,24 @@ def compact_rows(room, out_ptr, cols, vals) -> None:
                 vals[dst + t] = vals[src + t]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _append_key(keys, m, key):
+    """keys[m] = key, in a larger copy of keys when it is full; (keys, m + 1)."""
+    if m == keys.shape[0]:
+        grown = np.empty(2 * m + 1024, dtype=np.uint64)
+        grown[:m] = keys
+        keys = grown
+    keys[m] = key
+    return keys, m + 1
+
+
 @njit(cache=True, nogil=True)
-def _row_keys(indptr, indices, data, params, keys) -> int:
-    """The keys (``feature_key``) of every mapped feature of every row, with repeats."""
+def _keys_in_columns(indptr, indices, data, params, mask, capacity):
+    """The keys (``feature_key``) of every mapped feature of every row, with repeats, whose
+    column c has c & mask == 0 (mask 0: all of them); ``capacity``: the room to start with."""
     n_input = params[P_N_INPUT]
+    umask = np.uint64(mask)
+    keys = np.empty(max(capacity, 1), dtype=np.uint64)
     m = 0
     has_lin = params[P_C_LIN] != 0.0
     for i in range(indptr.shape[0] - 1):
@@ -299,18 +345,17 @@ def _row_keys(indptr, indices, data, params, keys) -> int:
             jp = np.int64(indices[p])
             if jp >= n_input or data[p] == 0.0:
                 continue
-            if has_lin:
-                keys[m] = feature_key(jp, -1)
-                m += 1
+            if has_lin and (_column(params, jp, -1)[0] & umask) == 0:
+                keys, m = _append_key(keys, m, feature_key(jp, -1))
             if params[P_DEGREE] == 2.0:
                 for q in range(indptr[i], p + 1):
-                    if data[q] != 0.0:
-                        keys[m] = feature_key(np.int64(indices[q]), jp)
-                        m += 1
+                    jq = np.int64(indices[q])
+                    if data[q] != 0.0 and (_column(params, jq, jp)[0] & umask) == 0:
+                        keys, m = _append_key(keys, m, feature_key(jq, jp))
     if params[P_C_CONST] != 0.0 and indptr.shape[0] > 1:
-        keys[m] = feature_key(-1, -1)
-        m += 1
-    return m
+        if (_column(params, -1, -1)[0] & umask) == 0:
+            keys, m = _append_key(keys, m, feature_key(-1, -1))
+    return keys[:m]
 
 
 @njit(cache=True, nogil=True)

@@ -80,7 +80,9 @@ class SolverSpec:
     # -C, the warm-started C search: the loss its starting C is computed for (LIBLINEAR's
     # calc_start_C), or "" where the search is not offered
     c_search: str = ""
-    cap_advice: str = ""  # appended to the warning when the cap is reached
+    # (rows, features the solver sees) -> what to try, appended to the warning when the cap
+    # is reached: advice that keeps the loss, data-dependent parts only where they hold
+    cap_advice: Callable[[int, int], str] | None = None
     stops_on_tolerance: bool = True  # False: runs its epochs (Pegasos, SGD-R): no cap warning
     alias: str = ""  # linsvm's own solvers: the name -s also takes
     model_type: int | None = None  # linsvm's own solvers: the LIBLINEAR solver of the problem
@@ -92,6 +94,11 @@ class SolverSpec:
         module, function = self.solve_path.split(":")
         return getattr(importlib.import_module(module), function)
 
+    def advice_at_cap(self, n_rows: int, n_features: int) -> str:
+        """What to try when this solver reaches its cap on ``n_rows`` x ``n_features`` ("":
+        nothing to say; a solver with a fallback says where it switches instead)."""
+        return "" if self.cap_advice is None else self.cap_advice(n_rows, n_features)
+
     @property
     def label(self) -> str:
         """"-s 3" or "-s 32 (sgd-s)", for messages."""
@@ -102,10 +109,44 @@ class SolverSpec:
 # ``implicit_map`` allows, phi(X) "materialise"d once otherwise; "auto" chooses.
 MAP_MODES = ("auto", "implicit", "materialise")
 
-_DCD_ADVICE = (
-    "dual coordinate descent is slow when C is large and features are few: -s 2 (primal "
-    "Newton) may be faster"
-)
+
+
+def _fewer_features(n_rows: int, n_features: int) -> str:
+    """" and features are fewer than rows (20 < 5000)", or "" when they are not."""
+    if n_features < n_rows:
+        return f" and features are fewer than rows ({n_features} < {n_rows})"
+    return ""
+
+
+def _no_newton_advice(loss: str, squared: int) -> Callable[[int, int], str]:
+    """The cap advice of a dual solver whose loss (the hinge, the epsilon-insensitive) has no
+    primal Newton solver: what keeps the loss. The Newton solver of the squared loss is named
+    as such, since it solves another problem."""
+
+    def advice(n_rows: int, n_features: int) -> str:
+        slow = ""
+        if n_features < n_rows:
+            # LIBLINEAR's rule of thumb: dual CD is slow at a large C when n < l
+            fewer = _fewer_features(n_rows, n_features)
+            slow = f"dual coordinate descent is slow when C is large{fewer}; "
+        return (
+            f"{slow}the {loss} loss has no primal Newton solver (-s {squared} minimises the "
+            f"squared {loss} loss): a smaller C or a looser -e needs fewer iterations, or "
+            "raise the cap (--max-iter)"
+        )
+
+    return advice
+
+
+def _crammer_singer_advice(n_rows: int, n_features: int) -> str:
+    return (
+        f"it is slow when C is large{_fewer_features(n_rows, n_features)}: a smaller C or "
+        "scaled features help"
+    )
+
+
+def _pcd_advice(n_rows: int, n_features: int) -> str:
+    return "-s 2 (primal Newton) minimises the same loss, usually in fewer passes"
 
 SOLVERS: dict[int, SolverSpec] = {
     s.number: s
@@ -130,14 +171,13 @@ SOLVERS: dict[int, SolverSpec] = {
         SolverSpec(
             3, "L2R_L1LOSS_SVC_DUAL", "L2-regularized L1-loss SVC (dual)", CLASSIFICATION,
             0.1, DUAL_SOLVER_MAX_ITER, "linsvm.solvers.dcd:solve_l1svc_dual",
-            dual=True, cap_advice=_DCD_ADVICE, implicit_map=True, threads=True,
+            dual=True, cap_advice=_no_newton_advice("hinge", 2), implicit_map=True,
+            threads=True,
         ),
         SolverSpec(
             4, "MCSVM_CS", "multi-class SVM by Crammer and Singer", CLASSIFICATION,
             0.1, CS_MAX_ITER, "linsvm.solvers.crammer_singer:solve_crammer_singer",
-            dual=True, multiclass=True,
-            cap_advice="it is slow when C is large and features are few: a smaller C or "
-            "scaled features help",
+            dual=True, multiclass=True, cap_advice=_crammer_singer_advice,
         ),
         SolverSpec(
             5, "L1R_L2LOSS_SVC", "L1-regularized L2-loss SVC", CLASSIFICATION,
@@ -167,7 +207,7 @@ SOLVERS: dict[int, SolverSpec] = {
         SolverSpec(
             13, "L2R_L1LOSS_SVR_DUAL", "L2-regularized L1-loss SVR (dual)", REGRESSION,
             0.1, DUAL_SOLVER_MAX_ITER, "linsvm.solvers.svr:solve_l1svr_dual",
-            dual=True, cap_advice="-s 11 may be faster",
+            dual=True, cap_advice=_no_newton_advice("epsilon-insensitive", 11),
         ),
         SolverSpec(
             21, "ONECLASS_SVM", "one-class SVM (dual)", ONECLASS,
@@ -201,7 +241,7 @@ SOLVERS: dict[int, SolverSpec] = {
         SolverSpec(
             34, "PCD", "L2-regularized L2-loss SVC (primal coordinate descent)",
             CLASSIFICATION, 0.01, NEWTON_MAX_ITER, "linsvm.solvers.pcd:solve_pcd",
-            tolerance=TOL_CLASS_BALANCE, alias="pcd", model_type=2,
+            tolerance=TOL_CLASS_BALANCE, alias="pcd", model_type=2, cap_advice=_pcd_advice,
         ),
     ]
 }  # fmt: skip

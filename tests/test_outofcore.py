@@ -436,3 +436,28 @@ def test_cli_memory_too_small_names_a_budget_that_trains(tmp_path):
     done = train(smallest)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "m").is_file()
+
+
+def test_a_stored_block_cut_into_pieces_counts_in_the_budget(tmp_path):
+    """A stored block larger than a training block is copied piece by piece from its mapping,
+    resident until its last piece: a budget that leaves room for 1 MiB blocks but not for
+    that mapping is refused, and the smallest budget it names trains."""
+    import re
+
+    from linsvm.io.cache import write_cache
+    from linsvm.outofcore import train_cache
+
+    X, y = problem(n_rows=20_000, n_features=200, seed=3)
+    text = tmp_path / "d.txt"
+    linsvm.write_libsvm(X, y, text)
+    cache = tmp_path / "d.lsvc"
+    summary = write_cache(text, cache)  # one stored block of about 2.6 MB
+    assert summary.n_blocks == 1 and summary.cache_bytes > 2 << 20
+    overhead = 10 << 20
+    memory = overhead + 20_000 + 7 * (1 << 20) + (1 << 20)  # 1.14 MiB blocks without it
+    with pytest.raises(InvalidInputError, match="too small") as refused:
+        train_cache(cache, memory=memory, overhead_bytes=overhead, solver=1)
+    smallest = re.search(r"trains is (\d+)M", str(refused.value)).group(1)
+    assert int(smallest) << 20 >= overhead + 7 * (1 << 20) + summary.cache_bytes - 4096
+    model = train_cache(cache, memory=f"{smallest}M", overhead_bytes=overhead, solver=1)
+    assert model.results_[0].n_iter >= 1

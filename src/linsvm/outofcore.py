@@ -521,12 +521,19 @@ def train_blocks(
         # resumed run plans with the interrupted run's
         overhead_bytes = _stored_overhead(resume, overhead_bytes)
     overhead = FIXED_OVERHEAD_BYTES if overhead_bytes is None else int(overhead_bytes)
-    block_budget = (budget - targets.nbytes - overhead) // shares
+    fixed = targets.nbytes + overhead
+    # A stored block larger than a training block is cut into pieces copied from its
+    # mapping, whose pages stay resident until its last piece is copied (measured: 28 MB
+    # above the budget on a cache of one 28 MB block): the largest one counts on top then.
+    stored = int(source.block_nbytes().max(initial=0)) if hasattr(source, "split") else 0
+    block_budget = (budget - fixed) // shares
+    if stored > block_budget:
+        block_budget = (budget - fixed - stored) // shares
     whole = int(_training_bytes(source.block_rows(), source.block_nbytes(), n_vectors).sum())
     if block_budget < min(MIN_BLOCK_BYTES, whole):
         raise InvalidInputError(
             _too_small(budget, overhead_bytes is not None, overhead, targets.nbytes, shares,
-                       whole)
+                       whole, stored)
         )  # fmt: skip
     support_budget = block_budget if selective else 0
     if max_block_bytes is not None:
@@ -745,9 +752,10 @@ def _copy_rows(indptr, indices, data, rows, out_indptr, out_indices, out_data) -
 
 
 def _too_small(budget: int, measured: bool, overhead: int, labels: int, shares: int,
-               whole: int) -> str:
+               whole: int, stored: int) -> str:
     """The refusal of a budget too small, with the smallest that trains (and the one that
-    takes the data in one block), as --memory takes them: "208M"."""
+    takes the data in one block), as --memory takes them: "208M". ``stored``: the largest
+    stored block's bytes, resident on top when stored blocks are cut (0: never cut)."""
 
     def size(n_bytes: int) -> str:
         # rounded up to 8 MiB, with 4 MiB to spare: a measured overhead varies by a few MiB
@@ -757,9 +765,10 @@ def _too_small(budget: int, measured: bool, overhead: int, labels: int, shares: 
     what = ("this process holds {} MiB before training (measured: interpreter, libraries, "
             "compiled code)" if measured else "the fixed overhead (interpreter, libraries, "
             "compiled code) takes {} MiB").format(-(-overhead // 2**20))  # fmt: skip
-    smallest = overhead + labels + shares * min(MIN_BLOCK_BYTES, whole)
+    block = min(MIN_BLOCK_BYTES, whole)
+    smallest = overhead + labels + shares * block + (stored if stored > block else 0)
     return (
-        f"memory {budget / 2**20:.0f} MiB is too small: {what} and the rows' labels "
+        f"memory {budget / 2**20:.0f} MiB is too small: {what} and the rows' labels take "
         f"{-(-labels // 2**20)} MiB; the smallest budget that trains is {size(smallest)} "
         f"({size(overhead + labels + shares * whole)} trains the data in one block)"
     )

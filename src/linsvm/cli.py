@@ -107,9 +107,9 @@ Data larger than memory (-s 1, 3 and 7):
     block at a time; w and alpha (8 bytes a row) come on top; --max-iter caps the outer
     iterations (default 100); Ctrl-C stops after the current block; --checkpoint /
     --resume as for the other solvers; -v n cross-validates in the same memory. The size
-    counts the process itself (interpreter, libraries, compiled code: about 150-250 MB,
+    counts the process itself (interpreter, libraries, compiled code: about 170 MB,
     measured at the start) and the labels (1 byte a row); a size that leaves less than
-    1 MB for a block is refused, with the smallest that trains
+    1 MB a block is refused, with the smallest that trains
 Distributed training on Dask (-s 1, 3 and 7; CoCoA+):
 --dask address : train on the Dask cluster whose scheduler is at this address (e.g.
     tcp://10.0.0.5:8786), or "local:N" for N worker processes on this machine; the

@@ -523,8 +523,8 @@ def train_blocks(
     overhead = FIXED_OVERHEAD_BYTES if overhead_bytes is None else int(overhead_bytes)
     fixed = targets.nbytes + overhead
     # A stored block larger than a training block is cut into pieces copied from its
-    # mapping, whose pages stay resident until its last piece is copied (measured: 28 MB
-    # above the budget on a cache of one 28 MB block): the largest one counts on top then.
+    # mapping, whose pages stay resident until its last piece is copied (measured: a peak
+    # 24 MiB past the budget on a cache of one 28 MB block): the largest counts on top then.
     stored = int(source.block_nbytes().max(initial=0)) if hasattr(source, "split") else 0
     block_budget = (budget - fixed) // shares
     if stored > block_budget:

@@ -394,3 +394,118 @@ def test_demo_sets_up_once_and_names_the_compilation(tmp_path):
     log.write_text("")
     demo()
     assert "-c constraints.txt -e ." in log.read_text()
+
+
+# ----------------------------------------------------------------------------- errors name files
+
+
+@pytest.fixture()
+def svm_model(tmp_path):
+    """(a small training file, an SVM model trained on it), in tmp_path."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((40, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    data = tmp_path / "train.txt"
+    linsvm.write_libsvm(X, y, data)
+    model = tmp_path / "svm.model"
+    linsvm.train(X, y).save(model)
+    return data, model
+
+
+def test_predict_names_the_test_file_it_cannot_read(tmp_path, monkeypatch, capsys, svm_model):
+    """Not the output file: the output is written atomically, but errors of the reading
+    inside that write are the test file's."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "adir").mkdir()
+    assert main(["predict", "nonexist.txt", "svm.model", "out1"]) == 1
+    assert capsys.readouterr().err == (
+        "linsvm predict: error: nonexist.txt: No such file or directory\n"
+    )
+    assert main(["predict", "adir", "svm.model", "out2"]) == 1
+    assert capsys.readouterr().err == "linsvm predict: error: adir: Is a directory\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "svm.model", "train.txt"]
+
+
+def test_predict_b_on_an_svm_model_names_the_model_file(tmp_path, monkeypatch, capsys,
+                                                       svm_model):  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    assert main(["predict", "-b", "1", "train.txt", "svm.model", "out"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("linsvm predict: error: svm.model: probability output (-b 1)")
+    assert "not a -s 1 model" in err and err.count("\n") == 1
+
+
+def _onto_a_full_disk(monkeypatch):
+    """Every hidden temporary file an atomic write creates is /dev/full instead: its writes
+    fail as on a full disk (ENOSPC), from the kernel."""
+    real_open = os.open
+
+    def open_full(path, flags, mode=0o777, **kwargs):
+        if str(path).endswith(".tmp"):
+            return real_open("/dev/full", os.O_RDWR)
+        return real_open(path, flags, mode, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_full)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("command", ["predict", "cache"])
+def test_a_full_disk_is_named_by_the_output_file(tmp_path, monkeypatch, capsys, svm_model,
+                                                 command):  # fmt: skip
+    data, model = svm_model
+    big = tmp_path / "big.txt"
+    big.write_text(data.read_text() * 200)  # more than a write buffer of output
+    monkeypatch.chdir(tmp_path)
+    argv = ["big.txt", "svm.model", "out"] if command == "predict" else ["big.txt", "out"]
+    assert main([command, "-q", *argv[:-1], "warm"]) == 0  # the compiled code loaded first
+    os.remove("warm")
+    _onto_a_full_disk(monkeypatch)
+    assert main([command, *argv]) == 1
+    assert capsys.readouterr().err == (
+        f"linsvm {command}: error: out: No space left on device\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+FSIZE_CHILD = """
+import os, resource, signal, sys
+from linsvm.cli import main
+command, *files = sys.argv[1:]
+# a first run loads (and caches, if new) the compiled code: only the output meets the limit
+if main([command, "-q", *files[:-1], "warm"]) != 0:
+    sys.exit("the run without a limit failed")
+os.remove("warm")
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (5000, 5000))
+sys.exit(main([command, *files]))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_FSIZE as on Linux")
+@pytest.mark.parametrize("command", ["predict", "cache"])
+def test_a_file_size_limit_is_named_by_the_output_file(tmp_path, svm_model, command):
+    data, model = svm_model
+    big = tmp_path / "big.txt"
+    big.write_text(data.read_text() * 200)  # 8000 rows: more than 5000 bytes of either output
+    argv = ["big.txt", "svm.model", "out"] if command == "predict" else ["big.txt", "out"]
+    run = subprocess.run([sys.executable, "-c", FSIZE_CHILD, command, *argv], cwd=tmp_path,
+                         capture_output=True, text=True)  # fmt: skip
+    assert run.returncode == 1, run.stderr
+    assert run.stderr == f"linsvm {command}: error: out: File too large\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt", "svm.model", "train.txt"]
+
+
+def test_an_interrupted_run_counts_what_its_progress_lines_count(tmp_path, capsys):
+    """Rounds for --dask, outer iterations for --memory, iterations otherwise."""
+    import signal
+    from types import SimpleNamespace
+
+    from linsvm.cli import TrainOptions, _finish
+
+    model = SimpleNamespace(stop_signal=signal.SIGINT, interrupted=True,
+                            results_=[SimpleNamespace(n_iter=3, gap=0.25)])  # fmt: skip
+    opts = TrainOptions(model_file=str(tmp_path / "m"))
+    for unit in ("round", "outer iteration"):
+        assert _finish(model, opts, [], 1.0, unit) == 128 + signal.SIGINT
+        err = capsys.readouterr().err
+        assert f"interrupted by SIGINT after 3 {unit}(s), duality gap 0.25;" in err

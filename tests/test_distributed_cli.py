@@ -105,12 +105,45 @@ def test_cli_a_bad_file_read_by_the_workers_is_one_line(tmp_path):
     bad.write_text("1 1:0.5\n-1 2:x\n")
     command = "import sys; from linsvm.cli import main; sys.exit(main(sys.argv[1:]))"
     run = subprocess.run(
-        [sys.executable, "-c", command, "train", "--dask", "local:2", str(bad),
-         str(tmp_path / "m")],
-        capture_output=True, text=True, timeout=300,
+        [sys.executable, "-c", command, "train", "--dask", "local:2", "bad.svm", "m"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
     )  # fmt: skip
     assert run.returncode != 0
+    # the workers read the absolute path; the error names the file as given, as other modes
     assert run.stderr.strip().splitlines() == [
-        f"linsvm train: error: {bad}:2: bad value 'x' for feature 2"
+        "linsvm train: error: bad.svm:2: bad value 'x' for feature 2"
     ]
     assert not (tmp_path / "m").exists()
+
+
+def test_cli_a_file_it_cannot_open_is_the_error_other_modes_give(tmp_path, monkeypatch, capsys):
+    """Found before a cluster starts, and named as given."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "adir").mkdir()
+    assert main(["train", "--dask", "local:2", "adir", "m"]) == 1
+    assert capsys.readouterr().err == "linsvm train: error: adir: Is a directory\n"
+    assert main(["train", "--dask", "local:2", "nope.txt", "m"]) == 1
+    assert capsys.readouterr().err == "linsvm train: error: nope.txt: No such file or directory\n"
+
+
+def test_errors_naming_the_workers_absolute_path_name_the_file_as_given():
+    from linsvm.cli import _as_given
+    from linsvm.errors import DataFormatError, InvalidInputError
+    from linsvm.io.cache import CacheFormatError
+
+    absolute, given = "/data/x/train.txt", "x/train.txt"
+    cases = [
+        (DataFormatError(absolute, 7, "bad value"), "x/train.txt:7: bad value"),
+        (CacheFormatError(absolute, "truncated"), "x/train.txt: truncated"),
+        (InvalidInputError(f"{absolute} bytes 0-100: a label that the planned classes do not "
+                           "have"), "x/train.txt bytes 0-100: a label"),
+        (FileNotFoundError(2, "No such file or directory", absolute), "x/train.txt"),
+        (InvalidInputError("no training data: 0 rows"), "no training data: 0 rows"),
+    ]
+    for error, expected in cases:
+        with pytest.raises(type(error)) as caught, _as_given(absolute, given):
+            raise error
+        shown = caught.value.filename if isinstance(error, OSError) else str(caught.value)
+        assert shown.startswith(expected), (error, shown)
+        if isinstance(error, DataFormatError):
+            assert caught.value.path == given and caught.value.line == error.line

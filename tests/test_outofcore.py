@@ -339,3 +339,125 @@ def test_stored_blocks_larger_than_the_budget_are_split(tmp_path):
         model = train_blocks(whole, solver=3, eps=1e-6, max_outer=2000, max_block_bytes=3000)
         assert len(model.results_[0].alpha) == X.shape[0]
         assert abs(model.results_[0].primal - reference) <= 1e-6 * reference
+
+
+# ----------------------------------------------------------------------------- the floor
+
+
+def test_a_budget_too_small_says_the_smallest_that_trains():
+    """The refusal names the overhead and the smallest budget (and the one-block budget);
+    the smallest it names trains."""
+    import re
+
+    from linsvm.outofcore import FIXED_OVERHEAD_BYTES
+
+    X, y = problem()
+    with pytest.raises(InvalidInputError) as refused:
+        train_blocks(ArrayBlocks(X, y, 2), memory="64M")
+    message = str(refused.value)
+    assert f"takes {FIXED_OVERHEAD_BYTES >> 20} MiB" in message
+    smallest, one_block = map(int, re.search(
+        r"smallest budget that trains is (\d+)M \((\d+)M trains the data in one block", message
+    ).groups())  # fmt: skip
+    assert (FIXED_OVERHEAD_BYTES >> 20) < smallest <= one_block
+    model = train_blocks(ArrayBlocks(X, y, 2), memory=f"{smallest}M", solver=1, max_outer=50)
+    assert model.results_[0].n_iter >= 1
+    # an overhead given (as measured) takes the constant's place
+    with pytest.raises(InvalidInputError, match=r"holds 40 MiB .*trains is 48M"):
+        train_blocks(ArrayBlocks(X, y, 2), memory="30M", overhead_bytes=40 << 20)
+    train_blocks(ArrayBlocks(X, y, 2), memory="48M", overhead_bytes=40 << 20, max_outer=5)
+
+
+def test_the_overhead_is_measured_from_the_process():
+    from linsvm.outofcore import measured_overhead
+
+    held = measured_overhead(3)
+    if not os.path.exists("/proc/self/statm"):
+        assert held is None
+        return
+    # at least the interpreter with numpy, scipy and numba; at most what the process holds
+    with open("/proc/self/status") as f:
+        peak = next(int(line.split()[1]) << 10 for line in f if line.startswith("VmHWM:"))
+    assert 30 << 20 < held <= peak
+
+
+def test_a_resumed_run_plans_with_the_interrupted_runs_overhead(tmp_path, monkeypatch):
+    """A measured overhead differs from process to process, and the blocks follow it: the
+    resumed run takes the one its checkpoint was planned with, and ends where the
+    uninterrupted run ends."""
+    from linsvm.outofcore import _BlockCheckpoints
+
+    X, y = problem(n_rows=20_000, n_features=200, seed=11)  # 4 MB to train on: above the
+    options = dict(solver=3, C=0.7, eps=1e-3, max_outer=500)  # floor's 1 MB a block
+    overhead = 100 << 20
+    memory = overhead + 20_000 + 7 * (3 << 19)  # blocks of 1.5 MiB: three
+    whole = train_blocks(ArrayBlocks(X, y, 16), memory=memory, overhead_bytes=overhead,
+                         **options)  # fmt: skip
+    path = tmp_path / "run.ckpt"
+    real_save = _BlockCheckpoints.save
+
+    def save_then_stop(self, outer, group, *args):
+        real_save(self, outer, group, *args)
+        raise KeyboardInterrupt  # stands for the end of the process
+
+    with monkeypatch.context() as patch:
+        patch.setattr(_BlockCheckpoints, "save", save_then_stop)
+        patch.setattr(_BlockCheckpoints, "due", lambda self: True)
+        with pytest.raises(KeyboardInterrupt):
+            train_blocks(ArrayBlocks(X, y, 16), memory=memory, overhead_bytes=overhead,
+                         checkpoint=path, **options)  # fmt: skip
+    # measured 5 MB less this time: blocks of another size, were it not for the checkpoint's
+    resumed = train_blocks(ArrayBlocks(X, y, 16), memory=memory,
+                           overhead_bytes=overhead - (5 << 20), resume=path, **options)
+    np.testing.assert_array_equal(resumed.results_[0].w, whole.results_[0].w)
+    assert resumed.results_[0].n_iter == whole.results_[0].n_iter
+
+
+def test_cli_memory_too_small_names_a_budget_that_trains(tmp_path):
+    """``train --memory 64M`` counts the process itself: refused with the smallest budget,
+    which (in a fresh process, as the user runs it) trains."""
+    import re
+
+    X, y = problem(n_rows=500, seed=8)
+    text = tmp_path / "data.txt"
+    linsvm.write_libsvm(X, y, text)
+
+    def train(memory: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "linsvm.cli", "train", "-q", "--memory", memory, "-s", "3",
+             str(text), str(tmp_path / "m")],
+            capture_output=True, text=True,
+        )  # fmt: skip
+
+    refused = train("64M")
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "(measured: interpreter, libraries, compiled code)" in refused.stderr
+    smallest = re.search(r"smallest budget that trains is (\d+M)", refused.stderr).group(1)
+    done = train(smallest)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "m").is_file()
+
+
+def test_a_stored_block_cut_into_pieces_counts_in_the_budget(tmp_path):
+    """A stored block larger than a training block is copied piece by piece from its mapping,
+    resident until its last piece: a budget that leaves room for 1 MiB blocks but not for
+    that mapping is refused, and the smallest budget it names trains."""
+    import re
+
+    from linsvm.io.cache import write_cache
+    from linsvm.outofcore import train_cache
+
+    X, y = problem(n_rows=20_000, n_features=200, seed=3)
+    text = tmp_path / "d.txt"
+    linsvm.write_libsvm(X, y, text)
+    cache = tmp_path / "d.lsvc"
+    summary = write_cache(text, cache)  # one stored block of about 2.6 MB
+    assert summary.n_blocks == 1 and summary.cache_bytes > 2 << 20
+    overhead = 10 << 20
+    memory = overhead + 20_000 + 7 * (1 << 20) + (1 << 20)  # 1.14 MiB blocks without it
+    with pytest.raises(InvalidInputError, match="too small") as refused:
+        train_cache(cache, memory=memory, overhead_bytes=overhead, solver=1)
+    smallest = re.search(r"trains is (\d+)M", str(refused.value)).group(1)
+    assert int(smallest) << 20 >= overhead + 7 * (1 << 20) + summary.cache_bytes - 4096
+    model = train_cache(cache, memory=f"{smallest}M", overhead_bytes=overhead, solver=1)
+    assert model.results_[0].n_iter >= 1

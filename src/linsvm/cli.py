@@ -106,7 +106,10 @@ Data larger than memory (-s 1, 3 and 7):
     the data (a cache from "linsvm cache", or text converted to a temporary one) is read a
     block at a time; w and alpha (8 bytes a row) come on top; --max-iter caps the outer
     iterations (default 100); Ctrl-C stops after the current block; --checkpoint /
-    --resume as for the other solvers; -v n cross-validates in the same memory
+    --resume as for the other solvers; -v n cross-validates in the same memory. The size
+    counts the process itself (interpreter, libraries, compiled code: about 170 MB,
+    measured at the start) and the labels (1 byte a row); a size that leaves less than
+    1 MB a block is refused, with the smallest that trains
 Distributed training on Dask (-s 1, 3 and 7; CoCoA+):
 --dask address : train on the Dask cluster whose scheduler is at this address (e.g.
     tcp://10.0.0.5:8786), or "local:N" for N worker processes on this machine; the
@@ -474,9 +477,35 @@ def _naming(path: str):
         yield
     except InvalidInputError as exc:
         message = str(exc)
-        if message.startswith(f"{path}:"):
+        if message.startswith((f"{path}:", f"{path} ")):  # "data.txt bytes 0-99: ..." too
             raise
         raise InvalidInputError(f"{path}: {message}") from exc
+
+
+@contextmanager
+def _as_given(absolute: str, given: str):
+    """Errors that name the file by ``absolute`` (the path the Dask workers read) reworded
+    with ``given``, the user's name for it, as the other modes print it."""
+    try:
+        yield
+    except DataFormatError as exc:  # rebuilt from its fields (path, line, what)
+        cls, args = exc.__reduce__()[:2]
+        if absolute not in args:
+            raise
+        raise cls(*(given if a == absolute else a for a in args)) from None
+    except OSError as exc:
+        if exc.filename != absolute:
+            raise
+        raise type(exc)(exc.errno, exc.strerror, given) from None
+    except LinsvmError as exc:
+        message = str(exc)
+        if absolute not in message:
+            raise
+        try:
+            reworded = type(exc)(message.replace(absolute, given))
+        except TypeError:  # an error built from other fields than its message
+            reworded = InvalidInputError(message.replace(absolute, given))
+        raise reworded from None
 
 
 def _print_warnings(caught, quiet: bool) -> None:
@@ -616,7 +645,7 @@ def _train_in_blocks(opts: TrainOptions) -> int:
     import tempfile
 
     from .io.cache import is_cache, write_cache
-    from .outofcore import cross_validate_cache, parse_memory, train_cache
+    from .outofcore import cross_validate_cache, measured_overhead, parse_memory, train_cache
 
     memory = parse_memory(opts.memory)
     start = time.perf_counter()
@@ -631,6 +660,8 @@ def _train_in_blocks(opts: TrainOptions) -> int:
             memory=memory, solver=opts.solver, C=opts.C, eps=opts.eps, bias=opts.bias,
             class_weight=opts.class_weight or None, seed=opts.seed,
             max_outer=opts.max_iter or 100,
+            # --memory is the whole process's: what it holds before training is measured
+            overhead_bytes=measured_overhead(opts.solver),
         )  # fmt: skip
         with warnings.catch_warnings(record=True) as caught, _naming(opts.training_file):
             warnings.simplefilter("always")
@@ -643,7 +674,7 @@ def _train_in_blocks(opts: TrainOptions) -> int:
                 path, verbose=not opts.quiet, checkpoint=opts.checkpoint,
                 checkpoint_every=opts.checkpoint_every, resume=opts.resume, **params,
             )  # fmt: skip
-    return _finish(model, opts, caught, time.perf_counter() - start, "outer iterations")
+    return _finish(model, opts, caught, time.perf_counter() - start, "outer iteration")
 
 
 def _dask_client(target: str):
@@ -677,9 +708,13 @@ def _train_distributed(opts: TrainOptions) -> int:
 
     from .distributed import train as distributed_train
 
+    # opened here first: a missing file, a folder or one not readable gives the OSError the
+    # other modes give ("adir: Is a directory"), before a cluster is started
+    with open(opts.training_file, "rb"):
+        pass
+    # the workers may run elsewhere in the file system: they get the absolute path, and
+    # their errors are reworded with the name as given (_as_given)
     path = os.path.abspath(opts.training_file)
-    if not os.path.isfile(path):
-        raise InvalidInputError(f"{opts.training_file}: no such file")
     # the cluster's own log lines (worker starts, closes) are not the user's business here
     logging.getLogger("distributed").setLevel(logging.ERROR)
     start = time.perf_counter()
@@ -692,7 +727,11 @@ def _train_distributed(opts: TrainOptions) -> int:
             extra["local_passes"] = opts.local_passes
         if opts.max_iter is not None:
             extra["max_rounds"] = opts.max_iter
-        with warnings.catch_warnings(record=True) as caught, _naming(opts.training_file):
+        with (
+            warnings.catch_warnings(record=True) as caught,
+            _naming(opts.training_file),
+            _as_given(path, opts.training_file),
+        ):
             warnings.simplefilter("always")
             model = distributed_train(
                 path, client=client, solver=opts.solver, C=opts.C, eps=opts.eps,
@@ -703,14 +742,15 @@ def _train_distributed(opts: TrainOptions) -> int:
         client.close()
         if cluster is not None:
             cluster.close()
-    return _finish(model, opts, caught, time.perf_counter() - start, "rounds")
+    return _finish(model, opts, caught, time.perf_counter() - start, "round")
 
 
-def _finish(model, opts: TrainOptions, caught, seconds: float, iterations: str) -> int:
+def _finish(model, opts: TrainOptions, caught, seconds: float, unit: str) -> int:
     """The end of ``train --memory`` / ``--dask``: the interrupted-run exit, or the warnings,
-    the model file and a line per sub-problem (``iterations`` names what n_iter counts)."""
+    the model file and a line per sub-problem (``unit`` names what n_iter counts, as the
+    progress lines do: "outer iteration", "round")."""
     if model.stop_signal is not None or model.interrupted:
-        return _interrupted(model, opts)
+        return _interrupted(model, opts, unit)
     _print_warnings(caught, opts.quiet)
     model.save(opts.model_file)
     if not opts.quiet:
@@ -719,7 +759,7 @@ def _finish(model, opts: TrainOptions, caught, seconds: float, iterations: str) 
             state = "optimization finished" if r.converged else "stopped at --max-iter"
             nsv = f", nSV = {r.n_sv}" if r.alpha is not None else ""
             print(
-                f"{head}{state}, #{iterations} = {r.n_iter}{nsv}, primal = {r.primal:.10g}  "
+                f"{head}{state}, #{unit}s = {r.n_iter}{nsv}, primal = {r.primal:.10g}  "
                 f"dual = {r.dual:.10g}  duality gap = {r.gap:.3g}"
             )
         print(f"trained in {seconds:.3f} s; model written to {opts.model_file}")
@@ -741,9 +781,10 @@ def _collision_note(model, X) -> str:
     )
 
 
-def _interrupted(model, opts: TrainOptions) -> int:
-    """One line for an interrupted run; the model only with --save-on-interrupt (an existing
-    file at the model path is otherwise left as it was). Exit status 128 + the signal."""
+def _interrupted(model, opts: TrainOptions, unit: str = "iteration") -> int:
+    """One line for an interrupted run, counting in ``unit`` (what its progress lines count);
+    the model only with --save-on-interrupt (an existing file at the model path is otherwise
+    left as it was). Exit status 128 + the signal."""
     iterations = ", ".join(str(r.n_iter) for r in model.results_)
     gaps = [r.gap for r in model.results_ if np.isfinite(r.gap)]
     gap = f", duality gap {max(gaps):.3g}" if gaps else ""
@@ -757,7 +798,7 @@ def _interrupted(model, opts: TrainOptions) -> int:
     signum = model.stop_signal or signal.SIGINT
     print(
         f"linsvm train: interrupted by {signal.Signals(signum).name} after {iterations} "
-        f"iteration(s){gap}; {outcome}",
+        f"{unit}(s){gap}; {outcome}",
         file=sys.stderr,
     )
     return 128 + int(signum)
@@ -790,7 +831,10 @@ def run_predict(argv: list[str]) -> int:
     test_file, model_file, output_file = files
     model = linsvm.load_model(model_file)
     if probability and not model.is_probability_model:
-        raise UsageError("probability output is only supported for logistic regression")
+        raise UsageError(
+            f"{model_file}: probability output (-b 1) is only supported for logistic "
+            f"regression (-s 0, 6, 7), not a {SOLVERS[model.solver].label} model"
+        )
     start = time.perf_counter()
     from .io._atomic import atomic_writer
     from .io.stream import iter_libsvm

@@ -81,8 +81,12 @@ DEFAULT_MAX_OUTER = 100
 # Bytes a training block costs per row beyond its CSR arrays: the label, the row pointer and
 # the dual solver's per-row state (a 32-byte record, active set, order, shrink flags).
 ROW_OVERHEAD_BYTES = 8 + 8 + 32 + 4 + 4 + 1 + 8
-# Memory the run needs besides blocks, w and alpha (interpreter, libraries, compiled code).
+# Memory the run needs besides blocks, w and alpha (interpreter, libraries, compiled code)
+# when the caller does not measure it (``measured_overhead``, as ``train --memory`` does).
 FIXED_OVERHEAD_BYTES = 256 << 20
+# The smallest training block a budget must leave room for (smaller blocks train, but a
+# pass then reads the data in thousands of pieces); less when the whole data is smaller.
+MIN_BLOCK_BYTES = 1 << 20
 # Blocks' worth of memory selective block minimisation holds at its peak (see train_blocks).
 SELECTIVE_SHARES = 7
 
@@ -306,7 +310,7 @@ def group_blocks(
     """Consecutive stored blocks grouped into training blocks of at most ``budget`` bytes each
     (CSR bytes plus the per-row state of ``n_vectors`` sub-problems); a stored block larger
     than the budget is a group of its own (it cannot be split here)."""
-    cost = nbytes + rows * (ROW_OVERHEAD_BYTES + 8 * max(n_vectors - 1, 0))
+    cost = _training_bytes(rows, nbytes, n_vectors)
     groups = []
     k0 = 0
     total = 0
@@ -318,6 +322,39 @@ def group_blocks(
     if rows.shape[0]:
         groups.append((k0, rows.shape[0]))
     return groups
+
+
+def _training_bytes(rows: np.ndarray, nbytes: np.ndarray, n_vectors: int) -> np.ndarray:
+    """What each stored block costs as part of a training block: its CSR bytes plus the
+    per-row state of ``n_vectors`` sub-problems. Shapes (n_blocks,)."""
+    return nbytes + rows * (ROW_OVERHEAD_BYTES + 8 * max(n_vectors - 1, 0))
+
+
+def measured_overhead(solver: int = 1) -> int | None:
+    """Bytes this process holds before a run in blocks, measured: its resident memory once
+    the compiled code such a run uses is loaded (a run of ``solver`` on four rows in memory)
+    and the memory freed so far is handed back to the system. ``None`` where the resident
+    memory cannot be read (not Linux); ``train_blocks(overhead_bytes=None)`` then plans the
+    constant ``FIXED_OVERHEAD_BYTES``.
+
+    ``train --memory`` counts this in its budget: the command's process holds nothing else.
+    """
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 2.0]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # not converged in two outer iterations: no matter
+        train_blocks(ArrayBlocks(X, np.array([1, -1, 1, -1]), 2), solver=solver,
+                     memory=1 << 40, max_outer=2)  # fmt: skip
+    _return_freed_arrays_to_the_system()
+    return _resident_bytes()
+
+
+def _resident_bytes() -> int | None:
+    """This process's resident memory (Linux: /proc/self/statm), or None."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 @njit(cache=True, nogil=True)
@@ -401,18 +438,21 @@ def train_blocks(
     checkpoint_every: float = DEFAULT_EVERY_SECONDS,
     resume: str | os.PathLike | None = None,
     held_out: np.ndarray | None = None,
+    overhead_bytes: int | None = None,
 ) -> Model:
     """Train -s 1, -s 3 or -s 7 by block minimisation over ``source``, in about ``memory``
     bytes. Returns the Model, with one Solution per binary sub-problem (alpha, primal, dual
     and gap at the returned w).
 
     ``memory`` bounds what the run holds besides w and alpha (8 bytes a weight and a row per
-    binary sub-problem, which come on top): a fixed overhead (``FIXED_OVERHEAD_BYTES``: the
-    interpreter, libraries and compiled code), the rows' class index, and the blocks. The
-    rows are grouped into training blocks (consecutive stored blocks) so that two of them (the
-    one training and the one being read) and, with ``selective``, the kept rows and working
+    binary sub-problem, which come on top): an overhead for the interpreter, libraries and
+    compiled code (``overhead_bytes``, e.g. ``measured_overhead()``; by default the constant
+    ``FIXED_OVERHEAD_BYTES``, 256 MiB), the rows' class index, and the blocks. The rows are
+    grouped into training blocks (consecutive stored blocks) so that two of them (the one
+    training and the one being read) and, with ``selective``, the kept rows and working
     copies fit what is left; ``max_block_bytes`` caps a training block lower (less memory,
-    more outer iterations).
+    more outer iterations). A budget that leaves less than ``MIN_BLOCK_BYTES`` for a block
+    (less if the whole data is smaller) is refused, with the smallest budget that trains.
 
     Each outer iteration runs the dual solver on each block for at most ``inner_iter``
     passes; the run stops when LIBLINEAR's stopping rule holds on every row (verified at the
@@ -476,13 +516,25 @@ def train_blocks(
     # vectors' next version while it is made, and one for the solvers' per-row state and the
     # allocator's slack (measured: tests/test_outofcore.py).
     shares = SELECTIVE_SHARES if selective else 2
-    block_budget = (budget - targets.nbytes - FIXED_OVERHEAD_BYTES) // shares
-    if block_budget <= 0:
-        need = (targets.nbytes + FIXED_OVERHEAD_BYTES) / 2**20
+    if resume is not None and overhead_bytes is not None:
+        # the blocks follow the overhead, and a measure varies from process to process: a
+        # resumed run plans with the interrupted run's
+        overhead_bytes = _stored_overhead(resume, overhead_bytes)
+    overhead = FIXED_OVERHEAD_BYTES if overhead_bytes is None else int(overhead_bytes)
+    fixed = targets.nbytes + overhead
+    # A stored block larger than a training block is cut into pieces copied from its
+    # mapping, whose pages stay resident until its last piece is copied (measured: a peak
+    # 24 MiB past the budget on a cache of one 28 MB block): the largest counts on top then.
+    stored = int(source.block_nbytes().max(initial=0)) if hasattr(source, "split") else 0
+    block_budget = (budget - fixed) // shares
+    if stored > block_budget:
+        block_budget = (budget - fixed - stored) // shares
+    whole = int(_training_bytes(source.block_rows(), source.block_nbytes(), n_vectors).sum())
+    if block_budget < min(MIN_BLOCK_BYTES, whole):
         raise InvalidInputError(
-            f"memory {budget / 2**20:.0f} MiB is too small: the fixed overhead and the rows' "
-            f"labels alone take {need:.0f} MiB"
-        )
+            _too_small(budget, overhead_bytes is not None, overhead, targets.nbytes, shares,
+                       whole, stored)
+        )  # fmt: skip
     support_budget = block_budget if selective else 0
     if max_block_bytes is not None:
         block_budget = min(block_budget, int(max_block_bytes))
@@ -507,6 +559,8 @@ def train_blocks(
     if checkpoint is not None or resume is not None:
         meta = _run_meta(source, spec.number, params, class_weight, inner_iter, seed, selective,
                          groups, support.capacity)  # fmt: skip
+        if overhead_bytes is not None:
+            meta["overhead"] = overhead
     if resume is not None:
         first_outer, first_group = _restore(resume, meta, W, alpha, run, support)
     saver = _BlockCheckpoints(checkpoint, checkpoint_every, meta)
@@ -697,19 +751,44 @@ def _copy_rows(indptr, indices, data, rows, out_indptr, out_indices, out_data) -
             q += 1
 
 
+def _too_small(budget: int, measured: bool, overhead: int, labels: int, shares: int,
+               whole: int, stored: int) -> str:
+    """The refusal of a budget too small, with the smallest that trains (and the one that
+    takes the data in one block), as --memory takes them: "208M". ``stored``: the largest
+    stored block's bytes, resident on top when stored blocks are cut (0: never cut)."""
+
+    def size(n_bytes: int) -> str:
+        # rounded up to 8 MiB, with 4 MiB to spare: a measured overhead varies by a few MiB
+        # from one process to the next
+        return f"{-(-(n_bytes + (4 << 20)) // (8 << 20)) * 8}M"
+
+    what = ("this process holds {} MiB before training (measured: interpreter, libraries, "
+            "compiled code)" if measured else "the fixed overhead (interpreter, libraries, "
+            "compiled code) takes {} MiB").format(-(-overhead // 2**20))  # fmt: skip
+    block = min(MIN_BLOCK_BYTES, whole)
+    smallest = overhead + labels + shares * block + (stored if stored > block else 0)
+    return (
+        f"memory {budget / 2**20:.0f} MiB is too small: {what} and the rows' labels take "
+        f"{-(-labels // 2**20)} MiB; the smallest budget that trains is {size(smallest)} "
+        f"({size(overhead + labels + shares * whole)} trains the data in one block)"
+    )
+
+
 def _return_freed_arrays_to_the_system() -> None:
     """Make glibc's malloc serve every allocation over 128 KiB by mmap, so that a freed block
     goes back to the system at once. By default glibc raises that threshold after the first
     large frees, and the blocks read and dropped in turn then stay in its heap: measured, a
-    run budgeted for 40 MB of blocks grew by 65 MB, and by 33 MB with this. Elsewhere (not
-    glibc) a no-op."""
+    run budgeted for 40 MB of blocks grew by 65 MB, and by 33 MB with this. What is free in
+    its heaps now (every thread's) goes back too (malloc_trim). Elsewhere (not glibc) a
+    no-op."""
     try:
         libc = ctypes.CDLL(None)
-        mallopt = libc.mallopt
+        mallopt, malloc_trim = libc.mallopt, libc.malloc_trim
     except (OSError, AttributeError):
         return
     m_mmap_threshold = -3
     mallopt(m_mmap_threshold, 128 << 10)
+    malloc_trim(0)
 
 
 def _first_pass_hook(first: list, loss: int) -> Callable[[Progress], bool]:
@@ -872,6 +951,17 @@ class _BlockCheckpoints:
                  **arrays)  # fmt: skip
         atomic_write_bytes(self.path, buffer.getvalue())
         self.last = time.perf_counter()
+
+
+def _stored_overhead(path, default: int) -> int:
+    """The measured overhead a block checkpoint's run planned with (``default`` if it has
+    none or cannot be read: ``_restore`` then says what is wrong with it)."""
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            stored = json.loads(saved["meta"].tobytes().decode())
+        return int(stored.get("overhead", default))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, zipfile.BadZipFile):
+        return default
 
 
 def _restore(path, meta: dict, W, alpha, run: _PassState, support) -> tuple[int, int]:

@@ -86,7 +86,7 @@ import scipy.sparse as sp
 from ..errors import DataFormatError, InvalidInputError
 from ..parallel import effective_n_jobs
 from . import libsvm as _libsvm
-from ._atomic import _naming
+from ._atomic import create_named, errors_naming
 
 __all__ = ["MAGIC", "Cache", "CacheFormatError", "CacheSummary", "open_cache", "write_cache"]
 
@@ -263,12 +263,8 @@ class _Writer:
         directory = os.path.dirname(os.path.abspath(self.target))
         base = os.path.basename(self.target)
         tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
-        try:
-            # Mode 0o666 lets the umask decide the permissions, as open() would.
-            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
-        except OSError as exc:
-            raise _naming(exc, self.target) from None
-        return os.fdopen(fd, "w+b"), tmp
+        # its errors (a full disk, the file size limit) name the target, not the temporary
+        return create_named(tmp, "w+b", self.target), tmp
 
     # -- rows in
 
@@ -427,14 +423,12 @@ class _Writer:
         )
         f.seek(0)
         f.write(header + _HEADER_CRC.pack(zlib.crc32(header)))
-        f.flush()
-        os.fsync(f.fileno())
-        f.close()
-        self.file = None
-        try:
+        with errors_naming(self.target):
+            f.flush()
+            os.fsync(f.fileno())
+            f.close()
+            self.file = None
             os.replace(self.tmp, self.target)
-        except OSError as exc:
-            raise _naming(exc, self.target) from None
         self.tmp = None
         return CacheSummary(self.n_rows, n_features, self.nnz, len(self.table),
                             self.text_bytes, file_size, seconds)
@@ -442,7 +436,8 @@ class _Writer:
     def discard(self) -> None:
         """Remove the temporary file (after an error)."""
         if self.file is not None:
-            self.file.close()
+            with contextlib.suppress(OSError):  # its unwritten buffer may fail again
+                self.file.close()
             self.file = None
         if self.tmp is not None:
             with contextlib.suppress(OSError):

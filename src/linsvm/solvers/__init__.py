@@ -110,7 +110,6 @@ class SolverSpec:
 MAP_MODES = ("auto", "implicit", "materialise")
 
 
-
 def _fewer_features(n_rows: int, n_features: int) -> str:
     """" and features are fewer than rows (20 < 5000)", or "" when they are not."""
     if n_features < n_rows:

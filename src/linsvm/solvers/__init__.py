@@ -147,6 +147,7 @@ def _crammer_singer_advice(n_rows: int, n_features: int) -> str:
 def _pcd_advice(n_rows: int, n_features: int) -> str:
     return "-s 2 (primal Newton) minimises the same loss, usually in fewer passes"
 
+
 SOLVERS: dict[int, SolverSpec] = {
     s.number: s
     for s in [

@@ -186,7 +186,7 @@ def test_values_beyond_float32_are_refused_not_made_infinite(tmp_path):
             "data as float64")
         with open_cache(target) as cache:
             assert cache.read()[0].data.tolist() == [0.5, 1.0, 1e39, 1.0]
-        below = np.nextafter(libsvm.FLOAT32_OVERFLOW, 0.0)
+        below = float(np.nextafter(libsvm.FLOAT32_OVERFLOW, 0.0))
         _, target, _ = convert(tmp_path, f"1 1:{below!r}\n".encode())
         X, _ = read_libsvm(target, dtype=np.float32)  # rounds to float32's largest
         assert X.data.tolist() == [float(np.finfo(np.float32).max)]

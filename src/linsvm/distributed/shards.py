@@ -355,7 +355,11 @@ def load_shard(
     ------
     DataFormatError
         A malformed line: ``"<path>:<line>: <what>"`` with the line of the whole file, as
-        `read_libsvm` reports it (a damaged cache: `CacheFormatError`).
+        `read_libsvm` reports it (a damaged cache: `CacheFormatError`); without
+        ``n_features``, also an index whose model could not fit in this process's memory
+        (shards are read to be trained on: `read_libsvm` with ``check_width=True``).
+    InvalidInputError
+        A value of a float64 cache beyond the range of a float32 shard.
     """
     options = _libsvm._Options.check(shard.dtype, n_features, shard.zero_based, False,
                                      check_width=True)

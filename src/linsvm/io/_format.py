@@ -24,7 +24,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ._parse import _POW10_HI, _POW10_LO, _POW10_MAX_EXP, _POW10_MIN_EXP, _mul64
+from .._intrinsics import mul_u64
+from ._parse import _POW10_HI, _POW10_LO, _POW10_MAX_EXP, _POW10_MIN_EXP
 
 # Status of `format_weight_rows`.
 DONE = 0
@@ -52,68 +53,127 @@ _POW10_EXP2 = _pow10_exponents()
 
 _U0 = np.uint64(0)
 _U1 = np.uint64(1)
+_U2 = np.uint64(2)
 _U11 = np.uint64(11)
+_U48 = np.uint64(48)  # "0"
 _MAX_U64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 _TWO53 = 2.0**53
-_LOG10_2 = math.log10(2.0)
+_TEN8 = np.uint64(10**8)
 _TEN16 = 10**16
 _TEN17 = 10**17
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _digits17(v):
-    """(N, k, ok) for finite nonzero v > 0: N in [10**16, 10**17) the 17 significant digits
-    of v correctly rounded, k its decimal exponent (v ~= N * 10**(k - 16)); ok False when the
+    """(N, k, ok) for finite v > 0: N in [10**16, 10**17) the 17 significant digits of v
+    correctly rounded, k its decimal exponent (v ~= N * 10**(k - 16)); ok False when the
     rounding cannot be decided from the 192-bit product (the caller falls back)."""
     frac, e = math.frexp(v)  # v = frac * 2**e, frac in [0.5, 1): 53 bits, also subnormal
     m = np.uint64(frac * _TWO53) << _U11  # v = m * 2**(e - 64), leading bit at 63
-    k = int(math.floor((e - 1) * _LOG10_2))  # floor(log10 v), or one less
-    for _ in range(3):
-        q = 16 - k
-        if q < _POW10_MIN_EXP or q > _POW10_MAX_EXP:
-            return 0, 0, False
-        t = q - _POW10_MIN_EXP
-        a_hi, a_lo = _mul64(m, _POW10_HI[t])
-        b_hi, b_lo = _mul64(m, _POW10_LO[t])
-        p1 = a_lo + b_hi
-        p2 = a_hi + (_U1 if p1 < a_lo else _U0)
-        p0 = b_lo
-        # v * 10**q ~= (p2:p1:p0) * 2**(e - 64 + b_q); its integer part lies in p2
-        shift = -(e - 64 + _POW10_EXP2[t]) - 128
-        if shift < 1 or shift > 63:
-            return 0, 0, False
-        sh = np.uint64(shift)
-        n = int(p2 >> sh)
-        if n >= _TEN17:
-            k += 1
-            continue
-        if n < _TEN16:
-            k -= 1
-            continue
-        half = _U1 << (sh - _U1)
-        f2 = p2 & ((_U1 << sh) - _U1)
-        # The exact product lies in [P, P + m) in units of p0: above P by less than one
-        # unit of p1. Round up when P is past one half, down when P + one unit of p1 is
+    b = e - 1  # floor(log2 v)
+    # k = floor(log10 2**b) (Ryu's 78913 / 2**18, exact for |b| <= 1650); v has k + 1 or
+    # k + 2 digits before the point, so N = v * 10**(16 - k) has 17 or 18
+    if b >= 0:
+        k = (b * 78913) >> 18
+    else:
+        k = -((-b * 78913) >> 18) - 1
+    t = 16 - k - _POW10_MIN_EXP
+    if t < 0 or t >= _POW10_EXP2.shape[0]:
+        return 0, 0, False
+    a_hi, a_lo = mul_u64(m, _POW10_HI[t])
+    b_hi, b_lo = mul_u64(m, _POW10_LO[t])
+    p1 = a_lo + b_hi
+    p2 = a_hi + (_U1 if p1 < a_lo else _U0)
+    p0 = b_lo
+    # v * 10**q ~= (p2:p1:p0) * 2**(e - 64 + b_q), below the exact value by less than one
+    # unit of p1 (the table is truncated); the integer part lies in p2
+    shift = -(e - 64 + _POW10_EXP2[t]) - 128
+    if shift < 1 or shift > 63:
+        return 0, 0, False
+    sh = np.uint64(shift)
+    n = np.int64(p2 >> sh)
+    mask = (_U1 << sh) - _U1
+    f2 = p2 & mask
+    if n >= _TEN17:
+        # 18 digits: round off the last, d, with the fraction below it
+        d = n % 10
+        n = n // 10
+        k += 1
+        if d > 5 or (d == 5 and (f2 | p1 | p0) != _U0):
+            n += 1
+        elif d == 5 or (d == 4 and f2 == mask and p1 == _MAX_U64):
+            return 0, 0, False  # a tie, or too close to one to tell
+    elif n >= _TEN16:
+        # Round up when the product is past one half, down when one unit of p1 more is
         # still below it (with a unit to spare); in between, undecided.
-        if f2 > half or (f2 == half and (p1 != _U0 or p0 != _U0)):
+        half = _U1 << (sh - _U1)
+        if f2 > half or (f2 == half and (p1 | p0) != _U0):
             n += 1
         elif f2 == half or (f2 == half - _U1 and p1 == _MAX_U64):
             return 0, 0, False
-        if n == _TEN17:
-            n = _TEN16
-            k += 1
-        return n, k, True
-    return 0, 0, False
+    else:
+        return 0, 0, False  # just below 10**16 by the truncation: v * 10**q near 10**16
+    if n == _TEN17:
+        n = _TEN16
+        k += 1
+    return n, k, True
+
+
+def _digit_pairs() -> np.ndarray:
+    """b"000102...99": the two digits of 0..99 at [2i, 2i + 2)."""
+    return np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode(), dtype=np.uint8)
+
+
+_DIGIT_PAIRS = _digit_pairs()
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put2(out, at, x):
+    """The two digits of x < 100 (uint64) at out[at:at + 2]."""
+    out[at] = _DIGIT_PAIRS[x * _U2]
+    out[at + 1] = _DIGIT_PAIRS[x * _U2 + _U1]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put8(out, at, x):
+    """The eight digits of x < 10**8 (uint64, leading zeros written) at out[at:at + 8]."""
+    hi = x // np.uint64(10000)
+    lo = x - hi * np.uint64(10000)
+    a = hi // np.uint64(100)
+    c = lo // np.uint64(100)
+    _put2(out, at, a)
+    _put2(out, at + 2, hi - a * np.uint64(100))
+    _put2(out, at + 4, c)
+    _put2(out, at + 6, lo - c * np.uint64(100))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put17(out, at, n):
+    """The 17 digits of n in [10**16, 10**17) at out[at:at + 17]; how many remain when the
+    trailing zeros are dropped (at least one)."""
+    x = np.uint64(n)
+    rest = x % (_TEN8 * _TEN8)
+    out[at] = _U48 + x // (_TEN8 * _TEN8)
+    hi = rest // _TEN8
+    _put8(out, at + 1, hi)
+    _put8(out, at + 9, rest - hi * _TEN8)
+    n_digits = 17
+    while n_digits > 1 and out[at + n_digits - 1] == 48:
+        n_digits -= 1
+    return n_digits
 
 
 @njit(cache=True, nogil=True)
 def _write_g17(v, out, pos):
     """Write ``f"{v:.17g}"`` at out[pos:] (room for MAX_VALUE_BYTES assumed); the position
-    after it, or -1 when v must be formatted by Python (not finite, or undecided)."""
+    after it, or -1 when v must be formatted by Python (not finite, or undecided).
+
+    The 17 digits are written once where most of them belong, then the few around the
+    decimal point are moved; bytes past the returned position may be scribbled on.
+    """
     if not math.isfinite(v):
         return -1
-    negative = math.copysign(1.0, v) < 0.0
-    if negative:
+    if math.copysign(1.0, v) < 0.0:
         out[pos] = 45  # "-"
         pos += 1
     if v == 0.0:
@@ -122,90 +182,58 @@ def _write_g17(v, out, pos):
     n, k, ok = _digits17(abs(v))
     if not ok:
         return -1
-    n_digits = 17
-    while n % 10 == 0:  # "%g" drops trailing zeros (n > 0, so this stops)
-        n //= 10
-        n_digits -= 1
     if 0 <= k < 17:
         # fixed: k + 1 integer digits (zeros past the significant ones), the rest after "."
+        n_digits = _put17(out, pos + 1, n)
+        for i in range(pos, pos + k + 1):
+            out[i] = out[i + 1]
         if n_digits <= k + 1:
-            end = pos + k + 1
-            for i in range(pos + n_digits, end):
-                out[i] = 48
-            p = pos + n_digits - 1
-            for _ in range(n_digits):
-                out[p] = 48 + n % 10
-                n //= 10
-                p -= 1
-            return end
-        end = pos + n_digits + 1
-        p = end - 1
-        for _ in range(n_digits - k - 1):
-            out[p] = 48 + n % 10
-            n //= 10
-            p -= 1
-        out[p] = 46  # "."
-        p -= 1
-        for _ in range(k + 1):
-            out[p] = 48 + n % 10
-            n //= 10
-            p -= 1
-        return end
+            return pos + k + 1
+        out[pos + k + 1] = 46  # "."
+        return pos + n_digits + 1
     if -4 <= k < 0:
         # fixed: "0.", -k - 1 zeros, the digits
+        start = pos + 1 - k
+        n_digits = _put17(out, start, n)
         out[pos] = 48
         out[pos + 1] = 46
-        p = pos + 2
-        for _ in range(-k - 1):
-            out[p] = 48
-            p += 1
-        end = p + n_digits
-        p = end - 1
-        for _ in range(n_digits):
-            out[p] = 48 + n % 10
-            n //= 10
-            p -= 1
-        return end
+        for i in range(pos + 2, start):
+            out[i] = 48
+        return start + n_digits
     # exponential: d[.ddd]e+XX (at least two exponent digits)
-    mantissa_end = pos + n_digits + (1 if n_digits > 1 else 0)
-    p = mantissa_end - 1
-    for _ in range(n_digits - 1):
-        out[p] = 48 + n % 10
-        n //= 10
-        p -= 1
+    n_digits = _put17(out, pos + 1, n)
+    out[pos] = out[pos + 1]
+    mantissa_end = pos + 1
     if n_digits > 1:
-        out[p] = 46
-        p -= 1
-    out[p] = 48 + n
+        out[pos + 1] = 46
+        mantissa_end = pos + 1 + n_digits
     out[mantissa_end] = 101  # "e"
     out[mantissa_end + 1] = 45 if k < 0 else 43  # "-" / "+"
-    x = -k if k < 0 else k
-    n_exp = 3 if x >= 100 else 2
-    end = mantissa_end + 2 + n_exp
-    p = end - 1
-    for _ in range(n_exp):
-        out[p] = 48 + x % 10
-        x //= 10
-        p -= 1
-    return end
+    x = np.uint64(-k if k < 0 else k)
+    if x >= 100:
+        out[mantissa_end + 2] = _U48 + x // np.uint64(100)
+        _put2(out, mantissa_end + 3, x % np.uint64(100))
+        return mantissa_end + 5
+    _put2(out, mantissa_end + 2, x)
+    return mantissa_end + 4
 
 
 @njit(cache=True, nogil=True)
-def format_weight_rows(w, row, col, out):
-    """Write the weight lines of ``w`` from line ``row``, weight ``col``, into ``out``.
+def format_weight_rows(w, row, col, row_stop, out, pos):
+    """Write the weight lines ``row`` to ``row_stop`` - 1 of ``w``, from weight ``col`` of
+    the first, into ``out`` from ``pos``.
 
     w : (n_w, n_lines) float64 -- line j of the file holds w[:, j], each weight as "%.17g"
         followed by a space, then a newline (a line of no weights is " ").
-    out : uint8 buffer of at least MAX_VALUE_BYTES + 2 bytes.
+    out : uint8 buffer with room for at least MAX_VALUE_BYTES + 2 bytes past ``pos``.
 
-    Returns (row, col, n_bytes, status): out[:n_bytes] holds the text written; status DONE
-    (every line written), FULL (call again from (row, col)) or FALLBACK (the weight at
-    (row, col) is to be formatted by Python, then continue after it).
+    Returns (row, col, n_bytes, status): out[:n_bytes] holds the text; status DONE (every
+    line up to row_stop written), FULL (call again from (row, col) with room) or FALLBACK
+    (the weight at (row, col) is to be formatted by Python, then continue after it).
     """
-    n_w, n_lines = w.shape
-    pos = 0
+    n_w = w.shape[0]
     limit = out.shape[0] - _ROOM
-    while row < n_lines:
+    while row < row_stop:
         if n_w == 0:
             if pos > limit:
                 return row, col, pos, FULL

@@ -116,7 +116,9 @@ def read_libsvm(
     ----------
     path : str or os.PathLike
     dtype : float32 or float64
-        dtype of the matrix values (labels are always float64).
+        dtype of the matrix values (labels are always float64). A value beyond float32's
+        range is refused, not made infinite (DataFormatError at its line; in a float64
+        cache, InvalidInputError naming its row).
     n_features : int, optional
         Number of columns of X. Default: the largest feature index seen (plus one when
         0-based). A feature index beyond it is an error.

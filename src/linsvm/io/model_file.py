@@ -33,14 +33,17 @@ top of it, so the dependency runs one way only.
 
 from __future__ import annotations
 
+import collections
 import io
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import BinaryIO
 
 import numpy as np
 
 from ..errors import ModelFormatError
+from ..parallel import effective_n_jobs
 from ..solvers import CLASSIFICATION, ONECLASS, SOLVER_BY_NAME, SOLVERS, model_file_solver
 from . import _format
 from ._atomic import atomic_writer
@@ -139,27 +142,69 @@ def _write_weight_lines(
     sink: BinaryIO, coef: np.ndarray, bias: float, bias_weights: np.ndarray | None
 ) -> None:
     """LIBLINEAR's weight lines into ``sink``: line j holds coef[:, j], then (bias >= 0) a
-    line of the bias weights; each weight "%.17g" and a space. Written a buffer of
-    `WRITE_BUFFER_BYTES` at a time by the compiled formatter, whatever the model's size."""
+    line of the bias weights; each weight "%.17g" and a space.
+
+    The lines are cut into spans of about `WRITE_BUFFER_BYTES` of text, formatted by the
+    compiled kernel (`linsvm.io._format`, which releases the GIL) in a thread per core and
+    written in order as they come: memory is a few buffers a thread, whatever the model.
+    """
     n_w = coef.shape[0]
-    buffer = np.empty(WRITE_BUFFER_BYTES, dtype=np.uint8)
     blocks = [coef]
     if bias >= 0:
         bw = np.zeros(n_w) if bias_weights is None else np.asarray(bias_weights, np.float64)
         blocks.append(bw.reshape(n_w, 1))
-    for block in blocks:
-        row, col, status = 0, 0, _format.FULL
-        while status != _format.DONE:
-            row, col, n_bytes, status = _format.format_weight_rows(block, row, col, buffer)
-            sink.write(buffer[:n_bytes].data)
-            if status == _format.FALLBACK:
-                # a weight the kernel leaves to Python (see linsvm.io._format)
-                text = f"{float(block[col, row]):.17g} "
-                col += 1
-                if col == n_w:
-                    text += "\n"
-                    row, col = row + 1, 0
-                sink.write(text.encode("ascii"))
+    line_bytes = n_w * (_format.MAX_VALUE_BYTES + 1) + 2  # the longest a line can be
+    per_span = max(1, WRITE_BUFFER_BYTES // line_bytes)
+    spans = [
+        (block, a, min(a + per_span, block.shape[1]))
+        for block in blocks
+        for a in range(0, block.shape[1], per_span)
+    ]
+    n_threads = min(effective_n_jobs(-1), len(spans))
+    if n_threads <= 1:
+        for span in spans:
+            for chunk in _format_span(*span, per_span * line_bytes):
+                sink.write(chunk)
+        return
+    # at most two spans a thread in flight: formatted while the earlier ones are written
+    with ThreadPoolExecutor(max_workers=n_threads) as pool:
+        pending: collections.deque = collections.deque()
+        for span in spans:
+            pending.append(pool.submit(_format_span, *span, per_span * line_bytes))
+            if len(pending) >= 2 * n_threads:
+                for chunk in pending.popleft().result():
+                    sink.write(chunk)
+        while pending:
+            for chunk in pending.popleft().result():
+                sink.write(chunk)
+
+
+def _format_span(block: np.ndarray, start: int, stop: int, size: int) -> list:
+    """The text of weight lines ``start`` to ``stop`` - 1 of ``block`` (n_w, n_lines), as
+    a list of bytes-like chunks (one, in a buffer of ``size`` bytes sized for them)."""
+    buffer = np.empty(max(size, _format.MAX_VALUE_BYTES + 2), dtype=np.uint8)
+    n_w = block.shape[0]
+    chunks = []
+    row, col, pos = start, 0, 0
+    while True:
+        row, col, pos, status = _format.format_weight_rows(block, row, col, stop, buffer, pos)
+        if status == _format.DONE:
+            chunks.append(buffer[:pos].data)
+            return chunks
+        if status == _format.FULL:  # not with the buffer sized for the span; kept general
+            chunks.append(bytes(buffer[:pos]))
+            pos = 0
+        elif status == _format.FALLBACK:
+            # a weight the kernel leaves to Python (see linsvm.io._format); no longer than
+            # the kernel's longest, so it fits where the kernel stopped
+            text = f"{float(block[col, row]):.17g} "
+            col += 1
+            if col == n_w:
+                text += "\n"
+                row, col = row + 1, 0
+            encoded = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+            buffer[pos : pos + encoded.shape[0]] = encoded
+            pos += encoded.shape[0]
 
 
 def write_model_file(path: str | os.PathLike, fields: ModelFields) -> None:

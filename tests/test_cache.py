@@ -38,7 +38,6 @@ from linsvm.io import (
 from linsvm.io import cache as cache_module
 
 
-
 @contextlib.contextmanager
 def reader_sizes(block: int, piece: int = 1):
     """The text reader's block and piece sizes made tiny: lines straddle blocks and pieces."""

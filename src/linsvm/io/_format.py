@@ -19,8 +19,6 @@ formats it with Python (`FALLBACK`).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
@@ -55,22 +53,25 @@ _U0 = np.uint64(0)
 _U1 = np.uint64(1)
 _U2 = np.uint64(2)
 _U11 = np.uint64(11)
+_U52 = np.uint64(52)
+_U63 = np.uint64(63)
+_EXPONENT_MASK = np.uint64(0x7FF)
+_FRACTION_MASK = np.uint64((1 << 52) - 1)
+_HIDDEN_BIT = np.uint64(1 << 52)
 _U48 = np.uint64(48)  # "0"
 _MAX_U64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-_TWO53 = 2.0**53
 _TEN8 = np.uint64(10**8)
 _TEN16 = 10**16
 _TEN17 = 10**17
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _digits17(v):
-    """(N, k, ok) for finite v > 0: N in [10**16, 10**17) the 17 significant digits of v
-    correctly rounded, k its decimal exponent (v ~= N * 10**(k - 16)); ok False when the
-    rounding cannot be decided from the 192-bit product (the caller falls back)."""
-    frac, e = math.frexp(v)  # v = frac * 2**e, frac in [0.5, 1): 53 bits, also subnormal
-    m = np.uint64(frac * _TWO53) << _U11  # v = m * 2**(e - 64), leading bit at 63
-    b = e - 1  # floor(log2 v)
+def _digits17(m, e):
+    """(N, k, ok) for v = m * 2**e > 0 (m uint64 with its leading bit at 63): N in
+    [10**16, 10**17) the 17 significant digits of v correctly rounded, k its decimal exponent
+    (v ~= N * 10**(k - 16)); ok False when the rounding cannot be decided from the 192-bit
+    product (the caller falls back)."""
+    b = e + 63  # floor(log2 v)
     # k = floor(log10 2**b) (Ryu's 78913 / 2**18, exact for |b| <= 1650); v has k + 1 or
     # k + 2 digits before the point, so N = v * 10**(16 - k) has 17 or 18
     if b >= 0:
@@ -85,9 +86,9 @@ def _digits17(v):
     p1 = a_lo + b_hi
     p2 = a_hi + (_U1 if p1 < a_lo else _U0)
     p0 = b_lo
-    # v * 10**q ~= (p2:p1:p0) * 2**(e - 64 + b_q), below the exact value by less than one
-    # unit of p1 (the table is truncated); the integer part lies in p2
-    shift = -(e - 64 + _POW10_EXP2[t]) - 128
+    # v * 10**q ~= (p2:p1:p0) * 2**(e + b_q), below the exact value by less than one unit
+    # of p1 (the table is truncated); the integer part lies in p2
+    shift = -(e + _POW10_EXP2[t]) - 128
     if shift < 1 or shift > 63:
         return 0, 0, False
     sh = np.uint64(shift)
@@ -164,22 +165,34 @@ def _put17(out, at, n):
 
 
 @njit(cache=True, nogil=True)
-def _write_g17(v, out, pos):
-    """Write ``f"{v:.17g}"`` at out[pos:] (room for MAX_VALUE_BYTES assumed); the position
-    after it, or -1 when v must be formatted by Python (not finite, or undecided).
+def _write_g17(bits, out, pos):
+    """Write ``f"{v:.17g}"`` at out[pos:] (room for MAX_VALUE_BYTES assumed) for the float64
+    v of IEEE bits ``bits`` (uint64); the position after it, or -1 when v must be formatted
+    by Python (not finite, or undecided).
 
     The 17 digits are written once where most of them belong, then the few around the
     decimal point are moved; bytes past the returned position may be scribbled on.
     """
-    if not math.isfinite(v):
+    biased = np.int64((bits >> _U52) & _EXPONENT_MASK)
+    fraction = bits & _FRACTION_MASK
+    if biased == 0x7FF:  # infinite or NaN
         return -1
-    if math.copysign(1.0, v) < 0.0:
+    if bits >> _U63:
         out[pos] = 45  # "-"
         pos += 1
-    if v == 0.0:
-        out[pos] = 48
-        return pos + 1
-    n, k, ok = _digits17(abs(v))
+    if biased == 0:
+        if fraction == _U0:
+            out[pos] = 48
+            return pos + 1
+        m = fraction  # subnormal: fraction * 2**-1074, normalised here (rare)
+        e = -1074
+        while m >> _U63 == _U0:
+            m = m << _U1
+            e -= 1
+    else:
+        m = (fraction | _HIDDEN_BIT) << _U11
+        e = biased - 1075 - 11
+    n, k, ok = _digits17(m, e)
     if not ok:
         return -1
     if 0 <= k < 17:
@@ -223,8 +236,9 @@ def format_weight_rows(w, row, col, row_stop, out, pos):
     """Write the weight lines ``row`` to ``row_stop`` - 1 of ``w``, from weight ``col`` of
     the first, into ``out`` from ``pos``.
 
-    w : (n_w, n_lines) float64 -- line j of the file holds w[:, j], each weight as "%.17g"
-        followed by a space, then a newline (a line of no weights is " ").
+    w : (n_w, n_lines) uint64 -- the IEEE bits of the float64 weights (``.view(np.uint64)``):
+        line j of the file holds w[:, j], each weight as "%.17g" followed by a space, then a
+        newline (a line of no weights is " ").
     out : uint8 buffer with room for at least MAX_VALUE_BYTES + 2 bytes past ``pos``.
 
     Returns (row, col, n_bytes, status): out[:n_bytes] holds the text; status DONE (every

@@ -183,11 +183,12 @@ def _format_span(block: np.ndarray, start: int, stop: int, size: int) -> list:
     """The text of weight lines ``start`` to ``stop`` - 1 of ``block`` (n_w, n_lines), as
     a list of bytes-like chunks (one, in a buffer of ``size`` bytes sized for them)."""
     buffer = np.empty(max(size, _format.MAX_VALUE_BYTES + 2), dtype=np.uint8)
+    bits = block.view(np.uint64)
     n_w = block.shape[0]
     chunks = []
     row, col, pos = start, 0, 0
     while True:
-        row, col, pos, status = _format.format_weight_rows(block, row, col, stop, buffer, pos)
+        row, col, pos, status = _format.format_weight_rows(bits, row, col, stop, buffer, pos)
         if status == _format.DONE:
             chunks.append(buffer[:pos].data)
             return chunks

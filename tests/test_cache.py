@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+import warnings
 import zlib
 from unittest import mock
 
@@ -35,9 +36,6 @@ from linsvm.io import (
     write_cache,
 )
 from linsvm.io import cache as cache_module
-
-# float32 values beyond its range become infinite, in the text reader and the cache alike
-pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")
 
 
 @contextlib.contextmanager
@@ -121,6 +119,19 @@ TEXTS = st.lists(lines(), max_size=40).map(lambda ls: "".join(ls).encode())
 )
 def test_round_trip_exact(tmp_path_factory, text, dtype, block_bytes, n_jobs):
     tmp_path = tmp_path_factory.mktemp("rt")
+    source = tmp_path / "data.txt"
+    source.write_bytes(text)
+    try:
+        read_libsvm(source, dtype=dtype)
+    except DataFormatError as exc:
+        # a value beyond float32's range: the conversion refuses it at the same line
+        assert dtype == np.float32 and "beyond the range of float32" in exc.what
+        with pytest.raises(DataFormatError) as caught, reader_sizes(64):
+            write_cache(source, tmp_path / "data.lsvc", dtype=dtype, block_bytes=block_bytes,
+                        n_jobs=n_jobs)
+        assert str(caught.value) == str(exc)
+        assert not (tmp_path / "data.lsvc").exists()
+        return
     with reader_sizes(64):
         source, target, summary = convert(tmp_path, text, dtype=dtype, block_bytes=block_bytes,
                                           n_jobs=n_jobs)
@@ -142,9 +153,42 @@ def test_round_trip_exact(tmp_path_factory, text, dtype, block_bytes, n_jobs):
             assert_identical((Xr, yr), (X[r0:], y[r0:]))
     # read_libsvm reads the cache in the text's place, for either dtype
     for as_dtype in (np.float64, np.float32):
+        try:
+            from_text = read_libsvm(source, dtype=as_dtype)
+        except DataFormatError as exc:
+            # a float64 cache read as float32 refuses what the text reader refuses
+            assert "beyond the range of float32" in exc.what
+            with pytest.raises(InvalidInputError, match="is beyond the range of float32"):
+                read_libsvm(target, dtype=as_dtype, n_jobs=n_jobs)
+            continue
         got = read_libsvm(target, dtype=as_dtype, n_jobs=n_jobs)
         if as_dtype == dtype or as_dtype == np.float32:
-            assert_identical(got, read_libsvm(source, dtype=as_dtype))
+            assert_identical(got, from_text)
+
+
+def test_values_beyond_float32_are_refused_not_made_infinite(tmp_path):
+    """A finite value that float32 cannot hold would turn infinite (the value lost, with a
+    RuntimeWarning from the cast): converting to a float32 cache refuses it at its line, and
+    a float64 cache read as float32 names its row."""
+    text = b"1 1:0.5\n\n-1 2:1 7:1e39\n1 3:1\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(DataFormatError) as caught:
+            convert(tmp_path, text, dtype=np.float32, block_bytes=40)
+        assert (caught.value.line, caught.value.what) == (
+            3, "value '1e39' is beyond the range of float32 (feature 7); read the data as float64")
+        _, target, _ = convert(tmp_path, text, block_bytes=40)  # float64 holds it
+        with pytest.raises(InvalidInputError) as refused:
+            read_libsvm(target, dtype=np.float32)
+        assert str(refused.value) == (
+            f"{target}: row 2: value 1e+39 is beyond the range of float32 (feature 7); read the "
+            "data as float64")
+        with open_cache(target) as cache:
+            assert cache.read()[0].data.tolist() == [0.5, 1.0, 1e39, 1.0]
+        below = float(np.nextafter(libsvm.FLOAT32_OVERFLOW, 0.0))
+        _, target, _ = convert(tmp_path, f"1 1:{below!r}\n".encode())
+        X, _ = read_libsvm(target, dtype=np.float32)  # rounds to float32's largest
+        assert X.data.tolist() == [float(np.finfo(np.float32).max)]
 
 
 def test_many_blocks_and_threads(tmp_path):

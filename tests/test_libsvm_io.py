@@ -7,6 +7,7 @@ import gzip
 import lzma
 import math
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from linsvm.errors import DataFormatError, InvalidInputError, ZeroIndexError
-from linsvm.io import _parse, parse_libsvm_bytes, read_libsvm, write_libsvm
+from linsvm.io import _parse, libsvm, parse_libsvm_bytes, read_libsvm, write_libsvm
 
 SETTINGS = settings(
     deadline=None,
@@ -242,6 +243,30 @@ def test_first_error_in_file_order_wins():
         parse("1.8e308 1:1 x\n")
     with pytest.raises(DataFormatError, match=r":1: bad label"):
         parse("y 1:1\n1e999\n")
+
+
+def test_float32_refuses_a_value_it_cannot_hold():
+    """Read as float32, a finite value beyond its range would turn infinite (a value lost,
+    with a RuntimeWarning from the cast): refused at its line, as "inf" is; the largest value
+    that rounds to float32's maximum is kept."""
+    largest = float(np.finfo(np.float32).max)
+    below = math.nextafter(libsvm.FLOAT32_OVERFLOW, 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        X, _ = parse(f"1 1:{below!r} 2:{-below!r}\n", dtype=np.float32)
+        assert X.data.tolist() == [largest, -largest]
+        # 2**128 + 2**75: halfway between two doubles, so parsed by the float() fallback
+        halfway = str(2**128 + 2**75)
+        buf = np.frombuffer(f"1 1:{halfway}\n".encode(), dtype=np.uint8)
+        assert _parse.parse_buffer(buf, True, np.int64(10), math.inf)[17] == 1
+        for token in (repr(libsvm.FLOAT32_OVERFLOW), "-1e39", "3.4028236e38", halfway):
+            with pytest.raises(DataFormatError) as info:
+                parse(f"1 1:1\n\n-1 1:0.5 7:{token}\n", dtype=np.float32)
+            assert (info.value.line, info.value.what) == (
+                3, f"value '{token}' is beyond the range of float32 (feature 7); read the data "
+                "as float64")
+        X, _ = parse(f"1 7:1e39 8:{halfway}\n")  # float64 holds them
+        assert X.data.tolist() == [1e39, float(halfway)]
 
 
 def test_long_tokens_are_truncated_in_messages():

@@ -133,3 +133,24 @@ def yield_core(typingctx):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+# ----------------------------------------------------------------------------- arithmetic
+
+
+@intrinsic
+def mul_u64(typingctx, a, b):
+    """(hi, lo) of the full 128-bit product of two uint64 (one hardware multiply where the
+    machine has it, where 32-bit limbs take four)."""
+    if not (a == types.uint64 and b == types.uint64):
+        return None
+    sig = types.UniTuple(types.uint64, 2)(types.uint64, types.uint64)
+
+    def codegen(context, builder, signature, args):
+        i64, i128 = ir.IntType(64), ir.IntType(128)
+        product = builder.mul(builder.zext(args[0], i128), builder.zext(args[1], i128))
+        lo = builder.trunc(product, i64)
+        hi = builder.trunc(builder.lshr(product, ir.Constant(i128, 64)), i64)
+        return context.make_tuple(builder, signature.return_type, [hi, lo])
+
+    return sig, codegen

@@ -532,7 +532,9 @@ def run_train(argv: list[str]) -> int:
     if opts.dask is not None:
         return _train_distributed(opts)
     start = time.perf_counter()
-    X, y = linsvm.read_libsvm(opts.training_file)
+    # a width whose weights cannot fit is refused at its line, unless hashing narrows it
+    hashed = feature_map is not None and feature_map.hash_bits is not None
+    X, y = linsvm.read_libsvm(opts.training_file, check_width=not hashed)
     read_seconds = time.perf_counter() - start
     if X.shape[0] == 0:
         raise InvalidInputError(f"{opts.training_file}: no training instances")
@@ -614,7 +616,9 @@ def run_train(argv: list[str]) -> int:
     if model.interrupted:
         return _interrupted(model, opts)
     _print_warnings(caught, opts.quiet)
+    start = time.perf_counter()
     model.save(opts.model_file)
+    save_seconds = time.perf_counter() - start
     if not opts.quiet:
         for k, r in enumerate(model.results_):
             head = f"[class {model.labels_[k]}] " if len(model.results_) > 1 else ""
@@ -632,7 +636,8 @@ def run_train(argv: list[str]) -> int:
         if model.feature_map is not None:
             print(f"feature map: {model.feature_map.describe()}{_collision_note(model, X)}")
         print(
-            f"read {read_seconds:.3f} s, train {train_seconds:.3f} s "
+            f"read {read_seconds:.3f} s, train {train_seconds:.3f} s, "
+            f"save {save_seconds:.3f} s "
             f"({X.shape[0]} instances, {X.shape[1]} features, {X.nnz} non-zeros); "
             f"model written to {opts.model_file}"
         )
@@ -655,7 +660,7 @@ def _train_in_blocks(opts: TrainOptions) -> int:
             if not opts.quiet:
                 print(f"converting {path} to a temporary cache in {folder}", file=sys.stderr)
             path = os.path.join(folder, "data.lsvc")
-            write_cache(opts.training_file, path, n_jobs=opts.n_jobs)
+            write_cache(opts.training_file, path, n_jobs=opts.n_jobs, check_width=True)
         params = dict(
             memory=memory, solver=opts.solver, C=opts.C, eps=opts.eps, bias=opts.bias,
             class_weight=opts.class_weight or None, seed=opts.seed,
@@ -752,7 +757,9 @@ def _finish(model, opts: TrainOptions, caught, seconds: float, unit: str) -> int
     if model.stop_signal is not None or model.interrupted:
         return _interrupted(model, opts, unit)
     _print_warnings(caught, opts.quiet)
+    start = time.perf_counter()
     model.save(opts.model_file)
+    save_seconds = time.perf_counter() - start
     if not opts.quiet:
         for k, r in enumerate(model.results_):
             head = f"[class {model.labels_[k]}] " if len(model.results_) > 1 else ""
@@ -762,7 +769,8 @@ def _finish(model, opts: TrainOptions, caught, seconds: float, unit: str) -> int
                 f"{head}{state}, #{unit}s = {r.n_iter}{nsv}, primal = {r.primal:.10g}  "
                 f"dual = {r.dual:.10g}  duality gap = {r.gap:.3g}"
             )
-        print(f"trained in {seconds:.3f} s; model written to {opts.model_file}")
+        print(f"trained in {seconds:.3f} s, saved in {save_seconds:.3f} s; model written to "
+              f"{opts.model_file}")
     return 0
 
 

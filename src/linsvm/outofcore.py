@@ -228,10 +228,12 @@ class CacheBlocks:
 
 
 def train_cache(path, memory: str | int = "2G", **params) -> Model:
-    """``train_blocks`` over the cache file at ``path`` (``linsvm cache`` makes one)."""
+    """``train_blocks`` over the cache file at ``path`` (``linsvm cache`` makes one); a
+    width whose model could not fit in memory is refused first (DataFormatError)."""
     from .io.cache import open_cache
 
     with open_cache(path) as cache:
+        _check_width(path, cache)
         return train_blocks(CacheBlocks(cache), memory=memory, **params)
 
 
@@ -242,7 +244,17 @@ def cross_validate_cache(
     from .io.cache import open_cache
 
     with open_cache(path) as cache:
+        _check_width(path, cache)
         return cross_validate_blocks(CacheBlocks(cache), n_folds, seed, memory=memory, **params)
+
+
+def _check_width(path, cache) -> None:
+    """DataFormatError at the line of the cache's largest index when a model over its
+    features could not fit in memory (as `read_libsvm(check_width=True)` reads text)."""
+    from .io.libsvm import _Options
+
+    options = _Options.check(np.float64, None, bool(cache.zero_based), False, check_width=True)
+    options.check_cache_width(os.fsdecode(os.fspath(path)), cache)
 
 
 def cross_validate_blocks(

@@ -215,7 +215,8 @@ def plan_shards(
     if not isinstance(zero_based, bool | np.bool_):
         raise InvalidInputError(
             f"zero_based must be True or False for sharded reading, got {zero_based!r}")
-    options = _libsvm._Options.check(dtype, None, bool(zero_based), False)
+    # shards are read to be trained on: a width whose model cannot fit is refused
+    options = _libsvm._Options.check(dtype, None, bool(zero_based), False, check_width=True)
 
     if isinstance(source, str | bytes | os.PathLike):
         paths = [os.fsdecode(os.fspath(source))]
@@ -354,9 +355,14 @@ def load_shard(
     ------
     DataFormatError
         A malformed line: ``"<path>:<line>: <what>"`` with the line of the whole file, as
-        `read_libsvm` reports it (a damaged cache: `CacheFormatError`).
+        `read_libsvm` reports it (a damaged cache: `CacheFormatError`); without
+        ``n_features``, also an index whose model could not fit in this process's memory
+        (shards are read to be trained on: `read_libsvm` with ``check_width=True``).
+    InvalidInputError
+        A value of a float64 cache beyond the range of a float32 shard.
     """
-    options = _libsvm._Options.check(shard.dtype, n_features, shard.zero_based, False)
+    options = _libsvm._Options.check(shard.dtype, n_features, shard.zero_based, False,
+                                     check_width=True)
     n_threads = effective_n_jobs(n_jobs)
     pieces = []
     for part in shard.parts:
@@ -521,9 +527,10 @@ class _RangeStream:
 def _read_cache_rows(part: ShardPart, options):
     """(X, y, columns needed) of rows start..stop of a cache, copied from its checked blocks,
     values cast to the shard's dtype."""
-    from ..io.cache import open_cache
+    from ..io.cache import check_value_range, open_cache
 
     with open_cache(part.path) as cache:
+        options.check_cache_width(part.path, cache)
         starts = cache.row_starts
         k0 = int(np.searchsorted(starts, part.start, side="right")) - 1
         k1 = int(np.searchsorted(starts, part.stop, side="left"))
@@ -538,7 +545,7 @@ def _read_cache_rows(part: ShardPart, options):
         blocks = []
         for k, a, b in spans:
             Xk, yk = cache.block(k)  # checked (checksum, structure) before use
-            blocks.append((Xk, yk, a, b))
+            blocks.append((Xk, yk, a, b, int(starts[k])))
             nnz += int(Xk.indptr[b] - Xk.indptr[a])
         n_cols = cache.n_features
         if options.n_features is not None:
@@ -549,8 +556,11 @@ def _read_cache_rows(part: ShardPart, options):
         indptr = np.zeros(n_rows + 1, dtype=index_dtype)
         y = np.empty(n_rows, dtype=np.float64)
         r = z = 0
-        for Xk, yk, a, b in blocks:
+        for Xk, yk, a, b, first_row in blocks:
             lo, hi = int(Xk.indptr[a]), int(Xk.indptr[b])
+            check_value_range(part.path, Xk.data[lo:hi], Xk.indptr[a : b + 1] - lo,
+                              Xk.indices[lo:hi], first_row + a, options.dtype,
+                              cache.zero_based)
             y[r : r + b - a] = yk[a:b]
             np.add(Xk.indptr[a + 1 : b + 1], z - lo, out=indptr[r + 1 : r + b - a + 1],
                    casting="unsafe")

@@ -43,6 +43,7 @@ DUPLICATE_INDEX = 13
 BAD_VALUE = 14
 VALUE_NAN = 15
 VALUE_INF = 16
+VALUE_OUT_OF_RANGE = 17  # finite, but beyond the range of the dtype it is read into
 
 # Status of `_parse_float`.
 NUM_OK = 0
@@ -355,7 +356,7 @@ def _add_fallback(fallback, n_fallback, start, end, target, line):
 
 
 @njit(cache=True, nogil=True)
-def parse_buffer(buf, one_based, index_limit):
+def parse_buffer(buf, one_based, index_limit, value_limit):
     """Parse a whole LIBSVM file held in `buf` (uint8, shape (n_bytes,)).
 
     Parameters
@@ -365,6 +366,9 @@ def parse_buffer(buf, one_based, index_limit):
         If True an index 0 is an error (LIBSVM's 1-based indices).
     index_limit : int64
         Largest index allowed as written in the file; larger ones are INDEX_TOO_LARGE.
+    value_limit : float64
+        Feature values of at least this magnitude are VALUE_OUT_OF_RANGE (the float32 overflow
+        threshold when they are read as float32; infinity otherwise).
 
     Returns
     -------
@@ -507,6 +511,10 @@ def parse_buffer(buf, one_based, index_limit):
                 break
             value, st = _parse_float(buf, colon + 1, end)
             if st == NUM_OK:
+                if abs(value) >= value_limit:
+                    err_start = colon + 1
+                    status = VALUE_OUT_OF_RANGE
+                    break
                 data[nnz] = value
             elif st == NUM_FALLBACK:
                 data[nnz] = 0.0

@@ -166,6 +166,7 @@ def write_cache(
     block_bytes: int = 64 << 20,
     n_jobs: int | None = -1,
     zero_based: bool | str = False,
+    check_width: bool = False,
 ) -> CacheSummary:
     """Convert the LIBSVM text file `source` into the cache file `target`, in a stream.
 
@@ -190,6 +191,9 @@ def write_cache(
         Threads that parse, as in `read_libsvm`.
     zero_based : bool or "auto"
         The text's indices, as in `read_libsvm`; the cache stores 0-based columns.
+    check_width : bool
+        As in `read_libsvm`: refuse an index whose model could not fit in memory (data
+        converted to be trained on).
 
     Returns
     -------
@@ -202,7 +206,7 @@ def write_cache(
     ValueError
         Bad options.
     """
-    options = _libsvm._Options.check(dtype, None, zero_based, False)
+    options = _libsvm._Options.check(dtype, None, zero_based, False, check_width)
     if isinstance(block_bytes, bool) or not isinstance(block_bytes, int | np.integer) \
             or block_bytes <= 0:
         raise ValueError(f"block_bytes must be a positive int, got {block_bytes!r}")
@@ -654,6 +658,8 @@ class Cache:
 
         def copy(k: int) -> None:
             by, bindptr, bindices, bdata = self._arrays(k, verify)
+            check_value_range(self.path, bdata, bindptr, bindices, int(self.row_starts[k]),
+                              dtype, self.zero_based)
             r, s = rows[k - k0], rows[k - k0 + 1]
             a, b = starts[k - k0], starts[k - k0 + 1]
             y[r:s] = by
@@ -674,6 +680,34 @@ class Cache:
         X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols), copy=False)
         X.has_sorted_indices = True
         return X, y
+
+
+def check_value_range(
+    name: str,
+    data: np.ndarray,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    first_row: int,
+    dtype,
+    zero_based: bool,
+) -> None:
+    """InvalidInputError naming the first value of these rows that ``dtype`` cannot hold: a
+    float64 cache read as float32 would turn it infinite (the text reader refuses it too).
+
+    data, indices : (nnz,) and indptr : (n_rows + 1,) from 0, of rows ``first_row`` on (0-based
+    rows of the cache; features 0-based, written as in the text).
+    """
+    if np.dtype(dtype) != np.dtype(np.float32) or data.dtype != np.float64 or data.size == 0:
+        return
+    if max(-float(data.min()), float(data.max())) < _libsvm.FLOAT32_OVERFLOW:
+        return
+    p = int(np.flatnonzero(np.abs(data) >= _libsvm.FLOAT32_OVERFLOW)[0])
+    row = first_row + int(np.searchsorted(indptr, p, side="right")) - 1
+    feature = int(indices[p]) + (0 if zero_based else 1)
+    raise InvalidInputError(
+        f"{name}: row {row + 1}: value {float(data[p])!r} is beyond the range of float32 "
+        f"(feature {feature}); read the data as float64"
+    )
 
 
 def _check_header(name: str, head: bytes, size: int) -> tuple:
@@ -767,6 +801,7 @@ def read_cache_as_libsvm(
         raise InvalidInputError(f"{name}: a linsvm cache keeps no qid; read the text file "
                                 "with query_id=True")
     with open_cache(path) as cache:
+        options.check_cache_width(name, cache)
         n_cols = cache.n_features if options.n_features is None else options.n_features
         if n_cols < cache.n_features:
             written = cache.n_features - (1 if cache.zero_based else 0)

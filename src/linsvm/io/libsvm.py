@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .. import _memory
 from ..errors import DataFormatError, InvalidInputError, ZeroIndexError
 from ..parallel import effective_n_jobs
 from . import _parse
@@ -48,7 +49,9 @@ from ._atomic import atomic_write_bytes
 __all__ = ["parse_libsvm_bytes", "read_libsvm", "write_libsvm"]
 
 # Without n_features, an index above this is rejected: a model over more features than this
-# (2**40, about 1.1e12) could never be allocated, so such an index is a corrupt file.
+# (2**40, about 1.1e12) could never be allocated, so such an index is a corrupt file. Readers
+# for training (``check_width``) refuse, as early, any index whose model could not fit in
+# this process's memory (`linsvm._memory`).
 MAX_FEATURE_INDEX = 2**40
 
 # Bytes of text read at a time. Module constants rather than options: the result does not
@@ -61,6 +64,10 @@ BLOCK_SIZE = 8 * 2**20
 MIN_PIECE_SIZE = 2**20
 
 _INT32_MAX = np.iinfo(np.int32).max
+# The smallest magnitude a float64 -> float32 cast rounds to infinity (halfway between the
+# largest float32, 2**128 - 2**104, and 2**128; the tie goes to the even 2**128). Values read
+# as float32 must stay below it: a finite value made infinite is a value lost.
+FLOAT32_OVERFLOW = 2.0**128 - 2.0**103
 _INT64_MAX = np.iinfo(np.int64).max
 _FRESH_BELOW = 8 * 2**20  # output arrays smaller than this grow by a new allocation
 
@@ -90,6 +97,8 @@ def read_libsvm(
     zero_based: bool | str = False,
     query_id: bool = False,
     n_jobs: int | None = -1,
+    *,
+    check_width: bool = False,
 ) -> tuple[sp.csr_matrix, np.ndarray] | tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
     """Read a LIBSVM / svmlight file.
 
@@ -107,7 +116,9 @@ def read_libsvm(
     ----------
     path : str or os.PathLike
     dtype : float32 or float64
-        dtype of the matrix values (labels are always float64).
+        dtype of the matrix values (labels are always float64). A value beyond float32's
+        range is refused, not made infinite (DataFormatError at its line; in a float64
+        cache, InvalidInputError naming its row).
     n_features : int, optional
         Number of columns of X. Default: the largest feature index seen (plus one when
         0-based). A feature index beyond it is an error.
@@ -118,6 +129,11 @@ def read_libsvm(
         Also return the ``qid:`` of each row.
     n_jobs : int or None
         Threads that parse: -1 (default) all cores, None or 1 the calling thread only.
+    check_width : bool
+        Data to train on: without ``n_features``, refuse (DataFormatError at its line) a
+        feature index whose model could not fit in memory, before allocating it: one
+        float64 weight vector over that many features more than this process can allocate
+        (physical memory, or what ``ulimit -v`` leaves).
 
     Returns
     -------
@@ -136,7 +152,7 @@ def read_libsvm(
     ValueError
         Bad options (dtype, n_features, zero_based, n_jobs).
     """
-    options = _Options.check(dtype, n_features, zero_based, query_id)
+    options = _Options.check(dtype, n_features, zero_based, query_id, check_width)
     n_threads = effective_n_jobs(n_jobs)
     name = os.fsdecode(os.fspath(path))
     with open(path, "rb") as raw:
@@ -161,12 +177,14 @@ def parse_libsvm_bytes(
     zero_based: bool | str = False,
     query_id: bool = False,
     n_jobs: int | None = -1,
+    *,
+    check_width: bool = False,
 ) -> tuple[sp.csr_matrix, np.ndarray] | tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
     """Parse LIBSVM text held in memory; `name` is used in error messages.
 
     Same options and results as `read_libsvm`.
     """
-    options = _Options.check(dtype, n_features, zero_based, query_id)
+    options = _Options.check(dtype, n_features, zero_based, query_id, check_width)
     n_threads = effective_n_jobs(n_jobs)
     if not isinstance(buf, bytes):
         buf = bytes(buf)
@@ -194,9 +212,11 @@ class _Options:
     query_id: bool
     one_based: bool  # index 0 is an error
     index_limit: int  # largest index allowed as written in the file
+    # with check_width: the bytes this process can allocate, which bound index_limit
+    memory_room: int | None = None
 
     @classmethod
-    def check(cls, dtype, n_features, zero_based, query_id) -> _Options:
+    def check(cls, dtype, n_features, zero_based, query_id, check_width=False) -> _Options:
         dtype = np.dtype(dtype)
         if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
             raise ValueError(f"dtype must be float32 or float64, got {dtype}")
@@ -216,14 +236,37 @@ class _Options:
                 )
         # With "auto" the 0-based limit is checked after parsing, once it is known whether
         # the file is 0-based.
+        memory_room = None
         if n_features is None:
             index_limit = MAX_FEATURE_INDEX
+            if check_width:
+                memory_room = _memory.allocatable_memory()
+            if memory_room is not None:
+                # the width is the largest index as written (+ 1 when 0-based)
+                width_limit = memory_room // _memory.WEIGHT_BYTES
+                index_limit = min(index_limit, width_limit - (1 if zero_based is True else 0))
         elif zero_based is True:
             index_limit = n_features - 1
         else:
             index_limit = n_features
         return cls(dtype, n_features, zero_based, bool(query_id), zero_based is False,
-                   index_limit)
+                   index_limit, memory_room)
+
+    @property
+    def value_limit(self) -> float:
+        """Magnitude from which a feature value cannot be held in ``dtype`` (it would round
+        to infinity)."""
+        return FLOAT32_OVERFLOW if self.dtype == np.dtype(np.float32) else math.inf
+
+    def check_cache_width(self, name: str, cache) -> None:
+        """With check_width, for a cache (`linsvm.io.cache.Cache`) read in place of its text:
+        DataFormatError at the line of its largest index when that is past the limit."""
+        if self.memory_room is None:
+            return
+        if cache.n_features > self.memory_room // _memory.WEIGHT_BYTES:
+            written = cache.n_features - (1 if cache.zero_based else 0)
+            what = _too_wide(str(written), cache.n_features, self)
+            raise DataFormatError(name, cache.max_index_line, what)
 
 
 # ----------------------------------------------------------------------------- blocks
@@ -361,7 +404,8 @@ def _parse_piece(text: np.ndarray, options: _Options) -> _Piece:
         fallback,
         n_fallback,
         n_newlines,
-    ) = _parse.parse_buffer(text, options.one_based, np.int64(options.index_limit))
+    ) = _parse.parse_buffer(text, options.one_based, np.int64(options.index_limit),
+                            options.value_limit)
     piece = _Piece(int(n_newlines), int(n_rows), int(nnz), indptr, indices, data, labels, qids,
                    int(min_index), int(max_index), int(max_index_line), int(text.shape[0]))
 
@@ -376,6 +420,11 @@ def _parse_piece(text: np.ndarray, options: _Options) -> _Piece:
                 what = f"value is infinite (feature {indices[target]})"
                 piece.error = (DataFormatError, line, what)
             return piece
+        if target >= 0 and abs(value) >= options.value_limit:
+            token = _token_text(text[start:end].tobytes(), 0, end - start)
+            what = _out_of_range(token, int(indices[target]), options)
+            piece.error = (DataFormatError, line, what)
+            return piece
         if target < 0:
             labels[-target - 1] = value
         else:
@@ -383,8 +432,7 @@ def _parse_piece(text: np.ndarray, options: _Options) -> _Piece:
 
     if status != _parse.OK:
         token = _token_text(text[err_start:err_end].tobytes(), 0, err_end - err_start)
-        what = _error_message(status, token, int(err_a), int(err_b), options.n_features,
-                              options.zero_based)
+        what = _error_message(status, token, int(err_a), int(err_b), options)
         error = ZeroIndexError if status == _parse.ZERO_INDEX else DataFormatError
         piece.error = (error, int(err_line), what)
     return piece
@@ -615,16 +663,28 @@ def _token_text(buf: bytes, start: int, end: int, limit: int = 40) -> str:
     return "".join(shown) + ("..." if len(text) > limit else "")
 
 
-def _error_message(
-    status: int,
-    token: str,
-    a: int,
-    b: int,
-    n_features: int | None,
-    zero_based: bool | str,
-) -> str:
+def _out_of_range(token: str, index: int, options: _Options) -> str:
+    """Why value ``token`` of feature ``index`` (as written) cannot be read."""
+    return (f"value '{token}' is beyond the range of {options.dtype.name} (feature {index}); "
+            "read the data as float64")
+
+
+def _too_wide(token: str, width: int | None, options: _Options) -> str:
+    """Why index ``token`` (a width of ``width`` features, None if too long to be known) is
+    refused by a check_width reader."""
+    room = _memory.format_bytes(options.memory_room)
+    if width is None:
+        return (f"feature index {token} too large: a model over that many features cannot "
+                f"fit in the {room} of memory this process can allocate")
+    needs = _memory.format_bytes(width * _memory.WEIGHT_BYTES)
+    return (f"feature index {token} too large: a model over {width} features needs {needs} "
+            f"a weight vector, more than the {room} of memory this process can allocate")
+
+
+def _error_message(status: int, token: str, a: int, b: int, options: _Options) -> str:
     """Human-readable text for an error code of `_parse.parse_buffer`."""
     p = _parse
+    n_features, zero_based = options.n_features, options.zero_based
     if status == p.BAD_LABEL:
         return f"bad label '{token}'"
     if status == p.MISSING_LABEL:
@@ -646,6 +706,12 @@ def _error_message(
     if status == p.ZERO_INDEX:
         return "index 0 is not allowed with 1-based indices (use zero_based=True or 'auto')"
     if status == p.INDEX_TOO_LARGE:
+        if n_features is None and options.memory_room is not None:
+            try:
+                width = int(token) + (1 if zero_based is True else 0)
+            except ValueError:  # shortened for the message
+                width = None
+            return _too_wide(token, width, options)
         if n_features is None:
             return f"feature index {token} too large (the maximum is 2**40 = {MAX_FEATURE_INDEX})"
         suffix = ", 0-based" if zero_based is True else ""
@@ -660,6 +726,8 @@ def _error_message(
         return f"value is NaN (feature {a})"
     if status == p.VALUE_INF:
         return f"value is infinite (feature {a})"
+    if status == p.VALUE_OUT_OF_RANGE:
+        return _out_of_range(token, a, options)
     return f"parse error (code {status})"
 
 

@@ -13,7 +13,9 @@ The format (LIBLINEAR's ``save_model``)::
 
 w_size = nr_feature (+1 with a bias); nr_w = 1 for two classes (except Crammer-Singer) and for
 regression / one-class, else nr_class. Line j holds feature j's weight for every class.
-Reading never runs code; writing goes to a temporary file renamed over the target.
+Reading never runs code; writing goes to a temporary file renamed over the target, the weights
+formatted by compiled kernels (`linsvm.io._format`) a buffer at a time, so that writing a model
+takes a few megabytes beyond the model itself.
 
 linsvm's one extension: a model trained on a feature map (``linsvm.features``) starts with
 one more line, before ``solver_type``::
@@ -31,14 +33,23 @@ top of it, so the dependency runs one way only.
 
 from __future__ import annotations
 
+import collections
+import io
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import BinaryIO
 
 import numpy as np
 
 from ..errors import ModelFormatError
+from ..parallel import effective_n_jobs
 from ..solvers import CLASSIFICATION, ONECLASS, SOLVER_BY_NAME, SOLVERS, model_file_solver
-from ._atomic import atomic_write_bytes
+from . import _format
+from ._atomic import atomic_writer
+
+# Bytes of text formatted at a time when a model is written: memory beyond the model's own.
+WRITE_BUFFER_BYTES = 4 * 2**20
 
 
 @dataclass(frozen=True)
@@ -91,8 +102,24 @@ def format_model_text(
     feature_map: dict[str, str] | None = None,
 ) -> str:
     """LIBLINEAR model-file text for these fields (shapes as in `ModelFields`)."""
+    sink = io.BytesIO()
+    header = _header_text(solver, labels, coef, bias, rho, feature_map)
+    sink.write(header.encode("ascii"))
+    _write_weight_lines(sink, np.asarray(coef, dtype=np.float64), bias, bias_weights)
+    return sink.getvalue().decode("ascii")
+
+
+def _header_text(
+    solver: int,
+    labels,
+    coef: np.ndarray,
+    bias: float,
+    rho: float,
+    feature_map: dict[str, str] | None,
+) -> str:
+    """The lines before the weights, up to and including ``w``; ModelFormatError for labels
+    the format cannot hold."""
     spec = model_file_solver(solver)  # linsvm's own solvers: their LIBLINEAR problem
-    coef = np.asarray(coef, dtype=np.float64)
     lines = []
     if feature_map is not None:
         lines.append(" ".join(["feature_map", *(f"{k} {v}" for k, v in feature_map.items())]))
@@ -103,30 +130,99 @@ def format_model_text(
         lines.append("label " + " ".join(str(v) for v in ints))
     else:
         lines.append("nr_class 2")
-    lines.append(f"nr_feature {coef.shape[1]}")
+    lines.append(f"nr_feature {np.shape(coef)[1]}")
     lines.append(f"bias {bias:.17g}")
     if spec.kind == ONECLASS:
         lines.append(f"rho {rho:.17g}")
     lines.append("w")
-    weights = coef.T  # (n_features, n_w): LIBLINEAR's row-per-feature layout
+    return "\n".join(lines) + "\n"
+
+
+def _write_weight_lines(
+    sink: BinaryIO, coef: np.ndarray, bias: float, bias_weights: np.ndarray | None
+) -> None:
+    """LIBLINEAR's weight lines into ``sink``: line j holds coef[:, j], then (bias >= 0) a
+    line of the bias weights; each weight "%.17g" and a space.
+
+    The lines are cut into spans of about `WRITE_BUFFER_BYTES` of text, formatted by the
+    compiled kernel (`linsvm.io._format`, which releases the GIL) in a thread per core and
+    written in order as they come: memory is a few buffers a thread, whatever the model.
+    """
+    n_w = coef.shape[0]
+    blocks = [coef]
     if bias >= 0:
-        bw = np.zeros(coef.shape[0]) if bias_weights is None else np.asarray(bias_weights)
-        weights = np.vstack([weights, bw.reshape(1, coef.shape[0])])
-    body = "\n".join(" ".join(f"{v:.17g}" for v in row) + " " for row in weights.tolist())
-    return "\n".join(lines) + "\n" + body + ("\n" if body else "")
+        bw = np.zeros(n_w) if bias_weights is None else np.asarray(bias_weights, np.float64)
+        blocks.append(bw.reshape(n_w, 1))
+    line_bytes = n_w * (_format.MAX_VALUE_BYTES + 1) + 2  # the longest a line can be
+    per_span = max(1, WRITE_BUFFER_BYTES // line_bytes)
+    spans = [
+        (block, a, min(a + per_span, block.shape[1]))
+        for block in blocks
+        for a in range(0, block.shape[1], per_span)
+    ]
+    n_threads = min(effective_n_jobs(-1), len(spans))
+    if n_threads <= 1:
+        for span in spans:
+            for chunk in _format_span(*span, per_span * line_bytes):
+                sink.write(chunk)
+        return
+    # at most two spans a thread in flight: formatted while the earlier ones are written
+    with ThreadPoolExecutor(max_workers=n_threads) as pool:
+        pending: collections.deque = collections.deque()
+        for span in spans:
+            pending.append(pool.submit(_format_span, *span, per_span * line_bytes))
+            if len(pending) >= 2 * n_threads:
+                for chunk in pending.popleft().result():
+                    sink.write(chunk)
+        while pending:
+            for chunk in pending.popleft().result():
+                sink.write(chunk)
+
+
+def _format_span(block: np.ndarray, start: int, stop: int, size: int) -> list:
+    """The text of weight lines ``start`` to ``stop`` - 1 of ``block`` (n_w, n_lines), as
+    a list of bytes-like chunks (one, in a buffer of ``size`` bytes sized for them)."""
+    buffer = np.empty(max(size, _format.MAX_VALUE_BYTES + 2), dtype=np.uint8)
+    bits = block.view(np.uint64)
+    n_w = block.shape[0]
+    chunks = []
+    row, col, pos = start, 0, 0
+    while True:
+        row, col, pos, status = _format.format_weight_rows(bits, row, col, stop, buffer, pos)
+        if status == _format.DONE:
+            chunks.append(buffer[:pos].data)
+            return chunks
+        if status == _format.FULL:  # not with the buffer sized for the span; kept general
+            chunks.append(bytes(buffer[:pos]))
+            pos = 0
+        elif status == _format.FALLBACK:
+            # a weight the kernel leaves to Python (see linsvm.io._format); no longer than
+            # the kernel's longest, so it fits where the kernel stopped
+            text = f"{float(block[col, row]):.17g} "
+            col += 1
+            if col == n_w:
+                text += "\n"
+                row, col = row + 1, 0
+            encoded = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+            buffer[pos : pos + encoded.shape[0]] = encoded
+            pos += encoded.shape[0]
 
 
 def write_model_file(path: str | os.PathLike, fields: ModelFields) -> None:
-    """Write ``fields`` to ``path`` in LIBLINEAR's format, atomically; a model the format
-    cannot hold (non-integer labels) is a ModelFormatError naming ``path``, nothing written."""
+    """Write ``fields`` to ``path`` in LIBLINEAR's format, atomically, streamed (memory stays
+    a buffer above the model's); a model the format cannot hold (non-integer labels) is a
+    ModelFormatError naming ``path``, nothing written."""
     try:
-        text = format_model_text(
-            fields.solver, fields.labels, fields.coef, fields.bias, fields.bias_weights,
-            fields.rho, fields.feature_map,
+        header = _header_text(
+            fields.solver, fields.labels, fields.coef, fields.bias, fields.rho,
+            fields.feature_map,
         )  # fmt: skip
     except ModelFormatError as exc:
         raise ModelFormatError(f"{os.fsdecode(os.fspath(path))}: cannot save: {exc}") from None
-    atomic_write_bytes(path, text.encode("ascii"))
+    coef = np.asarray(fields.coef, dtype=np.float64)
+    with atomic_writer(path) as f:
+        f.write(header.encode("ascii"))
+        _write_weight_lines(f, coef, fields.bias, fields.bias_weights)
 
 
 def parse_model_text(text: str, name: str = "<model>") -> ModelFields:

@@ -1,0 +1,269 @@
+"""Numba kernels that write model weights as text, byte for byte as Python's ``f"{v:.17g}"``.
+
+A model file's weight lines (`linsvm.io.model_file`) hold every weight as ``%.17g``: 17
+significant digits, correctly rounded (round half to even on the exact binary value), laid
+out as C's ``%g`` lays them out (fixed notation for decimal exponents -4 to 16, else
+``d.ddde+XX``; trailing zeros and a trailing point dropped). Formatting them one Python float
+at a time costs about a microsecond and 100 bytes of Python objects a weight; these kernels
+write them straight into a byte buffer, a buffer at a time.
+
+The 17 digits of v = m * 2**e come from one 64x128-bit product: m (normalised to 64 bits)
+times the parser's truncated 128-bit mantissa of 10**q (`linsvm.io._parse`), q chosen so that
+the integer part N of v * 10**q has 17 digits. The table's truncation makes the product at
+most m units of its lowest 64-bit word too small, far below the fraction's resolution, so the
+rounding of N is decided exactly except when the fraction lies within that margin of one
+half: exact ties (which need round-half-even on the exact value) and about one value in
+2**60 otherwise. Such a value, and a non-finite one, is handed back to the caller, which
+formats it with Python (`FALLBACK`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .._intrinsics import mul_u64
+from ._parse import _POW10_HI, _POW10_LO, _POW10_MAX_EXP, _POW10_MIN_EXP
+
+# Status of `format_weight_rows`.
+DONE = 0
+FULL = 1  # the buffer is full: write it out and call again from (row, col)
+FALLBACK = 2  # the weight at (row, col) needs Python's formatting
+
+# The longest "%.17g" text ("-1.2345678901234567e-308"), a space and a newline.
+MAX_VALUE_BYTES = 24
+_ROOM = MAX_VALUE_BYTES + 2
+
+
+def _pow10_exponents() -> np.ndarray:
+    """b_q with 10**q ~= (hi * 2**64 + lo) * 2**b_q for the parser's table entry of 10**q
+    (its leading bit at bit 127): from exact integers, as the table was built."""
+    out = np.empty(_POW10_MAX_EXP - _POW10_MIN_EXP + 1, dtype=np.int64)
+    for q in range(_POW10_MIN_EXP, _POW10_MAX_EXP + 1):
+        if q >= 0:
+            out[q - _POW10_MIN_EXP] = (10**q).bit_length() - 128
+        else:
+            out[q - _POW10_MIN_EXP] = -((10**-q).bit_length()) - 127
+    return out
+
+
+_POW10_EXP2 = _pow10_exponents()
+
+_U0 = np.uint64(0)
+_U1 = np.uint64(1)
+_U2 = np.uint64(2)
+_U11 = np.uint64(11)
+_U52 = np.uint64(52)
+_U63 = np.uint64(63)
+_EXPONENT_MASK = np.uint64(0x7FF)
+_FRACTION_MASK = np.uint64((1 << 52) - 1)
+_HIDDEN_BIT = np.uint64(1 << 52)
+_U48 = np.uint64(48)  # "0"
+_MAX_U64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+_TEN8 = np.uint64(10**8)
+_TEN16 = 10**16
+_TEN17 = 10**17
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _digits17(m, e):
+    """(N, k, ok) for v = m * 2**e > 0 (m uint64 with its leading bit at 63): N in
+    [10**16, 10**17) the 17 significant digits of v correctly rounded, k its decimal exponent
+    (v ~= N * 10**(k - 16)); ok False when the rounding cannot be decided from the 192-bit
+    product (the caller falls back)."""
+    b = e + 63  # floor(log2 v)
+    # k = floor(log10 2**b) (Ryu's 78913 / 2**18, exact for |b| <= 1650); v has k + 1 or
+    # k + 2 digits before the point, so N = v * 10**(16 - k) has 17 or 18
+    if b >= 0:
+        k = (b * 78913) >> 18
+    else:
+        k = -((-b * 78913) >> 18) - 1
+    t = 16 - k - _POW10_MIN_EXP
+    if t < 0 or t >= _POW10_EXP2.shape[0]:
+        return 0, 0, False
+    a_hi, a_lo = mul_u64(m, _POW10_HI[t])
+    b_hi, b_lo = mul_u64(m, _POW10_LO[t])
+    p1 = a_lo + b_hi
+    p2 = a_hi + (_U1 if p1 < a_lo else _U0)
+    p0 = b_lo
+    # v * 10**q ~= (p2:p1:p0) * 2**(e + b_q), below the exact value by less than one unit
+    # of p1 (the table is truncated); the integer part lies in p2
+    shift = -(e + _POW10_EXP2[t]) - 128
+    if shift < 1 or shift > 63:
+        return 0, 0, False
+    sh = np.uint64(shift)
+    n = np.int64(p2 >> sh)
+    mask = (_U1 << sh) - _U1
+    f2 = p2 & mask
+    if n >= _TEN17:
+        # 18 digits: round off the last, d, with the fraction below it
+        d = n % 10
+        n = n // 10
+        k += 1
+        if d > 5 or (d == 5 and (f2 | p1 | p0) != _U0):
+            n += 1
+        elif d == 5 or (d == 4 and f2 == mask and p1 == _MAX_U64):
+            return 0, 0, False  # a tie, or too close to one to tell
+    elif n >= _TEN16:
+        # Round up when the product is past one half, down when one unit of p1 more is
+        # still below it (with a unit to spare); in between, undecided.
+        half = _U1 << (sh - _U1)
+        if f2 > half or (f2 == half and (p1 | p0) != _U0):
+            n += 1
+        elif f2 == half or (f2 == half - _U1 and p1 == _MAX_U64):
+            return 0, 0, False
+    else:
+        return 0, 0, False  # just below 10**16 by the truncation: v * 10**q near 10**16
+    if n == _TEN17:
+        n = _TEN16
+        k += 1
+    return n, k, True
+
+
+def _digit_pairs() -> np.ndarray:
+    """b"000102...99": the two digits of 0..99 at [2i, 2i + 2)."""
+    return np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode(), dtype=np.uint8)
+
+
+_DIGIT_PAIRS = _digit_pairs()
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put2(out, at, x):
+    """The two digits of x < 100 (uint64) at out[at:at + 2]."""
+    out[at] = _DIGIT_PAIRS[x * _U2]
+    out[at + 1] = _DIGIT_PAIRS[x * _U2 + _U1]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put8(out, at, x):
+    """The eight digits of x < 10**8 (uint64, leading zeros written) at out[at:at + 8]."""
+    hi = x // np.uint64(10000)
+    lo = x - hi * np.uint64(10000)
+    a = hi // np.uint64(100)
+    c = lo // np.uint64(100)
+    _put2(out, at, a)
+    _put2(out, at + 2, hi - a * np.uint64(100))
+    _put2(out, at + 4, c)
+    _put2(out, at + 6, lo - c * np.uint64(100))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put17(out, at, n):
+    """The 17 digits of n in [10**16, 10**17) at out[at:at + 17]; how many remain when the
+    trailing zeros are dropped (at least one)."""
+    x = np.uint64(n)
+    rest = x % (_TEN8 * _TEN8)
+    out[at] = _U48 + x // (_TEN8 * _TEN8)
+    hi = rest // _TEN8
+    _put8(out, at + 1, hi)
+    _put8(out, at + 9, rest - hi * _TEN8)
+    n_digits = 17
+    while n_digits > 1 and out[at + n_digits - 1] == 48:
+        n_digits -= 1
+    return n_digits
+
+
+@njit(cache=True, nogil=True)
+def _write_g17(bits, out, pos):
+    """Write ``f"{v:.17g}"`` at out[pos:] (room for MAX_VALUE_BYTES assumed) for the float64
+    v of IEEE bits ``bits`` (uint64); the position after it, or -1 when v must be formatted
+    by Python (not finite, or undecided).
+
+    The 17 digits are written once where most of them belong, then the few around the
+    decimal point are moved; bytes past the returned position may be scribbled on.
+    """
+    biased = np.int64((bits >> _U52) & _EXPONENT_MASK)
+    fraction = bits & _FRACTION_MASK
+    if biased == 0x7FF:  # infinite or NaN
+        return -1
+    if bits >> _U63:
+        out[pos] = 45  # "-"
+        pos += 1
+    if biased == 0:
+        if fraction == _U0:
+            out[pos] = 48
+            return pos + 1
+        m = fraction  # subnormal: fraction * 2**-1074, normalised here (rare)
+        e = -1074
+        while m >> _U63 == _U0:
+            m = m << _U1
+            e -= 1
+    else:
+        m = (fraction | _HIDDEN_BIT) << _U11
+        e = biased - 1075 - 11
+    n, k, ok = _digits17(m, e)
+    if not ok:
+        return -1
+    if 0 <= k < 17:
+        # fixed: k + 1 integer digits (zeros past the significant ones), the rest after "."
+        n_digits = _put17(out, pos + 1, n)
+        for i in range(pos, pos + k + 1):
+            out[i] = out[i + 1]
+        if n_digits <= k + 1:
+            return pos + k + 1
+        out[pos + k + 1] = 46  # "."
+        return pos + n_digits + 1
+    if -4 <= k < 0:
+        # fixed: "0.", -k - 1 zeros, the digits
+        start = pos + 1 - k
+        n_digits = _put17(out, start, n)
+        out[pos] = 48
+        out[pos + 1] = 46
+        for i in range(pos + 2, start):
+            out[i] = 48
+        return start + n_digits
+    # exponential: d[.ddd]e+XX (at least two exponent digits)
+    n_digits = _put17(out, pos + 1, n)
+    out[pos] = out[pos + 1]
+    mantissa_end = pos + 1
+    if n_digits > 1:
+        out[pos + 1] = 46
+        mantissa_end = pos + 1 + n_digits
+    out[mantissa_end] = 101  # "e"
+    out[mantissa_end + 1] = 45 if k < 0 else 43  # "-" / "+"
+    x = np.uint64(-k if k < 0 else k)
+    if x >= 100:
+        out[mantissa_end + 2] = _U48 + x // np.uint64(100)
+        _put2(out, mantissa_end + 3, x % np.uint64(100))
+        return mantissa_end + 5
+    _put2(out, mantissa_end + 2, x)
+    return mantissa_end + 4
+
+
+@njit(cache=True, nogil=True)
+def format_weight_rows(w, row, col, row_stop, out, pos):
+    """Write the weight lines ``row`` to ``row_stop`` - 1 of ``w``, from weight ``col`` of
+    the first, into ``out`` from ``pos``.
+
+    w : (n_w, n_lines) uint64 -- the IEEE bits of the float64 weights (``.view(np.uint64)``):
+        line j of the file holds w[:, j], each weight as "%.17g" followed by a space, then a
+        newline (a line of no weights is " ").
+    out : uint8 buffer with room for at least MAX_VALUE_BYTES + 2 bytes past ``pos``.
+
+    Returns (row, col, n_bytes, status): out[:n_bytes] holds the text; status DONE (every
+    line up to row_stop written), FULL (call again from (row, col) with room) or FALLBACK
+    (the weight at (row, col) is to be formatted by Python, then continue after it).
+    """
+    n_w = w.shape[0]
+    limit = out.shape[0] - _ROOM
+    while row < row_stop:
+        if n_w == 0:
+            if pos > limit:
+                return row, col, pos, FULL
+            out[pos] = 32
+            pos += 1
+        while col < n_w:
+            if pos > limit:
+                return row, col, pos, FULL
+            end = _write_g17(w[col, row], out, pos)
+            if end < 0:
+                return row, col, pos, FALLBACK
+            out[end] = 32
+            pos = end + 1
+            col += 1
+        out[pos] = 10
+        pos += 1
+        col = 0
+        row += 1
+    return row, col, pos, DONE

@@ -43,6 +43,7 @@ SECTIONS = [
     ("Data larger than the machine's RAM: block minimisation in a memory cgroup "
      "(bench_outofcore_ram.py)", "RESULTS-outofcore-ram.md"),
     ("Distributed training on Dask by CoCoA+ (bench_distributed.py)", "RESULTS-distributed.md"),
+    ("Saving a large model (bench_model_save.py)", "RESULTS-model-save.md"),
     ("Memory (bench_memory.py)", "RESULTS-memory.md"),
     ("Start-up and compilation (bench_startup.py)", "RESULTS-startup.md"),
 ]  # fmt: skip

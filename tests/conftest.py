@@ -76,6 +76,18 @@ LOSS_OF_SOLVER = {1: LOSS_SQUARED_HINGE, 3: LOSS_HINGE}
 # ----------------------------------------------------------------------------- shared data
 
 
+@pytest.fixture()
+def fresh_process_overhead(monkeypatch):
+    """``train --memory`` called in this process counts what a fresh ``linsvm`` process holds
+    (the constant the Python API plans with), not the test process's resident memory, which
+    grows through the suite past any small budget. The measurement itself is tested in a
+    subprocess (``test_outofcore``)."""
+    from linsvm import outofcore
+
+    monkeypatch.setattr(outofcore, "measured_overhead",
+                        lambda solver=1: outofcore.FIXED_OVERHEAD_BYTES)  # fmt: skip
+
+
 def _default_data_dir() -> Path:
     env = os.environ.get("LINSVM_SHARED_DATA")
     if env:

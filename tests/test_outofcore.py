@@ -114,6 +114,7 @@ def test_held_out_rows_take_no_part(solver):
         train_blocks(ArrayBlocks(X, y, 2), held_out=held_out[:5])
 
 
+@pytest.mark.usefixtures("fresh_process_overhead")
 def test_cross_validation_in_blocks_matches_the_in_memory_folds(tmp_path, capsys):
     from linsvm.cli import main
     from linsvm.outofcore import cross_validate_blocks
@@ -180,6 +181,7 @@ def test_a_cache_in_blocks_reaches_the_in_memory_optimum(tmp_path):
     assert abs(model.results_[0].primal - whole) <= 1e-6 * whole
 
 
+@pytest.mark.usefixtures("fresh_process_overhead")
 def test_cli_trains_in_blocks_from_text_or_cache(tmp_path, capsys):
     from linsvm.cli import main
 

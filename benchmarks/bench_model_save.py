@@ -54,12 +54,12 @@ CHILD = textwrap.dedent(
     coef = rng.standard_normal((n_classes, n)) * 10.0 ** rng.uniform(-6, 0, (n_classes, n))
     coef[:, rng.random(n) < zeros] = 0.0
     model = Model(1, np.arange(1, n_classes + 1), coef, -1.0)
-    def status_kb(key):
+    def status_bytes(key):
         for line in open("/proc/self/status"):
             if line.startswith(key + ":"):
                 return int(line.split()[1]) * 1024
 
-    rss_before = status_kb("VmRSS")
+    rss_before = status_bytes("VmRSS")
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # the peak resident size (VmHWM) restarts from now
     start = time.perf_counter()
@@ -68,7 +68,7 @@ CHILD = textwrap.dedent(
     else:
         atomic_write_bytes(path, python_text(_fields(model)).encode("ascii"))
     seconds = time.perf_counter() - start
-    peak = status_kb("VmHWM")
+    peak = status_bytes("VmHWM")
     print(seconds, max(0, peak - rss_before), os.path.getsize(path))
     """
 )
@@ -80,8 +80,8 @@ def _save_once(writer: str, path: str, n_classes: int, hash_bits: int, zeros: fl
         [sys.executable, "-c", CHILD, writer, path, str(n_classes), str(hash_bits), str(zeros)],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    seconds, peak_kb, size = out.stdout.split()
-    return float(seconds), int(peak_kb) * 1024, int(size)
+    seconds, peak, size = out.stdout.split()
+    return float(seconds), int(peak), int(size)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,6 +25,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .._intrinsics import mul_u64
+
 # Error codes returned by `parse_buffer` (0 = success). The wrapper maps them to messages.
 OK = 0
 BAD_LABEL = 1
@@ -100,31 +102,12 @@ _U1 = np.uint64(1)
 _U3 = np.uint64(3)
 _U9 = np.uint64(9)
 _U10 = np.uint64(10)
-_U32 = np.uint64(32)
 _U53 = np.uint64(53)
 _U63 = np.uint64(63)
-_MASK32 = np.uint64(0xFFFFFFFF)
 _MASK9 = np.uint64(0x1FF)
 _MAX_U64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 _TWO53 = np.uint64(1 << 53)
 _INT64_MAX_DIV10 = (2**63 - 1) // 10
-
-
-@njit(cache=True)
-def _mul64(a, b):
-    """Full 64x64 -> 128-bit unsigned product, returned as (hi, lo), with 32-bit limbs."""
-    a0 = a & _MASK32
-    a1 = a >> _U32
-    b0 = b & _MASK32
-    b1 = b >> _U32
-    p00 = a0 * b0
-    p01 = a0 * b1
-    p10 = a1 * b0
-    p11 = a1 * b1
-    mid = (p00 >> _U32) + (p01 & _MASK32) + (p10 & _MASK32)
-    lo = (p00 & _MASK32) | (mid << _U32)
-    hi = p11 + (p01 >> _U32) + (p10 >> _U32) + (mid >> _U32)
-    return hi, lo
 
 
 @njit(cache=True)
@@ -152,10 +135,10 @@ def _eisel_lemire(man, exp10, neg):
     man = man << np.uint64(clz)
     ret_exp2 = ((217706 * exp10) >> 16) + 64 + 1023 - clz
     k = exp10 - _POW10_MIN_EXP
-    x_hi, x_lo = _mul64(man, _POW10_HI[k])
+    x_hi, x_lo = mul_u64(man, _POW10_HI[k])
     # The truncated table entry may be too small to decide the low bits: widen to 192 bits.
     if (x_hi & _MASK9) == _MASK9 and x_lo + man < man:
-        y_hi, y_lo = _mul64(man, _POW10_LO[k])
+        y_hi, y_lo = mul_u64(man, _POW10_LO[k])
         merged_hi = x_hi
         merged_lo = x_lo + y_hi
         if merged_lo < x_lo:

@@ -258,8 +258,9 @@ class ToolBench:
     """Runs one tool on one (dataset, loss), recording measurements by setting label."""
 
     def __init__(self, tool: Tool, ds: Dataset, loss: int, ref: Reference, repeats: int,
-                 max_run_seconds: float) -> None:
+                 max_run_seconds: float, targets: tuple[float, ...] = TARGETS) -> None:
         self.tool = tool
+        self.targets = targets
         self.ds = ds
         self.loss = loss
         self.ref = ref
@@ -297,7 +298,7 @@ class ToolBench:
         """One run per setting, loose to tight, up to the first reaching the tightest target
         (or a run slower than ``max_run_seconds``); a setting that is the ``default`` run
         (if given) reuses it."""
-        tightest = min(TARGETS)
+        tightest = min(self.targets)
         for setting in self.tool.sweep(self.loss):
             if default is not None and (setting.same_as_default == "always" or (
                     setting.same_as_default == "if_converged" and default.converged)):
@@ -315,7 +316,7 @@ class ToolBench:
 
     def repeat_best(self) -> None:
         """``repeats`` runs of every setting reaching a target within 1.5x of the fastest."""
-        for target in TARGETS:
+        for target in self.targets:
             reaching = [m for m in self.runs.values() if self.rel(m) <= target]
             if not reaching:
                 continue

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import glob
 import lzma
 import os
 import re
@@ -29,6 +30,10 @@ from pathlib import Path
 # scikit-learn's check_array_api_input (run for every estimator) needs SciPy's array-API mode,
 # which SciPy reads once, on import: set it before anything imports scipy
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
+# Without an NVIDIA GPU, the GPU solver's tests (test_gpu.py) run its kernels under numba-cuda's
+# simulator, which Numba chooses on import: set before anything imports numba
+if not (glob.glob("/dev/nvidia[0-9]*") or shutil.which("nvidia-smi")):
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
 import numpy as np
 import pytest

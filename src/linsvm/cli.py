@@ -94,6 +94,7 @@ options:
 --bucket-size N, --buckets-per-group N : the coordinate order (default 16 and 16;
     1 and 1 give a plain random permutation, as LIBLINEAR)
 --no-shrinking : turn shrinking off
+--gpu : train -s 1 or -s 3 on an NVIDIA GPU (needs pip install 'linsvm[cuda]')
 --verbose : one line per outer iteration: iteration, active set, PG gap, primal, dual
 --checkpoint file : save the solver's state there, atomically, every --every seconds
     (default 60), when a sub-problem finishes and when the run is interrupted
@@ -211,6 +212,7 @@ class TrainOptions:
     dask: str | None = None
     partitions: int | None = None
     local_passes: int | None = None
+    device: str = "cpu"
     training_file: str = ""
     model_file: str = ""
 
@@ -235,6 +237,10 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             continue
         if arg == "--no-shrinking":
             opts.shrinking = False
+            i += 1
+            continue
+        if arg == "--gpu":
+            opts.device = "cuda"
             i += 1
             continue
         if arg == "--save-on-interrupt":
@@ -379,6 +385,8 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             raise UsageError(f"--dask does not go with {', '.join(clashes)}")
     elif opts.partitions is not None or opts.local_passes is not None:
         raise UsageError("--partitions and --local-passes go with --dask")
+    if opts.device == "cuda" and (opts.memory is not None or opts.dask is not None):
+        raise UsageError("--gpu does not go with --memory or --dask")
     if opts.map_mode == "implicit" and not SOLVERS[opts.solver].implicit_map:
         raise UsageError(
             f"--map-mode implicit: -s {opts.solver} cannot form the map implicitly; "
@@ -526,6 +534,12 @@ def run_train(argv: list[str]) -> int:
     check_parameter(
         opts.solver, opts.C, opts.eps, opts.bias, opts.max_iter, opts.regularize_bias
     )
+    if opts.device == "cuda":  # before reading the data: no GPU, no wait
+        from .solvers import check_device
+        from .solvers.dcd_cuda import check_available
+
+        check_device(SOLVERS[opts.solver], opts.device)
+        check_available()
     feature_map = feature_map_of(opts)
     if opts.memory is not None:
         return _train_in_blocks(opts)
@@ -553,6 +567,8 @@ def run_train(argv: list[str]) -> int:
         seed=opts.seed,
         n_jobs=opts.n_jobs,
     )
+    if opts.device != "cpu":
+        params["device"] = opts.device
     if regression:
         params["p"] = opts.p
     if SOLVERS[opts.solver].kind == ONECLASS:

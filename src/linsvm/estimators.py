@@ -212,6 +212,7 @@ class _LiblinearMixin:
                     n_jobs=getattr(self, "n_jobs", None),
                     feature_map=self.feature_map,
                     map_mode=self.map_mode,
+                    device=getattr(self, "device", "cpu"),
                     **params,
                 )
         for w in caught:
@@ -384,12 +385,14 @@ class LinearSVC(_LiblinearClassifier):
     ``warm_start``, ``n_jobs`` (threads, joblib's convention: see ``linsvm.train``; the
     one-vs-rest sub-problems side by side, then within each the threaded dual solver or the
     passes of the primal Newton solver), ``objective_``, ``dual_gap_`` and ``model_`` (see the
-    module docstring).
+    module docstring), ``device="cuda"`` (the dual solvers -s 1 and -s 3 on an NVIDIA GPU,
+    ``linsvm.train``'s; ``dual="auto"`` then takes the dual).
     """
 
     _parameter_constraints: dict = {
         **_COMMON_CONSTRAINTS,
         "client": "no_validation",
+        "device": [StrOptions({"cpu", "cuda"})],
         "penalty": [StrOptions({"l1", "l2"})],
         "loss": [StrOptions({"hinge", "squared_hinge"})],
         "dual": ["boolean", StrOptions({"auto"})],
@@ -418,6 +421,7 @@ class LinearSVC(_LiblinearClassifier):
         feature_map=None,
         map_mode="auto",
         client=None,
+        device="cpu",
     ):
         self.penalty = penalty
         self.loss = loss
@@ -436,13 +440,14 @@ class LinearSVC(_LiblinearClassifier):
         self.feature_map = feature_map
         self.map_mode = map_mode
         self.client = client
+        self.device = device
 
     def fit(self, X, y, sample_weight=None) -> LinearSVC:
         """Fit on X (n_samples, n_features), y (n_samples,), optional per-sample weights."""
         self._validate_params()
 
         def solver_for(n_samples: int, n_features: int) -> int:
-            if self.client is not None and self.dual == "auto":
+            if (self.client is not None or self.device == "cuda") and self.dual == "auto":
                 return liblinear_solver_type(self.multi_class, self.penalty, self.loss, True)
             dual = _resolve_dual(
                 self.dual, self.loss, self.penalty, self.multi_class, n_samples, n_features

@@ -28,6 +28,7 @@ sub-problem, marked ``stop_reason="interrupted"`` and not converged, with its ga
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -105,6 +106,7 @@ def train(
     resume: str | os.PathLike | None = None,
     feature_map: FeatureMap | None = None,
     map_mode: str = "auto",
+    device: str = "cpu",
 ) -> Model:
     """Train a linear model with one of LIBLINEAR's solvers (numbers and defaults as its ``-s``).
 
@@ -206,6 +208,11 @@ def train(
         storing nothing (the dual SVM solvers -s 1 and -s 3; 1.2-4x slower); "auto"
         materialises unless phi(X) would take more than a quarter of the machine's memory and
         the solver can form it implicitly.
+    device : "cpu" or "cuda"
+        "cuda" runs -s 1 and -s 3 on an NVIDIA GPU (``solvers.dcd_cuda``; needs the extra
+        ``linsvm[cuda]``): the same stopping rule and exact final w, rows copied to the GPU
+        once (float32 values; a one-line error before any copy when they do not fit its
+        memory), sub-problems one after another, feature maps materialised.
 
     Returns
     -------
@@ -214,6 +221,13 @@ def train(
     """
     params = solvers.check_parameter(solver, C, eps, bias, max_iter, regularize_bias)
     spec = params.spec
+    device = solvers.check_device(spec, device)
+    if device == "cuda":
+        from .solvers.dcd_cuda import check_available
+
+        check_available()
+        if map_mode == "auto":
+            map_mode = "materialise"
     n_threads = effective_n_jobs(n_jobs)
     X = as_csr(X, n_jobs=n_threads)
     n_rows, n_features = X.shape
@@ -294,18 +308,21 @@ def train(
             "warm_start": warm_start is not None or init_sol is not None,
             "data": fingerprint(X, y if y is not None else np.zeros(0), sw),
         }
+        if device != "cpu":  # its state is the GPU solver's
+            meta["device"] = device
     resumed = Resume(resume) if resume is not None else None
     if resumed is not None:
         resumed.check(meta)
 
-    with stop_on_signals() as stop:
+    with stop_on_signals() as stop, _rows_on(device, X):
         checkpointer = Checkpointer(checkpoint, checkpoint_every, meta) if checkpoint else None
         runner = _Runner(spec, params, problem, stop, hook, verbose, checkpointer, resumed)
+        runner.device = device
         # Threads go first to sub-problems side by side, the rest to each sub-problem's own
         # threaded solver: never more busy threads than n_jobs.
         runner.threads_within = max(1, n_threads // problem.n_subproblems)
         n_threads = min(n_threads, problem.n_subproblems)
-        if verbose:
+        if verbose or device == "cuda":  # (one GPU: its sub-problems one after another)
             n_threads = 1  # progress lines in sub-problem order
         slots = range(problem.n_subproblems)
         if n_threads == 1:
@@ -330,6 +347,15 @@ def train(
             stacklevel=2,
         )
     return model
+
+
+def _rows_on(device: str, X):
+    """A GPU run's context: one copy of X's rows on the GPU for all its sub-problems."""
+    if device != "cuda":
+        return contextlib.nullcontext()
+    from .solvers.dcd_cuda import rows_kept_on_device
+
+    return rows_kept_on_device(X)
 
 
 class _Problem:
@@ -618,6 +644,7 @@ class _Runner:
         self.checkpointer = checkpointer
         self.resumed = resumed
         self.threads_within = 1  # threads each sub-problem's solver may use
+        self.device = "cpu"  # where the solver runs (the fallback runs on the CPU)
 
     def hook(self, slot: int, solver: int, iterations_before: int) -> Hook:
         saving = None
@@ -642,7 +669,7 @@ class _Runner:
             else:  # the fallback was running
                 sol = self._fallback(slot, sub, None, iterations_before, state)
                 return self._finish(slot, sub, sol)
-        sol = spec.solve(sub, self.hook(slot, spec.number, 0))
+        sol = spec.solve_on(self.device)(sub, self.hook(slot, spec.number, 0))
         sol.solver = spec.number
         if sol.stop_reason == solvers.MAX_ITER and spec.fallback is not None:
             _warn(sub, spec, sol, f"switching to -s {spec.fallback} (the same loss, in the primal)")

@@ -88,10 +88,18 @@ class SolverSpec:
     model_type: int | None = None  # linsvm's own solvers: the LIBLINEAR solver of the problem
     threads: bool = False  # uses Subproblem.n_threads > 1 within one problem
     implicit_map: bool = False  # runs on Subproblem.feature_map without materialising it
+    cuda_solve_path: str = ""  # "module:function" of its GPU solver (device="cuda"), if any
 
     @property
     def solve(self) -> Callable[[Subproblem, Hook | None], Solution]:
         module, function = self.solve_path.split(":")
+        return getattr(importlib.import_module(module), function)
+
+    def solve_on(self, device: str) -> Callable[[Subproblem, Hook | None], Solution]:
+        """The solve function for ``device`` ("cpu" or "cuda", checked by ``check_device``)."""
+        if device != "cuda":
+            return self.solve
+        module, function = self.cuda_solve_path.split(":")
         return getattr(importlib.import_module(module), function)
 
     def advice_at_cap(self, n_rows: int, n_features: int) -> str:
@@ -161,6 +169,7 @@ SOLVERS: dict[int, SolverSpec] = {
             1, "L2R_L2LOSS_SVC_DUAL", "L2-regularized L2-loss SVC (dual)", CLASSIFICATION,
             0.1, DUAL_SOLVER_MAX_ITER, "linsvm.solvers.dcd:solve_l2svc_dual",
             dual=True, fallback=2, implicit_map=True, threads=True,
+            cuda_solve_path="linsvm.solvers.dcd_cuda:solve_l2svc_dual_cuda",
         ),
         SolverSpec(
             2, "L2R_L2LOSS_SVC", "L2-regularized L2-loss SVC (primal)", CLASSIFICATION,
@@ -172,7 +181,7 @@ SOLVERS: dict[int, SolverSpec] = {
             3, "L2R_L1LOSS_SVC_DUAL", "L2-regularized L1-loss SVC (dual)", CLASSIFICATION,
             0.1, DUAL_SOLVER_MAX_ITER, "linsvm.solvers.dcd:solve_l1svc_dual",
             dual=True, cap_advice=_no_newton_advice("hinge", 2), implicit_map=True,
-            threads=True,
+            threads=True, cuda_solve_path="linsvm.solvers.dcd_cuda:solve_l1svc_dual_cuda",
         ),
         SolverSpec(
             4, "MCSVM_CS", "multi-class SVM by Crammer and Singer", CLASSIFICATION,
@@ -348,6 +357,22 @@ def check_parameter(
     return Parameters(spec, C, eps, bias, int(max_iter), bool(regularize_bias))
 
 
+DEVICES = ("cpu", "cuda")
+
+
+def check_device(spec: SolverSpec, device: str) -> str:
+    """``device`` checked against the solver: "cpu", or "cuda" for a solver with a GPU form
+    (whether a GPU is there is ``dcd_cuda.check_available``'s question)."""
+    if device not in DEVICES:
+        raise InvalidInputError(f"device must be one of {DEVICES}, got {device!r}")
+    if device == "cuda" and not spec.cuda_solve_path:
+        raise InvalidInputError(
+            f"device='cuda' trains {list_where(lambda s: bool(s.cuda_solve_path), flags=True)}; "
+            f"{spec.label} ({spec.description}) runs on the CPU only"
+        )
+    return device
+
+
 def solver_tolerance(spec: SolverSpec, eps: float, y: np.ndarray) -> float:
     """The tolerance the solver's stopping rule reads, from the user's -e (LIBLINEAR's
     ``train_one``): as given, or eps * max(min(#pos, #neg), 1) / l for the +1/-1 targets
@@ -374,6 +399,7 @@ __all__ = [
     "Progress",
     "Hook",
     "check_parameter",
+    "check_device",
     "get_solver",
     "solver_number",
     "solver_tolerance",

@@ -1,0 +1,245 @@
+"""The GPU kernels of the dual coordinate descent (``dcd_cuda``): imported only on a GPU solve.
+
+This module imports ``numba.cuda`` at its top, so nothing on the CPU path imports it. The
+kernels use only what both a real GPU and numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1``)
+provide: shared memory, ``syncthreads`` and atomic adds (the simulator has no warp shuffles),
+so the tests run the very code a GPU runs.
+
+Layout of a launch (``dcd_epoch``): a block of ``blockDim.y`` row slots of ``blockDim.x``
+threads each (a power of two, at most ``MAX_THREADS_PER_ROW``); the slots of all blocks walk
+the positions 0..l-1 of this epoch's order, ``gridDim.x * blockDim.y`` positions at a time,
+each slot one row: its threads read the row's non-zeros side by side (consecutive threads,
+consecutive non-zeros), sum their parts of w'x_i in shared memory, the slot's first thread
+takes the exact one-variable step, and the slot's threads add step * x_i to w with atomic
+adds. The order is a permutation computed, not stored (``order_position``: a keyed Feistel
+network over the row numbers with cycle walking), redrawn each epoch from the seed and the
+epoch number.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import cuda, float64, int64
+
+# Per-row records, as the CPU kernel's (dcd.py): alpha, Qbar_ii, y_i, U_i or D_ii.
+ALPHA, QBAR, Y, BOUND_OR_DIAG = 0, 1, 2, 3
+# Row flags: trains this epoch; shrunk (skipped until the active set is re-checked); never
+# trains (C_i = 0).
+ACTIVE, SHRUNK, FIXED = 0, 1, 2
+# The epoch's figures per block (``partial``) and for the whole launch (``reduce_partials``):
+# max PG, min PG over the rows that took part, rows that took part, rows shrunk this epoch.
+PG_MAX, PG_MIN, KEPT, SHRUNK_NOW = 0, 1, 2, 3
+N_FIGURES = 4
+
+MAX_BLOCK_THREADS = 256  # the shared scratch's size: threads per row x rows per block
+MAX_ROWS_PER_BLOCK = 32
+MAX_THREADS_PER_ROW = 32
+REDUCE_THREADS = 256  # at most, for reduce_partials (a power of two)
+
+# A projected gradient this small counts as zero (dcd.PG_ZERO).
+PG_ZERO = 1.0e-12
+
+
+def feistel_round(right, key, mask):
+    """The round function of ``order_position``: a multiply-xorshift hash of right ^ key.
+    Operands stay below 2**62, so int64 arithmetic never wraps (Python ints in the simulator
+    and int64 on a GPU give the same bits)."""
+    v = (right ^ key) * 2654435761
+    v = v ^ (v >> 16)
+    v = (v & 0xFFFFFFFF) * 0x2C1B3C6D
+    v = v ^ (v >> 13)
+    return (v >> 5) & mask
+
+
+def order_position(s, n_rows, half_bits, k0, k1, k2, k3):
+    """The row visited at position s (0 <= s < n_rows) of an epoch: a four-round Feistel
+    permutation of [0, 4**half_bits) keyed by k0..k3 (each below 2**half_bits), walked until
+    it lands below n_rows. A bijection of [0, n_rows) for any keys; half_bits <= 16."""
+    mask = (1 << half_bits) - 1
+    x = s
+    while True:
+        left = x >> half_bits
+        right = x & mask
+        left, right = right, left ^ order_round(right, k0, mask)
+        left, right = right, left ^ order_round(right, k1, mask)
+        left, right = right, left ^ order_round(right, k2, mask)
+        left, right = right, left ^ order_round(right, k3, mask)
+        x = (left << half_bits) | right
+        if x < n_rows:
+            return x
+
+
+order_round = cuda.jit(device=True)(feistel_round)
+device_order_position = cuda.jit(device=True)(order_position)
+
+
+@cuda.jit(cache=True)
+def dcd_epoch(
+    indptr, indices, data, bias, bias_index, rec, w, flags, n_rows, half_bits, k0, k1, k2, k3,
+    squared_hinge, shrinking, pgmax_old, pgmin_old, partial,
+):  # fmt: skip
+    """One epoch (outer iteration) of DCD over the rows whose flag is ACTIVE.
+
+    indptr (l+1,), indices (nnz,) int32, data (nnz,) float32 or float64: the CSR rows;
+    bias >= 0 adds the implicit feature whose weight is w[bias_index]; rec (l, 4) float64
+    records; w (n [+1],) float64; flags (l,) uint8; k0..k3 this epoch's order keys;
+    pgmax_old/pgmin_old the shrinking thresholds (LIBLINEAR's, from the previous epoch);
+    partial (gridDim.x, 4) float64: each block writes its figures there.
+    """
+    lane = cuda.threadIdx.x
+    slot = cuda.threadIdx.y
+    width = cuda.blockDim.x
+    rows_per_block = cuda.blockDim.y
+    me = slot * width + lane
+    sums = cuda.shared.array(MAX_BLOCK_THREADS, float64)
+    steps = cuda.shared.array(MAX_ROWS_PER_BLOCK, float64)
+    block_figures = cuda.shared.array((MAX_ROWS_PER_BLOCK, N_FIGURES), float64)
+
+    # the slot's figures (kept by its first thread)
+    pgmax = -math.inf
+    pgmin = math.inf
+    kept = 0.0
+    shrunk_now = 0.0
+    stride = cuda.gridDim.x * rows_per_block
+    base = cuda.blockIdx.x * rows_per_block
+    while base < n_rows:  # the same number of rounds for every thread of the block
+        s = base + slot
+        i = int64(-1)
+        if s < n_rows:
+            i = device_order_position(s, n_rows, half_bits, k0, k1, k2, k3)
+            if flags[i] != ACTIVE:
+                i = -1
+        start = int64(0)
+        end = int64(0)
+        if i >= 0:
+            start = indptr[i]
+            end = indptr[i + 1]
+        acc = 0.0
+        for k in range(start + lane, end, width):
+            acc += w[indices[k]] * data[k]
+        sums[me] = acc
+        cuda.syncthreads()
+        half = width // 2
+        while half > 0:
+            if lane < half:
+                sums[me] += sums[me + half]
+            cuda.syncthreads()
+            half //= 2
+        if lane == 0:
+            step = 0.0
+            if i >= 0:
+                dot = sums[me]
+                if bias >= 0.0:
+                    dot += bias * w[bias_index]
+                a = rec[i, ALPHA]
+                yi = rec[i, Y]
+                # the coordinate's step, as dcd.svm_coordinate
+                if squared_hinge:
+                    u = math.inf
+                    g = yi * dot - 1.0 + a * rec[i, BOUND_OR_DIAG]
+                else:
+                    u = rec[i, BOUND_OR_DIAG]
+                    g = yi * dot - 1.0
+                pg = 0.0
+                shrunk = False
+                if a == 0.0:
+                    if shrinking and g > pgmax_old:
+                        shrunk = True
+                    elif g < 0.0:
+                        pg = g
+                elif a == u:
+                    if shrinking and g < pgmin_old:
+                        shrunk = True
+                    elif g > 0.0:
+                        pg = g
+                else:
+                    pg = g
+                if shrunk:
+                    flags[i] = SHRUNK
+                    shrunk_now += 1.0
+                else:
+                    kept += 1.0
+                    pgmax = max(pgmax, pg)
+                    pgmin = min(pgmin, pg)
+                    if abs(pg) > PG_ZERO:
+                        qbar = rec[i, QBAR]
+                        if qbar > 0.0:
+                            a_new = min(max(a - g / qbar, 0.0), u)
+                        elif g < 0.0:  # an empty row without bias under the L1 loss
+                            a_new = u
+                        else:
+                            a_new = 0.0
+                        rec[i, ALPHA] = a_new
+                        step = (a_new - a) * yi
+                        if bias >= 0.0 and step != 0.0:
+                            cuda.atomic.add(w, bias_index, step * bias)
+            steps[slot] = step
+        cuda.syncthreads()
+        step = steps[slot]
+        if step != 0.0:
+            for k in range(start + lane, end, width):
+                cuda.atomic.add(w, indices[k], step * data[k])
+        base += stride
+
+    if lane == 0:
+        block_figures[slot, PG_MAX] = pgmax
+        block_figures[slot, PG_MIN] = pgmin
+        block_figures[slot, KEPT] = kept
+        block_figures[slot, SHRUNK_NOW] = shrunk_now
+    cuda.syncthreads()
+    if me == 0:
+        for r in range(1, rows_per_block):
+            pgmax = max(pgmax, block_figures[r, PG_MAX])
+            pgmin = min(pgmin, block_figures[r, PG_MIN])
+            kept += block_figures[r, KEPT]
+            shrunk_now += block_figures[r, SHRUNK_NOW]
+        b = cuda.blockIdx.x
+        partial[b, PG_MAX] = pgmax
+        partial[b, PG_MIN] = pgmin
+        partial[b, KEPT] = kept
+        partial[b, SHRUNK_NOW] = shrunk_now
+
+
+@cuda.jit(cache=True)
+def reduce_partials(partial, out):
+    """The epoch's figures from the blocks' (partial (G, 4) -> out (4,)): max, min, sum,
+    sum. One block of a power-of-two number of threads."""
+    t = cuda.threadIdx.x
+    n_threads = cuda.blockDim.x
+    scratch = cuda.shared.array((REDUCE_THREADS, N_FIGURES), float64)
+    pgmax = -math.inf
+    pgmin = math.inf
+    kept = 0.0
+    shrunk_now = 0.0
+    for b in range(t, partial.shape[0], n_threads):
+        pgmax = max(pgmax, partial[b, PG_MAX])
+        pgmin = min(pgmin, partial[b, PG_MIN])
+        kept += partial[b, KEPT]
+        shrunk_now += partial[b, SHRUNK_NOW]
+    scratch[t, PG_MAX] = pgmax
+    scratch[t, PG_MIN] = pgmin
+    scratch[t, KEPT] = kept
+    scratch[t, SHRUNK_NOW] = shrunk_now
+    cuda.syncthreads()
+    half = n_threads // 2
+    while half > 0:
+        if t < half:
+            scratch[t, PG_MAX] = max(scratch[t, PG_MAX], scratch[t + half, PG_MAX])
+            scratch[t, PG_MIN] = min(scratch[t, PG_MIN], scratch[t + half, PG_MIN])
+            scratch[t, KEPT] += scratch[t + half, KEPT]
+            scratch[t, SHRUNK_NOW] += scratch[t + half, SHRUNK_NOW]
+        cuda.syncthreads()
+        half //= 2
+    if t == 0:
+        for f in range(N_FIGURES):
+            out[f] = scratch[0, f]
+
+
+@cuda.jit(cache=True)
+def clear_shrunk(flags):
+    """Every shrunk row active again (the re-check of all rows before stopping)."""
+    start = cuda.grid(1)
+    for i in range(start, flags.shape[0], cuda.gridsize(1)):
+        if flags[i] == SHRUNK:
+            flags[i] = ACTIVE

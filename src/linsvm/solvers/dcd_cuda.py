@@ -1,0 +1,522 @@
+"""Dual coordinate descent for the L1- and L2-loss SVM on an NVIDIA GPU (-s 3 and -s 1,
+``device="cuda"``).
+
+The same problem, stopping rule and result as ``dcd.py`` (the dual of docs/architecture.md,
+LIBLINEAR's projected-gradient rule on all of alpha, w = sum_i y_i alpha_i x_i recomputed in
+float64 at the end and the duality gap from it, ``linsvm.objective``), with the coordinate
+steps run by the GPU in the manner of Snap ML's TPA-SCD (Parnell, Dünner, Atasu, Sifalakis,
+Pozidis, 2017): many rows in flight at once, a group of threads per row reading its non-zeros
+side by side, and w updated with atomic adds. Unlike Snap ML, w and alpha stay float64 (the
+GPU's float64 atomic add), so accuracy is not capped near 3e-5 by float32 sums; the rows are
+copied to the GPU once per training run (one-vs-rest's sub-problems share them), their values
+as float32 (``DEVICE_DATA_DTYPE``).
+
+One epoch is one kernel launch (``_dcd_cuda_kernels.dcd_epoch``) over a permutation of the
+rows drawn for that epoch from the seed (computed on the fly, never stored), then one small
+launch reducing the blocks' projected-gradient extremes and counts, and one copy of those four
+numbers to the host: one host synchronisation per epoch. Between epochs the host applies
+LIBLINEAR's rule exactly as ``dcd.end_iteration``: shrinking thresholds from the previous
+epoch's extremes; when max PG - min PG <= eps with both within eps of zero on the active rows,
+the shrunk rows are made active again and the rule must hold once more on every row. Shrinking
+marks rows in a per-row flag instead of compacting a list: a shrunk row costs one read of its
+flag. Ctrl-C, hooks and checkpoints act between epochs (``_base.drive``); a hook's ``w`` and
+``alpha`` are copied from the GPU only if it reads them; a checkpoint holds the records
+(alpha among them), the running w, the flags and the rule's state, so a resumed run continues
+from them.
+
+Convergence with rows in flight. A row's step reads w while the rows processed at the same
+time have not yet added their changes: the read misses at most R - 1 updates, R = the rows in
+flight (``gridDim.x * rows per block``; a GPU runs at most as many blocks at once as fit its
+multiprocessors, so fewer when R is large). This is asynchronous coordinate descent with
+bounded delay (Liu and Wright, 2015): it converges to the optimum when R is small relative to
+how much rows overlap (sqrt of the number of rows for dense rows; far more for sparse text,
+whose rows share few features), and every update is exact (atomic adds lose nothing), so the
+running w stays sum_i y_i alpha_i x_i up to the rounding of the adds. ``rows_in_flight`` caps R;
+the stopping rule is evaluated on the projected gradients the epoch computed, as LIBLINEAR's,
+and the final w and the duality gap are computed afresh from alpha on the host, so whatever
+the staleness did, the reported gap is the honest distance to the optimum.
+
+Reproducibility: the order of a run is fixed by the seed, but the order in which atomic adds
+land on w is not, so two runs differ in the last bits and, through them, slightly in the path;
+both stop by the same rule, and their optima agree to the tolerance, not bit for bit. Under
+numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1``: the tests without a GPU) blocks run one
+after another, with no staleness (the threads of a block still race for their atomic adds).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..errors import InvalidInputError
+from ..features._rows import row_scratch
+from ..objective import (
+    LOSS_HINGE,
+    LOSS_SQUARED_HINGE,
+    primal_from_dual,
+    primal_value,
+    sq_norm,
+    svm_dual_alpha_terms,
+)
+from ..partitioned import stopping_measure
+from . import _base, _dual
+from ._base import Hook, Progress, Solution, Subproblem
+from ._dual import I_ACTIVE, I_CONVERGED, I_ITER
+from .dcd import _F_PGMAX_NEW, _F_PGMAX_OLD, _F_PGMIN_NEW, _F_PGMIN_OLD, _prepare
+
+# The integer state: _dual's (I_ACTIVE, I_ITER, I_CONVERGED), then the rows shrunk now.
+I_SHRUNK = 3
+
+# The rows' values on the GPU; w, alpha and every sum are float64 whatever this is.
+DEVICE_DATA_DTYPE = np.float32
+# Threads a block runs (rows per block x threads per row), and the most rows in flight at
+# once by default (see the module's docstring on staleness; ``rows_in_flight`` changes it).
+BLOCK_THREADS = 128
+DEFAULT_ROWS_IN_FLIGHT = 4096
+# Under the simulator blocks are Python threads run one block after another: a small launch.
+SIMULATOR_PLAN = (2, 2, 2)  # threads per row, rows per block, blocks
+
+INSTALL_HINT = "pip install 'linsvm[cuda]'"
+
+
+def cuda_module():
+    """``numba.cuda`` from numba-cuda, checked to see a GPU (or to be numba-cuda's simulator);
+    a one-line error naming what is missing otherwise."""
+    if importlib.util.find_spec("numba_cuda") is None:
+        raise InvalidInputError(f"device='cuda' needs the numba-cuda package: {INSTALL_HINT}")
+    try:
+        from numba import cuda
+    except ImportError as error:  # e.g. its CUDA bindings
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise InvalidInputError(
+            f"device='cuda': numba-cuda cannot be imported ({first}): {INSTALL_HINT}"
+        ) from None
+    try:
+        available = cuda.is_available()
+    except Exception:  # a broken driver install reports itself in many ways
+        available = False
+    if not available:
+        raise InvalidInputError(
+            "device='cuda' needs an NVIDIA GPU and its driver: numba-cuda finds none "
+            "(nvidia-smi should list the GPU)"
+        )
+    return cuda
+
+
+def check_available() -> None:
+    """Raise the one-line error of ``cuda_module`` when no GPU solve is possible."""
+    cuda_module()
+
+
+def simulated(cuda) -> bool:
+    """Whether ``cuda`` is numba-cuda's simulator rather than a GPU."""
+    from numba.cuda.core import config
+
+    return bool(config.ENABLE_CUDASIM)
+
+
+# ------------------------------------------------------------------------ the rows on the GPU
+
+
+def _index_dtype(n: int) -> type:
+    return np.int32 if n < 2**31 else np.int64
+
+
+def _mib(n_bytes: float) -> str:
+    return f"{n_bytes / 2**20:,.1f} MiB"
+
+
+def rows_nbytes(X) -> int:
+    """Bytes of X's rows on the GPU: offsets, int32 feature indices, float32 values."""
+    nnz = int(X.indptr[-1])
+    offsets = (X.shape[0] + 1) * np.dtype(_index_dtype(nnz)).itemsize
+    return offsets + nnz * (np.dtype(np.int32).itemsize + np.dtype(DEVICE_DATA_DTYPE).itemsize)
+
+
+def state_nbytes(n_rows: int, n_weights: int, n_blocks: int) -> int:
+    """Bytes of one solve's state on the GPU: records (alpha among them), flags, w, figures."""
+    return n_rows * (4 * 8 + 1) + n_weights * 8 + (n_blocks + 1) * 4 * 8
+
+
+class DeviceRows:
+    """X's CSR rows on the GPU (offsets, int32 indices, float32 values), copied on first use
+    after a check that they and a solve's state fit the GPU's free memory."""
+
+    def __init__(self, X) -> None:
+        self.X = X
+        self.arrays: tuple | None = None
+
+    def get(self, cuda, state_bytes: int, state_sizes: str):
+        """(indptr, indices, data) on the GPU; a one-line error, before any copy, when the
+        rows (if not there yet) and ``state_bytes`` more do not fit its free memory."""
+        X = self.X
+        need = state_bytes + (0 if self.arrays is not None else rows_nbytes(X))
+        free, total = free_memory(cuda)
+        if need > free:
+            rows = "" if self.arrays is not None else f"CSR rows {_mib(rows_nbytes(X))}, "
+            raise InvalidInputError(
+                f"the data do not fit the GPU's free memory: {_mib(need)} needed ({rows}"
+                f"{state_sizes}), {_mib(free)} free of {_mib(total)}; train on the CPU "
+                "(device='cpu') or in blocks (linsvm train --memory)"
+            )
+        if self.arrays is None:
+            nnz = int(X.indptr[-1])
+            if X.shape[1] >= 2**31:
+                raise InvalidInputError(
+                    f"device='cuda' takes at most 2**31 - 1 features, X has {X.shape[1]}"
+                )
+            self.arrays = (
+                cuda.to_device(np.ascontiguousarray(X.indptr, dtype=_index_dtype(nnz))),
+                cuda.to_device(np.ascontiguousarray(X.indices, dtype=np.int32)),
+                cuda.to_device(np.ascontiguousarray(X.data, dtype=DEVICE_DATA_DTYPE)),
+            )
+        return self.arrays
+
+    def release(self) -> None:
+        self.arrays = None  # numba-cuda frees device arrays once unreferenced
+
+
+def free_memory(cuda) -> tuple[float, float]:
+    """(free, total) bytes of the current GPU's memory."""
+    info = cuda.current_context().get_memory_info()
+    return float(info[0]), float(info[1])
+
+
+_held: dict[int, DeviceRows] = {}
+_held_lock = threading.Lock()
+
+
+@contextmanager
+def rows_kept_on_device(X) -> Iterator[None]:
+    """Within the block, GPU solves on this X share one copy of its rows (one-vs-rest's
+    sub-problems of one training run); the copy is freed on leaving."""
+    holder = DeviceRows(X)
+    with _held_lock:
+        _held[id(X)] = holder
+    try:
+        yield
+    finally:
+        with _held_lock:
+            _held.pop(id(X), None)
+        holder.release()
+
+
+def _rows_holder(X) -> tuple[DeviceRows, bool]:
+    """The held copy of X's rows, or a new one owned by this solve (True)."""
+    with _held_lock:
+        holder = _held.get(id(X))
+    if holder is not None and holder.X is X:
+        return holder, False
+    return DeviceRows(X), True
+
+
+# ------------------------------------------------------------------------------- the launch
+
+
+def _power_of_two_at_least(n: float) -> int:
+    return 1 << max(0, math.ceil(math.log2(max(n, 1.0))))
+
+
+def launch_plan(sub: Subproblem, cuda) -> tuple[int, int, int]:
+    """(threads per row, rows per block, blocks) of the epoch kernel.
+
+    Options ``threads_per_row`` (a power of two up to 32), ``rows_per_block`` (at most 32,
+    their product at most 256) and ``rows_in_flight`` (default ``DEFAULT_ROWS_IN_FLIGHT``)
+    override the choice: threads per row the power of two near half the mean row length
+    (4 to 32: a row is read in about two rounds), rows per block filling ``BLOCK_THREADS``,
+    blocks enough for the rows in flight."""
+    from ._dcd_cuda_kernels import MAX_BLOCK_THREADS, MAX_ROWS_PER_BLOCK, MAX_THREADS_PER_ROW
+
+    X = sub.X
+    n_rows = X.shape[0]
+    if simulated(cuda) and not any(
+        name in sub.options for name in ("threads_per_row", "rows_per_block", "rows_in_flight")
+    ):
+        per_row, per_block, blocks = SIMULATOR_PLAN
+        return per_row, per_block, max(1, min(blocks, math.ceil(n_rows / per_block)))
+    mean_nnz = X.indptr[-1] / max(n_rows, 1)
+    per_row = sub.option("threads_per_row")
+    if per_row is None:
+        per_row = min(MAX_THREADS_PER_ROW, max(4, _power_of_two_at_least(mean_nnz / 2)))
+    per_block = sub.option("rows_per_block") or max(1, BLOCK_THREADS // per_row)
+    in_flight = sub.option("rows_in_flight") or DEFAULT_ROWS_IN_FLIGHT
+    for name, value in (("threads_per_row", per_row), ("rows_per_block", per_block),
+                        ("rows_in_flight", in_flight)):  # fmt: skip
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            raise InvalidInputError(f"{name} must be an integer >= 1, got {value!r}")
+    if per_row > MAX_THREADS_PER_ROW or per_row & (per_row - 1):
+        raise InvalidInputError(
+            f"threads_per_row must be a power of two up to {MAX_THREADS_PER_ROW}, got {per_row}"
+        )
+    if per_block > MAX_ROWS_PER_BLOCK or per_row * per_block > MAX_BLOCK_THREADS:
+        raise InvalidInputError(
+            f"rows_per_block must be at most {MAX_ROWS_PER_BLOCK} with threads_per_row x "
+            f"rows_per_block at most {MAX_BLOCK_THREADS}, got {per_block} x {per_row}"
+        )
+    blocks = max(1, math.ceil(min(int(in_flight), max(n_rows, 1)) / per_block))
+    return int(per_row), int(per_block), blocks
+
+
+def _splitmix64(x: int) -> int:
+    x = (x + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return x ^ (x >> 31)
+
+
+def order_half_bits(n_rows: int) -> int:
+    """Half the bits of the Feistel permutation's domain [0, 4**h), the least covering
+    n_rows."""
+    return max(1, math.ceil(max(1, (n_rows - 1).bit_length()) / 2))
+
+
+def order_keys(seed: int, epoch: int, half_bits: int) -> tuple[int, int, int, int]:
+    """The four round keys of an epoch's order, from the seed and the epoch number."""
+    mask = (1 << half_bits) - 1
+    x = _splitmix64((seed & 0xFFFFFFFF) << 32 | (epoch & 0xFFFFFFFF))
+    keys = []
+    for _ in range(4):
+        x = _splitmix64(x)
+        keys.append(x & mask)
+    return tuple(keys)
+
+
+class _DeviceProgress(Progress):
+    """A Progress whose ``w`` and ``alpha`` are copied from the GPU when first read (a hook
+    that reads neither, such as the stop request's, costs no copy): copies, not live views."""
+
+    def __init__(self, fetch: Callable[[], tuple[np.ndarray, np.ndarray]], **fields) -> None:
+        self._fetch = fetch
+        self._host: tuple[np.ndarray, np.ndarray] | None = None
+        super().__init__(w=None, alpha=None, **fields)
+
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._host is None:
+            self._host = self._fetch()
+        return self._host
+
+    w = property(lambda self: self._arrays()[0], lambda self, value: None)
+    alpha = property(lambda self: self._arrays()[1], lambda self, value: None)
+
+
+# --------------------------------------------------------------------------------- the solve
+
+
+def solve_l1svc_dual_cuda(sub: Subproblem, hook: Hook | None = None) -> Solution:
+    """-s 3 on the GPU: the L1-loss SVM dual, 0 <= alpha_i <= C_i. See ``_solve``."""
+    return _solve(sub, LOSS_HINGE, hook)
+
+
+def solve_l2svc_dual_cuda(sub: Subproblem, hook: Hook | None = None) -> Solution:
+    """-s 1 on the GPU: the L2-loss SVM dual, alpha_i >= 0. See ``_solve``."""
+    return _solve(sub, LOSS_SQUARED_HINGE, hook)
+
+
+def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
+    """Solve the L1- or L2-loss SVM dual by DCD on the GPU.
+
+    sub.X: CSR (l, n); sub.y: (l,) of +1/-1; sub.C: (l,) per-row cost (0 drops the row);
+    sub.eps: the tolerance of LIBLINEAR's rule; sub.alpha0: (l,) a warm start, projected into
+    the bounds. Options: ``shrinking`` (True), ``threads_per_row``, ``rows_per_block``,
+    ``rows_in_flight`` (``launch_plan``). Not a partition's solver: no ``w0``, ``sigma`` or
+    implicit feature map.
+
+    Solution.w: sum_i y_i alpha_i x_i computed afresh in float64 from the returned alpha and
+    the data as given (not the GPU's running w); primal, dual and gap from it. Figures:
+    ``pg_max``, ``pg_min``, ``device``, ``threads_per_row``, ``rows_per_block``,
+    ``rows_in_flight``, and ``device_w_error``, max |running w - w| / max |w|: what the
+    float32 rows and the atomic adds' rounding left in the GPU's w.
+    """
+    cuda = cuda_module()
+    from . import _dcd_cuda_kernels as kernels
+
+    if sub.feature_map is not None:
+        raise InvalidInputError(
+            "device='cuda' trains on materialised rows: map_mode='materialise' (not implicit)"
+        )
+    if sub.w0 is not None or float(sub.option("sigma", 1.0)) != 1.0:
+        raise InvalidInputError("device='cuda' solves whole problems: no w0 or sigma")
+    solver = 3 if loss == LOSS_HINGE else 1
+    X = sub.X
+    n_rows = X.shape[0]
+    if n_rows >= 2**32:
+        raise InvalidInputError(f"device='cuda' takes fewer than 2**32 rows, X has {n_rows}")
+    y = np.ascontiguousarray(sub.y, dtype=np.float64)
+    C = np.ascontiguousarray(sub.C, dtype=np.float64)
+    bias = float(sub.bias)
+    eps = float(sub.eps)
+    shrinking = bool(sub.option("shrinking", True))
+    n_weights = sub.n_weights
+    per_row, per_block, n_blocks = launch_plan(sub, cuda)
+
+    alpha0 = _dual.warm_start(sub, (n_rows,))
+    if alpha0 is None:
+        alpha0 = np.zeros(n_rows)
+    w = np.zeros(n_weights)
+    rec = np.empty((n_rows, 4))
+    cols, vals = row_scratch(X.indptr, None)
+    trainable = _prepare(
+        X.indptr, X.indices, X.data, bias, y, C, loss, alpha0, True, w, rec,
+        _dual.row_index_dtype(n_rows), None, cols, vals, 1.0,
+    )  # fmt: skip
+    flags = np.where(C > 0.0, kernels.ACTIVE, kernels.FIXED).astype(np.uint8)
+    fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
+    istate = np.array([trainable.shape[0], 0, 0, 0], dtype=np.int64)
+    state = {"rec": rec, "w": w, "flags": flags, "fstate": fstate, "istate": istate}
+    if sub.resume is not None:
+        _base.restore_state(state, sub.resume)
+    n_trainable = int(trainable.shape[0])
+    if n_trainable == 0:
+        istate[I_CONVERGED] = 1
+    half_bits = order_half_bits(n_rows)
+    reduce_threads = min(kernels.REDUCE_THREADS, _power_of_two_at_least(n_blocks))
+    bias_index = n_weights - 1
+
+    holder, owned = _rows_holder(X)
+    sizes = f"dual variables and records {_mib(n_rows * 33)}, w {_mib(n_weights * 8)}"
+    try:
+        d_indptr, d_indices, d_data = holder.get(
+            cuda, state_nbytes(n_rows, n_weights, n_blocks), sizes
+        )
+        d_rec = cuda.to_device(rec)
+        d_w = cuda.to_device(w)
+        d_flags = cuda.to_device(flags)
+        d_partial = cuda.device_array((n_blocks, kernels.N_FIGURES), dtype=np.float64)
+        d_figures = cuda.device_array(kernels.N_FIGURES, dtype=np.float64)
+        squared_hinge = loss == LOSS_SQUARED_HINGE
+
+        def advance(n_epochs: int) -> None:
+            for _ in range(n_epochs):
+                if istate[I_CONVERGED]:
+                    return
+                k0, k1, k2, k3 = order_keys(sub.seed, int(istate[I_ITER]), half_bits)
+                kernels.dcd_epoch[n_blocks, (per_row, per_block)](
+                    d_indptr, d_indices, d_data, bias, bias_index, d_rec, d_w, d_flags,
+                    n_rows, half_bits, k0, k1, k2, k3, squared_hinge, shrinking,
+                    fstate[_F_PGMAX_OLD], fstate[_F_PGMIN_OLD], d_partial,
+                )  # fmt: skip
+                kernels.reduce_partials[1, reduce_threads](d_partial, d_figures)
+                figures = d_figures.copy_to_host()  # the epoch's one synchronisation
+                _end_epoch(figures, fstate, istate, eps, n_trainable, d_flags, cuda, kernels)
+
+        def fetch() -> tuple[np.ndarray, np.ndarray]:
+            rec_now = d_rec.copy_to_host()
+            return d_w.copy_to_host(), np.ascontiguousarray(rec_now[:, 0])
+
+        def snapshot() -> dict[str, np.ndarray]:
+            return _base.copy_state(
+                rec=d_rec.copy_to_host(), w=d_w.copy_to_host(), flags=d_flags.copy_to_host(),
+                fstate=fstate, istate=istate,
+            )  # fmt: skip
+
+        def progress() -> Progress:
+            pg = {"pg_max": float(fstate[_F_PGMAX_NEW]), "pg_min": float(fstate[_F_PGMIN_NEW])}
+            return _DeviceProgress(
+                fetch,
+                solver=solver,
+                index=sub.index,
+                iteration=int(istate[I_ITER]),
+                measure=stopping_measure(pg["pg_max"], pg["pg_min"]),
+                figures={"n_active": int(istate[I_ACTIVE]), **pg},
+                state=snapshot,
+                objectives=lambda: _values(X, bias, y, C, fetch()[1], loss, n_weights)[1:3],
+            )
+
+        went_on = _base.drive(
+            advance,
+            lambda: (int(istate[I_ITER]), bool(istate[I_CONVERGED])),
+            hook,
+            sub.max_iter,
+            progress,
+        )
+        w_device, alpha = fetch()
+        device_name = _device_name(cuda)
+    finally:
+        if owned:
+            holder.release()
+    converged = bool(istate[I_CONVERGED])
+    finished = int(istate[I_ITER]) >= sub.max_iter
+    w, primal, dual = _values(X, bias, y, C, alpha, loss, n_weights)
+    scale = float(np.max(np.abs(w))) if w.size else 0.0
+    w_error = float(np.max(np.abs(w_device - w)) / scale) if scale > 0 else 0.0
+    return Solution(
+        w=w,
+        n_iter=int(istate[I_ITER]),
+        converged=converged,
+        stop_reason=_base.stop_reason(converged, went_on, finished),
+        primal=primal,
+        dual=dual,
+        gap=primal - dual,
+        alpha=alpha,
+        solver=solver,
+        figures={
+            "pg_max": float(fstate[_F_PGMAX_NEW]),
+            "pg_min": float(fstate[_F_PGMIN_NEW]),
+            "device": device_name,
+            "threads_per_row": per_row,
+            "rows_per_block": per_block,
+            "rows_in_flight": per_block * n_blocks,
+            "device_w_error": w_error,
+        },
+    )
+
+
+def _end_epoch(figures, fstate, istate, eps, n_trainable, d_flags, cuda, kernels) -> None:
+    """Close an epoch on the host from its figures (max PG, min PG, rows kept, rows shrunk
+    now), as ``dcd.end_iteration``: the stopping rule, the re-check of every row before
+    stopping, the next epoch's shrinking thresholds."""
+    pgmax_new = float(figures[kernels.PG_MAX])
+    pgmin_new = float(figures[kernels.PG_MIN])
+    istate[I_ITER] += 1
+    istate[I_SHRUNK] += int(figures[kernels.SHRUNK_NOW])
+    n_active = int(figures[kernels.KEPT])
+    fstate[_F_PGMAX_NEW] = pgmax_new
+    fstate[_F_PGMIN_NEW] = pgmin_new
+    met = pgmax_new - pgmin_new <= eps and abs(pgmax_new) <= eps and abs(pgmin_new) <= eps
+    if met or n_active == 0:
+        if istate[I_SHRUNK] == 0:
+            istate[I_ACTIVE] = n_active
+            istate[I_CONVERGED] = 1
+            return
+        # met on the active rows: every row once more before stopping
+        threads = 256
+        blocks = max(1, min(1024, math.ceil(d_flags.shape[0] / threads)))
+        kernels.clear_shrunk[blocks, threads](d_flags)
+        istate[I_SHRUNK] = 0
+        istate[I_ACTIVE] = n_trainable
+        fstate[_F_PGMAX_OLD] = np.inf
+        fstate[_F_PGMIN_OLD] = -np.inf
+        return
+    istate[I_ACTIVE] = n_active
+    fstate[_F_PGMAX_OLD] = pgmax_new if pgmax_new > 0.0 else np.inf
+    fstate[_F_PGMIN_OLD] = pgmin_new if pgmin_new < 0.0 else -np.inf
+
+
+def _values(X, bias, y, C, alpha, loss, n_weights) -> tuple[np.ndarray, float, float]:
+    """(w, P(w), -f(alpha)) with w = sum_i y_i alpha_i x_i computed afresh in float64: one
+    pass for w, one for the losses (``linsvm.objective``)."""
+    w = primal_from_dual(X.indptr, X.indices, X.data, bias, y, alpha, n_weights)
+    primal = float(primal_value(X.indptr, X.indices, X.data, bias, y, C, w, loss))
+    dual = -float(svm_dual_alpha_terms(C, alpha, loss, 0.5 * sq_norm(w)))
+    return w, primal, dual
+
+
+def _device_name(cuda) -> str:
+    try:
+        name = cuda.get_current_device().name
+    except Exception:
+        return "GPU"
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+__all__ = [
+    "check_available",
+    "rows_kept_on_device",
+    "solve_l1svc_dual_cuda",
+    "solve_l2svc_dual_cuda",
+]

@@ -1,0 +1,247 @@
+"""The dual coordinate descent on a GPU (``device="cuda"``, ``solvers.dcd_cuda``).
+
+Without an NVIDIA GPU the kernels run under numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1,
+set by conftest.py before anything imports numba, only when the machine shows no GPU): the same
+kernels, blocks run one after another in Python threads, so the data stay tiny. With a GPU the
+same tests run on it. The error paths (no numba-cuda, no GPU, data larger than the GPU's
+memory) are simulated by monkeypatching.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import linsvm
+from linsvm import cli
+from linsvm.errors import InvalidInputError
+from linsvm.objective import primal_from_dual
+from linsvm.solvers import SOLVERS, Subproblem, dcd_cuda
+
+try:  # (the simulator's when conftest.py chose it; kernels here must see it as a global)
+    from numba import cuda
+except ImportError:
+    cuda = None
+needs_numba_cuda = pytest.mark.skipif(
+    not dcd_cuda.importlib.util.find_spec("numba_cuda"), reason="numba-cuda not installed"
+)
+# the optimum within this of the CPU solver's (relative), at eps = TIGHT
+OPTIMUM_RTOL = 1e-6
+TIGHT = 1e-6
+
+
+@pytest.fixture(autouse=True)
+def _fast_simulator():
+    """The simulator's threads wait on each other at every syncthreads while its manager
+    polls them: a short GIL switch interval makes that 10x faster."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    yield
+    sys.setswitchinterval(before)
+
+
+def tiny_problem(n_rows=64, n_features=400, n_classes=2, seed=0):
+    """Sparse text-like rows (about 7 non-zeros each, float32 values, one feature common to
+    all, more features than rows as in text: DCD needs few epochs) and labels correlated with
+    a hidden w (classes: thirds of its scores)."""
+    rng = np.random.default_rng(seed)
+    words = sp.random(n_rows, n_features - 1, density=0.015, random_state=rng, dtype=np.float32)
+    common = sp.csr_matrix(np.full((n_rows, 1), 0.5, dtype=np.float32))
+    X = sp.hstack([common, words], format="csr")
+    X.sort_indices()
+    scores = X @ rng.normal(size=(n_features, 1)) + 0.3 * rng.normal(size=(n_rows, 1))
+    cuts = np.quantile(scores[:, 0], np.linspace(0, 1, n_classes + 1)[1:-1])
+    y = np.digitize(scores[:, 0], cuts)
+    return X, (np.where(y == 1, 1, -1) if n_classes == 2 else y)
+
+
+def check_exact_w(X, y_sign, result, bias):
+    """w is sum_i y_i alpha_i x_i computed afresh, and the gap is >= 0 up to rounding."""
+    w = primal_from_dual(X.indptr, X.indices, X.data, bias, y_sign, result.alpha, result.w.size)
+    np.testing.assert_array_equal(result.w, w)
+    assert result.gap >= -1e-12 * abs(result.primal)
+    assert result.figures["device_w_error"] < 1e-5
+
+
+@needs_numba_cuda
+@pytest.mark.parametrize("solver", [1, 3])
+def test_optimum_as_the_cpu_solver(solver):
+    X, y = tiny_problem()
+    bias = -1.0
+    gpu = linsvm.train(X, y, solver=solver, eps=TIGHT, bias=bias, device="cuda")
+    cpu = linsvm.train(X, y, solver=solver, eps=TIGHT, bias=bias)
+    g, c = gpu.results_[0], cpu.results_[0]
+    assert g.converged and g.solver == solver
+    assert abs(g.primal - c.primal) <= OPTIMUM_RTOL * c.primal
+    y_sign = np.where(y == gpu.labels_[0], 1.0, -1.0)
+    check_exact_w(X, y_sign, g, bias)
+    # the model holds the same weights as the Solution (LIBLINEAR's layout, unchanged writer)
+    np.testing.assert_array_equal(gpu.coef_[0], g.w[: X.shape[1]])
+
+
+@needs_numba_cuda
+def test_one_vs_rest():
+    X, y = tiny_problem(n_rows=60, n_classes=3, seed=1)
+    gpu = linsvm.train(X, y, solver=1, eps=1e-3, device="cuda")
+    cpu = linsvm.train(X, y, solver=1, eps=1e-3)
+    assert len(gpu.results_) == 3
+    for k, (g, c) in enumerate(zip(gpu.results_, cpu.results_, strict=True)):
+        assert g.converged and abs(g.primal - c.primal) <= 1e-3 * c.primal
+        check_exact_w(X, np.where(y == gpu.labels_[k], 1.0, -1.0), g, -1.0)
+
+
+@needs_numba_cuda
+def test_estimator():
+    from linsvm.estimators import LinearSVC
+
+    X, y = tiny_problem(n_rows=60, seed=5)
+    # dual="auto" takes the dual on the GPU (here n_samples > n_features: the CPU takes -s 2)
+    est = LinearSVC(tol=1e-3, fit_intercept=False, device="cuda").fit(X, y)
+    assert est.model_.solver == 1 and est.model_.results_[0].figures["device"]
+    cpu = LinearSVC(dual=True, tol=1e-3, fit_intercept=False).fit(X, y)
+    np.testing.assert_allclose(est.objective_, cpu.objective_, rtol=1e-3)
+
+
+@needs_numba_cuda
+def test_order_is_a_permutation():
+    from linsvm.solvers import _dcd_cuda_kernels as kernels
+
+    @cuda.jit
+    def positions(out, n_rows, half_bits, k0, k1, k2, k3):
+        for s in range(cuda.grid(1), n_rows, cuda.gridsize(1)):
+            out[s] = kernels.device_order_position(s, n_rows, half_bits, k0, k1, k2, k3)
+
+    for n_rows in (1, 2, 7, 100, 1000):
+        half_bits = dcd_cuda.order_half_bits(n_rows)
+        orders = []
+        for epoch in (0, 1):
+            out = cuda.to_device(np.full(n_rows, -1, dtype=np.int64))
+            positions[2, 8](out, n_rows, half_bits, *dcd_cuda.order_keys(7, epoch, half_bits))
+            order = out.copy_to_host()
+            np.testing.assert_array_equal(np.sort(order), np.arange(n_rows))
+            orders.append(order)
+        if n_rows >= 100:  # a fresh order each epoch, far from the identity
+            assert np.mean(orders[0] != orders[1]) > 0.9
+            assert np.mean(orders[0] != np.arange(n_rows)) > 0.9
+
+
+def _subproblem(X, y, **changes):
+    y_sign = np.where(y == y[0], 1.0, -1.0)
+    fields = dict(eps=TIGHT, max_iter=300, bias=-1.0)
+    fields.update(changes)
+    return Subproblem(X, y_sign, np.ones(X.shape[0]), **fields)
+
+
+@needs_numba_cuda
+def test_hook_stops_between_epochs_and_checkpoint_resumes():
+    X, y = tiny_problem(seed=2)
+    sub = _subproblem(X, y)
+    states = {}
+
+    def stop_after_three(progress):
+        assert progress.alpha.shape == (X.shape[0],) and progress.w.shape == (X.shape[1],)
+        if progress.iteration == 3:
+            states["at 3"] = progress.state()
+            return False
+        return True
+
+    stopped = dcd_cuda.solve_l2svc_dual_cuda(sub, stop_after_three)
+    assert stopped.stop_reason == "interrupted" and stopped.n_iter == 3
+    check_exact_w(X, sub.y, stopped, -1.0)
+    # the checkpoint holds alpha (the records' first column) and continues from there
+    np.testing.assert_array_equal(states["at 3"]["rec"][:, 0], stopped.alpha)
+    resumed = dcd_cuda.solve_l2svc_dual_cuda(sub.but(resume=states["at 3"]))
+    cpu = SOLVERS[1].solve(sub)
+    assert resumed.converged and resumed.n_iter > 3
+    assert abs(resumed.primal - cpu.primal) <= OPTIMUM_RTOL * cpu.primal
+
+
+@needs_numba_cuda
+def test_ctrl_c_between_epochs():
+    X, y = tiny_problem(seed=3)
+
+    def interrupt(progress):
+        if progress.iteration == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.warns(linsvm.training.TrainingInterrupted):
+        model = linsvm.train(X, y, solver=1, eps=TIGHT, device="cuda", hook=interrupt)
+    result = model.results_[0]
+    assert model.interrupted and result.stop_reason == "interrupted" and result.n_iter == 2
+    check_exact_w(X, np.where(y == model.labels_[0], 1.0, -1.0), result, -1.0)
+
+
+@needs_numba_cuda
+def test_data_larger_than_the_gpu_is_refused_before_any_copy(monkeypatch):
+    X, y = tiny_problem()
+    monkeypatch.setattr(dcd_cuda, "free_memory", lambda cuda: (1000.0, 2000.0))
+
+    def no_copy(*args, **kwargs):
+        raise AssertionError("copied to the GPU")
+
+    monkeypatch.setattr(cuda, "to_device", no_copy)
+    fit = r"do not fit the GPU's free memory: .* MiB needed \(CSR rows .* MiB"
+    with pytest.raises(InvalidInputError, match=fit) as info:
+        linsvm.train(X, y, solver=3, device="cuda")
+    assert "\n" not in str(info.value)
+
+
+@needs_numba_cuda
+def test_no_gpu(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(cuda, "is_available", lambda: False)
+    X, y = tiny_problem()
+    with pytest.raises(InvalidInputError, match="needs an NVIDIA GPU"):
+        linsvm.train(X, y, solver=1, device="cuda")
+    data = tmp_path / "tiny.svm"
+    linsvm.write_libsvm(X, y, data)
+    assert cli.main(["train", "--gpu", str(data), str(tmp_path / "m")]) != 0
+    err = capsys.readouterr().err.strip()
+    assert "needs an NVIDIA GPU" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "m").exists()
+
+
+def test_no_numba_cuda(monkeypatch, tmp_path, capsys):
+    real_find_spec = dcd_cuda.importlib.util.find_spec
+    monkeypatch.setattr(
+        dcd_cuda.importlib.util, "find_spec",
+        lambda name, *a: None if name == "numba_cuda" else real_find_spec(name, *a),
+    )  # fmt: skip
+    X, y = tiny_problem()
+    with pytest.raises(InvalidInputError, match=r"numba-cuda.*linsvm\[cuda\]"):
+        linsvm.train(X, y, solver=3, device="cuda")
+    data = tmp_path / "tiny.svm"
+    linsvm.write_libsvm(X, y, data)
+    assert cli.main(["train", "--gpu", "-s", "3", str(data), str(tmp_path / "m")]) != 0
+    err = capsys.readouterr().err.strip()
+    assert "numba-cuda" in err and len(err.splitlines()) == 1
+
+
+def test_devices_and_solvers_are_checked():
+    X, y = tiny_problem()
+    with pytest.raises(InvalidInputError, match="runs on the CPU only"):
+        linsvm.train(X, y, solver=2, device="cuda")
+    with pytest.raises(InvalidInputError, match="device must be one of"):
+        linsvm.train(X, y, solver=1, device="tpu")
+    assert [n for n, s in SOLVERS.items() if s.cuda_solve_path] == [1, 3]
+
+
+@needs_numba_cuda
+def test_cli_gpu_writes_liblinears_model(tmp_path):
+    X, y = tiny_problem(seed=4)
+    data = tmp_path / "tiny.svm"
+    linsvm.write_libsvm(X, y, data)
+    # with the bias feature: -B 1
+    assert cli.main(["train", "--gpu", "-q", "-B", "1", "-e", "1e-3", str(data),
+                     str(tmp_path / "gpu.model")]) == 0  # fmt: skip
+    assert cli.main(["train", "-q", "-B", "1", "-e", "1e-3", str(data),
+                     str(tmp_path / "cpu.model")]) == 0  # fmt: skip
+    gpu, cpu = linsvm.load_model(tmp_path / "gpu.model"), linsvm.load_model(tmp_path / "cpu.model")
+    assert (tmp_path / "gpu.model").read_text().startswith("solver_type L2R_L2LOSS_SVC_DUAL\n")
+    scale = np.abs(cpu.coef_).max()
+    np.testing.assert_allclose(gpu.coef_, cpu.coef_, atol=1e-3 * scale)
+    np.testing.assert_allclose(gpu.bias_weights_, cpu.bias_weights_, atol=1e-3 * scale)

@@ -73,7 +73,6 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
-import secrets
 import struct
 import time
 import zlib
@@ -86,7 +85,7 @@ import scipy.sparse as sp
 from ..errors import DataFormatError, InvalidInputError
 from ..parallel import effective_n_jobs
 from . import libsvm as _libsvm
-from ._atomic import create_named, errors_naming
+from ._atomic import TempFile
 
 __all__ = ["MAGIC", "Cache", "CacheFormatError", "CacheSummary", "open_cache", "write_cache"]
 
@@ -257,18 +256,16 @@ class _Writer:
         self.parts: list[tuple[_libsvm._Piece, int, int]] = []  # (piece, first row, end row)
         self.part_rows = 0
         self.part_nnz = 0
-        self.tmp: str | None = None
+        self.tmp: TempFile | None = None
         self.file = None
         self.file, self.tmp = self._create()
         self.file.write(bytes(HEADER_SIZE))  # the header is written last
         self.pos = HEADER_SIZE
 
     def _create(self):
-        directory = os.path.dirname(os.path.abspath(self.target))
-        base = os.path.basename(self.target)
-        tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
         # its errors (a full disk, the file size limit) name the target, not the temporary
-        return create_named(tmp, "w+b", self.target), tmp
+        tmp = TempFile(self.target, "w+b")
+        return tmp.file, tmp
 
     # -- rows in
 
@@ -376,8 +373,7 @@ class _Writer:
                                   [indices.astype(index_dtype) + add], [data])
                 del buf, y, indptr, indices, data
         finally:
-            old_file.close()
-            os.unlink(old_tmp)
+            old_tmp.discard()
 
     def _write_block(self, n_rows: int, nnz: int, labels, indptr, indices, values) -> None:
         """Write one block at the next aligned offset, from iterables of array chunks."""
@@ -427,26 +423,16 @@ class _Writer:
         )
         f.seek(0)
         f.write(header + _HEADER_CRC.pack(zlib.crc32(header)))
-        with errors_naming(self.target):
-            f.flush()
-            os.fsync(f.fileno())
-            f.close()
-            self.file = None
-            os.replace(self.tmp, self.target)
-        self.tmp = None
+        self.tmp.publish()
+        self.file = self.tmp = None
         return CacheSummary(self.n_rows, n_features, self.nnz, len(self.table),
                             self.text_bytes, file_size, seconds)
 
     def discard(self) -> None:
         """Remove the temporary file (after an error)."""
-        if self.file is not None:
-            with contextlib.suppress(OSError):  # its unwritten buffer may fail again
-                self.file.close()
-            self.file = None
         if self.tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self.tmp)
-            self.tmp = None
+            self.tmp.discard()
+        self.file = self.tmp = None
 
 
 def _block_arrays(buf, offset: int, n_rows: int, nnz: int, index_dtype, value_dtype):

@@ -64,8 +64,11 @@ and the file is renamed over the target only when complete: a cache is either wh
 A truncated, foreign or newer file, or a damaged header or table, is refused
 (`CacheFormatError`) when it is opened; a block's checksum and structure (indptr from 0 to nnz
 without decreasing, columns ascending within a row and below n_features) are checked before its
-rows are first served. The checksums catch damage, not forgery; the structure check is what
-keeps a crafted file from making a kernel read outside its arrays.
+rows are first served, and again when they are served after the block was released (each
+outer iteration of block minimisation): a file changed while it is in use is refused at the
+next read of a changed block, one truncated at the next read of any block (not a SIGBUS).
+The checksums catch damage, not forgery; the structure check is what keeps a crafted file
+from making a kernel read outside its arrays.
 """
 
 from __future__ import annotations
@@ -514,7 +517,7 @@ class Cache:
     def _read_table(self, header: tuple) -> None:
         name = self.path
         (_, _, _, value_field, index_field, _, flags, n_rows, n_features, nnz, n_blocks,
-         table_offset, _, max_index_line, table_crc, _, _) = header
+         table_offset, self._file_size, max_index_line, table_crc, _, _) = header
         self.dtype = _VALUE_DTYPES[value_field]
         self.index_dtype = _INDEX_DTYPES[index_field]
         self.n_rows, self.n_features, self.nnz, self.n_blocks = n_rows, n_features, nnz, n_blocks
@@ -556,6 +559,10 @@ class Cache:
         if not 0 <= k < self.n_blocks:
             raise IndexError(f"block {k} out of range (the cache has {self.n_blocks} blocks)")
         offset, n_rows, nnz, length, crc, _ = self._table[k].tolist()
+        size = self._map.size()  # the file's size now: reading a page past its end is SIGBUS
+        if size < self._file_size:
+            raise CacheFormatError(self.path, f"truncated to {size} of {self._file_size} "
+                                              "bytes while in use")
         if verify and not self._verified[k]:
             if zlib.crc32(memoryview(self._map)[offset : offset + length]) != crc:
                 raise CacheFormatError(self.path, f"block {k} is corrupt (checksum mismatch)")
@@ -571,8 +578,9 @@ class Cache:
     def block(self, k: int, verify: bool = True) -> tuple[sp.csr_matrix, np.ndarray]:
         """Block `k` over the mapped file, without a copy (the arrays are read-only).
 
-        With `verify` (once per block and Cache) its checksum and structure are checked
-        first, which reads the whole block.
+        With `verify` its checksum and structure are checked first, which reads the whole
+        block: on its first read, and again after each `release` of it. Every read checks
+        that the file was not truncated meanwhile.
 
         Returns
         -------
@@ -602,7 +610,10 @@ class Cache:
     def release(self, k: int) -> None:
         """Unmap block `k`'s pages from this process (they stay in the OS page cache; arrays
         of the block still alive read them again if used). Mapped pages count in the
-        process's RSS until then, though the OS can reclaim them under memory pressure."""
+        process's RSS until then, though the OS can reclaim them under memory pressure.
+        The block's next verified read checks it again: what it reads then may have been
+        changed on disk since."""
+        self._verified[k] = False
         self._advise(k, "MADV_DONTNEED")
 
     def _advise(self, k: int, advice: str) -> None:

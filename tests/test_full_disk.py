@@ -157,8 +157,8 @@ def test_a_file_size_limit_is_named_by_the_model_or_checkpoint(tmp_path, inputs,
     assert run.stderr == f"linsvm train: error: {target}: File too large\n"
     assert target.read_bytes() == OLD
     assert (tmp_path / "out.warm").stat().st_size > 1 << 20  # the limit cut a larger file
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "out.warm", "scratch",
-                                                          "scratch.warm"]
+    expected = ["out", "out.warm", "scratch", "scratch.warm"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == expected
     assert not (scratch / "model").exists()
 
 

@@ -346,6 +346,7 @@ def test_killed_commands_leave_the_old_output(tmp_path, inputs, monkeypatch, com
     new = target.read_bytes()
     rng = np.random.default_rng(len(command))
     kills = 0
+    outcomes = []
     for _ in range(CLI_KILLS_PER_COMMAND):
         target.write_bytes(OLD)
         proc = subprocess.Popen([sys.executable, "-c", CHILD, *files],
@@ -366,6 +367,9 @@ def test_killed_commands_leave_the_old_output(tmp_path, inputs, monkeypatch, com
             assert proc.returncode == -signal.SIGKILL
         else:
             assert proc.returncode == 0, err
-        assert target.read_bytes() in (OLD, new)
+        now = target.read_bytes()
+        assert now in (OLD, new)
         assert _leftovers(target) == []
+        outcomes.append(("killed" if alive else "finished") + (", old" if now == OLD else ", new"))
+    print(f"linsvm {command}: write {seconds:.3f} s: {outcomes}")
     assert kills >= 1

@@ -454,12 +454,13 @@ def test_predict_b_on_an_svm_model_names_the_model_file(tmp_path, monkeypatch, c
 
 
 def _onto_a_full_disk(monkeypatch):
-    """Every hidden temporary file an atomic write creates is /dev/full instead: its writes
-    fail as on a full disk (ENOSPC), from the kernel."""
+    """Every temporary file an atomic write creates (unnamed, O_TMPFILE, or hidden) is
+    /dev/full instead: its writes fail as on a full disk (ENOSPC), from the kernel."""
     real_open = os.open
+    unnamed = getattr(os, "O_TMPFILE", -1)
 
     def open_full(path, flags, mode=0o777, **kwargs):
-        if str(path).endswith(".tmp"):
+        if flags & unnamed == unnamed or (str(path).endswith(".tmp") and flags & os.O_CREAT):
             return real_open("/dev/full", os.O_RDWR)
         return real_open(path, flags, mode, **kwargs)
 

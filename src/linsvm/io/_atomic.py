@@ -6,16 +6,43 @@ Errors of the writing itself (the folder missing or not writable, the disk full,
 limit, ``path`` a folder) name ``path``, the user's name for the file, never the hidden
 temporary file nor nothing at all; errors of anything else done while writing (reading the
 input, say) are left as they are, naming their own file.
+
+What a killed writer leaves
+---------------------------
+Where the system offers it (Linux's O_TMPFILE on ext4, xfs, btrfs, tmpfs, ...) the temporary
+file has no name while it is written: a process killed then (kill -9, the OOM killer) leaves
+nothing, its file is freed with it. Written and flushed, it is given a hidden name (linkat
+through /proc/self/fd) and renamed over the target at once, so only a kill between those two
+calls leaves a file, a whole one. Elsewhere the temporary file is created under its hidden
+name, ``.<target's name>.<12 hex digits>.tmp``, and a killed writer leaves it behind.
+Either way its writer holds an flock on it while it is open, and every write of a target first
+removes the hidden temporaries of that target that no live process holds: a killed writer's
+leftover lasts until the next write of the same file, and another process writing the same
+target at the same time keeps its own.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
+import re
 import secrets
+import stat
 from collections.abc import Iterator
 from typing import BinaryIO
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no locks, so leftovers are not removed
+    fcntl = None
+
+_O_TMPFILE = getattr(os, "O_TMPFILE", 0)
+_PROC_FD = "/proc/self/fd"
+# O_TMPFILE refused by the file system, or by a kernel that predates it (EISDIR)
+_NO_TMPFILE = {errno.EOPNOTSUPP, errno.ENOTSUP, errno.EISDIR, errno.EINVAL}
+_LEFTOVER_TAIL = re.compile(r"[0-9a-f]{12}\.tmp")
 
 
 def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> None:
@@ -37,40 +64,148 @@ def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
     name ``path``; any other error raised in the block passes through unchanged, so that an
     input file that cannot be read is named as itself, not as the output.
     """
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
-    f = create_named(tmp, "wb", path)
+    temp = TempFile(path, "wb")
     try:
-        yield f
-        with errors_naming(path):
+        yield temp.file
+        temp.publish()
+    except BaseException:
+        temp.discard()
+        raise
+
+
+class TempFile:
+    """A new file in the folder of ``path`` that becomes ``path`` on `publish`.
+
+    ``file`` is the buffered file to write ("wb") or to write and read back ("w+b") with;
+    its OSErrors name ``path``. `discard` removes it. Leftovers of killed writers of ``path``
+    are removed first (see the module's docstring).
+    """
+
+    def __init__(self, path: str | os.PathLike, mode: str = "wb") -> None:
+        self.path = os.fspath(path)
+        remove_leftovers(self.path)
+        readable = "+" in mode
+        fd, self.name = _create(self.path, readable)
+        try:
+            raw = io.FileIO(fd, "r+" if readable else "w", closefd=True)
+        except BaseException:
+            os.close(fd)
+            if self.name is not None:
+                os.unlink(self.name)
+            raise
+        self.file: BinaryIO = (_NamingRandom if readable else _NamingWriter)(raw, self.path)
+
+    def publish(self) -> None:
+        """Flush the file to disk and rename it over ``path``; then close it."""
+        f = self.file
+        with errors_naming(self.path):
             f.flush()
             os.fsync(f.fileno())
+            if self.name is None:
+                self.name = _link_hidden(f.fileno(), self.path)
+            if fcntl is None:
+                f.close()  # a system without flock may refuse to rename an open file
+            # renamed while open: its lock keeps other writers of path from removing it
+            os.replace(self.name, self.path)
+            self.name = None
             f.close()
-            os.replace(tmp, path)
-    except BaseException:
+
+    def discard(self) -> None:
+        """Remove the file (after an error); ``path`` is left as it was."""
+        if self.name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.name)
+            self.name = None
         with contextlib.suppress(OSError):  # its unwritten buffer may fail again: no matter
-            f.close()
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+            self.file.close()
 
 
-def create_named(tmp: str, mode: str, path: str) -> BinaryIO:
-    """A new file ``tmp`` (it must not exist; permissions from the umask, as open() gives)
-    opened in ``mode`` ("wb" or "w+b"), whose OSErrors name ``path`` (the file ``tmp``
-    becomes)."""
-    with errors_naming(path):
-        # os.open with mode 0o666 lets the umask decide the final permissions, as open() would.
-        flags = os.O_CREAT | os.O_EXCL | (os.O_RDWR if "+" in mode else os.O_WRONLY)
-        fd = os.open(tmp, flags, 0o666)
+def hidden_name(path: str | os.PathLike) -> str:
+    """A fresh hidden name beside ``path`` for a temporary file of it."""
+    directory, base = os.path.split(os.path.abspath(os.fsdecode(os.fspath(path))))
+    return os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
+
+
+def remove_leftovers(path: str | os.PathLike) -> int:
+    """Remove the hidden temporary files of ``path`` that no process holds open and locked
+    (left by killed writers); the number removed. Errors are ignored: this is tidying."""
+    if fcntl is None:
+        return 0
+    directory, base = os.path.split(os.path.abspath(os.fsdecode(os.fspath(path))))
+    prefix = f".{base}."
     try:
-        raw = io.FileIO(fd, "r+" if "+" in mode else "w", closefd=True)
-    except BaseException:
-        os.close(fd)
-        raise
-    cls = _NamingRandom if "+" in mode else _NamingWriter
-    return cls(raw, path)
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        if not name.startswith(prefix) or not _LEFTOVER_TAIL.fullmatch(name, len(prefix)):
+            continue
+        full = os.path.join(directory, name)
+        try:
+            fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            held = os.fstat(fd)
+            if not stat.S_ISREG(held.st_mode):
+                continue
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # refused while its writer lives
+            now = os.stat(full, follow_symlinks=False)
+            if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+                os.unlink(full)
+                removed += 1
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _create(path: str, readable: bool) -> tuple[int, str | None]:
+    """(descriptor, hidden name, None while it has none) of a new, empty file in the folder
+    of ``path``, locked; permissions from the umask, as open() gives; OSErrors name
+    ``path``."""
+    access = os.O_RDWR if readable else os.O_WRONLY
+    with errors_naming(path):
+        if _O_TMPFILE and os.path.isdir(_PROC_FD):
+            try:
+                fd = os.open(os.path.dirname(os.path.abspath(path)), _O_TMPFILE | access, 0o666)
+            except OSError as exc:
+                if exc.errno not in _NO_TMPFILE:
+                    raise
+            else:
+                _lock(fd)
+                return fd, None
+        while True:
+            name = hidden_name(path)
+            fd = os.open(name, os.O_CREAT | os.O_EXCL | access, 0o666)
+            _lock(fd)
+            # another writer of path may have removed it before it was locked
+            with contextlib.suppress(FileNotFoundError):
+                now, held = os.stat(name, follow_symlinks=False), os.fstat(fd)
+                if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+                    return fd, name
+            os.close(fd)
+
+
+def _lock(fd: int) -> None:
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def _link_hidden(fd: int, path: str) -> str:
+    """Give the unnamed file ``fd`` a hidden name beside ``path``; that name."""
+    name = hidden_name(path)
+    folder = os.open(os.path.dirname(name), os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        # linkat(AT_SYMLINK_FOLLOW) of the /proc link: with no dir_fd os.link calls link(),
+        # which links the symbolic link itself (and fails)
+        os.link(f"{_PROC_FD}/{fd}", os.path.basename(name), dst_dir_fd=folder,
+                follow_symlinks=True)  # fmt: skip
+    finally:
+        os.close(folder)
+    return name
 
 
 @contextlib.contextmanager

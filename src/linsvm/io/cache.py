@@ -64,8 +64,11 @@ and the file is renamed over the target only when complete: a cache is either wh
 A truncated, foreign or newer file, or a damaged header or table, is refused
 (`CacheFormatError`) when it is opened; a block's checksum and structure (indptr from 0 to nnz
 without decreasing, columns ascending within a row and below n_features) are checked before its
-rows are first served. The checksums catch damage, not forgery; the structure check is what
-keeps a crafted file from making a kernel read outside its arrays.
+rows are first served, and again when they are served after the block was released (each
+outer iteration of block minimisation): a file changed while it is in use is refused at the
+next read of a changed block, one truncated at the next read of any block (not a SIGBUS).
+The checksums catch damage, not forgery; the structure check is what keeps a crafted file
+from making a kernel read outside its arrays.
 """
 
 from __future__ import annotations
@@ -73,7 +76,6 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
-import secrets
 import struct
 import time
 import zlib
@@ -86,7 +88,7 @@ import scipy.sparse as sp
 from ..errors import DataFormatError, InvalidInputError
 from ..parallel import effective_n_jobs
 from . import libsvm as _libsvm
-from ._atomic import create_named, errors_naming
+from ._atomic import TempFile
 
 __all__ = ["MAGIC", "Cache", "CacheFormatError", "CacheSummary", "open_cache", "write_cache"]
 
@@ -257,18 +259,16 @@ class _Writer:
         self.parts: list[tuple[_libsvm._Piece, int, int]] = []  # (piece, first row, end row)
         self.part_rows = 0
         self.part_nnz = 0
-        self.tmp: str | None = None
+        self.tmp: TempFile | None = None
         self.file = None
         self.file, self.tmp = self._create()
         self.file.write(bytes(HEADER_SIZE))  # the header is written last
         self.pos = HEADER_SIZE
 
     def _create(self):
-        directory = os.path.dirname(os.path.abspath(self.target))
-        base = os.path.basename(self.target)
-        tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
         # its errors (a full disk, the file size limit) name the target, not the temporary
-        return create_named(tmp, "w+b", self.target), tmp
+        tmp = TempFile(self.target, "w+b")
+        return tmp.file, tmp
 
     # -- rows in
 
@@ -376,8 +376,7 @@ class _Writer:
                                   [indices.astype(index_dtype) + add], [data])
                 del buf, y, indptr, indices, data
         finally:
-            old_file.close()
-            os.unlink(old_tmp)
+            old_tmp.discard()
 
     def _write_block(self, n_rows: int, nnz: int, labels, indptr, indices, values) -> None:
         """Write one block at the next aligned offset, from iterables of array chunks."""
@@ -427,26 +426,16 @@ class _Writer:
         )
         f.seek(0)
         f.write(header + _HEADER_CRC.pack(zlib.crc32(header)))
-        with errors_naming(self.target):
-            f.flush()
-            os.fsync(f.fileno())
-            f.close()
-            self.file = None
-            os.replace(self.tmp, self.target)
-        self.tmp = None
+        self.tmp.publish()
+        self.file = self.tmp = None
         return CacheSummary(self.n_rows, n_features, self.nnz, len(self.table),
                             self.text_bytes, file_size, seconds)
 
     def discard(self) -> None:
         """Remove the temporary file (after an error)."""
-        if self.file is not None:
-            with contextlib.suppress(OSError):  # its unwritten buffer may fail again
-                self.file.close()
-            self.file = None
         if self.tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self.tmp)
-            self.tmp = None
+            self.tmp.discard()
+        self.file = self.tmp = None
 
 
 def _block_arrays(buf, offset: int, n_rows: int, nnz: int, index_dtype, value_dtype):
@@ -528,7 +517,7 @@ class Cache:
     def _read_table(self, header: tuple) -> None:
         name = self.path
         (_, _, _, value_field, index_field, _, flags, n_rows, n_features, nnz, n_blocks,
-         table_offset, _, max_index_line, table_crc, _, _) = header
+         table_offset, self._file_size, max_index_line, table_crc, _, _) = header
         self.dtype = _VALUE_DTYPES[value_field]
         self.index_dtype = _INDEX_DTYPES[index_field]
         self.n_rows, self.n_features, self.nnz, self.n_blocks = n_rows, n_features, nnz, n_blocks
@@ -570,6 +559,10 @@ class Cache:
         if not 0 <= k < self.n_blocks:
             raise IndexError(f"block {k} out of range (the cache has {self.n_blocks} blocks)")
         offset, n_rows, nnz, length, crc, _ = self._table[k].tolist()
+        size = self._map.size()  # the file's size now: reading a page past its end is SIGBUS
+        if size < self._file_size:
+            raise CacheFormatError(self.path, f"truncated to {size} of {self._file_size} "
+                                              "bytes while in use")
         if verify and not self._verified[k]:
             if zlib.crc32(memoryview(self._map)[offset : offset + length]) != crc:
                 raise CacheFormatError(self.path, f"block {k} is corrupt (checksum mismatch)")
@@ -585,8 +578,9 @@ class Cache:
     def block(self, k: int, verify: bool = True) -> tuple[sp.csr_matrix, np.ndarray]:
         """Block `k` over the mapped file, without a copy (the arrays are read-only).
 
-        With `verify` (once per block and Cache) its checksum and structure are checked
-        first, which reads the whole block.
+        With `verify` its checksum and structure are checked first, which reads the whole
+        block: on its first read, and again after each `release` of it. Every read checks
+        that the file was not truncated meanwhile.
 
         Returns
         -------
@@ -616,7 +610,10 @@ class Cache:
     def release(self, k: int) -> None:
         """Unmap block `k`'s pages from this process (they stay in the OS page cache; arrays
         of the block still alive read them again if used). Mapped pages count in the
-        process's RSS until then, though the OS can reclaim them under memory pressure."""
+        process's RSS until then, though the OS can reclaim them under memory pressure.
+        The block's next verified read checks it again: what it reads then may have been
+        changed on disk since."""
+        self._verified[k] = False
         self._advise(k, "MADV_DONTNEED")
 
     def _advise(self, k: int, advice: str) -> None:

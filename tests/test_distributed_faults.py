@@ -27,9 +27,9 @@ distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
 dist = pytest.importorskip("linsvm.distributed")
 
-from linsvm.distributed import _partition, cocoa  # noqa: E402
-
 from test_distributed import text_like  # noqa: E402
+
+from linsvm.distributed import _partition, cocoa  # noqa: E402
 
 N_WORKERS = 3
 # The run every fault is compared with: 3 classes, 6 partitions (2 a worker), a snapshot

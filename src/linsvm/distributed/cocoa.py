@@ -41,6 +41,25 @@ scattered again, collections computed again), every partition's alpha is put bac
 snapshot, W to the snapshot's W, and the run continues from that round. The local solves'
 seeds depend only on (round, partition, sub-problem) and dW is summed in partition order, so
 the resumed run replays the same rounds: its model is the uninterrupted run's.
+
+What counts as lost, and what the run does (``tests/test_distributed_faults.py``):
+
+- a worker killed, or several at once: its connection closes, the call fails at once, and its
+  partitions are rebuilt on the workers left, a few to each. A worker lost while a recovery
+  sends it rows is one more lost worker of the same recovery (``MAX_REBUILDS`` attempts).
+  When no worker is left, the recovery waits up to ``REPLACEMENT_WAIT_SECONDS`` for one (a
+  nanny restarts a killed worker in seconds) and otherwise ends the run with a one-line
+  ``DistributedError``; so does a run that would need more than ``MAX_RECOVERIES``.
+- a worker paused or hung (SIGSTOP, a swapping machine): it still holds its connections, so
+  no call fails until the scheduler gives up on it. That is Dask's heartbeat timeout, the
+  scheduler's ``distributed.scheduler.worker-ttl`` (default 5 minutes; at least 10
+  heartbeats), after which the scheduler has its nanny kill and restart it (or removes it)
+  and the round's call fails as for a killed worker. linsvm keeps no second, shorter clock:
+  a worker busy with a long round answers heartbeats (the solve runs off its event loop), so
+  only a worker that has stopped answering is given up on; lower worker-ttl to give up sooner.
+- the client killed (or disconnected) mid-run: the workers drop the run's partitions by
+  themselves as soon as the scheduler sees the client go, through the run's leases
+  (``_partition``, "Leases").
 """
 
 from __future__ import annotations
@@ -177,8 +196,8 @@ def train(
     gap at the returned W; ``n_iter`` the rounds; ``alpha`` None: it stays on the workers).
     Ctrl-C (or on_round returning False) stops after the current round and returns the last
     evaluated W with a ``TrainingInterrupted`` warning. The workers drop the run's rows and
-    dual variables when it ends, however it ends; a client process killed mid-run leaves them
-    in the workers' memory until the workers restart (``client.restart()``).
+    dual variables when it ends, however it ends; when the client process dies mid-run, they
+    drop them a moment after the scheduler sees it go (the run's leases).
     """
     spec = solvers.get_solver(solver)
     if spec.number not in LOSSES:

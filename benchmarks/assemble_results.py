@@ -46,6 +46,7 @@ SECTIONS = [
     ("Saving a large model (bench_model_save.py)", "RESULTS-model-save.md"),
     ("Memory (bench_memory.py)", "RESULTS-memory.md"),
     ("Start-up and compilation (bench_startup.py)", "RESULTS-startup.md"),
+    ("Long runs in one process: memory, files, threads (bench_soak.py)", "RESULTS-soak.md"),
 ]  # fmt: skip
 
 

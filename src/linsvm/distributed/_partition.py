@@ -16,6 +16,17 @@ runs in the worker's threads, off its event loop, so the worker keeps answering 
 during a long round. ``Partition.round`` guards the state: a round t runs only on a partition
 that has done rounds 0..t-1.
 
+**Leases.** The partitions belong to the client that made them, for as long as it runs: with
+each worker's partitions the client keeps a lease, a small value it scattered to that worker
+(a Dask future it holds; ``hold`` gets its key). Dask itself ends the lease when the client
+goes: a client that releases its futures, closes, or dies (its connection to the scheduler
+closes) no longer wants the key, and the scheduler has the worker forget it. While a worker
+holds partitions it looks for each run's lease in its own store every ``LEASE_POLL_SECONDS``
+(``_drop_orphans``, a task on the worker's event loop that ends once nothing is held) and drops
+the partitions of a run whose lease has gone. So a client killed mid-run leaves nothing in the
+workers' memory a moment after the scheduler sees its connection close, with no wall-clock
+lease to outlast the longest round or a slow ``on_round`` hook.
+
 One round on partition k (Ma et al., ICML 2015, CoCoA+ with adding, gamma = 1, sigma' = K):
 for each sub-problem c, with w = W[c] = sum over ALL rows of y_i alpha_i x_i,
 
@@ -290,6 +301,15 @@ def restore(part: Partition, alpha: np.ndarray | None, round: int, config: Setup
 # The partitions this process holds: {(worker address, run name): {partition index: Partition}}.
 _HELD: dict[tuple[str, str], dict[int, Partition]] = {}
 
+# The key of each run's lease in the worker's store: {(worker address, run name): key}.
+_LEASES: dict[tuple[str, str], Any] = {}
+
+# The task of each worker that drops the partitions of runs whose lease has gone.
+_WATCHERS: dict[str, asyncio.Task] = {}
+
+# How often a worker that holds partitions looks for their runs' leases.
+LEASE_POLL_SECONDS = 0.5
+
 
 @dataclass(frozen=True)
 class DataKey:
@@ -299,9 +319,10 @@ class DataKey:
     key: Any
 
 
-async def hold(run: str, plan: dict, dask_worker=None) -> dict[int, dict]:
+async def hold(run: str, plan: dict, leases: dict, dask_worker=None) -> dict[int, dict]:
     """Build this worker's partitions: plan[address] = {index: a ``shards.Shard`` to read or a
-    ``DataKey``}. Returns {index: ``describe``} of each."""
+    ``DataKey``}, held while leases[address] (a key in the worker's store) is there (module
+    docstring). Returns {index: ``describe``} of each."""
     from .shards import Shard
 
     sources = plan[dask_worker.address]
@@ -319,6 +340,8 @@ async def hold(run: str, plan: dict, dask_worker=None) -> dict[int, dict]:
     for index, source in sources.items():  # one at a time: each reads in all the threads
         built[index] = await _off_loop(dask_worker, build, index, source)
     _HELD.setdefault((dask_worker.address, run), {}).update(built)
+    _LEASES[(dask_worker.address, run)] = leases[dask_worker.address]
+    _watch_leases(dask_worker)
     return {index: describe(part) for index, part in built.items()}
 
 
@@ -353,7 +376,47 @@ async def restore_held(run: str, plan: dict, round: int, config: Setup, dask_wor
 
 async def release_held(run: str, dask_worker=None) -> int:
     """Drop the run's partitions from this worker; returns how many it held."""
-    return len(_HELD.pop((dask_worker.address, run), {}))
+    return _drop(dask_worker.address, run)
+
+
+def _drop(address: str, run: str) -> int:
+    _LEASES.pop((address, run), None)
+    return len(_HELD.pop((address, run), {}))
+
+
+def _watch_leases(dask_worker) -> None:
+    """Start this worker's ``_drop_orphans`` unless it runs (called on the event loop)."""
+    watcher = _WATCHERS.get(dask_worker.address)
+    if watcher is None or watcher.done():
+        loop = asyncio.get_running_loop()
+        _WATCHERS[dask_worker.address] = loop.create_task(_drop_orphans(dask_worker))
+
+
+async def _drop_orphans(dask_worker) -> None:
+    """Every ``LEASE_POLL_SECONDS``, drop the partitions of each run whose lease has left
+    this worker's store (its client is gone); end once the worker holds none. Runs on the
+    worker's event loop, as ``hold`` does: nothing comes between the last look at ``_HELD``
+    and the end, so a ``hold`` never finds a watcher about to end."""
+    address = dask_worker.address
+    while True:
+        runs = [run for held_by, run in _HELD if held_by == address]
+        if not runs:
+            break
+        closing = dask_worker.status.name in ("closing", "closed", "failed")
+        for run in runs:
+            key = _LEASES.get((address, run))
+            if closing or key is None or key not in dask_worker.data:
+                _drop(address, run)
+        await asyncio.sleep(LEASE_POLL_SECONDS)
+    _WATCHERS.pop(address, None)
+
+
+def held_counts() -> dict[str, int]:
+    """{run name: partitions} this process holds (what tests and benchmarks count)."""
+    counts: dict[str, int] = {}
+    for (_, run), parts in _HELD.items():
+        counts[run] = counts.get(run, 0) + len(parts)
+    return counts
 
 
 @dataclass(frozen=True)

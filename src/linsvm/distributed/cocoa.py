@@ -41,6 +41,25 @@ scattered again, collections computed again), every partition's alpha is put bac
 snapshot, W to the snapshot's W, and the run continues from that round. The local solves'
 seeds depend only on (round, partition, sub-problem) and dW is summed in partition order, so
 the resumed run replays the same rounds: its model is the uninterrupted run's.
+
+What counts as lost, and what the run does (``tests/test_distributed_faults.py``):
+
+- a worker killed, or several at once: its connection closes, the call fails at once, and its
+  partitions are rebuilt on the workers left, a few to each. A worker lost while a recovery
+  sends it rows is one more lost worker of the same recovery (``MAX_REBUILDS`` attempts).
+  When no worker is left, the recovery waits up to ``REPLACEMENT_WAIT_SECONDS`` for one (a
+  nanny restarts a killed worker in seconds) and otherwise ends the run with a one-line
+  ``DistributedError``; so does a run that would need more than ``MAX_RECOVERIES``.
+- a worker paused or hung (SIGSTOP, a swapping machine): it still holds its connections, so
+  no call fails until the scheduler gives up on it. That is Dask's heartbeat timeout, the
+  scheduler's ``distributed.scheduler.worker-ttl`` (default 5 minutes; at least 10
+  heartbeats), after which the scheduler has its nanny kill and restart it (or removes it)
+  and the round's call fails as for a killed worker. linsvm keeps no second, shorter clock:
+  a worker busy with a long round answers heartbeats (the solve runs off its event loop), so
+  only a worker that has stopped answering is given up on; lower worker-ttl to give up sooner.
+- the client killed (or disconnected) mid-run: the workers drop the run's partitions by
+  themselves as soon as the scheduler sees the client go, through the run's leases
+  (``_partition``, "Leases").
 """
 
 from __future__ import annotations
@@ -83,6 +102,9 @@ DEFAULT_SNAPSHOT_EVERY = 10
 MAX_RECOVERIES = 10
 # Attempts at rebuilding lost partitions in one recovery (workers may go on failing).
 MAX_REBUILDS = 3
+# Seconds a recovery waits for a worker to rebuild on when every worker was lost (a nanny
+# restarts a killed worker in a few seconds; an autoscaler may take longer).
+REPLACEMENT_WAIT_SECONDS = 30.0
 
 
 class DistributedError(LinsvmError):
@@ -174,8 +196,8 @@ def train(
     gap at the returned W; ``n_iter`` the rounds; ``alpha`` None: it stays on the workers).
     Ctrl-C (or on_round returning False) stops after the current round and returns the last
     evaluated W with a ``TrainingInterrupted`` warning. The workers drop the run's rows and
-    dual variables when it ends, however it ends; a client process killed mid-run leaves them
-    in the workers' memory until the workers restart (``client.restart()``).
+    dual variables when it ends, however it ends; when the client process dies mid-run, they
+    drop them a moment after the scheduler sees it go (the run's leases).
     """
     spec = solvers.get_solver(solver)
     if spec.number not in LOSSES:
@@ -217,6 +239,7 @@ class _Run:
         self.name = f"linsvm-{uuid.uuid4().hex[:8]}"
         self.sources: list[Callable[[str], tuple]] = []  # partition k's rows, for a worker
         self.home: list[str] = []  # the worker holding partition k
+        self.leases: dict[str, Any] = {}  # each worker given partitions: the run's lease there
         self.dead: set[str] = set()  # workers that stopped answering
         self.config: Setup | None = None
         self.n_features: int | None = None  # known before reading: in-memory X's columns
@@ -360,19 +383,38 @@ class _Run:
         self.sources = [source(shard) for shard in shards]
 
     def _build(self, assignment: Mapping[int, str]) -> dict[int, dict]:
-        """Build partitions {k: worker} from their sources; returns {k: their description}."""
+        """Build partitions {k: worker} from their sources; returns {k: their description}.
+        Raises ``_WorkersLost`` when a worker is lost before its rows reach it."""
         plan: dict[str, dict[int, Any]] = {}
         futures = []
         try:
             for k, worker in assignment.items():
-                worker, source, held = self.sources[k](worker)
-                futures.extend(held)
+                try:
+                    worker, source, held = self.sources[k](worker)
+                    futures.extend(held)
+                    self._lease(worker)
+                except Exception as exc:
+                    # a scatter to a worker that died meanwhile fails in several ways (a
+                    # closed connection, an unknown worker, no valid worker)
+                    if not _is_lost(exc) and worker in _workers(self.client):
+                        raise
+                    raise _WorkersLost({worker: exc}) from exc
                 plan.setdefault(worker, {})[k] = source
                 self.home[k] = worker
-            return self._call("hold", plan)
+            leases = {worker: self.leases[worker].key for worker in plan}
+            return self._call("hold", plan, leases)
         finally:
             for future in futures:  # the partition holds the same arrays: no copy kept
                 future.release()
+
+    def _lease(self, worker: str) -> None:
+        """Give ``worker`` the run's lease unless it has it: a small value scattered to it,
+        whose future this client holds until ``release``. The worker drops the run's
+        partitions once the value leaves its store, which Dask makes happen when this client
+        releases it or disconnects (``_partition``, "Leases")."""
+        lease = self.leases.get(worker)
+        if lease is None or lease.status != "finished":  # lost with a restarted worker
+            self.leases[worker] = self.client.scatter(self.name, workers=[worker], hash=False)
 
     def _by_worker(self) -> dict[str, list[int]]:
         plan: dict[str, list[int]] = {}
@@ -511,9 +553,12 @@ class _Run:
             # a worker that answered without its partitions (restarted) is still usable
             self.dead.update(w for w, e in lost.workers.items() if not isinstance(e, PartitionLost))
             missing.update(k for k, w in enumerate(self.home) if w in lost.workers)
-            workers = [w for w in _workers(self.client) if w not in self.dead]
+            workers = self._workers_left()
             if not workers:
-                raise DistributedError("no workers left to rebuild the lost partitions on")
+                raise DistributedError(
+                    f"no workers left to rebuild the lost partitions on (waited "
+                    f"{REPLACEMENT_WAIT_SECONDS:g} s for one; lost: {lost})"
+                )
             try:
                 if missing:
                     load = {w: 0 for w in workers}
@@ -540,6 +585,16 @@ class _Run:
             f"could not rebuild the partitions of lost workers in {MAX_REBUILDS} attempts ({lost})"
         )
 
+    def _workers_left(self) -> list[str]:
+        """The cluster's workers but those this run lost; when there are none, waits up to
+        ``REPLACEMENT_WAIT_SECONDS`` for one (a nanny restarting a killed worker)."""
+        deadline = time.monotonic() + REPLACEMENT_WAIT_SECONDS
+        while True:
+            workers = [w for w in _workers(self.client) if w not in self.dead]
+            if workers or time.monotonic() >= deadline:
+                return workers
+            time.sleep(0.1)
+
     def _model(self, W, primal, dual, rounds: int, reason: str, signal) -> Model:
         config = self.config
         results = [
@@ -563,13 +618,23 @@ class _Run:
         return model
 
     def release(self) -> None:
-        """Drop the run's partitions from every worker (those that cannot answer are gone)."""
-        if self.home and self.client.status == "running":
-            try:
-                self.client.run(_partition.serve, "release", self.name, on_error="ignore")
-            except Exception:  # noqa: BLE001 - a failing cleanup must not hide the run's error
-                pass
+        """Drop the run's partitions from its workers: at once on those still in the cluster,
+        and by the end of the leases on any that could not be reached."""
+        leases, self.leases = self.leases, {}
         self.home = []
+        if not leases or self.client.status != "running":
+            return
+        try:
+            holders = [w for w in _workers(self.client) if w in leases and w not in self.dead]
+            if holders:
+                self.client.run(
+                    _partition.serve, "release", self.name, workers=holders, on_error="ignore"
+                )
+        except Exception:  # noqa: BLE001 - a failing cleanup must not hide the run's error
+            pass
+        finally:
+            for lease in leases.values():
+                lease.release()
 
 
 class _WorkerPlace:

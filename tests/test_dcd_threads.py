@@ -76,6 +76,23 @@ def test_threads_give_the_simulators_bits(problem, T):
     assert np.array_equal(threaded.w, again.w)  # the same run every time
 
 
+def test_threads_taken_off_their_cores_hand_over_to_one_thread(problem):
+    """When the threads are found off their cores (forced here: on_core_min above 1), the next
+    outer iterations run on one thread, with the same bits as the threads would have made."""
+    X, y = problem
+    sub = _sub(X, y, 1.0, eps=1e-4)
+    threaded = SOLVERS[1].solve(sub.but(n_threads=2, options={"thread_min_nnz": 1}), None)
+    handed = SOLVERS[1].solve(
+        sub.but(n_threads=2, options={"thread_min_nnz": 1,
+                                      "thread_options": {"on_core_min": 2.0}}), None
+    )  # fmt: skip
+    assert handed.n_iter >= 3
+    assert handed.figures["spells_on_one_thread"] >= 1
+    assert np.array_equal(handed.w, threaded.w)
+    assert np.array_equal(handed.alpha, threaded.alpha)
+    assert handed.n_iter == threaded.n_iter
+
+
 @pytest.mark.parametrize("solver", [1, 3])
 @pytest.mark.parametrize("round_rows", [256, 4096])
 def test_every_round_lowers_the_dual(problem, solver, round_rows):

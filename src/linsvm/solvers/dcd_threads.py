@@ -60,7 +60,11 @@ tested on a small machine.
 the GIL, meeting at barriers and handing the hot weights' changes on by flags (spinning
 briefly, then giving the core to the operating system, so that more threads than cores still
 progress). Every branch a thread takes depends only on what no thread changes before the next
-barrier, so that all take the same branches and meet at the same barriers.
+barrier, so that all take the same branches and meet at the same barriers. Each outer
+iteration on the threads is timed: when the operating system kept some thread off its core for
+half of it (other programs want the cores), the threads would wait for each other more than
+they work, so the next outer iterations run the simulator instead, the same bits on one
+thread, before the threads are tried again (``ON_CORE_MIN``, ``OFF_CORE_BACKOFF``).
 """
 
 from __future__ import annotations
@@ -82,7 +86,7 @@ from .._intrinsics import (
 )
 from ..objective import LOSS_SQUARED_HINGE
 from ..sparse_rows import row_dot
-from ._dual import I_ACTIVE, PREFETCH_ROW_AHEAD, prefetch_ahead, visiting_order
+from ._dual import I_ACTIVE, I_CONVERGED, PREFETCH_ROW_AHEAD, prefetch_ahead, visiting_order
 from ._random import next_u64, shuffle
 from .dcd import (
     _ALPHA,
@@ -117,6 +121,14 @@ ROTATE_THREADS = 4
 # Spins while waiting before each yield of the core (a few microseconds), when every thread
 # has a core of its own; with more threads than cores a waiting thread yields at once.
 WAIT_SPINS = 200
+# Threads meet every few microseconds, so a thread that the operating system takes off its
+# core (other programs want it) stops all of them: on a 2-core machine with other work running
+# (load average 10), two threads took 16-240 s where one took 3-5 s (pypi-recent, -s 1).
+# When some thread of an outer iteration was on its core less than this share of the time,
+# the next iterations run the same arithmetic on one thread (``run_simulated``: the same bits),
+# for OFF_CORE_BACKOFF outer iterations, doubling each time the threads are found off again.
+ON_CORE_MIN = 0.5
+OFF_CORE_BACKOFF = 8
 
 # The barrier's array: arrivals, generation, the run's flags, then one hand-over flag a
 # thread; every entry on a cache line of its own.
@@ -131,8 +143,9 @@ _P_G, _P_ROWTERM, _P_ROWS, _P_BIAS = 0, 1, 2, 3
 # to its range moved w'w / 2 in the round (its own rows', then the merge's; the shortening's).
 _T_PGMAX, _T_PGMIN, _T_CHANGE, _T_SHORTENED = 0, 1, 2, 3
 
-# The run's counters (``stats``): rounds merged, rounds whose step the line search shortened.
-_S_ROUNDS, _S_SHORTENED = 0, 1
+# The run's counters (``stats``): rounds merged, rounds whose step the line search shortened,
+# spells of outer iterations run on one thread because the threads were off their cores.
+_S_ROUNDS, _S_SHORTENED, _S_ON_ONE_THREAD = 0, 1, 2
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -825,7 +838,9 @@ class ThreadedRounds:
     arithmetic on the calling thread alone; ``close()`` ends the threads. ``round_rows``:
     rows of a round, all threads together; ``keep_round_changes``: with ``simulate``, the
     change of the dual made by each of the first so many rounds is kept in
-    ``round_changes``.
+    ``round_changes``; ``on_core_min``: the share of an outer iteration below which a thread
+    counts as taken off its core (``ON_CORE_MIN``; above 1 every iteration after the first
+    runs on one thread).
     """
 
     def __init__(
@@ -834,6 +849,7 @@ class ThreadedRounds:
         use_prefetch: bool, removed, order, bucket_order, n_threads: int, *,
         simulate: bool = False, round_rows: int = DEFAULT_ROUND_ROWS, max_hot: int = MAX_HOT,
         rotate_threads: int = ROTATE_THREADS, keep_round_changes: int = 0,
+        on_core_min: float = ON_CORE_MIN,
     ) -> None:  # fmt: skip
         self.n_threads = T = int(n_threads)
         round_rows = max(int(round_rows), 1)
@@ -894,8 +910,13 @@ class ThreadedRounds:
             np.zeros((T, T, 0 if self.rotate else chunk_rows, 2), dtype=X.indptr.dtype),
             self.rotate,
         )
-        self.stats = np.zeros(2, dtype=np.int64)
+        self.stats = np.zeros(3, dtype=np.int64)
         self.simulate = bool(simulate) or T == 1
+        # outer iterations left on one thread, and the next such spell's length
+        self.on_core_min = float(on_core_min)
+        self._istate = istate
+        self._on_one_thread = 0
+        self._backoff = OFF_CORE_BACKOFF
         self.round_changes = np.zeros(int(keep_round_changes))
         self._sync = np.zeros(_SYNC_HANDED + _LINE * (T + 1), dtype=np.int64)
         self._pool = None
@@ -904,10 +925,28 @@ class ThreadedRounds:
             self._pool = ThreadPoolExecutor(max_workers=T, thread_name_prefix="linsvm-dcd")
 
     def advance(self, n_epochs: int) -> None:
+        """Up to ``n_epochs`` outer iterations (fewer once converged): on the threads one at a
+        time, each timed, or on one thread while the threads are found off their cores."""
         T = self.n_threads
-        if self.simulate:
-            run_simulated(T, n_epochs, *self.shared, self.stats, self.round_changes)
-            return
+        left = int(n_epochs)
+        while left > 0 and not self._istate[I_CONVERGED]:
+            if self.simulate or self._on_one_thread > 0:
+                spell = left if self.simulate else min(left, self._on_one_thread)
+                run_simulated(T, spell, *self.shared, self.stats, self.round_changes)
+                self._on_one_thread -= 0 if self.simulate else spell
+                left -= spell
+                continue
+            if self._threads_off_cores():
+                self._on_one_thread = self._backoff
+                self._backoff *= 2
+                self.stats[_S_ON_ONE_THREAD] += 1
+            left -= 1
+
+    def _threads_off_cores(self) -> bool:
+        """One outer iteration on the threads; True when some thread spent less than
+        ``on_core_min`` of it on its core (threads beyond the cores are off them by design:
+        that is the caller's choice, and not counted)."""
+        T = self.n_threads
         sync = self._sync
         sync[:] = 0  # (the hand-over flags count this call's rounds)
         own_cores = T <= len(self._cpus)
@@ -915,14 +954,19 @@ class ThreadedRounds:
         # compiled (or loaded) here first: a thread that failed to start its kernel would
         # leave the others waiting
         run_threads(0, T, 0, *self.shared, self.stats, sync)
+        on_core = np.ones(T)
 
         def side(t: int) -> None:
             if own_cores:
                 _pin_to(self._cpus[t])
-            run_threads(t, T, n_epochs, *self.shared, self.stats, sync)
+            cpu, wall = time.thread_time(), time.perf_counter()
+            run_threads(t, T, 1, *self.shared, self.stats, sync)
+            wall = time.perf_counter() - wall
+            on_core[t] = (time.thread_time() - cpu) / wall if wall > 0.0 else 1.0
 
         for future in [self._pool.submit(side, t) for t in range(T)]:
             future.result()
+        return own_cores and float(on_core.min()) < self.on_core_min
 
     @property
     def figures(self) -> dict:
@@ -933,6 +977,7 @@ class ThreadedRounds:
             "chunk_buckets": self.chunk_buckets,
             "rounds": int(self.stats[_S_ROUNDS]),
             "shortened_rounds": int(self.stats[_S_SHORTENED]),
+            "spells_on_one_thread": int(self.stats[_S_ON_ONE_THREAD]),
         }
         if self.round_changes.shape[0]:
             kept = min(int(self.stats[_S_ROUNDS]), self.round_changes.shape[0])

@@ -103,7 +103,7 @@ def test_held_out_rows_take_no_part(solver):
     held_out[np.random.default_rng(0).choice(X.shape[0], 200, replace=False)] = True
     whole = linsvm.train(X[~held_out], y[~held_out], solver=solver, eps=1e-8, max_iter=100_000)
     model = train_blocks(
-        ArrayBlocks(X, y, 4), solver=solver, eps=1e-6, max_block_bytes=1, max_outer=2000,
+        ArrayBlocks(X, y, 4), solver=solver, eps=1e-6, max_block_bytes=1, max_outer=10_000,
         held_out=held_out,
     )  # fmt: skip
     for r, ref in zip(model.results_, whole.results_, strict=True):

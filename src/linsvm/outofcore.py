@@ -7,13 +7,25 @@ dual coordinate descent solver on that block's rows alone, warm-started from the
 and from the shared ``w`` (the solver interface's partition mode: ``Subproblem(alpha0=, w0=)``,
 docs/architecture.md, "One partitioned dual"), while the next block is read in the background.
 
+Two ways to visit the blocks:
+
+- **Epochs (the SVM duals' default).** An outer iteration is one epoch of the in-memory
+  solver (``dcd.py``) a block at a time: one pass over each training block in the bucketed
+  order, shrinking against the previous epoch's extremes with the marks kept across blocks
+  and epochs, and the training blocks drawn afresh every epoch from small units of the data
+  (``_Plan``: with fixed blocks visited in turn, one pass a visit converges several times
+  slower per epoch than the in-memory order, whatever the rows' order in the file).
+- **Classic** (``selective=True`` or ``inner_iter > 1``; -s 7 always): fixed blocks, each
+  solved for ``inner_iter`` passes, with the support vectors of the other blocks joined.
+
 What is certified, and when:
 
-- **Stopping rule, on all of alpha.** The first inner pass over a block visits every row of it
-  with nothing shrunk; the largest and smallest projected gradients of those passes over one
-  outer iteration are LIBLINEAR's measure over all rows (taken during the sweep, as LIBLINEAR
-  takes it). When it falls below eps, a verification pass recomputes it over every row at the
-  final ``w`` (with the primal value); only if that holds does the run stop.
+- **Stopping rule, on all of alpha.** The extremes of the projected gradients over an outer
+  iteration's sweep are LIBLINEAR's measure (in epochs over the rows not shrunk, as the
+  in-memory solver; classic: the first pass of each block, nothing shrunk). When it falls
+  below eps, a verification pass recomputes it over every row at the final ``w`` (with the
+  primal value; in epochs also LIBLINEAR's re-check of the shrunk rows, whose marks are then
+  cleared); only if that holds does the run stop.
 - **Duality gap, every outer iteration.** The dual value needs only ``w`` and ``alpha``, both
   in memory. The primal needs the data, so each outer iteration also sums the loss of each
   block at the ``w`` it started from, before the block trains: at the end of the iteration

@@ -33,8 +33,8 @@ child first trains a tiny problem (Numba's cached kernels loaded, not timed).
   in-memory sweep and block run is repeated ``--repeats`` times (3), in memory and blocks
   alternating so that the machine's load falls on both; the run of median total time stands
   for each. ``on_outer`` records, for each outer iteration, the seconds since the call
-  started at the iteration's end and ``OuterProgress.primal`` (P(w) at the iteration's start). The time to a relative
-  accuracy (P - P*)/P* is the end of the first iteration whose start-primal is within it
+  started at the iteration's end and ``OuterProgress.primal`` (P(w) at the iteration's
+  start). The time to a relative accuracy (P - P*)/P* is the end of the first iteration whose start-primal is within it
   (conservative: that w existed an iteration earlier), or the end of the run by the final
   model's primal. Peak RSS is set against the budget and against budget + w + alpha +
   ``FIXED_OVERHEAD_BYTES`` (what ``train_blocks`` plans for).

@@ -26,18 +26,18 @@ child first trains a tiny problem (Numba's cached kernels loaded, not timed).
 - **P\\***: ``linsvm.train`` at eps 1e-4 on the same data in a child, cached in a json beside
   the cache; P* is the lowest primal value of any run (every P(w) is an upper bound), the
   reference run's dual value a certified lower bound.
-- **blocks**: ``train_cache(cache, memory=M, solver=s)`` at its defaults (eps 0.1; for -s 1
-  and -s 3 epochs of one pass a training block, drawn afresh each epoch) for each budget M,
-  plus one run of the classic block minimisation (``selective=True, inner_iter=5``, the
-  former default; the largest budget), with ``max_outer`` capped by ``--max-outer``. Each
-  in-memory sweep and block run is repeated ``--repeats`` times (3), in memory and blocks
-  alternating so that the machine's load falls on both; the run of median total time stands
-  for each. ``on_outer`` records, for each outer iteration, the seconds since the call
-  started at the iteration's end and ``OuterProgress.primal`` (P(w) at the iteration's
-  start). The time to a relative accuracy (P - P*)/P* is the end of the first iteration whose start-primal is within it
-  (conservative: that w existed an iteration earlier), or the end of the run by the final
-  model's primal. Peak RSS is set against the budget and against budget + w + alpha +
-  ``FIXED_OVERHEAD_BYTES`` (what ``train_blocks`` plans for).
+- **blocks**: ``train_cache(cache, memory=M, solver=s)`` at its defaults (eps 0.1; for -s 1 and -s
+  3 epochs of one pass a training block, drawn afresh each epoch) for each budget M, plus one run
+  of the classic block minimisation (``selective=True, inner_iter=5``, the former default; the
+  largest budget), with ``max_outer`` capped by ``--max-outer``. Each in-memory sweep and block
+  run is repeated ``--repeats`` times (3), in memory and blocks alternating so that the machine's
+  load falls on both; the run of median total time stands for each. ``on_outer`` records, for each
+  outer iteration, the seconds since the call started at the iteration's end and
+  ``OuterProgress.primal`` (P(w) at the iteration's start). The time to a relative accuracy (P -
+  P*)/P* is the end of the first iteration whose start-primal is within it (conservative: that w
+  existed an iteration earlier), or the end of the run by the final model's primal. Peak RSS is
+  set against the budget and against budget + w + alpha + ``FIXED_OVERHEAD_BYTES`` (what
+  ``train_blocks`` plans for).
 - **test accuracy**: ``linsvm predict`` (streaming) on the test cache for each model kept.
 - **Vowpal Wabbit** (``python -m vowpalwabbit``, the pip package's command line):
   ``--loss_function hinge -b 24 --holdout_off --passes N -c --cache_file F`` (a fresh cache

@@ -26,15 +26,18 @@ child first trains a tiny problem (Numba's cached kernels loaded, not timed).
 - **P\\***: ``linsvm.train`` at eps 1e-4 on the same data in a child, cached in a json beside
   the cache; P* is the lowest primal value of any run (every P(w) is an upper bound), the
   reference run's dual value a certified lower bound.
-- **blocks**: ``train_cache(cache, memory=M, solver=s)`` at its defaults (eps 0.1, 5 inner
-  passes, ``selective`` for -s 1/-s 3) for each budget M, plus one run with ``selective=False`` (the
-  first solver, the largest budget), with ``max_outer`` capped by ``--max-outer``. ``on_outer``
-  records, for each outer iteration, the seconds since the call started at the iteration's
-  end and ``OuterProgress.primal`` (P(w) at the iteration's start). The time to a relative
-  accuracy (P - P*)/P* is the end of the first iteration whose start-primal is within it
-  (conservative: that w existed an iteration earlier), or the end of the run by the final
-  model's primal. Peak RSS is set against the budget and against budget + w + alpha +
-  ``FIXED_OVERHEAD_BYTES`` (what ``train_blocks`` plans for).
+- **blocks**: ``train_cache(cache, memory=M, solver=s)`` at its defaults (eps 0.1; for -s 1 and -s
+  3 epochs of one pass a training block, drawn afresh each epoch) for each budget M, plus one run
+  of the classic block minimisation (``selective=True, inner_iter=5``, the former default; the
+  largest budget), with ``max_outer`` capped by ``--max-outer``. Each in-memory sweep and block
+  run is repeated ``--repeats`` times (3), in memory and blocks alternating so that the machine's
+  load falls on both; the run of median total time stands for each. ``on_outer`` records, for each
+  outer iteration, the seconds since the call started at the iteration's end and
+  ``OuterProgress.primal`` (P(w) at the iteration's start). The time to a relative accuracy (P -
+  P*)/P* is the end of the first iteration whose start-primal is within it (conservative: that w
+  existed an iteration earlier), or the end of the run by the final model's primal. Peak RSS is
+  set against the budget and against budget + w + alpha + ``FIXED_OVERHEAD_BYTES`` (what
+  ``train_blocks`` plans for).
 - **test accuracy**: ``linsvm predict`` (streaming) on the test cache for each model kept.
 - **Vowpal Wabbit** (``python -m vowpalwabbit``, the pip package's command line):
   ``--loss_function hinge -b 24 --holdout_off --passes N -c --cache_file F`` (a fresh cache
@@ -151,6 +154,7 @@ def child(kind: str, spec: dict) -> dict:
 
         model = train_cache(spec["cache"], memory=spec["memory"], solver=spec["solver"],
                             max_outer=spec["max_outer"], selective=spec["selective"],
+                            inner_iter=5 if spec["selective"] else None,
                             max_block_bytes=spec.get("max_block_bytes"), on_outer=on_outer)
         seconds = time.perf_counter() - t0
         if spec.get("model"):
@@ -336,7 +340,7 @@ def reference_pstar(cache: Path, solver: int, fresh: bool) -> dict:
 
 
 def run(args) -> dict:
-    from linsvm.outofcore import FIXED_OVERHEAD_BYTES, parse_memory
+    from linsvm.outofcore import FIXED_OVERHEAD_BYTES
 
     n_rows = args.rows or SIZES[args.size]
     text = Path(args.text) if args.text else synthetic_file(n_rows)
@@ -358,33 +362,24 @@ def run(args) -> dict:
     res["solvers"] = {}
     for s in solvers:
         out: dict = {"pstar_run": reference_pstar(train_cache_path, s, args.fresh)}
-        out["memory"] = []
-        reached = False
-        for eps in IN_MEMORY_EPS:
-            if reached and eps != IN_MEMORY_EPS[-1]:
-                continue  # a looser eps reached 1e-3; the default still runs (a user's run)
-            model = models / f"memory-s{s}-eps{eps:g}.model"
-            r = measure("memory", {"cache": str(train_cache_path), "solver": s, "eps": eps,
-                                   "model": str(model)})
-            r["eps"] = eps
-            r["test_acc"] = linsvm_predict(test_cache_path, model, folder)[0]
-            out["memory"].append(r)
-            pstar = min([out["pstar_run"]["primal"]] + [m["primal"] for m in out["memory"]])
-            reached = rel(r["primal"], pstar) <= TARGETS[-1]
-        out["blocks"] = []
-        # the SVMs select support vectors by default; the LR dual (-s 7) has none to select
-        runs = [(b, s != 7) for b in budgets]
-        if s == solvers[0] and s != 7 and not args.no_nonselective:
-            runs.append((budgets[-1], False))
-        for budget, selective in runs:
-            model = models / f"blocks-s{s}-{budget}-{'sel' if selective else 'plain'}.model"
-            r = measure("blocks", {"cache": str(train_cache_path), "solver": s,
-                                   "memory": budget, "selective": selective,
-                                   "max_outer": args.max_outer, "model": str(model)})
-            r.update(budget=budget, budget_bytes=parse_memory(budget), selective=selective)
-            r["test_acc"], r["predict_seconds"], r["predict_rss"] = linsvm_predict(
-                test_cache_path, model, folder)
-            out["blocks"].append(r)
+        # the default (epochs) at each budget; the classic block minimisation (selective, 5
+        # passes a visit: the former default) at the largest, for comparison
+        runs = [(b, None) for b in budgets]
+        if s != 7 and not args.no_nonselective:
+            runs.append((budgets[-1], True))
+        memory_reps: list[list[dict]] = []
+        block_reps: list[list[dict]] = [[] for _ in runs]
+        for _ in range(args.repeats):  # in memory, then blocks: alternating under one load
+            memory_reps.append(_memory_sweep(s, train_cache_path, test_cache_path, models,
+                                             folder, out["pstar_run"]))
+            for i, (budget, selective) in enumerate(runs):
+                block_reps[i].append(_blocks_run(s, budget, selective, args.max_outer,
+                                                 train_cache_path, test_cache_path, models,
+                                                 folder))
+        # the run of median total time stands for each (its trace gives the times to targets)
+        out["memory"] = [_median_run(list(reps)) for reps in zip(*memory_reps, strict=True)]
+        out["blocks"] = [_median_run(reps) for reps in block_reps]
+        out["repeats"] = args.repeats
         res["solvers"][s] = out
 
     if vw_available():
@@ -405,6 +400,54 @@ def run(args) -> dict:
         res["notes"].append("vowpalwabbit is not installed (pip install vowpalwabbit): "
                             "no VW rows")
     return res
+
+
+def _memory_sweep(s: int, train_cache_path, test_cache_path, models, folder, pstar_run) -> list:
+    """The in-memory runs at eps 1, 0.3 and 0.1, from the first eps that reaches 1e-3 on
+    only the default (0.1) still runs."""
+    runs: list[dict] = []
+    reached = False
+    for eps in IN_MEMORY_EPS:
+        if reached and eps != IN_MEMORY_EPS[-1]:
+            continue  # a looser eps reached 1e-3; the default still runs (a user's run)
+        model = models / f"memory-s{s}-eps{eps:g}.model"
+        r = measure("memory", {"cache": str(train_cache_path), "solver": s, "eps": eps,
+                               "model": str(model)})
+        r["eps"] = eps
+        r["test_acc"] = linsvm_predict(test_cache_path, model, folder)[0]
+        runs.append(r)
+        pstar = min([pstar_run["primal"]] + [m["primal"] for m in runs])
+        reached = rel(r["primal"], pstar) <= TARGETS[-1]
+    return runs
+
+
+def _blocks_run(s: int, budget: str, selective: bool | None, max_outer: int, train_cache_path,
+                test_cache_path, models, folder) -> dict:
+    from linsvm.outofcore import parse_memory
+
+    model = models / f"blocks-s{s}-{budget}-{'classic' if selective else 'default'}.model"
+    r = measure("blocks", {"cache": str(train_cache_path), "solver": s, "memory": budget,
+                           "selective": selective, "max_outer": max_outer,
+                           "model": str(model)})
+    r.update(budget=budget, budget_bytes=parse_memory(budget), selective=selective)
+    r["test_acc"], r["predict_seconds"], r["predict_rss"] = linsvm_predict(
+        test_cache_path, model, folder)
+    return r
+
+
+def _median_run(runs: list[dict]) -> dict:
+    """The run of median wall time (of the read and training for in-memory runs)."""
+    def key(r: dict) -> float:
+        return r.get("read_seconds", 0.0) + r["seconds"]
+
+    ordered = sorted(runs, key=key)
+    chosen = dict(ordered[(len(ordered) - 1) // 2])
+    chosen["all_seconds"] = [key(r) for r in runs]
+    return chosen
+
+
+def _run_name(budget: str, selective, s) -> str:
+    return f"blocks {budget}" + (", classic (selective, 5 passes a visit)" if selective else "")
 
 
 def summarise(res: dict) -> dict:
@@ -484,8 +527,7 @@ def report(res: dict, args, capacity: list[float]) -> list[str]:
         for b in out["blocks"]:
             within = "yes" if b["rss"] <= b["budget_bytes"] else (
                 "bound only" if b["rss"] <= b["bound"] else "NO")
-            name = f"blocks {b['budget']}" + (
-                "" if b["selective"] or int(s) == 7 else ", selective=False")
+            name = _run_name(b["budget"], b["selective"], s)
             n_blocks = b["trace"][0]["blocks"] if b["trace"] else "?"
             rows.append([name, n_blocks, "-", "-", fmt_seconds(b["seconds"]),
                          f"{b['n_iter']}{'' if b['converged'] else ' (cap)'}",
@@ -508,8 +550,7 @@ def report(res: dict, args, capacity: list[float]) -> list[str]:
             "reached); bound = budget + w + alpha; 'yes' = within the budget itself.", ""]
         ratio_rows = []
         for b in out["blocks"]:
-            name = f"blocks {b['budget']}" + (
-                "" if b["selective"] or int(s) == 7 else ", selective=False")
+            name = _run_name(b["budget"], b["selective"], s)
             cells = [name]
             for m, bt in zip(out["memory_to"], b["to"], strict=True):
                 mt = m["read_seconds"] + m["seconds"] if m else None
@@ -522,8 +563,7 @@ def report(res: dict, args, capacity: list[float]) -> list[str]:
         lines += ["", f"Outer iterations (-s {s}): seconds since the start at each iteration's "
                       "end; relative accuracy of P(w) at its start; the stopping measure.", ""]
         for b in out["blocks"]:
-            name = f"blocks {b['budget']}" + (
-                "" if b["selective"] or int(s) == 7 else ", selective=False")
+            name = _run_name(b["budget"], b["selective"], s)
             cells = [f"{i + 1}: {fmt_seconds(p['t'])} s {fmt_sci(rel(p['primal'], out['pstar']))} "
                      f"({p['measure']:.2g})" for i, p in enumerate(b["trace"])]
             lines.append(f"- {name}: " + "; ".join(cells))
@@ -597,7 +637,9 @@ def main(argv=None) -> None:
     p.add_argument("--max-outer", type=int, default=30, help="cap on outer iterations (30)")
     p.add_argument("--vw-passes", default="1,5")
     p.add_argument("--no-nonselective", action="store_true",
-                   help="skip the selective=False run")
+                   help="skip the classic block minimisation's run (selective, 5 passes)")
+    p.add_argument("--repeats", type=int, default=3,
+                   help="runs of each, in memory and in blocks alternating; medians (3)")
     p.add_argument("--fresh", action="store_true",
                    help="convert again and recompute P* (else reuse what the scratch holds)")
     p.add_argument("--keep-vw", action="store_true", help="keep the VW text files")

@@ -166,7 +166,7 @@ def main(argv=None) -> None:
         if out:
             pstar = min(pstar, out["pstar"])
             warm = next((b for b in out["blocks"]
-                         if b["budget"] == args.memory and b["selective"]), None)
+                         if b["budget"] == args.memory and not b["selective"]), None)
 
     group = MemoryCgroup(ram)
     try:
@@ -175,7 +175,7 @@ def main(argv=None) -> None:
         model.parent.mkdir(exist_ok=True)
         blocks = run_in_group(group, "blocks", {
             "cache": str(cache), "solver": args.solver, "memory": args.memory,
-            "selective": args.solver != 7, "max_outer": args.max_outer, "model": str(model)})
+            "selective": None, "max_outer": args.max_outer, "model": str(model)})
         in_memory = None
         if not args.skip_in_memory:
             drop_from_page_cache(cache)

@@ -99,13 +99,14 @@ def test_whole_run_and_report(tmp_path, monkeypatch):
     text = _write_text(tmp_path / "data.svm", rows=800)
     args = argparse.Namespace(rows=None, size="small", text=str(text), memory="400M",
                               solvers="1", max_outer=20, vw_passes="1", no_nonselective=False,
-                              fresh=False, keep_vw=False, note=["a note"])
+                              fresh=False, keep_vw=False, note=["a note"], repeats=2)
     res = bo.summarise(bo.run(args))
     out = res["solvers"][1]
     assert out["pstar"] <= out["pstar_run"]["primal"]
     assert [m["eps"] for m in out["memory"]][-1] == 0.1
-    assert [(b["budget"], b["selective"]) for b in out["blocks"]] == [("400M", True),
-                                                                      ("400M", False)]
+    assert [(b["budget"], b["selective"]) for b in out["blocks"]] == [("400M", None),
+                                                                      ("400M", True)]
+    assert all(len(b["all_seconds"]) == 2 for b in out["blocks"] + out["memory"])
     for b in out["blocks"]:
         assert b["rss"] > 0 and 50 <= b["test_acc"] <= 100
         assert b["bound"] == b["budget_bytes"] + b["w_bytes"] + b["alpha_bytes"]

@@ -103,7 +103,7 @@ def test_held_out_rows_take_no_part(solver):
     held_out[np.random.default_rng(0).choice(X.shape[0], 200, replace=False)] = True
     whole = linsvm.train(X[~held_out], y[~held_out], solver=solver, eps=1e-8, max_iter=100_000)
     model = train_blocks(
-        ArrayBlocks(X, y, 4), solver=solver, eps=1e-6, max_block_bytes=1, max_outer=2000,
+        ArrayBlocks(X, y, 4), solver=solver, eps=1e-6, max_block_bytes=1, max_outer=10_000,
         held_out=held_out,
     )  # fmt: skip
     for r, ref in zip(model.results_, whole.results_, strict=True):
@@ -179,6 +179,55 @@ def test_a_cache_in_blocks_reaches_the_in_memory_optimum(tmp_path):
     model = train_cache(cache, solver=1, eps=1e-6, max_outer=2000, max_block_bytes=20_000)
     assert model.results_[0].converged
     assert abs(model.results_[0].primal - whole) <= 1e-6 * whole
+
+
+def test_data_several_times_the_budget_reaches_the_in_memory_optimum(tmp_path):
+    """The default (epochs over training blocks drawn afresh from units each epoch) on a cache
+    seven times what its budget leaves a block reaches the in-memory optimum. (-s 1: on this
+    data -s 3 needs 56k epochs in memory to eps 1e-6; the tiny-block tests hold it.)"""
+    solver = 1
+    from linsvm.io.cache import write_cache
+    from linsvm.outofcore import train_cache
+
+    X, y = problem(n_rows=16_000, n_features=300, seed=21)
+    text = tmp_path / "data.txt"
+    linsvm.write_libsvm(X, y, text)
+    cache = tmp_path / "data.lsvc"
+    write_cache(text, cache, block_bytes=1 << 16)
+    block = 5 << 18  # 1.25 MiB, past the smallest block a budget must leave (MIN_BLOCK_BYTES)
+    assert X.nnz * 12 + 16 * X.shape[0] > 7 * block
+    budget = 2 * block + 2 * X.shape[0]  # two blocks, the labels and the shrinking marks
+    seen = []
+    whole = linsvm.train(X, y, solver=solver, C=0.3, eps=1e-9, max_iter=100_000)
+    model = train_cache(cache, memory=budget, overhead_bytes=0, solver=solver, C=0.3,
+                        eps=1e-5, max_outer=20_000, on_outer=seen.append)  # fmt: skip
+    (r,), (ref,) = model.results_, whole.results_
+    assert r.converged and seen[0].blocks >= 7
+    assert abs(r.primal - ref.primal) <= 1e-6 * ref.primal
+    # every outer iteration's exact gap brackets the optimum
+    assert all(p.primal[0] >= ref.primal * (1 - 1e-9) for p in seen)
+    assert all(p.dual[0] <= ref.primal * (1 + 1e-9) for p in seen)
+
+
+def test_blocks_drawn_from_units_hold_the_units_rows(tmp_path):
+    """A training block of the epoch mode is its units' rows in the plan's order, read from
+    the cache into reused buffers (the same arrays as reading the rows whole)."""
+    from linsvm.io.cache import open_cache, write_cache
+    from linsvm.outofcore import BlockBuffer, CacheBlocks, unit_rows
+
+    X, y = problem(n_rows=700, seed=4)
+    text = tmp_path / "d.txt"
+    linsvm.write_libsvm(X, y, text)
+    write_cache(text, tmp_path / "d.lsvc", block_bytes=5000)
+    with open_cache(tmp_path / "d.lsvc") as cache:
+        units = CacheBlocks(cache).split(2000)
+        starts = np.concatenate(([0], np.cumsum(units.block_rows())))
+        out = BlockBuffer()
+        for pick in ([3, 0, 7], [units.n_blocks - 1], [5, 6, 2, 1]):
+            rows = unit_rows(starts, np.array(pick))
+            Xg, yg = units.gather(np.array(pick), out)
+            np.testing.assert_array_equal(Xg.toarray(), X[rows].toarray())
+            np.testing.assert_array_equal(yg, y[rows])
 
 
 @pytest.mark.usefixtures("fresh_process_overhead")

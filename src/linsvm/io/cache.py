@@ -504,10 +504,12 @@ class Cache:
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = name = os.fsdecode(os.fspath(path))
         self._map = None
+        self._fd = -1
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             header = _check_header(name, f.read(HEADER_SIZE), size)
             self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            self._fd = os.dup(f.fileno())  # for read_rows
         try:
             self._read_table(header)
         except BaseException:
@@ -554,6 +556,9 @@ class Cache:
         if self._map is not None:
             with contextlib.suppress(BufferError):
                 self._map.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
     def _arrays(self, k: int, verify: bool):
         if not 0 <= k < self.n_blocks:
@@ -602,6 +607,31 @@ class Cache:
             y[self.row_starts[k] : self.row_starts[k + 1]] = np.frombuffer(
                 self._map, dtype="<f8", count=n_rows, offset=offset)
         return y
+
+    def read_rows(self, k: int, r0: int, r1: int, y: np.ndarray, indptr: np.ndarray,
+                  indices: np.ndarray, data: np.ndarray, pos: int) -> int:
+        """Rows ``r0:r1`` of block ``k`` read from the file into the given arrays (no mapping:
+        one read per array, the OS copying from its page cache), the block checked first
+        (once per block and Cache, as ``block``). ``y[:r1 - r0]`` gets the labels,
+        ``indptr[:r1 - r0 + 1]`` the row offsets from ``pos``, and the non-zeros go to
+        ``indices``/``data`` from position ``pos``. The arrays must have the cache's dtypes
+        (``index_dtype`` for indptr and indices). Returns the position after the last.
+        """
+        if not self._verified[k]:
+            self._arrays(k, verify=True)
+            self.release(k)
+        offset, n_rows, nnz, _, _, _ = self._table[k].tolist()
+        at = _layout(n_rows, nnz, self.index_dtype.itemsize, self.dtype.itemsize)
+        isz, vsz = self.index_dtype.itemsize, self.dtype.itemsize
+        n = r1 - r0
+        fd = self._fd
+        _pread_into(fd, y[:n], offset + at[0] + 8 * r0)
+        _pread_into(fd, indptr[: n + 1], offset + at[1] + isz * r0)
+        p0, p1 = int(indptr[0]), int(indptr[n])
+        indptr[: n + 1] += pos - p0
+        _pread_into(fd, indices[pos : pos + p1 - p0], offset + at[2] + isz * p0)
+        _pread_into(fd, data[pos : pos + p1 - p0], offset + at[3] + vsz * p0)
+        return pos + p1 - p0
 
     def prefetch(self, k: int) -> None:
         """Ask the kernel to start reading block `k` from disk (returns at once)."""
@@ -677,6 +707,22 @@ class Cache:
         X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols), copy=False)
         X.has_sorted_indices = True
         return X, y
+
+
+def _pread_into(fd: int, out: np.ndarray, offset: int) -> None:
+    """Fill the contiguous array ``out`` with the file's bytes from ``offset``."""
+    view = memoryview(out).cast("B")
+    done = 0
+    while done < view.nbytes:
+        if not hasattr(os, "preadv"):  # (not every system has it)
+            chunk = os.pread(fd, view.nbytes - done, offset + done)
+            view[done : done + len(chunk)] = chunk
+            n = len(chunk)
+        else:
+            n = os.preadv(fd, [view[done:]], offset + done)
+        if n <= 0:
+            raise OSError(f"unexpected end of file at byte {offset + done}")
+        done += n
 
 
 def check_value_range(

@@ -616,21 +616,32 @@ class Cache:
         ``indptr[:r1 - r0 + 1]`` the row offsets from ``pos``, and the non-zeros go to
         ``indices``/``data`` from position ``pos``. The arrays must have the cache's dtypes
         (``index_dtype`` for indptr and indices). Returns the position after the last.
+
+        The block is checked (checksum, structure) on its first read and again whenever its
+        first rows are read (``r0 == 0``): once a pass over the data, whatever the order of its
+        pieces, so that a change of the file on disk is found within a pass.
         """
-        if not self._verified[k]:
+        if r0 == 0 or not self._verified[k]:
+            self._verified[k] = False
             self._arrays(k, verify=True)
-            self.release(k)
+            self._advise(k, "MADV_DONTNEED")  # (checked through the mapping: hand it back)
+        if os.fstat(self._fd).st_size < self._file_size:
+            raise CacheFormatError(self.path, f"truncated to {os.fstat(self._fd).st_size} of "
+                                              f"{self._file_size} bytes while in use")
         offset, n_rows, nnz, _, _, _ = self._table[k].tolist()
         at = _layout(n_rows, nnz, self.index_dtype.itemsize, self.dtype.itemsize)
         isz, vsz = self.index_dtype.itemsize, self.dtype.itemsize
         n = r1 - r0
         fd = self._fd
-        _pread_into(fd, y[:n], offset + at[0] + 8 * r0)
-        _pread_into(fd, indptr[: n + 1], offset + at[1] + isz * r0)
-        p0, p1 = int(indptr[0]), int(indptr[n])
-        indptr[: n + 1] += pos - p0
-        _pread_into(fd, indices[pos : pos + p1 - p0], offset + at[2] + isz * p0)
-        _pread_into(fd, data[pos : pos + p1 - p0], offset + at[3] + vsz * p0)
+        try:
+            _pread_into(fd, y[:n], offset + at[0] + 8 * r0)
+            _pread_into(fd, indptr[: n + 1], offset + at[1] + isz * r0)
+            p0, p1 = int(indptr[0]), int(indptr[n])
+            indptr[: n + 1] += pos - p0
+            _pread_into(fd, indices[pos : pos + p1 - p0], offset + at[2] + isz * p0)
+            _pread_into(fd, data[pos : pos + p1 - p0], offset + at[3] + vsz * p0)
+        except (OSError, ValueError) as e:  # cut short, or offsets changed after the check
+            raise CacheFormatError(self.path, f"block {k} could not be read: {e}") from None
         return pos + p1 - p0
 
     def prefetch(self, k: int) -> None:

@@ -43,21 +43,23 @@ from that copy (device to device) and run again, same order, with R halved: fewe
 to one, then fewer rows per block, down to one row. Each accepted epoch decreases f; R can be
 halved only log2(R) times; at R = 1 the epoch is serial coordinate descent, which cannot
 increase f (so it is always accepted, and the iterations of LIBLINEAR's DCD follow). So a run
-either keeps an R whose epochs all decrease f or ends at serial CD, on any data; the stopping
-rule is unchanged (a rejected epoch is not an iteration: its projected gradients are
-discarded), and the final w and duality gap are computed afresh from alpha on the host, so
-whatever the staleness did, the reported gap is the honest distance to the optimum. The
-default R, ``DEFAULT_ROWS_IN_FLIGHT``, is large (about one block per multiprocessor of a large
-GPU) because the data halve it when they need to; ``rows_in_flight`` sets the start and
-``monotone=False`` turns the safeguard off (then nothing is kept and an epoch is never
-undone). Every update is exact (atomic adds lose nothing), so the running w stays sum_i y_i
-alpha_i x_i up to the rounding of the adds.
+either keeps an R whose epochs all decrease f or ends at serial CD, on any data (a decrease
+each epoch alone does not prove that f reaches its minimum at R > 1, but no epoch can take the
+run away from it); the stopping rule is unchanged (a rejected epoch is not an iteration: its
+projected gradients are discarded), and the final w and duality gap are computed afresh from
+alpha on the host, so whatever the staleness did, the reported gap is the honest distance to
+the optimum. The default R, ``DEFAULT_ROWS_IN_FLIGHT``, is large (about one block per
+multiprocessor of a large GPU) because the data halve it when they need to; ``rows_in_flight``
+sets the start and ``monotone=False`` turns the safeguard off (then nothing is kept and an
+epoch is never undone). Every update is exact (atomic adds lose nothing), so the running w
+stays sum_i y_i alpha_i x_i up to the rounding of the adds.
 
 Reproducibility: the order of a run is fixed by the seed, but the order in which atomic adds
 land on w is not, so two runs differ in the last bits and, through them, slightly in the path;
 both stop by the same rule, and their optima agree to the tolerance, not bit for bit. Under
 numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1``: the tests without a GPU) blocks run one
-after another, with no staleness (the threads of a block still race for their atomic adds).
+after another, so only the rows of one block are in flight together: as on a GPU, they read w
+before the block's adds (and their threads race for the atomic adds).
 """
 
 from __future__ import annotations
@@ -359,7 +361,8 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
     Solution.w: sum_i y_i alpha_i x_i computed afresh in float64 from the returned alpha and
     the data as given (not the GPU's running w); primal, dual and gap from it. Figures:
     ``pg_max``, ``pg_min``, ``device``, ``threads_per_row``, ``rows_per_block`` and
-    ``rows_in_flight`` (at the end: after any halving), ``rows_in_flight_halvings`` (epochs
+    ``rows_in_flight`` (at the end: after any halving), ``rows_in_flight_start`` (the launch
+    plan's, before any halving), ``rows_in_flight_halvings`` (epochs
     undone by the safeguard, each halving R), ``dual_objective`` (f(alpha) of the last epoch as
     the GPU summed it, the minimised form: the dual value is -f), and ``device_w_error``, max
     |running w - w| / max |w|: what the float32 rows and the atomic adds' rounding left in the
@@ -542,6 +545,7 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
             "device": device_name,
             "threads_per_row": per_row,
             **final_launch,
+            "rows_in_flight_start": plan_blocks * plan_per_block,
             "device_w_error": w_error,
         },
     )

@@ -44,8 +44,8 @@ to one, then fewer rows per block, down to one row. Each accepted epoch decrease
 halved only log2(R) times; at R = 1 the epoch is serial coordinate descent, which cannot
 increase f (so it is always accepted, and the iterations of LIBLINEAR's DCD follow). So a run
 either keeps an R whose epochs all decrease f or ends at serial CD, on any data (a decrease
-each epoch alone does not prove that f reaches its minimum at R > 1, but no epoch can take the
-run away from it); the stopping rule is unchanged (a rejected epoch is not an iteration: its
+each epoch alone does not prove that f reaches its minimum at R > 1, but f never rises, so no
+run diverges); the stopping rule is unchanged (a rejected epoch is not an iteration: its
 projected gradients are discarded), and the final w and duality gap are computed afresh from
 alpha on the host, so whatever the staleness did, the reported gap is the honest distance to
 the optimum. The default R, ``DEFAULT_ROWS_IN_FLIGHT``, is large (about one block per

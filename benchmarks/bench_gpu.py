@@ -117,9 +117,14 @@ class LinsvmGPU(LinsvmTool):
 
     def weights(self, loss: int, setting: Setting, model, sign: float) -> np.ndarray:
         result = model.results_[0]
-        seen = self.figures.setdefault(loss, {"min_gap": np.inf, "w_error": 0.0})
+        seen = self.figures.setdefault(loss, {"min_gap": np.inf, "w_error": 0.0,
+                                              "min_in_flight": np.inf, "max_halvings": 0})
         seen.update({k: result.figures[k] for k in ("device", "threads_per_row",
-                                                    "rows_per_block", "rows_in_flight")})
+                                                    "rows_in_flight_start")})
+        # the safeguard's work: the fewest rows in flight a run ended with, the most halvings
+        seen["min_in_flight"] = min(seen["min_in_flight"], result.figures["rows_in_flight"])
+        seen["max_halvings"] = max(seen["max_halvings"],
+                                   result.figures["rows_in_flight_halvings"])
         if np.isfinite(result.gap):
             seen["min_gap"] = min(seen["min_gap"], float(result.gap))
         seen["w_error"] = max(seen["w_error"], float(result.figures["device_w_error"]))
@@ -271,9 +276,11 @@ def main(argv=None) -> int:
         + notes,
     )
     gpu_lines = [f"- linsvm GPU, {LOSS_SHORT[loss]}: {fig['device']}, {fig['threads_per_row']} "
-                 f"threads a row, {fig['rows_per_block']} rows a block, {fig['rows_in_flight']} "
-                 f"rows in flight; smallest duality gap {fmt_sci(fig['min_gap'])}, max |GPU's "
-                 f"running w - w(alpha)| / max |w| {fmt_sci(fig['w_error'])}"
+                 f"threads a row, {fig['rows_in_flight_start']} rows in flight at the start; "
+                 f"halvings (epochs undone): at most {fig['max_halvings']} in a run, "
+                 f"leaving at least {fig['min_in_flight']} rows in flight; smallest duality gap "
+                 f"{fmt_sci(fig['min_gap'])}, max |GPU's running w - w(alpha)| / max |w| "
+                 f"{fmt_sci(fig['w_error'])}"
                  for loss, fig in sorted(gpu.figures.items())]
     write_report(header + sections + ["## The GPU runs", ""] + gpu_lines, args.out)
     return 0

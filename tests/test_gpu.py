@@ -245,3 +245,80 @@ def test_cli_gpu_writes_liblinears_model(tmp_path):
     scale = np.abs(cpu.coef_).max()
     np.testing.assert_allclose(gpu.coef_, cpu.coef_, atol=1e-3 * scale)
     np.testing.assert_allclose(gpu.bias_weights_, cpu.bias_weights_, atol=1e-3 * scale)
+
+
+def overshoot_problem(n_rows=32, n_features=20, seed=0):
+    """Rows sharing one heavy feature (value 1 in every row, 4 in 5 labels +1) and a few
+    light ones: rows stepped together, each reading w before the others' steps, push the
+    heavy weight as many times too far as there are of them."""
+    rng = np.random.default_rng(seed)
+    words = sp.random(n_rows, n_features - 1, density=0.1, random_state=rng, dtype=np.float32)
+    heavy = sp.csr_matrix(np.ones((n_rows, 1), dtype=np.float32))
+    X = sp.hstack([heavy, words], format="csr")
+    X.sort_indices()
+    return X, np.where(rng.random(n_rows) < 0.8, 1.0, -1.0)
+
+
+@needs_numba_cuda
+def test_epochs_that_raise_the_dual_objective_are_undone_with_fewer_rows_in_flight():
+    X, y = overshoot_problem()
+    # one block of 16 rows: under the simulator (blocks one after another) and on a GPU alike,
+    # the rows of a block read w before the block's adds
+    launch = {"threads_per_row": 1, "rows_per_block": 16, "rows_in_flight": 16}
+    sub = Subproblem(X, y, np.ones(X.shape[0]), eps=TIGHT, max_iter=300, bias=-1.0,
+                     options=launch)  # fmt: skip
+
+    def recorder(duals, stop_at=None, states=None):
+        def hook(progress):
+            duals.append(progress.objectives()[1])  # D = -f, from alpha afresh on the host
+            if progress.iteration == stop_at:
+                states["checkpoint"] = progress.state()
+                return False
+            return True
+
+        return hook
+
+    # without the safeguard f rises (D falls) from its start, 0 at alpha = 0
+    duals = [0.0]
+    unguarded = dcd_cuda.solve_l2svc_dual_cuda(
+        sub.but(max_iter=4, options={**launch, "monotone": False}), recorder(duals)
+    )
+    assert unguarded.figures["rows_in_flight"] == 16
+    assert unguarded.figures["rows_in_flight_halvings"] == 0
+    assert np.min(np.diff(duals)) < -1.0
+
+    # with it: every accepted epoch raises D, R halves, and the optimum is the CPU solver's;
+    # a checkpoint carries the rows in flight, and the resumed run continues with them
+    duals, states = [0.0], {}
+    stopped = dcd_cuda.solve_l2svc_dual_cuda(sub, recorder(duals, stop_at=4, states=states))
+    kept_launch = states["checkpoint"]["launch"]
+    assert stopped.stop_reason == "interrupted" and kept_launch[2] >= 1
+    in_flight_at_stop = stopped.figures["rows_in_flight"]
+    assert in_flight_at_stop == kept_launch[0] * kept_launch[1] < 16
+    seen_in_flight = []
+
+    def resumed_hook(progress):
+        seen_in_flight.append(progress.figures["rows_in_flight"])
+        duals.append(progress.objectives()[1])
+
+    resumed = dcd_cuda.solve_l2svc_dual_cuda(sub.but(resume=states["checkpoint"]), resumed_hook)
+    assert seen_in_flight[0] <= in_flight_at_stop
+    assert resumed.figures["rows_in_flight_halvings"] >= kept_launch[2]
+    assert np.min(np.diff(duals)) >= -1e-10 * np.max(np.abs(duals))
+    cpu = SOLVERS[1].solve(sub)
+    assert resumed.converged
+    assert abs(resumed.primal - cpu.primal) <= OPTIMUM_RTOL * cpu.primal
+    check_exact_w(X, y, resumed, -1.0)
+
+
+def test_halving_and_acceptance_rules():
+    launch = np.array([3, 16, 0])
+    seen = []
+    while launch[0] * launch[1] > 1:
+        dcd_cuda.halve_launch(launch)
+        seen.append(int(launch[0] * launch[1]))
+    assert seen == [16, 8, 4, 2, 1] and launch[2] == 5  # the blocks first, then the rows
+    assert dcd_cuda.objective_kept(-10.0, -10.0 + 1e-13)  # rounding is no rise
+    assert not dcd_cuda.objective_kept(-10.0 + 1e-9, -10.0)
+    for diverged in (np.inf, np.nan):
+        assert not dcd_cuda.objective_kept(diverged, -10.0)

@@ -14,6 +14,11 @@ takes the exact one-variable step, and the slot's threads add step * x_i to w wi
 adds. The order is a permutation computed, not stored (``order_position``: a keyed Feistel
 network over the row numbers with cycle walking), redrawn each epoch from the seed and the
 epoch number.
+
+Between epochs (``dcd_cuda``'s safeguard against stale reads): ``dual_objective_partials``
+sums f(alpha) = 1/2 w'w - sum_i alpha_i + 1/2 sum_i D_ii alpha_i^2 by blocks into the same
+``partial`` figures the epoch writes, ``reduce_partials`` finishes both, and ``keep_state`` /
+``keep_state(..., restore=True)`` copy alpha, the flags and w to and from their kept copies.
 """
 
 from __future__ import annotations
@@ -28,9 +33,10 @@ ALPHA, QBAR, Y, BOUND_OR_DIAG = 0, 1, 2, 3
 # trains (C_i = 0).
 ACTIVE, SHRUNK, FIXED = 0, 1, 2
 # The epoch's figures per block (``partial``) and for the whole launch (``reduce_partials``):
-# max PG, min PG over the rows that took part, rows that took part, rows shrunk this epoch.
-PG_MAX, PG_MIN, KEPT, SHRUNK_NOW = 0, 1, 2, 3
-N_FIGURES = 4
+# max PG, min PG over the rows that took part, rows that took part, rows shrunk this epoch,
+# and the dual objective f(alpha) after the epoch (its blocks' parts: ``dual_objective_partials``).
+PG_MAX, PG_MIN, KEPT, SHRUNK_NOW, OBJECTIVE = 0, 1, 2, 3, 4
+N_FIGURES = 5
 
 MAX_BLOCK_THREADS = 256  # the shared scratch's size: threads per row x rows per block
 MAX_ROWS_PER_BLOCK = 32
@@ -85,7 +91,8 @@ def dcd_epoch(
     bias >= 0 adds the implicit feature whose weight is w[bias_index]; rec (l, 4) float64
     records; w (n [+1],) float64; flags (l,) uint8; k0..k3 this epoch's order keys;
     pgmax_old/pgmin_old the shrinking thresholds (LIBLINEAR's, from the previous epoch);
-    partial (gridDim.x, 4) float64: each block writes its figures there.
+    partial (>= gridDim.x, N_FIGURES) float64: each block writes its figures there (all but
+    OBJECTIVE).
     """
     lane = cuda.threadIdx.x
     slot = cuda.threadIdx.y
@@ -202,9 +209,43 @@ def dcd_epoch(
 
 
 @cuda.jit(cache=True)
-def reduce_partials(partial, out):
-    """The epoch's figures from the blocks' (partial (G, 4) -> out (4,)): max, min, sum,
-    sum. One block of a power-of-two number of threads."""
+def dual_objective_partials(rec, w, squared_hinge, partial):
+    """Each block's part of the dual objective (the form DCD decreases) into
+    partial[blockIdx.x, OBJECTIVE]: f(alpha) = 1/2 w'w - sum_i alpha_i + 1/2 sum_i D_ii alpha_i^2,
+    D_ii = rec[i, BOUND_OR_DIAG] under the squared hinge (-s 1), 0 under the hinge (-s 3).
+
+    rec (l, 4), w (n [+1],): the running state; partial (gridDim.x or more, N_FIGURES). A 1-D
+    launch of a power-of-two number of threads, at most MAX_BLOCK_THREADS."""
+    t = cuda.threadIdx.x
+    scratch = cuda.shared.array(MAX_BLOCK_THREADS, float64)
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    acc = 0.0
+    for j in range(start, w.shape[0], stride):
+        acc += 0.5 * w[j] * w[j]
+    for i in range(start, rec.shape[0], stride):
+        a = rec[i, ALPHA]
+        if squared_hinge:
+            acc += a * (0.5 * rec[i, BOUND_OR_DIAG] * a - 1.0)
+        else:
+            acc -= a
+    scratch[t] = acc
+    cuda.syncthreads()
+    half = cuda.blockDim.x // 2
+    while half > 0:
+        if t < half:
+            scratch[t] += scratch[t + half]
+        cuda.syncthreads()
+        half //= 2
+    if t == 0:
+        partial[cuda.blockIdx.x, OBJECTIVE] = scratch[0]
+
+
+@cuda.jit(cache=True)
+def reduce_partials(partial, n_epoch_blocks, out):
+    """The epoch's figures from the blocks' (partial (G, N_FIGURES) -> out (N_FIGURES,)): max,
+    min, sum, sum over the epoch's first n_epoch_blocks rows, and the sum of OBJECTIVE over all
+    G rows. One block of a power-of-two number of threads."""
     t = cuda.threadIdx.x
     n_threads = cuda.blockDim.x
     scratch = cuda.shared.array((REDUCE_THREADS, N_FIGURES), float64)
@@ -212,15 +253,19 @@ def reduce_partials(partial, out):
     pgmin = math.inf
     kept = 0.0
     shrunk_now = 0.0
+    objective = 0.0
     for b in range(t, partial.shape[0], n_threads):
-        pgmax = max(pgmax, partial[b, PG_MAX])
-        pgmin = min(pgmin, partial[b, PG_MIN])
-        kept += partial[b, KEPT]
-        shrunk_now += partial[b, SHRUNK_NOW]
+        if b < n_epoch_blocks:
+            pgmax = max(pgmax, partial[b, PG_MAX])
+            pgmin = min(pgmin, partial[b, PG_MIN])
+            kept += partial[b, KEPT]
+            shrunk_now += partial[b, SHRUNK_NOW]
+        objective += partial[b, OBJECTIVE]
     scratch[t, PG_MAX] = pgmax
     scratch[t, PG_MIN] = pgmin
     scratch[t, KEPT] = kept
     scratch[t, SHRUNK_NOW] = shrunk_now
+    scratch[t, OBJECTIVE] = objective
     cuda.syncthreads()
     half = n_threads // 2
     while half > 0:
@@ -229,11 +274,33 @@ def reduce_partials(partial, out):
             scratch[t, PG_MIN] = min(scratch[t, PG_MIN], scratch[t + half, PG_MIN])
             scratch[t, KEPT] += scratch[t + half, KEPT]
             scratch[t, SHRUNK_NOW] += scratch[t + half, SHRUNK_NOW]
+            scratch[t, OBJECTIVE] += scratch[t + half, OBJECTIVE]
         cuda.syncthreads()
         half //= 2
     if t == 0:
         for f in range(N_FIGURES):
             out[f] = scratch[0, f]
+
+
+@cuda.jit(cache=True)
+def keep_state(rec, w, flags, alpha_kept, w_kept, flags_kept, restore):
+    """Copy the solver's state to its kept copy (restore False: after an accepted epoch) or
+    back from it (restore True: an epoch rejected). Only alpha of the records changes in an
+    epoch: rec (l, 4), alpha_kept (l,), w and w_kept (n [+1],), flags and flags_kept (l,)."""
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for i in range(start, rec.shape[0], stride):
+        if restore:
+            rec[i, ALPHA] = alpha_kept[i]
+            flags[i] = flags_kept[i]
+        else:
+            alpha_kept[i] = rec[i, ALPHA]
+            flags_kept[i] = flags[i]
+    for j in range(start, w.shape[0], stride):
+        if restore:
+            w[j] = w_kept[j]
+        else:
+            w_kept[j] = w[j]
 
 
 @cuda.jit(cache=True)

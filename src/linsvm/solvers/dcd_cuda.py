@@ -28,23 +28,38 @@ Convergence with rows in flight. A row's step reads w while the rows processed a
 time have not yet added their changes: the read misses at most R - 1 updates, R = the rows in
 flight (``gridDim.x * rows per block``; a GPU runs at most as many blocks at once as fit its
 multiprocessors, so fewer when R is large). This is asynchronous coordinate descent with
-bounded delay (Liu and Wright, 2015), and the bound matters even on sparse text: rows share
-their frequent words, and each of R rows that misses the others' changes pushes those
-weights as if alone. Measured by ``benchmarks/bench_staleness.py`` (the same arithmetic on
-one thread, pypi-recent, C = 1): with reads missing 256 updates -s 1 / -s 3 take 6 / 6
-epochs to 1e-2 against the serial 6 / 5; missing 1024, -s 3 stalls far from the optimum and
--s 1 diverges. So ``rows_in_flight`` caps R at 256 by default, and a launch keeps no more
-blocks than that. Every update is exact (atomic adds lose nothing), so the running w stays
-sum_i y_i alpha_i x_i up to the rounding of the adds; the stopping rule is evaluated on the
-projected gradients the epoch computed, as LIBLINEAR's, and the final w and the duality gap
-are computed afresh from alpha on the host, so whatever the staleness did, the reported gap is
-the honest distance to the optimum.
+bounded delay (Liu and Wright, 2015), and no fixed R is safe for all data: rows share their
+frequent words, and each of R rows that misses the others' changes pushes those weights as if
+alone. Measured by ``benchmarks/bench_staleness.py`` (the same arithmetic on one thread, C = 1):
+on pypi-recent reads missing 256 updates keep the serial epochs while missing 1024 -s 1
+diverges and -s 3 stalls; on reuters (denser) -s 3 already stalls at 64.
+
+The safeguard. After every epoch a small launch sums the dual objective f(alpha) = 1/2 w'w -
+sum_i alpha_i + 1/2 sum_i D_ii alpha_i^2 (D_ii = 1/(2 C_i) for -s 1, 0 for -s 3; the form DCD
+decreases) from the running w and alpha on the GPU, returned with the epoch's four figures in
+the one copy to the host. The state of the last accepted epoch (alpha, the shrink flags, w) is
+kept on the GPU; an epoch that raised f by more than rounding (``F_RISE_RTOL`` |f|) is undone
+from that copy (device to device) and run again, same order, with R halved: fewer blocks, down
+to one, then fewer rows per block, down to one row. Each accepted epoch decreases f; R can be
+halved only log2(R) times; at R = 1 the epoch is serial coordinate descent, which cannot
+increase f (so it is always accepted, and the iterations of LIBLINEAR's DCD follow). So a run
+either keeps an R whose epochs all decrease f or ends at serial CD, on any data (a decrease
+each epoch alone does not prove that f reaches its minimum at R > 1, but f never rises, so no
+run diverges); the stopping rule is unchanged (a rejected epoch is not an iteration: its
+projected gradients are discarded), and the final w and duality gap are computed afresh from
+alpha on the host, so whatever the staleness did, the reported gap is the honest distance to
+the optimum. The default R, ``DEFAULT_ROWS_IN_FLIGHT``, is large (about one block per
+multiprocessor of a large GPU) because the data halve it when they need to; ``rows_in_flight``
+sets the start and ``monotone=False`` turns the safeguard off (then nothing is kept and an
+epoch is never undone). Every update is exact (atomic adds lose nothing), so the running w
+stays sum_i y_i alpha_i x_i up to the rounding of the adds.
 
 Reproducibility: the order of a run is fixed by the seed, but the order in which atomic adds
 land on w is not, so two runs differ in the last bits and, through them, slightly in the path;
 both stop by the same rule, and their optima agree to the tolerance, not bit for bit. Under
 numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1``: the tests without a GPU) blocks run one
-after another, with no staleness (the threads of a block still race for their atomic adds).
+after another, so only the rows of one block are in flight together: as on a GPU, they read w
+before the block's adds (and their threads race for the atomic adds).
 """
 
 from __future__ import annotations
@@ -78,11 +93,18 @@ I_SHRUNK = 3
 
 # The rows' values on the GPU; w, alpha and every sum are float64 whatever this is.
 DEVICE_DATA_DTYPE = np.float32
-# Threads a block runs (rows per block x threads per row), and the most rows in flight at
-# once by default: reads missing 256 updates keep the serial epochs on pypi-recent, 1024 do
-# not converge (the module's docstring; ``rows_in_flight`` changes it).
+# Threads a block runs (rows per block x threads per row), and the rows in flight at the
+# start by default: about one block per multiprocessor of a large GPU (an H100 has 132, at 32
+# rows a block), halved by the safeguard as the data require (the module's docstring).
 BLOCK_THREADS = 128
-DEFAULT_ROWS_IN_FLIGHT = 256
+DEFAULT_ROWS_IN_FLIGHT = 4096
+# An epoch that raises the dual objective by more than this times |f| is undone (rounding:
+# f is summed in float64 from the running w, whose atomic adds round in no fixed order).
+F_RISE_RTOL = 1e-12
+# Blocks of the launches over all rows and weights (the objective, the kept copy): at most.
+STATE_BLOCKS = 1024
+# The launch's state in a checkpoint: blocks, rows per block, halvings so far.
+L_BLOCKS, L_ROWS_PER_BLOCK, L_HALVINGS = 0, 1, 2
 # Under the simulator blocks are Python threads run one block after another: a small launch.
 SIMULATOR_PLAN = (2, 2, 2)  # threads per row, rows per block, blocks
 
@@ -143,9 +165,11 @@ def rows_nbytes(X) -> int:
     return offsets + nnz * (np.dtype(np.int32).itemsize + np.dtype(DEVICE_DATA_DTYPE).itemsize)
 
 
-def state_nbytes(n_rows: int, n_weights: int, n_blocks: int) -> int:
-    """Bytes of one solve's state on the GPU: records (alpha among them), flags, w, figures."""
-    return n_rows * (4 * 8 + 1) + n_weights * 8 + (n_blocks + 1) * 4 * 8
+def state_nbytes(n_rows: int, n_weights: int, n_partials: int, monotone: bool = True) -> int:
+    """Bytes of one solve's state on the GPU: records (alpha among them), flags, w, figures;
+    with the safeguard (``monotone``) the kept copies of alpha, the flags and w."""
+    kept = n_rows * (8 + 1) + n_weights * 8 if monotone else 0
+    return n_rows * (4 * 8 + 1) + n_weights * 8 + (n_partials + 1) * 5 * 8 + kept
 
 
 class DeviceRows:
@@ -231,10 +255,11 @@ def launch_plan(sub: Subproblem, cuda) -> tuple[int, int, int]:
     """(threads per row, rows per block, blocks) of the epoch kernel.
 
     Options ``threads_per_row`` (a power of two up to 32), ``rows_per_block`` (at most 32,
-    their product at most 256) and ``rows_in_flight`` (default ``DEFAULT_ROWS_IN_FLIGHT``)
-    override the choice: threads per row the power of two near half the mean row length
-    (4 to 32: a row is read in about two rounds), rows per block filling ``BLOCK_THREADS``,
-    blocks enough for the rows in flight."""
+    their product at most 256) and ``rows_in_flight`` (default ``DEFAULT_ROWS_IN_FLIGHT``; the
+    start: the safeguard may halve it) override the choice: threads per row the power of two
+    near half the mean row length (4 to 32: a row is read in about two rounds), rows per block
+    filling ``BLOCK_THREADS`` (no more than the rows in flight), blocks enough for the rows in
+    flight."""
     from ._dcd_cuda_kernels import MAX_BLOCK_THREADS, MAX_ROWS_PER_BLOCK, MAX_THREADS_PER_ROW
 
     X = sub.X
@@ -263,6 +288,7 @@ def launch_plan(sub: Subproblem, cuda) -> tuple[int, int, int]:
             f"rows_per_block must be at most {MAX_ROWS_PER_BLOCK} with threads_per_row x "
             f"rows_per_block at most {MAX_BLOCK_THREADS}, got {per_block} x {per_row}"
         )
+    per_block = min(per_block, int(in_flight))
     blocks = max(1, math.ceil(min(int(in_flight), max(n_rows, 1)) / per_block))
     return int(per_row), int(per_block), blocks
 
@@ -328,14 +354,19 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
     sub.X: CSR (l, n); sub.y: (l,) of +1/-1; sub.C: (l,) per-row cost (0 drops the row);
     sub.eps: the tolerance of LIBLINEAR's rule; sub.alpha0: (l,) a warm start, projected into
     the bounds. Options: ``shrinking`` (True), ``threads_per_row``, ``rows_per_block``,
-    ``rows_in_flight`` (``launch_plan``). Not a partition's solver: no ``w0``, ``sigma`` or
+    ``rows_in_flight`` (``launch_plan``), ``monotone`` (True: the safeguard of the module's
+    docstring; False: no epoch is undone). Not a partition's solver: no ``w0``, ``sigma`` or
     implicit feature map.
 
     Solution.w: sum_i y_i alpha_i x_i computed afresh in float64 from the returned alpha and
     the data as given (not the GPU's running w); primal, dual and gap from it. Figures:
-    ``pg_max``, ``pg_min``, ``device``, ``threads_per_row``, ``rows_per_block``,
-    ``rows_in_flight``, and ``device_w_error``, max |running w - w| / max |w|: what the
-    float32 rows and the atomic adds' rounding left in the GPU's w.
+    ``pg_max``, ``pg_min``, ``device``, ``threads_per_row``, ``rows_per_block`` and
+    ``rows_in_flight`` (at the end: after any halving), ``rows_in_flight_start`` (the launch
+    plan's, before any halving), ``rows_in_flight_halvings`` (epochs
+    undone by the safeguard, each halving R), ``dual_objective`` (f(alpha) of the last epoch as
+    the GPU summed it, the minimised form: the dual value is -f), and ``device_w_error``, max
+    |running w - w| / max |w|: what the float32 rows and the atomic adds' rounding left in the
+    GPU's w.
     """
     cuda = cuda_module()
     from . import _dcd_cuda_kernels as kernels
@@ -357,7 +388,8 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
     eps = float(sub.eps)
     shrinking = bool(sub.option("shrinking", True))
     n_weights = sub.n_weights
-    per_row, per_block, n_blocks = launch_plan(sub, cuda)
+    monotone = bool(sub.option("monotone", True))
+    per_row, plan_per_block, plan_blocks = launch_plan(sub, cuda)
 
     alpha0 = _dual.warm_start(sub, (n_rows,))
     if alpha0 is None:
@@ -372,42 +404,81 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
     flags = np.where(C > 0.0, kernels.ACTIVE, kernels.FIXED).astype(np.uint8)
     fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
     istate = np.array([trainable.shape[0], 0, 0, 0], dtype=np.int64)
+    # the launch now (the safeguard halves it): blocks, rows per block, halvings so far
+    launch = np.array([plan_blocks, plan_per_block, 0], dtype=np.int64)
     state = {"rec": rec, "w": w, "flags": flags, "fstate": fstate, "istate": istate}
     if sub.resume is not None:
         _base.restore_state(state, sub.resume)
+        _restore_launch(launch, sub.resume)
+    state["launch"] = launch
     n_trainable = int(trainable.shape[0])
     if n_trainable == 0:
         istate[I_CONVERGED] = 1
     half_bits = order_half_bits(n_rows)
-    reduce_threads = min(kernels.REDUCE_THREADS, _power_of_two_at_least(n_blocks))
     bias_index = n_weights - 1
+    # the launches over all rows and weights (objective, kept copy): a power of two of threads
+    state_threads = 1 << (per_row * plan_per_block).bit_length() - 1
+    n_partials = plan_blocks
+    if not simulated(cuda):
+        n_partials = max(plan_blocks, min(STATE_BLOCKS, math.ceil(
+            max(n_rows, n_weights) / state_threads)))  # fmt: skip
+    reduce_threads = min(kernels.REDUCE_THREADS, _power_of_two_at_least(n_partials))
 
     holder, owned = _rows_holder(X)
     sizes = f"dual variables and records {_mib(n_rows * 33)}, w {_mib(n_weights * 8)}"
     try:
         d_indptr, d_indices, d_data = holder.get(
-            cuda, state_nbytes(n_rows, n_weights, n_blocks), sizes
+            cuda, state_nbytes(n_rows, n_weights, n_partials, monotone), sizes
         )
         d_rec = cuda.to_device(rec)
         d_w = cuda.to_device(w)
         d_flags = cuda.to_device(flags)
-        d_partial = cuda.device_array((n_blocks, kernels.N_FIGURES), dtype=np.float64)
+        d_partial = cuda.to_device(np.zeros((n_partials, kernels.N_FIGURES)))
         d_figures = cuda.device_array(kernels.N_FIGURES, dtype=np.float64)
         squared_hinge = loss == LOSS_SQUARED_HINGE
+        if monotone:  # the last accepted state
+            d_alpha_kept = cuda.device_array(n_rows, dtype=np.float64)
+            d_w_kept = cuda.device_array(n_weights, dtype=np.float64)
+            d_flags_kept = cuda.device_array(n_rows, dtype=np.uint8)
+
+        def keep(restore: bool) -> None:
+            kernels.keep_state[n_partials, state_threads](
+                d_rec, d_w, d_flags, d_alpha_kept, d_w_kept, d_flags_kept, restore
+            )
+
+        def figures_now(n_epoch_blocks: int) -> np.ndarray:
+            """The epoch's figures with f(alpha) now: the epoch's one synchronisation."""
+            kernels.dual_objective_partials[n_partials, state_threads](
+                d_rec, d_w, squared_hinge, d_partial
+            )
+            kernels.reduce_partials[1, reduce_threads](d_partial, n_epoch_blocks, d_figures)
+            return d_figures.copy_to_host()
+
+        objective = [float(figures_now(0)[kernels.OBJECTIVE])]  # f of the accepted state
+        if monotone and launch[L_BLOCKS] * launch[L_ROWS_PER_BLOCK] > 1:
+            keep(restore=False)
 
         def advance(n_epochs: int) -> None:
-            for _ in range(n_epochs):
-                if istate[I_CONVERGED]:
-                    return
+            last = int(istate[I_ITER]) + n_epochs
+            while int(istate[I_ITER]) < last and not istate[I_CONVERGED]:
+                blocks, per_block = int(launch[L_BLOCKS]), int(launch[L_ROWS_PER_BLOCK])
                 k0, k1, k2, k3 = order_keys(sub.seed, int(istate[I_ITER]), half_bits)
-                kernels.dcd_epoch[n_blocks, (per_row, per_block)](
+                kernels.dcd_epoch[blocks, (per_row, per_block)](
                     d_indptr, d_indices, d_data, bias, bias_index, d_rec, d_w, d_flags,
                     n_rows, half_bits, k0, k1, k2, k3, squared_hinge, shrinking,
                     fstate[_F_PGMAX_OLD], fstate[_F_PGMIN_OLD], d_partial,
                 )  # fmt: skip
-                kernels.reduce_partials[1, reduce_threads](d_partial, d_figures)
-                figures = d_figures.copy_to_host()  # the epoch's one synchronisation
+                figures = figures_now(blocks)
+                f_new = float(figures[kernels.OBJECTIVE])
+                guarded = monotone and blocks * per_block > 1
+                if guarded and not objective_kept(f_new, objective[0]):
+                    keep(restore=True)  # undo the epoch; the same order again, R halved
+                    halve_launch(launch)
+                    continue
+                objective[0] = f_new
                 _end_epoch(figures, fstate, istate, eps, n_trainable, d_flags, cuda, kernels)
+                if guarded and not istate[I_CONVERGED]:
+                    keep(restore=False)
 
         def fetch() -> tuple[np.ndarray, np.ndarray]:
             rec_now = d_rec.copy_to_host()
@@ -416,8 +487,16 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
         def snapshot() -> dict[str, np.ndarray]:
             return _base.copy_state(
                 rec=d_rec.copy_to_host(), w=d_w.copy_to_host(), flags=d_flags.copy_to_host(),
-                fstate=fstate, istate=istate,
+                fstate=fstate, istate=istate, launch=launch,
             )  # fmt: skip
+
+        def launch_figures() -> dict:
+            return {
+                "rows_per_block": int(launch[L_ROWS_PER_BLOCK]),
+                "rows_in_flight": int(launch[L_BLOCKS] * launch[L_ROWS_PER_BLOCK]),
+                "rows_in_flight_halvings": int(launch[L_HALVINGS]),
+                "dual_objective": objective[0],
+            }
 
         def progress() -> Progress:
             pg = {"pg_max": float(fstate[_F_PGMAX_NEW]), "pg_min": float(fstate[_F_PGMIN_NEW])}
@@ -427,7 +506,7 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
                 index=sub.index,
                 iteration=int(istate[I_ITER]),
                 measure=stopping_measure(pg["pg_max"], pg["pg_min"]),
-                figures={"n_active": int(istate[I_ACTIVE]), **pg},
+                figures={"n_active": int(istate[I_ACTIVE]), **pg, **launch_figures()},
                 state=snapshot,
                 objectives=lambda: _values(X, bias, y, C, fetch()[1], loss, n_weights)[1:3],
             )
@@ -441,6 +520,7 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
         )
         w_device, alpha = fetch()
         device_name = _device_name(cuda)
+        final_launch = launch_figures()
     finally:
         if owned:
             holder.release()
@@ -464,11 +544,45 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
             "pg_min": float(fstate[_F_PGMIN_NEW]),
             "device": device_name,
             "threads_per_row": per_row,
-            "rows_per_block": per_block,
-            "rows_in_flight": per_block * n_blocks,
+            **final_launch,
+            "rows_in_flight_start": plan_blocks * plan_per_block,
             "device_w_error": w_error,
         },
     )
+
+
+def objective_kept(f_new: float, f_kept: float) -> bool:
+    """Whether an epoch that took the dual objective from f_kept to f_new is accepted: it did
+    not rise beyond rounding (a NaN or infinite f, a diverged epoch, is refused)."""
+    if not math.isfinite(f_new):
+        return False
+    return f_new <= f_kept + F_RISE_RTOL * max(abs(f_kept), abs(f_new))
+
+
+def halve_launch(launch: np.ndarray) -> None:
+    """Halve the rows in flight of ``launch`` (blocks, rows per block, halvings): the blocks
+    first, down to one, then the rows of the one block, down to one row."""
+    if launch[L_BLOCKS] > 1:
+        launch[L_BLOCKS] //= 2
+    elif launch[L_ROWS_PER_BLOCK] > 1:
+        launch[L_ROWS_PER_BLOCK] //= 2
+    launch[L_HALVINGS] += 1
+
+
+def _restore_launch(launch: np.ndarray, saved: dict[str, np.ndarray]) -> None:
+    """Continue with a checkpoint's rows in flight (no more than this run's plan); a
+    checkpoint without them (written before the safeguard) starts from the plan."""
+    if "launch" not in saved:
+        return
+    value = np.asarray(saved["launch"])
+    if value.shape != launch.shape or value.dtype.kind not in "iu" or value.min() < 0:
+        raise InvalidInputError(
+            f"the state to resume from does not fit this problem: 'launch' is "
+            f"{value.dtype}{list(value.shape)}, expected int64{list(launch.shape)}"
+        )
+    launch[L_BLOCKS] = max(1, min(launch[L_BLOCKS], value[L_BLOCKS]))
+    launch[L_ROWS_PER_BLOCK] = max(1, min(launch[L_ROWS_PER_BLOCK], value[L_ROWS_PER_BLOCK]))
+    launch[L_HALVINGS] = value[L_HALVINGS]
 
 
 def _end_epoch(figures, fstate, istate, eps, n_trainable, d_flags, cuda, kernels) -> None:

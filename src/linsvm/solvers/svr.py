@@ -103,6 +103,19 @@ def _check_targets(sub: Subproblem) -> tuple[np.ndarray, np.ndarray]:
     return y, C
 
 
+def dual_problem(sub: Subproblem) -> tuple[float, np.ndarray, np.ndarray, float]:
+    """(p, y, C, eps) of an SVR dual solve (-s 12, -s 13, on the CPU or the GPU), checked:
+    a regularised bias (-R is the primal's only), p >= 0, finite targets, eps > 0."""
+    if not sub.regularize_bias:
+        raise InvalidInputError("-R (unregularised bias) is supported by -s 11 only")
+    p = check_p(sub.option("p", DEFAULT_P))
+    y, C = _check_targets(sub)
+    eps = float(sub.eps)
+    if not (np.isfinite(eps) and eps > 0):
+        raise InvalidInputError(f"eps must be > 0, got {eps}")
+    return p, y, C, eps
+
+
 # ----------------------------------------------------------------------------- -s 11
 
 
@@ -253,7 +266,7 @@ def dcd_svr_kernel(
             shrunk, violation, b_new = svr_coordinate(
                 b, rec[i, _Y], dot, rec[i, _LAMBDA_OR_BOUND], rec[i, _H], l2, p, shrinking,
                 gmax_old,
-            )
+            )  # fmt: skip
             if shrunk:
                 removed[i] = 1
                 continue
@@ -359,13 +372,7 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
     if loss not in (SVR_LOSS_L1, SVR_LOSS_L2):
         raise ValueError(f"the SVR dual solver handles losses {SVR_LOSS_L1} and {SVR_LOSS_L2}")
     solver = 12 if loss == SVR_LOSS_L2 else 13
-    if not sub.regularize_bias:
-        raise InvalidInputError("-R (unregularised bias) is supported by -s 11 only")
-    p = check_p(sub.option("p", DEFAULT_P))
-    y, C = _check_targets(sub)
-    eps = float(sub.eps)
-    if not (np.isfinite(eps) and eps > 0):
-        raise InvalidInputError(f"eps must be > 0, got {eps}")
+    p, y, C, eps = dual_problem(sub)
     X, bias = sub.X, float(sub.bias)
     n_rows = X.shape[0]
     shrinking = bool(sub.option("shrinking", True))
@@ -440,7 +447,9 @@ __all__ = [
     "solve_l2svr_dual",
     "solve_l1svr_dual",
     "solve_svr_dual",
+    "dual_problem",
     "dcd_svr_kernel",
+    "svr_coordinate",
     "prepare_svr",
     "DEFAULT_P",
     "check_p",

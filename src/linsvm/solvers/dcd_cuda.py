@@ -1,23 +1,30 @@
-"""Dual coordinate descent for the L1- and L2-loss SVM on an NVIDIA GPU (-s 3 and -s 1,
-``device="cuda"``).
+"""Dual coordinate descent on an NVIDIA GPU (``device="cuda"``): the L1- and L2-loss SVM
+(-s 3, -s 1) and the L1- and L2-loss SVR (-s 13, -s 12).
 
-The same problem, stopping rule and result as ``dcd.py`` (the dual of docs/architecture.md,
-LIBLINEAR's projected-gradient rule on all of alpha, w = sum_i y_i alpha_i x_i recomputed in
-float64 at the end and the duality gap from it, ``linsvm.objective``), with the coordinate
-steps run by the GPU in the manner of Snap ML's TPA-SCD (Parnell, Dünner, Atasu, Sifalakis,
-Pozidis, 2017): many rows in flight at once, a group of threads per row reading its non-zeros
-side by side, and w updated with atomic adds. Unlike Snap ML, w and alpha stay float64 (the
+The same problems, coordinate steps, stopping rules and results as ``dcd.py`` and ``svr.py``
+(the SVM dual of docs/architecture.md with LIBLINEAR's projected-gradient rule on all of alpha;
+the SVR dual with LIBLINEAR's rule on the violations' 1-norm against the first epoch's; w =
+sum_i y_i alpha_i x_i, or sum_i beta_i x_i, recomputed in float64 at the end and the duality
+gap from it, ``linsvm.objective``), with the coordinate steps run by the GPU in the manner
+of Snap ML's TPA-SCD (Parnell, Dünner, Atasu, Sifalakis, Pozidis, 2017): many rows in flight
+at once, a group of threads per row reading its non-zeros side by side, and w updated with
+atomic adds. Unlike Snap ML, w and the dual variables stay float64 (the
 GPU's float64 atomic add), so accuracy is not capped near 3e-5 by float32 sums; the rows are
 copied to the GPU once per training run (one-vs-rest's sub-problems share them), their values
 as float32 (``DEVICE_DATA_DTYPE``).
 
 One epoch is one kernel launch (``_dcd_cuda_kernels.dcd_epoch``) over a permutation of the
 rows drawn for that epoch from the seed (computed on the fly, never stored), then one small
-launch reducing the blocks' projected-gradient extremes and counts, and one copy of those four
-numbers to the host: one host synchronisation per epoch. Between epochs the host applies
-LIBLINEAR's rule exactly as ``dcd.end_iteration``: shrinking thresholds from the previous
-epoch's extremes; when max PG - min PG <= eps with both within eps of zero on the active rows,
-the shrunk rows are made active again and the rule must hold once more on every row. Shrinking
+launch reducing the blocks' figures (the rule's measures and counts), and one copy of them to
+the host: one host synchronisation per epoch. The kernel's step is the CPU solver's own
+(``dcd.svm_coordinate``, ``svr.svr_coordinate``); what differs between the problems on the
+host (records, rule, thresholds, values) is a small object, ``_SvmDual`` or ``_SvrDual``.
+Between epochs the host applies the CPU solver's rule: for the SVM as ``dcd.end_iteration``
+(shrinking thresholds from the previous epoch's PG extremes; when max PG - min PG <= eps with
+both within eps of zero on the active rows, the shrunk rows are made active again and the rule
+must hold once more on every row), for the SVR as ``svr.dcd_svr_kernel`` (the largest
+violation as the threshold, the 1-norm <= eps times the first epoch's, the same re-check; a
+warm start runs the cold start's first epoch for that reference and discards it). Shrinking
 marks rows in a per-row flag instead of compacting a list: a shrunk row costs one read of its
 flag. Ctrl-C, hooks and checkpoints act between epochs (``_base.drive``); a hook's ``w`` and
 ``alpha`` are copied from the GPU only if it reads them; a checkpoint holds the records
@@ -36,7 +43,9 @@ diverges and -s 3 stalls; on reuters (denser) -s 3 already stalls at 64.
 
 The safeguard. After every epoch a small launch sums the dual objective f(alpha) = 1/2 w'w -
 sum_i alpha_i + 1/2 sum_i D_ii alpha_i^2 (D_ii = 1/(2 C_i) for -s 1, 0 for -s 3; the form DCD
-decreases) from the running w and alpha on the GPU, returned with the epoch's four figures in
+decreases), for the SVR f(beta) = 1/2 w'w - sum_i y_i beta_i + p sum_i |beta_i| + 1/2 sum_i
+lambda_i beta_i^2 (lambda_i = 1/(2 C_i) for -s 12, 0 for -s 13), from the running w and the
+dual variables on the GPU, returned with the epoch's four figures in
 the one copy to the host. The state of the last accepted epoch (alpha, the shrink flags, w) is
 kept on the GPU; an epoch that raised f by more than rounding (``F_RISE_RTOL`` |f|) is undone
 from that copy (device to device) and run again, same order, with R halved: fewer blocks, down
@@ -54,12 +63,19 @@ sets the start and ``monotone=False`` turns the safeguard off (then nothing is k
 epoch is never undone). Every update is exact (atomic adds lose nothing), so the running w
 stays sum_i y_i alpha_i x_i up to the rounding of the adds.
 
+Not here: -s 7 (dual logistic regression). Its coordinate step is an inner Newton solve (up
+to 101 steps, each with logarithms) run by one thread while the rest of its row's threads
+wait, on a pair of variables per row (alpha_i and C_i - alpha_i, a five-column record the
+kept copy would have to carry), and its inner tolerance shrinks by the count of those Newton
+steps across an epoch (another figure and state): a kernel of its own, not a step in this one.
+
 Reproducibility: the order of a run is fixed by the seed, but the order in which atomic adds
 land on w is not, so two runs differ in the last bits and, through them, slightly in the path;
 both stop by the same rule, and their optima agree to the tolerance, not bit for bit. Under
 numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1``: the tests without a GPU) blocks run one
 after another, so only the rows of one block are in flight together: as on a GPU, they read w
-before the block's adds (and their threads race for the atomic adds).
+before the block's adds, and the reads of a block's next rows may see part of those adds (no
+barrier waits for them), so runs under the simulator differ too, not only in the last bits.
 """
 
 from __future__ import annotations

@@ -227,7 +227,7 @@ def test_devices_and_solvers_are_checked():
         linsvm.train(X, y, solver=2, device="cuda")
     with pytest.raises(InvalidInputError, match="device must be one of"):
         linsvm.train(X, y, solver=1, device="tpu")
-    assert [n for n, s in SOLVERS.items() if s.cuda_solve_path] == [1, 3]
+    assert [n for n, s in SOLVERS.items() if s.cuda_solve_path] == [1, 3, 12, 13]
 
 
 @needs_numba_cuda
@@ -322,3 +322,112 @@ def test_halving_and_acceptance_rules():
     assert not dcd_cuda.objective_kept(-10.0 + 1e-9, -10.0)
     for diverged in (np.inf, np.nan):
         assert not dcd_cuda.objective_kept(diverged, -10.0)
+
+
+# ------------------------------------------------------------------ the SVR dual (-s 12, -s 13)
+
+
+def tiny_regression(n_rows=64, n_features=400, seed=0):
+    """tiny_problem's rows with real targets: a hidden w's scores plus noise, so that some rows
+    fall inside the tube (|residual| <= p) and some outside."""
+    X, _ = tiny_problem(n_rows, n_features, seed=seed)
+    rng = np.random.default_rng(seed + 100)
+    y = X @ rng.normal(size=n_features) + 0.3 * rng.normal(size=n_rows)
+    return X, y
+
+
+def check_exact_svr_w(X, result, bias):
+    """w is sum_i beta_i x_i computed afresh; the gap is >= 0 up to rounding; the GPU's f
+    (summed on the GPU from its running w) is -dual."""
+    from linsvm.objective import svr_weights_from_dual
+
+    np.testing.assert_array_equal(result.w, svr_weights_from_dual(X, bias, result.alpha))
+    assert result.gap >= -1e-12 * abs(result.primal)
+    assert result.figures["device_w_error"] < 1e-5
+    assert abs(result.figures["dual_objective"] + result.dual) <= 1e-6 * abs(result.dual)
+
+
+@needs_numba_cuda
+@pytest.mark.parametrize("solver", [12, 13])
+def test_svr_optimum_as_the_cpu_solver(solver):
+    X, y = tiny_regression()
+    bias = 1.0
+    gpu = linsvm.train(X, y, solver=solver, eps=TIGHT, bias=bias, p=0.1, device="cuda")
+    cpu = linsvm.train(X, y, solver=solver, eps=TIGHT, bias=bias, p=0.1)
+    g, c = gpu.results_[0], cpu.results_[0]
+    assert g.converged and g.solver == solver and c.solver == solver
+    # the dual optimum; the primal of the dual's w is as close under the L2 loss, while under
+    # the L1 loss it trails the dual (measured: relative gaps 5e-7 to 7e-6 at eps = 1e-6, the
+    # CPU solver's own 5e-7)
+    assert abs(g.dual - c.dual) <= OPTIMUM_RTOL * c.dual
+    primal_rtol = OPTIMUM_RTOL if solver == 12 else 1e-4
+    assert abs(g.primal - c.primal) <= primal_rtol * c.primal
+    check_exact_svr_w(X, g, bias)
+    assert 0 < g.figures["n_sv"] < X.shape[0]  # some rows inside the tube
+    if solver == 13:  # |beta_i| <= C_i, some at the bound
+        assert np.max(np.abs(g.alpha)) <= 1.0 and np.any(np.abs(g.alpha) == 1.0)
+    np.testing.assert_array_equal(gpu.coef_[0], g.w[: X.shape[1]])
+
+
+@needs_numba_cuda
+def test_svr_warm_start_hook_and_checkpoint():
+    X, y = tiny_regression(seed=6)
+    sub = Subproblem(X, y, np.ones(X.shape[0]), eps=1e-4, max_iter=300, bias=1.0)
+    states = {}
+
+    def stop_after_two(progress):
+        assert progress.alpha.shape == (X.shape[0],) and progress.measure > 0
+        if progress.iteration == 2:
+            states["at 2"] = progress.state()
+            return False
+        return True
+
+    stopped = dcd_cuda.solve_l1svr_dual_cuda(sub, stop_after_two)
+    assert stopped.stop_reason == "interrupted" and stopped.n_iter == 2
+    check_exact_svr_w(X, stopped, 1.0)
+    # the checkpoint continues to the optimum, with the stopping rule's reference
+    resumed = dcd_cuda.solve_l1svr_dual_cuda(sub.but(resume=states["at 2"]))
+    assert resumed.converged and resumed.n_iter > 2
+    assert resumed.figures["gnorm1_init"] == stopped.figures["gnorm1_init"]
+    assert resumed.figures["gnorm1"] <= 1e-4 * resumed.figures["gnorm1_init"]
+    check_exact_svr_w(X, resumed, 1.0)
+    # a warm start at the optimum keeps a cold start's reference (its own first epoch's
+    # 1-norm would be about eps times smaller) and stops at once; the first epoch's rows read
+    # w while others add to it, so the reference is a cold start's in distribution, not bit
+    # for bit
+    warm = dcd_cuda.solve_l1svr_dual_cuda(sub.but(alpha0=resumed.alpha))
+    assert warm.converged and warm.n_iter <= 2
+    assert warm.figures["gnorm1_init"] == pytest.approx(stopped.figures["gnorm1_init"], rel=0.05)
+    assert warm.dual >= resumed.dual - 1e-12 * abs(resumed.dual)  # started where it ended
+    check_exact_svr_w(X, warm, 1.0)
+
+
+@needs_numba_cuda
+def test_svr_estimator():
+    from linsvm.estimators import LinearSVR
+
+    X, y = tiny_regression(n_rows=60, n_features=40, seed=7)
+    # dual="auto" takes the dual on the GPU (here n_samples > n_features: the CPU takes -s 11)
+    est = LinearSVR(loss="squared_epsilon_insensitive", epsilon=0.1, tol=1e-3, device="cuda")
+    est.fit(X, y)
+    assert est.model_.solver == 12 and est.model_.results_[0].figures["device"]
+    cpu = LinearSVR(loss="squared_epsilon_insensitive", epsilon=0.1, tol=1e-3, dual=True)
+    np.testing.assert_allclose(est.objective_, cpu.fit(X, y).objective_, rtol=1e-3)
+    l1 = LinearSVR(epsilon=0.1, tol=0.1, device="cuda").fit(X, y)
+    assert l1.model_.solver == 13 and l1.model_.results_[0].converged
+
+
+@needs_numba_cuda
+def test_cli_gpu_svr_writes_liblinears_model(tmp_path):
+    X, y = tiny_regression(seed=8)
+    data = tmp_path / "tiny.svm"
+    linsvm.write_libsvm(X, y, data)
+    args = ["-s", "12", "-q", "-B", "1", "-p", "0.1", "-e", "1e-4", str(data)]
+    assert cli.main(["train", "--gpu", *args, str(tmp_path / "gpu.model")]) == 0
+    assert cli.main(["train", *args, str(tmp_path / "cpu.model")]) == 0
+    text = (tmp_path / "gpu.model").read_text()
+    assert text.startswith("solver_type L2R_L2LOSS_SVR_DUAL\n")
+    gpu, cpu = linsvm.load_model(tmp_path / "gpu.model"), linsvm.load_model(tmp_path / "cpu.model")
+    scale = np.abs(cpu.coef_).max()
+    np.testing.assert_allclose(gpu.coef_, cpu.coef_, atol=1e-3 * scale)
+    np.testing.assert_allclose(gpu.bias_weights_, cpu.bias_weights_, atol=1e-3 * scale)

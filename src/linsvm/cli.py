@@ -94,7 +94,7 @@ options:
 --bucket-size N, --buckets-per-group N : the coordinate order (default 16 and 16;
     1 and 1 give a plain random permutation, as LIBLINEAR)
 --no-shrinking : turn shrinking off
---gpu : train -s 1 or -s 3 on an NVIDIA GPU (needs pip install 'linsvm[cuda]')
+--gpu : train -s 1, 3, 12 or 13 on an NVIDIA GPU (needs pip install 'linsvm[cuda]')
 --verbose : one line per outer iteration: iteration, active set, PG gap, primal, dual
 --checkpoint file : save the solver's state there, atomically, every --every seconds
     (default 60), when a sub-problem finishes and when the run is interrupted

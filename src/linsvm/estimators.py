@@ -589,7 +589,9 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
     ``"squared_epsilon_insensitive"`` -s 12 (dual) or -s 11 (primal Newton); ``epsilon`` is
     LIBLINEAR's -p. Beyond scikit-learn: ``tol="liblinear"``, ``warm_start``, ``n_jobs``
     (threads for the primal Newton solver's passes over the rows, -s 11; see
-    ``linsvm.train``), ``objective_`` and ``dual_gap_`` (shape (1,)), ``model_``.
+    ``linsvm.train``), ``objective_`` and ``dual_gap_`` (shape (1,)), ``model_``,
+    ``device="cuda"`` (the dual solvers -s 12 and -s 13 on an NVIDIA GPU, ``linsvm.train``'s;
+    ``dual="auto"`` then takes the dual).
     """
 
     _parameter_constraints: dict = {
@@ -598,6 +600,7 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         "loss": [StrOptions({"epsilon_insensitive", "squared_epsilon_insensitive"})],
         "dual": ["boolean", StrOptions({"auto"})],
         "n_jobs": [None, Integral],
+        "device": [StrOptions({"cpu", "cuda"})],
     }
 
     def __init__(
@@ -617,6 +620,7 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         n_jobs=None,
         feature_map=None,
         map_mode="auto",
+        device="cpu",
     ):
         self.epsilon = epsilon
         self.tol = tol
@@ -632,6 +636,7 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         self.n_jobs = n_jobs
         self.feature_map = feature_map
         self.map_mode = map_mode
+        self.device = device
 
     def fit(self, X, y, sample_weight=None) -> LinearSVR:
         """Fit on X (n_samples, n_features), real targets y (n_samples,), optional weights."""
@@ -640,7 +645,10 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         y = np.asarray(y, dtype=np.float64)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        dual = _resolve_dual(self.dual, self.loss, "l2", "ovr", *self._solver_shape(X))
+        if self.device == "cuda" and self.dual == "auto":
+            dual = True  # the GPU trains the dual solvers only
+        else:
+            dual = _resolve_dual(self.dual, self.loss, "l2", "ovr", *self._solver_shape(X))
         solver = liblinear_solver_type("ovr", "l2", self.loss, dual)
         model = self._train(X, y, solver, p=float(self.epsilon), sample_weight=sample_weight)
         self.coef_ = np.ascontiguousarray(model.coef_[0], dtype=np.float64)

@@ -209,7 +209,7 @@ def train(
         materialises unless phi(X) would take more than a quarter of the machine's memory and
         the solver can form it implicitly.
     device : "cpu" or "cuda"
-        "cuda" runs -s 1 and -s 3 on an NVIDIA GPU (``solvers.dcd_cuda``; needs the extra
+        "cuda" runs -s 1, 3, 12 and 13 on an NVIDIA GPU (``solvers.dcd_cuda``; needs the extra
         ``linsvm[cuda]``): the same stopping rule and exact final w, rows copied to the GPU
         once (float32 values; a one-line error before any copy when they do not fit its
         memory), sub-problems one after another, feature maps materialised.

@@ -11,12 +11,15 @@ the positions 0..l-1 of this epoch's order, ``gridDim.x * blockDim.y`` positions
 each slot one row: its threads read the row's non-zeros side by side (consecutive threads,
 consecutive non-zeros), sum their parts of w'x_i in shared memory, the slot's first thread
 takes the exact one-variable step, and the slot's threads add step * x_i to w with atomic
-adds. The order is a permutation computed, not stored (``order_position``: a keyed Feistel
+adds. The step is the CPU solvers' own function, compiled for the GPU: ``dcd.svm_coordinate``
+for the SVM dual (-s 1, -s 3), ``svr.svr_coordinate`` for the SVR dual (-s 12, -s 13); the
+kernel's flags ``regression`` and ``squared`` (the L2 loss) choose it and its records'
+meaning. The order is a permutation computed, not stored (``order_position``: a keyed Feistel
 network over the row numbers with cycle walking), redrawn each epoch from the seed and the
 epoch number.
 
 Between epochs (``dcd_cuda``'s safeguard against stale reads): ``dual_objective_partials``
-sums f(alpha) = 1/2 w'w - sum_i alpha_i + 1/2 sum_i D_ii alpha_i^2 by blocks into the same
+sums the dual objective f (``row_dual_terms``) by blocks into the same
 ``partial`` figures the epoch writes, ``reduce_partials`` finishes both, and ``keep_state`` /
 ``keep_state(..., restore=True)`` copy alpha, the flags and w to and from their kept copies.
 """
@@ -27,24 +30,28 @@ import math
 
 from numba import cuda, float64, int64
 
-# Per-row records, as the CPU kernel's (dcd.py): alpha, Qbar_ii, y_i, U_i or D_ii.
+from .dcd import svm_coordinate
+from .svr import svr_coordinate
+
+# Per-row records, as the CPU kernels' (dcd.py; svr.py: beta, H_ii, y_i, U_i or lambda_i):
+# the dual variable, Q_ii plus the diagonal term, the target, U_i (L1 loss) or the diagonal
+# term D_ii or lambda_i (L2 loss).
 ALPHA, QBAR, Y, BOUND_OR_DIAG = 0, 1, 2, 3
 # Row flags: trains this epoch; shrunk (skipped until the active set is re-checked); never
 # trains (C_i = 0).
 ACTIVE, SHRUNK, FIXED = 0, 1, 2
 # The epoch's figures per block (``partial``) and for the whole launch (``reduce_partials``):
-# max PG, min PG over the rows that took part, rows that took part, rows shrunk this epoch,
-# and the dual objective f(alpha) after the epoch (its blocks' parts: ``dual_objective_partials``).
-PG_MAX, PG_MIN, KEPT, SHRUNK_NOW, OBJECTIVE = 0, 1, 2, 3, 4
-N_FIGURES = 5
+# max and min over the rows that took part of their measure (the projected gradient of the SVM
+# dual, the violation of the SVR dual), rows that took part, rows shrunk this epoch, the dual
+# objective f after the epoch (its blocks' parts: ``dual_objective_partials``), and the sum of
+# the measures' magnitudes (the SVR dual's stopping rule: the violations' 1-norm).
+PG_MAX, PG_MIN, KEPT, SHRUNK_NOW, OBJECTIVE, MEASURE_SUM = 0, 1, 2, 3, 4, 5
+N_FIGURES = 6
 
 MAX_BLOCK_THREADS = 256  # the shared scratch's size: threads per row x rows per block
 MAX_ROWS_PER_BLOCK = 32
 MAX_THREADS_PER_ROW = 32
 REDUCE_THREADS = 256  # at most, for reduce_partials (a power of two)
-
-# A projected gradient this small counts as zero (dcd.PG_ZERO).
-PG_ZERO = 1.0e-12
 
 
 def feistel_round(right, key, mask):
@@ -78,21 +85,39 @@ def order_position(s, n_rows, half_bits, k0, k1, k2, k3):
 
 order_round = cuda.jit(device=True)(feistel_round)
 device_order_position = cuda.jit(device=True)(order_position)
+svm_step = cuda.jit(device=True)(svm_coordinate.py_func)
+svr_step = cuda.jit(device=True)(svr_coordinate.py_func)
+
+
+@cuda.jit(device=True)
+def row_dual_terms(a, yi, bound_or_diag, squared, regression, p):
+    """Row i's terms of the dual objective f at its dual variable a (the rest is 1/2 w'w).
+
+    SVM (-s 1, -s 3): f(alpha) = 1/2 w'w - sum_i alpha_i + 1/2 sum_i D_ii alpha_i^2; SVR (-s 12,
+    -s 13): f(beta) = 1/2 w'w - sum_i y_i beta_i + p sum_i |beta_i| + 1/2 sum_i lambda_i
+    beta_i^2 (``linsvm.objective``'s forms, minimised). D_ii or lambda_i is ``bound_or_diag``
+    under the L2 loss (``squared``), 0 under the L1 loss."""
+    diag = bound_or_diag if squared else 0.0
+    if regression:
+        return a * (0.5 * diag * a - yi) + p * abs(a)
+    return a * (0.5 * diag * a - 1.0)
 
 
 @cuda.jit(cache=True)
 def dcd_epoch(
     indptr, indices, data, bias, bias_index, rec, w, flags, n_rows, half_bits, k0, k1, k2, k3,
-    squared_hinge, shrinking, pgmax_old, pgmin_old, partial,
+    regression, squared, p, shrinking, upper_old, lower_old, partial,
 ):  # fmt: skip
-    """One epoch (outer iteration) of DCD over the rows whose flag is ACTIVE.
+    """One epoch (outer iteration) of dual CD over the rows whose flag is ACTIVE.
 
     indptr (l+1,), indices (nnz,) int32, data (nnz,) float32 or float64: the CSR rows;
     bias >= 0 adds the implicit feature whose weight is w[bias_index]; rec (l, 4) float64
     records; w (n [+1],) float64; flags (l,) uint8; k0..k3 this epoch's order keys;
-    pgmax_old/pgmin_old the shrinking thresholds (LIBLINEAR's, from the previous epoch);
-    partial (>= gridDim.x, N_FIGURES) float64: each block writes its figures there (all but
-    OBJECTIVE).
+    regression: the SVR dual (w += step x_i, tube half width p) rather than the SVM dual
+    (w += step y_i x_i); squared: the L2 loss; upper_old/lower_old: the shrinking thresholds
+    from the previous epoch (LIBLINEAR's: max and min PG for the SVM, the largest violation
+    and its negative for the SVR); partial (>= gridDim.x, N_FIGURES) float64: each block writes
+    its figures there (all but OBJECTIVE).
     """
     lane = cuda.threadIdx.x
     slot = cuda.threadIdx.y
@@ -108,6 +133,7 @@ def dcd_epoch(
     pgmin = math.inf
     kept = 0.0
     shrunk_now = 0.0
+    measure_sum = 0.0
     stride = cuda.gridDim.x * rows_per_block
     base = cuda.blockIdx.x * rows_per_block
     while base < n_rows:  # the same number of rounds for every thread of the block
@@ -141,52 +167,36 @@ def dcd_epoch(
                     dot += bias * w[bias_index]
                 a = rec[i, ALPHA]
                 yi = rec[i, Y]
-                # the coordinate's step, as dcd.svm_coordinate
-                if squared_hinge:
-                    u = math.inf
-                    g = yi * dot - 1.0 + a * rec[i, BOUND_OR_DIAG]
+                if regression:
+                    shrunk, measure, a_new = svr_step(
+                        a, yi, dot, rec[i, BOUND_OR_DIAG], rec[i, QBAR], squared, p, shrinking,
+                        upper_old,
+                    )  # fmt: skip
                 else:
-                    u = rec[i, BOUND_OR_DIAG]
-                    g = yi * dot - 1.0
-                pg = 0.0
-                shrunk = False
-                if a == 0.0:
-                    if shrinking and g > pgmax_old:
-                        shrunk = True
-                    elif g < 0.0:
-                        pg = g
-                elif a == u:
-                    if shrinking and g < pgmin_old:
-                        shrunk = True
-                    elif g > 0.0:
-                        pg = g
-                else:
-                    pg = g
+                    shrunk, measure, a_new = svm_step(
+                        a, yi, dot, rec[i, BOUND_OR_DIAG], rec[i, QBAR], squared, shrinking,
+                        upper_old, lower_old,
+                    )  # fmt: skip
                 if shrunk:
                     flags[i] = SHRUNK
                     shrunk_now += 1.0
                 else:
                     kept += 1.0
-                    pgmax = max(pgmax, pg)
-                    pgmin = min(pgmin, pg)
-                    if abs(pg) > PG_ZERO:
-                        qbar = rec[i, QBAR]
-                        if qbar > 0.0:
-                            a_new = min(max(a - g / qbar, 0.0), u)
-                        elif g < 0.0:  # an empty row without bias under the L1 loss
-                            a_new = u
-                        else:
-                            a_new = 0.0
+                    pgmax = max(pgmax, measure)
+                    pgmin = min(pgmin, measure)
+                    measure_sum += abs(measure)
+                    if a_new != a:
                         rec[i, ALPHA] = a_new
-                        step = (a_new - a) * yi
-                        if bias >= 0.0 and step != 0.0:
-                            cuda.atomic.add(w, bias_index, step * bias)
+                        step = a_new - a if regression else (a_new - a) * yi
             steps[slot] = step
         cuda.syncthreads()
+        # every slot of the block has read w (bias weight included): now the adds
         step = steps[slot]
         if step != 0.0:
             for k in range(start + lane, end, width):
                 cuda.atomic.add(w, indices[k], step * data[k])
+            if lane == 0 and bias >= 0.0:
+                cuda.atomic.add(w, bias_index, step * bias)
         base += stride
 
     if lane == 0:
@@ -194,6 +204,7 @@ def dcd_epoch(
         block_figures[slot, PG_MIN] = pgmin
         block_figures[slot, KEPT] = kept
         block_figures[slot, SHRUNK_NOW] = shrunk_now
+        block_figures[slot, MEASURE_SUM] = measure_sum
     cuda.syncthreads()
     if me == 0:
         for r in range(1, rows_per_block):
@@ -201,18 +212,20 @@ def dcd_epoch(
             pgmin = min(pgmin, block_figures[r, PG_MIN])
             kept += block_figures[r, KEPT]
             shrunk_now += block_figures[r, SHRUNK_NOW]
+            measure_sum += block_figures[r, MEASURE_SUM]
         b = cuda.blockIdx.x
         partial[b, PG_MAX] = pgmax
         partial[b, PG_MIN] = pgmin
         partial[b, KEPT] = kept
         partial[b, SHRUNK_NOW] = shrunk_now
+        partial[b, MEASURE_SUM] = measure_sum
 
 
 @cuda.jit(cache=True)
-def dual_objective_partials(rec, w, squared_hinge, partial):
-    """Each block's part of the dual objective (the form DCD decreases) into
-    partial[blockIdx.x, OBJECTIVE]: f(alpha) = 1/2 w'w - sum_i alpha_i + 1/2 sum_i D_ii alpha_i^2,
-    D_ii = rec[i, BOUND_OR_DIAG] under the squared hinge (-s 1), 0 under the hinge (-s 3).
+def dual_objective_partials(rec, w, regression, squared, p, partial):
+    """Each block's part of the dual objective (the form dual CD decreases) into
+    partial[blockIdx.x, OBJECTIVE]: 1/2 w'w plus ``row_dual_terms`` over the rows (the SVM or,
+    ``regression``, the SVR dual; ``squared``: the L2 loss; p: the SVR's tube half width).
 
     rec (l, 4), w (n [+1],): the running state; partial (gridDim.x or more, N_FIGURES). A 1-D
     launch of a power-of-two number of threads, at most MAX_BLOCK_THREADS."""
@@ -224,11 +237,8 @@ def dual_objective_partials(rec, w, squared_hinge, partial):
     for j in range(start, w.shape[0], stride):
         acc += 0.5 * w[j] * w[j]
     for i in range(start, rec.shape[0], stride):
-        a = rec[i, ALPHA]
-        if squared_hinge:
-            acc += a * (0.5 * rec[i, BOUND_OR_DIAG] * a - 1.0)
-        else:
-            acc -= a
+        acc += row_dual_terms(rec[i, ALPHA], rec[i, Y], rec[i, BOUND_OR_DIAG], squared,
+                              regression, p)  # fmt: skip
     scratch[t] = acc
     cuda.syncthreads()
     half = cuda.blockDim.x // 2
@@ -244,8 +254,8 @@ def dual_objective_partials(rec, w, squared_hinge, partial):
 @cuda.jit(cache=True)
 def reduce_partials(partial, n_epoch_blocks, out):
     """The epoch's figures from the blocks' (partial (G, N_FIGURES) -> out (N_FIGURES,)): max,
-    min, sum, sum over the epoch's first n_epoch_blocks rows, and the sum of OBJECTIVE over all
-    G rows. One block of a power-of-two number of threads."""
+    min, sum, sum (and MEASURE_SUM's sum) over the epoch's first n_epoch_blocks rows, and the
+    sum of OBJECTIVE over all G rows. One block of a power-of-two number of threads."""
     t = cuda.threadIdx.x
     n_threads = cuda.blockDim.x
     scratch = cuda.shared.array((REDUCE_THREADS, N_FIGURES), float64)
@@ -253,6 +263,7 @@ def reduce_partials(partial, n_epoch_blocks, out):
     pgmin = math.inf
     kept = 0.0
     shrunk_now = 0.0
+    measure_sum = 0.0
     objective = 0.0
     for b in range(t, partial.shape[0], n_threads):
         if b < n_epoch_blocks:
@@ -260,12 +271,14 @@ def reduce_partials(partial, n_epoch_blocks, out):
             pgmin = min(pgmin, partial[b, PG_MIN])
             kept += partial[b, KEPT]
             shrunk_now += partial[b, SHRUNK_NOW]
+            measure_sum += partial[b, MEASURE_SUM]
         objective += partial[b, OBJECTIVE]
     scratch[t, PG_MAX] = pgmax
     scratch[t, PG_MIN] = pgmin
     scratch[t, KEPT] = kept
     scratch[t, SHRUNK_NOW] = shrunk_now
     scratch[t, OBJECTIVE] = objective
+    scratch[t, MEASURE_SUM] = measure_sum
     cuda.syncthreads()
     half = n_threads // 2
     while half > 0:
@@ -275,6 +288,7 @@ def reduce_partials(partial, n_epoch_blocks, out):
             scratch[t, KEPT] += scratch[t + half, KEPT]
             scratch[t, SHRUNK_NOW] += scratch[t + half, SHRUNK_NOW]
             scratch[t, OBJECTIVE] += scratch[t + half, OBJECTIVE]
+            scratch[t, MEASURE_SUM] += scratch[t + half, MEASURE_SUM]
         cuda.syncthreads()
         half //= 2
     if t == 0:

@@ -1,23 +1,30 @@
-"""Dual coordinate descent for the L1- and L2-loss SVM on an NVIDIA GPU (-s 3 and -s 1,
-``device="cuda"``).
+"""Dual coordinate descent on an NVIDIA GPU (``device="cuda"``): the L1- and L2-loss SVM
+(-s 3, -s 1) and the L1- and L2-loss SVR (-s 13, -s 12).
 
-The same problem, stopping rule and result as ``dcd.py`` (the dual of docs/architecture.md,
-LIBLINEAR's projected-gradient rule on all of alpha, w = sum_i y_i alpha_i x_i recomputed in
-float64 at the end and the duality gap from it, ``linsvm.objective``), with the coordinate
-steps run by the GPU in the manner of Snap ML's TPA-SCD (Parnell, Dünner, Atasu, Sifalakis,
-Pozidis, 2017): many rows in flight at once, a group of threads per row reading its non-zeros
-side by side, and w updated with atomic adds. Unlike Snap ML, w and alpha stay float64 (the
+The same problems, coordinate steps, stopping rules and results as ``dcd.py`` and ``svr.py``
+(the SVM dual of docs/architecture.md with LIBLINEAR's projected-gradient rule on all of alpha;
+the SVR dual with LIBLINEAR's rule on the violations' 1-norm against the first epoch's; w =
+sum_i y_i alpha_i x_i, or sum_i beta_i x_i, recomputed in float64 at the end and the duality
+gap from it, ``linsvm.objective``), with the coordinate steps run by the GPU in the manner
+of Snap ML's TPA-SCD (Parnell, Dünner, Atasu, Sifalakis, Pozidis, 2017): many rows in flight
+at once, a group of threads per row reading its non-zeros side by side, and w updated with
+atomic adds. Unlike Snap ML, w and the dual variables stay float64 (the
 GPU's float64 atomic add), so accuracy is not capped near 3e-5 by float32 sums; the rows are
 copied to the GPU once per training run (one-vs-rest's sub-problems share them), their values
 as float32 (``DEVICE_DATA_DTYPE``).
 
 One epoch is one kernel launch (``_dcd_cuda_kernels.dcd_epoch``) over a permutation of the
 rows drawn for that epoch from the seed (computed on the fly, never stored), then one small
-launch reducing the blocks' projected-gradient extremes and counts, and one copy of those four
-numbers to the host: one host synchronisation per epoch. Between epochs the host applies
-LIBLINEAR's rule exactly as ``dcd.end_iteration``: shrinking thresholds from the previous
-epoch's extremes; when max PG - min PG <= eps with both within eps of zero on the active rows,
-the shrunk rows are made active again and the rule must hold once more on every row. Shrinking
+launch reducing the blocks' figures (the rule's measures and counts), and one copy of them to
+the host: one host synchronisation per epoch. The kernel's step is the CPU solver's own
+(``dcd.svm_coordinate``, ``svr.svr_coordinate``); what differs between the problems on the
+host (records, rule, thresholds, values) is a small object, ``_SvmDual`` or ``_SvrDual``.
+Between epochs the host applies the CPU solver's rule: for the SVM as ``dcd.end_iteration``
+(shrinking thresholds from the previous epoch's PG extremes; when max PG - min PG <= eps with
+both within eps of zero on the active rows, the shrunk rows are made active again and the rule
+must hold once more on every row), for the SVR as ``svr.dcd_svr_kernel`` (the largest
+violation as the threshold, the 1-norm <= eps times the first epoch's, the same re-check; a
+warm start runs the cold start's first epoch for that reference and discards it). Shrinking
 marks rows in a per-row flag instead of compacting a list: a shrunk row costs one read of its
 flag. Ctrl-C, hooks and checkpoints act between epochs (``_base.drive``); a hook's ``w`` and
 ``alpha`` are copied from the GPU only if it reads them; a checkpoint holds the records
@@ -36,7 +43,9 @@ diverges and -s 3 stalls; on reuters (denser) -s 3 already stalls at 64.
 
 The safeguard. After every epoch a small launch sums the dual objective f(alpha) = 1/2 w'w -
 sum_i alpha_i + 1/2 sum_i D_ii alpha_i^2 (D_ii = 1/(2 C_i) for -s 1, 0 for -s 3; the form DCD
-decreases) from the running w and alpha on the GPU, returned with the epoch's four figures in
+decreases), for the SVR f(beta) = 1/2 w'w - sum_i y_i beta_i + p sum_i |beta_i| + 1/2 sum_i
+lambda_i beta_i^2 (lambda_i = 1/(2 C_i) for -s 12, 0 for -s 13), from the running w and the
+dual variables on the GPU, returned with the epoch's four figures in
 the one copy to the host. The state of the last accepted epoch (alpha, the shrink flags, w) is
 kept on the GPU; an epoch that raised f by more than rounding (``F_RISE_RTOL`` |f|) is undone
 from that copy (device to device) and run again, same order, with R halved: fewer blocks, down
@@ -54,12 +63,19 @@ sets the start and ``monotone=False`` turns the safeguard off (then nothing is k
 epoch is never undone). Every update is exact (atomic adds lose nothing), so the running w
 stays sum_i y_i alpha_i x_i up to the rounding of the adds.
 
+Not here: -s 7 (dual logistic regression). Its coordinate step is an inner Newton solve (up
+to 101 steps, each with logarithms) run by one thread while the rest of its row's threads
+wait, on a pair of variables per row (alpha_i and C_i - alpha_i, a five-column record the
+kept copy would have to carry), and its inner tolerance shrinks by the count of those Newton
+steps across an epoch (another figure and state): a kernel of its own, not a step in this one.
+
 Reproducibility: the order of a run is fixed by the seed, but the order in which atomic adds
 land on w is not, so two runs differ in the last bits and, through them, slightly in the path;
 both stop by the same rule, and their optima agree to the tolerance, not bit for bit. Under
 numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1``: the tests without a GPU) blocks run one
 after another, so only the rows of one block are in flight together: as on a GPU, they read w
-before the block's adds (and their threads race for the atomic adds).
+before the block's adds, and the reads of a block's next rows may see part of those adds (no
+barrier waits for them), so runs under the simulator differ too, not only in the last bits.
 """
 
 from __future__ import annotations
@@ -77,19 +93,26 @@ from ..features._rows import row_scratch
 from ..objective import (
     LOSS_HINGE,
     LOSS_SQUARED_HINGE,
+    SVR_LOSS_L1,
+    SVR_LOSS_L2,
     primal_from_dual,
     primal_value,
     sq_norm,
     svm_dual_alpha_terms,
+    svr_objectives,
+    svr_weights_from_dual,
 )
 from ..partitioned import stopping_measure
-from . import _base, _dual
+from . import _base, _dual, svr
 from ._base import Hook, Progress, Solution, Subproblem
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER
 from .dcd import _F_PGMAX_NEW, _F_PGMAX_OLD, _F_PGMIN_NEW, _F_PGMIN_OLD, _prepare
+from .svr import _F_GMAX_NEW, _F_GMAX_OLD, _F_GNORM1_INIT, _F_GNORM1_NEW
 
-# The integer state: _dual's (I_ACTIVE, I_ITER, I_CONVERGED), then the rows shrunk now.
+# The integer state: _dual's (I_ACTIVE, I_ITER, I_CONVERGED), then the rows shrunk now; the
+# SVR dual's, then whether its stopping rule's reference was given by a warm start's cold run.
 I_SHRUNK = 3
+I_REF_GIVEN = 4
 
 # The rows' values on the GPU; w, alpha and every sum are float64 whatever this is.
 DEVICE_DATA_DTYPE = np.float32
@@ -338,38 +361,184 @@ class _DeviceProgress(Progress):
 # --------------------------------------------------------------------------------- the solve
 
 
+class _SvmDual:
+    """What the SVM dual (-s 1, -s 3) brings to a GPU solve: its records (``dcd._prepare``),
+    LIBLINEAR's projected-gradient rule and shrinking thresholds, its values."""
+
+    regression = False
+    istate_size = 4
+
+    def __init__(self, loss: int) -> None:
+        self.loss = loss
+        self.solver = 3 if loss == LOSS_HINGE else 1
+        self.squared = loss == LOSS_SQUARED_HINGE
+        self.p = 0.0
+
+    def inputs(self, sub: Subproblem) -> tuple[np.ndarray, np.ndarray, float]:
+        """(y, C, eps) as float64."""
+        y = np.ascontiguousarray(sub.y, dtype=np.float64)
+        return y, np.ascontiguousarray(sub.C, dtype=np.float64), float(sub.eps)
+
+    def prepare(self, X, bias, y, C, start, w, rec) -> np.ndarray:
+        """Fill rec (l, 4) from the start (None: alpha = 0), w += its sum_i y_i alpha_i x_i;
+        return the trainable rows."""
+        n_rows = X.shape[0]
+        cols, vals = row_scratch(X.indptr, None)
+        return _prepare(
+            X.indptr, X.indices, X.data, bias, y, C, self.loss,
+            np.zeros(n_rows) if start is None else start, True, w, rec,
+            _dual.row_index_dtype(n_rows), None, cols, vals, 1.0,
+        )  # fmt: skip
+
+    def thresholds(self, fstate: np.ndarray) -> tuple[float, float]:
+        return float(fstate[_F_PGMAX_OLD]), float(fstate[_F_PGMIN_OLD])
+
+    def record_epoch(self, figures, fstate, istate, eps) -> bool:
+        """Keep the epoch's extremes; whether the rule holds on the rows that took part."""
+        pgmax, pgmin = float(figures[_kernels().PG_MAX]), float(figures[_kernels().PG_MIN])
+        fstate[_F_PGMAX_NEW] = pgmax
+        fstate[_F_PGMIN_NEW] = pgmin
+        return pgmax - pgmin <= eps and abs(pgmax) <= eps and abs(pgmin) <= eps
+
+    def reset_thresholds(self, fstate: np.ndarray) -> None:
+        fstate[_F_PGMAX_OLD] = np.inf
+        fstate[_F_PGMIN_OLD] = -np.inf
+
+    def next_thresholds(self, fstate: np.ndarray) -> None:
+        pgmax, pgmin = fstate[_F_PGMAX_NEW], fstate[_F_PGMIN_NEW]
+        fstate[_F_PGMAX_OLD] = pgmax if pgmax > 0.0 else np.inf
+        fstate[_F_PGMIN_OLD] = pgmin if pgmin < 0.0 else -np.inf
+
+    def measures(self, fstate: np.ndarray) -> tuple[float, dict]:
+        """(the hook's measure, the rule's figures)."""
+        pg = {"pg_max": float(fstate[_F_PGMAX_NEW]), "pg_min": float(fstate[_F_PGMIN_NEW])}
+        return stopping_measure(pg["pg_max"], pg["pg_min"]), pg
+
+    def values(self, X, bias, y, C, alpha, n_weights) -> tuple[np.ndarray, float, float]:
+        """(w, P(w), -f(alpha)) with w = sum_i y_i alpha_i x_i computed afresh in float64: one
+        pass for w, one for the losses (``linsvm.objective``)."""
+        w = primal_from_dual(X.indptr, X.indices, X.data, bias, y, alpha, n_weights)
+        primal = float(primal_value(X.indptr, X.indices, X.data, bias, y, C, w, self.loss))
+        dual = -float(svm_dual_alpha_terms(C, alpha, self.loss, 0.5 * sq_norm(w)))
+        return w, primal, dual
+
+
+class _SvrDual:
+    """What the SVR dual (-s 12, -s 13) brings to a GPU solve: its records
+    (``svr.prepare_svr``), LIBLINEAR's rule on the violations' 1-norm relative to the first
+    epoch's, the largest violation as the shrinking threshold, its values."""
+
+    regression = True
+    istate_size = 5
+
+    def __init__(self, loss: int) -> None:
+        self.loss = loss
+        self.solver = 12 if loss == SVR_LOSS_L2 else 13
+        self.squared = loss == SVR_LOSS_L2
+        self.p = 0.0
+
+    def inputs(self, sub: Subproblem) -> tuple[np.ndarray, np.ndarray, float]:
+        """(y, C, eps) checked as the CPU solver checks them (``svr.dual_problem``)."""
+        self.p, y, C, eps = svr.dual_problem(sub)
+        return y, C, eps
+
+    def prepare(self, X, bias, y, C, start, w, rec) -> np.ndarray:
+        """Fill rec (l, 4) from the start (None: beta = 0), w += its sum_i beta_i x_i; return
+        the trainable rows."""
+        n_rows = X.shape[0]
+        return svr.prepare_svr(
+            X.indptr, X.indices, X.data, bias, y, C, self.loss, rec,
+            _dual.row_index_dtype(n_rows), np.zeros(0) if start is None else start,
+            start is not None, w,
+        )  # fmt: skip
+
+    def thresholds(self, fstate: np.ndarray) -> tuple[float, float]:
+        return float(fstate[_F_GMAX_OLD]), -float(fstate[_F_GMAX_OLD])
+
+    def record_epoch(self, figures, fstate, istate, eps) -> bool:
+        """Keep the epoch's largest violation and 1-norm (the first epoch's is the rule's
+        reference unless a warm start's cold run gave it); whether the rule holds."""
+        gnorm1 = float(figures[_kernels().MEASURE_SUM])
+        if istate[I_ITER] == 0 and not istate[I_REF_GIVEN]:
+            fstate[_F_GNORM1_INIT] = gnorm1
+        fstate[_F_GMAX_NEW] = max(0.0, float(figures[_kernels().PG_MAX]))
+        fstate[_F_GNORM1_NEW] = gnorm1
+        return gnorm1 <= eps * fstate[_F_GNORM1_INIT]
+
+    def reset_thresholds(self, fstate: np.ndarray) -> None:
+        fstate[_F_GMAX_OLD] = np.inf
+
+    def next_thresholds(self, fstate: np.ndarray) -> None:
+        fstate[_F_GMAX_OLD] = fstate[_F_GMAX_NEW]
+
+    def measures(self, fstate: np.ndarray) -> tuple[float, dict]:
+        """(the hook's measure: 1-norm / reference, the rule's figures)."""
+        figures = {
+            "gnorm1": float(fstate[_F_GNORM1_NEW]),
+            "gnorm1_init": float(fstate[_F_GNORM1_INIT]),
+            "gmax": float(fstate[_F_GMAX_NEW]),
+        }
+        init = figures["gnorm1_init"]
+        return (figures["gnorm1"] / init if init > 0 else 0.0), figures
+
+    def values(self, X, bias, y, C, beta, n_weights) -> tuple[np.ndarray, float, float]:
+        """(w, P(w), -f(beta)) with w = sum_i beta_i x_i computed afresh in float64."""
+        w = svr_weights_from_dual(X, bias, beta)
+        primal, dual, _ = svr_objectives(X, bias, y, C, w, beta, self.loss, self.p)
+        return w, primal, dual
+
+
+def _kernels():
+    from . import _dcd_cuda_kernels
+
+    return _dcd_cuda_kernels
+
+
 def solve_l1svc_dual_cuda(sub: Subproblem, hook: Hook | None = None) -> Solution:
     """-s 3 on the GPU: the L1-loss SVM dual, 0 <= alpha_i <= C_i. See ``_solve``."""
-    return _solve(sub, LOSS_HINGE, hook)
+    return _solve(sub, _SvmDual(LOSS_HINGE), hook)
 
 
 def solve_l2svc_dual_cuda(sub: Subproblem, hook: Hook | None = None) -> Solution:
     """-s 1 on the GPU: the L2-loss SVM dual, alpha_i >= 0. See ``_solve``."""
-    return _solve(sub, LOSS_SQUARED_HINGE, hook)
+    return _solve(sub, _SvmDual(LOSS_SQUARED_HINGE), hook)
 
 
-def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
-    """Solve the L1- or L2-loss SVM dual by DCD on the GPU.
+def solve_l2svr_dual_cuda(sub: Subproblem, hook: Hook | None = None) -> Solution:
+    """-s 12 on the GPU: the L2-loss SVR dual, beta unbounded. See ``_solve``."""
+    return _solve(sub, _SvrDual(SVR_LOSS_L2), hook)
 
-    sub.X: CSR (l, n); sub.y: (l,) of +1/-1; sub.C: (l,) per-row cost (0 drops the row);
-    sub.eps: the tolerance of LIBLINEAR's rule; sub.alpha0: (l,) a warm start, projected into
-    the bounds. Options: ``shrinking`` (True), ``threads_per_row``, ``rows_per_block``,
-    ``rows_in_flight`` (``launch_plan``), ``monotone`` (True: the safeguard of the module's
-    docstring; False: no epoch is undone). Not a partition's solver: no ``w0``, ``sigma`` or
-    implicit feature map.
 
-    Solution.w: sum_i y_i alpha_i x_i computed afresh in float64 from the returned alpha and
-    the data as given (not the GPU's running w); primal, dual and gap from it. Figures:
-    ``pg_max``, ``pg_min``, ``device``, ``threads_per_row``, ``rows_per_block`` and
+def solve_l1svr_dual_cuda(sub: Subproblem, hook: Hook | None = None) -> Solution:
+    """-s 13 on the GPU: the L1-loss SVR dual, |beta_i| <= C_i. See ``_solve``."""
+    return _solve(sub, _SvrDual(SVR_LOSS_L1), hook)
+
+
+def _solve(sub: Subproblem, kind: _SvmDual | _SvrDual, hook: Hook | None) -> Solution:
+    """Solve the SVM dual (-s 1, -s 3) or the SVR dual (-s 12, -s 13) by dual CD on the GPU.
+
+    sub.X: CSR (l, n); sub.y: (l,) +1/-1 (SVM) or real targets (SVR); sub.C: (l,) per-row
+    cost (0 drops the row); sub.eps: the tolerance of the CPU solver's rule (``dcd.py``'s on
+    the projected gradients, ``svr.py``'s on the violations' 1-norm); sub.alpha0: (l,) a warm
+    start, projected into the bounds (the SVR dual keeps the cold start's reference, as
+    ``svr.solve_svr_dual``: this GPU's own first cold epoch, run and discarded). Options:
+    ``p`` (SVR: the tube's half width, default 0.1), ``shrinking`` (True), ``threads_per_row``,
+    ``rows_per_block``, ``rows_in_flight`` (``launch_plan``), ``monotone`` (True: the
+    safeguard of the module's docstring; False: no epoch is undone). Not a partition's solver:
+    no ``w0``, ``sigma`` or implicit feature map.
+
+    Solution.w: sum_i y_i alpha_i x_i (SVR: sum_i beta_i x_i) computed afresh in float64 from
+    the returned alpha and the data as given (not the GPU's running w); primal, dual and gap
+    from it. Figures: the rule's (``pg_max``, ``pg_min``; SVR: ``gnorm1``, ``gnorm1_init``,
+    ``gmax``, ``n_sv``), ``device``, ``threads_per_row``, ``rows_per_block`` and
     ``rows_in_flight`` (at the end: after any halving), ``rows_in_flight_start`` (the launch
-    plan's, before any halving), ``rows_in_flight_halvings`` (epochs
-    undone by the safeguard, each halving R), ``dual_objective`` (f(alpha) of the last epoch as
-    the GPU summed it, the minimised form: the dual value is -f), and ``device_w_error``, max
-    |running w - w| / max |w|: what the float32 rows and the atomic adds' rounding left in the
-    GPU's w.
+    plan's, before any halving), ``rows_in_flight_halvings`` (epochs undone by the safeguard,
+    each halving R), ``dual_objective`` (f of the last epoch as the GPU summed it, the
+    minimised form: the dual value is -f), and ``device_w_error``, max |running w - w| /
+    max |w|: what the float32 rows and the atomic adds' rounding left in the GPU's w.
     """
     cuda = cuda_module()
-    from . import _dcd_cuda_kernels as kernels
+    kernels = _kernels()
 
     if sub.feature_map is not None:
         raise InvalidInputError(
@@ -377,33 +546,29 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
         )
     if sub.w0 is not None or float(sub.option("sigma", 1.0)) != 1.0:
         raise InvalidInputError("device='cuda' solves whole problems: no w0 or sigma")
-    solver = 3 if loss == LOSS_HINGE else 1
     X = sub.X
     n_rows = X.shape[0]
     if n_rows >= 2**32:
         raise InvalidInputError(f"device='cuda' takes fewer than 2**32 rows, X has {n_rows}")
-    y = np.ascontiguousarray(sub.y, dtype=np.float64)
-    C = np.ascontiguousarray(sub.C, dtype=np.float64)
+    y, C, eps = kind.inputs(sub)
     bias = float(sub.bias)
-    eps = float(sub.eps)
     shrinking = bool(sub.option("shrinking", True))
     n_weights = sub.n_weights
     monotone = bool(sub.option("monotone", True))
     per_row, plan_per_block, plan_blocks = launch_plan(sub, cuda)
 
     alpha0 = _dual.warm_start(sub, (n_rows,))
-    if alpha0 is None:
-        alpha0 = np.zeros(n_rows)
+    # the SVR dual's warm start first runs the cold start's first epoch for its reference
+    reference_run = kind.regression and alpha0 is not None
     w = np.zeros(n_weights)
     rec = np.empty((n_rows, 4))
-    cols, vals = row_scratch(X.indptr, None)
-    trainable = _prepare(
-        X.indptr, X.indices, X.data, bias, y, C, loss, alpha0, True, w, rec,
-        _dual.row_index_dtype(n_rows), None, cols, vals, 1.0,
-    )  # fmt: skip
-    flags = np.where(C > 0.0, kernels.ACTIVE, kernels.FIXED).astype(np.uint8)
+    trainable = kind.prepare(X, bias, y, C, None if reference_run else alpha0, w, rec)
+    first_flags = np.where(C > 0.0, kernels.ACTIVE, kernels.FIXED).astype(np.uint8)
+    flags = first_flags.copy()
     fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
-    istate = np.array([trainable.shape[0], 0, 0, 0], dtype=np.int64)
+    kind.reset_thresholds(fstate)
+    istate = np.zeros(kind.istate_size, dtype=np.int64)
+    istate[I_ACTIVE] = trainable.shape[0]
     # the launch now (the safeguard halves it): blocks, rows per block, halvings so far
     launch = np.array([plan_blocks, plan_per_block, 0], dtype=np.int64)
     state = {"rec": rec, "w": w, "flags": flags, "fstate": fstate, "istate": istate}
@@ -423,6 +588,7 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
         n_partials = max(plan_blocks, min(STATE_BLOCKS, math.ceil(
             max(n_rows, n_weights) / state_threads)))  # fmt: skip
     reduce_threads = min(kernels.REDUCE_THREADS, _power_of_two_at_least(n_partials))
+    regression, squared, p = kind.regression, kind.squared, kind.p
 
     holder, owned = _rows_holder(X)
     sizes = f"dual variables and records {_mib(n_rows * 33)}, w {_mib(n_weights * 8)}"
@@ -435,7 +601,6 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
         d_flags = cuda.to_device(flags)
         d_partial = cuda.to_device(np.zeros((n_partials, kernels.N_FIGURES)))
         d_figures = cuda.device_array(kernels.N_FIGURES, dtype=np.float64)
-        squared_hinge = loss == LOSS_SQUARED_HINGE
         if monotone:  # the last accepted state
             d_alpha_kept = cuda.device_array(n_rows, dtype=np.float64)
             d_w_kept = cuda.device_array(n_weights, dtype=np.float64)
@@ -449,24 +614,31 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
         def figures_now(n_epoch_blocks: int) -> np.ndarray:
             """The epoch's figures with f(alpha) now: the epoch's one synchronisation."""
             kernels.dual_objective_partials[n_partials, state_threads](
-                d_rec, d_w, squared_hinge, d_partial
+                d_rec, d_w, regression, squared, p, d_partial
             )
             kernels.reduce_partials[1, reduce_threads](d_partial, n_epoch_blocks, d_figures)
             return d_figures.copy_to_host()
 
-        objective = [float(figures_now(0)[kernels.OBJECTIVE])]  # f of the accepted state
-        if monotone and launch[L_BLOCKS] * launch[L_ROWS_PER_BLOCK] > 1:
-            keep(restore=False)
+        objective = [0.0]  # f of the accepted state
+
+        def accept_start() -> None:
+            """The state on the GPU is the start: its f, and its kept copy."""
+            objective[0] = float(figures_now(0)[kernels.OBJECTIVE])
+            if monotone and launch[L_BLOCKS] * launch[L_ROWS_PER_BLOCK] > 1:
+                keep(restore=False)
+
+        accept_start()
 
         def advance(n_epochs: int) -> None:
             last = int(istate[I_ITER]) + n_epochs
             while int(istate[I_ITER]) < last and not istate[I_CONVERGED]:
                 blocks, per_block = int(launch[L_BLOCKS]), int(launch[L_ROWS_PER_BLOCK])
                 k0, k1, k2, k3 = order_keys(sub.seed, int(istate[I_ITER]), half_bits)
+                upper_old, lower_old = kind.thresholds(fstate)
                 kernels.dcd_epoch[blocks, (per_row, per_block)](
                     d_indptr, d_indices, d_data, bias, bias_index, d_rec, d_w, d_flags,
-                    n_rows, half_bits, k0, k1, k2, k3, squared_hinge, shrinking,
-                    fstate[_F_PGMAX_OLD], fstate[_F_PGMIN_OLD], d_partial,
+                    n_rows, half_bits, k0, k1, k2, k3, regression, squared, p, shrinking,
+                    upper_old, lower_old, d_partial,
                 )  # fmt: skip
                 figures = figures_now(blocks)
                 f_new = float(figures[kernels.OBJECTIVE])
@@ -476,9 +648,27 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
                     halve_launch(launch)
                     continue
                 objective[0] = f_new
-                _end_epoch(figures, fstate, istate, eps, n_trainable, d_flags, cuda, kernels)
+                _end_epoch(kind, figures, fstate, istate, eps, n_trainable, d_flags)
                 if guarded and not istate[I_CONVERGED]:
                     keep(restore=False)
+
+        if reference_run:
+            # the cold start's first epoch, discarded but for its violations' 1-norm
+            advance(1)
+            reference = float(fstate[_F_GNORM1_INIT])
+            w[:] = 0.0
+            kind.prepare(X, bias, y, C, alpha0 if reference > 0.0 else None, w, rec)
+            flags[:] = first_flags
+            kind.reset_thresholds(fstate)
+            fstate[_F_GNORM1_INIT] = reference
+            istate[:] = 0
+            istate[I_ACTIVE] = n_trainable
+            istate[I_REF_GIVEN] = 1
+            istate[I_CONVERGED] = int(n_trainable == 0)
+            d_rec.copy_to_device(rec)
+            d_w.copy_to_device(w)
+            d_flags.copy_to_device(flags)
+            accept_start()
 
         def fetch() -> tuple[np.ndarray, np.ndarray]:
             rec_now = d_rec.copy_to_host()
@@ -499,16 +689,16 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
             }
 
         def progress() -> Progress:
-            pg = {"pg_max": float(fstate[_F_PGMAX_NEW]), "pg_min": float(fstate[_F_PGMIN_NEW])}
+            measure, rule = kind.measures(fstate)
             return _DeviceProgress(
                 fetch,
-                solver=solver,
+                solver=kind.solver,
                 index=sub.index,
                 iteration=int(istate[I_ITER]),
-                measure=stopping_measure(pg["pg_max"], pg["pg_min"]),
-                figures={"n_active": int(istate[I_ACTIVE]), **pg, **launch_figures()},
+                measure=measure,
+                figures={"n_active": int(istate[I_ACTIVE]), **rule, **launch_figures()},
                 state=snapshot,
-                objectives=lambda: _values(X, bias, y, C, fetch()[1], loss, n_weights)[1:3],
+                objectives=lambda: kind.values(X, bias, y, C, fetch()[1], n_weights)[1:3],
             )
 
         went_on = _base.drive(
@@ -526,9 +716,12 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
             holder.release()
     converged = bool(istate[I_CONVERGED])
     finished = int(istate[I_ITER]) >= sub.max_iter
-    w, primal, dual = _values(X, bias, y, C, alpha, loss, n_weights)
+    w, primal, dual = kind.values(X, bias, y, C, alpha, n_weights)
     scale = float(np.max(np.abs(w))) if w.size else 0.0
     w_error = float(np.max(np.abs(w_device - w)) / scale) if scale > 0 else 0.0
+    rule = kind.measures(fstate)[1]
+    if kind.regression:
+        rule["n_sv"] = int(np.count_nonzero(alpha))
     return Solution(
         w=w,
         n_iter=int(istate[I_ITER]),
@@ -538,10 +731,9 @@ def _solve(sub: Subproblem, loss: int, hook: Hook | None) -> Solution:
         dual=dual,
         gap=primal - dual,
         alpha=alpha,
-        solver=solver,
+        solver=kind.solver,
         figures={
-            "pg_max": float(fstate[_F_PGMAX_NEW]),
-            "pg_min": float(fstate[_F_PGMIN_NEW]),
+            **rule,
             "device": device_name,
             "threads_per_row": per_row,
             **final_launch,
@@ -585,18 +777,16 @@ def _restore_launch(launch: np.ndarray, saved: dict[str, np.ndarray]) -> None:
     launch[L_HALVINGS] = value[L_HALVINGS]
 
 
-def _end_epoch(figures, fstate, istate, eps, n_trainable, d_flags, cuda, kernels) -> None:
-    """Close an epoch on the host from its figures (max PG, min PG, rows kept, rows shrunk
-    now), as ``dcd.end_iteration``: the stopping rule, the re-check of every row before
-    stopping, the next epoch's shrinking thresholds."""
-    pgmax_new = float(figures[kernels.PG_MAX])
-    pgmin_new = float(figures[kernels.PG_MIN])
+def _end_epoch(kind, figures, fstate, istate, eps, n_trainable, d_flags) -> None:
+    """Close an epoch on the host from its figures (the rule's measures, rows kept, rows shrunk
+    now), as ``dcd.end_iteration`` and ``svr.dcd_svr_kernel`` do: the stopping rule
+    (``kind``'s), the re-check of every row before stopping, the next epoch's shrinking
+    thresholds."""
+    kernels = _kernels()
+    met = kind.record_epoch(figures, fstate, istate, eps)
     istate[I_ITER] += 1
     istate[I_SHRUNK] += int(figures[kernels.SHRUNK_NOW])
     n_active = int(figures[kernels.KEPT])
-    fstate[_F_PGMAX_NEW] = pgmax_new
-    fstate[_F_PGMIN_NEW] = pgmin_new
-    met = pgmax_new - pgmin_new <= eps and abs(pgmax_new) <= eps and abs(pgmin_new) <= eps
     if met or n_active == 0:
         if istate[I_SHRUNK] == 0:
             istate[I_ACTIVE] = n_active
@@ -608,21 +798,10 @@ def _end_epoch(figures, fstate, istate, eps, n_trainable, d_flags, cuda, kernels
         kernels.clear_shrunk[blocks, threads](d_flags)
         istate[I_SHRUNK] = 0
         istate[I_ACTIVE] = n_trainable
-        fstate[_F_PGMAX_OLD] = np.inf
-        fstate[_F_PGMIN_OLD] = -np.inf
+        kind.reset_thresholds(fstate)
         return
     istate[I_ACTIVE] = n_active
-    fstate[_F_PGMAX_OLD] = pgmax_new if pgmax_new > 0.0 else np.inf
-    fstate[_F_PGMIN_OLD] = pgmin_new if pgmin_new < 0.0 else -np.inf
-
-
-def _values(X, bias, y, C, alpha, loss, n_weights) -> tuple[np.ndarray, float, float]:
-    """(w, P(w), -f(alpha)) with w = sum_i y_i alpha_i x_i computed afresh in float64: one
-    pass for w, one for the losses (``linsvm.objective``)."""
-    w = primal_from_dual(X.indptr, X.indices, X.data, bias, y, alpha, n_weights)
-    primal = float(primal_value(X.indptr, X.indices, X.data, bias, y, C, w, loss))
-    dual = -float(svm_dual_alpha_terms(C, alpha, loss, 0.5 * sq_norm(w)))
-    return w, primal, dual
+    kind.next_thresholds(fstate)
 
 
 def _device_name(cuda) -> str:
@@ -638,4 +817,6 @@ __all__ = [
     "rows_kept_on_device",
     "solve_l1svc_dual_cuda",
     "solve_l2svc_dual_cuda",
+    "solve_l1svr_dual_cuda",
+    "solve_l2svr_dual_cuda",
 ]

@@ -103,6 +103,19 @@ def _check_targets(sub: Subproblem) -> tuple[np.ndarray, np.ndarray]:
     return y, C
 
 
+def dual_problem(sub: Subproblem) -> tuple[float, np.ndarray, np.ndarray, float]:
+    """(p, y, C, eps) of an SVR dual solve (-s 12, -s 13, on the CPU or the GPU), checked:
+    a regularised bias (-R is the primal's only), p >= 0, finite targets, eps > 0."""
+    if not sub.regularize_bias:
+        raise InvalidInputError("-R (unregularised bias) is supported by -s 11 only")
+    p = check_p(sub.option("p", DEFAULT_P))
+    y, C = _check_targets(sub)
+    eps = float(sub.eps)
+    if not (np.isfinite(eps) and eps > 0):
+        raise InvalidInputError(f"eps must be > 0, got {eps}")
+    return p, y, C, eps
+
+
 # ----------------------------------------------------------------------------- -s 11
 
 
@@ -134,6 +147,68 @@ def solve_svr_primal(sub: Subproblem, hook: Hook | None = None) -> Solution:
 
 
 # ----------------------------------------------------------------------------- -s 12/13 kernel
+
+
+@njit(cache=True, nogil=True, inline="always")
+def svr_coordinate(b, yi, dot, lambda_or_bound, h, squared, p, shrinking, gmax_old):
+    """One coordinate of the SVR dual at beta_i = b, given dot = w'x_i (``dcd_svr_kernel``'s
+    step; the GPU kernel compiles the same function).
+
+    lambda_or_bound: lambda_i under the L2 loss (``squared``), U_i under the L1 loss; h:
+    H_ii = ||x_i||^2 + lambda_i. Returns (shrunk, violation, new beta_i): shrunk when beta_i
+    sits at 0 or a bound with a gradient beyond last outer iteration's largest violation
+    ``gmax_old`` (LIBLINEAR's rule: left alone this iteration); the violation, the distance
+    of 0 from the subdifferential in the feasible directions; and the exact minimiser of
+    1/2 h d^2 + G d + p |b + d| clipped to [-U_i, U_i] (b itself for a step under 1e-12).
+    """
+    if squared:
+        lam = lambda_or_bound
+        u = np.inf
+    else:
+        lam = 0.0
+        u = lambda_or_bound
+    g = dot - yi + lam * b
+    gp = g + p
+    gn = g - p
+    violation = 0.0
+    if b == 0.0:
+        if gp < 0.0:
+            violation = -gp
+        elif gn > 0.0:
+            violation = gn
+        elif shrinking and gp > gmax_old and gn < -gmax_old:
+            return True, 0.0, b
+    elif b >= u:
+        if gp > 0.0:
+            violation = gp
+        elif shrinking and gp < -gmax_old:
+            return True, 0.0, b
+    elif b <= -u:
+        if gn < 0.0:
+            violation = -gn
+        elif shrinking and gn > gmax_old:
+            return True, 0.0, b
+    elif b > 0.0:
+        violation = abs(gp)
+    else:
+        violation = abs(gn)
+    if h > 0.0:
+        if gp < h * b:
+            step = -gp / h
+        elif gn > h * b:
+            step = -gn / h
+        else:
+            step = -b
+    else:  # an empty row, L1 loss, no bias: f linear in beta_i
+        if gp < 0.0:
+            step = u - b
+        elif gn > 0.0:
+            step = -u - b
+        else:
+            step = -b
+    if abs(step) < 1.0e-12:
+        return False, violation, b
+    return False, violation, min(max(b + step, -u), u)
 
 
 @njit(cache=True, nogil=True)
@@ -187,63 +262,16 @@ def dcd_svr_kernel(
             if use_prefetch:
                 prefetch_ahead(order, s, n_active, indptr, indices, data, rec_flat, 4)
             b = rec[i, _BETA]
-            h = rec[i, _H]
-            if l2:
-                lam = rec[i, _LAMBDA_OR_BOUND]
-                u = inf
-            else:
-                lam = 0.0
-                u = rec[i, _LAMBDA_OR_BOUND]
-            g = row_dot(indptr, indices, data, bias, i, w) - rec[i, _Y] + lam * b
-            gp = g + p
-            gn = g - p
-            # violation: distance of 0 from the subdifferential in the feasible directions
-            violation = 0.0
-            if b == 0.0:
-                if gp < 0.0:
-                    violation = -gp
-                elif gn > 0.0:
-                    violation = gn
-                elif shrinking and gp > gmax_old and gn < -gmax_old:
-                    removed[i] = 1
-                    continue
-            elif b >= u:
-                if gp > 0.0:
-                    violation = gp
-                elif shrinking and gp < -gmax_old:
-                    removed[i] = 1
-                    continue
-            elif b <= -u:
-                if gn < 0.0:
-                    violation = -gn
-                elif shrinking and gn > gmax_old:
-                    removed[i] = 1
-                    continue
-            elif b > 0.0:
-                violation = abs(gp)
-            else:
-                violation = abs(gn)
+            dot = row_dot(indptr, indices, data, bias, i, w)
+            shrunk, violation, b_new = svr_coordinate(
+                b, rec[i, _Y], dot, rec[i, _LAMBDA_OR_BOUND], rec[i, _H], l2, p, shrinking,
+                gmax_old,
+            )  # fmt: skip
+            if shrunk:
+                removed[i] = 1
+                continue
             gmax_new = max(gmax_new, violation)
             gnorm1_new += violation
-
-            # exact minimiser of 1/2 h d^2 + g d + p |b + d|, then clipped to [-u, u]
-            if h > 0.0:
-                if gp < h * b:
-                    step = -gp / h
-                elif gn > h * b:
-                    step = -gn / h
-                else:
-                    step = -b
-            else:  # an empty row, L1 loss, no bias: f linear in beta_i
-                if gp < 0.0:
-                    step = u - b
-                elif gn > 0.0:
-                    step = -u - b
-                else:
-                    step = -b
-            if abs(step) < 1.0e-12:
-                continue
-            b_new = min(max(b + step, -u), u)
             if b_new != b:
                 rec[i, _BETA] = b_new
                 row_axpy(indptr, indices, data, bias, i, b_new - b, w)
@@ -344,13 +372,7 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
     if loss not in (SVR_LOSS_L1, SVR_LOSS_L2):
         raise ValueError(f"the SVR dual solver handles losses {SVR_LOSS_L1} and {SVR_LOSS_L2}")
     solver = 12 if loss == SVR_LOSS_L2 else 13
-    if not sub.regularize_bias:
-        raise InvalidInputError("-R (unregularised bias) is supported by -s 11 only")
-    p = check_p(sub.option("p", DEFAULT_P))
-    y, C = _check_targets(sub)
-    eps = float(sub.eps)
-    if not (np.isfinite(eps) and eps > 0):
-        raise InvalidInputError(f"eps must be > 0, got {eps}")
+    p, y, C, eps = dual_problem(sub)
     X, bias = sub.X, float(sub.bias)
     n_rows = X.shape[0]
     shrinking = bool(sub.option("shrinking", True))
@@ -425,7 +447,9 @@ __all__ = [
     "solve_l2svr_dual",
     "solve_l1svr_dual",
     "solve_svr_dual",
+    "dual_problem",
     "dcd_svr_kernel",
+    "svr_coordinate",
     "prepare_svr",
     "DEFAULT_P",
     "check_p",

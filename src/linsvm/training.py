@@ -215,7 +215,7 @@ def train(
     params = solvers.check_parameter(solver, C, eps, bias, max_iter, regularize_bias)
     spec = params.spec
     n_threads = effective_n_jobs(n_jobs)
-    X = as_csr(X, n_jobs=n_threads)
+    X = as_csr(X, n_jobs=n_threads, trainable=True)
     n_rows, n_features = X.shape
     if n_rows == 0:
         raise InvalidInputError("no training data: X has 0 rows")
@@ -297,6 +297,13 @@ def train(
     resumed = Resume(resume) if resume is not None else None
     if resumed is not None:
         resumed.check(meta)
+        n_weights = problem.n_features + (1 if problem.bias >= 0 else 0)
+        resumed.check_slots(
+            problem.n_subproblems,
+            tuple(s for s in (spec.number, spec.fallback) if s is not None),
+            (len(problem.labels), n_weights) if spec.multiclass else (n_weights,),
+            ("rho",) if spec.kind == solvers.ONECLASS else (),
+        )
 
     with stop_on_signals() as stop:
         checkpointer = Checkpointer(checkpoint, checkpoint_every, meta) if checkpoint else None
@@ -673,6 +680,12 @@ class _Runner:
 
     def _finish(self, slot: int, sub: Subproblem, sol: Solution) -> Solution:
         spec = SOLVERS[sol.solver]
+        if not np.isfinite(sol.w).all():
+            # the data's values are bounded (as_csr), so only a state resumed from a damaged
+            # or crafted checkpoint gets here: an error, never a NaN model
+            where = f" (resumed from {self.resumed.path}: damaged?)" if self.resumed else ""
+            raise InvalidInputError(f"{spec.label}{_where(sub)}: the weights became NaN or "
+                                    f"infinite{where}")
         stopped_short = sol.stop_reason not in (solvers.CONVERGED, solvers.INTERRUPTED)
         if stopped_short and spec.stops_on_tolerance:
             if sol.stop_reason == solvers.MAX_ITER:
@@ -770,7 +783,7 @@ def cross_validation(
     Every fold has the same seed, so the predictions do not depend on ``n_jobs``. Ctrl-C ends
     the whole cross-validation (KeyboardInterrupt), not one of its folds.
     """
-    X = as_csr(X, n_jobs=n_jobs)
+    X = as_csr(X, n_jobs=n_jobs, trainable=True)
     X, params = map_once(X, params.get("solver", 1), params, n_jobs)
     n_rows = X.shape[0]
     y = check_labels(y, n_rows)

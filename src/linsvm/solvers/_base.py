@@ -315,7 +315,11 @@ def restore_state(
             bad = name != "fstate" and not np.isfinite(value).all()
         elif value.dtype.kind == "i" and value.size:
             bound = _INDEX_BOUNDS[name](arrays) if name in _INDEX_BOUNDS else None
-            bad = value.min() < 0 or (bound is not None and value.max() >= bound)
+            if name == "active":
+                # the dual solvers' active set: the trainable rows (counted by the fresh
+                # istate[0]) fill its head; the rest of the array is never read
+                value = value[: arrays["istate"][0]]
+            bad = value.size and (value.min() < 0 or (bound is not None and value.max() >= bound))
         else:
             bad = False
         if bad:

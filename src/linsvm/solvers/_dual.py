@@ -241,8 +241,9 @@ def start_order(sub: Subproblem, y: np.ndarray) -> tuple[int, int]:
             raise InvalidInputError(f"the state to resume from has no {missing}") from None
         except (TypeError, ValueError):
             order = (0, 0)
-        if not (1 <= order[0] <= max(sub.X.shape[0], 1) and 1 <= order[1] <= 2**20):
-            raise InvalidInputError("the state to resume from is damaged: its coordinate "
+        # what choose_order accepts, within int32 (the kernels' products of them stay exact)
+        if not all(1 <= k < 2**31 for k in order):
+            raise InvalidInputError(f"the state to resume from is damaged: its coordinate "
                                     f"order (bucket size {order[0]}, {order[1]} a group)")
         return order
     return choose_order(
@@ -291,9 +292,9 @@ def run_dual(
     A hook's stop after the iteration that met the stopping rule still counts as converged.
     """
     if sub.resume is not None:
-        # istate[I_ACTIVE] counts the rows in the active set (or the rows of a solver without
-        # one): at most the rows there are
-        rows = next(state[k].shape[0] for k in ("active", "index", "rec", "alpha") if k in state)
+        # istate[I_ACTIVE] counts the rows in the active set: at most the trainable rows,
+        # which a fresh state's count is
+        rows = int(state["istate"][I_ACTIVE])
         _base.restore_state(state, sub.resume, counts=((I_ACTIVE, rows),))
     istate = state["istate"]
     extra = {} if order is None else {"bucket_size": order[0], "buckets_per_group": order[1]}

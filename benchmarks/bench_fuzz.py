@@ -523,7 +523,7 @@ def claim_many_rows(data: bytearray, rnd: random.Random, others) -> None:
     extra = rnd.choice((10**12, 2**40, 2**31, 2**62))
     at = table_offset + 40 * k + 8 * column
     (old,) = struct.unpack_from("<q", data, at)
-    struct.pack_into("<q", data, at, old + extra)
+    struct.pack_into("<q", data, at, min(old + extra, 2**63 - 1))
     if rnd.random() < 0.5:  # the block's length as the claimed counts would make it
         c = _cache_layout()
         isz = 4 if fields[4] == b"<i4\0" else 8
@@ -731,15 +731,18 @@ def claim_huge_array(data: bytearray, rnd: random.Random, others) -> None:
     try:
         stream = io.BytesIO(raw)
         version = np.lib.format.read_magic(stream)
-        shape, fortran, dtype = np.lib.format._read_array_header(stream, version)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, fortran, dtype = read_header(stream)
     except Exception:
         return
     body = raw[stream.tell() :]
     claim = rnd.choice(((10**12,), (2**40,), (10**6, 10**6), (2**62,)))
     header = io.BytesIO()
-    np.lib.format._write_array_header(
-        header, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": fortran,
-                 "shape": claim}, version)  # fmt: skip
+    write_header = (np.lib.format.write_array_header_1_0 if version == (1, 0)
+                    else np.lib.format.write_array_header_2_0)
+    write_header(header, {"descr": np.lib.format.dtype_to_descr(dtype),
+                          "fortran_order": fortran, "shape": claim})
     members[name] = header.getvalue() + body
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
@@ -772,6 +775,11 @@ MUTATORS = {"text": TEXT_MUTATORS, "cache": CACHE_MUTATORS, "model": MODEL_MUTAT
 def make_input(kind: str, seeds: list[Seed], seed: int, i: int) -> tuple[bytes, dict, str]:
     """Input ``i`` of ``kind``: (bytes, context, a description), the same for the same seeds,
     ``seed`` and ``i``."""
+    with np.errstate(all="ignore"):  # edge values cast on purpose
+        return _make_input(kind, seeds, seed, i)
+
+
+def _make_input(kind: str, seeds: list[Seed], seed: int, i: int) -> tuple[bytes, dict, str]:
     rnd = random.Random(f"{seed}/{kind}/{i}")
     base = rnd.choice(seeds)
     data = bytearray(base.data)
@@ -780,7 +788,14 @@ def make_input(kind: str, seeds: list[Seed], seed: int, i: int) -> tuple[bytes, 
     steps = []
     for _ in range(rnd.choice((1, 1, 1, 2, 3))):
         mutator = rnd.choice(MUTATORS[kind])
-        mutator(data, rnd, others)
+        before = bytes(data)
+        try:
+            mutator(data, rnd, others)
+        except (ValueError, OverflowError, struct.error, IndexError, TypeError, KeyError,
+                AttributeError):
+            # the file no longer has what this mutation edits (an earlier one damaged it)
+            data[:] = before
+            continue
         steps.append(mutator.__name__)
     if kind == "text":
         context = dict(rnd.choice(TEXT_OPTIONS))

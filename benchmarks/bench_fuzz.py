@@ -936,7 +936,7 @@ def run_input(kind: str, path: str, context: dict, size: int) -> tuple[str, int]
 class Tally:
     outcomes: Counter = field(default_factory=Counter)
     failures: list = field(default_factory=list)  # (i, description, outcome, bytes, context)
-    max_ratio: float = 0.0  # the largest traced peak over the file's size
+    max_peak: int = 0  # the largest traced peak of an input, bytes
     seconds: float = 0.0
 
 
@@ -978,7 +978,7 @@ def _warm_up(kind: str, seeds: list[Seed], folder: Path) -> None:
 
 def _count(tally: Tally, i, what, outcome, peak, data, context) -> None:
     tally.outcomes["FAIL" if outcome.startswith("FAIL") else outcome] += 1
-    tally.max_ratio = max(tally.max_ratio, peak / max(len(data), 1))
+    tally.max_peak = max(tally.max_peak, peak)
     if outcome.startswith("FAIL"):
         tally.failures.append((i, what, outcome, data, context))
 
@@ -1101,13 +1101,13 @@ def report(tallies: dict[str, Tally], args, seed_counts: dict[str, int]) -> list
          f"failures: {total_fail}"],
     )
     classes = sorted({c for t in tallies.values() for c in t.outcomes} - {"FAIL"})
-    header = ["loader", "seed files", "inputs", *classes, "failures", "largest peak / file",
+    header = ["loader", "seed files", "inputs", *classes, "failures", "largest traced peak",
               "seconds"]
     rows = []
     for kind, t in tallies.items():
         rows.append([kind, seed_counts[kind], sum(t.outcomes.values()),
                      *(t.outcomes.get(c, 0) for c in classes), t.outcomes.get("FAIL", 0),
-                     f"{t.max_ratio:.1f}", f"{t.seconds:.0f}"])
+                     f"{t.max_peak / 2**20:.1f} MiB", f"{t.seconds:.0f}"])
     lines += ["## Outcomes by loader", "", *markdown_table(header, rows), ""]
     lines += [
         "`ok`: the loader returned a result that meets its contract (canonical CSR inside its "

@@ -281,3 +281,32 @@ class _Choice:
     def choice(self, options):
         options = list(options)
         return self.member if self.member in options else self.claim
+
+
+REGRESSIONS = sorted((REPO / "tests" / "fuzz_regressions").glob("*.json"))
+
+
+@pytest.mark.parametrize("found", REGRESSIONS, ids=lambda p: p.stem)
+def test_inputs_that_found_bugs_end_in_one_line_errors(found):
+    """Files the benchmark's mutators made that failed before the fix (the JSON beside each
+    says how it was made, what it did and what it is resumed on): an encrypted, patched or
+    newer-version zip member (NotImplementedError / RuntimeError from zipfile), a state whose
+    values made a kernel divide by zero (ZeroDivisionError)."""
+    info = json.loads(found.read_text())
+    kind = found.name.split("-")[0]
+    path = found.with_suffix(bench_fuzz.SUFFIX[kind])
+    with pytest.raises(linsvm.LinsvmError) as error:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            bench_fuzz.LOADERS[kind](str(path), info["context"])
+    assert "\n" not in str(error.value)
+
+
+def test_newton_history_longer_than_max_iter_is_refused(tmp_path):
+    """An 80 MB history (10^7 values) in a valid archive: the Newton solver built a Python
+    list of it before anything was checked (MemoryError under the address-space limit)."""
+    X, y, path, entries, meta = _checkpoint(tmp_path, solver=0, stop_after=1)
+    entries["0/state/history"] = np.zeros(5 * 1001)  # a row per iteration, cap 1000
+    _rewrite(path, entries, meta)
+    with pytest.raises(InvalidInputError, match="state to resume from is damaged"):
+        _resume(X, y, path, solver=0)

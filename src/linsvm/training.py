@@ -644,12 +644,23 @@ class _Runner:
         iterations_before = 0
         if self.resumed is not None and slot in self.resumed.running:
             running, iterations_before, state = self.resumed.running[slot]
-            if running == spec.number:
-                sub = sub.but(resume=state)
-            else:  # the fallback was running
-                sol = self._fallback(slot, sub, None, iterations_before, state)
-                return self._finish(slot, sub, sol)
+            try:
+                if running != spec.number:  # the fallback was running
+                    sol = self._fallback(slot, sub, None, iterations_before, state)
+                    return self._finish(slot, sub, sol)
+                sol = spec.solve(sub.but(resume=state), self.hook(slot, spec.number, 0))
+            except ArithmeticError as error:
+                # the kernels divide only by what the data and options keep away from zero
+                # (checked at the edge): a state that makes them divide by zero is damaged
+                raise InvalidInputError(
+                    f"{spec.label}{_where(sub)}: the state resumed from {self.resumed.path} is "
+                    f"damaged ({type(error).__name__})"
+                ) from None
+            return self._after_solve(slot, sub, spec, sol)
         sol = spec.solve(sub, self.hook(slot, spec.number, 0))
+        return self._after_solve(slot, sub, spec, sol)
+
+    def _after_solve(self, slot: int, sub: Subproblem, spec: SolverSpec, sol: Solution):
         sol.solver = spec.number
         if sol.stop_reason == solvers.MAX_ITER and spec.fallback is not None:
             _warn(sub, spec, sol, f"switching to -s {spec.fallback} (the same loss, in the primal)")

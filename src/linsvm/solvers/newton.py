@@ -841,7 +841,9 @@ def _newton_loop(
                 or numbers[2].shape != () or numbers[3].shape != ()
                 or any(a.shape != () or a.dtype.kind != "i" or a < 0 for a in counts)
                 or int(state["stop"]) not in (_RUNNING, *_STOP_REASONS)
-                or np.size(state["history"]) % 5):  # fmt: skip
+                # one row of 5 per Newton iteration, at most max_iter of them
+                or np.size(state["history"]) % 5 or np.size(state["history"]) > 5 * max_iter):
+            # fmt: skip
             raise InvalidInputError("the state to resume from is damaged")
         w[:] = state["w"]
         z[:] = state["z"]

@@ -6,6 +6,12 @@ Run from the repository root::
     python -m benchmarks.bench_fuzz [--inputs 20000] [--kinds text,cache,model,checkpoint]
         [--seed 0] [--timeout 30] [--failures DIR] [--out benchmarks/RESULTS-fuzz.md]
 
+and, coverage-guided, one loader at a time with atheris installed in a separate environment
+(not a dependency; e.g. ``python -m venv .venv-fuzz && .venv-fuzz/bin/pip install atheris``
+with linsvm's dependencies visible to it)::
+
+    .venv-fuzz/bin/python -m benchmarks.bench_fuzz --atheris KIND SECONDS CORPUS_DIR
+
 Four loaders, each fed ``--inputs`` files made from valid seed files (built here, small) by
 one to three mutations:
 
@@ -1127,9 +1133,50 @@ def report(tallies: dict[str, Tally], args, seed_counts: dict[str, int]) -> list
     return lines
 
 
+def _atheris_main(kind: str, seconds: int, corpus: Path) -> int:
+    """Coverage-guided fuzzing of one loader with atheris (libFuzzer), from the seed files:
+    the Python code is instrumented once the seeds have compiled the kernels. Any
+    exception but a linsvm error, or a broken contract, stops it with the input saved by
+    libFuzzer (crash-*). Needs ``pip install atheris`` (not a dependency of linsvm)."""
+    import atheris
+
+    from linsvm import LinsvmError
+
+    corpus.mkdir(parents=True, exist_ok=True)
+    seeds = build_seeds(corpus.parent / "seeds", (kind,))[kind]
+    for s in seeds:
+        (corpus / f"seed-{s.name}").write_bytes(s.data)
+    context = seeds[0].context
+    path = str(corpus.parent / f"atheris-input{SUFFIX[kind]}")
+    tracemalloc.start()
+    _warm_up(kind, seeds, corpus.parent)  # kernels compiled before their bytecode is touched
+    tracemalloc.stop()
+    atheris.instrument_all()  # the Python code loaded (a kernel compiled already keeps its code)
+
+    def one_input(data: bytes) -> None:
+        Path(path).write_bytes(data)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                LOADERS[kind](path, context)
+        except LinsvmError as exc:
+            if "\n" in str(exc):
+                raise AssertionError(f"a message of several lines: {exc!r}") from None
+
+    atheris.Setup([sys.argv[0], f"-max_total_time={seconds}", "-rss_limit_mb=4096",
+                   "-max_len=200000", str(corpus)], one_input)
+    atheris.Fuzz()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    if "--worker" in (argv if argv is not None else sys.argv):
+    args = argv if argv is not None else sys.argv
+    if "--worker" in args:
         return _worker_main()
+    if "--atheris" in args:
+        at = args.index("--atheris")
+        kind, seconds, corpus = args[at + 1], int(args[at + 2]), Path(args[at + 3])
+        return _atheris_main(kind, seconds, corpus)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--inputs", type=int, default=20000)
     parser.add_argument("--kinds", default=",".join(KINDS))

@@ -166,11 +166,16 @@ def _read_arrays(path: str) -> dict[str, np.ndarray]:
                     or info.flag_bits & 0x61 or info.extract_version > zipfile.MAX_EXTRACT_VERSION:
                 raise ValueError(f"member {info.filename!r} is not a stored .npy array")
             with archive.open(info) as member:
-                version = np.lib.format.read_magic(member)
-                if version == (1, 0):
-                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
-                else:
-                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(member)
+                try:
+                    version = np.lib.format.read_magic(member)
+                    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                                   else np.lib.format.read_array_header_2_0)
+                    shape, fortran, dtype = read_header(member)
+                except Exception as error:
+                    # NumPy parses the header's text with Python's tokenizer, whose errors
+                    # (tokenize.TokenError, SyntaxError, ...) are not all ValueErrors
+                    raise ValueError(f"member {info.filename!r}: bad .npy header "
+                                     f"({type(error).__name__})") from None
                 n_bytes = math.prod(shape) * dtype.itemsize
                 if dtype.kind not in _ARRAY_KINDS or dtype.fields is not None \
                         or n_bytes != info.file_size - member.tell():

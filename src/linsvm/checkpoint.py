@@ -150,23 +150,105 @@ class Checkpointer:
         self.last_write = time.monotonic()
 
 
+# What a checkpoint's arrays may be: numbers and flags (no objects, strings or records).
+_ARRAY_KINDS = "biuf"
+
+
+def _read_arrays(path: str) -> dict[str, np.ndarray]:
+    """The archive's arrays by name, each checked before it is read: a stored member (as
+    ``np.savez`` writes them) whose ``.npy`` header describes exactly the bytes that follow,
+    so that no header can make the reader allocate more than the file holds."""
+    arrays = {}
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            # stored, unencrypted, no patch data (flag bits 0, 5, 6), a version zipfile reads
+            if info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy") \
+                    or info.flag_bits & 0x61 or info.extract_version > zipfile.MAX_EXTRACT_VERSION:
+                raise ValueError(f"member {info.filename!r} is not a stored .npy array")
+            with archive.open(info) as member:
+                try:
+                    version = np.lib.format.read_magic(member)
+                    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                                   else np.lib.format.read_array_header_2_0)
+                    shape, fortran, dtype = read_header(member)
+                except Exception as error:
+                    # NumPy parses the header's text with Python's tokenizer, whose errors
+                    # (tokenize.TokenError, SyntaxError, ...) are not all ValueErrors
+                    raise ValueError(f"member {info.filename!r}: bad .npy header "
+                                     f"({type(error).__name__})") from None
+                n_bytes = math.prod(shape) * dtype.itemsize
+                if dtype.kind not in _ARRAY_KINDS or dtype.fields is not None \
+                        or n_bytes != info.file_size - member.tell():
+                    raise ValueError(f"member {info.filename!r}: a header of {dtype}"
+                                     f"{list(shape)} over {info.file_size} bytes")
+                # read to the end, so that the zip's CRC-32 of the member is checked
+                data = member.read()
+            array = np.frombuffer(data, dtype=dtype, count=math.prod(shape)).copy()
+            arrays[info.filename[: -len(".npy")]] = array.reshape(
+                shape, order="F" if fortran else "C")
+    return arrays
+
+
+def _integer(value: Any, low: int = 0) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
+def _figure(value: Any) -> bool:
+    """A number as `_scalar` writes it: a JSON number, or the text of a non-finite one."""
+    if isinstance(value, str):
+        return value in ("nan", "inf", "-inf")
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_slots(meta: Any) -> str | None:
+    """What is wrong with the checkpoint's meta beyond its fingerprint (None: nothing)."""
+    if not isinstance(meta, dict) or not isinstance(meta.get("slots"), dict):
+        return "no slots"
+    for key, info in meta["slots"].items():
+        if not key.isdigit() or len(key) > 9 or not isinstance(info, dict):
+            return f"slot {key!r}"
+        if info.get("finished") is True:
+            ok = (_integer(info.get("n_iter")) and isinstance(info.get("converged"), bool)
+                  and isinstance(info.get("stop_reason"), str) and _integer(info.get("solver"))
+                  and all(_figure(info.get(name)) for name in ("primal", "dual", "gap"))
+                  and isinstance(info.get("figures"), dict))  # fmt: skip
+        else:
+            ok = (info.get("finished") is False and _integer(info.get("solver"))
+                  and _integer(info.get("iterations_before")))  # fmt: skip
+        if not ok:
+            return f"slot {key}"
+    return None
+
+
 class Resume:
-    """A loaded checkpoint: per sub-problem, its finished Solution or its solver state."""
+    """A loaded checkpoint: per sub-problem, its finished Solution or its solver state.
+
+    What is loaded is checked for what could make the run misbehave rather than fail with a
+    one-line error: every array a plain number array whose header matches its bytes (read
+    without trusting its claimed size), the meta's fields of the expected types; `check`
+    then ties it to the run (fingerprint, options, sub-problems and solvers), and each
+    solver checks the state it resumes from (`solvers._base.restore_state`).
+    """
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = os.fspath(path)
         try:
-            with np.load(self.path, allow_pickle=False) as archive:
-                entries = {name: archive[name] for name in archive.files}
+            entries = _read_arrays(self.path)
             meta = json.loads(entries.pop("meta").tobytes().decode())
         except FileNotFoundError:
             raise InvalidInputError(f"checkpoint {self.path}: no such file") from None
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, RecursionError,
+                NotImplementedError) as error:  # fmt: skip  (zipfile: features it lacks)
+            what = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise InvalidInputError(
-                f"checkpoint {self.path}: not a linsvm checkpoint or damaged ({error})"
+                f"checkpoint {self.path}: not a linsvm checkpoint or damaged ({what})"
             ) from None
-        if meta.get("format") != FORMAT or meta.get("version") != VERSION:
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT \
+                or meta.get("version") != VERSION:
             raise InvalidInputError(f"checkpoint {self.path}: not a linsvm checkpoint")
+        problem = _check_slots(meta)
+        if problem is not None:
+            raise InvalidInputError(f"checkpoint {self.path}: damaged ({problem})")
         self.meta = meta
         self.finished: dict[int, Solution] = {}
         self.running: dict[int, tuple[int, int, dict[str, np.ndarray]]] = {}
@@ -178,6 +260,9 @@ class Resume:
                 if name.startswith(f"{key}/")
             }
             if info["finished"]:
+                if "w" not in mine:
+                    raise InvalidInputError(f"checkpoint {self.path}: damaged (slot {key} "
+                                            "has no weights)")
                 figures: dict[str, Any] = dict(info["figures"])
                 for name, value in mine.items():
                     if name.startswith("figure/"):
@@ -201,6 +286,32 @@ class Resume:
                     if name.startswith("state/")
                 }
                 self.running[slot] = (info["solver"], info["iterations_before"], state)
+
+    def check_slots(self, n_slots: int, solvers: tuple[int, ...], shape_of_w: tuple[int, ...],
+                    figures: tuple[str, ...] = ()) -> None:
+        """Refuse sub-problems the run does not have, solvers it would not run (``solvers``:
+        its own and its fallback), finished weights of another shape than ``shape_of_w`` or
+        not finite, and finished solutions without the finite ``figures`` the model takes
+        from them (one-class: rho), naming the first."""
+        for slot in sorted({*self.finished, *self.running}):
+            if slot >= n_slots:
+                raise InvalidInputError(f"checkpoint {self.path}: damaged (sub-problem {slot} "
+                                        f"of a run of {n_slots})")
+        for slot, (solver, _, _) in self.running.items():
+            if solver not in solvers:
+                raise InvalidInputError(f"checkpoint {self.path}: damaged (sub-problem {slot} "
+                                        f"ran solver {solver})")
+        for slot, sol in self.finished.items():
+            alpha_ok = sol.alpha is None or (sol.alpha.dtype == np.float64
+                                             and bool(np.isfinite(sol.alpha).all()))
+            figures_ok = all(
+                isinstance(sol.figures.get(name), int | float) and math.isfinite(sol.figures[name])
+                for name in figures
+            )
+            if sol.solver not in solvers or sol.w.shape != shape_of_w or not figures_ok \
+                    or sol.w.dtype != np.float64 or not np.isfinite(sol.w).all() or not alpha_ok:
+                raise InvalidInputError(f"checkpoint {self.path}: damaged (the solution of "
+                                        f"sub-problem {slot})")
 
     def check(self, meta: dict[str, Any]) -> None:
         """Refuse a checkpoint of another problem or of other options, naming what differs."""

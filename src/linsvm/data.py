@@ -7,6 +7,7 @@ converted once here, with clear errors for what cannot be trained on.
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -20,44 +21,80 @@ _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
+# Training refuses float64 values of this magnitude or more: every solver forms x'x (a sum of
+# squares) and y w'x, and a square of 2^500 (about 3.3e150) or more, summed over a row, can
+# overflow float64 (2^1024) and turn the model NaN. float32 values (up to 2^128) are far below.
+TRAINABLE_MAX = 2.0**500
+
+
 @njit(cache=True, nogil=True)
-def _any_nonfinite(bits, exponent) -> bool:
+def _any_at_least(bits, mask, threshold) -> bool:
     """Whether any of the floats whose bit patterns are ``bits`` (uint64 for float64, uint32
-    for float32) is NaN or infinite: its exponent bits (``exponent``) all set. An OR over
-    integer tests, with no early exit, so the loop runs in SIMD lanes (a test of np.isfinite
-    per value with a return took 13 ms on pypi-recent's 9.4M values)."""
+    for float32) has its exponent bits (``bits & mask``) at or above ``threshold``: with the
+    all-ones exponent, NaN or infinite; with a lower one, also that large. An OR over integer
+    tests, with no early exit, so the loop runs in SIMD lanes (a test of np.isfinite per value
+    with a return took 13 ms on pypi-recent's 9.4M values)."""
     found = False
     for b in bits:
-        found |= (b & exponent) == exponent
+        found |= (b & mask) >= threshold
     return found
 
 
-def all_finite(values: np.ndarray, n_jobs: int | None = -1) -> bool:
-    """Whether a float32/float64 array holds no NaN or infinity; in ``n_jobs`` threads over
-    contiguous parts when it is large (the answer does not depend on them)."""
+def all_finite(values: np.ndarray, n_jobs: int | None = -1, below: float | None = None) -> bool:
+    """Whether a float32/float64 array holds no NaN or infinity (and, with ``below``, a power
+    of two, no value of that magnitude or more); in ``n_jobs`` threads over contiguous parts
+    when it is large (the answer does not depend on them)."""
     if values.dtype == np.float32:
-        bits, exponent = values.view(np.uint32), np.uint32(0x7F800000)
+        bits, mask = values.view(np.uint32), np.uint32(0x7F800000)
+        threshold = mask if below is None or below >= 2.0**128 else np.uint32(
+            (int(math.log2(below)) + 127) << 23)
     else:
-        bits, exponent = values.view(np.uint64), np.uint64(0x7FF0000000000000)
+        bits, mask = values.view(np.uint64), np.uint64(0x7FF0000000000000)
+        threshold = mask if below is None else np.uint64((int(math.log2(below)) + 1023) << 52)
     n_parts = min(effective_n_jobs(n_jobs), max(1, bits.shape[0] // PARALLEL_MIN_NNZ))
     if n_parts <= 1:
-        return not _any_nonfinite(bits, exponent)
+        return not _any_at_least(bits, mask, threshold)
     cuts = [bits.shape[0] * k // n_parts for k in range(n_parts + 1)]
     with ThreadPoolExecutor(max_workers=n_parts) as pool:
-        found = pool.map(lambda k: _any_nonfinite(bits[cuts[k] : cuts[k + 1]], exponent),
-                         range(n_parts))  # fmt: skip
+        found = pool.map(
+            lambda k: _any_at_least(bits[cuts[k] : cuts[k + 1]], mask, threshold), range(n_parts)
+        )
         return not any(list(found))
 
 
+def _first_bad_value(X: sp.csr_matrix, name: str, below: float | None) -> InvalidInputError:
+    """The error naming the first value of X (row and column, 0-based) that is NaN or
+    infinite, or (``below``) too large to train on."""
+    data = X.data
+    bad = ~np.isfinite(data)
+    if below is not None:
+        bad |= np.abs(data) >= below
+    p = int(np.flatnonzero(bad)[0])
+    row = int(np.searchsorted(X.indptr, p, side="right")) - 1
+    where = f"row {row}, column {int(X.indices[p])}"
+    if np.isfinite(data[p]):
+        return InvalidInputError(
+            f"{name} holds {float(data[p]):.3g} ({where}): values of magnitude 2^500 (3.3e150) "
+            "or more overflow float64 in training; scale the features"
+        )
+    return InvalidInputError(f"{name} contains NaN or infinity ({where})")
+
+
 def as_csr(
-    X, *, name: str = "X", check_finite: bool = True, n_jobs: int | None = -1
+    X,
+    *,
+    name: str = "X",
+    check_finite: bool = True,
+    n_jobs: int | None = -1,
+    trainable: bool = False,
 ) -> sp.csr_matrix:
     """X (any SciPy sparse matrix/array or 2-D array-like) as canonical CSR of float32/float64.
 
     CSR input with sorted indices, no duplicates, a float32/float64 dtype and int32/int64
     indices is returned as is (same arrays, no copy). ``check_finite=False`` leaves the check
     for NaN and infinity to a caller whose own pass over the values reveals them; ``n_jobs``:
-    threads for that check (``all_finite``).
+    threads for that check (``all_finite``). ``trainable``: also refuse values of magnitude
+    ``TRAINABLE_MAX`` or more (in the same pass). The error names the first bad value's row.
     """
     if sp.issparse(X) or np.iscomplexobj(X):
         if np.iscomplexobj(X):
@@ -87,8 +124,9 @@ def as_csr(
             except (TypeError, ValueError) as exc:
                 raise InvalidInputError(f"{name} must be numeric: {exc}") from None
         X = sp.csr_matrix(arr)
-    if check_finite and not all_finite(X.data, n_jobs):
-        raise InvalidInputError(f"{name} contains NaN or infinity")
+    below = TRAINABLE_MAX if trainable else None
+    if check_finite and not all_finite(X.data, n_jobs, below):
+        raise _first_bad_value(X, name, below)
     return X
 
 
@@ -102,7 +140,7 @@ def check_labels(y, n_rows: int) -> np.ndarray:
     if y.shape[0] != n_rows:
         raise InvalidInputError(f"X has {n_rows} rows but y has {y.shape[0]} labels")
     if y.dtype.kind == "f" and not np.isfinite(y).all():
-        raise InvalidInputError("y contains NaN or infinity")
+        raise InvalidInputError(f"y contains NaN or infinity (row {np.argmin(np.isfinite(y))})")
     if y.dtype.kind not in "biufUSO":
         raise InvalidInputError(f"labels of dtype {y.dtype} are not supported")
     if y.dtype.kind == "O":
@@ -125,7 +163,9 @@ def check_sample_weight(sample_weight, n_rows: int) -> np.ndarray | None:
     if sw.shape != (n_rows,):
         raise InvalidInputError(f"sample_weight must have shape ({n_rows},), got {sw.shape}")
     if not np.isfinite(sw).all():
-        raise InvalidInputError("sample_weight contains NaN or infinity")
+        raise InvalidInputError(
+            f"sample_weight contains NaN or infinity (row {np.argmin(np.isfinite(sw))})"
+        )
     if (sw < 0).any():
         raise InvalidInputError("sample_weight must be >= 0")
     return sw

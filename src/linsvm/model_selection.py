@@ -111,7 +111,7 @@ def find_parameter_C(
             "warm-start parameter search only available for "
             + list_where(lambda spec: bool(spec.c_search), flags=True)
         )
-    X = as_csr(X, n_jobs=n_jobs)
+    X = as_csr(X, n_jobs=n_jobs, trainable=True)
     X, params = map_once(X, solver, params, n_jobs)  # C's start is computed on phi(X)
     n_rows = X.shape[0]
     y = check_labels(y, n_rows)

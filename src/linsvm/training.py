@@ -229,7 +229,7 @@ def train(
         if map_mode == "auto":
             map_mode = "materialise"
     n_threads = effective_n_jobs(n_jobs)
-    X = as_csr(X, n_jobs=n_threads)
+    X = as_csr(X, n_jobs=n_threads, trainable=True)
     n_rows, n_features = X.shape
     if n_rows == 0:
         raise InvalidInputError("no training data: X has 0 rows")
@@ -313,6 +313,13 @@ def train(
     resumed = Resume(resume) if resume is not None else None
     if resumed is not None:
         resumed.check(meta)
+        n_weights = problem.n_features + (1 if problem.bias >= 0 else 0)
+        resumed.check_slots(
+            problem.n_subproblems,
+            tuple(s for s in (spec.number, spec.fallback) if s is not None),
+            (len(problem.labels), n_weights) if spec.multiclass else (n_weights,),
+            ("rho",) if spec.kind == solvers.ONECLASS else (),
+        )
 
     with stop_on_signals() as stop, _rows_on(device, X):
         checkpointer = Checkpointer(checkpoint, checkpoint_every, meta) if checkpoint else None
@@ -664,12 +671,25 @@ class _Runner:
         iterations_before = 0
         if self.resumed is not None and slot in self.resumed.running:
             running, iterations_before, state = self.resumed.running[slot]
-            if running == spec.number:
-                sub = sub.but(resume=state)
-            else:  # the fallback was running
-                sol = self._fallback(slot, sub, None, iterations_before, state)
-                return self._finish(slot, sub, sol)
+            try:
+                if running != spec.number:  # the fallback was running
+                    sol = self._fallback(slot, sub, None, iterations_before, state)
+                    return self._finish(slot, sub, sol)
+                sol = spec.solve_on(self.device)(
+                    sub.but(resume=state), self.hook(slot, spec.number, 0)
+                )
+            except ArithmeticError as error:
+                # the kernels divide only by what the data and options keep away from zero
+                # (checked at the edge): a state that makes them divide by zero is damaged
+                raise InvalidInputError(
+                    f"{spec.label}{_where(sub)}: the state resumed from {self.resumed.path} is "
+                    f"damaged ({type(error).__name__})"
+                ) from None
+            return self._after_solve(slot, sub, spec, sol)
         sol = spec.solve_on(self.device)(sub, self.hook(slot, spec.number, 0))
+        return self._after_solve(slot, sub, spec, sol)
+
+    def _after_solve(self, slot: int, sub: Subproblem, spec: SolverSpec, sol: Solution):
         sol.solver = spec.number
         if sol.stop_reason == solvers.MAX_ITER and spec.fallback is not None:
             _warn(sub, spec, sol, f"switching to -s {spec.fallback} (the same loss, in the primal)")
@@ -700,6 +720,12 @@ class _Runner:
 
     def _finish(self, slot: int, sub: Subproblem, sol: Solution) -> Solution:
         spec = SOLVERS[sol.solver]
+        if not np.isfinite(sol.w).all():
+            # the data's values are bounded (as_csr), so only a state resumed from a damaged
+            # or crafted checkpoint gets here: an error, never a NaN model
+            where = f" (resumed from {self.resumed.path}: damaged?)" if self.resumed else ""
+            raise InvalidInputError(f"{spec.label}{_where(sub)}: the weights became NaN or "
+                                    f"infinite{where}")
         stopped_short = sol.stop_reason not in (solvers.CONVERGED, solvers.INTERRUPTED)
         if stopped_short and spec.stops_on_tolerance:
             if sol.stop_reason == solvers.MAX_ITER:
@@ -797,7 +823,7 @@ def cross_validation(
     Every fold has the same seed, so the predictions do not depend on ``n_jobs``. Ctrl-C ends
     the whole cross-validation (KeyboardInterrupt), not one of its folds.
     """
-    X = as_csr(X, n_jobs=n_jobs)
+    X = as_csr(X, n_jobs=n_jobs, trainable=True)
     X, params = map_once(X, params.get("solver", 1), params, n_jobs)
     n_rows = X.shape[0]
     y = check_labels(y, n_rows)

@@ -63,9 +63,10 @@ The header is written last, once the whole text has been read (n_features is kno
 and the file is renamed over the target only when complete: a cache is either whole or absent.
 A truncated, foreign or newer file, or a damaged header or table, is refused
 (`CacheFormatError`) when it is opened; a block's checksum and structure (indptr from 0 to nnz
-without decreasing, columns ascending within a row and below n_features) are checked before its
-rows are first served, and again when they are served after the block was released (each
-outer iteration of block minimisation): a file changed while it is in use is refused at the
+without decreasing, columns ascending within a row and below n_features, labels and values
+finite) are checked before its rows are first served, and again when they are served after the
+block was released (each outer iteration of block minimisation) or when a block read in pieces
+has its first rows read (once a pass): a file changed while it is in use is refused at the
 next read of a changed block, one truncated at the next read of any block (not a SIGBUS).
 The checksums catch damage, not forgery; the structure check is what keeps a crafted file
 from making a kernel read outside its arrays.
@@ -85,6 +86,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..data import all_finite
 from ..errors import DataFormatError, InvalidInputError
 from ..parallel import effective_n_jobs
 from . import libsvm as _libsvm
@@ -479,6 +481,19 @@ def _first_bad_row(indptr: np.ndarray, indices: np.ndarray, n_features: int) -> 
     return -1
 
 
+def _first_nonfinite_row(y: np.ndarray, indptr: np.ndarray, data: np.ndarray) -> int:
+    """The first row (0-based in its block) whose label or a value is NaN or infinite, or -1.
+    indptr already checked (``_first_bad_row``)."""
+    if all_finite(y, 1) and all_finite(data, 1):
+        return -1
+    rows = np.flatnonzero(~np.isfinite(y))
+    first = int(rows[0]) if rows.size else y.shape[0]
+    values = np.flatnonzero(~np.isfinite(data))
+    if values.size:
+        first = min(first, int(np.searchsorted(indptr, values[0], side="right")) - 1)
+    return first
+
+
 class Cache:
     """An open cache file (see the module's docstring for the format).
 
@@ -577,6 +592,12 @@ class Cache:
             if bad != -1:
                 where = "indptr" if bad == -2 else f"row {self.row_starts[k] + bad}"
                 raise CacheFormatError(self.path, f"block {k} is invalid ({where})")
+            # no text gives a NaN or infinite label or value (the text reader refuses them):
+            # a block holding one was not written by write_cache
+            bad = _first_nonfinite_row(arrays[0], arrays[1], arrays[3])
+            if bad != -1:
+                raise CacheFormatError(self.path, f"block {k} is invalid (row "
+                                                  f"{self.row_starts[k] + bad}: NaN or infinity)")
             self._verified[k] = True
         return arrays
 

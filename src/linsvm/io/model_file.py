@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import collections
 import io
+import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -242,9 +243,17 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
     def take_number(what: str, kind=int):
         tok = take(what)
         try:
-            return kind(tok)
+            value = kind(tok)
         except ValueError:
-            raise ModelFormatError(f"{name}: bad {what} {tok!r}") from None
+            value = None
+        # LIBLINEAR's fields are C ints (decimal digits; not Python's "1_000" or "١") and
+        # finite doubles
+        if value is None or (kind is int and not (tok.lstrip("+-").isascii()
+                                                  and tok.lstrip("+-").isdigit()
+                                                  and -(2**31) <= value < 2**31)) or (
+                kind is float and not math.isfinite(value)):
+            raise ModelFormatError(f"{name}: bad {what} {tok!r}")
+        return value
 
     if tokens[:1] == ["feature_map"]:
         # linsvm's extension: key/value pairs up to solver_type (checked by the Model)

@@ -275,9 +275,33 @@ def copy_state(**arrays: Any) -> dict[str, np.ndarray]:
     return {name: np.array(value, copy=True) for name, value in arrays.items()}
 
 
-def restore_state(arrays: dict[str, np.ndarray], saved: dict[str, np.ndarray]) -> None:
+# Integer arrays of the solvers' states that index other arrays, and the bound of their
+# values taken from the live (fresh) state: the kernels do not check bounds, so a checkpoint's
+# values are checked here (rows, features or classes).
+_INDEX_BOUNDS: dict[str, Callable[[dict[str, np.ndarray]], int]] = {
+    "active": lambda live: live["active"].shape[0],  # rows (dual solvers; length max(l, 1))
+    "index": lambda live: live["index"].shape[0],  # rows (-s 4) or features (-s 5, 6, pcd)
+    "order": lambda live: live["order"].shape[0],  # rows (SGD-S/M)
+    "alpha_index": lambda live: live["alpha_index"].shape[1],  # classes (-s 4)
+    "y_index": lambda live: live["alpha_index"].shape[1],
+    "n_act_row": lambda live: live["alpha_index"].shape[1] + 1,
+}
+
+
+def restore_state(
+    arrays: dict[str, np.ndarray],
+    saved: dict[str, np.ndarray],
+    counts: tuple[tuple[int, int], ...] = (),
+) -> None:
     """Overwrite a fresh solve's state ``arrays`` with a checkpoint's (``saved``, as captured
-    by ``Progress.state()``), checking that each is there with the same shape and dtype."""
+    by ``Progress.state()``), checking that each is there with the same shape and dtype and
+    holds what a solver could have left there: finite floats (``fstate`` aside, where NaN
+    and infinity stand for "not measured yet" and "no bound yet"), integers >= 0 (counters,
+    flags, positions; ``rng`` aside), positions within the arrays they index
+    (``_INDEX_BOUNDS``) and, for ``counts`` ((position in istate, bound) pairs), counts of
+    active coordinates within their arrays.
+    A checkpoint is a file a user may be handed: this keeps a damaged or crafted one from
+    making a kernel read or write outside its arrays, or loop without end."""
     for name, live in arrays.items():
         if name not in saved:
             raise InvalidInputError(f"the state to resume from has no {name!r}")
@@ -287,4 +311,24 @@ def restore_state(arrays: dict[str, np.ndarray], saved: dict[str, np.ndarray]) -
                 f"the state to resume from does not fit this problem: {name!r} is "
                 f"{value.dtype}{list(value.shape)}, expected {live.dtype}{list(live.shape)}"
             )
-        live[...] = value
+        if value.dtype.kind == "f":
+            bad = name != "fstate" and not np.isfinite(value).all()
+        elif value.dtype.kind == "i" and value.size:
+            bound = _INDEX_BOUNDS[name](arrays) if name in _INDEX_BOUNDS else None
+            if name == "active":
+                # the dual solvers' active set: the trainable rows (counted by the fresh
+                # istate[0]) fill its head; the rest of the array is never read
+                value = value[: arrays["istate"][0]]
+            bad = value.size and (value.min() < 0 or (bound is not None and value.max() >= bound))
+        else:
+            bad = False
+        if bad:
+            raise InvalidInputError(f"the state to resume from is damaged: {name!r} holds "
+                                    "values no solver leaves there")
+    for name, live in arrays.items():
+        live[...] = np.asarray(saved[name])
+    istate = arrays.get("istate")
+    for position, bound in counts:
+        if istate is not None and istate[position] > bound:
+            raise InvalidInputError("the state to resume from is damaged: 'istate' counts "
+                                    f"{istate[position]} active coordinates of {bound}")

@@ -236,9 +236,16 @@ def start_order(sub: Subproblem, y: np.ndarray) -> tuple[int, int]:
     from the options ``bucket_size`` and ``buckets_per_group`` (None: automatic)."""
     if sub.resume is not None:
         try:
-            return int(sub.resume["bucket_size"]), int(sub.resume["buckets_per_group"])
+            order = int(sub.resume["bucket_size"]), int(sub.resume["buckets_per_group"])
         except KeyError as missing:
             raise InvalidInputError(f"the state to resume from has no {missing}") from None
+        except (TypeError, ValueError):
+            order = (0, 0)
+        # what choose_order accepts, within int32 (the kernels' products of them stay exact)
+        if not all(1 <= k < 2**31 for k in order):
+            raise InvalidInputError(f"the state to resume from is damaged: its coordinate "
+                                    f"order (bucket size {order[0]}, {order[1]} a group)")
+        return order
     return choose_order(
         sub.X, y, sub.option("bucket_size"), sub.option("buckets_per_group"), sub.seed
     )
@@ -285,7 +292,10 @@ def run_dual(
     A hook's stop after the iteration that met the stopping rule still counts as converged.
     """
     if sub.resume is not None:
-        _base.restore_state(state, sub.resume)
+        # istate[I_ACTIVE] counts the rows in the active set: at most the trainable rows,
+        # which a fresh state's count is
+        rows = int(state["istate"][I_ACTIVE])
+        _base.restore_state(state, sub.resume, counts=((I_ACTIVE, rows),))
     istate = state["istate"]
     extra = {} if order is None else {"bucket_size": order[0], "buckets_per_group": order[1]}
 

@@ -593,10 +593,14 @@ def _ratio(measure: float, reference: float) -> float:
     return float(measure / reference) if reference > 0 else 0.0
 
 
-def _restore_with_history(state: dict, arrays: dict[str, np.ndarray], history: np.ndarray):
-    restore_state(arrays, state)
+def _restore_with_history(state: dict, arrays: dict[str, np.ndarray], history: np.ndarray,
+                          active: int):
+    # istate[active] counts the features in the active set: at most those of index
+    restore_state(arrays, state, counts=((active, arrays["index"].shape[0]),))
     if "history" in state:
         saved = np.asarray(state["history"])
+        if saved.ndim != 1 or saved.dtype != history.dtype or not np.isfinite(saved).all():
+            raise InvalidInputError("the state to resume from is damaged: 'history'")
         if saved.shape[0] > history.shape[0]:
             raise InvalidInputError("resume state has a longer history than max_iter allows")
         history[: saved.shape[0]] = saved
@@ -702,6 +706,7 @@ def solve_l1r_l2svc(sub: Subproblem, hook: Hook | None = None) -> Solution:
             sub.resume,
             {"w": w, "b": b, "index": index, "rng": rng, "istate": istate, "fstate": fstate},
             history,
+            SVC_ACTIVE,
         )
     elif sub.w0 is not None:
         w0 = cc.check_w0(sub.w0, n_w)
@@ -795,7 +800,7 @@ def solve_l1r_lr(sub: Subproblem, hook: Hook | None = None) -> Solution:
         "grad": grad, "index": index, "rng": rng, "istate": istate, "fstate": fstate,
     }  # fmt: skip
     if sub.resume is not None:
-        _restore_with_history(sub.resume, arrays, history)
+        _restore_with_history(sub.resume, arrays, history, LR_ACTIVE)
 
     def advance(n_newton: int) -> None:
         l1r_lr_kernel(

@@ -833,6 +833,18 @@ def _newton_loop(
             raise InvalidInputError(f"the state to resume from has no {sorted(missing)}")
         if np.shape(state["w"]) != w.shape or np.shape(state["z"]) != z.shape:
             raise InvalidInputError("the state to resume from does not fit this problem")
+        # a checkpoint is a file a user may be handed: what no run leaves there is refused
+        # (a negative count would run the loop almost without end)
+        numbers = [np.asarray(state[k]) for k in ("w", "z", "f", "grad_norm0", "history")]
+        counts = [np.asarray(state[k]) for k in ("n_iter", "n_cg_total", "stop")]
+        if (any(a.dtype.kind != "f" or not np.isfinite(a).all() for a in numbers)
+                or numbers[2].shape != () or numbers[3].shape != ()
+                or any(a.shape != () or a.dtype.kind != "i" or a < 0 for a in counts)
+                or int(state["stop"]) not in (_RUNNING, *_STOP_REASONS)
+                # one row of 5 per Newton iteration, at most max_iter of them
+                or np.size(state["history"]) % 5 or np.size(state["history"]) > 5 * max_iter):
+            # fmt: skip
+            raise InvalidInputError("the state to resume from is damaged")
         w[:] = state["w"]
         z[:] = state["z"]
         f = float(state["f"])

@@ -1,0 +1,234 @@
+"""Every solver on the numerical edges of its input: a correct model or a one-line error.
+
+Edges: rows that are all zeros, duplicated rows, a class of one row, C from 1e-6 to 1e6,
+values near float32's largest (3e37) and the smallest normal float64 (1e-300), one class, and
+NaN, infinity or a value of 2^500 or more in the data. "Correct": the model's primal objective
+(computed here from its weights, one formula per problem) is no more than ``REL_TOL`` above
+LIBLINEAR's (liblinear-official, the same options, eps 1e-4; plus 1e-5 of the zero model's
+objective, for optima near 0) for LIBLINEAR's solvers, and no more than ``OWN_TOL`` above
+LIBLINEAR's optimum of the same problem for linsvm's own SGD solvers (-s 30-33); primal
+CD (-s 34) meets its own stopping rule (the gradient's norm, checked here). A run that stops
+at its iteration cap (C = 1e6, values near float32's limit: LIBLINEAR caps its dual solvers at
+300 outer iterations too) must say so: not converged, with a ConvergenceWarning from every
+solver that has a stopping rule; its iterate is not compared. Tiny data: milliseconds a test.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import linsvm
+from linsvm import solvers
+
+liblinearutil = pytest.importorskip("liblinear.liblinearutil")
+
+LIBLINEAR_SOLVERS = (0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21)
+OWN_SOLVERS = {30: 3, 31: 3, 32: 3, 33: 3, 34: 2}  # linsvm's own: the LIBLINEAR problem solved
+REL_TOL = 1e-2
+OWN_TOL = {30: 0.5, 31: 0.5, 32: 0.05, 33: 0.05}
+EPS = {0: 1e-4, 1: 1e-4, 2: 1e-4, 3: 1e-4, 4: 1e-4, 5: 1e-4, 6: 1e-4, 7: 1e-4, 11: 1e-4,
+       12: 1e-4, 13: 1e-4, 21: 1e-4}  # fmt: skip
+
+
+def _problem(seed: int = 0, n_rows: int = 24, n_features: int = 5, n_classes: int = 2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_features))
+    X[np.abs(X) < 0.4] = 0.0
+    score = X @ np.linspace(-1, 1, n_features) + 0.3 * rng.normal(size=n_rows)
+    if n_classes == 2:
+        y = np.where(score > 0, 1.0, -1.0)
+    else:
+        y = np.digitize(score, np.quantile(score, [1 / 3, 2 / 3])).astype(np.float64) + 1
+    return X, y
+
+
+def _edge(name: str):
+    """(X dense float64 or float32, y, C) of an edge."""
+    X, y = _problem()
+    C = 1.0
+    if name == "zero_rows":
+        X[3:9] = 0.0
+    elif name == "duplicate_rows":
+        X, y = np.vstack([X, X[:8]]), np.concatenate([y, y[:8]])
+    elif name == "class_of_one_row":
+        y = -np.ones_like(y)
+        y[5] = 1.0
+    elif name == "C=1e-6":
+        C = 1e-6
+    elif name == "C=1e6":
+        C = 1e6
+    elif name == "float32_near_max":
+        X = (X * 1e37).astype(np.float32)
+    elif name == "tiny_values":
+        X = X * 1e-300
+    elif name == "all_zero":
+        X = np.zeros_like(X)
+    return X, y, C
+
+
+EDGES = ("zero_rows", "duplicate_rows", "class_of_one_row", "C=1e-6", "C=1e6",
+         "float32_near_max", "tiny_values", "all_zero")  # fmt: skip
+
+
+def _targets(solver: int, X, y):
+    """Regression targets for -s 11-13 (a linear function of X), the labels otherwise."""
+    if solvers.SOLVERS[solver].kind == solvers.REGRESSION:
+        return np.asarray(X, dtype=np.float64) @ np.linspace(1, 2, X.shape[1]) + 0.1 * y
+    return y
+
+
+def primal(solver: int, X, y, C: float, W: np.ndarray, rho: float = 0.0, p: float = 0.1,
+           nu: float = 0.5) -> float:
+    """The primal objective of LIBLINEAR's problem ``solver`` at weights W (n_w, n), no bias,
+    summed over one-vs-rest sub-problems; X dense float64."""
+    X = np.asarray(X, dtype=np.float64)
+    if solver == 21:
+        w = W[0]
+        return 0.5 * w @ w - rho + np.maximum(0.0, rho - X @ w).sum() / (nu * X.shape[0])
+    if solver in (11, 12, 13):
+        r = np.maximum(0.0, np.abs(y - X @ W[0]) - p)
+        return 0.5 * W[0] @ W[0] + C * ((r**2).sum() if solver in (11, 12) else r.sum())
+    labels = np.unique(y)
+    if solver == 4:
+        cls = np.searchsorted(labels, y)
+        scores = X @ W.T
+        margin = scores + 1.0 - np.eye(len(labels))[cls] - scores[np.arange(len(y)), cls, None]
+        return 0.5 * (W**2).sum() + C * margin.max(axis=1).sum()
+    subs = [(W[0], np.where(y == labels[-1], 1.0, -1.0))] if len(W) == 1 else [
+        (W[k], np.where(y == label, 1.0, -1.0)) for k, label in enumerate(labels)]
+    total = 0.0
+    for w, s in subs:
+        z = s * (X @ w)
+        if solver in (0, 6, 7):
+            loss = np.logaddexp(0.0, -z).sum()
+        elif solver == 3:
+            loss = np.maximum(0.0, 1.0 - z).sum()
+        else:
+            loss = (np.maximum(0.0, 1.0 - z) ** 2).sum()
+        reg = np.abs(w).sum() if solver in (5, 6) else 0.5 * w @ w
+        total += reg + C * loss
+    return total
+
+
+def _linsvm_weights(model, y) -> np.ndarray:
+    """The model's weight vectors in ascending label order (LIBLINEAR's order differs)."""
+    W = model.coef_
+    if W.shape[0] > 1:
+        W = W[np.argsort(model.labels_)]
+    elif model.kind == solvers.CLASSIFICATION and model.labels_[0] != np.unique(y)[-1]:
+        W = -W  # labels_[0] is on the positive side
+    return W
+
+
+def _liblinear(solver: int, X, y, C: float):
+    """LIBLINEAR's weights (ascending label order) and rho for the same problem."""
+    Xd = sp.csr_matrix(np.asarray(X, dtype=np.float64))
+    options = f"-s {solver} -c {C:.17g} -e {EPS.get(solver, 1e-4)} -q"
+    if solver in (11, 12, 13):
+        options += " -p 0.1"
+    model = liblinearutil.train(list(map(float, y)), Xd, options)
+    nr_class = model.get_nr_class()
+    n = Xd.shape[1]
+    nr_w = 1 if (nr_class == 2 and solver != 4) or solver >= 11 else nr_class
+    W = np.array([[model.get_decfun_coef(j + 1, k) for j in range(n)] for k in range(nr_w)])
+    labels = model.get_labels()
+    if nr_w > 1:
+        W = W[np.argsort(labels)]
+    elif solver < 11 and labels[0] != max(labels):
+        W = -W
+    rho = model.get_decfun_rho() if solver == 21 else 0.0
+    return W, rho
+
+
+@pytest.mark.parametrize("edge", EDGES)
+@pytest.mark.parametrize("solver", (*LIBLINEAR_SOLVERS, *OWN_SOLVERS))
+def test_edge_gives_a_model_as_good_as_liblinears(solver, edge):
+    X, y, C = _edge(edge)
+    y = _targets(solver, X, y)
+    reference = OWN_SOLVERS.get(solver, solver)
+    kwargs = {"C": C, "n_jobs": 1}
+    if solver in LIBLINEAR_SOLVERS:
+        kwargs["eps"] = EPS[solver]
+    if solver in (11, 12, 13):
+        kwargs["p"] = 0.1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = linsvm.train(sp.csr_matrix(X), y, solver=solver, **kwargs)
+    assert np.isfinite(model.coef_).all() and np.isfinite(model.rho)
+    if not all(r.converged for r in model.results_):
+        # stopped at its cap (C = 1e6, huge values): the capped iterate, and a warning from
+        # every solver with a stopping rule (Pegasos and SGD-R run their epochs and claim
+        # nothing)
+        spec = solvers.SOLVERS[solver]
+        warned = any(issubclass(w.category, linsvm.ConvergenceWarning) for w in caught)
+        assert warned or not spec.stops_on_tolerance
+        return
+    W = _linsvm_weights(model, y)
+    if solver == 34:
+        # primal CD stops on its gradient (LIBLINEAR's -s 2 rule, eps 0.01 scaled by the
+        # class balance), looser than Newton's overshoot: checked on that rule itself
+        Xd = np.asarray(X, dtype=np.float64)
+        s = np.where(y == np.unique(y)[-1], 1.0, -1.0)
+
+        def gradient(w):
+            slack = np.maximum(0.0, 1.0 - s * (Xd @ w))
+            return w - 2.0 * C * Xd.T @ (slack * s)
+
+        eps = 0.01 * min((s > 0).sum(), (s < 0).sum()) / len(s)
+        assert np.linalg.norm(gradient(W[0])) <= 1.001 * eps * np.linalg.norm(
+            gradient(np.zeros_like(W[0])))
+        return
+    ours = primal(reference, X, y, C, W, rho=model.rho)
+    W_ref, rho_ref = _liblinear(reference, X, y, C)
+    theirs = primal(reference, X, y, C, W_ref, rho=rho_ref)
+    tol = REL_TOL if solver in LIBLINEAR_SOLVERS else OWN_TOL[solver]
+    # relative to the objective, plus a little of the zero model's (optimum nearly 0)
+    zero = primal(reference, X, y, C, np.zeros_like(W_ref))
+    assert ours <= theirs + tol * abs(theirs) + 1e-5 * zero + 1e-12, (ours, theirs)
+
+
+@pytest.mark.parametrize("solver", (*LIBLINEAR_SOLVERS, *OWN_SOLVERS))
+def test_one_class_is_refused_by_classifiers(solver):
+    X, y = _problem()
+    y = np.ones_like(y)
+    spec = solvers.SOLVERS[solver]
+    if spec.kind != solvers.CLASSIFICATION:
+        model = linsvm.train(sp.csr_matrix(X), _targets(solver, X, y), solver=solver, n_jobs=1)
+        assert np.isfinite(model.coef_).all()
+        return
+    with pytest.raises(linsvm.InvalidInputError, match="only one class") as info:
+        linsvm.train(sp.csr_matrix(X), y, solver=solver)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 2.0**500, -1e300])
+@pytest.mark.parametrize("solver", (*LIBLINEAR_SOLVERS, *OWN_SOLVERS))
+def test_bad_values_are_refused_with_their_row(solver, bad):
+    X, y = _problem()
+    X[7, 2] = bad
+    with pytest.raises(linsvm.InvalidInputError) as info:
+        linsvm.train(sp.csr_matrix(X), _targets(solver, np.nan_to_num(X, posinf=0, neginf=0), y),
+                     solver=solver)
+    message = str(info.value)
+    assert "(row 7, column 2)" in message and "\n" not in message
+
+
+def test_largest_trainable_value_trains():
+    """Just below 2^500 trains: the bound refuses only what can overflow."""
+    X, y = _problem()
+    X[0, 0] = np.nextafter(2.0**500, 0.0)
+    model = linsvm.train(sp.csr_matrix(X), y, solver=2, n_jobs=1)
+    assert np.isfinite(model.coef_).all()
+
+
+@pytest.mark.parametrize("where", ["y", "sample_weight"])
+def test_nan_label_or_weight_names_its_row(where):
+    X, y = _problem()
+    weights = np.ones_like(y)
+    (y if where == "y" else weights)[4] = np.nan
+    with pytest.raises(linsvm.InvalidInputError, match=r"contains NaN or infinity \(row 4\)"):
+        linsvm.train(sp.csr_matrix(X), y, sample_weight=weights)

@@ -47,6 +47,9 @@ SECTIONS = [
     ("Memory (bench_memory.py)", "RESULTS-memory.md"),
     ("Start-up and compilation (bench_startup.py)", "RESULTS-startup.md"),
     ("Long runs in one process: memory, files, threads (bench_soak.py)", "RESULTS-soak.md"),
+    ("Fuzzed loaders: mutated inputs per loader (bench_fuzz.py)", "RESULTS-fuzz.md"),
+    ("Stale reads of w: epochs to accuracy when rows are in flight (bench_staleness.py)",
+     "RESULTS-staleness.md"),
 ]  # fmt: skip
 
 

@@ -98,6 +98,7 @@ def _free(folder: Path) -> int:
     return stats.f_bavail * stats.f_frsize
 
 
+@pytest.mark.usefixtures("fresh_process_overhead")  # (in-process `train --memory`)
 @pytest.mark.parametrize("writer", WRITERS)
 def test_a_disk_that_fills_up_is_named_and_leaves_the_old_file(tmp_path, small_disk, inputs,
                                                                 capsys, writer):  # fmt: skip
@@ -247,6 +248,7 @@ def test_a_cache_damaged_during_training_stops_it_with_the_checkpoint_whole(
     np.testing.assert_array_equal(resumed.results_[0].alpha, whole.results_[0].alpha)
 
 
+@pytest.mark.usefixtures("fresh_process_overhead")
 @pytest.mark.parametrize("how", ["changed", "truncated"])
 def test_train_memory_on_a_damaged_cache_says_one_line(tmp_path, block_cache, monkeypatch,
                                                        capsys, how):  # fmt: skip

@@ -386,8 +386,8 @@ def test_stored_blocks_larger_than_the_budget_are_split(tmp_path):
         Xr, yr = units.blocks(2, 5)
         r0, r1 = units.block_rows()[:2].sum(), units.block_rows()[:5].sum()
         np.testing.assert_array_equal(Xr.toarray(), X[r0:r1].toarray())
-        reference = linsvm.train(X, y, solver=3, eps=1e-8, max_iter=100_000).results_[0].primal
-        model = train_blocks(whole, solver=3, eps=1e-6, max_outer=2000, max_block_bytes=3000)
+        reference = linsvm.train(X, y, solver=1, eps=1e-8, max_iter=100_000).results_[0].primal
+        model = train_blocks(whole, solver=1, eps=1e-6, max_outer=2000, max_block_bytes=3000)
         assert len(model.results_[0].alpha) == X.shape[0]
         assert abs(model.results_[0].primal - reference) <= 1e-6 * reference
 

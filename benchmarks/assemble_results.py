@@ -38,6 +38,8 @@ SECTIONS = [
     ("The binary cache vs text (bench_cache.py)", "RESULTS-cache.md"),
     ("Data larger than memory: block minimisation vs in-memory and Vowpal Wabbit "
      "(bench_outofcore.py)", "RESULTS-outofcore.md"),
+    ("Data larger than memory: pypi-recent, -s 3 (bench_outofcore.py --text)",
+     "RESULTS-outofcore-pypi.md"),
     ("Data larger than memory, 18M rows under a 1G budget (bench_outofcore.py --size large)",
      "RESULTS-outofcore-large.md"),
     ("Data larger than the machine's RAM: block minimisation in a memory cgroup "

@@ -323,8 +323,8 @@ def train(
 
     with stop_on_signals() as stop, _rows_on(device, X):
         checkpointer = Checkpointer(checkpoint, checkpoint_every, meta) if checkpoint else None
-        runner = _Runner(spec, params, problem, stop, hook, verbose, checkpointer, resumed)
-        runner.device = device
+        runner = _Runner(spec, params, problem, stop, hook, verbose, checkpointer, resumed,
+                         device)  # fmt: skip
         # Threads go first to sub-problems side by side, the rest to each sub-problem's own
         # threaded solver: never more busy threads than n_jobs.
         runner.threads_within = max(1, n_threads // problem.n_subproblems)
@@ -641,7 +641,7 @@ class _Runner:
     """Solves the sub-problems of one run: hooks, resume, fallbacks, warnings, checkpoints."""
 
     def __init__(self, spec, params, problem, stop: StopRequest, hook, verbose, checkpointer,
-                 resumed: Resume | None) -> None:  # fmt: skip
+                 resumed: Resume | None, device: str = "cpu") -> None:  # fmt: skip
         self.spec = spec
         self.params = params
         self.problem = problem
@@ -651,7 +651,7 @@ class _Runner:
         self.checkpointer = checkpointer
         self.resumed = resumed
         self.threads_within = 1  # threads each sub-problem's solver may use
-        self.device = "cpu"  # where the solver runs (the fallback runs on the CPU)
+        self.device = device  # where the solver runs (the fallback runs on the CPU)
 
     def hook(self, slot: int, solver: int, iterations_before: int) -> Hook:
         saving = None

@@ -398,7 +398,7 @@ class _SvmDual:
         pgmax, pgmin = float(figures[_kernels().PG_MAX]), float(figures[_kernels().PG_MIN])
         fstate[_F_PGMAX_NEW] = pgmax
         fstate[_F_PGMIN_NEW] = pgmin
-        return pgmax - pgmin <= eps and abs(pgmax) <= eps and abs(pgmin) <= eps
+        return stopping_measure(pgmax, pgmin) <= eps
 
     def reset_thresholds(self, fstate: np.ndarray) -> None:
         fstate[_F_PGMAX_OLD] = np.inf

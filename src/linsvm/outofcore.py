@@ -85,13 +85,12 @@ from .solvers._dual import (
     cache_resident,
     choose_order,
     order_buffers,
-    prefetch_ahead,
     visiting_order,
 )
 from .solvers._random import new_state
-from .solvers.dcd import PG_ZERO, svm_coordinate
+from .solvers.dcd import svm_coordinate, svm_pass
 from .solvers.dual_lr import INIT_CAP, INIT_FRACTION
-from .sparse_rows import row_axpy, row_dot, row_sq_norm, sq_norm
+from .sparse_rows import row_axpy, row_dot, row_dot_sq_norm, sq_norm
 from .training import TrainingInterrupted, class_costs, cv_folds, one_vs_rest
 
 # Default passes of the dual solver over a block per visit (Yu et al. found a few passes per
@@ -567,28 +566,30 @@ def _enter_interior(indptr, indices, data, bias, y, C, alpha, w) -> None:
 @njit(cache=True, nogil=True)
 def _svm_block_epoch(indptr, indices, data, bias, rows, class_index, k, c_pos, c_neg,
                      held_out, squared, alpha, w, w_start, shrunk, pgmax_old, pgmin_old,
-                     bucket_size, buckets_per_group, use_prefetch, rng, y, C, qbar, active,
+                     bucket_size, buckets_per_group, use_prefetch, rng, rec, removed, active,
                      order, bucket_order):  # fmt: skip
     """One block's share of an epoch of the SVM dual (-s 1, -s 3): the in-memory solver's
-    outer iteration (``dcd_svm_kernel``) restricted to the block's rows, one pass in its
-    bucketed order, shrinking against the whole previous epoch's extremes.
+    pass (``svm_pass``) over the block's active rows in its bucketed order, shrinking against
+    the whole previous epoch's extremes.
 
     The block's row i is row ``rows[i]`` of the whole data, whose arrays ``class_index``,
     ``held_out`` (a mask, or empty: none), ``alpha`` and ``shrunk`` are given whole.
 
     First, in storage order (streaming): the block's parts of the exact objectives at the
     epoch's start, its loss at ``w_start`` and its alpha terms of the dual (sum of 1/2 D_ii
-    alpha_i^2 - alpha_i: its rows' alpha are still the epoch's first), Qbar_ii of every row,
-    and the active rows (trainable, not ``shrunk``). Then one pass over the active rows from
-    ``w``, updating ``alpha``, ``w`` and ``shrunk`` (a row shrunk now is skipped until the
-    caller clears its mark).
+    alpha_i^2 - alpha_i: its rows' alpha are still the epoch's first), and the in-memory
+    solver's record of every active row (trainable, not ``shrunk``): alpha, Qbar_ii, y_i,
+    U_i or D_ii, so that a visit in random order touches one cache line of state. Then the
+    pass, and the records' alpha and shrink marks written back (a row shrunk now is skipped
+    until the caller clears its mark).
     The targets and costs come from the class index (``_Targets``): y_i = +1 for class
     ``k``, else -1; C_i = ``c_pos`` or ``c_neg`` accordingly, 0 where held out.
 
     Shapes: indptr (l + 1,), rows (l,); class_index, held_out, alpha, shrunk (uint8) (n,);
-    work arrays y, C, qbar, active (at least l), order and bucket_order (``order_buffers(l,
-    bucket_size)``). Returns (loss at w_start, alpha terms at the start, the projected
-    gradients' max and min over the rows visited, rows visited).
+    work arrays rec (at least (l, 4)), removed (uint8, at least l, all zero), active (at
+    least l), order and bucket_order (``order_buffers(l, bucket_size)``). Returns (loss at
+    w_start, alpha terms at the start, the projected gradients' max and min over the rows
+    visited, rows visited).
     """
     n_rows = rows.shape[0]
     loss = LOSS_SQUARED_HINGE if squared else LOSS_HINGE
@@ -598,43 +599,33 @@ def _svm_block_epoch(indptr, indices, data, bias, rows, class_index, k, c_pos, c
     for i in range(n_rows):
         r = rows[i]
         positive = class_index[r] == k
-        y[i] = 1.0 if positive else -1.0
-        C[i] = c_pos if positive else c_neg
+        yi = 1.0 if positive else -1.0
+        ci = c_pos if positive else c_neg
         if held_out.shape[0] and held_out[r]:
-            C[i] = 0.0
-        if C[i] <= 0.0:
+            ci = 0.0
+        if ci <= 0.0:
             continue
-        loss_total += C[i] * loss_value(loss, y[i] * row_dot(indptr, indices, data, bias, i,
-                                                              w_start))  # fmt: skip
+        dot, sq = row_dot_sq_norm(indptr, indices, data, bias, i, w_start)
+        loss_total += ci * loss_value(loss, yi * dot)
         a = alpha[r]
         if a != 0.0:
-            alpha_terms += (0.5 * a * a * (0.5 / C[i]) if squared else 0.0) - a
-        qbar[i] = row_sq_norm(indptr, data, bias, i) + (0.5 / C[i] if squared else 0.0)
+            alpha_terms += (0.5 * a * a * (0.5 / ci) if squared else 0.0) - a
         if shrunk[r] == 0:
+            rec[i, 0] = a
+            rec[i, 1] = sq + (0.5 / ci if squared else 0.0)
+            rec[i, 2] = yi
+            rec[i, 3] = 0.5 / ci if squared else ci
             active[n_active] = i
             n_active += 1
     visiting_order(active, n_active, order, bucket_order, bucket_size, buckets_per_group, rng)
-    pg_max = -np.inf
-    pg_min = np.inf
+    pg_max, pg_min = svm_pass(indptr, indices, data, bias, squared, rec, w, order, n_active,
+                              True, pgmax_old, pgmin_old, use_prefetch, removed, None, 1.0)
     for s in range(n_active):
-        i = order[s]
-        if use_prefetch:
-            prefetch_ahead(order, s, n_active, indptr, indices, data, qbar, 1)
-        r = rows[i]
-        a = alpha[r]
-        dot = row_dot(indptr, indices, data, bias, i, w)
-        bound_or_diag = 0.5 / C[i] if squared else C[i]
-        shrink, pg, a_new = svm_coordinate(
-            a, y[i], dot, bound_or_diag, qbar[i], squared, True, pgmax_old, pgmin_old
-        )
-        if shrink:
-            shrunk[r] = 1
-            continue
-        pg_max = max(pg_max, pg)
-        pg_min = min(pg_min, pg)
-        if abs(pg) > PG_ZERO:
-            alpha[r] = a_new
-            row_axpy(indptr, indices, data, bias, i, (a_new - a) * y[i], w)
+        i = active[s]
+        alpha[rows[i]] = rec[i, 0]
+        if removed[i]:
+            shrunk[rows[i]] = 1
+            removed[i] = 0
     return loss_total, alpha_terms, pg_max, pg_min, n_active
 
 
@@ -1209,12 +1200,12 @@ class _EpochPlace:
         self._work: tuple = ()
 
     def _buffers(self, n_rows: int, bucket_size: int) -> tuple:
-        """The kernel's per-row work arrays (y, C, Qbar, active, order, bucket order), kept
-        from block to block and grown when a block has more rows."""
+        """The kernel's per-row work arrays (records, removed marks, active rows, order,
+        bucket order), kept from block to block and grown when a block has more rows."""
         if not self._work or self._work[0].shape[0] < n_rows:
             index_dtype = np.int32 if n_rows < 2**31 - 1 else np.int64
             order, bucket_order = order_buffers(n_rows, bucket_size, index_dtype)
-            self._work = (np.empty(n_rows), np.empty(n_rows), np.empty(n_rows),
+            self._work = (np.empty((n_rows, 4)), np.zeros(n_rows, dtype=np.uint8),
                           np.empty(max(n_rows, 1), dtype=index_dtype), order, bucket_order)
         return self._work
 
@@ -1236,7 +1227,7 @@ class _EpochPlace:
             bucket_size, buckets_per_group = choose_order(X_b, signs, None, None, self.seed)
             self.order = bucket_size, buckets_per_group, not cache_resident(X_b, 32)
         bucket_size, buckets_per_group, use_prefetch = self.order
-        y, C, qbar, active, order, bucket_order = self._buffers(n_rows, bucket_size)
+        rec, removed, active, order, bucket_order = self._buffers(n_rows, bucket_size)
         held_out = self._none if targets.held_out is None else targets.held_out
         for k in range(n_vectors):
             rng = new_state(self.seed + task.outer * 7919 + g * 131 + k)
@@ -1245,7 +1236,7 @@ class _EpochPlace:
                 *targets.costs(k), held_out, self.squared, self.alpha[k], W[k],
                 task.W_start[k], shrinking.shrunk[k], shrinking.pg_max_old[k],
                 shrinking.pg_min_old[k], bucket_size, buckets_per_group, use_prefetch, rng,
-                y, C, qbar, active, order, bucket_order,
+                rec, removed, active, order, bucket_order,
             )  # fmt: skip
         del X_b
         return [PartResult(g, loss=block_loss, dual_terms=alpha_terms, pg_max=pg_max,

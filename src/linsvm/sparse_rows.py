@@ -65,6 +65,21 @@ def row_sq_norm(indptr, data, bias, i) -> float:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def row_dot_sq_norm(indptr, indices, data, bias, i, w) -> tuple[float, float]:
+    """(w'x_i, x_i'x_i) in one sweep of the row, with the implicit bias feature."""
+    dot = 0.0
+    sq = 0.0
+    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        v = np.float64(data[k])
+        dot += w[np.uint64(indices[k])] * v
+        sq += v * v
+    if bias >= 0.0:
+        dot += w[w.shape[0] - 1] * bias
+        sq += bias * bias
+    return dot, sq
+
+
+@njit(cache=True, nogil=True, inline="always")
 def row_axpy(indptr, indices, data, bias, i, scale, w) -> None:
     """w += scale * x_i, with the implicit bias feature when ``bias >= 0``."""
     for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):

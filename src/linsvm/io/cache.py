@@ -65,9 +65,11 @@ A truncated, foreign or newer file, or a damaged header or table, is refused
 (`CacheFormatError`) when it is opened; a block's checksum and structure (indptr from 0 to nnz
 without decreasing, columns ascending within a row and below n_features, labels and values
 finite) are checked before its rows are first served, and again when they are served after the
-block was released (each outer iteration of block minimisation) or when a block read in pieces
-has its first rows read (once a pass): a file changed while it is in use is refused at the
-next read of a changed block, one truncated at the next read of any block (not a SIGBUS).
+block was released (each outer iteration of block minimisation). Rows read in pieces
+(`Cache.read_rows`) have each piece's structure checked as it is read, and the checksums by a
+scan going round the file as fast as the reads go: a file changed while it is in use is
+refused within a pass over the data, one truncated at the next read of any block (not a
+SIGBUS).
 The checksums catch damage, not forgery; the structure check is what keeps a crafted file
 from making a kernel read outside its arrays.
 """
@@ -85,6 +87,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from ..data import all_finite
 from ..errors import DataFormatError, InvalidInputError
@@ -453,31 +456,27 @@ def _block_arrays(buf, offset: int, n_rows: int, nnz: int, index_dtype, value_dt
 # ----------------------------------------------------------------------------- reading
 
 
+@njit(cache=True, nogil=True)
 def _first_bad_row(indptr: np.ndarray, indices: np.ndarray, n_features: int) -> int:
     """-1 if indptr runs from 0 to len(indices) without decreasing and each row's indices
     ascend strictly within [0, n_features); else the first row (or -2 for indptr's ends)
     that does not. A cache whose checksums match but whose arrays break this (a crafted
-    file) would make kernels read outside their arrays. NumPy, not Numba: a compiled
-    kernel's first call in a process costs more than this whole check of a block."""
+    file, or one changed while in use) would make kernels read outside their arrays. One
+    sweep, no temporaries: it runs on every piece of rows a training pass reads."""
     nnz = indices.shape[0]
-    if indptr[0] != 0 or indptr[-1] != nnz:
+    n_rows = indptr.shape[0] - 1
+    if n_rows < 0 or indptr[0] != 0 or indptr[n_rows] != nnz:
         return -2
-    steps = np.diff(indptr)
-    if steps.size and steps.min() < 0:
-        return int(np.argmax(steps < 0))
-    if nnz == 0:
-        return -1
-
-    def row_of(k: int) -> int:
-        return int(np.searchsorted(indptr, k, side="right")) - 1
-
-    if indices.min() < 0 or indices.max() >= n_features:
-        return row_of(int(np.argmax((indices < 0) | (indices >= n_features))))
-    ascending = np.diff(indices) > 0
-    starts = indptr[1:-1]
-    ascending[starts[(starts > 0) & (starts < nnz)] - 1] = True  # row boundaries
-    if not ascending.all():
-        return row_of(int(np.argmin(ascending)) + 1)
+    for i in range(n_rows):
+        start, stop = indptr[i], indptr[i + 1]
+        if stop < start or stop > nnz:
+            return i
+        previous = -1
+        for k in range(start, stop):
+            j = indices[k]
+            if j <= previous or j >= n_features:
+                return i
+            previous = j
     return -1
 
 
@@ -549,6 +548,12 @@ class Cache:
         self.row_starts = np.concatenate([[0], np.cumsum(self.block_rows)]).astype(np.int64)
         _check_table(name, self._table, self, table_offset)
         self._verified = np.zeros(n_blocks, dtype=bool)
+        # read_rows' checksum scan: (block, bytes of it scanned, their CRC-32 so far)
+        self._scan: tuple[int, int, int] = (0, 0, 0)
+        self._scan_buffer: np.ndarray | None = None
+        rows_bytes = (8 * self.n_rows + self.index_dtype.itemsize * (self.n_rows + n_blocks)
+                      + (self.index_dtype.itemsize + self.dtype.itemsize) * self.nnz)
+        self._scan_rate = 1.05 * int(self._table["length"].sum()) / max(rows_bytes, 1)
 
     @property
     def checksum(self) -> int:
@@ -632,18 +637,19 @@ class Cache:
     def read_rows(self, k: int, r0: int, r1: int, y: np.ndarray, indptr: np.ndarray,
                   indices: np.ndarray, data: np.ndarray, pos: int) -> int:
         """Rows ``r0:r1`` of block ``k`` read from the file into the given arrays (no mapping:
-        one read per array, the OS copying from its page cache), the block checked first
-        (once per block and Cache, as ``block``). ``y[:r1 - r0]`` gets the labels,
-        ``indptr[:r1 - r0 + 1]`` the row offsets from ``pos``, and the non-zeros go to
+        one read per array, the OS copying from its page cache). ``y[:r1 - r0]`` gets the
+        labels, ``indptr[:r1 - r0 + 1]`` the row offsets from ``pos``, and the non-zeros go to
         ``indices``/``data`` from position ``pos``. The arrays must have the cache's dtypes
         (``index_dtype`` for indptr and indices). Returns the position after the last.
 
-        The block is checked (checksum, structure) on its first read and again whenever its
-        first rows are read (``r0 == 0``): once a pass over the data, whatever the order of its
-        pieces, so that a change of the file on disk is found within a pass.
+        The block is checked whole (checksum, structure) on its first read, as ``block``.
+        After that the rows read are checked each time (structure, finite values: what keeps
+        the kernels inside their arrays, whenever the file changed), and the checksums are
+        checked by a scan that goes round the file as the reads go on (``_scan_checksums``):
+        a change of the file on disk is found within a pass over the data, at a cost spread
+        evenly over the reads rather than a whole block's check at once.
         """
-        if r0 == 0 or not self._verified[k]:
-            self._verified[k] = False
+        if not self._verified[k]:
             self._arrays(k, verify=True)
             self._advise(k, "MADV_DONTNEED")  # (checked through the mapping: hand it back)
         if os.fstat(self._fd).st_size < self._file_size:
@@ -658,12 +664,54 @@ class Cache:
             _pread_into(fd, y[:n], offset + at[0] + 8 * r0)
             _pread_into(fd, indptr[: n + 1], offset + at[1] + isz * r0)
             p0, p1 = int(indptr[0]), int(indptr[n])
-            indptr[: n + 1] += pos - p0
+            if not 0 <= p0 <= p1 <= nnz or pos + p1 - p0 > min(indices.size, data.size):
+                raise CacheFormatError(self.path, f"block {k} is invalid (indptr)")
+            indptr[: n + 1] -= p0
             _pread_into(fd, indices[pos : pos + p1 - p0], offset + at[2] + isz * p0)
             _pread_into(fd, data[pos : pos + p1 - p0], offset + at[3] + vsz * p0)
-        except (OSError, ValueError) as e:  # cut short, or offsets changed after the check
+        except (OSError, ValueError) as e:  # cut short
             raise CacheFormatError(self.path, f"block {k} could not be read: {e}") from None
+        piece = (indptr[: n + 1], indices[pos : pos + p1 - p0], data[pos : pos + p1 - p0])
+        bad = _first_bad_row(piece[0], piece[1], self.n_features)
+        if bad == -1:
+            bad = _first_nonfinite_row(y[:n], piece[0], piece[2])
+        if bad != -1:
+            where = "indptr" if bad == -2 else f"row {self.row_starts[k] + r0 + bad}"
+            raise CacheFormatError(self.path, f"block {k} is invalid ({where}: changed while "
+                                              "in use)")
+        indptr[: n + 1] += pos
+        self._scan_checksums(int((8 * n + isz * (n + 1) + (isz + vsz) * (p1 - p0))
+                                 * self._scan_rate))
         return pos + p1 - p0
+
+    def _scan_checksums(self, n_bytes: int) -> None:
+        """Advance the checksum scan by ``n_bytes``: the blocks' bytes read in file order,
+        round and round, each block's CRC-32 compared with the table's when its last byte is
+        passed. ``read_rows`` scans ``_scan_rate`` times the bytes it reads (the blocks' bytes
+        over their rows' bytes, and 5% more), so that the scan goes once round the file within
+        every pass over the rows, whatever their order."""
+        if not self._table["length"].any():
+            return
+        if self._scan_buffer is None:
+            self._scan_buffer = np.empty(_SCAN_CHUNK, dtype=np.uint8)
+        while n_bytes > 0:
+            k, done, crc = self._scan
+            offset, _, _, length, expected, _ = self._table[k].tolist()
+            step = min(n_bytes, length - done, _SCAN_CHUNK)
+            chunk = self._scan_buffer[:step]
+            try:
+                _pread_into(self._fd, chunk, offset + done)
+            except OSError as e:
+                raise CacheFormatError(self.path, f"block {k} could not be read: {e}") from None
+            crc = zlib.crc32(chunk, crc)
+            done += step
+            n_bytes -= step
+            if done == length:
+                if crc != expected:
+                    raise CacheFormatError(self.path,
+                                           f"block {k} is corrupt (checksum mismatch)")
+                k, done, crc = (k + 1) % self.n_blocks, 0, 0
+            self._scan = (k, done, crc)
 
     def prefetch(self, k: int) -> None:
         """Ask the kernel to start reading block `k` from disk (returns at once)."""
@@ -739,6 +787,10 @@ class Cache:
         X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols), copy=False)
         X.has_sorted_indices = True
         return X, y
+
+
+# Bytes of the file read and checksummed at a time by ``Cache._scan_checksums``.
+_SCAN_CHUNK = 1 << 20
 
 
 def _pread_into(fd: int, out: np.ndarray, offset: int) -> None:

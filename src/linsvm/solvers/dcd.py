@@ -123,6 +123,49 @@ def end_iteration(
 
 
 @njit(cache=True, nogil=True)
+def svm_pass(indptr, indices, data, bias, squared_hinge, rec, w, order, n_visits, shrinking,
+             pgmax_old, pgmin_old, use_prefetch, removed, fparams, sigma):  # fmt: skip
+    """One pass of DCD over the rows ``order[:n_visits]``, in that order: each row's exact
+    one-variable step (``svm_coordinate``) from the ``w`` of the steps before it.
+
+    ``rec``: (l, 4) per-row records (alpha, Qbar_ii, y_i, U_i or D_ii), alpha updated in
+    place; a row shrunk against (``pgmax_old``, ``pgmin_old``) is left alone and marked in
+    ``removed``. ``fparams``/``sigma`` as ``dcd_svm_kernel``. Returns the projected
+    gradients' (max, min) over the rows not shrunk (-inf, inf when none)."""
+    rec_flat = rec.reshape(rec.size)  # a 1-D view for prefetch
+    pgmax_new = -np.inf
+    pgmin_new = np.inf
+    for s in range(n_visits):
+        i = order[s]
+        if use_prefetch:
+            prefetch_ahead(order, s, n_visits, indptr, indices, data, rec_flat, 4)
+        a = rec[i, _ALPHA]
+        yi = rec[i, _Y]
+        if fparams is None:
+            dot = row_dot(indptr, indices, data, bias, i, w)
+        else:
+            dot = mapped_dot(indptr, indices, data, bias, i, w, fparams)
+        shrunk, pg, a_new = svm_coordinate(
+            a, yi, dot, rec[i, _BOUND_OR_DIAG], rec[i, _QBAR], squared_hinge, shrinking,
+            pgmax_old, pgmin_old,
+        )  # fmt: skip
+        if shrunk:
+            removed[i] = 1
+            continue
+        pgmax_new = max(pgmax_new, pg)
+        pgmin_new = min(pgmin_new, pg)
+        if abs(pg) > PG_ZERO:
+            rec[i, _ALPHA] = a_new
+            # (times sigma = 1.0 is exact: the plain solver's bits)
+            step = (a_new - a) * yi * sigma
+            if fparams is None:
+                row_axpy(indptr, indices, data, bias, i, step, w)
+            else:
+                mapped_axpy(indptr, indices, data, bias, i, step, w, fparams)
+    return pgmax_new, pgmin_new
+
+
+@njit(cache=True, nogil=True)
 def dcd_svm_kernel(
     indptr,
     indices,
@@ -161,46 +204,14 @@ def dcd_svm_kernel(
     records' Qbar_ii already hold sigma Q_ii + D_ii (``_prepare``). Returns
     when converged (istate[I_CONVERGED] = 1) or after n_epochs outer iterations.
     """
-    inf = np.inf
     squared_hinge = loss == LOSS_SQUARED_HINGE
-    rec_flat = rec.reshape(rec.size)  # a 1-D view for prefetch
-
     for _ in range(n_epochs):
         n_active = istate[I_ACTIVE]
-        pgmax_old = fstate[_F_PGMAX_OLD]
-        pgmin_old = fstate[_F_PGMIN_OLD]
-        pgmax_new = -inf
-        pgmin_new = inf
         visiting_order(active, n_active, order, bucket_order, bucket_size, buckets_per_group, rng)
-
-        for s in range(n_active):
-            i = order[s]
-            if use_prefetch:
-                prefetch_ahead(order, s, n_active, indptr, indices, data, rec_flat, 4)
-            a = rec[i, _ALPHA]
-            yi = rec[i, _Y]
-            if fparams is None:
-                dot = row_dot(indptr, indices, data, bias, i, w)
-            else:
-                dot = mapped_dot(indptr, indices, data, bias, i, w, fparams)
-            shrunk, pg, a_new = svm_coordinate(
-                a, yi, dot, rec[i, _BOUND_OR_DIAG], rec[i, _QBAR], squared_hinge, shrinking,
-                pgmax_old, pgmin_old,
-            )  # fmt: skip
-            if shrunk:
-                removed[i] = 1
-                continue
-            pgmax_new = max(pgmax_new, pg)
-            pgmin_new = min(pgmin_new, pg)
-            if abs(pg) > PG_ZERO:
-                rec[i, _ALPHA] = a_new
-                # (times sigma = 1.0 is exact: the plain solver's bits)
-                step = (a_new - a) * yi * sigma
-                if fparams is None:
-                    row_axpy(indptr, indices, data, bias, i, step, w)
-                else:
-                    mapped_axpy(indptr, indices, data, bias, i, step, w, fparams)
-
+        pgmax_new, pgmin_new = svm_pass(
+            indptr, indices, data, bias, squared_hinge, rec, w, order, n_active, shrinking,
+            fstate[_F_PGMAX_OLD], fstate[_F_PGMIN_OLD], use_prefetch, removed, fparams, sigma,
+        )  # fmt: skip
         if end_iteration(
             active, n_active, removed, trainable_rows, fstate, istate, pgmax_new, pgmin_new, eps
         ):

@@ -1432,19 +1432,24 @@ class _Reader:
         units = self._groups[self.position]
         out = self.buffers[self.reads % 2]
         self.reads += 1
-        return self.pool.submit(self.source.gather, units, out), units
+        return self.pool.submit(self._gather, units, out), units
+
+    def _gather(self, units: np.ndarray, out: BlockBuffer):
+        """(the block's rows, labels, global row numbers): all made in the reader's thread."""
+        X_b, y_b = self.source.gather(units, out)
+        return X_b, y_b, self.plan.rows(units)
 
     def next(self) -> tuple[sp.csr_matrix, slice | np.ndarray, float]:
         """The next block: its rows, their global numbers, and the megabytes read for it."""
         future, units = self.pending
-        X_b, _ = future.result()
+        X_b, _, rows = future.result()
         self.pending = None  # the next read starts only once this block is taken
         self.position += 1
         if self.position == len(self._groups):
             self.round, self.position = self.round + 1, 0
             self._groups = self.plan.groups(self.round)
         self.pending = self._read()
-        return as_csr(X_b, check_finite=False), self.plan.rows(units), float(self.mib[units].sum())
+        return as_csr(X_b, check_finite=False), rows, float(self.mib[units].sum())
 
     def at(self, next_round: bool = False) -> tuple[int, int]:
         """(round, block) the reader stands at; ``next_round``: where ``restart`` would."""

@@ -489,14 +489,18 @@ def test_cli_memory_too_small_names_a_budget_that_trains(tmp_path):
     assert (tmp_path / "m").is_file()
 
 
-def test_a_stored_block_cut_into_pieces_counts_in_the_budget(tmp_path):
-    """A stored block larger than a training block is copied piece by piece from its mapping,
-    resident until its last piece: a budget that leaves room for 1 MiB blocks but not for
-    that mapping is refused, and the smallest budget it names trains."""
+def test_a_stored_block_cut_into_pieces_counts_in_the_budget_only_when_mapped(
+    tmp_path, monkeypatch
+):
+    """A stored block larger than a training block is read piece by piece from the file:
+    nothing of it stays resident, so a budget with room for 1 MiB blocks trains. Were its
+    pieces copied from the mapping (a copy that changes the index dtype), the block would be
+    resident until its last piece: that budget is refused, and the smallest budget it names
+    trains."""
     import re
 
     from linsvm.io.cache import write_cache
-    from linsvm.outofcore import train_cache
+    from linsvm.outofcore import CacheBlocks, train_cache
 
     X, y = problem(n_rows=20_000, n_features=200, seed=3)
     text = tmp_path / "d.txt"
@@ -506,6 +510,9 @@ def test_a_stored_block_cut_into_pieces_counts_in_the_budget(tmp_path):
     assert summary.n_blocks == 1 and summary.cache_bytes > 2 << 20
     overhead = 10 << 20
     memory = overhead + 20_000 + 7 * (1 << 20) + (1 << 20)  # 1.14 MiB blocks without it
+    model = train_cache(cache, memory=memory, overhead_bytes=overhead, solver=1)
+    assert model.results_[0].n_iter >= 1
+    monkeypatch.setattr(CacheBlocks, "pieces_from_mapping", property(lambda self: True))
     with pytest.raises(InvalidInputError, match="too small") as refused:
         train_cache(cache, memory=memory, overhead_bytes=overhead, solver=1)
     smallest = re.search(r"trains is (\d+)M", str(refused.value)).group(1)

@@ -66,10 +66,10 @@ A truncated, foreign or newer file, or a damaged header or table, is refused
 without decreasing, columns ascending within a row and below n_features, labels and values
 finite) are checked before its rows are first served, and again when they are served after the
 block was released (each outer iteration of block minimisation). Rows read in pieces
-(`Cache.read_rows`) have each piece's structure checked as it is read, and the checksums by a
-scan going round the file as fast as the reads go: a file changed while it is in use is
-refused within a pass over the data, one truncated at the next read of any block (not a
-SIGBUS).
+(`Cache.read_rows`) have each piece's structure checked as it is read, and a block's checksum
+again whenever the file's size or change times moved: a file changed while it is in use is
+refused at the next read of a changed block, one truncated at the next read of any block (not
+a SIGBUS).
 The checksums catch damage, not forgery; the structure check is what keeps a crafted file
 from making a kernel read outside its arrays.
 """
@@ -87,6 +87,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from ..data import all_finite
 from ..errors import DataFormatError, InvalidInputError
@@ -455,33 +456,30 @@ def _block_arrays(buf, offset: int, n_rows: int, nnz: int, index_dtype, value_dt
 # ----------------------------------------------------------------------------- reading
 
 
+@njit(cache=True, nogil=True)
 def _first_bad_row(indptr: np.ndarray, indices: np.ndarray, n_features: int) -> int:
     """-1 if indptr runs from 0 to len(indices) without decreasing and each row's indices
     ascend strictly within [0, n_features); else the first row (or -2 for indptr's ends)
     that does not. A cache whose checksums match but whose arrays break this (a crafted
-    file, or one changed while in use) would make kernels read outside their arrays. NumPy,
-    not Numba: a compiled kernel's first call in a process costs more than this whole check
-    of a block (measured: 0.25 s to load it, against 15 ms for pypi-recent's 8.5M
-    non-zeros either way)."""
+    file, or one changed while in use) would make kernels read outside their arrays. One
+    sweep, no temporaries: it runs on every piece of rows a training pass reads (pypi-recent's
+    8.5M non-zeros: 15 ms, as NumPy's diff-and-compare took, without its 5 bytes a non-zero
+    of temporaries, each one mapped and faulted in afresh under block minimisation's malloc
+    settings)."""
     nnz = indices.shape[0]
-    if indptr[0] != 0 or indptr[-1] != nnz:
+    n_rows = indptr.shape[0] - 1
+    if n_rows < 0 or indptr[0] != 0 or indptr[n_rows] != nnz:
         return -2
-    steps = np.diff(indptr)
-    if steps.size and steps.min() < 0:
-        return int(np.argmax(steps < 0))
-    if nnz == 0:
-        return -1
-
-    def row_of(k: int) -> int:
-        return int(np.searchsorted(indptr, k, side="right")) - 1
-
-    if indices.min() < 0 or indices.max() >= n_features:
-        return row_of(int(np.argmax((indices < 0) | (indices >= n_features))))
-    ascending = np.diff(indices) > 0
-    starts = indptr[1:-1]
-    ascending[starts[(starts > 0) & (starts < nnz)] - 1] = True  # row boundaries
-    if not ascending.all():
-        return row_of(int(np.argmin(ascending)) + 1)
+    for i in range(n_rows):
+        start, stop = indptr[i], indptr[i + 1]
+        if stop < start or stop > nnz:
+            return i
+        previous = -1
+        for k in range(start, stop):
+            j = indices[k]
+            if j <= previous or j >= n_features:
+                return i
+            previous = j
     return -1
 
 
@@ -553,13 +551,11 @@ class Cache:
         self.row_starts = np.concatenate([[0], np.cumsum(self.block_rows)]).astype(np.int64)
         _check_table(name, self._table, self, table_offset)
         self._verified = np.zeros(n_blocks, dtype=bool)
-        # read_rows' checksum scan: (block, bytes of it scanned, their CRC-32 so far)
-        self._scan: tuple[int, int, int] = (0, 0, 0)
-        self._read_checked = np.zeros(n_blocks, dtype=bool)  # read_rows' first checksums
-        self._scan_buffer: np.ndarray | None = None
-        rows_bytes = (8 * self.n_rows + self.index_dtype.itemsize * (self.n_rows + n_blocks)
-                      + (self.index_dtype.itemsize + self.dtype.itemsize) * self.nnz)
-        self._scan_rate = 1.05 * int(self._table["length"].sum()) / max(rows_bytes, 1)
+        # read_rows' checks: the blocks whose checksum matched since the file last changed,
+        # and the file's stamp then (``_stamp``)
+        self._read_checked = np.zeros(n_blocks, dtype=bool)
+        self._read_stamp = _stamp(os.fstat(self._fd))
+        self._chunk: np.ndarray | None = None
 
     @property
     def checksum(self) -> int:
@@ -648,20 +644,24 @@ class Cache:
         ``indices``/``data`` from position ``pos``. The arrays must have the cache's dtypes
         (``index_dtype`` for indptr and indices). Returns the position after the last.
 
-        The block's checksum is checked before its first rows are served (read in chunks, not
-        mapped: nothing of it stays resident), the rows read are checked each time (structure,
-        finite values: what keeps the kernels inside their arrays, whenever the file
-        changed), and the checksums again by a scan that goes round the file as the reads go
-        on (``_scan_checksums``): a change of the file on disk is found within a pass over
-        the data, at a cost spread evenly over the reads rather than a whole block's check at
-        once.
+        Checks: the rows read, every time (structure, finite values: what keeps the kernels
+        inside their arrays, whatever happened to the file); the block's checksum before its
+        first rows are served (its bytes read in chunks, not mapped: nothing of it stays
+        resident), and again whenever the file's stamp (size, times of change, inode) moved
+        since: a change made to the file through the system while it is in use is refused at
+        the next read of the changed block, within a pass over the data, without reading the
+        file twice a pass. Truncation is refused at the next read of any block.
         """
+        status = os.fstat(self._fd)
+        if status.st_size < self._file_size:
+            raise CacheFormatError(self.path, f"truncated to {status.st_size} of "
+                                              f"{self._file_size} bytes while in use")
+        if _stamp(status) != self._read_stamp:
+            self._read_checked[:] = False
+            self._read_stamp = _stamp(status)
         if not self._read_checked[k]:
             self._checksum_by_reads(k)
             self._read_checked[k] = True
-        if os.fstat(self._fd).st_size < self._file_size:
-            raise CacheFormatError(self.path, f"truncated to {os.fstat(self._fd).st_size} of "
-                                              f"{self._file_size} bytes while in use")
         offset, n_rows, nnz, _, _, _ = self._table[k].tolist()
         at = _layout(n_rows, nnz, self.index_dtype.itemsize, self.dtype.itemsize)
         isz, vsz = self.index_dtype.itemsize, self.dtype.itemsize
@@ -687,53 +687,23 @@ class Cache:
             raise CacheFormatError(self.path, f"block {k} is invalid ({where}: changed while "
                                               "in use)")
         indptr[: n + 1] += pos
-        self._scan_checksums(int((8 * n + isz * (n + 1) + (isz + vsz) * (p1 - p0))
-                                 * self._scan_rate))
         return pos + p1 - p0
 
     def _checksum_by_reads(self, k: int) -> None:
         """Block ``k``'s CRC-32 compared with the table's, its bytes read a chunk at a time."""
         offset, _, _, length, expected, _ = self._table[k].tolist()
+        if self._chunk is None:
+            self._chunk = np.empty(_CHECK_CHUNK, dtype=np.uint8)
         crc = 0
-        for done in range(0, length, _SCAN_CHUNK):
-            crc = zlib.crc32(self._read_chunk(k, offset + done, min(_SCAN_CHUNK, length - done)),
-                             crc)  # fmt: skip
+        for done in range(0, length, _CHECK_CHUNK):
+            chunk = self._chunk[: min(_CHECK_CHUNK, length - done)]
+            try:
+                _pread_into(self._fd, chunk, offset + done)
+            except OSError as e:
+                raise CacheFormatError(self.path, f"block {k} could not be read: {e}") from None
+            crc = zlib.crc32(chunk, crc)
         if crc != expected:
             raise CacheFormatError(self.path, f"block {k} is corrupt (checksum mismatch)")
-
-    def _read_chunk(self, k: int, at: int, n_bytes: int) -> np.ndarray:
-        """``n_bytes`` (at most ``_SCAN_CHUNK``) of the file from ``at``, read into a buffer
-        reused from call to call, for block ``k``'s checksum."""
-        if self._scan_buffer is None:
-            self._scan_buffer = np.empty(_SCAN_CHUNK, dtype=np.uint8)
-        chunk = self._scan_buffer[:n_bytes]
-        try:
-            _pread_into(self._fd, chunk, at)
-        except OSError as e:
-            raise CacheFormatError(self.path, f"block {k} could not be read: {e}") from None
-        return chunk
-
-    def _scan_checksums(self, n_bytes: int) -> None:
-        """Advance the checksum scan by ``n_bytes``: the blocks' bytes read in file order,
-        round and round, each block's CRC-32 compared with the table's when its last byte is
-        passed. ``read_rows`` scans ``_scan_rate`` times the bytes it reads (the blocks' bytes
-        over their rows' bytes, and 5% more), so that the scan goes once round the file within
-        every pass over the rows, whatever their order."""
-        if not self._table["length"].any():
-            return
-        while n_bytes > 0:
-            k, done, crc = self._scan
-            offset, _, _, length, expected, _ = self._table[k].tolist()
-            step = min(n_bytes, length - done, _SCAN_CHUNK)
-            crc = zlib.crc32(self._read_chunk(k, offset + done, step), crc)
-            done += step
-            n_bytes -= step
-            if done == length:
-                if crc != expected:
-                    raise CacheFormatError(self.path,
-                                           f"block {k} is corrupt (checksum mismatch)")
-                k, done, crc = (k + 1) % self.n_blocks, 0, 0
-            self._scan = (k, done, crc)
 
     def prefetch(self, k: int) -> None:
         """Ask the kernel to start reading block `k` from disk (returns at once)."""
@@ -811,8 +781,15 @@ class Cache:
         return X, y
 
 
-# Bytes of the file read and checksummed at a time by ``Cache._scan_checksums``.
-_SCAN_CHUNK = 1 << 18
+# Bytes of a block read and checksummed at a time by ``Cache._checksum_by_reads``.
+_CHECK_CHUNK = 1 << 18
+
+
+def _stamp(status: os.stat_result) -> tuple[int, ...]:
+    """What changes when a file's contents are changed through the system: its size, the
+    times of its last write and of its last change of any kind (which no program can set
+    back), and its inode."""
+    return status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, status.st_dev
 
 
 def _pread_into(fd: int, out: np.ndarray, offset: int) -> None:

@@ -1,13 +1,15 @@
 """Data larger than the machine's RAM: block minimisation under a memory cgroup.
 
-Run from the repository root, after ``bench_outofcore --size large`` (whose cache, test cache
-and P* it reuses)::
+Run from the repository root, after ``bench_outofcore`` (whose cache, test cache and P* it
+reuses: ``--folder`` names its work folder, by default that of ``--size large``)::
 
-    python -m benchmarks.bench_outofcore_ram [--ram 3G] [--memory 1G] [--solver 1]
-        [--max-outer 30] [--out benchmarks/RESULTS-outofcore-ram.md]
+    python -m benchmarks.bench_outofcore_ram [--folder F] [--ram 3G] [--memory 1G]
+        [--solver 1] [--max-outer 30] [--out benchmarks/RESULTS-outofcore-ram.md]
 
 The question: does ``train --memory`` still train, and how fast, when the data cannot stay in
-the OS page cache either, so that every outer iteration reads the whole cache from disk?
+the OS page cache either, so that every outer iteration reads the whole cache from disk? And
+how close does it come to the disk's own rate: its time against the time to read the cache,
+cold, as many times as the run read it?
 
 This machine has more RAM (24 GiB) than the disk space left for a larger data set allows, so
 the machine is made smaller instead: each timed child runs in a Linux memory cgroup (v1,
@@ -20,6 +22,10 @@ each run (``posix_fadvise(DONTNEED)``), so the first read is a disk read too.
   the cgroup; its outer iterations' times and read rates; the bytes read from disk
   (``/proc/vmstat`` pgpgin over the run, the whole machine: the run is the only reader), the
   child's peak RSS (``ru_maxrss``) and the cgroup's peak usage (process + page cache).
+- **disk rate**: the cache read from start to end in 4 MiB reads, dropped from the page
+  cache before each of three reads (median): the time one pass over the data from disk costs
+  at least. The run's time is set against the bytes it read from disk at that rate, at its
+  end and at the iterations that reached 1e-2 and 1e-3.
 - **in memory**, in the same cgroup: ``read_libsvm(cache)`` then ``linsvm.train``, which
   needs the whole CSR matrix; the kernel's OOM killer ends it (shown as such) when the data
   does not fit.
@@ -98,6 +104,22 @@ def drop_from_page_cache(path: Path) -> None:
         os.close(fd)
 
 
+def disk_read_seconds(path: Path, repeats: int = 3) -> list[float]:
+    """Seconds to read ``path`` from start to end, cold (dropped from the page cache first)."""
+    times = []
+    for _ in range(repeats):
+        drop_from_page_cache(path)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            t0 = time.perf_counter()
+            while os.read(fd, 4 << 20):
+                pass
+            times.append(time.perf_counter() - t0)
+        finally:
+            os.close(fd)
+    return times
+
+
 def pages_read_kb() -> int:
     with open("/proc/vmstat") as f:
         for line in f:
@@ -168,6 +190,9 @@ def main(argv=None) -> None:
             warm = next((b for b in out["blocks"]
                          if b["budget"] == args.memory and not b["selective"]), None)
 
+    cache_bytes = cache.stat().st_size
+    disk_times = disk_read_seconds(cache)
+    disk_seconds = sorted(disk_times)[1]
     group = MemoryCgroup(ram)
     try:
         drop_from_page_cache(cache)
@@ -186,7 +211,6 @@ def main(argv=None) -> None:
     if blocks["ended"] == "finished":
         blocks["test_acc"] = linsvm_predict(test, model, folder)[0]
 
-    cache_bytes = cache.stat().st_size
     lines = report_header(
         "Data larger than the machine's RAM: block minimisation in a memory cgroup",
         "bench_outofcore_ram",
@@ -194,7 +218,10 @@ def main(argv=None) -> None:
          f"+ page cache): {args.ram} = {ram / MB:.0f} MB, {cache_bytes / ram:.1f}x smaller "
          "than the data",
          "MB = 10^6 bytes; disk reads from /proc/vmstat pgpgin over the run (the machine's, "
-         "the run the only reader)"])
+         "the run the only reader)",
+         f"disk: the cache read cold from start to end in {fmt_seconds(disk_seconds)} s "
+         f"({cache_bytes / MB / disk_seconds:.0f} MB/s; three reads: "
+         + ", ".join(fmt_seconds(t) for t in disk_times) + " s)"])
     lines += ["## Runs", ""]
     rows = []
     if blocks["ended"] == "finished":
@@ -230,12 +257,36 @@ def main(argv=None) -> None:
                              "read from disk MB", "test acc %"], rows)
     lines += ["", f"P* = {pstar:.10g} (bench_outofcore's lowest primal for -s {args.solver})."]
     if blocks["ended"] == "finished":
+        lines += ["", "## Against the disk", "",
+                  "Passes read: the bytes read from disk over the cache's size (the run's "
+                  "whole read at its end; at a target, the outer iterations up to the one "
+                  "that reached it, plus the labels' read). Disk time: that many passes at "
+                  "the cold read's rate.", ""]
+        passes_end = blocks["read_bytes"] / cache_bytes
+        drows = [["the whole run", fmt_seconds(blocks["seconds"]), f"{passes_end:.1f}",
+                  fmt_seconds(passes_end * disk_seconds),
+                  f"{blocks['seconds'] / (passes_end * disk_seconds):.2f}"]]
+        points = block_points(blocks)
+        for target, t in zip(TARGETS, [time_to(points, pstar, x) for x in TARGETS],
+                             strict=True):
+            if t is None:
+                continue
+            reached = next((i for i, pt in enumerate(blocks["trace"]) if pt["t"] >= t),
+                           len(blocks["trace"]) - 1)
+            mib = sum(pt["mb"] for pt in blocks["trace"][: reached + 1])  # (MiB of blocks)
+            passes = mib * 2**20 / cache_bytes
+            drows.append([f"to {target:g}", fmt_seconds(t), f"{passes:.1f}",
+                          fmt_seconds(passes * disk_seconds),
+                          f"{t / (passes * disk_seconds):.2f}"])
+        lines += markdown_table(["until", "seconds", "passes read", "disk time s",
+                                 "seconds / disk time"], drows)
+    if blocks["ended"] == "finished":
         lines += ["", "Outer iterations in the cgroup: seconds since the start at each "
                   "iteration's end, relative accuracy at its start, read rate of the iteration "
                   "(MB of cache per second of the iteration).", ""]
         cells = []
         for i, pt in enumerate(blocks["trace"]):
-            rate = pt["mb"] / max(pt["seconds"], 1e-9)
+            rate = pt["mb"] * 2**20 / MB / max(pt["seconds"], 1e-9)  # (mb: MiB of blocks)
             cells.append(f"{i + 1}: {fmt_seconds(pt['t'])} s "
                          f"{fmt_sci(rel(pt['primal'], pstar))} ({rate:.0f} MB/s)")
         lines.append("- " + "; ".join(cells))

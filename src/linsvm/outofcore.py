@@ -10,8 +10,8 @@ docs/architecture.md, "One partitioned dual"), while the next block is read in t
 Two ways to visit the blocks:
 
 - **Epochs (the SVM duals' default).** An outer iteration is one epoch of the in-memory
-  solver (``dcd.py``) a block at a time: one pass over each training block in the bucketed
-  order, shrinking against the previous epoch's extremes with the marks kept across blocks
+  solver (``dcd.py``) a block at a time: its own pass (``dcd.svm_pass``, over per-row
+  records made as the block streams by) over each training block in the bucketed order, shrinking against the previous epoch's extremes with the marks kept across blocks
   and epochs, and the training blocks drawn afresh every epoch from small units of the data
   (``_Plan``: with fixed blocks visited in turn, one pass a visit converges several times
   slower per epoch than the in-memory order, whatever the rows' order in the file).

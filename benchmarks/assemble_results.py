@@ -44,6 +44,8 @@ SECTIONS = [
      "RESULTS-outofcore-large.md"),
     ("Data larger than the machine's RAM: block minimisation in a memory cgroup "
      "(bench_outofcore_ram.py)", "RESULTS-outofcore-ram.md"),
+    ("Data read from disk every pass: pypi-recent in a memory cgroup, against the disk's rate "
+     "(bench_outofcore_ram.py --folder)", "RESULTS-outofcore-ram-pypi.md"),
     ("Distributed training on Dask by CoCoA+ (bench_distributed.py)", "RESULTS-distributed.md"),
     ("Saving a large model (bench_model_save.py)", "RESULTS-model-save.md"),
     ("Memory (bench_memory.py)", "RESULTS-memory.md"),

@@ -11,8 +11,9 @@ Two ways to visit the blocks:
 
 - **Epochs (the SVM duals' default).** An outer iteration is one epoch of the in-memory
   solver (``dcd.py``) a block at a time: its own pass (``dcd.svm_pass``, over per-row
-  records made as the block streams by) over each training block in the bucketed order, shrinking against the previous epoch's extremes with the marks kept across blocks
-  and epochs, and the training blocks drawn afresh every epoch from small units of the data
+  records made as the block streams by) over each training block in the bucketed order,
+  shrinking against the previous epoch's extremes with the marks kept across blocks and
+  epochs, and the training blocks drawn afresh every epoch from small units of the data
   (``_Plan``: with fixed blocks visited in turn, one pass a visit converges several times
   slower per epoch than the in-memory order, whatever the rows' order in the file).
 - **Classic** (``selective=True`` or ``inner_iter > 1``; -s 7 always): fixed blocks, each
@@ -221,15 +222,18 @@ class CacheBlocks:
             self.n_blocks = cache.n_blocks
             self._rows = cache.block_rows
             self._nnz = cache.block_nnz
+            self._first_nonzero = np.zeros(cache.n_blocks, dtype=np.int64)
         else:
             self.n_blocks = len(units)
             self._rows = np.array([r1 - r0 for _, r0, r1 in units], dtype=np.int64)
-            self._nnz = np.array([self._unit_nnz(u) for u in units], dtype=np.int64)
+            spans = np.array([self._unit_span(u) for u in units], dtype=np.int64)
+            self._first_nonzero, self._nnz = spans[:, 0], spans[:, 1] - spans[:, 0]
 
-    def _unit_nnz(self, unit: tuple[int, int, int]) -> int:
+    def _unit_span(self, unit: tuple[int, int, int]) -> tuple[int, int]:
+        """Positions of a unit's first and end non-zero within its stored block."""
         k, r0, r1 = unit
         indptr = self.cache.block(k, verify=False)[0].indptr
-        return int(indptr[r1] - indptr[r0])
+        return int(indptr[r0]), int(indptr[r1])
 
     def split(self, max_bytes: int) -> CacheBlocks:
         """The same rows in units of at most ``max_bytes`` (a row larger than that alone),
@@ -284,6 +288,7 @@ class CacheBlocks:
             y, indptr, indices, data = out.arrays(n_rows, nnz, self.cache.dtype,
                                                   self._index_dtype)  # fmt: skip
             indptr[0] = 0
+            self.will_need(units)
             row, pos = 0, 0
             for unit in units.tolist():
                 k, r0, r1 = pieces[unit]
@@ -315,6 +320,17 @@ class CacheBlocks:
         X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, self.n_features), copy=False)
         X.has_canonical_format = True  # the cache's rows are (checked when a block is read)
         return X, y
+
+    def will_need(self, units: np.ndarray) -> None:
+        """Ask the disk for every piece of these units at once (reads in flight together,
+        where one ``pread`` after another would wait for each: from a cold cache a pass took
+        0.15-0.18 s on pypi-recent that way, 0.10 s with this, its sequential read 0.06 s)."""
+        pieces = (self.units if self.units is not None
+                  else [(k, 0, int(self.cache.block_rows[k])) for k in range(self.n_blocks)])
+        for unit in np.asarray(units, dtype=np.int64).tolist():
+            k, r0, r1 = pieces[unit]
+            p0 = int(self._first_nonzero[unit])
+            self.cache.will_need(k, r0, r1, p0, p0 + int(self._nnz[unit]))
 
     def labels(self) -> np.ndarray:
         return self.cache.labels()
@@ -1452,14 +1468,20 @@ class _Reader:
 
     def _read(self):
         units = self._groups[self.position]
+        after = (self._groups[self.position + 1] if self.position + 1 < len(self._groups)
+                 else self.plan.groups(self.round + 1)[0])  # fmt: skip
         out = self.buffers[self.reads % 2]
         self.reads += 1
-        return self.pool.submit(self._gather, units, out), units
+        return self.pool.submit(self._gather, units, out, after), units
 
-    def _gather(self, units: np.ndarray, out: BlockBuffer):
-        """(the block's rows, labels, global row numbers): all made in the reader's thread."""
+    def _gather(self, units: np.ndarray, out: BlockBuffer, after: np.ndarray):
+        """(the block's rows, labels, global row numbers): all made in the reader's thread;
+        then the disk asked for the block after it, which it reads while this one trains."""
         X_b, y_b = self.source.gather(units, out)
-        return X_b, y_b, self.plan.rows(units)
+        rows = self.plan.rows(units)
+        if hasattr(self.source, "will_need"):
+            self.source.will_need(after)
+        return X_b, y_b, rows
 
     def next(self) -> tuple[sp.csr_matrix, slice | np.ndarray, float]:
         """The next block: its rows, their global numbers, and the megabytes read for it."""

@@ -705,6 +705,20 @@ class Cache:
         if crc != expected:
             raise CacheFormatError(self.path, f"block {k} is corrupt (checksum mismatch)")
 
+    def will_need(self, k: int, r0: int, r1: int, p0: int, p1: int) -> None:
+        """Ask the kernel to start reading rows ``r0:r1`` of block ``k`` (non-zeros ``p0:p1``)
+        from disk (returns at once; a no-op where pages are cached or the system lacks it)."""
+        if not hasattr(os, "posix_fadvise"):
+            return
+        offset, n_rows, nnz, _, _, _ = self._table[k].tolist()
+        at = _layout(n_rows, nnz, self.index_dtype.itemsize, self.dtype.itemsize)
+        isz, vsz = self.index_dtype.itemsize, self.dtype.itemsize
+        for start, length in ((at[0] + 8 * r0, 8 * (r1 - r0)),
+                              (at[1] + isz * r0, isz * (r1 - r0 + 1)),
+                              (at[2] + isz * p0, isz * (p1 - p0)),
+                              (at[3] + vsz * p0, vsz * (p1 - p0))):
+            os.posix_fadvise(self._fd, offset + start, length, os.POSIX_FADV_WILLNEED)
+
     def prefetch(self, k: int) -> None:
         """Ask the kernel to start reading block `k` from disk (returns at once)."""
         self._advise(k, "MADV_WILLNEED")

@@ -634,6 +634,10 @@ class Cache:
             offset, n_rows = int(self._table["offset"][k]), int(self._table["n_rows"][k])
             y[self.row_starts[k] : self.row_starts[k + 1]] = np.frombuffer(
                 self._map, dtype="<f8", count=n_rows, offset=offset)
+            if hasattr(self._map, "madvise") and n_rows:
+                # the mapped pages handed back once copied (else the labels count twice)
+                start = offset - offset % mmap.PAGESIZE
+                self._map.madvise(mmap.MADV_DONTNEED, start, offset + 8 * n_rows - start)
         return y
 
     def read_rows(self, k: int, r0: int, r1: int, y: np.ndarray, indptr: np.ndarray,

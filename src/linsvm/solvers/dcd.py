@@ -46,6 +46,7 @@ _F_PGMAX_OLD, _F_PGMIN_OLD, _F_PGMAX_NEW, _F_PGMIN_NEW = 0, 1, 2, 3
 # cache line for its scalars (the visiting order is random: separate arrays would cost a miss
 # each). The record holds U_i for the L1 loss and D_ii for the L2 loss: the other is 0 or inf.
 _ALPHA, _QBAR, _Y, _BOUND_OR_DIAG = 0, 1, 2, 3
+ALPHA_COLUMN = _ALPHA  # (for callers that read alpha back from records)
 
 
 # A projected gradient this small counts as zero: the coordinate is left as it is.
@@ -120,6 +121,17 @@ def end_iteration(
     fstate[_F_PGMAX_OLD] = pgmax_new if pgmax_new > 0.0 else inf
     fstate[_F_PGMIN_OLD] = pgmin_new if pgmin_new < 0.0 else -inf
     return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def fill_record(rec, i, a, yi, c, sq, squared_hinge, sigma) -> None:
+    """Row i's record for cost c = C_i > 0: alpha_i = a, Qbar_ii = sigma x_i'x_i + D_ii
+    (``sq`` = x_i'x_i), y_i, and U_i = C_i (L1 loss) or D_ii = 1/(2 C_i) (L2 loss)."""
+    diag = 0.5 / c if squared_hinge else 0.0
+    rec[i, _ALPHA] = a
+    rec[i, _QBAR] = sigma * sq + diag
+    rec[i, _Y] = yi
+    rec[i, _BOUND_OR_DIAG] = diag if squared_hinge else c
 
 
 @njit(cache=True, nogil=True)
@@ -233,20 +245,17 @@ def _prepare(
         else:
             sq = mapped_sq_norm(indptr, indices, data, bias, i, fparams, cols, vals)
         a = 0.0
-        bound_or_diag = 0.0
-        diag = 0.0
         if C[i] > 0.0:
             if loss == LOSS_SQUARED_HINGE:
-                diag = 0.5 / C[i]
-                bound_or_diag = diag
                 a = max(alpha0[i], 0.0)
             else:
-                bound_or_diag = C[i]
                 a = min(max(alpha0[i], 0.0), C[i])
-        rec[i, _ALPHA] = a
-        rec[i, _QBAR] = sigma * sq + diag
-        rec[i, _Y] = y[i]
-        rec[i, _BOUND_OR_DIAG] = bound_or_diag
+            fill_record(rec, i, a, y[i], C[i], sq, loss == LOSS_SQUARED_HINGE, sigma)
+        else:  # not trained: alpha 0, no bound
+            rec[i, _ALPHA] = 0.0
+            rec[i, _QBAR] = sigma * sq
+            rec[i, _Y] = y[i]
+            rec[i, _BOUND_OR_DIAG] = 0.0
         if add_to_w and a != 0.0:
             if fparams is None:
                 row_axpy(indptr, indices, data, bias, i, y[i] * a, w)

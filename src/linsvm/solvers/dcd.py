@@ -342,7 +342,7 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     state = {"rec": rec, "w": w, "active": active, "fstate": fstate, "istate": istate, "rng": rng}
     order, bucket_order, use_prefetch = _dual.visit_buffers(X, rec, trainable, bucket_size)
     threads = driver = None
-    n_threads, simulate = _thread_plan(sub, X, fparams is not None or sigma != 1.0)
+    n_threads, simulate = thread_plan(sub, X, fparams is not None or sigma != 1.0)
     if n_threads > 1:
         # the rows shared among threads: a partitioned dual whose place merges as it goes
         from .dcd_threads import ThreadedRounds, ThreadPlace
@@ -397,7 +397,7 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
 THREAD_MIN_NNZ = 2_000_000
 
 
-def _thread_plan(sub: Subproblem, X, serial_only: bool) -> tuple[int, bool]:
+def thread_plan(sub: Subproblem, X, serial_only: bool) -> tuple[int, bool]:
     """(threads, simulated) for a solve: ``sub.n_threads`` real threads, at most one per
     ``THREAD_MIN_NNZ`` non-zeros; or option ``simulate_threads`` = T, the threaded scheme's
     arithmetic for T threads run on this one (``dcd_threads``). A feature map formed on the

@@ -99,6 +99,7 @@ from .dcd import (
     end_iteration,
     svm_coordinate,
 )
+from .svr import svr_coordinate, svr_end_iteration
 
 # Rows of a round (all threads together), by default: how far a thread's view of the cold
 # features may lag. Up to 256 the serial solver's outer iterations are kept (pypi-recent,
@@ -137,11 +138,16 @@ _SYNC_COUNT, _SYNC_GENERATION, _SYNC_DONE, _SYNC_N_CHUNKS, _SYNC_SPINS = 0, 8, 1
 _SYNC_HANDED = 40
 
 # Per thread and round (two rounds' worth, by parity; each thread's padded to a cache line):
-# g = sum_i d_i G_i, the alpha terms of phi(1), the rows changed, the bias weight's change.
-_P_G, _P_ROWTERM, _P_ROWS, _P_BIAS = 0, 1, 2, 3
-# Per thread: the epoch's projected-gradient extremes, and how much the thread's additions
-# to its range moved w'w / 2 in the round (its own rows', then the merge's; the shortening's).
+# g = sum_i d_i G_i, the alpha terms of phi(1), the rows changed, the bias weight's change,
+# and (regression) the change of p sum_i |beta_i| at step 1.
+_P_G, _P_ROWTERM, _P_ROWS, _P_BIAS, _P_NONSMOOTH = 0, 1, 2, 3, 4
+# Per thread: the epoch's projected-gradient extremes (regression: the largest violation and
+# the violations' 1-norm), and how much the thread's additions to its range moved w'w / 2 in
+# the round (its own rows', then the merge's; the shortening's).
 _T_PGMAX, _T_PGMIN, _T_CHANGE, _T_SHORTENED = 0, 1, 2, 3
+_T_GMAX, _T_GNORM1 = _T_PGMAX, _T_PGMIN
+# Bisection steps of the line search when the regression dual's |beta| terms bend phi.
+_LINE_SEARCH_HALVINGS = 60
 
 # The run's counters (``stats``): rounds merged, rounds whose step the line search shortened,
 # spells of outer iterations run on one thread because the threads were off their cores.
@@ -199,18 +205,19 @@ def _lower_bound(values, start, stop, value):
 @njit(cache=True, nogil=True)
 def _begin_iteration(
     active, istate, order, bucket_order, bucket_size, buckets_per_group, rng, chunk_rows,
-    chunk_start, chunk_seed, per_thread,
+    chunk_start, chunk_seed, per_thread, regression,
 ) -> int:  # fmt: skip
     """The serial start of an outer iteration (thread 0): the order of the chunks, every
-    thread's projected-gradient extremes reset. Returns the number of chunks.
+    thread's projected-gradient extremes (regression: violations) reset. Returns the number
+    of chunks.
 
     Bucketed: the buckets shuffled, chunk c being buckets_per_group of them, whose rows its
     thread gathers and shuffles (``_fill_chunk``) with a generator seeded by chunk_seed[0] + c;
     otherwise the serial solver's plain permutation, cut into pieces of chunk_rows."""
     n_active = istate[I_ACTIVE]
     for t in range(per_thread.shape[0]):
-        per_thread[t, _T_PGMAX] = -np.inf
-        per_thread[t, _T_PGMIN] = np.inf
+        per_thread[t, _T_PGMAX] = 0.0 if regression else -np.inf
+        per_thread[t, _T_PGMIN] = 0.0 if regression else np.inf
     if bucket_size == 1:
         visiting_order(active, n_active, order, bucket_order, 1, 1, rng)
         n_chunks = (n_active + chunk_rows - 1) // chunk_rows
@@ -265,9 +272,20 @@ def _prepare_chunk(
 
 
 @njit(cache=True, nogil=True)
-def _end_iteration(active, istate, fstate, removed, trainable, per_thread, eps) -> bool:
-    """The serial end of an outer iteration (thread 0): every thread's extremes combined, then
-    the serial solver's shrinking and stopping rule. True once converged."""
+def _end_iteration(active, istate, fstate, removed, trainable, per_thread, eps,
+                   regression) -> bool:  # fmt: skip
+    """The serial end of an outer iteration (thread 0): every thread's extremes (regression:
+    violations, summed in thread order) combined, then the serial solver's shrinking and
+    stopping rule. True once converged."""
+    if regression:
+        gmax = 0.0
+        gnorm1 = 0.0
+        for t in range(per_thread.shape[0]):
+            gmax = max(gmax, per_thread[t, _T_GMAX])
+            gnorm1 += per_thread[t, _T_GNORM1]
+        return svr_end_iteration(
+            active, istate[I_ACTIVE], removed, trainable, fstate, istate, gmax, gnorm1, eps
+        )
     pgmax = -np.inf
     pgmin = np.inf
     for t in range(per_thread.shape[0]):
@@ -309,16 +327,18 @@ def _dots(t, c, indptr, indices, data, bias, rec, w, use_prefetch, order, chunk_
 
 @njit(cache=True, nogil=True)
 def _steps(
-    t, c, n_chunks, parity, bias, squared_hinge, rec, fstate, shrinking, order, chunk_start,
-    removed, per_thread, partials, dots, row_index, row_pos, row_steps, hot_ptr, hot_slot,
-    hot_val, hot,
+    t, c, n_chunks, parity, bias, squared_hinge, regression, p, rec, fstate, shrinking, order,
+    chunk_start, removed, per_thread, partials, dots, row_index, row_pos, row_steps, hot_ptr,
+    hot_slot, hot_val, hot,
 ) -> None:  # fmt: skip
     """Step 2, thread t, chunk c (none if c >= n_chunks): the coordinate steps of its rows in
-    order, each row's w'x_i
-    corrected by the hot weights' changes made before it in the round (``hot``: slots 0.. the
-    hot features', the last the bias's; updated in place for the next rows and threads)."""
+    order (the SVM's ``svm_coordinate``, or with ``regression`` the SVR's ``svr_coordinate``
+    at width ``p``), each row's w'x_i corrected by the hot weights' changes made before it in
+    the round (``hot``: slots 0.. the hot features', the last the bias's; updated in place for
+    the next rows and threads)."""
     g = 0.0
     rowterm = 0.0
+    nonsmooth = 0.0
     bias_change = 0.0
     n_rows = 0
     pgmax_old = fstate[_F_PGMAX_OLD]
@@ -338,18 +358,32 @@ def _steps(
             seen += hot_val[k] * hot[hot_slot[k]]
         if bias >= 0.0:
             seen += bias * hot[bias_slot]
-        shrunk, pg, a_new = svm_coordinate(
-            a, yi, seen, diag, rec[i, _QBAR], squared_hinge, shrinking, pgmax_old, pgmin_old
-        )
-        if shrunk:
-            removed[i] = 1
-            continue
-        pgmax = max(pgmax, pg)
-        pgmin = min(pgmin, pg)
-        if abs(pg) <= PG_ZERO or a_new == a:
-            continue
-        d = a_new - a
-        step = d * yi
+        if regression:  # (pgmax: the largest violation, pgmin: the violations' 1-norm)
+            shrunk, violation, a_new = svr_coordinate(
+                a, yi, seen, diag, rec[i, _QBAR], squared_hinge, p, shrinking, pgmax_old
+            )
+            if shrunk:
+                removed[i] = 1
+                continue
+            pgmax = max(pgmax, violation)
+            pgmin += violation
+            if a_new == a:
+                continue
+            d = a_new - a
+            step = d  # (w = sum_i beta_i x_i)
+        else:
+            shrunk, pg, a_new = svm_coordinate(
+                a, yi, seen, diag, rec[i, _QBAR], squared_hinge, shrinking, pgmax_old, pgmin_old
+            )
+            if shrunk:
+                removed[i] = 1
+                continue
+            pgmax = max(pgmax, pg)
+            pgmin = min(pgmin, pg)
+            if abs(pg) <= PG_ZERO or a_new == a:
+                continue
+            d = a_new - a
+            step = d * yi
         rec[i, _ALPHA] = a_new
         r = n_rows
         n_rows += 1
@@ -359,10 +393,17 @@ def _steps(
         row_steps[t, r, 1] = d
         row_steps[t, r, 2] = step
         # the directional derivative at the round's alpha: the gradient at the round's w
-        g += d * (yi * dot - 1.0 + (diag * a if squared_hinge else 0.0))
-        if squared_hinge:
-            rowterm += diag * d * (a + 0.5 * d)
-        rowterm -= d
+        # (regression: of the smooth part, 1/2 beta'(Q + diag(lambda))beta - y'beta)
+        if regression:
+            lam = diag if squared_hinge else 0.0
+            g += d * (dot - yi + lam * a)
+            rowterm += lam * d * (a + 0.5 * d) - yi * d
+            nonsmooth += p * (abs(a_new) - abs(a))
+        else:
+            g += d * (yi * dot - 1.0 + (diag * a if squared_hinge else 0.0))
+            if squared_hinge:
+                rowterm += diag * d * (a + 0.5 * d)
+            rowterm -= d
         for k in range(hot_ptr[i], hot_ptr[i + 1]):
             hot[hot_slot[k]] += step * hot_val[k]
         if bias >= 0.0:
@@ -374,6 +415,7 @@ def _steps(
     partials[parity, t, _P_ROWTERM] = rowterm
     partials[parity, t, _P_ROWS] = n_rows
     partials[parity, t, _P_BIAS] = bias_change
+    partials[parity, t, _P_NONSMOOTH] = nonsmooth
 
 
 @njit(cache=True, nogil=True)
@@ -423,22 +465,91 @@ def _round_sums(parity, partials, per_thread, slot) -> tuple[float, float, float
 
 
 @njit(cache=True, nogil=True)
-def _round_step(parity, partials, per_thread) -> float:
-    """The round's step along d: 1 if phi(1) <= phi(1/m), else the exact line search's -g/q."""
-    g, q, m = _round_sums(parity, partials, per_thread, _T_CHANGE)
-    if m <= 1.0 or g >= 0.0 or q <= -2.0 * g * m / (m + 1.0):
-        return 1.0
-    return -g / q
+def _round_nonsmooth(parity, partials, row_steps, p, gamma) -> float:
+    """The regression dual's p sum_i (|beta_i + gamma d_i| - |beta_i|) over the round's
+    changed rows, threads in order (every thread gets the same)."""
+    total = 0.0
+    for t in range(partials.shape[1]):
+        for r in range(int(partials[parity, t, _P_ROWS])):
+            b = row_steps[t, r, 0]
+            total += abs(b + gamma * row_steps[t, r, 1]) - abs(b)
+    return p * total
 
 
 @njit(cache=True, nogil=True)
-def _shorten_rows(t, parity, gamma, rec, partials, row_index, row_steps, squared_hinge):
-    """Thread t's rows changed in the round back to alpha_i + gamma d_i."""
+def _round_slope(parity, partials, row_steps, p, g, q, gamma) -> float:
+    """phi's right derivative at gamma: g + gamma q plus that of the |beta| terms."""
+    slope = 0.0
+    for t in range(partials.shape[1]):
+        for r in range(int(partials[parity, t, _P_ROWS])):
+            b = row_steps[t, r, 0] + gamma * row_steps[t, r, 1]
+            d = row_steps[t, r, 1]
+            slope += d if b > 0.0 else (-d if b < 0.0 else abs(d))
+    return g + gamma * q + p * slope
+
+
+@njit(cache=True, nogil=True)
+def _round_change(parity, partials, per_thread, row_steps, p, gamma) -> float:
+    """phi(gamma) = f(alpha + gamma d) - f(alpha), the change of the dual a step makes."""
+    g, q, _ = _round_sums(parity, partials, per_thread, _T_CHANGE)
+    change = gamma * g + 0.5 * gamma * gamma * q
+    if p != 0.0:
+        change += _round_nonsmooth(parity, partials, row_steps, p, gamma)
+    return change
+
+
+@njit(cache=True, nogil=True)
+def _round_step(parity, partials, per_thread, row_steps, p) -> float:
+    """The round's step along d: 1 if phi(1) <= phi(1/m), else the exact line search's
+    minimiser of phi over [0, 1] (-g/q; with the regression dual's |beta| terms, p > 0, phi
+    is convex piecewise quadratic and its minimiser is found by halving on its slope)."""
+    g, q, m = _round_sums(parity, partials, per_thread, _T_CHANGE)
+    if p == 0.0:
+        if m <= 1.0 or g >= 0.0 or q <= -2.0 * g * m / (m + 1.0):
+            return 1.0
+        return -g / q
+    if m <= 1.0:
+        return 1.0
+    nonsmooth = 0.0
+    for t in range(partials.shape[1]):
+        nonsmooth += partials[parity, t, _P_NONSMOOTH]
+    # phi(1/m) <= (g + N(1)) / m + q / (2 m^2), N the |beta| terms (convex, N(0) = 0): the
+    # bound certifies the same decrease as phi(1/m) itself (see the module's note) and needs
+    # only the threads' sums. The rows are read only past this point, which every thread
+    # reaches or none, and which ends at a barrier before any thread steps the next round's
+    # rows.
+    inverse = 1.0 / m
+    if g + 0.5 * q + nonsmooth <= inverse * (g + nonsmooth) + 0.5 * inverse * inverse * q:
+        return 1.0
+    phi_m = inverse * g + 0.5 * inverse * inverse * q
+    phi_m += _round_nonsmooth(parity, partials, row_steps, p, inverse)
+    low = 0.0
+    high = 1.0
+    for _ in range(_LINE_SEARCH_HALVINGS):
+        middle = 0.5 * (low + high)
+        if _round_slope(parity, partials, row_steps, p, g, q, middle) < 0.0:
+            low = middle
+        else:
+            high = middle
+    phi_low = low * g + 0.5 * low * low * q + _round_nonsmooth(parity, partials, row_steps, p, low)
+    return low if phi_low <= phi_m else inverse
+
+
+@njit(cache=True, nogil=True)
+def _shorten_rows(t, parity, gamma, rec, partials, row_index, row_steps, squared_hinge,
+                  regression):  # fmt: skip
+    """Thread t's rows changed in the round back to alpha_i + gamma d_i (inside the box that
+    both ends of the step lie in: only rounding can leave it)."""
     for r in range(int(partials[parity, t, _P_ROWS])):
         i = row_index[t, r]
-        a = max(row_steps[t, r, 0] + gamma * row_steps[t, r, 1], 0.0)
-        if not squared_hinge:
-            a = min(a, rec[i, _BOUND_OR_DIAG])
+        a = row_steps[t, r, 0] + gamma * row_steps[t, r, 1]
+        if regression:
+            if not squared_hinge:
+                a = min(max(a, -rec[i, _BOUND_OR_DIAG]), rec[i, _BOUND_OR_DIAG])
+        else:
+            a = max(a, 0.0)
+            if not squared_hinge:
+                a = min(a, rec[i, _BOUND_OR_DIAG])
         rec[i, _ALPHA] = a
 
 
@@ -580,7 +691,8 @@ def _add_all(
 
 @njit(cache=True, nogil=True)
 def run_threads(
-    t, n_threads, n_epochs, indptr, indices, data, bias, loss, rec, w, active, trainable,
+    t, n_threads, n_epochs, indptr, indices, data, bias, loss, regression, p, rec, w, active,
+    trainable,
     fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group, use_prefetch,
     removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, per_thread,
     partials, dots, row_index, row_pos, row_steps, splits, hot_ptr, hot_slot, hot_val, handed,
@@ -597,7 +709,7 @@ def run_threads(
         if t == 0:
             n_chunks = _begin_iteration(
                 active, istate, order, bucket_order, bucket_size, buckets_per_group, rng,
-                chunk_rows, chunk_start, chunk_seed, per_thread,
+                chunk_rows, chunk_start, chunk_seed, per_thread, regression,
             )  # fmt: skip
             atomic_store(sync, _SYNC_N_CHUNKS, n_chunks)
         _barrier(sync, n_threads)
@@ -621,9 +733,9 @@ def run_threads(
                 else:
                     hot[:] = 0.0
             _steps(
-                t, c, n_chunks, parity, bias, squared_hinge, rec, fstate, shrinking, order,
-                chunk_start, removed, per_thread, partials, dots, row_index, row_pos, row_steps,
-                hot_ptr, hot_slot, hot_val, hot,
+                t, c, n_chunks, parity, bias, squared_hinge, regression, p, rec, fstate,
+                shrinking, order, chunk_start, removed, per_thread, partials, dots, row_index,
+                row_pos, row_steps, hot_ptr, hot_slot, hot_val, hot,
             )  # fmt: skip
             if in_sequence and t + 1 < n_threads:
                 handed[t] = hot
@@ -641,12 +753,12 @@ def run_threads(
                 t, n_threads, rotate, parity, 1.0, indices, data, w, partials, row_pos,
                 row_steps, splits, seg_count, seg_row, seg_span, per_thread, _T_CHANGE, sync,
             )  # fmt: skip
-            gamma = _round_step(parity, partials, per_thread)
+            gamma = _round_step(parity, partials, per_thread, row_steps, p)
             if t == 0:
                 stats[_S_ROUNDS] += 1
             if gamma < 1.0:
                 _shorten_rows(t, parity, gamma, rec, partials, row_index, row_steps,
-                              squared_hinge)  # fmt: skip
+                              squared_hinge, regression)  # fmt: skip
                 _add_changes(
                     t, n_threads, rotate, parity, gamma - 1.0, indices, data, w, partials,
                     row_pos, row_steps, splits, seg_count, seg_row, seg_span, per_thread,
@@ -655,7 +767,9 @@ def run_threads(
                 if t == 0:
                     stats[_S_SHORTENED] += 1
         if t == 0:
-            done = _end_iteration(active, istate, fstate, removed, trainable, per_thread, eps)
+            done = _end_iteration(
+                active, istate, fstate, removed, trainable, per_thread, eps, regression
+            )
             atomic_store(sync, _SYNC_DONE, 1 if done else 0)
         _barrier(sync, n_threads)
         if atomic_load(sync, _SYNC_DONE) == 1:
@@ -664,7 +778,8 @@ def run_threads(
 
 @njit(cache=True, nogil=True)
 def run_simulated(
-    n_threads, n_epochs, indptr, indices, data, bias, loss, rec, w, active, trainable,
+    n_threads, n_epochs, indptr, indices, data, bias, loss, regression, p, rec, w, active,
+    trainable,
     fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group, use_prefetch,
     removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, per_thread,
     partials, dots, row_index, row_pos, row_steps, splits, hot_ptr, hot_slot, hot_val, handed,
@@ -678,7 +793,7 @@ def run_simulated(
     for _ in range(n_epochs):
         n_chunks = _begin_iteration(
             active, istate, order, bucket_order, bucket_size, buckets_per_group, rng,
-            chunk_rows, chunk_start, chunk_seed, per_thread,
+            chunk_rows, chunk_start, chunk_seed, per_thread, regression,
         )  # fmt: skip
         n_active = istate[I_ACTIVE]
         for t in range(n_threads):
@@ -698,9 +813,9 @@ def run_simulated(
             for t in range(n_threads):
                 c = rnd * n_threads + t
                 _steps(
-                    t, c, n_chunks, parity, bias, squared_hinge, rec, fstate, shrinking, order,
-                    chunk_start, removed, per_thread, partials, dots, row_index, row_pos,
-                    row_steps, hot_ptr, hot_slot, hot_val, hot,
+                    t, c, n_chunks, parity, bias, squared_hinge, regression, p, rec, fstate,
+                    shrinking, order, chunk_start, removed, per_thread, partials, dots,
+                    row_index, row_pos, row_steps, hot_ptr, hot_slot, hot_val, hot,
                 )  # fmt: skip
                 if not rotate:
                     _segments(t, parity, indptr, indices, partials, row_index, owner_start,
@@ -714,22 +829,24 @@ def run_simulated(
                 n_threads, rotate, parity, 1.0, indices, data, w, partials, row_pos, row_steps,
                 splits, seg_count, seg_row, seg_span, per_thread, _T_CHANGE,
             )  # fmt: skip
-            gamma = _round_step(parity, partials, per_thread)
+            gamma = _round_step(parity, partials, per_thread, row_steps, p)
             k = stats[_S_ROUNDS]
             if k < round_changes.shape[0]:
-                g, q, _ = _round_sums(parity, partials, per_thread, _T_CHANGE)
-                round_changes[k] = gamma * g + 0.5 * gamma * gamma * q
+                round_changes[k] = _round_change(parity, partials, per_thread, row_steps, p,
+                                                 gamma)  # fmt: skip
             stats[_S_ROUNDS] += 1
             if gamma < 1.0:
                 for t in range(n_threads):
                     _shorten_rows(t, parity, gamma, rec, partials, row_index, row_steps,
-                                  squared_hinge)  # fmt: skip
+                                  squared_hinge, regression)  # fmt: skip
                 _add_all(
                     n_threads, rotate, parity, gamma - 1.0, indices, data, w, partials, row_pos,
                     row_steps, splits, seg_count, seg_row, seg_span, per_thread, _T_SHORTENED,
                 )  # fmt: skip
                 stats[_S_SHORTENED] += 1
-        if _end_iteration(active, istate, fstate, removed, trainable, per_thread, eps):
+        if _end_iteration(
+            active, istate, fstate, removed, trainable, per_thread, eps, regression
+        ):
             return
 
 
@@ -834,8 +951,9 @@ class ThreadedRounds:
     """The work arrays and the threads of one threaded (or simulated) solve.
 
     ``advance(n)`` runs up to n outer iterations on the solve's state arrays (those of
-    ``dcd._solve_svm_dual``), on ``n_threads`` threads, or with ``simulate`` the same
-    arithmetic on the calling thread alone; ``close()`` ends the threads. ``round_rows``:
+    ``dcd._solve_svm_dual``, or with ``p`` given those of ``svr.solve_svr_dual``: the SVR
+    dual of width p, ``loss`` an SVR loss), on ``n_threads`` threads, or with ``simulate``
+    the same arithmetic on the calling thread alone; ``close()`` ends the threads. ``round_rows``:
     rows of a round, all threads together; ``keep_round_changes``: with ``simulate``, the
     change of the dual made by each of the first so many rounds is kept in
     ``round_changes``; ``on_core_min``: the share of an outer iteration below which a thread
@@ -849,9 +967,12 @@ class ThreadedRounds:
         use_prefetch: bool, removed, order, bucket_order, n_threads: int, *,
         simulate: bool = False, round_rows: int = DEFAULT_ROUND_ROWS, max_hot: int = MAX_HOT,
         rotate_threads: int = ROTATE_THREADS, keep_round_changes: int = 0,
-        on_core_min: float = ON_CORE_MIN,
+        on_core_min: float = ON_CORE_MIN, p: float | None = None,
     ) -> None:  # fmt: skip
         self.n_threads = T = int(n_threads)
+        # the SVR dual (-s 12, 13) with its width p; else the SVM's (-s 1, 3)
+        regression = p is not None
+        p = 0.0 if p is None else float(p)
         round_rows = max(int(round_rows), 1)
         # A thread's chunk: its share of a round's rows; in a bucketed order, whole buckets,
         # so that neighbouring rows, whose records share cache lines, go to one thread, and
@@ -887,7 +1008,8 @@ class ThreadedRounds:
         max_chunks = order.shape[0] // chunk_rows + 2
         self.per_thread = np.zeros((T, _LINE))
         self.shared = (
-            X.indptr, X.indices, X.data, float(bias), int(loss), rec, w, active, trainable,
+            X.indptr, X.indices, X.data, float(bias), int(loss), regression, float(p), rec, w,
+            active, trainable,
             fstate, istate, rng, float(eps), bool(shrinking), int(bucket_size),
             int(buckets_per_group), bool(use_prefetch), removed, order, bucket_order,
             chunk_rows,

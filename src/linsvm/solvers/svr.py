@@ -61,11 +61,13 @@ from ..objective import (
     svr_dual_value,
     svr_primal_value,
 )
+from ..partitioned import SHARED, LocalTask, PartitionedDual
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
 from . import _dual
 from ._base import Hook, Solution, Subproblem
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER, prefetch_ahead, reset_active, visiting_order
 from ._random import new_state
+from .dcd import thread_plan
 from .newton import LOSS_SVR_SQUARED, run_newton
 
 DEFAULT_P = 0.1  # LIBLINEAR's -p
@@ -245,10 +247,8 @@ def dcd_svr_kernel(
     removed: (l,) uint8, order and bucket_order from ``order_buffers``. Returns when converged
     (istate[I_CONVERGED] = 1) or after n_epochs outer iterations.
     """
-    inf = np.inf
     l2 = loss == SVR_LOSS_L2
     rec_flat = rec.reshape(rec.size)
-    n_all = trainable_rows.shape[0]
 
     for _ in range(n_epochs):
         n_active = istate[I_ACTIVE]
@@ -276,24 +276,38 @@ def dcd_svr_kernel(
                 rec[i, _BETA] = b_new
                 row_axpy(indptr, indices, data, bias, i, b_new - b, w)
 
-        n_active = _dual.drop_shrunk(active, n_active, removed)
+        if svr_end_iteration(
+            active, n_active, removed, trainable_rows, fstate, istate, gmax_new, gnorm1_new, eps
+        ):
+            return
 
-        if istate[I_ITER] == 0 and istate[_I_REF_GIVEN] == 0:
-            fstate[_F_GNORM1_INIT] = gnorm1_new
-        istate[I_ITER] += 1
-        fstate[_F_GMAX_NEW] = gmax_new
-        fstate[_F_GNORM1_NEW] = gnorm1_new
-        if gnorm1_new <= eps * fstate[_F_GNORM1_INIT]:
-            if n_active == n_all:
-                istate[I_ACTIVE] = n_active
-                istate[I_CONVERGED] = 1
-                return
-            # Converged on the active set: re-check every row before stopping.
-            istate[I_ACTIVE] = reset_active(active, trainable_rows)
-            fstate[_F_GMAX_OLD] = inf
-            continue
-        istate[I_ACTIVE] = n_active
-        fstate[_F_GMAX_OLD] = gmax_new
+
+@njit(cache=True, nogil=True)
+def svr_end_iteration(
+    active, n_active, removed, trainable_rows, fstate, istate, gmax_new, gnorm1_new, eps
+) -> bool:
+    """The end of an outer iteration over ``active[:n_active]`` (the rows marked in
+    ``removed`` shrunk): the shrunk rows dropped, the violations' largest ``gmax_new`` and
+    1-norm ``gnorm1_new`` recorded, LIBLINEAR's stopping rule applied (gnorm1 <= eps times the
+    first outer iteration's, then a re-check on every row). True once converged."""
+    n_active = _dual.drop_shrunk(active, n_active, removed)
+    if istate[I_ITER] == 0 and istate[_I_REF_GIVEN] == 0:
+        fstate[_F_GNORM1_INIT] = gnorm1_new
+    istate[I_ITER] += 1
+    fstate[_F_GMAX_NEW] = gmax_new
+    fstate[_F_GNORM1_NEW] = gnorm1_new
+    if gnorm1_new <= eps * fstate[_F_GNORM1_INIT]:
+        if n_active == trainable_rows.shape[0]:
+            istate[I_ACTIVE] = n_active
+            istate[I_CONVERGED] = 1
+            return True
+        # Converged on the active set: re-check every row before stopping.
+        istate[I_ACTIVE] = reset_active(active, trainable_rows)
+        fstate[_F_GMAX_OLD] = np.inf
+        return False
+    istate[I_ACTIVE] = n_active
+    fstate[_F_GMAX_OLD] = gmax_new
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -393,8 +407,23 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
     rng = new_state(sub.seed)
     state = {"rec": rec, "w": w, "active": active, "fstate": fstate, "istate": istate, "rng": rng}
     order, bucket_order, use_prefetch = _dual.visit_buffers(X, rec, trainable, bucket_size)
+    threads = driver = None
+    n_threads, simulate = thread_plan(sub, X, False)
+    if n_threads > 1:
+        # rounds of rows shared among threads, as the SVM dual's (``dcd_threads``)
+        from .dcd_threads import ThreadedRounds, ThreadPlace
+
+        threads = ThreadedRounds(
+            X, bias, loss, rec, w, active, trainable, fstate, istate, rng, eps, shrinking,
+            bucket_size, buckets_per_group, use_prefetch, removed, order, bucket_order,
+            n_threads, simulate=simulate, p=p, **sub.option("thread_options", {}),
+        )  # fmt: skip
+        driver = PartitionedDual(ThreadPlace(threads), SHARED, w[np.newaxis])
 
     def advance(n_epochs: int) -> None:
+        if driver is not None:
+            driver.outer(LocalTask(int(istate[I_ITER]), n_epochs), keep_start=False)
+            return
         dcd_svr_kernel(
             X.indptr, X.indices, X.data, bias, loss, p, rec, w, active, trainable, fstate,
             istate, rng, eps, n_epochs, shrinking, bucket_size, buckets_per_group,
@@ -434,12 +463,17 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
         return primal, dual, primal - dual
 
     def figures() -> dict:
-        return {**violations(), "n_sv": int(np.count_nonzero(rec[:, _BETA]))}
+        threaded = {} if threads is None else threads.figures
+        return {**violations(), "n_sv": int(np.count_nonzero(rec[:, _BETA])), **threaded}
 
-    return _dual.run_dual(
-        sub, hook, solver, advance, state, w=w, alpha=rec[:, _BETA], report=report,
-        values=values, figures=figures, order=(bucket_size, buckets_per_group),
-    )  # fmt: skip
+    try:
+        return _dual.run_dual(
+            sub, hook, solver, advance, state, w=w, alpha=rec[:, _BETA], report=report,
+            values=values, figures=figures, order=(bucket_size, buckets_per_group),
+        )  # fmt: skip
+    finally:
+        if threads is not None:
+            threads.close()
 
 
 __all__ = [

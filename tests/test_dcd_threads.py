@@ -1,5 +1,6 @@
-"""The threaded dual coordinate descent (-s 1, -s 3): the serial optimum at any thread count,
-the same bits as its simulator, a dual that never rises, exact w, determinism, resumption.
+"""The threaded dual coordinate descent (-s 1, -s 3; the SVR's -s 12, -s 13): the serial optimum
+at any thread count, the same bits as its simulator, a dual that never rises, exact w,
+determinism, resumption.
 
 Real threads run oversubscribed here (up to 64 on a small machine): the scheme's correctness
 does not depend on timing, and this is where a timing bug would show.
@@ -14,7 +15,7 @@ import scipy.sparse as sp
 import linsvm
 from linsvm.datasets import make_text_classification
 from linsvm.errors import InvalidInputError
-from linsvm.objective import primal_from_dual, svm_dual_value
+from linsvm.objective import primal_from_dual, svm_dual_value, svr_dual_value
 from linsvm.solvers import SOLVERS, Subproblem
 from linsvm.solvers import dcd as dcd_module
 from linsvm.solvers.dcd_threads import simulate
@@ -167,8 +168,10 @@ def test_resumed_threaded_solve_is_the_uninterrupted_one(problem):
 
 def test_simulator_errors(problem):
     X, y = problem
-    with pytest.raises(InvalidInputError, match="-s 1 and -s 3"):
+    with pytest.raises(InvalidInputError, match="-s 1, 3, 12 and 13"):
         simulate(X, y, 4, solver=2)
+    with pytest.raises(InvalidInputError, match="regression targets must be numbers"):
+        simulate(X, np.where(y > 0, "a", "b"), 4, solver=12)
     with pytest.raises(InvalidInputError, match="binary"):
         simulate(X, np.arange(X.shape[0]) % 3, 4)
     with pytest.raises(InvalidInputError, match="simulate_threads"):
@@ -204,3 +207,75 @@ def test_real_text_with_a_bias(load_shared, solver):
     assert threaded.converged
     assert abs(threaded.primal - serial.primal) <= 1e-6 * serial.primal
     assert threaded.gap >= -1e-9 * threaded.primal
+
+
+# ----------------------------------------------------------------------------- the SVR dual
+
+
+@pytest.fixture(scope="module")
+def regression():
+    """Real targets over the text with a common column: a linear signal plus noise."""
+    X, _ = _text_with_hot_column(1500, seed=7)
+    rng = np.random.default_rng(7)
+    y = np.asarray(X @ rng.normal(size=X.shape[1])).ravel() + 0.1 * rng.normal(size=X.shape[0])
+    return X, y
+
+
+@pytest.mark.parametrize("solver", [12, 13])
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_svr_serial_optimum_at_every_thread_count(regression, solver, bias):
+    X, y = regression
+    serial = SOLVERS[solver].solve(_sub(X, y, bias), None)
+    for T in THREADS:
+        sub = _sub(X, y, bias, n_threads=T, options={"thread_min_nnz": 1})
+        threaded = SOLVERS[solver].solve(sub, None)
+        assert threaded.figures["n_threads"] == T
+        assert threaded.converged
+        assert abs(threaded.primal - serial.primal) <= 1e-6 * serial.primal
+        assert threaded.gap >= -1e-9 * abs(threaded.primal)
+        ones = np.ones(X.shape[0])
+        w_exact = primal_from_dual(
+            X.indptr, X.indices, X.data, bias, ones, threaded.alpha, threaded.w.shape[0]
+        )
+        assert np.max(np.abs(threaded.w - w_exact)) <= 1e-10 * np.max(np.abs(w_exact))
+        if solver == 13:
+            assert np.all(np.abs(threaded.alpha) <= 1.0)
+        simulated = SOLVERS[solver].solve(
+            sub.but(n_threads=1, options={"simulate_threads": T}), None
+        )
+        assert np.array_equal(simulated.w, threaded.w)
+        assert simulated.n_iter == threaded.n_iter
+
+
+@pytest.mark.parametrize("solver", [12, 13])
+@pytest.mark.parametrize("round_rows", [256, 4096])
+def test_svr_every_round_lowers_the_dual(regression, solver, round_rows):
+    """As for the SVM: each merged round's change of the dual (with the |beta| terms) is never
+    positive and the changes add up to the dual's; rounds of every row make the line search
+    shorten some, and the shortened ones lower the dual too."""
+    X, y = regression
+    bias = -1.0 if round_rows > X.shape[0] else 1.0
+    sol = simulate(X, y, 8, solver=solver, bias=bias, eps=1e-5, max_iter=80,
+                   round_rows=round_rows, max_hot=0 if bias < 0 else 64,
+                   keep_round_changes=10**6)  # fmt: skip
+    changes = sol.figures["round_changes"]
+    assert changes.shape[0] == sol.figures["rounds"] > 0
+    assert np.all(changes <= 1e-12 * np.abs(changes).max())
+    C = np.ones(X.shape[0])
+    loss = 1 if solver == 12 else 0
+    f_end = -svr_dual_value(X, bias, y, C, sol.alpha, loss, 0.1)
+    assert abs(changes.sum() - f_end) <= 1e-8 * abs(f_end)  # f(0) = 0
+    if round_rows == 4096:
+        assert sol.figures["shortened_rounds"] > 0
+
+
+def test_train_gives_threads_to_the_svr(regression, monkeypatch):
+    X, y = regression
+    monkeypatch.setattr(dcd_module, "THREAD_MIN_NNZ", 1)
+    model = linsvm.train(X, y, solver=12, eps=1e-4, n_jobs=4)
+    assert model.results_[0].figures["n_threads"] == 4
+    again = linsvm.train(X, y, solver=12, eps=1e-4, n_jobs=4)
+    assert np.array_equal(model.coef_, again.coef_)  # the same model every run
+    warm = linsvm.train(X, y, solver=13, eps=1e-4, n_jobs=4, warm_start=model)
+    assert warm.results_[0].figures["n_threads"] == 4
+    assert warm.results_[0].gap >= 0.0

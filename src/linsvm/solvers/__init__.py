@@ -211,13 +211,13 @@ SOLVERS: dict[int, SolverSpec] = {
         SolverSpec(
             12, "L2R_L2LOSS_SVR_DUAL", "L2-regularized L2-loss SVR (dual)", REGRESSION,
             0.1, DUAL_SOLVER_MAX_ITER, "linsvm.solvers.svr:solve_l2svr_dual",
-            dual=True, fallback=11, fallback_tol_factor=0.001,
+            dual=True, fallback=11, fallback_tol_factor=0.001, threads=True,
             cuda_solve_path="linsvm.solvers.dcd_cuda:solve_l2svr_dual_cuda",
         ),
         SolverSpec(
             13, "L2R_L1LOSS_SVR_DUAL", "L2-regularized L1-loss SVR (dual)", REGRESSION,
             0.1, DUAL_SOLVER_MAX_ITER, "linsvm.solvers.svr:solve_l1svr_dual",
-            dual=True, cap_advice=_no_newton_advice("epsilon-insensitive", 11),
+            dual=True, cap_advice=_no_newton_advice("epsilon-insensitive", 11), threads=True,
             cuda_solve_path="linsvm.solvers.dcd_cuda:solve_l1svr_dual_cuda",
         ),
         SolverSpec(

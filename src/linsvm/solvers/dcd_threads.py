@@ -1,5 +1,6 @@
-"""Dual coordinate descent for the SVM (-s 1, -s 3) on several threads: rounds of rows solved
-side by side from one w, merged in a fixed order, with an exact line search.
+"""Dual coordinate descent for the SVM (-s 1, -s 3) and the SVR (-s 12, -s 13) on several
+threads: rounds of rows solved side by side from one w, merged in a fixed order, with an exact
+line search.
 
 **Rounds.** Each outer iteration visits the active rows in chunks: groups of buckets of
 neighbouring rows (the serial solver's bucketed order, ``_dual.visiting_order``), each chunk
@@ -9,7 +10,8 @@ round each thread
 
 1. computes w'x_i for its rows against w as the round found it (the bulk of the work);
 2. after a barrier (nobody reads w any more this round), steps its rows' alpha by the serial
-   coordinate update (``dcd.svm_coordinate``), in order, and adds each change to the weights
+   coordinate update (``dcd.svm_coordinate``; the SVR's beta by ``svr.svr_coordinate``), in
+   order, and adds each change to the weights
    of its own range of features at once; the pieces of the rows in other threads' ranges it
    lists for their owners;
 3. after another barrier, adds the other threads' listed pieces in its own range, threads in
@@ -45,8 +47,17 @@ rate bounded by the round's rows, never by the thread count. In practice gamma i
 serial solver's outer iterations on pypi-recent, reuters and generated text, with and without
 a bias, at 256 rows a round. A thread's view of the cold features lags by at most a round.
 
+The SVR dual adds p sum_i |beta_i|, separable, so the model keeps it whole and the argument
+holds with phi(gamma) = gamma g + gamma^2 q / 2 + N(gamma), N(gamma) = p sum_i (|beta_i +
+gamma d_i| - |beta_i|) convex with N(0) = 0: phi(1/m) <= (g + N(1)) / m + q / (2 m^2) <= (the
+model's decrease) / m. A round keeps gamma = 1 when phi(1) is at most that bound (the threads'
+sums give it); otherwise phi, convex and piecewise quadratic, is minimised over [0, 1] by
+halving on the sign of its slope (the round's rows read by every thread in the same order).
+
 Shrinking and the stopping rule are the serial solver's (``dcd.end_iteration`` on the extremes
-of every thread's projected gradients, then the re-check of every row before stopping), and
+of every thread's projected gradients, ``svr.svr_end_iteration`` on the largest violation and
+the violations' 1-norm summed in thread order, then the re-check of every row before
+stopping), and
 the state (records, w, active set, thresholds, generator) is the serial one, so a threaded
 solve checkpoints and resumes through the same ``_dual.run_dual``. w is the running sum of the
 rounds' changes: sum_i y_i alpha_i x_i up to rounding.
@@ -519,7 +530,8 @@ def _round_step(parity, partials, per_thread, row_steps, p) -> float:
     # reaches or none, and which ends at a barrier before any thread steps the next round's
     # rows.
     inverse = 1.0 / m
-    if g + 0.5 * q + nonsmooth <= inverse * (g + nonsmooth) + 0.5 * inverse * inverse * q:
+    phi_1 = g + 0.5 * q + nonsmooth
+    if phi_1 <= 0.0 and phi_1 <= inverse * (g + nonsmooth) + 0.5 * inverse * inverse * q:
         return 1.0
     phi_m = inverse * g + 0.5 * inverse * inverse * q
     phi_m += _round_nonsmooth(parity, partials, row_steps, p, inverse)
@@ -1155,13 +1167,15 @@ def simulate(
     round_rows: int = DEFAULT_ROUND_ROWS,
     max_hot: int = MAX_HOT,
     keep_round_changes: int = 0,
+    p: float = 0.1,
 ):
     """The threaded solver's run on ``n_threads`` threads, simulated on this one: the same
     arithmetic, chunks, hand-overs and merges, bit for bit, at the cost of one thread. For
     studying and testing thread counts beyond the machine's cores.
 
     X : (n_samples, n_features) matrix; y : (n_samples,) two classes (the first in
-    LIBLINEAR's order is +1). solver 1 (L2-loss) or 3 (L1-loss); C, bias, eps (None:
+    LIBLINEAR's order is +1), or real targets for the SVR. solver 1 (L2-loss SVM), 3 (L1-loss
+    SVM), 12 (L2-loss SVR) or 13 (L1-loss SVR, both of width ``p``); C, bias, eps (None:
     LIBLINEAR's 0.1), max_iter (None: 300), shrinking and seed as ``linsvm.train``; ``hook``
     as a solver's (``Progress`` after every outer iteration); ``round_rows`` and ``max_hot``:
     rows a round and hot features at most (0: only the bias in sequence). Returns the
@@ -1173,22 +1187,35 @@ def simulate(
     from ..data import as_csr, check_labels, group_labels
     from ..errors import InvalidInputError
     from . import DUAL_SOLVER_MAX_ITER, Subproblem, get_solver
+    from .svr import check_p
 
     spec = get_solver(solver)
-    if spec.number not in (1, 3):
-        raise InvalidInputError(f"the threaded scheme runs -s 1 and -s 3, not {spec.label}")
+    if spec.number not in (1, 3, 12, 13):
+        raise InvalidInputError(
+            f"the threaded scheme runs -s 1, 3, 12 and 13, not {spec.label}"
+        )
     X = as_csr(X)
     y = check_labels(y, X.shape[0])
-    labels, index = group_labels(y)
-    if labels.shape[0] != 2:
-        raise InvalidInputError(f"simulate trains a binary problem, got {labels.shape[0]} classes")
+    if spec.number in (12, 13):
+        if y.dtype.kind not in "biuf":
+            raise InvalidInputError(f"regression targets must be numbers, got dtype {y.dtype}")
+        targets = y.astype(np.float64)
+        options = {"p": check_p(p)}
+    else:
+        labels, index = group_labels(y)
+        if labels.shape[0] != 2:
+            raise InvalidInputError(
+                f"simulate trains a binary problem, got {labels.shape[0]} classes"
+            )
+        targets = np.where(index == 0, 1.0, -1.0)
+        options = {}
     sub = Subproblem(
-        X, np.where(index == 0, 1.0, -1.0), np.full(X.shape[0], float(C)),
+        X, targets, np.full(X.shape[0], float(C)),
         eps=0.1 if eps is None else float(eps),
         max_iter=DUAL_SOLVER_MAX_ITER if max_iter is None else int(max_iter),
         bias=float(bias), seed=int(seed),
         options={
-            "shrinking": bool(shrinking), "simulate_threads": int(n_threads),
+            **options, "shrinking": bool(shrinking), "simulate_threads": int(n_threads),
             "thread_options": {
                 "round_rows": int(round_rows), "max_hot": int(max_hot),
                 "keep_round_changes": int(keep_round_changes),

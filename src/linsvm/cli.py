@@ -85,9 +85,10 @@ options:
 -C : find parameters (C for -s 0 and 2; C and p for -s 11)
 -q : quiet mode (no outputs)
 -m nr_thread : threads (default 1; -1: all cores): the one-vs-rest sub-problems side by
-    side, then within each the dual CD of -s 1, 3 (rounds of rows merged in a fixed order:
-    the same model for the same -m and seed) or the passes of the Newton solvers (-s 0, 2,
-    11: the same model up to rounding); with -v the folds, with -C the folds of each C
+    side, then within each the dual CD of -s 1, 3, 12, 13 (rounds of rows merged in a fixed
+    order: the same model for the same -m and seed) or the passes of the Newton solvers
+    (-s 0, 2, 11: the same model up to rounding); with -v the folds, with -C the
+    folds of each C
 --seed N : seed of the random coordinate order (default 1)
 --max-iter N : cap on outer iterations (default 300 for the dual solvers, 1000 Newton
     iterations for the primal ones, as LIBLINEAR; -s 1 continues with -s 2 at its cap)

@@ -26,6 +26,16 @@ def sq_norm(v) -> float:
 @njit(cache=True, nogil=True, inline="always")
 def row_dot(indptr, indices, data, bias, i, w) -> float:
     """w'x_i, with the implicit bias feature when ``bias >= 0``."""
+    # (the count below is dead code here, and compiled away)
+    return row_dot_and_split(indptr, indices, data, bias, i, w, 0)[0]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def row_dot_and_split(indptr, indices, data, bias, i, w, bound) -> tuple[float, int]:
+    """(w'x_i, the position in ``indices`` of row i's first feature >= ``bound``): the dot
+    product of ``row_dot`` and, in the same sweep, where the row's ascending features cross
+    ``bound``, counted without branches (a search's branches on where a row crosses,
+    unpredictable row to row, cost three times as much)."""
     # Unsigned positions: Numba then skips its negative-index wraparound on every access,
     # which otherwise doubles the cost of these loops (CSR positions are never negative).
     start = np.uint64(indptr[i])
@@ -36,20 +46,29 @@ def row_dot(indptr, indices, data, bias, i, w) -> float:
     s1 = 0.0
     s2 = 0.0
     s3 = 0.0
+    below = np.uint64(0)
     k = start
     while k + np.uint64(4) <= stop:
-        s0 += w[np.uint64(indices[k])] * data[k]
-        s1 += w[np.uint64(indices[k + np.uint64(1)])] * data[k + np.uint64(1)]
-        s2 += w[np.uint64(indices[k + np.uint64(2)])] * data[k + np.uint64(2)]
-        s3 += w[np.uint64(indices[k + np.uint64(3)])] * data[k + np.uint64(3)]
+        j0 = indices[k]
+        j1 = indices[k + np.uint64(1)]
+        j2 = indices[k + np.uint64(2)]
+        j3 = indices[k + np.uint64(3)]
+        s0 += w[np.uint64(j0)] * data[k]
+        s1 += w[np.uint64(j1)] * data[k + np.uint64(1)]
+        s2 += w[np.uint64(j2)] * data[k + np.uint64(2)]
+        s3 += w[np.uint64(j3)] * data[k + np.uint64(3)]
+        below += np.uint64(j0 < bound) + np.uint64(j1 < bound)
+        below += np.uint64(j2 < bound) + np.uint64(j3 < bound)
         k += np.uint64(4)
     while k < stop:
-        s0 += w[np.uint64(indices[k])] * data[k]
+        j0 = indices[k]
+        s0 += w[np.uint64(j0)] * data[k]
+        below += np.uint64(j0 < bound)
         k += np.uint64(1)
     s = (s0 + s1) + (s2 + s3)
     if bias >= 0.0:
         s += w[w.shape[0] - 1] * bias
-    return s
+    return s, np.int64(start + below)
 
 
 @njit(cache=True, nogil=True, inline="always")

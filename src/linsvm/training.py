@@ -185,8 +185,8 @@ def train(
         on. They go first to the one-vs-rest sub-problems of a multi-class problem, side by
         side (the kernels release the GIL; the model is the same whatever the number), then
         what is left, ``n_jobs // sub-problems``, to each sub-problem's solver where it has a
-        threaded form (the registry's ``threads``): the dual CD of -s 1 and -s 3 solves rounds
-        of rows side by side and merges them in a fixed order (``solvers.dcd_threads``: the
+        threaded form (the registry's ``threads``): the dual CD of -s 1, 3, 12 and 13 solves
+        rounds of rows side by side and merges them in a fixed order (``solvers.dcd_threads``: the
         same optimum, the same model for the same number of threads and seed; at most one
         thread per ``solvers.dcd.THREAD_MIN_NNZ`` non-zeros); the primal Newton solvers -s 0,
         2, 11 run their passes over the rows in row chunks, a result equal to the serial one

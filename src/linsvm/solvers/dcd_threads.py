@@ -96,7 +96,7 @@ from .._intrinsics import (
     yield_core,
 )
 from ..objective import LOSS_SQUARED_HINGE
-from ..sparse_rows import row_dot
+from ..sparse_rows import row_dot, row_dot_and_split
 from ._dual import I_ACTIVE, I_CONVERGED, PREFETCH_ROW_AHEAD, prefetch_ahead, visiting_order
 from ._random import next_u64, shuffle
 from .dcd import (
@@ -325,15 +325,18 @@ def _dots(t, c, indptr, indices, data, bias, rec, w, use_prefetch, order, chunk_
         if use_prefetch:
             prefetch_ahead(order, s, s1, indptr, indices, data, rec_flat, 4)
         i = order[s]
-        dots[t, s - s0] = row_dot(indptr, indices, data, bias, i, w)
-        if rotate:
-            k = indptr[i]
+        if rotate:  # (the first crossing found by the dot product's own sweep)
+            dot, k = row_dot_and_split(indptr, indices, data, bias, i, w, owner_start[1])
             stop = indptr[i + 1]
-            splits[t, s - s0, 0] = k
-            for o in range(1, n_owners):
+            splits[t, s - s0, 0] = indptr[i]
+            splits[t, s - s0, 1] = k
+            for o in range(2, n_owners):
                 k = _lower_bound(indices, k, stop, owner_start[o])
                 splits[t, s - s0, o] = k
             splits[t, s - s0, n_owners] = stop
+        else:
+            dot = row_dot(indptr, indices, data, bias, i, w)
+        dots[t, s - s0] = dot
 
 
 @njit(cache=True, nogil=True)

@@ -31,6 +31,10 @@ SECTIONS = [
      "RESULTS-multicore.md"),
     ("Threads within one DCD solve: linsvm's threaded -s 1 / -s 3 vs one thread, Snap ML and "
      "multi-core LIBLINEAR (bench_dcd_threads.py)", "RESULTS-dcd-threads.md"),
+    ("Threads within one DCD solve, pypi-recent after the dot products found the owners' "
+     "split (bench_dcd_threads.py --datasets pypi-recent)", "RESULTS-dcd-threads-pypi.md"),
+    ("Threads within one SVR dual solve: -s 12 / -s 13 vs one thread and LIBLINEAR "
+     "(bench_svr_threads.py)", "RESULTS-svr-threads.md"),
     ("The Newton solvers on 1 and 2 threads (bench_threads_primal.py)",
      "RESULTS-threads-primal.md"),
     ("Degree-2 maps and hashing vs kernel SVMs and scikit-learn (bench_poly2.py)",

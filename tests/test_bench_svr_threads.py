@@ -22,8 +22,8 @@ def test_small_run(tmp_path, monkeypatch):
     # every problem is large enough for 2 threads
     monkeypatch.setattr("linsvm.solvers.dcd.THREAD_MIN_NNZ", 1)
     out = tmp_path / "report.md"
-    bst.main(["--datasets", common.SYNTHETIC, "--synthetic-rows", "3000", "--repeats", "2",
-              "--simulate", "2,16", "--out", str(out)])  # fmt: skip
+    bst.main(["--datasets", common.SYNTHETIC, "--synthetic-rows", "2000", "--repeats", "1",
+              "--simulate", "16", "--out", str(out)])  # fmt: skip
     text = out.read_text()
     for solver in (12, 13):
         assert f"(-s {solver})**" in text

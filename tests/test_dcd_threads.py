@@ -240,6 +240,8 @@ def test_svr_serial_optimum_at_every_thread_count(regression, solver, bias):
         assert np.max(np.abs(threaded.w - w_exact)) <= 1e-10 * np.max(np.abs(w_exact))
         if solver == 13:
             assert np.all(np.abs(threaded.alpha) <= 1.0)
+        if T not in (2, 64):
+            continue
         simulated = SOLVERS[solver].solve(
             sub.but(n_threads=1, options={"simulate_threads": T}), None
         )

@@ -11,9 +11,8 @@ round each thread
 1. computes w'x_i for its rows against w as the round found it (the bulk of the work);
 2. after a barrier (nobody reads w any more this round), steps its rows' alpha by the serial
    coordinate update (``dcd.svm_coordinate``; the SVR's beta by ``svr.svr_coordinate``), in
-   order, and adds each change to the weights
-   of its own range of features at once; the pieces of the rows in other threads' ranges it
-   lists for their owners;
+   order, and adds each change to the weights of its own range of features at once; the pieces
+   of the rows in other threads' ranges it lists for their owners;
 3. after another barrier, adds the other threads' listed pieces in its own range, threads in
    order.
 
@@ -56,9 +55,8 @@ halving on the sign of its slope (the round's rows read by every thread in the s
 
 Shrinking and the stopping rule are the serial solver's (``dcd.end_iteration`` on the extremes
 of every thread's projected gradients, ``svr.svr_end_iteration`` on the largest violation and
-the violations' 1-norm summed in thread order, then the re-check of every row before
-stopping), and
-the state (records, w, active set, thresholds, generator) is the serial one, so a threaded
+the violations' 1-norm summed in thread order, then the re-check of every row before stopping),
+and the state (records, w, active set, thresholds, generator) is the serial one, so a threaded
 solve checkpoints and resumes through the same ``_dual.run_dual``. w is the running sum of the
 rounds' changes: sum_i y_i alpha_i x_i up to rounding.
 
@@ -503,13 +501,20 @@ def _round_slope(parity, partials, row_steps, p, g, q, gamma) -> float:
 
 
 @njit(cache=True, nogil=True)
-def _round_change(parity, partials, per_thread, row_steps, p, gamma) -> float:
-    """phi(gamma) = f(alpha + gamma d) - f(alpha), the change of the dual a step makes."""
-    g, q, _ = _round_sums(parity, partials, per_thread, _T_CHANGE)
+def _phi(parity, partials, row_steps, p, g, q, gamma) -> float:
+    """phi(gamma) = f(alpha + gamma d) - f(alpha), the change of the dual a step of gamma
+    along the round's d makes (g, q: ``_round_sums``')."""
     change = gamma * g + 0.5 * gamma * gamma * q
     if p != 0.0:
         change += _round_nonsmooth(parity, partials, row_steps, p, gamma)
     return change
+
+
+@njit(cache=True, nogil=True)
+def _round_change(parity, partials, per_thread, row_steps, p, gamma) -> float:
+    """phi(gamma) of the merged round."""
+    g, q, _ = _round_sums(parity, partials, per_thread, _T_CHANGE)
+    return _phi(parity, partials, row_steps, p, g, q, gamma)
 
 
 @njit(cache=True, nogil=True)
@@ -536,8 +541,7 @@ def _round_step(parity, partials, per_thread, row_steps, p) -> float:
     phi_1 = g + 0.5 * q + nonsmooth
     if phi_1 <= 0.0 and phi_1 <= inverse * (g + nonsmooth) + 0.5 * inverse * inverse * q:
         return 1.0
-    phi_m = inverse * g + 0.5 * inverse * inverse * q
-    phi_m += _round_nonsmooth(parity, partials, row_steps, p, inverse)
+    phi_m = _phi(parity, partials, row_steps, p, g, q, inverse)
     low = 0.0
     high = 1.0
     for _ in range(_LINE_SEARCH_HALVINGS):
@@ -546,8 +550,7 @@ def _round_step(parity, partials, per_thread, row_steps, p) -> float:
             low = middle
         else:
             high = middle
-    phi_low = low * g + 0.5 * low * low * q + _round_nonsmooth(parity, partials, row_steps, p, low)
-    return low if phi_low <= phi_m else inverse
+    return low if _phi(parity, partials, row_steps, p, g, q, low) <= phi_m else inverse
 
 
 @njit(cache=True, nogil=True)
@@ -707,11 +710,10 @@ def _add_all(
 @njit(cache=True, nogil=True)
 def run_threads(
     t, n_threads, n_epochs, indptr, indices, data, bias, loss, regression, p, rec, w, active,
-    trainable,
-    fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group, use_prefetch,
-    removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, per_thread,
-    partials, dots, row_index, row_pos, row_steps, splits, hot_ptr, hot_slot, hot_val, handed,
-    owner_start, seg_count, seg_row, seg_span, rotate, stats, sync,
+    trainable, fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group,
+    use_prefetch, removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs,
+    per_thread, partials, dots, row_index, row_pos, row_steps, splits, hot_ptr, hot_slot,
+    hot_val, handed, owner_start, seg_count, seg_row, seg_span, rotate, stats, sync,
 ) -> None:  # fmt: skip
     """Thread t's side of up to ``n_epochs`` outer iterations; every thread calls it with the
     same arrays (thread 0 runs the serial parts), ``sync`` zeroed but for its spin limit.
@@ -794,11 +796,10 @@ def run_threads(
 @njit(cache=True, nogil=True)
 def run_simulated(
     n_threads, n_epochs, indptr, indices, data, bias, loss, regression, p, rec, w, active,
-    trainable,
-    fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group, use_prefetch,
-    removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, per_thread,
-    partials, dots, row_index, row_pos, row_steps, splits, hot_ptr, hot_slot, hot_val, handed,
-    owner_start, seg_count, seg_row, seg_span, rotate, stats, round_changes,
+    trainable, fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group,
+    use_prefetch, removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs,
+    per_thread, partials, dots, row_index, row_pos, row_steps, splits, hot_ptr, hot_slot,
+    hot_val, handed, owner_start, seg_count, seg_row, seg_span, rotate, stats, round_changes,
 ) -> None:  # fmt: skip
     """``run_threads``' arithmetic with the threads taken one after another on this thread:
     the same result, bit for bit. ``round_changes`` (an empty array: not kept) receives the
@@ -1024,8 +1025,7 @@ class ThreadedRounds:
         self.per_thread = np.zeros((T, _LINE))
         self.shared = (
             X.indptr, X.indices, X.data, float(bias), int(loss), regression, float(p), rec, w,
-            active, trainable,
-            fstate, istate, rng, float(eps), bool(shrinking), int(bucket_size),
+            active, trainable, fstate, istate, rng, float(eps), bool(shrinking), int(bucket_size),
             int(buckets_per_group), bool(use_prefetch), removed, order, bucket_order,
             chunk_rows,
             np.zeros(max_chunks + 1, dtype=np.int64),  # chunk_start

@@ -221,6 +221,42 @@ def test_no_numba_cuda(monkeypatch, tmp_path, capsys):
     assert "numba-cuda" in err and len(err.splitlines()) == 1
 
 
+# NumPy 2.5 removed np.row_stack, which numba-cuda 0.30 registers unconditionally; where NumPy
+# still has it, removing it (name and export) stands for NumPy 2.5.
+_WITHOUT_ROW_STACK = """
+import numpy as np
+if "row_stack" in np.__dict__:
+    del np.row_stack
+    np.__all__ = [name for name in np.__all__ if name != "row_stack"]
+from linsvm.errors import InvalidInputError
+from linsvm.solvers import dcd_cuda
+try:
+    dcd_cuda.cuda_module()
+except InvalidInputError:
+    pass  # (no GPU here: what matters is that the CUDA target loads below)
+import numba.cuda.cudaimpl
+import numba.cuda.np.arrayobj
+from linsvm.solvers import _dcd_cuda_kernels
+print("loaded")
+"""
+
+
+@needs_numba_cuda
+def test_cuda_target_loads_on_numpy_without_row_stack():
+    # The CUDA target's own registries, not the simulator (which never loads them): run
+    # without NUMBA_ENABLE_CUDASIM, so that a numba-cuda / NumPy pair that cannot compile a
+    # kernel fails here rather than on a user's GPU.
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    run = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_ROW_STACK], env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().endswith("loaded")
+
+
 def test_devices_and_solvers_are_checked():
     X, y = tiny_problem()
     with pytest.raises(InvalidInputError, match="runs on the CPU only"):

@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import math
 
-from numba import cuda, float64, int64
-
+from ._cuda_compat import prepare_numba_cuda
 from .dcd import svm_coordinate
 from .svr import svr_coordinate
+
+prepare_numba_cuda()  # (before numba.cuda loads: NumPy 2.5 lacks what numba-cuda 0.30 asks for)
+from numba import cuda, float64, int64  # noqa: E402
 
 # Per-row records, as the CPU kernels' (dcd.py; svr.py: beta, H_ii, y_i, U_i or lambda_i):
 # the dual variable, Q_ii plus the diagonal term, the target, U_i (L1 loss) or the diagonal

@@ -105,6 +105,7 @@ from ..objective import (
 from ..partitioned import stopping_measure
 from . import _base, _dual, svr
 from ._base import Hook, Progress, Solution, Subproblem
+from ._cuda_compat import prepare_numba_cuda
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER
 from .dcd import _F_PGMAX_NEW, _F_PGMAX_OLD, _F_PGMIN_NEW, _F_PGMIN_OLD, _prepare
 from .svr import _F_GMAX_NEW, _F_GMAX_OLD, _F_GNORM1_INIT, _F_GNORM1_NEW
@@ -139,6 +140,7 @@ def cuda_module():
     a one-line error naming what is missing otherwise."""
     if importlib.util.find_spec("numba_cuda") is None:
         raise InvalidInputError(f"device='cuda' needs the numba-cuda package: {INSTALL_HINT}")
+    prepare_numba_cuda()
     try:
         from numba import cuda
     except ImportError as error:  # e.g. its CUDA bindings

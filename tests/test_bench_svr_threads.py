@@ -20,7 +20,7 @@ def test_small_run(tmp_path, monkeypatch):
     pytest.importorskip("liblinear")
     monkeypatch.setenv("LINSVM_BENCH_SCRATCH", str(tmp_path / "scratch"))
     # every problem is large enough for 2 threads
-    monkeypatch.setattr("linsvm.solvers.dcd.THREAD_MIN_NNZ", 1)
+    monkeypatch.setattr("linsvm.solvers._dual_threads.THREAD_MIN_NNZ", 1)
     out = tmp_path / "report.md"
     bst.main(["--datasets", common.SYNTHETIC, "--synthetic-rows", "2000", "--repeats", "1",
               "--simulate", "16", "--out", str(out)])  # fmt: skip

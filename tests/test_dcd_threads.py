@@ -1,6 +1,6 @@
-"""The threaded dual coordinate descent (-s 1, -s 3; the SVR's -s 12, -s 13): the serial optimum
-at any thread count, the same bits as its simulator, a dual that never rises, exact w,
-determinism, resumption.
+"""The rounds, the deterministic threaded dual coordinate descent (-s 1, -s 3; the SVR's -s 12,
+-s 13; ``thread_scheme="rounds"``): the serial optimum at any thread count, the same bits as
+its simulator, a dual that never rises, exact w, determinism, resumption.
 
 Real threads run oversubscribed here (up to 64 on a small machine): the scheme's correctness
 does not depend on timing, and this is where a timing bug would show.
@@ -16,8 +16,7 @@ import linsvm
 from linsvm.datasets import make_text_classification
 from linsvm.errors import InvalidInputError
 from linsvm.objective import primal_from_dual, svm_dual_value, svr_dual_value
-from linsvm.solvers import SOLVERS, Subproblem
-from linsvm.solvers import dcd as dcd_module
+from linsvm.solvers import SOLVERS, Subproblem, _dual_threads
 from linsvm.solvers.dcd_threads import simulate
 
 THREADS = (2, 4, 16, 64)
@@ -39,8 +38,12 @@ def problem():
     return _text_with_hot_column(1500, seed=3)
 
 
-def _sub(X, y, bias: float, eps: float = 1e-6, **kw) -> Subproblem:
-    return Subproblem(X, y, np.ones(X.shape[0]), eps=eps, max_iter=2000, bias=bias, **kw)
+ROUNDS = {"thread_scheme": "rounds"}
+
+
+def _sub(X, y, bias: float, eps: float = 1e-6, options=None, **kw) -> Subproblem:
+    return Subproblem(X, y, np.ones(X.shape[0]), eps=eps, max_iter=2000, bias=bias,
+                      options={**ROUNDS, **(options or {})}, **kw)  # fmt: skip
 
 
 @pytest.mark.parametrize("solver", [1, 3])
@@ -68,9 +71,10 @@ def test_serial_optimum_at_every_thread_count(problem, solver, bias):
 def test_threads_give_the_simulators_bits(problem, T):
     X, y = problem
     sub = _sub(X, y, 1.0, eps=1e-3)
-    simulated = SOLVERS[1].solve(sub.but(options={"simulate_threads": T}), None)
-    threaded = SOLVERS[1].solve(sub.but(n_threads=T, options={"thread_min_nnz": 1}), None)
-    again = SOLVERS[1].solve(sub.but(n_threads=T, options={"thread_min_nnz": 1}), None)
+    simulated = SOLVERS[1].solve(sub.but(options={**ROUNDS, "simulate_threads": T}), None)
+    threads = {**ROUNDS, "thread_min_nnz": 1}
+    threaded = SOLVERS[1].solve(sub.but(n_threads=T, options=threads), None)
+    again = SOLVERS[1].solve(sub.but(n_threads=T, options=threads), None)
     assert np.array_equal(simulated.w, threaded.w)
     assert np.array_equal(simulated.alpha, threaded.alpha)
     assert simulated.n_iter == threaded.n_iter
@@ -82,9 +86,9 @@ def test_threads_taken_off_their_cores_hand_over_to_one_thread(problem):
     outer iterations run on one thread, with the same bits as the threads would have made."""
     X, y = problem
     sub = _sub(X, y, 1.0, eps=1e-4)
-    threaded = SOLVERS[1].solve(sub.but(n_threads=2, options={"thread_min_nnz": 1}), None)
+    threaded = SOLVERS[1].solve(sub.but(n_threads=2, options={**ROUNDS, "thread_min_nnz": 1}), None)
     handed = SOLVERS[1].solve(
-        sub.but(n_threads=2, options={"thread_min_nnz": 1,
+        sub.but(n_threads=2, options={**ROUNDS, "thread_min_nnz": 1,
                                       "thread_options": {"on_core_min": 2.0}}), None
     )  # fmt: skip
     assert handed.n_iter >= 3
@@ -124,25 +128,27 @@ def test_one_thread_is_the_serial_solver(problem):
     X, y = problem
     serial = linsvm.train(X, y, solver=1, bias=1, eps=1e-4)
     # below the threshold of non-zeros a thread: the serial solver, bit for bit
-    threaded = linsvm.train(X, y, solver=1, bias=1, eps=1e-4, n_jobs=2)
+    threaded = linsvm.train(X, y, solver=1, bias=1, eps=1e-4, n_jobs=2, thread_scheme="rounds")
     assert "n_threads" not in threaded.results_[0].figures
     assert np.array_equal(serial.coef_, threaded.coef_)
 
 
 def test_train_uses_threads_for_a_binary_problem(problem, monkeypatch):
     X, y = problem
-    monkeypatch.setattr(dcd_module, "THREAD_MIN_NNZ", 1)
-    model = linsvm.train(X, y, solver=3, bias=1, eps=1e-4, n_jobs=4)
+    monkeypatch.setattr(_dual_threads, "THREAD_MIN_NNZ", 1)
+    model = linsvm.train(X, y, solver=3, bias=1, eps=1e-4, n_jobs=4, thread_scheme="rounds")
     result = model.results_[0]
     assert result.figures["n_threads"] == 4
     serial = linsvm.train(X, y, solver=3, bias=1, eps=1e-6, max_iter=3000)
-    tight = linsvm.train(X, y, solver=3, bias=1, eps=1e-6, max_iter=3000, n_jobs=4).results_[0]
+    tight = linsvm.train(
+        X, y, solver=3, bias=1, eps=1e-6, max_iter=3000, n_jobs=4, thread_scheme="rounds"
+    ).results_[0]
     assert abs(tight.primal - serial.results_[0].primal) <= 1e-6 * tight.primal
     # one-vs-rest: the threads go to the sub-problems first (never more busy than n_jobs)
     y3 = np.where(np.arange(X.shape[0]) % 3 == 0, 2.0, y)
-    multi = linsvm.train(X, y3, solver=1, eps=1e-3, n_jobs=4)
+    multi = linsvm.train(X, y3, solver=1, eps=1e-3, n_jobs=4, thread_scheme="rounds")
     assert all("n_threads" not in r.figures for r in multi.results_)
-    pairs = linsvm.train(X, y3, solver=1, eps=1e-3, n_jobs=6)
+    pairs = linsvm.train(X, y3, solver=1, eps=1e-3, n_jobs=6, thread_scheme="rounds")
     assert all(r.figures["n_threads"] == 2 for r in pairs.results_)
 
 
@@ -243,7 +249,7 @@ def test_svr_serial_optimum_at_every_thread_count(regression, solver, bias):
         if T not in (2, 64):
             continue
         simulated = SOLVERS[solver].solve(
-            sub.but(n_threads=1, options={"simulate_threads": T}), None
+            sub.but(n_threads=1, options={**ROUNDS, "simulate_threads": T}), None
         )
         assert np.array_equal(simulated.w, threaded.w)
         assert simulated.n_iter == threaded.n_iter
@@ -273,11 +279,13 @@ def test_svr_every_round_lowers_the_dual(regression, solver, round_rows):
 
 def test_train_gives_threads_to_the_svr(regression, monkeypatch):
     X, y = regression
-    monkeypatch.setattr(dcd_module, "THREAD_MIN_NNZ", 1)
-    model = linsvm.train(X, y, solver=12, eps=1e-4, n_jobs=4)
+    monkeypatch.setattr(_dual_threads, "THREAD_MIN_NNZ", 1)
+    model = linsvm.train(X, y, solver=12, eps=1e-4, n_jobs=4, thread_scheme="rounds")
     assert model.results_[0].figures["n_threads"] == 4
-    again = linsvm.train(X, y, solver=12, eps=1e-4, n_jobs=4)
+    again = linsvm.train(X, y, solver=12, eps=1e-4, n_jobs=4, thread_scheme="rounds")
     assert np.array_equal(model.coef_, again.coef_)  # the same model every run
-    warm = linsvm.train(X, y, solver=13, eps=1e-4, n_jobs=4, warm_start=model)
+    warm = linsvm.train(
+        X, y, solver=13, eps=1e-4, n_jobs=4, warm_start=model, thread_scheme="rounds"
+    )
     assert warm.results_[0].figures["n_threads"] == 4
     assert warm.results_[0].gap >= 0.0

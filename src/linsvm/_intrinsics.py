@@ -44,8 +44,9 @@ def prefetch(typingctx, array, index):
 # ----------------------------------------------------------------------------- threads
 #
 # What threads that meet inside compiled code need (the threaded dual coordinate descent's
-# barriers): atomic operations on int64 counters, a spin-wait hint, and giving the core back
-# to the operating system, so that more threads than cores (oversubscribed) still progress.
+# barriers and shared weights): atomic operations on int64 counters and float64 weights, a
+# spin-wait hint, and giving the core back to the operating system, so that more threads than
+# cores (oversubscribed) still progress.
 
 
 def _item_pointer(context, builder, array_type, array_value, index_value):
@@ -101,6 +102,27 @@ def atomic_store(typingctx, array, index, value):
         array_value, index_value, value_value = args
         pointer = _item_pointer(context, builder, signature.args[0], array_value, index_value)
         builder.store_atomic(value_value, pointer, "seq_cst", 8)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def atomic_add_float(typingctx, array, index, value):
+    """array[index] += value as one atomic step (1-D float64 arrays; no ordering of the memory
+    operations around it: the threads' barriers order those). On x86 a compare-and-swap loop:
+    about ten times a plain add, uncontended, and nothing is lost when threads collide."""
+    if not (
+        isinstance(array, types.Array) and array.ndim == 1 and array.dtype == types.float64
+        and isinstance(index, types.Integer)
+    ):  # fmt: skip
+        return None
+    sig = types.void(array, index, types.float64)
+
+    def codegen(context, builder, signature, args):
+        array_value, index_value, value_value = args
+        pointer = _item_pointer(context, builder, signature.args[0], array_value, index_value)
+        builder.atomic_rmw("fadd", pointer, value_value, "monotonic")
         return context.get_dummy_value()
 
     return sig, codegen

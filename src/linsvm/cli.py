@@ -38,6 +38,7 @@ from .solvers import (
     list_where,
     solver_number,
 )
+from .solvers._dual_threads import threads_line
 
 TRAIN_USAGE = """\
 Usage: linsvm train [options] training_set_file [model_file]
@@ -85,10 +86,13 @@ options:
 -C : find parameters (C for -s 0 and 2; C and p for -s 11)
 -q : quiet mode (no outputs)
 -m nr_thread : threads (default 1; -1: all cores): the one-vs-rest sub-problems side by
-    side, then within each the dual CD of -s 1, 3, 12, 13 (rounds of rows merged in a fixed
-    order: the same model for the same -m and seed) or the passes of the Newton solvers
-    (-s 0, 2, 11: the same model up to rounding); with -v the folds, with -C the
-    folds of each C
+    side, then within each the dual CD of -s 1, 3, 12, 13 (as --thread-scheme says) or the
+    passes of the Newton solvers (-s 0, 2, 11: the same model up to rounding); with -v the
+    folds, with -C the folds of each C
+--thread-scheme auto|async|rounds : how threads share one dual CD solve: async (every
+    thread against one shared w, measured as it goes against one thread, the faster kept;
+    runs differ in their last bits) or rounds (merged in a fixed order: the same model for
+    the same -m and seed, bit for bit); auto (default): async
 --seed N : seed of the random coordinate order (default 1)
 --max-iter N : cap on outer iterations (default 300 for the dual solvers, 1000 Newton
     iterations for the primal ones, as LIBLINEAR; -s 1 continues with -s 2 at its cap)
@@ -192,6 +196,7 @@ class TrainOptions:
     bucket_size: int | None = None
     buckets_per_group: int | None = None
     shrinking: bool = True
+    thread_scheme: str = "auto"
     regularize_bias: bool = True
     p: float = 0.1
     p_given: bool = False
@@ -299,6 +304,10 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             opts.seed = _number(value, int, arg)
         elif arg == "--max-iter":
             opts.max_iter = _number(value, int, arg)
+        elif arg == "--thread-scheme":
+            if value not in ("auto", "async", "rounds"):
+                raise UsageError(f"--thread-scheme must be auto, async or rounds, got {value}")
+            opts.thread_scheme = value
         elif arg == "--bucket-size":
             opts.bucket_size = _number(value, int, arg)
         elif arg == "--buckets-per-group":
@@ -568,6 +577,8 @@ def run_train(argv: list[str]) -> int:
         seed=opts.seed,
         n_jobs=opts.n_jobs,
     )
+    if opts.thread_scheme != "auto":
+        params["thread_scheme"] = opts.thread_scheme
     if opts.device != "cpu":
         params["device"] = opts.device
     if regression:
@@ -640,6 +651,9 @@ def run_train(argv: list[str]) -> int:
         for k, r in enumerate(model.results_):
             head = f"[class {model.labels_[k]}] " if len(model.results_) > 1 else ""
             print(f"{head}optimization finished, #iter = {r.n_iter}")
+            threads = threads_line(r.figures)
+            if threads is not None:
+                print(f"{head}threads: {threads}")
             if r.alpha is not None:
                 print(f"{head}nSV = {r.n_sv}")
             line = f"{head}primal = {r.primal:.10g}"

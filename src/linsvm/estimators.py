@@ -213,6 +213,7 @@ class _LiblinearMixin:
                     feature_map=self.feature_map,
                     map_mode=self.map_mode,
                     device=getattr(self, "device", "cpu"),
+                    thread_scheme=getattr(self, "thread_scheme", "auto"),
                     **params,
                 )
         for w in caught:
@@ -386,7 +387,9 @@ class LinearSVC(_LiblinearClassifier):
     one-vs-rest sub-problems side by side, then within each the threaded dual solver or the
     passes of the primal Newton solver), ``objective_``, ``dual_gap_`` and ``model_`` (see the
     module docstring), ``device="cuda"`` (the dual solvers -s 1 and -s 3 on an NVIDIA GPU,
-    ``linsvm.train``'s; ``dual="auto"`` then takes the dual).
+    ``linsvm.train``'s; ``dual="auto"`` then takes the dual), ``thread_scheme`` (how threads
+    share one dual solve: "auto", "async", or "rounds" for the same model at every run; see
+    ``linsvm.train``).
     """
 
     _parameter_constraints: dict = {
@@ -399,6 +402,7 @@ class LinearSVC(_LiblinearClassifier):
         "multi_class": [StrOptions({"ovr", "crammer_singer"})],
         "class_weight": [None, dict, StrOptions({"balanced"})],
         "n_jobs": [None, Integral],
+        "thread_scheme": [StrOptions({"auto", "async", "rounds"})],
     }
 
     def __init__(
@@ -422,6 +426,7 @@ class LinearSVC(_LiblinearClassifier):
         map_mode="auto",
         client=None,
         device="cpu",
+        thread_scheme="auto",
     ):
         self.penalty = penalty
         self.loss = loss
@@ -441,6 +446,7 @@ class LinearSVC(_LiblinearClassifier):
         self.map_mode = map_mode
         self.client = client
         self.device = device
+        self.thread_scheme = thread_scheme
 
     def fit(self, X, y, sample_weight=None) -> LinearSVC:
         """Fit on X (n_samples, n_features), y (n_samples,), optional per-sample weights."""
@@ -588,10 +594,11 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
     ``n_iter_`` an int. ``loss="epsilon_insensitive"`` is LIBLINEAR's -s 13 (dual),
     ``"squared_epsilon_insensitive"`` -s 12 (dual) or -s 11 (primal Newton); ``epsilon`` is
     LIBLINEAR's -p. Beyond scikit-learn: ``tol="liblinear"``, ``warm_start``, ``n_jobs``
-    (threads for the primal Newton solver's passes over the rows, -s 11; see
-    ``linsvm.train``), ``objective_`` and ``dual_gap_`` (shape (1,)), ``model_``,
-    ``device="cuda"`` (the dual solvers -s 12 and -s 13 on an NVIDIA GPU, ``linsvm.train``'s;
-    ``dual="auto"`` then takes the dual).
+    (threads within the solve: the dual CD of -s 12 and -s 13, or the primal Newton solver's
+    passes over the rows, -s 11; see ``linsvm.train``), ``thread_scheme`` (the dual's:
+    "auto", "async", or "rounds" for the same model at every run), ``objective_`` and
+    ``dual_gap_`` (shape (1,)), ``model_``, ``device="cuda"`` (the dual solvers -s 12 and -s 13
+    on an NVIDIA GPU, ``linsvm.train``'s; ``dual="auto"`` then takes the dual).
     """
 
     _parameter_constraints: dict = {
@@ -601,6 +608,7 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         "dual": ["boolean", StrOptions({"auto"})],
         "n_jobs": [None, Integral],
         "device": [StrOptions({"cpu", "cuda"})],
+        "thread_scheme": [StrOptions({"auto", "async", "rounds"})],
     }
 
     def __init__(
@@ -621,6 +629,7 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         feature_map=None,
         map_mode="auto",
         device="cpu",
+        thread_scheme="auto",
     ):
         self.epsilon = epsilon
         self.tol = tol
@@ -637,6 +646,7 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         self.feature_map = feature_map
         self.map_mode = map_mode
         self.device = device
+        self.thread_scheme = thread_scheme
 
     def fit(self, X, y, sample_weight=None) -> LinearSVR:
         """Fit on X (n_samples, n_features), real targets y (n_samples,), optional weights."""

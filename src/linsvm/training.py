@@ -49,6 +49,7 @@ from .model import Model
 from .parallel import effective_n_jobs
 from .solvers import MAP_MODES, SOLVERS, Hook, Progress, Solution, SolverSpec, Subproblem
 from .solvers._base import chain_hooks
+from .solvers._dual_threads import check_scheme
 from .solvers.svr import check_p
 
 # How often the main thread looks for signals while worker threads train.
@@ -107,6 +108,7 @@ def train(
     feature_map: FeatureMap | None = None,
     map_mode: str = "auto",
     device: str = "cpu",
+    thread_scheme: str = "auto",
 ) -> Model:
     """Train a linear model with one of LIBLINEAR's solvers (numbers and defaults as its ``-s``).
 
@@ -185,13 +187,22 @@ def train(
         on. They go first to the one-vs-rest sub-problems of a multi-class problem, side by
         side (the kernels release the GIL; the model is the same whatever the number), then
         what is left, ``n_jobs // sub-problems``, to each sub-problem's solver where it has a
-        threaded form (the registry's ``threads``): the dual CD of -s 1, 3, 12 and 13 solves
-        rounds of rows side by side and merges them in a fixed order (``solvers.dcd_threads``: the
-        same optimum, the same model for the same number of threads and seed; at most one
-        thread per ``solvers.dcd.THREAD_MIN_NNZ`` non-zeros); the primal Newton solvers -s 0,
-        2, 11 run their passes over the rows in row chunks, a result equal to the serial one
-        up to the order of sums, the same bits for the same number. Never more busy threads
-        than ``n_jobs``. One thread is the serial algorithm, bit for bit.
+        threaded form (the registry's ``threads``): the dual CD of -s 1, 3, 12 and 13 (at
+        most one thread per ``solvers._dual_threads.THREAD_MIN_NNZ`` non-zeros; the scheme is
+        ``thread_scheme``'s), the primal Newton solvers -s 0, 2, 11 their passes over the rows
+        in row chunks (a result equal to the serial one up to the order of sums, the same bits
+        for the same number). Never more busy threads than ``n_jobs``. One thread is the
+        serial algorithm, bit for bit.
+    thread_scheme : {"auto", "async", "rounds"}
+        How the threads of one dual CD solve (-s 1, 3, 12, 13) share it. "async": every
+        thread steps its own rows against one shared w, its changes added atomically, no
+        thread waiting for another (``solvers.dcd_async``); the solve measures as it goes
+        whether the threads beat one thread on this machine and data, and runs the faster
+        (trying the other now and then); w is recomputed from the dual variables at the
+        end. The optimum is the serial one's to the tolerance, but two runs differ in their
+        last bits. "rounds": rounds of rows stepped side by side and merged in a fixed order
+        with an exact line search (``solvers.dcd_threads``): the same model for the same
+        seed and thread count, bit for bit, usually slower. "auto" (default): "async".
     checkpoint : path, optional
         Save the run's state there (atomically) every ``checkpoint_every`` seconds, when a
         sub-problem finishes and when the run is interrupted.
@@ -278,6 +289,7 @@ def train(
         "shrinking": bool(shrinking),
         "bucket_size": bucket_size,
         "buckets_per_group": buckets_per_group,
+        "thread_scheme": check_scheme(thread_scheme),
     }
     if spec.kind == solvers.ONECLASS:
         options["nu"] = nu
@@ -780,6 +792,8 @@ def _print_progress(progress: Progress) -> None:
         if progress.objectives is not None:
             primal, dual = progress.objectives()
             parts.append(f"primal {primal:.10e}  dual {dual:.10e}")
+        if "threads_now" in fig:
+            parts.append(f"threads {fig['threads_now']} ({fig['thread_scheme']})")
         line = "  ".join(parts)
     print(line, file=sys.stderr)
 

@@ -277,6 +277,7 @@ def run_dual(
     values: Callable[[], tuple[float, float, float]],
     figures: Callable[[], dict[str, Any]],
     order: tuple[int, int] | None = None,
+    finish: Callable[[], None] | None = None,
 ) -> Solution:
     """Run a dual kernel to its end and return its Solution: the plumbing of every dual solver.
 
@@ -288,6 +289,8 @@ def run_dual(
     hook's (measure, figures); ``values()``: (P(w), -f(alpha), gap) at the current iterate;
     ``figures()``: the Solution's own. ``order``: (bucket_size, buckets_per_group) of the
     solvers whose order ``start_order`` chose, kept in the state and reported in the figures.
+    ``finish()``: run once the kernel has stopped, before the final values (a threaded
+    scheme's exact w).
 
     A hook's stop after the iteration that met the stopping rule still counts as converged.
     """
@@ -320,6 +323,8 @@ def run_dual(
         sub.max_iter,
         progress,
     )
+    if finish is not None:
+        finish()
     converged = bool(istate[I_CONVERGED])
     finished = int(istate[I_ITER]) >= sub.max_iter
     # a partition's caller (block minimisation) may have no use for them: a pass saved

@@ -29,12 +29,20 @@ from numba import njit
 from ..errors import InvalidInputError
 from ..features._rows import mapped_axpy, mapped_dot, mapped_sq_norm, row_scratch
 from ..objective import LOSS_HINGE, LOSS_SQUARED_HINGE, svm_objectives
-from ..partitioned import SHARED, LocalTask, PartitionedDual, stopping_measure
+from ..partitioned import stopping_measure
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
 from . import _dual
 from ._base import Hook, Solution, Subproblem
 from ._columns import check_w0
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER, prefetch_ahead, reset_active, visiting_order
+from ._dual_threads import (
+    exact_weights,
+    live_figures,
+    run_epochs,
+    start_threads,
+    thread_plan,
+    threaded_figures,
+)
 from ._random import new_state
 
 # The float state carried between kernel calls: the previous outer iteration's projected
@@ -341,28 +349,27 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     rng = new_state(sub.seed)
     state = {"rec": rec, "w": w, "active": active, "fstate": fstate, "istate": istate, "rng": rng}
     order, bucket_order, use_prefetch = _dual.visit_buffers(X, rec, trainable, bucket_size)
-    threads = driver = None
-    n_threads, simulate = thread_plan(sub, X, fparams is not None or sigma != 1.0)
-    if n_threads > 1:
+    threads = driver = schedule = None
+    plan = thread_plan(sub, X, fparams is not None or sigma != 1.0)
+    if plan.n_threads > 1:
         # the rows shared among threads: a partitioned dual whose place merges as it goes
-        from .dcd_threads import ThreadedRounds, ThreadPlace
-
-        threads = ThreadedRounds(
-            X, bias, loss, rec, w, active, trainable, fstate, istate, rng, eps, shrinking,
+        threads, driver, schedule = start_threads(
+            plan, sub, loss, rec, w, active, trainable, fstate, istate, rng, eps, shrinking,
             bucket_size, buckets_per_group, use_prefetch, removed, order, bucket_order,
-            n_threads, simulate=simulate, **sub.option("thread_options", {}),
         )  # fmt: skip
-        driver = PartitionedDual(ThreadPlace(threads), SHARED, w[np.newaxis])
 
-    def advance(n_epochs: int) -> None:
-        if driver is not None:
-            driver.outer(LocalTask(int(istate[I_ITER]), n_epochs), keep_start=False)
-            return
+    def serial(n_epochs: int) -> None:
         dcd_svm_kernel(
             X.indptr, X.indices, X.data, bias, loss, rec, w, active, trainable, fstate, istate,
             rng, eps, n_epochs, shrinking, bucket_size, buckets_per_group, use_prefetch,
             removed, order, bucket_order, fparams, sigma,
         )  # fmt: skip
+
+    def advance(n_epochs: int) -> None:
+        if driver is None:
+            serial(n_epochs)
+        else:
+            run_epochs(n_epochs, threads, driver, serial, istate, schedule)
 
     def pg_extremes() -> dict[str, float]:
         return {"pg_max": float(fstate[_F_PGMAX_NEW]), "pg_min": float(fstate[_F_PGMIN_NEW])}
@@ -370,53 +377,24 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     def report() -> tuple[float, dict]:
         pg = pg_extremes()
         measure = stopping_measure(pg["pg_max"], pg["pg_min"])
-        return measure, {"n_active": int(istate[I_ACTIVE]), **pg}
+        return measure, {"n_active": int(istate[I_ACTIVE]), **pg, **live_figures(threads, schedule)}
 
     def values() -> tuple[float, float, float]:
         alpha = np.ascontiguousarray(rec[:, _ALPHA])
         return svm_objectives(X, bias, y, C, w, alpha, loss, feature_map=fmap)
 
     def figures() -> dict:
-        return {**pg_extremes(), **({} if threads is None else threads.figures)}
+        return {**pg_extremes(), **threaded_figures(threads, schedule)}
 
     try:
         return _dual.run_dual(
             sub, hook, solver, advance, state, w=w, alpha=rec[:, _ALPHA], report=report,
             values=values, figures=figures, order=(bucket_size, buckets_per_group),
+            finish=lambda: exact_weights(threads),
         )  # fmt: skip
     finally:
         if threads is not None:
             threads.close()
-
-
-# A solve gets at most one thread per this many non-zeros. Measured on 2 cores (-s 1 and -s 3,
-# default tolerance): two threads lost to one on every set up to 1.4M non-zeros (pypi-recent's
-# first 100k rows: 0.61-0.68x; a9a, w8a, reuters: 0.24-0.59x), broke even near 4M (300k rows:
-# 0.76-1.13x) and gained on all of pypi-recent (9.4M): small data sits in the cache, where the
-# serial solver's step costs nanoseconds and the rounds' synchronisation dominates.
-THREAD_MIN_NNZ = 2_000_000
-
-
-def thread_plan(sub: Subproblem, X, serial_only: bool) -> tuple[int, bool]:
-    """(threads, simulated) for a solve: ``sub.n_threads`` real threads, at most one per
-    ``THREAD_MIN_NNZ`` non-zeros; or option ``simulate_threads`` = T, the threaded scheme's
-    arithmetic for T threads run on this one (``dcd_threads``). A feature map formed on the
-    fly and CoCoA+'s local problems (sigma' > 1) run serially."""
-    simulated = sub.option("simulate_threads")
-    if simulated is not None:
-        if isinstance(simulated, bool) or not isinstance(simulated, int | np.integer):
-            raise InvalidInputError(f"simulate_threads must be an integer >= 1, got {simulated!r}")
-        if simulated < 1:
-            raise InvalidInputError(f"simulate_threads must be an integer >= 1, got {simulated!r}")
-        if serial_only:
-            raise InvalidInputError(
-                "the threaded scheme takes neither an implicit feature map nor sigma > 1"
-            )
-        return int(simulated), True
-    if serial_only or sub.n_threads <= 1:
-        return 1, False
-    min_nnz = int(sub.option("thread_min_nnz", THREAD_MIN_NNZ))
-    return max(1, min(int(sub.n_threads), int(X.indptr[-1]) // max(min_nnz, 1))), False
 
 
 def check_sigma(sigma) -> float:

@@ -977,6 +977,8 @@ class ThreadedRounds:
     runs on one thread).
     """
 
+    scheme = "rounds"
+
     def __init__(
         self, X, bias: float, loss: int, rec, w, active, trainable, fstate, istate, rng,
         eps: float, shrinking: bool, bucket_size: int, buckets_per_group: int,
@@ -1109,6 +1111,7 @@ class ThreadedRounds:
     def figures(self) -> dict:
         figures = {
             "n_threads": self.n_threads,
+            "thread_scheme": self.scheme,
             "hot_features": self.n_hot,
             "chunk_rows": self.chunk_rows,
             "chunk_buckets": self.chunk_buckets,
@@ -1219,6 +1222,7 @@ def simulate(
         bias=float(bias), seed=int(seed),
         options={
             **options, "shrinking": bool(shrinking), "simulate_threads": int(n_threads),
+            "thread_scheme": "rounds",
             "thread_options": {
                 "round_rows": int(round_rows), "max_hot": int(max_hot),
                 "keep_round_changes": int(keep_round_changes),

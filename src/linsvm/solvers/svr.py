@@ -61,13 +61,19 @@ from ..objective import (
     svr_dual_value,
     svr_primal_value,
 )
-from ..partitioned import SHARED, LocalTask, PartitionedDual
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
 from . import _dual
 from ._base import Hook, Solution, Subproblem
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER, prefetch_ahead, reset_active, visiting_order
+from ._dual_threads import (
+    exact_weights,
+    live_figures,
+    run_epochs,
+    start_threads,
+    thread_plan,
+    threaded_figures,
+)
 from ._random import new_state
-from .dcd import thread_plan
 from .newton import LOSS_SVR_SQUARED, run_newton
 
 DEFAULT_P = 0.1  # LIBLINEAR's -p
@@ -407,28 +413,27 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
     rng = new_state(sub.seed)
     state = {"rec": rec, "w": w, "active": active, "fstate": fstate, "istate": istate, "rng": rng}
     order, bucket_order, use_prefetch = _dual.visit_buffers(X, rec, trainable, bucket_size)
-    threads = driver = None
-    n_threads, simulate = thread_plan(sub, X, False)
-    if n_threads > 1:
-        # rounds of rows shared among threads, as the SVM dual's (``dcd_threads``)
-        from .dcd_threads import ThreadedRounds, ThreadPlace
-
-        threads = ThreadedRounds(
-            X, bias, loss, rec, w, active, trainable, fstate, istate, rng, eps, shrinking,
-            bucket_size, buckets_per_group, use_prefetch, removed, order, bucket_order,
-            n_threads, simulate=simulate, p=p, **sub.option("thread_options", {}),
+    threads = driver = schedule = None
+    plan = thread_plan(sub, X, False)
+    if plan.n_threads > 1:
+        # the rows shared among threads, as the SVM dual's (``_dual_threads``)
+        threads, driver, schedule = start_threads(
+            plan, sub, loss, rec, w, active, trainable, fstate, istate, rng, eps, shrinking,
+            bucket_size, buckets_per_group, use_prefetch, removed, order, bucket_order, p=p,
         )  # fmt: skip
-        driver = PartitionedDual(ThreadPlace(threads), SHARED, w[np.newaxis])
 
-    def advance(n_epochs: int) -> None:
-        if driver is not None:
-            driver.outer(LocalTask(int(istate[I_ITER]), n_epochs), keep_start=False)
-            return
+    def serial(n_epochs: int) -> None:
         dcd_svr_kernel(
             X.indptr, X.indices, X.data, bias, loss, p, rec, w, active, trainable, fstate,
             istate, rng, eps, n_epochs, shrinking, bucket_size, buckets_per_group,
             use_prefetch, removed, order, bucket_order,
         )  # fmt: skip
+
+    def advance(n_epochs: int) -> None:
+        if driver is None:
+            serial(n_epochs)
+        else:
+            run_epochs(n_epochs, threads, driver, serial, istate, schedule)
 
     if beta0 is not None:
         # The cold start's reference: its first outer iteration, run from beta = 0 with the
@@ -455,7 +460,7 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
     def report() -> tuple[float, dict]:
         v = violations()
         measure = v["gnorm1"] / v["gnorm1_init"] if v["gnorm1_init"] > 0 else 0.0
-        return measure, {"n_active": int(istate[I_ACTIVE]), **v}
+        return measure, {"n_active": int(istate[I_ACTIVE]), **v, **live_figures(threads, schedule)}
 
     def values() -> tuple[float, float, float]:
         primal = svr_primal_value(X, bias, y, C, w, loss, p)
@@ -463,13 +468,14 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
         return primal, dual, primal - dual
 
     def figures() -> dict:
-        threaded = {} if threads is None else threads.figures
+        threaded = threaded_figures(threads, schedule)
         return {**violations(), "n_sv": int(np.count_nonzero(rec[:, _BETA])), **threaded}
 
     try:
         return _dual.run_dual(
             sub, hook, solver, advance, state, w=w, alpha=rec[:, _BETA], report=report,
             values=values, figures=figures, order=(bucket_size, buckets_per_group),
+            finish=lambda: exact_weights(threads),
         )  # fmt: skip
     finally:
         if threads is not None:

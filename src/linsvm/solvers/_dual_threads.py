@@ -1,0 +1,291 @@
+"""Threads within one dual solve (-s 1, 3, 12, 13): how many, which scheme, and their start.
+
+Two schemes share the solve's state arrays and its plumbing (``_dual.run_dual``: hooks,
+checkpoints, interrupts), each a place of the partitioned dual (``partitioned.SHARED``):
+
+- ``"async"`` (``dcd_async``): every thread steps its rows against the one shared w and adds
+  its changes atomically, no waiting inside an outer iteration (PASSCoDe-Atomic), the hot
+  features' changes gathered per thread; w recomputed from the dual variables at the end.
+  Fast; two runs differ in their last bits and path.
+- ``"rounds"`` (``dcd_threads``): rounds of a few hundred rows stepped side by side from one
+  w and merged in a fixed order with an exact line search. Deterministic: the same model for
+  the same seed and thread count, bit for bit; the barriers of every round cost more than
+  the work between them on most data.
+
+``thread_plan`` picks the threads and the scheme: at most one thread per ``THREAD_MIN_NNZ``
+non-zeros (below that the threads' meeting costs more than the work they share), and
+``"async"`` unless the option ``thread_scheme`` asks for ``"rounds"``.
+
+Whether the threads pay depends on the machine as much as on the data: on a 2-core VM the
+async scheme's two threads took 1.2x one thread's time an outer iteration on pypi-recent
+(the shared w's cache lines travel between the cores at every add, and an atomic add costs
+about ten plain ones), where a 16-core machine has the bandwidth to gain. So the async
+scheme's solve measures it as it goes (``ThreadSchedule``): its first outer iterations
+alternate between the threads and the serial kernel (threads, one thread, threads), the
+faster a visited row goes on, and every ``PROBE_EVERY`` outer iterations the other is tried
+for one again. A solve on threads that do not pay thus costs about one outer iteration in
+``PROBE_EVERY`` more than the serial one. The rounds, the deterministic scheme, always run
+on their threads (a choice made on timings would make the model depend on them).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidInputError
+from ..partitioned import SHARED, LocalTask, PartitionedDual
+from ._base import Subproblem
+from ._dual import I_ACTIVE, I_CONVERGED, I_ITER
+
+# A solve gets at most one thread per this many non-zeros. Measured on 2 cores (-s 1 and -s 3,
+# default tolerance): two threads lost to one on every set up to 1.4M non-zeros (pypi-recent's
+# first 100k rows: 0.61-0.68x; a9a, w8a, reuters: 0.24-0.59x), broke even near 4M (300k rows:
+# 0.76-1.13x) and gained on all of pypi-recent (9.4M): small data sits in the cache, where the
+# serial solver's step costs nanoseconds and the threads' meeting dominates.
+THREAD_MIN_NNZ = 2_000_000
+
+SCHEMES = ("auto", "async", "rounds")
+# Outer iterations between two tries of the mode not chosen (threads or one thread).
+PROBE_EVERY = 8
+# Runs in a row that may end with no outer iteration done (undone by the guard).
+MAX_STALLED_RUNS = 64
+
+
+@dataclass(frozen=True)
+class ThreadPlan:
+    """How a dual solve runs: ``n_threads`` (1: the serial kernel), ``scheme`` ("serial",
+    "async" or "rounds"), and ``simulated`` (the scheme's arithmetic for n_threads threads run
+    on the calling thread)."""
+
+    n_threads: int
+    scheme: str
+    simulated: bool = False
+
+
+def check_scheme(scheme) -> str:
+    """A thread scheme as given (``SCHEMES``), or a one-line error."""
+    if scheme not in SCHEMES:
+        raise InvalidInputError(
+            f"thread_scheme must be one of {', '.join(map(repr, SCHEMES))}, got {scheme!r}"
+        )
+    return str(scheme)
+
+
+def _scheme(sub: Subproblem) -> str:
+    """The scheme of option ``thread_scheme``: "auto" (or none) is the async one, whose
+    solve measures whether its threads pay (``ThreadSchedule``)."""
+    scheme = check_scheme(sub.option("thread_scheme") or "auto")
+    return "async" if scheme == "auto" else scheme
+
+
+def thread_plan(sub: Subproblem, X, serial_only: bool) -> ThreadPlan:
+    """The plan of a solve: ``sub.n_threads`` real threads, at most one per
+    ``THREAD_MIN_NNZ`` non-zeros; or option ``simulate_threads`` = T, the scheme's arithmetic
+    for T threads run on this one. ``serial_only``: the solve cannot take threads (a feature
+    map formed on the fly, CoCoA+'s local problems with sigma' > 1)."""
+    simulated = sub.option("simulate_threads")
+    if simulated is not None:
+        if isinstance(simulated, bool) or not isinstance(simulated, int | np.integer):
+            raise InvalidInputError(f"simulate_threads must be an integer >= 1, got {simulated!r}")
+        if simulated < 1:
+            raise InvalidInputError(f"simulate_threads must be an integer >= 1, got {simulated!r}")
+        if serial_only:
+            raise InvalidInputError(
+                "the threaded schemes take neither an implicit feature map nor sigma > 1"
+            )
+        return ThreadPlan(int(simulated), _scheme(sub), True)
+    if serial_only or sub.n_threads <= 1:
+        return ThreadPlan(1, "serial")
+    min_nnz = int(sub.option("thread_min_nnz", THREAD_MIN_NNZ))
+    n_threads = max(1, min(int(sub.n_threads), int(X.indptr[-1]) // max(min_nnz, 1)))
+    if n_threads == 1:
+        return ThreadPlan(1, "serial")
+    return ThreadPlan(n_threads, _scheme(sub))
+
+
+def start_threads(plan: ThreadPlan, sub: Subproblem, loss: int, rec, w, active, trainable,
+                  fstate, istate, rng, eps: float, shrinking: bool, bucket_size: int,
+                  buckets_per_group: int, use_prefetch: bool, removed, order, bucket_order,
+                  p: float | None = None):  # fmt: skip
+    """The threads of a plan that has more than one (``thread_plan``) on a solve's state
+    arrays: (threads, driver, schedule), ``threads`` the scheme's object (``advance``,
+    ``figures``, ``close``; the async one also ``exact_weights``, ``one_thread`` and
+    ``rows_visited``), ``driver`` the partitioned dual whose place they are, and the
+    ``ThreadSchedule`` of ``run_epochs``. ``p``: the SVR dual's width (None: the SVM's).
+    Options: ``thread_options``, keyword arguments of the scheme's class; ``thread_choice``,
+    "measure" (the async scheme's default: ``ThreadSchedule``) or "threads" (always)."""
+    from .dcd_threads import ThreadedRounds, ThreadPlace
+
+    options = dict(sub.option("thread_options", {}) or {})
+    if plan.scheme == "async":
+        from .dcd_async import AsyncThreads as scheme_class
+    else:
+        scheme_class = ThreadedRounds
+    threads = scheme_class(
+        sub.X, float(sub.bias), loss, rec, w, active, trainable, fstate, istate, rng, eps,
+        shrinking, bucket_size, buckets_per_group, use_prefetch, removed, order, bucket_order,
+        plan.n_threads, simulate=plan.simulated, p=p, **options,
+    )  # fmt: skip
+    measure = plan.scheme == "async" and not plan.simulated
+    choice = sub.option("thread_choice", "measure")
+    if choice not in ("measure", "threads"):
+        raise InvalidInputError(f"thread_choice must be 'measure' or 'threads', got {choice!r}")
+    schedule = ThreadSchedule(measure and choice == "measure")
+    return threads, PartitionedDual(ThreadPlace(threads), SHARED, w[np.newaxis]), schedule
+
+
+def threaded_figures(threads, schedule: ThreadSchedule | None) -> dict:
+    """A threaded solve's figures (the scheme's and the schedule's); none for a serial one."""
+    if threads is None:
+        return {}
+    return {**threads.figures, **({} if schedule is None else schedule.figures)}
+
+
+def live_figures(threads, schedule: ThreadSchedule | None) -> dict:
+    """What a progress line says of a threaded solve: the threads that ran its last outer
+    iteration (1 when the schedule or the guard gave it to one thread) and the scheme."""
+    if threads is None:
+        return {}
+    on_threads = schedule is None or (
+        schedule.last_on_threads and not getattr(threads, "one_thread", False)
+    )
+    return {"threads_now": threads.n_threads if on_threads else 1,
+            "thread_scheme": threads.scheme}  # fmt: skip
+
+
+def threads_line(figures: dict) -> str | None:
+    """The summary of a threaded solve's figures in words (None: it ran on one thread): the
+    threads asked for, the scheme, and for the async scheme how many outer iterations ran on
+    them, whether the guard handed the solve to one thread and what it undid."""
+    n_threads = figures.get("n_threads")
+    if not n_threads:
+        return None
+    scheme = figures.get("thread_scheme", "rounds")
+    line = f"{n_threads} threads, {scheme} scheme"
+    if scheme == "async":
+        line += f", {figures.get('epochs_on_threads', 0)} outer iterations on the threads"
+        if figures.get("handed_to_one_thread"):
+            line += ", then handed to one thread (the dual objective rose)"
+        elif not figures.get("on_threads_at_end", True):
+            line += " (one thread was faster)"
+        if figures.get("undone_epochs"):
+            line += f", {figures['undone_epochs']} undone"
+    return line
+
+
+def exact_weights(threads) -> None:
+    """w recomputed from the dual variables where the scheme keeps it up to rounding and
+    timing only (``"async"``); nothing for the rounds, whose w is their merged sum."""
+    if threads is not None and hasattr(threads, "exact_weights"):
+        threads.exact_weights()
+
+
+class ThreadSchedule:
+    """Which of the threads and the serial kernel runs the next outer iterations of a solve,
+    from their measured seconds a visited row (the module's note). ``measure`` False: always
+    the threads (the rounds; option ``thread_choice="threads"``)."""
+
+    def __init__(self, measure: bool) -> None:
+        self.measure = measure
+        self.on_threads = True  # the mode chosen
+        self.epochs = 0  # outer iterations run through the schedule
+        self.last_probe = 0
+        self.rate = {True: [], False: []}  # seconds a row of the latest runs, by mode
+        self.probe: bool | None = None  # the mode being tried, until the next run after it
+        self.switches = 0
+        self.epochs_on_threads = 0
+        self.last_on_threads = True  # where the last run ran
+
+    def next(self, n_epochs: int, handed_over: bool) -> tuple[bool, int]:
+        """(on the threads, outer iterations) of the next run, at most ``n_epochs``."""
+        if handed_over:
+            return False, n_epochs
+        if not self.measure:
+            return True, n_epochs
+        if self.epochs < 3:  # threads, one thread, threads
+            return self.epochs != 1, 1
+        if self.probe is not None:  # the run after a try: the chosen mode again, for one
+            return self.on_threads, 1
+        if self.epochs - self.last_probe >= PROBE_EVERY:
+            self.probe = not self.on_threads
+            self.last_probe = self.epochs
+            return self.probe, 1
+        # (one thread runs an outer iteration a call: its rows are counted a call)
+        left = PROBE_EVERY - (self.epochs - self.last_probe)
+        return self.on_threads, min(n_epochs, left) if self.on_threads else 1
+
+    def record(self, on_threads: bool, epochs: int, seconds: float, rows: int) -> None:
+        """A run's outer iterations, seconds and visited rows; after the first three and
+        after each try, the faster mode is chosen."""
+        self.epochs += epochs
+        self.last_on_threads = on_threads
+        if on_threads:
+            self.epochs_on_threads += epochs
+        if epochs <= 0 or rows <= 0 or seconds <= 0.0:
+            return
+        self.rate[on_threads].append(seconds / rows)
+        if not self.measure:
+            return
+        decide = self.epochs == 3 or (self.probe is not None and on_threads == self.on_threads
+                                      and self.epochs > self.last_probe + 1)
+        if not decide:
+            return
+        threads = self.rate[True][-2:]
+        serial = self.rate[False][-2:]
+        if self.epochs == 3 or self.on_threads:  # (the tried mode's one run against the
+            threads_rate = float(np.mean(threads))  # chosen one's runs on either side)
+            serial_rate = serial[-1] if serial else np.inf
+        else:
+            threads_rate = threads[-1] if threads else np.inf
+            serial_rate = float(np.mean(serial))
+        choice = bool(threads_rate <= serial_rate)
+        self.switches += int(choice != self.on_threads and self.epochs > 3)
+        self.on_threads = choice
+        self.probe = None
+        if self.epochs == 3:
+            self.last_probe = 3
+
+    @property
+    def figures(self) -> dict:
+        return {
+            "epochs_on_threads": self.epochs_on_threads,
+            "thread_choice_switches": self.switches,
+            "on_threads_at_end": self.on_threads,
+        }
+
+
+def run_epochs(
+    n_epochs: int, threads, driver: PartitionedDual, serial: Callable[[int], None], istate,
+    schedule: ThreadSchedule,
+) -> None:  # fmt: skip
+    """Up to ``n_epochs`` outer iterations of a threaded solve, each run on the threads
+    (``driver``) or by ``serial(k)`` (the serial kernel, k outer iterations) as ``schedule``
+    says; also after the async scheme's guard has handed the solve over to one thread."""
+    stalled = 0
+    while n_epochs > 0 and not istate[I_CONVERGED]:
+        handed_over = bool(getattr(threads, "one_thread", False))
+        on_threads, k = schedule.next(n_epochs, handed_over)
+        done = int(istate[I_ITER])
+        rows = int(istate[I_ACTIVE])
+        started = time.perf_counter()
+        if on_threads:
+            driver.outer(LocalTask(done, k), keep_start=False)
+            rows = getattr(threads, "rows_visited", 0)
+        else:
+            serial(k)
+        ran = int(istate[I_ITER]) - done
+        schedule.record(on_threads, ran, time.perf_counter() - started, rows if k == 1 or
+                        on_threads else 0)  # fmt: skip
+        if ran > 0:
+            stalled = 0
+            n_epochs -= ran
+            continue
+        # (outer iterations undone by the async scheme's guard: each halves its delay, and
+        # the last hands over to one thread; the cap only guards against a loop)
+        stalled += 1
+        if stalled > MAX_STALLED_RUNS:
+            return

@@ -1,0 +1,873 @@
+"""Dual coordinate descent for the SVM (-s 1, -s 3) and the SVR (-s 12, -s 13) on threads that
+share one w and never wait for each other inside an outer iteration: PASSCoDe-Atomic (Hsieh,
+Yu, Dhillon, ICML 2015), with the hot features' changes gathered by each thread.
+
+**The scheme.** An outer iteration visits the active rows in chunks, the serial solver's
+order cut in pieces (groups of buckets of neighbouring rows, each shuffled, or pieces of a
+plain permutation: ``dcd_threads._begin_iteration``), which the threads take as they come to
+them (an atomic counter: a thread the operating system holds up delays its own chunk only).
+A thread steps each row of its chunk as the serial solver does: w'x_i from the one shared w,
+the exact one-variable step (``dcd.svm_coordinate``; the SVR's ``svr.svr_coordinate``), then
+w += d y_i x_i (the SVR: d x_i), each weight's change added *atomically*, so that no change
+is lost when two threads add to one weight at once. Nobody waits inside an outer iteration:
+the threads meet only at its end, where the serial solver's shrinking and stopping rule run on
+every thread's projected-gradient extremes (``dcd.end_iteration``; the SVR's violations,
+``svr.svr_end_iteration``).
+
+**Hot features.** A few features are in a large share of the rows (the bias in every one).
+If every thread added to their weights at every row, the cache lines holding them would
+travel from core to core at each add and the adds would queue on them. So each thread steps
+against its own copy of the hot weights (its *view*), adds its changes to the view without
+atomics, and every ``flush_rows`` rows adds what it changed to the shared weights (atomically)
+and reads them back. The hot features are found in a sample of the rows before the first
+outer iteration: those in at least ``HOT_MIN_SHARE`` of the rows, at most ``MAX_HOT`` of the
+most frequent (``hot_features``). So that the row loops need no test per non-zero, the rows'
+feature numbers are copied once with each hot feature renumbered past the weights
+(``remapped_indices``: 4 bytes a non-zero; the values are not copied): a thread reads and
+writes weight ``j + shift_t`` for those, its view, and the shared ``w_j`` for the rest.
+
+**Why it converges.** A read of w misses the changes other threads have not yet made: of a
+cold feature, those of the rows other threads are stepping at that moment (at most T - 1); of
+a hot one, at most (T - 1) ``flush_rows`` rows. This is coordinate descent with bounded
+delay (Liu and Wright, SIAM J. Optim. 2015; for this dual, Hsieh et al. 2015), which converges
+as the serial method does when the delay is small enough for the data. Measured by
+``benchmarks/bench_staleness.py`` and the simulator below: reads missing up to 256 rows'
+changes keep the serial outer iterations on pypi-recent (-s 1, -s 3), at 1024 -s 1 diverges;
+the simulator at 16 threads, 64 hot features flushed every 16 rows (240 rows missed at most),
+takes the serial 6 / 9 outer iterations to 1e-2 / 1e-3 on pypi-recent -s 1, and diverges at
+64 rows. So ``flush_rows`` starts at ``STALE_ROWS // T``.
+
+**The guard.** How much delay is safe depends on the data: a feature in every row carrying a
+large share of each row's curvature (the bias of normalised text: half of it) makes rows that
+miss each other's changes push its weight too far together. At the end of every outer
+iteration the dual objective f (1/2 w'w plus the rows' terms, -sum_i alpha_i + 1/2 sum_i
+D_ii alpha_i^2; the SVR's -y'beta + p |beta|_1 + 1/2 sum_i lambda_i beta_i^2) is computed
+from w, which holds every change (none is lost), and the rows' terms, which the threads sum
+as they step. An outer iteration that raised it is undone (alpha and w as it found them: a
+copy taken by the threads at its start), not counted, and ``flush_rows`` halved; one at
+``flush_rows`` = 1 (the delay then is the rows in flight only) hands the rest of the solve to
+one thread, the serial kernel, whose every step lowers f. So f never rises, whatever the
+data.
+
+**The model.** When the solve ends w is recomputed as sum_i y_i alpha_i x_i (the SVR's
+sum_i beta_i x_i) from the dual variables (``exact_weights``), so that the model, the primal
+value and the duality gap are those of the alpha returned whatever the interleaving was.
+Unlike ``dcd_threads``' rounds, two runs with the same seed differ: the order in which the
+threads' steps meet depends on timing. Both stop by the same rule, and the optima agree to
+the tolerance.
+
+**The simulator.** ``run_simulated`` takes T threads' steps on the calling thread in lockstep:
+each thread reads w for its next row, then each in turn steps and adds (so every read misses
+the other threads' rows in flight, the most a real run's can), the chunks dealt to the threads
+in turn and the hot weights flushed every ``flush_rows`` rows of each: a deterministic
+schedule with the real one's delays at their bound, to study and test any thread count on a
+small machine. Runs on real threads are not the simulator's bits.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from numba import njit
+
+from .._intrinsics import atomic_add_float, atomic_fetch_add, atomic_load, atomic_store
+from ..objective import LOSS_SQUARED_HINGE
+from ._dual import I_ACTIVE, I_CONVERGED, prefetch_ahead
+from .dcd import (
+    _ALPHA,
+    _BOUND_OR_DIAG,
+    _F_PGMAX_OLD,
+    _F_PGMIN_OLD,
+    _QBAR,
+    _Y,
+    PG_ZERO,
+    svm_coordinate,
+)
+from .dcd_threads import (
+    _LINE,
+    _SYNC_DONE,
+    _SYNC_N_CHUNKS,
+    _SYNC_SPINS,
+    _T_PGMAX,
+    _T_PGMIN,
+    SAMPLE_ROWS,
+    SAMPLE_SEED,
+    WAIT_SPINS,
+    _barrier,
+    _begin_iteration,
+    _end_iteration,
+    _pin_to,
+    _prepare_chunk,
+    _usable_cpus,
+)
+from .svr import svr_coordinate
+
+# Rows whose changes a read of a hot weight may miss, all threads together: flush_rows starts
+# at STALE_ROWS // T (see the module's note; 256 keeps the serial outer iterations on
+# pypi-recent, 1024 diverges).
+STALE_ROWS = 256
+# Hot features (besides the bias) at most, and the share of the rows a feature must be in.
+MAX_HOT = 64
+HOT_MIN_SHARE = 0.01
+# Rows of a chunk when the order is a plain permutation; a bucketed order's chunk is this many
+# of the serial solver's groups of buckets. A thread's first rows of a chunk wait on memory
+# (nothing asked for them ahead): at 256 rows a chunk that cost 15% of an outer iteration
+# on one thread (pypi-recent).
+CHUNK_ROWS = 1024
+CHUNK_GROUPS = 4
+# Rows a thread takes at a time when w is recomputed from the dual variables.
+RECOMPUTE_CHUNK_ROWS = 4096
+# An outer iteration that raised the dual objective by more than this times |f| counts as a
+# rise (f is summed in float64 from a w whose atomic adds round in no fixed order, and its
+# changes near the optimum are tiny: below this, rounding and the delays cannot be told apart).
+F_RISE_RTOL = 1e-10
+
+# Per thread (a cache line each): the outer iteration's projected-gradient extremes (the SVR:
+# the largest violation and the violations' 1-norm; the columns ``dcd_threads`` combines),
+# the change of the rows' terms of f, the thread's part of w'w, and the rows it visited.
+_T_TERMS, _T_SQ, _T_ROWS = 2, 3, 4
+# More of the barrier array (``dcd_threads``' layout): the next chunk to take.
+_SYNC_NEXT = 40
+_SYNC_SIZE = 48
+# The run's control (int64): rows between flushes, outer iterations undone (they raised f),
+# and 1 once the rest of the solve is handed to one thread. Its floats: the rows' terms of f,
+# and f at the last check.
+_C_FLUSH_ROWS, _C_RISES, _C_ONE_THREAD = 0, 1, 2
+_G_TERMS, _G_F = 0, 1
+# _SYNC_DONE: the run goes on, converged, or hands over to one thread.
+_GO_ON, _CONVERGED, _HAND_OVER = 0, 1, 2
+
+
+# ----------------------------------------------------------------------------- a row
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _dot(indptr, xind, data, bias, wx, i, n_weights, shift, bias_view) -> float:
+    """w'x_i as a thread sees it: ``xind`` the rows' feature numbers with the hot features
+    renumbered past the weights (``remapped_indices``), read at the thread's view (``shift``
+    further on); the bias weight at ``bias_view``."""
+    start = np.uint64(indptr[i])
+    stop = np.uint64(indptr[i + 1])
+    # (four partial sums: independent chains of additions; unsigned positions and feature
+    # numbers: no wraparound checks, as sparse_rows.row_dot, and no float comparisons, which
+    # Numba makes of a signed and an unsigned integer)
+    n_weights = np.uint64(n_weights)
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    k = start
+    while k + np.uint64(4) <= stop:
+        j0 = np.uint64(xind[k])
+        j1 = np.uint64(xind[k + np.uint64(1)])
+        j2 = np.uint64(xind[k + np.uint64(2)])
+        j3 = np.uint64(xind[k + np.uint64(3)])
+        j0 += np.uint64(j0 >= n_weights) * shift
+        j1 += np.uint64(j1 >= n_weights) * shift
+        j2 += np.uint64(j2 >= n_weights) * shift
+        j3 += np.uint64(j3 >= n_weights) * shift
+        s0 += wx[j0] * data[k]
+        s1 += wx[j1] * data[k + np.uint64(1)]
+        s2 += wx[j2] * data[k + np.uint64(2)]
+        s3 += wx[j3] * data[k + np.uint64(3)]
+        k += np.uint64(4)
+    while k < stop:
+        j0 = np.uint64(xind[k])
+        j0 += np.uint64(j0 >= n_weights) * shift
+        s0 += wx[j0] * data[k]
+        k += np.uint64(1)
+    s = (s0 + s1) + (s2 + s3)
+    if bias >= 0.0:
+        s += wx[bias_view] * bias
+    return s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add(indptr, xind, data, bias, wx, i, v, n_weights, shift, bias_view, atomic) -> None:
+    """w += v x_i as a thread adds it: the hot features' part to its view, the rest to the
+    shared w (``atomic``: by atomic adds; the simulator, alone on its thread, adds plainly)."""
+    n_weights = np.uint64(n_weights)
+    start = np.uint64(indptr[i])
+    stop = np.uint64(indptr[i + 1])
+    if atomic:  # (two loops: no test of ``atomic`` per non-zero)
+        for k in range(start, stop):
+            j = np.uint64(xind[k])
+            if j >= n_weights:
+                wx[j + shift] += v * data[k]
+            else:
+                atomic_add_float(wx, j, v * data[k])
+    else:
+        for k in range(start, stop):
+            j = np.uint64(xind[k])
+            wx[j + np.uint64(j >= n_weights) * shift] += v * data[k]
+    if bias >= 0.0:
+        wx[bias_view] += v * bias
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _svm_step(i, dot, indptr, xind, data, bias, squared, rec, wx, shrinking, pgmax_old,
+              pgmin_old, removed, n_weights, shift, bias_view, atomic):  # fmt: skip
+    """Row i's step of the SVM dual at w'x_i = ``dot``, as the serial solver's
+    (``dcd.svm_coordinate``): the new alpha_i in its record, its change added to w. Returns
+    (shrunk, the projected gradient, the change of the rows' terms of f, -alpha_i + 1/2
+    D_ii alpha_i^2)."""
+    a = rec[i, _ALPHA]
+    yi = rec[i, _Y]
+    diag = rec[i, _BOUND_OR_DIAG]
+    shrunk, pg, a_new = svm_coordinate(
+        a, yi, dot, diag, rec[i, _QBAR], squared, shrinking, pgmax_old, pgmin_old
+    )
+    # (one exit: Numba inlines a function with several returns into slower code)
+    change = 0.0
+    if shrunk:
+        removed[i] = 1
+    elif abs(pg) > PG_ZERO and a_new != a:
+        d = a_new - a
+        change = -d
+        if squared:
+            change += 0.5 * diag * d * (a_new + a)
+        rec[i, _ALPHA] = a_new
+        _add(indptr, xind, data, bias, wx, i, d * yi, n_weights, shift, bias_view, atomic)
+    return shrunk, pg, change
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _svr_step(i, dot, indptr, xind, data, bias, squared, p, rec, wx, shrinking, gmax_old,
+              removed, n_weights, shift, bias_view, atomic):  # fmt: skip
+    """Row i's step of the SVR dual at w'x_i = ``dot`` (``svr.svr_coordinate``). Returns
+    (shrunk, the violation, the change of the rows' terms of f, -y_i beta_i + p |beta_i| +
+    1/2 lambda_i beta_i^2)."""
+    b = rec[i, _ALPHA]
+    yi = rec[i, _Y]
+    diag = rec[i, _BOUND_OR_DIAG]
+    shrunk, violation, b_new = svr_coordinate(
+        b, yi, dot, diag, rec[i, _QBAR], squared, p, shrinking, gmax_old
+    )
+    change = 0.0
+    if shrunk:
+        removed[i] = 1
+    elif b_new != b:
+        d = b_new - b
+        change = p * (abs(b_new) - abs(b)) - yi * d
+        if squared:
+            change += 0.5 * diag * d * (b_new + b)
+        rec[i, _ALPHA] = b_new
+        _add(indptr, xind, data, bias, wx, i, d, n_weights, shift, bias_view, atomic)
+    return shrunk, violation, change
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _flush(t, wx, view_start, stride, base, hot_weight, atomic) -> None:
+    """Thread t's changes of the hot weights since its last flush added to the shared ones;
+    its view (and the base its next changes are counted from) read back from them, with the
+    other threads' flushed changes."""
+    view = view_start + t * stride
+    for h in range(hot_weight.shape[0]):
+        change = wx[view + h] - base[t, h]
+        if change != 0.0:
+            if atomic:
+                atomic_add_float(wx, hot_weight[h], change)
+            else:
+                wx[hot_weight[h]] += change
+    for h in range(hot_weight.shape[0]):
+        value = wx[hot_weight[h]]
+        wx[view + h] = value
+        base[t, h] = value
+
+
+@njit(cache=True, nogil=True)
+def _step_rows(
+    t, s0, s1, since, flush_rows, indptr, xind, data, bias, regression, squared, p, rec, wx,
+    fstate, shrinking, removed, acc, order, use_prefetch, n_weights, view_start, stride,
+    base, hot_weight,
+) -> int:  # fmt: skip
+    """Thread t steps the rows order[s0:s1], flushing its hot weights every ``flush_rows``
+    rows (``since``: rows since the last flush, returned updated); its figures added to
+    acc[t] at the end (the threads' rows of acc may share a cache line: written at every row
+    it would travel between cores).
+
+    The steps are written out in the loop, the SVM's and the SVR's apart (as ``_svm_step``
+    and ``_svr_step``, which the simulator calls): with the steps as inlined functions the
+    loop ran 1.3-1.6x slower on one thread (pypi-recent, -s 1), whatever their form. A test
+    holds the two to the same bits (one thread against the simulator of one)."""
+    rec_flat = rec.reshape(rec.size)
+    shift = np.uint64(t * stride)
+    bias_view = view_start + t * stride + hot_weight.shape[0] - 1
+    pgmax = acc[t, _T_PGMAX]
+    pgmin = acc[t, _T_PGMIN]
+    terms = acc[t, _T_TERMS]
+    pgmax_old = fstate[_F_PGMAX_OLD]
+    pgmin_old = fstate[_F_PGMIN_OLD]
+    for s in range(s0, s1):
+        if use_prefetch:
+            prefetch_ahead(order, s, s1, indptr, xind, data, rec_flat, 4)
+        i = order[s]
+        a = rec[i, _ALPHA]
+        yi = rec[i, _Y]
+        diag = rec[i, _BOUND_OR_DIAG]
+        dot = _dot(indptr, xind, data, bias, wx, i, n_weights, shift, bias_view)
+        if regression:  # (pgmax: the largest violation, pgmin: the violations' sum)
+            shrunk, violation, a_new = svr_coordinate(
+                a, yi, dot, diag, rec[i, _QBAR], squared, p, shrinking, pgmax_old
+            )
+            if shrunk:
+                removed[i] = 1
+            else:
+                pgmax = max(pgmax, violation)
+                pgmin += violation
+                if a_new != a:
+                    d = a_new - a
+                    change = p * (abs(a_new) - abs(a)) - yi * d
+                    if squared:
+                        change += 0.5 * diag * d * (a_new + a)
+                    terms += change
+                    rec[i, _ALPHA] = a_new
+                    _add(indptr, xind, data, bias, wx, i, d, n_weights, shift, bias_view, True)
+        else:
+            shrunk, pg, a_new = svm_coordinate(
+                a, yi, dot, diag, rec[i, _QBAR], squared, shrinking, pgmax_old, pgmin_old
+            )
+            if shrunk:
+                removed[i] = 1
+            else:
+                pgmax = max(pgmax, pg)
+                pgmin = min(pgmin, pg)
+                if abs(pg) > PG_ZERO and a_new != a:
+                    d = a_new - a
+                    change = -d
+                    if squared:
+                        change += 0.5 * diag * d * (a_new + a)
+                    terms += change
+                    rec[i, _ALPHA] = a_new
+                    _add(indptr, xind, data, bias, wx, i, d * yi, n_weights, shift, bias_view,
+                         True)  # fmt: skip
+        since += 1
+        if since >= flush_rows:
+            _flush(t, wx, view_start, stride, base, hot_weight, True)
+            since = 0
+    acc[t, _T_PGMAX] = pgmax
+    acc[t, _T_PGMIN] = pgmin
+    acc[t, _T_TERMS] = terms
+    acc[t, _T_ROWS] += s1 - s0
+    return since
+
+
+# ----------------------------------------------------------------------------- an iteration
+
+
+@njit(cache=True, nogil=True)
+def _end_epoch(active, istate, fstate, removed, trainable, acc, eps, regression, guard,
+               control, rec, wx, n_weights, kept_alpha) -> int:  # fmt: skip
+    """The serial end of an outer iteration (thread 0), every thread's hot weights flushed and
+    its part of w'w in acc. The guard first: f from 1/2 w'w and the rows' terms; an outer
+    iteration that raised it (or made it non-finite) is undone, alpha and w put back as it
+    found them (``kept_alpha``, and the weights kept after them in the same array), its
+    shrinking marks cleared, and not counted; ``flush_rows`` is halved, or at 1 the solve
+    handed over to one thread. Otherwise the serial solver's shrinking and stopping rule.
+    Returns _CONVERGED, _HAND_OVER or _GO_ON."""
+    sq = 0.0
+    terms = guard[_G_TERMS]
+    for t in range(acc.shape[0]):
+        sq += acc[t, _T_SQ]
+        terms += acc[t, _T_TERMS]
+    f = 0.5 * sq + terms
+    if not f - guard[_G_F] <= F_RISE_RTOL * abs(guard[_G_F]):  # (NaN counts as a rise)
+        control[_C_RISES] += 1
+        n_rows = rec.shape[0]
+        for i in range(n_rows):
+            rec[i, _ALPHA] = kept_alpha[i]
+        wx[:n_weights] = kept_alpha[n_rows:]
+        n_active = istate[I_ACTIVE]
+        for s in range(n_active):
+            removed[active[s]] = 0
+        if control[_C_FLUSH_ROWS] > 1:
+            control[_C_FLUSH_ROWS] //= 2
+            return _GO_ON
+        control[_C_ONE_THREAD] = 1
+        return _HAND_OVER
+    guard[_G_TERMS] = terms
+    guard[_G_F] = f
+    if _end_iteration(active, istate, fstate, removed, trainable, acc, eps, regression):
+        return _CONVERGED
+    return _HAND_OVER if control[_C_ONE_THREAD] else _GO_ON
+
+
+@njit(cache=True, nogil=True)
+def _keep(t, n_threads, rec, wx, n_weights, kept_alpha) -> None:
+    """Thread t's share of what an undone outer iteration puts back: alpha of its share of
+    the rows and its share of the weights, into ``kept_alpha`` (rows first, then weights)."""
+    n_rows = rec.shape[0]
+    for i in range(n_rows * t // n_threads, n_rows * (t + 1) // n_threads):
+        kept_alpha[i] = rec[i, _ALPHA]
+    lo, hi = _weight_range(t, n_threads, n_weights)
+    kept_alpha[n_rows + lo:n_rows + hi] = wx[lo:hi]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _refresh(t, wx, view_start, stride, base, hot_weight) -> None:
+    """Thread t's view of the hot weights (and its base) read from the shared ones."""
+    view = view_start + t * stride
+    for h in range(hot_weight.shape[0]):
+        value = wx[hot_weight[h]]
+        wx[view + h] = value
+        base[t, h] = value
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _weight_range(t, n_threads, n_weights) -> tuple[int, int]:
+    """Thread t's share of the weights (for w'w in parts and zeroing)."""
+    return n_weights * t // n_threads, n_weights * (t + 1) // n_threads
+
+
+@njit(cache=True, nogil=True)
+def _sq_part(wx, lo, hi) -> float:
+    total = 0.0
+    for j in range(lo, hi):
+        total += wx[j] * wx[j]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def run_threads(
+    t, n_threads, n_epochs, indptr, xind, data, bias, loss, regression, p, rec, wx, active,
+    trainable, fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group,
+    use_prefetch, removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, acc,
+    n_weights, view_start, stride, base, hot_weight, guard, control, kept_alpha, sync,
+) -> None:  # fmt: skip
+    """Thread t's side of up to ``n_epochs`` outer iterations (undone ones count); every
+    thread calls it with the same arrays (thread 0 runs the serial parts), ``sync`` zeroed but
+    for its spin limit. Returns when converged, handed over to one thread, or done."""
+    squared = loss == LOSS_SQUARED_HINGE
+    lo, hi = _weight_range(t, n_threads, n_weights)
+    for _ in range(n_epochs):
+        if t == 0:
+            n_chunks = _begin_iteration(
+                active, istate, order, bucket_order, bucket_size, buckets_per_group, rng,
+                chunk_rows, chunk_start, chunk_seed, acc, regression,
+            )  # fmt: skip
+            atomic_store(sync, _SYNC_NEXT, 0)
+            atomic_store(sync, _SYNC_N_CHUNKS, n_chunks)
+        _barrier(sync, n_threads)
+        _keep(t, n_threads, rec, wx, n_weights, kept_alpha)
+        _refresh(t, wx, view_start, stride, base, hot_weight)
+        n_chunks = atomic_load(sync, _SYNC_N_CHUNKS)
+        n_active = istate[I_ACTIVE]
+        flush_rows = control[_C_FLUSH_ROWS]
+        acc[t, _T_TERMS] = 0.0
+        since = 0
+        _barrier(sync, n_threads)  # (all kept before any row changes)
+        while True:
+            c = atomic_fetch_add(sync, _SYNC_NEXT, 1)
+            if c >= n_chunks:
+                break
+            _prepare_chunk(
+                c, n_chunks, indptr, xind, data, rec, use_prefetch, active, order,
+                bucket_order, bucket_size, buckets_per_group, chunk_start, chunk_seed, n_active,
+                rngs[t],
+            )  # fmt: skip
+            since = _step_rows(
+                t, chunk_start[c], chunk_start[c + 1], since, flush_rows, indptr, xind, data,
+                bias, regression, squared, p, rec, wx, fstate, shrinking, removed, acc, order,
+                use_prefetch, n_weights, view_start, stride, base, hot_weight,
+            )  # fmt: skip
+        _flush(t, wx, view_start, stride, base, hot_weight, True)
+        _barrier(sync, n_threads)  # (every change in w: w'w in parts)
+        acc[t, _T_SQ] = _sq_part(wx, lo, hi)
+        _barrier(sync, n_threads)
+        if t == 0:
+            atomic_store(sync, _SYNC_DONE, _end_epoch(
+                active, istate, fstate, removed, trainable, acc, eps, regression, guard,
+                control, rec, wx, n_weights, kept_alpha,
+            ))  # fmt: skip
+        _barrier(sync, n_threads)
+        if atomic_load(sync, _SYNC_DONE) != _GO_ON:
+            return
+
+
+@njit(cache=True, nogil=True)
+def run_simulated(
+    n_threads, n_epochs, indptr, xind, data, bias, loss, regression, p, rec, wx, active,
+    trainable, fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group,
+    use_prefetch, removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, acc,
+    n_weights, view_start, stride, base, hot_weight, guard, control, kept_alpha, sync,
+) -> None:  # fmt: skip
+    """``run_threads``' scheme for ``n_threads`` threads on this one, in lockstep (the
+    module's note): chunk c goes to thread c mod T; at each step every thread with a row left
+    reads w'x_i for its next row, then each in thread order steps it and adds its change.
+    Deterministic. Sets sync[_SYNC_DONE] as ``run_threads``."""
+    squared = loss == LOSS_SQUARED_HINGE
+    T = n_threads
+    cursor = np.zeros(T, dtype=np.int64)  # the next position in order of each thread
+    stop = np.zeros(T, dtype=np.int64)  # the end of its current chunk
+    chunk = np.zeros(T, dtype=np.int64)  # its current chunk
+    since = np.zeros(T, dtype=np.int64)
+    dots = np.zeros(T)
+    rows = np.zeros(T, dtype=np.int64)
+    for _ in range(n_epochs):
+        n_chunks = _begin_iteration(
+            active, istate, order, bucket_order, bucket_size, buckets_per_group, rng,
+            chunk_rows, chunk_start, chunk_seed, acc, regression,
+        )  # fmt: skip
+        n_active = istate[I_ACTIVE]
+        flush_rows = control[_C_FLUSH_ROWS]
+        _keep(0, 1, rec, wx, n_weights, kept_alpha)
+        for t in range(T):
+            _refresh(t, wx, view_start, stride, base, hot_weight)
+            acc[t, _T_TERMS] = 0.0
+            since[t] = 0
+            chunk[t] = t - T  # (its first chunk taken below)
+            cursor[t] = stop[t] = 0
+        left = True
+        while left:
+            left = False
+            for t in range(T):
+                while cursor[t] == stop[t] and chunk[t] + T < n_chunks:
+                    chunk[t] += T
+                    c = chunk[t]
+                    _prepare_chunk(
+                        c, n_chunks, indptr, xind, data, rec, use_prefetch, active, order,
+                        bucket_order, bucket_size, buckets_per_group, chunk_start, chunk_seed,
+                        n_active, rngs[t],
+                    )  # fmt: skip
+                    cursor[t] = chunk_start[c]
+                    stop[t] = chunk_start[c + 1]
+                rows[t] = -1
+                if cursor[t] < stop[t]:
+                    left = True
+                    i = order[cursor[t]]
+                    cursor[t] += 1
+                    rows[t] = i
+                    dots[t] = _dot(
+                        indptr, xind, data, bias, wx, i, n_weights, np.uint64(t * stride),
+                        view_start + t * stride + hot_weight.shape[0] - 1,
+                    )  # fmt: skip
+            for t in range(T):
+                if rows[t] < 0:
+                    continue
+                shift = np.uint64(t * stride)
+                bias_view = view_start + t * stride + hot_weight.shape[0] - 1
+                i = rows[t]
+                if regression:
+                    shrunk, violation, change = _svr_step(
+                        i, dots[t], indptr, xind, data, bias, squared, p, rec, wx, shrinking,
+                        fstate[_F_PGMAX_OLD], removed, n_weights, shift, bias_view, False,
+                    )  # fmt: skip
+                    if not shrunk:
+                        acc[t, _T_PGMAX] = max(acc[t, _T_PGMAX], violation)
+                        acc[t, _T_PGMIN] += violation
+                        acc[t, _T_TERMS] += change
+                else:
+                    shrunk, pg, change = _svm_step(
+                        i, dots[t], indptr, xind, data, bias, squared, rec, wx, shrinking,
+                        fstate[_F_PGMAX_OLD], fstate[_F_PGMIN_OLD], removed, n_weights, shift,
+                        bias_view, False,
+                    )  # fmt: skip
+                    if not shrunk:
+                        acc[t, _T_PGMAX] = max(acc[t, _T_PGMAX], pg)
+                        acc[t, _T_PGMIN] = min(acc[t, _T_PGMIN], pg)
+                        acc[t, _T_TERMS] += change
+                acc[t, _T_ROWS] += 1
+                since[t] += 1
+                if since[t] >= flush_rows:
+                    _flush(t, wx, view_start, stride, base, hot_weight, False)
+                    since[t] = 0
+        for t in range(T):
+            _flush(t, wx, view_start, stride, base, hot_weight, False)
+            lo, hi = _weight_range(t, T, n_weights)
+            acc[t, _T_SQ] = _sq_part(wx, lo, hi)
+        done = _end_epoch(
+            active, istate, fstate, removed, trainable, acc, eps, regression, guard, control,
+            rec, wx, n_weights, kept_alpha,
+        )  # fmt: skip
+        sync[_SYNC_DONE] = done
+        if done != _GO_ON:
+            return
+
+
+# ----------------------------------------------------------------------------- w from alpha
+
+
+@njit(cache=True, nogil=True)
+def recompute_threads(t, n_threads, indptr, xind, data, bias, regression, rec, wx, n_weights,
+                      view_start, stride, base, hot_weight, sync) -> None:  # fmt: skip
+    """Thread t's side of w = sum_i y_i alpha_i x_i (the SVR: sum_i beta_i x_i) over every
+    row, recomputed into wx; ``sync`` zeroed but for its spin limit."""
+    lo, hi = _weight_range(t, n_threads, n_weights)
+    wx[lo:hi] = 0.0
+    view = view_start + t * stride
+    wx[view:view + hot_weight.shape[0]] = 0.0
+    base[t, :] = 0.0
+    _barrier(sync, n_threads)
+    shift = np.uint64(t * stride)
+    bias_view = view + hot_weight.shape[0] - 1
+    n_rows = rec.shape[0]
+    n_chunks = (n_rows + RECOMPUTE_CHUNK_ROWS - 1) // RECOMPUTE_CHUNK_ROWS
+    while True:
+        c = atomic_fetch_add(sync, _SYNC_NEXT, 1)
+        if c >= n_chunks:
+            break
+        for i in range(c * RECOMPUTE_CHUNK_ROWS, min((c + 1) * RECOMPUTE_CHUNK_ROWS, n_rows)):
+            a = rec[i, _ALPHA]
+            if a != 0.0:
+                v = a if regression else a * rec[i, _Y]
+                _add(indptr, xind, data, bias, wx, i, v, n_weights, shift, bias_view, True)
+    _flush(t, wx, view_start, stride, base, hot_weight, True)
+    _barrier(sync, n_threads)
+    # (every thread's view read back after the last flush)
+    for h in range(hot_weight.shape[0]):
+        wx[view + h] = base[t, h] = wx[hot_weight[h]]
+
+
+@njit(cache=True, nogil=True)
+def recompute_serial(indptr, xind, data, bias, regression, rec, wx, n_weights, view_start,
+                     stride, base, hot_weight) -> None:  # fmt: skip
+    """``recompute_threads`` on this thread alone (the rows in order)."""
+    wx[:] = 0.0
+    base[:, :] = 0.0
+    bias_view = view_start + hot_weight.shape[0] - 1
+    for i in range(rec.shape[0]):
+        a = rec[i, _ALPHA]
+        if a != 0.0:
+            v = a if regression else a * rec[i, _Y]
+            _add(indptr, xind, data, bias, wx, i, v, n_weights, np.uint64(0), bias_view, False)
+    _flush(0, wx, view_start, stride, base, hot_weight, False)
+    for t in range(1, base.shape[0]):
+        _flush(t, wx, view_start, stride, base, hot_weight, False)
+
+
+# ----------------------------------------------------------------------------- set-up
+
+
+@njit(cache=True, nogil=True)
+def _feature_counts(indices, indptr, rows, n_features):
+    """Per feature, the rows among ``rows`` holding it."""
+    counts = np.zeros(n_features, dtype=np.int64)
+    for i in rows:
+        for k in range(indptr[i], indptr[i + 1]):
+            counts[indices[k]] += 1
+    return counts
+
+
+def hot_features(X, max_hot: int = MAX_HOT, min_share: float = HOT_MIN_SHARE) -> np.ndarray:
+    """The features each thread keeps a view of (besides the bias): those in at least
+    ``min_share`` of a sample of the rows, at most ``max_hot`` of the most frequent,
+    ascending."""
+    n_rows = X.shape[0]
+    sample = np.arange(n_rows)
+    if n_rows > SAMPLE_ROWS:
+        sample = np.sort(np.random.default_rng(SAMPLE_SEED).choice(n_rows, SAMPLE_ROWS, False))
+    counts = _feature_counts(X.indices, X.indptr, sample, X.shape[1])
+    hot = np.flatnonzero(counts >= max(min_share * sample.shape[0], 1.0))
+    if hot.shape[0] > max_hot:
+        hot = hot[np.argsort(-counts[hot], kind="stable")[:max_hot]]
+    return np.sort(hot)
+
+
+@njit(cache=True, nogil=True)
+def _remap(indices, slot_of, view_start, out) -> None:
+    for k in range(indices.shape[0]):
+        slot = slot_of[indices[k]]
+        out[k] = indices[k] if slot < 0 else view_start + slot
+
+
+def remapped_indices(X, hot: np.ndarray, view_start: int, dtype) -> np.ndarray:
+    """X.indices with hot feature ``hot[s]`` renumbered ``view_start + s`` (past every
+    weight: where thread 0's view of it lies; thread t's is ``t * stride`` further)."""
+    slot_of = np.full(X.shape[1], -1, dtype=np.int64)
+    slot_of[hot] = np.arange(hot.shape[0])
+    out = np.empty(X.indices.shape[0], dtype=dtype)
+    _remap(X.indices, slot_of, view_start, out)
+    return out
+
+
+def _row_terms(rec, regression: bool, squared: bool, p: float) -> float:
+    """The rows' terms of the dual objective at the records' dual variables."""
+    a = rec[:, _ALPHA]
+    terms = p * np.abs(a).sum() - rec[:, _Y] @ a if regression else -a.sum()
+    if squared:
+        terms += 0.5 * float(rec[:, _BOUND_OR_DIAG] @ (a * a))
+    return float(terms)
+
+
+class AsyncThreads:
+    """The work arrays and the threads of one asynchronous threaded (or simulated) solve.
+
+    ``advance(n)`` runs up to n outer iterations on the solve's state arrays (those of
+    ``dcd._solve_svm_dual``, or with ``p`` given those of ``svr.solve_svr_dual``), on
+    ``n_threads`` threads, or with ``simulate`` the lockstep schedule on this thread;
+    ``exact_weights()`` recomputes w from the dual variables; ``close()`` ends the threads.
+    Options: ``max_hot``, ``hot_min_share`` (the hot features: ``hot_features``),
+    ``flush_rows`` (rows between flushes at the start: ``STALE_ROWS // T`` by default).
+    Once the guard has handed over (``one_thread``), the caller runs the serial kernel.
+    """
+
+    scheme = "async"
+
+    def __init__(
+        self, X, bias: float, loss: int, rec, w, active, trainable, fstate, istate, rng,
+        eps: float, shrinking: bool, bucket_size: int, buckets_per_group: int,
+        use_prefetch: bool, removed, order, bucket_order, n_threads: int, *,
+        simulate: bool = False, max_hot: int = MAX_HOT, hot_min_share: float = HOT_MIN_SHARE,
+        flush_rows: int | None = None, p: float | None = None,
+    ) -> None:  # fmt: skip
+        self.n_threads = T = int(n_threads)
+        regression = p is not None
+        p = 0.0 if p is None else float(p)
+        self._squared = loss == LOSS_SQUARED_HINGE
+        self._regression = regression
+        self._p = p
+        self.w = w
+        self._rec = rec
+        n_weights = w.shape[0]
+        hot = hot_features(X, int(max_hot), float(hot_min_share))
+        # the hot weights by slot, the bias weight last when there is one
+        hot_weight = hot if bias < 0 else np.append(hot, n_weights - 1)
+        self.n_hot = int(hot.shape[0])
+        self.hot_weight = hot_weight.astype(np.int64)
+        # Views: after the weights, from a cache line's start, a cache line apart, so that
+        # no two threads write one line. wx[:n_weights] is w.
+        stride = max(8, -(-hot_weight.shape[0] // 8) * 8)
+        wx = np.zeros(n_weights + 8 + T * stride + 8)
+        view_start = n_weights + (-(wx.ctypes.data // 8 + n_weights)) % 8
+        self._wx = wx
+        index_dtype = np.int32 if view_start + T * stride < 2**31 else np.int64
+        self.xind = remapped_indices(X, hot, view_start, index_dtype)
+        self.base = np.zeros((T, stride))
+        if bucket_size > 1:
+            buckets_per_group = buckets_per_group * CHUNK_GROUPS
+            chunk_rows = bucket_size * buckets_per_group
+        else:
+            chunk_rows = CHUNK_ROWS
+        self.flush_rows_start = (
+            max(1, STALE_ROWS // T) if flush_rows is None else max(1, int(flush_rows))
+        )
+        self.acc = self.per_thread = np.zeros((T, _LINE))
+        self.guard = np.zeros(2)
+        self.control = np.array([self.flush_rows_start, 0, 0], dtype=np.int64)
+        max_chunks = order.shape[0] // chunk_rows + 2
+        self.chunk_rows = chunk_rows
+        self.shared = (
+            X.indptr, self.xind, X.data, float(bias), int(loss), regression, p, rec, wx, active,
+            trainable, fstate, istate, rng, float(eps), bool(shrinking), int(bucket_size),
+            int(buckets_per_group), bool(use_prefetch), removed, order, bucket_order,
+            chunk_rows,
+            np.zeros(max_chunks + 1, dtype=np.int64),  # chunk_start
+            np.zeros(1, dtype=np.int64),  # chunk_seed
+            np.zeros((T, _LINE), dtype=np.uint64),  # rngs: each thread's for its chunks
+            self.acc, n_weights, view_start, stride, self.base, self.hot_weight, self.guard,
+            self.control,
+            np.empty(rec.shape[0] + n_weights),  # kept_alpha: alpha, then w, to undo with
+        )
+        self._recompute_args = (
+            X.indptr, self.xind, X.data, float(bias), regression, rec, wx, n_weights,
+            view_start, stride, self.base, self.hot_weight,
+        )
+        self._view_start, self._stride = view_start, stride
+        self._istate = istate
+        self.rows_visited = 0  # by the last ``advance``
+        self.simulate = bool(simulate) or T == 1
+        self._sync = np.zeros(_SYNC_SIZE, dtype=np.int64)
+        self._cpus = _usable_cpus()
+        self._pool = None
+        if not self.simulate:
+            self._pool = ThreadPoolExecutor(max_workers=T, thread_name_prefix="linsvm-async")
+
+    @property
+    def one_thread(self) -> bool:
+        """True once the guard has handed the rest of the solve to one thread."""
+        return bool(self.control[_C_ONE_THREAD])
+
+    def _load(self) -> None:
+        """wx from the solve's w (which may have been restored or reset since the last call),
+        the views and bases from it, and the guard's f at this point."""
+        n_weights = self.w.shape[0]
+        wx = self._wx
+        wx[:n_weights] = self.w
+        values = wx[self.hot_weight]
+        for t in range(self.n_threads):
+            view = self._view_start + t * self._stride
+            wx[view:view + values.shape[0]] = values
+            self.base[t, : values.shape[0]] = values
+        self.guard[_G_TERMS] = _row_terms(self._rec, self._regression, self._squared, self._p)
+        self.guard[_G_F] = 0.5 * float(self.w @ self.w) + self.guard[_G_TERMS]
+
+    def advance(self, n_epochs: int) -> None:
+        """Up to ``n_epochs`` outer iterations (fewer once converged or handed over)."""
+        if n_epochs <= 0 or self._istate[I_CONVERGED] or self.one_thread:
+            return
+        self._load()
+        sync = self._sync
+        sync[:] = 0
+        self.acc[:, _T_ROWS] = 0.0
+        if self.simulate:
+            run_simulated(self.n_threads, int(n_epochs), *self.shared, sync)
+        else:
+            self._on_threads(run_threads, int(n_epochs))
+        self.w[:] = self._wx[: self.w.shape[0]]
+        self.rows_visited = int(self.acc[:, _T_ROWS].sum())
+
+    def _on_threads(self, kernel, *args) -> None:
+        """``kernel(t, T, *args, *shared, sync)`` on every thread t, pinned to a core each
+        when there are enough of them."""
+        T = self.n_threads
+        sync = self._sync
+        own_cores = T <= len(self._cpus)
+        sync[_SYNC_SPINS] = WAIT_SPINS if own_cores else 0
+        shared = self.shared if kernel is run_threads else self._recompute_args
+        # compiled (or loaded) here first: a thread that failed to start its kernel would
+        # leave the others waiting
+        if kernel is run_threads:
+            kernel(0, T, 0, *shared, sync)
+
+        def side(t: int) -> None:
+            if own_cores:
+                _pin_to(self._cpus[t])
+            kernel(t, T, *args, *shared, sync)
+
+        for future in [self._pool.submit(side, t) for t in range(T)]:
+            future.result()
+
+    def exact_weights(self) -> None:
+        """w = sum_i y_i alpha_i x_i (the SVR: sum_i beta_i x_i), recomputed on the threads."""
+        started = time.perf_counter()
+        if self.simulate:
+            recompute_serial(*self._recompute_args)
+        else:
+            self._sync[:] = 0
+            self._recompute_on_threads()
+        self.w[:] = self._wx[: self.w.shape[0]]
+        self.recompute_seconds = time.perf_counter() - started
+
+    def _recompute_on_threads(self) -> None:
+        T = self.n_threads
+        sync = self._sync
+        own_cores = T <= len(self._cpus)
+        sync[_SYNC_SPINS] = WAIT_SPINS if own_cores else 0
+
+        def side(t: int) -> None:
+            if own_cores:
+                _pin_to(self._cpus[t])
+            recompute_threads(t, T, *self._recompute_args, sync)
+
+        for future in [self._pool.submit(side, t) for t in range(T)]:
+            future.result()
+
+    @property
+    def figures(self) -> dict:
+        return {
+            "n_threads": self.n_threads,
+            "thread_scheme": self.scheme,
+            "hot_features": self.n_hot,
+            "chunk_rows": self.chunk_rows,
+            "flush_rows": int(self.control[_C_FLUSH_ROWS]),
+            "flush_rows_start": self.flush_rows_start,
+            "undone_epochs": int(self.control[_C_RISES]),
+            "handed_to_one_thread": self.one_thread,
+        }
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None

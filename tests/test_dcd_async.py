@@ -1,0 +1,297 @@
+"""The asynchronous threaded dual coordinate descent (``thread_scheme="async"``,
+``solvers.dcd_async``; -s 1, 3, 12, 13): the serial optimum at any thread count, w exact from
+the dual variables, the guard that undoes an outer iteration raising the dual, the measured
+choice between the threads and one thread, the simulator and the real kernel holding each
+other to the same bits, and the ways in (train, the CLI).
+
+Real threads run oversubscribed here (up to 64 on a small machine): a timing bug would show.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import linsvm
+from linsvm import cli
+from linsvm.datasets import make_text_classification
+from linsvm.errors import InvalidInputError
+from linsvm.objective import LOSS_SQUARED_HINGE, primal_from_dual
+from linsvm.solvers import SOLVERS, Subproblem, _dual_threads, dcd_async
+from linsvm.solvers._dual import active_set, order_buffers
+from linsvm.solvers._dual_threads import PROBE_EVERY, ThreadSchedule, threads_line
+from linsvm.solvers._random import new_state
+from linsvm.solvers.dcd import _prepare
+
+THREADS = (2, 4, 16, 64)
+# the async scheme on its threads whatever they measure (the schedule is tested on its own)
+ASYNC = {"thread_scheme": "async", "thread_min_nnz": 1, "thread_choice": "threads"}
+
+
+def _text_with_hot_column(n_rows: int, seed: int) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Generated text plus a column most rows share (a common word, strong in every row): a
+    hot feature, kept in the threads' views."""
+    X, y = make_text_classification(n_rows, random_state=seed)
+    rng = np.random.default_rng(seed)
+    common = (rng.random(n_rows) < 0.8) * 0.7
+    X = sp.hstack([X, sp.csr_matrix(common[:, None])], format="csr")
+    X.sort_indices()
+    return X, np.where(y == np.unique(y)[-1], 1.0, -1.0)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return _text_with_hot_column(1500, seed=3)
+
+
+@pytest.fixture(scope="module")
+def regression():
+    X, y = _text_with_hot_column(1200, seed=5)
+    targets = X @ np.random.default_rng(5).standard_normal(X.shape[1]) + 0.1 * y
+    return X, targets
+
+
+def _sub(X, y, bias: float, eps: float = 1e-6, options=None, **kw) -> Subproblem:
+    return Subproblem(X, y, np.ones(X.shape[0]), eps=eps, max_iter=3000, bias=bias,
+                      options={**ASYNC, **(options or {})}, **kw)  # fmt: skip
+
+
+def _check_exact(X, y, bias, sol, regression=False):
+    coef = sol.alpha if regression else y * sol.alpha
+    w_exact = primal_from_dual(X.indptr, X.indices, X.data, bias, np.ones_like(coef), coef,
+                               sol.w.shape[0])  # fmt: skip
+    assert np.max(np.abs(sol.w - w_exact)) <= 1e-10 * max(np.max(np.abs(w_exact)), 1.0)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_serial_optimum_at_every_thread_count(problem, solver, bias):
+    X, y = problem
+    serial = SOLVERS[solver].solve(_sub(X, y, bias), None)
+    for T in THREADS:
+        threaded = SOLVERS[solver].solve(_sub(X, y, bias, n_threads=T), None)
+        fig = threaded.figures
+        assert fig["n_threads"] == T and fig["thread_scheme"] == "async"
+        assert fig["hot_features"] >= 1  # the common column
+        assert threaded.converged
+        assert abs(threaded.dual - serial.dual) <= 1e-6 * abs(serial.dual)
+        assert abs(threaded.primal - serial.primal) <= 1e-6 * serial.primal
+        assert threaded.gap >= -1e-9 * abs(threaded.primal)
+        _check_exact(X, y, bias, threaded)
+
+
+@pytest.mark.parametrize("solver", [12, 13])
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_svr_serial_optimum_at_every_thread_count(regression, solver, bias):
+    X, y = regression
+    serial = SOLVERS[solver].solve(_sub(X, y, bias, options={"p": 0.1}), None)
+    for T in THREADS:
+        threaded = SOLVERS[solver].solve(
+            _sub(X, y, bias, n_threads=T, options={"p": 0.1}), None
+        )
+        assert threaded.figures["n_threads"] == T
+        assert threaded.converged
+        assert abs(threaded.dual - serial.dual) <= 1e-6 * abs(serial.dual)
+        assert threaded.gap >= -1e-9 * abs(threaded.primal)
+        _check_exact(X, y, bias, threaded, regression=True)
+        if solver == 13:
+            assert np.all(np.abs(threaded.alpha) <= 1.0 + 1e-12)
+
+
+def _state(X, y, bias, max_hot=8):
+    """The arrays of an async solve of -s 1 at alpha = 0 and its AsyncThreads (T = 2 views)."""
+    n_rows = X.shape[0]
+    n_weights = X.shape[1] + (bias >= 0)
+    rec = np.empty((n_rows, 4))
+    w = np.zeros(n_weights)
+    trainable = _prepare(
+        X.indptr, X.indices, X.data, bias, y, np.ones(n_rows), LOSS_SQUARED_HINGE,
+        np.zeros(n_rows), True, w, rec, np.int32, None, np.zeros(0, np.int64), np.zeros(0), 1.0,
+    )  # fmt: skip
+    active, removed = active_set(trainable, n_rows)
+    fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
+    istate = np.array([trainable.shape[0], 0, 0], dtype=np.int64)
+    order, bucket_order = order_buffers(n_rows, 4, np.int32)
+    threads = dcd_async.AsyncThreads(
+        X, bias, LOSS_SQUARED_HINGE, rec, w, active, trainable, fstate, istate, new_state(7),
+        0.0, True, 4, 2, True, removed, order, bucket_order, 2, simulate=True, max_hot=max_hot,
+        hot_min_share=0.05, flush_rows=8,
+    )  # fmt: skip
+    threads._load()
+    return threads
+
+
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_one_thread_gives_the_simulators_bits(problem, bias):
+    # The real kernel (its steps written out in the row loop, adds atomic) on one thread and
+    # the simulator of one thread (its steps as functions, adds plain): the same arithmetic.
+    X, y = problem
+    real, simulated = _state(X, y, bias), _state(X, y, bias)
+    assert real.n_hot >= 1
+    sync = np.zeros(dcd_async._SYNC_SIZE, dtype=np.int64)
+    dcd_async.run_threads(0, 1, 3, *real.shared, sync)
+    dcd_async.run_simulated(1, 3, *simulated.shared, np.zeros_like(sync))
+    assert real._istate[1] == simulated._istate[1] == 3
+    assert np.array_equal(real._rec, simulated._rec)
+    assert np.array_equal(real.guard, simulated.guard)
+
+    def weights_and_view(t):  # (each array's views start where its memory is aligned)
+        start = t._view_start
+        return t._wx[: t.w.shape[0]], t._wx[start : start + t.hot_weight.shape[0]]
+
+    for a, b in zip(weights_and_view(real), weights_and_view(simulated), strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_the_simulator_is_deterministic_and_reaches_the_optimum(problem):
+    X, y = problem
+    serial = SOLVERS[3].solve(_sub(X, y, -1.0), None)
+    runs = [SOLVERS[3].solve(_sub(X, y, -1.0, options={"simulate_threads": 16}), None)
+            for _ in range(2)]  # fmt: skip
+    assert np.array_equal(runs[0].w, runs[1].w)
+    assert runs[0].figures["flush_rows_start"] == dcd_async.STALE_ROWS // 16
+    assert abs(runs[0].dual - serial.dual) <= 1e-6 * abs(serial.dual)
+
+
+def test_guard_undoes_every_rise_of_the_dual(problem):
+    # 64 threads in lockstep, each missing the others' changes of the bias and of the common
+    # column (in views flushed every 64 rows): outer iterations that raise the dual, which the
+    # guard must undo, halving the delay, down to one thread if need be.
+    X, y = problem
+    duals = []
+
+    def record(progress):
+        duals.append(progress.objectives()[1])
+        return True
+
+    record.every_iteration = True
+    serial = SOLVERS[1].solve(_sub(X, y, 1.0), None)
+    sol = SOLVERS[1].solve(
+        _sub(X, y, 1.0, options={"simulate_threads": 64,
+                                 "thread_options": {"flush_rows": 64}}), record
+    )  # fmt: skip
+    fig = sol.figures
+    assert fig["undone_epochs"] >= 1
+    assert fig["flush_rows"] < 64 or fig["handed_to_one_thread"]
+    # the dual objective -f never falls (f never rises), and the optimum is the serial one
+    assert np.all(np.diff(duals) >= -1e-9 * np.abs(duals[1:]))
+    assert abs(sol.dual - serial.dual) <= 1e-6 * abs(serial.dual)
+
+
+def _feed(schedule, threads_seconds, serial_seconds, epochs):
+    """Run ``epochs`` outer iterations through the schedule, each timed as given (1 row)."""
+    while schedule.epochs < epochs:
+        on_threads, k = schedule.next(epochs - schedule.epochs, False)
+        seconds = threads_seconds if on_threads else serial_seconds
+        schedule.record(on_threads, k, seconds * k, k)
+
+
+def test_schedule_keeps_the_faster_and_tries_the_other():
+    fast_threads = ThreadSchedule(True)
+    _feed(fast_threads, 1.0, 2.0, 3)
+    assert fast_threads.on_threads and fast_threads.epochs_on_threads == 2
+    _feed(fast_threads, 1.0, 2.0, 3 + 3 * PROBE_EVERY)
+    assert fast_threads.on_threads and fast_threads.switches == 0
+    serial_runs = fast_threads.epochs - fast_threads.epochs_on_threads
+    assert 1 + 2 <= serial_runs <= 1 + 4  # the first and one try every PROBE_EVERY
+
+    slow_threads = ThreadSchedule(True)
+    _feed(slow_threads, 2.0, 1.0, 3 + 3 * PROBE_EVERY)
+    assert not slow_threads.on_threads
+    assert slow_threads.epochs_on_threads <= 2 + 4  # the first two and the tries
+
+    # the machine changes under a solve: the tries find it
+    changing = ThreadSchedule(True)
+    _feed(changing, 2.0, 1.0, 3)
+    assert not changing.on_threads
+    _feed(changing, 0.5, 1.0, 3 + 2 * PROBE_EVERY + 2)
+    assert changing.on_threads and changing.switches == 1
+
+    always = ThreadSchedule(False)
+    assert always.next(10, False) == (True, 10)
+    assert always.next(10, True) == (False, 10)  # (handed over by the guard)
+
+
+def test_measured_solve_reaches_the_optimum(problem):
+    X, y = problem
+    serial = SOLVERS[1].solve(_sub(X, y, -1.0), None)
+    sol = SOLVERS[1].solve(
+        _sub(X, y, -1.0, n_threads=2, options={"thread_choice": "measure"}), None
+    )
+    fig = sol.figures
+    assert fig["epochs_on_threads"] >= 2  # the first probes at least
+    assert abs(sol.dual - serial.dual) <= 1e-6 * abs(serial.dual)
+    _check_exact(X, y, -1.0, sol)
+
+
+def test_hot_features_and_their_renumbering():
+    rows = np.repeat(np.arange(100), 3)
+    cols = np.concatenate([[0, 5, 9 + k % 40] for k in range(100)])
+    cols[3 * np.arange(50) + 1] = 7  # column 7 in half the rows, 5 in the other half
+    X = sp.csr_matrix((np.ones(300), (rows, cols)), shape=(100, 60))
+    X.sort_indices()
+    assert list(dcd_async.hot_features(X, max_hot=8, min_share=0.3)) == [0, 5, 7]
+    assert list(dcd_async.hot_features(X, max_hot=1, min_share=0.3)) == [0]
+    assert dcd_async.hot_features(X, max_hot=8, min_share=1.1).shape[0] == 0
+    hot = np.array([0, 7])
+    remapped = dcd_async.remapped_indices(X, hot, 64, np.int32)
+    expected = np.where(X.indices == 0, 64, np.where(X.indices == 7, 65, X.indices))
+    assert np.array_equal(remapped, expected)
+
+
+def test_train_cli_and_options(problem, monkeypatch, tmp_path, capsys):
+    X, y = problem
+    monkeypatch.setattr(_dual_threads, "THREAD_MIN_NNZ", 1)
+    model = linsvm.train(X, y, solver=3, eps=1e-4, n_jobs=4)
+    fig = model.results_[0].figures
+    assert fig["n_threads"] == 4 and fig["thread_scheme"] == "async"
+    assert threads_line(fig).startswith("4 threads, async scheme")
+    rounds = linsvm.train(X, y, solver=3, eps=1e-4, n_jobs=4, thread_scheme="rounds")
+    assert rounds.results_[0].figures["thread_scheme"] == "rounds"
+    with pytest.raises(InvalidInputError, match="thread_scheme"):
+        linsvm.train(X, y, solver=3, n_jobs=4, thread_scheme="fastest")
+    svc = linsvm.LinearSVC(n_jobs=4, thread_scheme="rounds", random_state=0).fit(X, y)
+    again = linsvm.LinearSVC(n_jobs=4, thread_scheme="rounds", random_state=0).fit(X, y)
+    assert np.array_equal(svc.coef_, again.coef_)  # the deterministic scheme
+    data = tmp_path / "d.svm"
+    linsvm.write_libsvm(X, y, data)
+    assert cli.main(["train", "-m", "4", "-s", "3", str(data), str(tmp_path / "m")]) == 0
+    out = capsys.readouterr().out
+    assert "threads: 4 threads, async scheme" in out
+    assert cli.main(["train", "-m", "4", "--thread-scheme", "fastest", str(data)]) != 0
+    err = capsys.readouterr().err.strip()
+    assert "--thread-scheme" in err and len(err.splitlines()) == 1
+
+
+def test_resumed_async_solve_reaches_the_same_optimum(problem):
+    X, y = problem
+    sub = _sub(X, y, 1.0, eps=1e-6, n_threads=4)
+    whole = SOLVERS[1].solve(sub, None)
+    saved = {}
+
+    def stop_after_five(progress):
+        if progress.iteration == 5:
+            saved["state"] = progress.state()
+            return False
+        return True
+
+    stop_after_five.every_iteration = True
+    stopped = SOLVERS[1].solve(sub, stop_after_five)
+    assert stopped.stop_reason == "interrupted"
+    resumed = SOLVERS[1].solve(sub.but(resume=saved["state"]), None)
+    assert resumed.converged
+    assert abs(resumed.dual - whole.dual) <= 1e-6 * abs(whole.dual)
+    _check_exact(X, y, 1.0, resumed)
+
+
+def test_warm_start_across_losses(problem, monkeypatch):
+    X, y = problem
+    monkeypatch.setattr(_dual_threads, "THREAD_MIN_NNZ", 1)
+    cold = linsvm.train(X, y, solver=1, eps=1e-3, n_jobs=4)
+    warm = linsvm.train(X, y, solver=3, eps=1e-6, n_jobs=4, warm_start=cold, max_iter=3000)
+    serial = linsvm.train(X, y, solver=3, eps=1e-6, max_iter=3000)
+    assert warm.results_[0].figures["n_threads"] == 4
+    assert abs(warm.results_[0].dual - serial.results_[0].dual) <= 1e-6 * abs(
+        serial.results_[0].dual
+    )

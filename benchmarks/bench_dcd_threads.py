@@ -114,6 +114,9 @@ QUICK_SYNTHETIC_ROWS = 20_000
 # keeps its part of a 2-core run to minutes.
 DEFAULT_SIMULATOR_ROWS = 1_000_000
 SIMULATOR_DATASETS = ("pypi-recent", SYNTHETIC)
+# the deterministic rounds (their bits are the real threads'), then the async scheme's
+# lockstep schedule (its delays at their bound: a real run's are at most these)
+SIMULATOR_SCHEMES = ("rounds", "async")
 SIMULATOR_THREADS = "2,4,16,32,64"
 # eps never met before 1e-3 (the hook stops the run there), and a cap on the epochs
 SIMULATOR_EPS = 1e-6
@@ -123,7 +126,7 @@ EPOCH_TARGET_THREADS = 16
 EPOCH_TARGET_RATIO = 2.5
 BIG_MACHINE = {"threads": "1,4,8,16", "datasets": f"pypi-recent,{SYNTHETIC}", "repeats": 3,
                "synthetic_rows": DEFAULT_SYNTHETIC_ROWS, "max_minutes": 5.0,
-               "max_run_seconds": 30.0}
+               "max_run_seconds": 30.0, "schemes": "auto", "multicore": False}
 # share of a --max-minutes budget kept for the simulator when it runs
 SIMULATOR_SHARE = 0.3
 # seconds kept at the end of a budget for the last capacity check and the report
@@ -138,11 +141,17 @@ LOOSE_EPS = (10.0, 3.0)
 
 LOSS_SHORT = {LOSS_SQUARED_HINGE: "-s 1", LOSS_HINGE: "-s 3"}
 LINSVM, SNAP, SNAP_GPU, MC = "linsvm", "Snap ML", "Snap ML GPU", "multi-core LIBLINEAR"
+# linsvm's deterministic scheme (``thread_scheme="rounds"``), a column of its own; LINSVM is
+# the default ("auto": the async scheme, measured against one thread as it goes)
+ROUNDS = "linsvm rounds"
+DEFAULT_SCHEMES = "auto,rounds"
 
 
 def tool_name(family: str, threads: int | None) -> str:
     if family == LINSVM:
         return f"linsvm {threads}t"
+    if family == ROUNDS:
+        return f"linsvm {threads}t rounds"
     if family == SNAP:
         return f"Snap ML {threads}t"
     if family == MC:
@@ -164,6 +173,10 @@ class LinsvmCheck:
     chunk_rows: set[int] = field(default_factory=set)
     rounds: int = 0
     shortened: int = 0
+    epochs: int = 0  # async: outer iterations run, of them on the threads, undone
+    epochs_on_threads: int = 0
+    undone: int = 0
+    handed_over: int = 0  # runs the guard handed to one thread
     solvers: set[int] = field(default_factory=set)  # the solver that produced w (fallback: 2)
 
 
@@ -171,10 +184,12 @@ class LinsvmThreads(LinsvmTool):
     """``linsvm.train(..., n_jobs=T)``; with ``thread_min_nnz`` (smoke runs on tiny data) the
     solver itself with that threshold instead, so that tiny data gets its T threads."""
 
-    def __init__(self, n_jobs: int, thread_min_nnz: int | None = None) -> None:
+    def __init__(self, n_jobs: int, thread_min_nnz: int | None = None,
+                 scheme: str = "auto") -> None:
         self.n_jobs = n_jobs
-        self.name = tool_name(LINSVM, n_jobs)
-        self.train_options = {"n_jobs": n_jobs, "bias": BIAS}
+        self.scheme = scheme
+        self.name = tool_name(ROUNDS if scheme == "rounds" else LINSVM, n_jobs)
+        self.train_options = {"n_jobs": n_jobs, "bias": BIAS, "thread_scheme": scheme}
         self.thread_min_nnz = thread_min_nnz
         self.checks: dict[int, LinsvmCheck] = {}
 
@@ -194,7 +209,8 @@ class LinsvmThreads(LinsvmTool):
             y = np.where(y == y[0], 1.0, -1.0)
             for loss in LOSSES:
                 sub = Subproblem(X, y, np.ones(X.shape[0]), eps=1.0, max_iter=5, bias=BIAS,
-                                 n_threads=self.n_jobs, options={"thread_min_nnz": 1})
+                                 n_threads=self.n_jobs,
+                                 options={"thread_min_nnz": 1, "thread_scheme": self.scheme})
                 SOLVERS[LIBLINEAR_SOLVER[loss]].solve(sub)
         self.checks.clear()
 
@@ -207,7 +223,8 @@ class LinsvmThreads(LinsvmTool):
         max_iter = int(setting.get("max_iter", DUAL_SOLVER_MAX_ITER))
         sub = Subproblem(self.X, self.y, np.ones(self.X.shape[0]), eps=setting.get("eps", 0.1),
                          max_iter=max_iter, bias=BIAS, n_threads=self.n_jobs,
-                         options={"thread_min_nnz": self.thread_min_nnz})
+                         options={"thread_min_nnz": self.thread_min_nnz,
+                                  "thread_scheme": self.scheme})
         t0 = time.perf_counter()
         sol = SOLVERS[solver].solve(sub)
         seconds = time.perf_counter() - t0
@@ -231,8 +248,14 @@ class LinsvmThreads(LinsvmTool):
         if "rounds" in fig:
             c.rounds += int(fig["rounds"])
             c.shortened += int(fig["shortened_rounds"])
+        if "hot_features" in fig:
             c.hot_features.add(int(fig["hot_features"]))
             c.chunk_rows.add(int(fig["chunk_rows"]))
+        if "epochs_on_threads" in fig:
+            c.epochs += int(result.n_iter)
+            c.epochs_on_threads += int(fig["epochs_on_threads"])
+            c.undone += int(fig.get("undone_epochs", 0))
+            c.handed_over += int(bool(fig.get("handed_to_one_thread")))
         if self.n_jobs > 1 and result.alpha is not None and result.solver == LIBLINEAR_SOLVER[loss]:
             X = self.X
             w_alpha = primal_from_dual(X.indptr, X.indices, X.data, BIAS,
@@ -265,14 +288,14 @@ class Lineup:
     families: list[str]  # the table's columns
 
 
-def make_lineup(threads: list[int], peers: bool, gpu: bool,
-                thread_min_nnz: int | None) -> tuple[Lineup, list[str]]:
+def make_lineup(threads: list[int], peers: bool, gpu: bool, thread_min_nnz: int | None,
+                schemes: list[str], multicore: bool = True) -> tuple[Lineup, list[str]]:
     notes: list[str] = []
     absent: dict[str, str] = {}
-    families = [LINSVM]
+    families = [LINSVM] + ([ROUNDS] if "rounds" in schemes else [])
     snap_ok = mc_version = None
     if peers:
-        families += [SNAP, MC]
+        families += [SNAP] + ([MC] if multicore else [])
         try:
             import snapml  # noqa: F401
 
@@ -280,8 +303,8 @@ def make_lineup(threads: list[int], peers: bool, gpu: bool,
         except ImportError as exc:
             absent[SNAP] = "not installed"
             notes.append(f"Snap ML not installed ({exc}): pip install snapml (the bench extra)")
-        mc_version = multicore_version()
-        if mc_version is None:
+        mc_version = multicore_version() if multicore else None
+        if multicore and mc_version is None:
             absent[MC] = "not installed"
             notes.append(f"multi-core LIBLINEAR not installed: no liblinear-multicore at "
                          f"{multicore_python()} (bash scripts/bench_multicore_env.sh)")
@@ -292,6 +315,8 @@ def make_lineup(threads: list[int], peers: bool, gpu: bool,
 
     def group(T: int) -> list[Tool]:
         out: list[Tool] = [LinsvmThreads(T, thread_min_nnz)]
+        if "rounds" in schemes and T > 1:
+            out.append(LinsvmThreads(T, thread_min_nnz, scheme="rounds"))
         if snap_ok:
             out.append(SnapMLTool(n_jobs=T, name=tool_name(SNAP, T)))
         if mc_version:
@@ -403,7 +428,8 @@ class Problem:
     ref: Reference
     runs: dict[str, dict[str, Measurement]] = field(default_factory=dict)  # tool -> label -> m
     cut: set[str] = field(default_factory=set)  # tools whose sweep the budget stopped
-    checks: dict[int, LinsvmCheck] = field(default_factory=dict)  # linsvm threads -> check
+    # linsvm tool -> (threads asked, its check)
+    checks: dict[str, tuple[int, LinsvmCheck]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -478,7 +504,7 @@ def bench_dataset(ds: Dataset, key: str, lineup: Lineup, cache: ReferenceCache, 
                 if bench.notes:
                     pr.notes.append(f"{LOSS_SHORT[loss]} {tool.name}: " + "; ".join(bench.notes))
                 if isinstance(tool, LinsvmThreads) and loss in tool.checks:
-                    pr.checks[tool.n_jobs] = tool.checks.pop(loss)
+                    pr.checks[tool.name] = (tool.n_jobs, tool.checks.pop(loss))
             cache.put(key, loss, ref)  # lowered by any run of the session
             problems.append(pr)
     finally:
@@ -525,6 +551,7 @@ class EpochScorer:
 @dataclass
 class EpochTrace:
     threads: int  # 1: plain linsvm.train
+    scheme: str  # "rounds" or "async" ("serial" for plain linsvm.train)
     primals: list[float]
     rounds: int | None
     shortened: int | None
@@ -541,7 +568,7 @@ class EpochTrace:
 
 
 def trace_epochs(ds: Dataset, loss: int, threads: int, ref: Reference,
-                 deadline: float) -> EpochTrace:
+                 deadline: float, scheme: str = "rounds") -> EpochTrace:
     import linsvm
     from linsvm.solvers.dcd_threads import simulate
 
@@ -556,8 +583,10 @@ def trace_epochs(ds: Dataset, loss: int, threads: int, ref: Reference,
             fig = model.results_[0].figures
         else:
             fig = simulate(ds.X, ds.y, threads, solver=solver, C=1.0, bias=BIAS,
-                           eps=SIMULATOR_EPS, max_iter=SIMULATOR_MAX_EPOCHS, hook=scorer).figures
-    return EpochTrace(threads, scorer.primals, fig.get("rounds"), fig.get("shortened_rounds"),
+                           eps=SIMULATOR_EPS, max_iter=SIMULATOR_MAX_EPOCHS, hook=scorer,
+                           scheme=scheme).figures
+    return EpochTrace(threads, "serial" if threads == 1 else scheme, scorer.primals,
+                      fig.get("rounds"), fig.get("shortened_rounds"),
                       fig.get("hot_features"), fig.get("chunk_rows"),
                       time.perf_counter() - t0, scorer.out_of_time)
 
@@ -578,7 +607,8 @@ def simulate_dataset(ds: Dataset, key: str, thread_counts: list[int], cache: Ref
     started only if the last one's time fits its share, and may go on to the end of its
     loss's share (a trace cut short answers nothing)."""
     res = SimulatedSet(ds.name, key, f"{ds.X.shape[0]:,} x {ds.X.shape[1]:,}, nnz {ds.X.nnz:,}")
-    counts = [1] + [T for T in thread_counts if T > 1]
+    runs = [(1, "serial")] + [(T, scheme) for scheme in SIMULATOR_SCHEMES
+                              for T in thread_counts if T > 1]
     set_end = budget.share(sets_left)
     for i, loss in enumerate(LOSSES):
         loss_end = budget.share(len(LOSSES) - i, set_end)
@@ -589,15 +619,15 @@ def simulate_dataset(ds: Dataset, key: str, thread_counts: list[int], cache: Ref
         res.refs[loss] = ref
         res.traces[loss] = []
         last = 0.0
-        for j, T in enumerate(counts):
-            run_end = budget.share(len(counts) - j, loss_end)
+        for j, (T, scheme) in enumerate(runs):
+            run_end = budget.share(len(runs) - j, loss_end)
             if time.perf_counter() + last > run_end:
-                res.notes.append(f"{LOSS_SHORT[loss]}: {', '.join(map(str, counts[j:]))} "
-                                 "thread(s) not run (time budget)")
+                left = ", ".join(f"{T} {scheme}" for T, scheme in runs[j:])
+                res.notes.append(f"{LOSS_SHORT[loss]}: {left} not run (time budget)")
                 break
-            print(f"  simulated {T} thread(s), {LOSS_NAMES[loss]} ...", file=sys.stderr,
-                  flush=True)
-            trace = trace_epochs(ds, loss, T, ref, loss_end)
+            print(f"  simulated {T} thread(s) {scheme}, {LOSS_NAMES[loss]} ...",
+                  file=sys.stderr, flush=True)
+            trace = trace_epochs(ds, loss, T, ref, loss_end, scheme)
             last = trace.seconds
             if trace.out_of_time:
                 res.notes.append(f"{LOSS_SHORT[loss]}, {T} thread(s): stopped after "
@@ -638,9 +668,21 @@ def _best(pr: Problem, lineup: Lineup, family: str, T: int | None,
     return best, None
 
 
+PEER_SHORT = {ROUNDS: "rounds", SNAP: "Snap ML", MC: "MC"}
+
+
+def _threads_used(c: LinsvmCheck) -> str:
+    """The threads a tool's solves ran: those asked for, and for the async scheme the share of
+    outer iterations on them (the rest on one thread: measured slower, or handed over)."""
+    used = ", ".join(map(str, sorted(c.threads_used)))
+    if c.epochs:
+        used += f" ({c.epochs_on_threads} of {c.epochs} epochs)"
+    return used
+
+
 def time_tables(problems: list[Problem], lineup: Lineup, threads: list[int]) -> list[str]:
     lines: list[str] = []
-    peers = [f for f in lineup.families if f in (SNAP, MC)]
+    peers = [f for f in lineup.families if f in (ROUNDS, SNAP, MC)]
     for pr in problems:
         ref = pr.ref
         lines += [f"### {pr.dataset} ({pr.shape}), {LOSS_NAMES[pr.loss]}", "",
@@ -651,8 +693,8 @@ def time_tables(problems: list[Problem], lineup: Lineup, threads: list[int]) -> 
             base, _ = _best(pr, lineup, LINSVM, 1, target)
             for T in threads:
                 lin, lin_status = _best(pr, lineup, LINSVM, T, target)
-                used = pr.checks.get(T)
-                used = ", ".join(map(str, sorted(used.threads_used))) if used else "n/a"
+                used = pr.checks.get(tool_name(LINSVM, T))
+                used = _threads_used(used[1]) if used else "n/a"
                 row = [f"{target:g}", str(T), _cell(lin, lin_status), used]
                 found = {}
                 for family in peers:
@@ -676,7 +718,7 @@ def time_tables(problems: list[Problem], lineup: Lineup, threads: list[int]) -> 
         header = (["target", "threads", "linsvm s (epochs; setting)", "threads used"]
                   + [f"{f} s (epochs; setting)" for f in peers]
                   + ["speed-up: linsvm 1t / linsvm Tt"]
-                  + [f"linsvm / {'Snap ML' if f == SNAP else 'MC'}" for f in peers])
+                  + [f"linsvm / {PEER_SHORT[f]}" for f in peers])
         lines += markdown_table(header, rows, align=["r"] * len(header))
         lines.append("")
     return lines
@@ -685,38 +727,44 @@ def time_tables(problems: list[Problem], lineup: Lineup, threads: list[int]) -> 
 def checks_table(problems: list[Problem]) -> list[str]:
     rows = []
     for pr in problems:
-        for T, c in sorted(pr.checks.items()):
+        for name, (T, c) in sorted(pr.checks.items(), key=lambda item: (item[1][0], item[0])):
             if T == 1 or not c.runs:
                 continue
             shortened = (f"{c.shortened:,} of {c.rounds:,} ({100 * c.shortened / c.rounds:.1f}%)"
                          if c.rounds else "n/a")
+            undone = (f"{c.undone} undone, {c.handed_over} runs handed to one thread"
+                      if c.epochs else "n/a")
             gap = f"{c.min_gap:.3g}" + ("" if c.min_gap >= 0 else " **negative**")
-            rows.append([pr.dataset, LOSS_SHORT[pr.loss], str(T),
-                         ", ".join(map(str, sorted(c.threads_used))),
+            rows.append([pr.dataset, LOSS_SHORT[pr.loss], name, _threads_used(c),
                          ", ".join(map(str, sorted(c.hot_features))) or "n/a",
                          ", ".join(map(str, sorted(c.chunk_rows))) or "n/a",
-                         shortened, str(c.runs), gap, fmt_sci(c.max_w_error),
+                         shortened, undone, str(c.runs), gap, fmt_sci(c.max_w_error),
                          ", ".join(f"-s {s}" for s in sorted(c.solvers))])
     if not rows:
         return []
     lines = ["### linsvm's threaded runs", "",
-             "Over every timed run of each thread count (all settings): the threads the solve "
-             "used, its hot features and rows a thread's chunk, the rounds the line search "
-             "shortened, the smallest duality gap P(w) - D(alpha) reported (must be >= 0), and "
-             "the largest max|w - sum_i y_i alpha_i x_i| / max|w| (w as returned, the sum "
-             "computed afresh by `linsvm.objective.primal_from_dual`).", ""]
-    lines += markdown_table(["dataset", "loss", "T", "threads used", "hot features",
-                             "chunk rows", "shortened rounds", "runs", "min gap",
+             "Over every timed run of each tool (all settings): the threads the solve used "
+             "(async: and on how many of its outer iterations; the others ran on one thread, "
+             "measured faster there or handed over by the guard), its hot features and rows a "
+             "thread's chunk, the rounds the line search shortened (rounds), the outer "
+             "iterations the guard undid (async), the smallest duality gap P(w) - D(alpha) "
+             "reported (must be >= 0), and the largest max|w - sum_i y_i alpha_i x_i| / max|w| "
+             "(w as returned, the sum computed afresh by `linsvm.objective.primal_from_dual`).",
+             ""]
+    lines += markdown_table(["dataset", "loss", "tool", "threads used", "hot features",
+                             "chunk rows", "shortened rounds", "guard", "runs", "min gap",
                              "max w error", "solver that gave w"], rows,
-                            align=["l", "l"] + ["r"] * 8 + ["l"])
+                            align=["l", "l", "l"] + ["r"] * 8 + ["l"])
     lines.append("")
     return lines
 
 
 def simulator_section(sims: list[SimulatedSet], args) -> list[str]:
     lines = ["## Epochs by simulated threads", "",
-             "`linsvm.solvers.dcd_threads.simulate`: T threads' arithmetic run on one thread, "
-             "bit for bit; threads 1 is plain `linsvm.train`. eps "
+             "`linsvm.solvers.dcd_threads.simulate`: T threads' arithmetic run on one thread; "
+             "threads 1 is plain `linsvm.train`. rounds: the real threads' bits; async: the "
+             "lockstep schedule, every read missing the other threads' rows in flight and the "
+             "hot weights flushed every 256/T rows of each (the delays at their bound). eps "
              f"{SIMULATOR_EPS:g} (never met first), every epoch's P(w) scored by a hook until "
              f"1e-3 is reached (at most {SIMULATOR_MAX_EPOCHS} epochs). `x serial`: epochs / "
              "the serial epochs; `shortened`: rounds whose step the line search shortened, "
@@ -734,7 +782,7 @@ def simulator_section(sims: list[SimulatedSet], args) -> list[str]:
             ref = res.refs[loss]
             serial = {t: traces[0].epochs_to(ref, t) for t in TARGETS}
             for tr in traces:
-                row = [LOSS_SHORT[loss], str(tr.threads)]
+                row = [LOSS_SHORT[loss], str(tr.threads), tr.scheme]
                 for target in TARGETS:
                     e = tr.epochs_to(ref, target)
                     missing = (f"cut at {len(tr.primals)} (time budget)" if tr.out_of_time
@@ -748,21 +796,20 @@ def simulator_section(sims: list[SimulatedSet], args) -> list[str]:
                         "n/a" if tr.chunk_rows is None else str(tr.chunk_rows),
                         fmt_seconds(tr.seconds)]
                 rows.append(row)
-            at = next((tr for tr in traces if tr.threads == EPOCH_TARGET_THREADS), None)
-            if at is not None:
+            for at in (tr for tr in traces if tr.threads == EPOCH_TARGET_THREADS):
                 e, s = at.epochs_to(ref, 1e-2), serial[1e-2]
                 ratio = fmt_ratio(e, s) if e and s else "n/a"
                 holds = ("n/a" if ratio == "n/a" else
                          "holds" if e <= EPOCH_TARGET_RATIO * s else "**does not hold**")
-                verdicts.append(f"- {res.dataset} {LOSS_SHORT[loss]}: epochs to 1e-2 at "
-                                f"{EPOCH_TARGET_THREADS} threads {e or 'n/a'}, serial "
+                verdicts.append(f"- {res.dataset} {LOSS_SHORT[loss]} {at.scheme}: epochs to "
+                                f"1e-2 at {EPOCH_TARGET_THREADS} threads {e or 'n/a'}, serial "
                                 f"{s or 'n/a'}: ratio {ratio} (target <= "
                                 f"{EPOCH_TARGET_RATIO:g}): {holds}")
         lines += [f"### {res.dataset} ({res.shape})", ""]
-        lines += markdown_table(["loss", "threads", "epochs to 1e-2", "x serial",
+        lines += markdown_table(["loss", "threads", "scheme", "epochs to 1e-2", "x serial",
                                  "epochs to 1e-3", "x serial", "shortened rounds",
                                  "hot features", "chunk rows", "run s (scoring included)"],
-                                rows, align=["l"] + ["r"] * 9)
+                                rows, align=["l", "r", "l"] + ["r"] * 8)
         lines.append("")
     if verdicts:
         lines += [f"Target: epochs to 1e-2 at {EPOCH_TARGET_THREADS} threads <= "
@@ -777,11 +824,15 @@ def report(problems: list[Problem], sims: list[SimulatedSet], lineup: Lineup, ar
         "C = 1, no bias. A cell is the median time in seconds to the relative primal accuracy "
         "(P(w) - P*)/P* of the target, of the fastest tolerance setting whose every repeat "
         "reached it; in brackets the outer iterations (epochs) of that setting's run and the "
-        "setting (`1 run`: a probe not repeated). `threads used`: the threads linsvm's solve "
+        "setting (`1 run`: a probe not repeated). `linsvm`: `linsvm.train(..., n_jobs=T)` "
+        "with its default scheme (async, measured against one thread as the solve goes: the "
+        "time is what a user gets); `rounds`: `thread_scheme=\"rounds\"`, the deterministic "
+        "one. `threads used`: the threads linsvm's solve "
         "ran (`linsvm.train` gives a solve one thread per "
-        "`linsvm.solvers.dcd.THREAD_MIN_NNZ` non-zeros at most). Ratios are of those times: "
-        "the speed-up is linsvm on 1 thread over linsvm on T (above 1: the threads gain); "
-        "`linsvm / peer` is linsvm on T threads over the peer on T (below 1: linsvm faster). "
+        "`linsvm.solvers._dual_threads.THREAD_MIN_NNZ` non-zeros at most). Ratios are of those "
+        "times: the speed-up is linsvm on 1 thread over linsvm on T (above 1: the threads "
+        "gain); `linsvm / peer` is linsvm on T threads over the peer on T (below 1: linsvm "
+        "faster). "
         "`MC`: multi-core LIBLINEAR `-m T`, whose -s 1 / -s 3 are its own parallel dual CD "
         "(`-m 1` runs that algorithm on one thread). `not run`: skipped by the time budget.",
         "",
@@ -862,6 +913,10 @@ def parse_args(argv=None):
     p.add_argument("--synthetic-rows", type=int, default=None,
                    help=f"training rows of synthetic-text ({DEFAULT_SYNTHETIC_ROWS:,})")
     p.add_argument("--no-peers", action="store_true", help="linsvm alone")
+    p.add_argument("--schemes", default=None,
+                   help=f"linsvm's thread schemes ({DEFAULT_SCHEMES}; auto is always run)")
+    p.add_argument("--no-multicore", action="store_true",
+                   help="leave multi-core LIBLINEAR out (the big machine's preset)")
     p.add_argument("--gpu", action="store_true", help="Snap ML on the GPU too")
     p.add_argument("--no-simulator", action="store_true", help="skip the simulated threads")
     p.add_argument("--simulator-threads", default=SIMULATOR_THREADS,
@@ -895,6 +950,9 @@ def parse_args(argv=None):
         return quick_value if args.quick else default
 
     args.threads = _int_list(pick("threads", DEFAULT_THREADS, DEFAULT_THREADS))
+    schemes = pick("schemes", DEFAULT_SCHEMES, DEFAULT_SCHEMES)
+    args.schemes = ["auto"] + [x.strip() for x in schemes.split(",") if x.strip() == "rounds"]
+    args.multicore = not args.no_multicore and preset.get("multicore", True)
     names = pick("datasets", ",".join(QUICK_DATASETS), ",".join(DATASETS))
     args.datasets = [d.strip() for d in names.split(",") if d.strip()]
     args.repeats = pick("repeats", 1, 5)
@@ -913,7 +971,7 @@ def parse_args(argv=None):
 
 
 def main(argv=None) -> None:
-    from linsvm.solvers.dcd import THREAD_MIN_NNZ
+    from linsvm.solvers._dual_threads import THREAD_MIN_NNZ
 
     args = parse_args(argv)
     warnings.simplefilter("ignore", category=UserWarning)
@@ -923,7 +981,8 @@ def main(argv=None) -> None:
     if budget.limited and simulator:
         timed_end = budget.start + (1 - SIMULATOR_SHARE) * (budget.end - budget.start)
     cache = ReferenceCache(scratch_dir() / PSTAR_CACHE_NAME)
-    lineup, notes = make_lineup(args.threads, not args.no_peers, args.gpu, args.thread_min_nnz)
+    lineup, notes = make_lineup(args.threads, not args.no_peers, args.gpu, args.thread_min_nnz,
+                                args.schemes, args.multicore)
     for tool in list(lineup.tools):
         t0 = time.perf_counter()
         try:
@@ -943,7 +1002,7 @@ def main(argv=None) -> None:
         + f"); repeats: {args.repeats} (median); a sweep stops after a run over "
         f"{args.max_run_seconds:g} s; a multi-core LIBLINEAR fit is ended after "
         f"{args.kill_seconds:g} s",
-        f"linsvm.solvers.dcd.THREAD_MIN_NNZ = {THREAD_MIN_NNZ:,} non-zeros a thread"
+        f"linsvm.solvers._dual_threads.THREAD_MIN_NNZ = {THREAD_MIN_NNZ:,} non-zeros a thread"
         + (" (smoke run: the solver called with thread_min_nnz=1 instead of linsvm.train)"
            if args.thread_min_nnz else ""),
         "tools run: " + ", ".join(t.name for t in lineup.tools),

@@ -257,6 +257,42 @@ def test_cuda_target_loads_on_numpy_without_row_stack():
     assert run.stdout.strip().endswith("loaded")
 
 
+@needs_numba_cuda
+def test_simulator_threads_of_a_block_share_one_shared_array(monkeypatch):
+    # numba-cuda's simulator makes a shared array on the first thread that asks, unlocked: a
+    # slow allocation (numpy.empty made to sleep) lets every thread of a block make its own
+    # unless linsvm's lock is in place (it was: the GPU solver's w drifted in 1 run in 10)
+    import threading
+    import time
+
+    from linsvm.solvers._cuda_compat import prepare_simulator
+
+    try:
+        from numba.cuda.simulator.kernelapi import FakeCUDAShared
+    except ImportError:
+        pytest.skip("numba-cuda's simulator is not importable here")
+    prepare_simulator()
+    shared = FakeCUDAShared(0)
+    real_empty = np.empty
+
+    def slow_empty(*args, **kwargs):
+        time.sleep(0.02)
+        return real_empty(*args, **kwargs)
+
+    monkeypatch.setattr(np, "empty", slow_empty)
+    made = []
+
+    def ask():
+        made.append(shared.array(4, np.float64))  # (one line: one shared array)
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(made) == 8 and all(a is made[0] for a in made)
+
+
 def test_devices_and_solvers_are_checked():
     X, y = tiny_problem()
     with pytest.raises(InvalidInputError, match="runs on the CPU only"):

@@ -105,7 +105,7 @@ from ..objective import (
 from ..partitioned import stopping_measure
 from . import _base, _dual, svr
 from ._base import Hook, Progress, Solution, Subproblem
-from ._cuda_compat import prepare_numba_cuda
+from ._cuda_compat import prepare_numba_cuda, prepare_simulator
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER
 from .dcd import _F_PGMAX_NEW, _F_PGMAX_OLD, _F_PGMIN_NEW, _F_PGMIN_OLD, _prepare
 from .svr import _F_GMAX_NEW, _F_GMAX_OLD, _F_GNORM1_INIT, _F_GNORM1_NEW
@@ -157,6 +157,8 @@ def cuda_module():
             "device='cuda' needs an NVIDIA GPU and its driver: numba-cuda finds none "
             "(nvidia-smi should list the GPU)"
         )
+    if simulated(cuda):
+        prepare_simulator()
     return cuda
 
 

@@ -1174,10 +1174,13 @@ def simulate(
     max_hot: int = MAX_HOT,
     keep_round_changes: int = 0,
     p: float = 0.1,
+    scheme: str = "rounds",
 ):
     """The threaded solver's run on ``n_threads`` threads, simulated on this one: the same
     arithmetic, chunks, hand-overs and merges, bit for bit, at the cost of one thread. For
-    studying and testing thread counts beyond the machine's cores.
+    studying and testing thread counts beyond the machine's cores. ``scheme="async"``: the
+    asynchronous scheme's lockstep schedule instead (``dcd_async``: the delays at their
+    bound; ``max_hot`` its hot features, the round options unused).
 
     X : (n_samples, n_features) matrix; y : (n_samples,) two classes (the first in
     LIBLINEAR's order is +1), or real targets for the SVR. solver 1 (L2-loss SVM), 3 (L1-loss
@@ -1195,6 +1198,8 @@ def simulate(
     from . import DUAL_SOLVER_MAX_ITER, Subproblem, get_solver
     from .svr import check_p
 
+    if scheme not in ("rounds", "async"):
+        raise InvalidInputError(f"scheme must be 'rounds' or 'async', got {scheme!r}")
     spec = get_solver(solver)
     if spec.number not in (1, 3, 12, 13):
         raise InvalidInputError(
@@ -1222,8 +1227,8 @@ def simulate(
         bias=float(bias), seed=int(seed),
         options={
             **options, "shrinking": bool(shrinking), "simulate_threads": int(n_threads),
-            "thread_scheme": "rounds",
-            "thread_options": {
+            "thread_scheme": scheme,
+            "thread_options": {"max_hot": int(max_hot)} if scheme == "async" else {
                 "round_rows": int(round_rows), "max_hot": int(max_hot),
                 "keep_round_changes": int(keep_round_changes),
             },

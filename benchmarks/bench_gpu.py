@@ -131,6 +131,30 @@ class LinsvmGPU(LinsvmTool):
         return sign * model.coef_[0]
 
 
+class LinsvmGPUViews(LinsvmGPU):
+    """``LinsvmGPU`` with the blocks' hot views on (``dcd_cuda.HOT_VIEWS``, the default of
+    option ``hot_views``, set for its fits alone): the variant to measure against it."""
+
+    name = "linsvm GPU hot views"
+
+    def fit(self, loss: int, setting: Setting):
+        from linsvm.solvers import dcd_cuda
+
+        before = dcd_cuda.HOT_VIEWS
+        dcd_cuda.HOT_VIEWS = True
+        try:
+            return super().fit(loss, setting)
+        finally:
+            dcd_cuda.HOT_VIEWS = before
+
+    def weights(self, loss: int, setting: Setting, model, sign: float) -> np.ndarray:
+        w = super().weights(loss, setting, model, sign)
+        result = model.results_[0]
+        self.figures[loss]["hot_views"] = result.figures["hot_views"]
+        self.figures[loss]["flush_rounds"] = result.figures["flush_rounds"]
+        return w
+
+
 class LinsvmCPU(LinsvmTool):
     name = "linsvm CPU 1t"
 
@@ -209,6 +233,8 @@ def parse_args(argv=None):
     parser.add_argument("--max-run-seconds", type=float, default=20.0)
     parser.add_argument("--pstar-budget", type=float, default=60.0)
     parser.add_argument("--no-cpu", action="store_true", help="leave out linsvm on the CPU")
+    parser.add_argument("--no-views", action="store_true",
+                        help="leave out linsvm GPU with hot views (option hot_views)")
     parser.add_argument("--smoke", action="store_true",
                         help="numba-cuda's simulator on tiny data, no Snap ML (checks the script)")
     parser.add_argument("--out", default=str(BENCH_DIR / "RESULTS-gpu.md"))
@@ -233,6 +259,8 @@ def main(argv=None) -> int:
               for s in args.losses.split(",")]
     gpu = LinsvmGPU(SMOKE_EPS_GRID if args.smoke else EPS_GRID)
     tools: list[Tool] = [gpu]
+    if not args.no_views:
+        tools.append(LinsvmGPUViews(SMOKE_EPS_GRID if args.smoke else EPS_GRID))
     notes: list[str] = []
     missing = snapml_missing() if not args.smoke else "Snap ML GPU skipped: --smoke"
     if missing:
@@ -282,6 +310,14 @@ def main(argv=None) -> int:
                  f"{fmt_sci(fig['min_gap'])}, max |GPU's running w - w(alpha)| / max |w| "
                  f"{fmt_sci(fig['w_error'])}"
                  for loss, fig in sorted(gpu.figures.items())]
+    for tool in tools:
+        if isinstance(tool, LinsvmGPUViews):
+            gpu_lines += [f"- linsvm GPU hot views, {LOSS_SHORT[loss]}: {fig['hot_views']} hot "
+                          f"weights a block's view, flushed every {fig['flush_rounds']} rounds; "
+                          f"halvings at most {fig['max_halvings']} in a run, leaving at least "
+                          f"{fig['min_in_flight']} rows in flight; max |GPU's running w - "
+                          f"w(alpha)| / max |w| {fmt_sci(fig['w_error'])}"
+                          for loss, fig in sorted(tool.figures.items())]
     write_report(header + sections + ["## The GPU runs", ""] + gpu_lines, args.out)
     return 0
 

@@ -28,10 +28,13 @@ def test_smoke_run_writes_a_report(tmp_path, monkeypatch):
     text = out.read_text()
     assert "Snap ML GPU skipped: --smoke" in text
     rows = [line for line in text.splitlines() if line.startswith("| linsvm ")]
-    assert [row.split("|")[1].strip() for row in rows] == ["linsvm GPU", "linsvm CPU 1t"]
-    # the GPU solver reaches every target, 1e-5 included
-    assert "n/a" not in rows[0]
+    assert [row.split("|")[1].strip() for row in rows] == [
+        "linsvm GPU", "linsvm GPU hot views", "linsvm CPU 1t"
+    ]
+    # the GPU solver reaches every target, 1e-5 included, with and without hot views
+    assert "n/a" not in rows[0] and "n/a" not in rows[1]
     assert "rows in flight; smallest duality gap" in text
+    assert "hot weights a block's view, flushed every 2 rounds" in text
 
 
 def test_no_gpu_is_a_clean_exit(monkeypatch, capsys):

@@ -190,22 +190,28 @@ def _feed(schedule, threads_seconds, serial_seconds, epochs):
 def test_schedule_keeps_the_faster_and_tries_the_other():
     fast_threads = ThreadSchedule(True)
     _feed(fast_threads, 1.0, 2.0, 3)
-    assert fast_threads.on_threads and fast_threads.epochs_on_threads == 2
-    _feed(fast_threads, 1.0, 2.0, 3 + 3 * PROBE_EVERY)
-    assert fast_threads.on_threads and fast_threads.switches == 0
+    assert fast_threads.on_threads and fast_threads.epochs_on_threads == 1  # (1t, T, 1t)
+    _feed(fast_threads, 1.0, 2.0, 200)
     serial_runs = fast_threads.epochs - fast_threads.epochs_on_threads
-    assert 1 + 2 <= serial_runs <= 1 + 4  # the first and one try every PROBE_EVERY
+    # the opening's two, then tries spaced 8, 16, 32, 64, 64 outer iterations apart
+    assert fast_threads.on_threads and fast_threads.switches == 0
+    assert 2 + 3 <= serial_runs <= 2 + 6
 
     slow_threads = ThreadSchedule(True)
-    _feed(slow_threads, 2.0, 1.0, 3 + 3 * PROBE_EVERY)
+    _feed(slow_threads, 2.0, 1.0, 20)
     assert not slow_threads.on_threads
-    assert slow_threads.epochs_on_threads <= 2 + 4  # the first two and the tries
+    assert slow_threads.epochs_on_threads <= 2  # the opening's one, and one try
 
-    # the machine changes under a solve: the tries find it
+    # a close call keeps the tries every PROBE_EVERY
+    close = ThreadSchedule(True)
+    _feed(close, 1.0, 1.05, 3 + 4 * (PROBE_EVERY + 2))  # (a try and the run after it: 2)
+    assert close.epochs - close.epochs_on_threads >= 2 + 4
+
+    # the machine changes under a solve: the next try finds it
     changing = ThreadSchedule(True)
     _feed(changing, 2.0, 1.0, 3)
     assert not changing.on_threads
-    _feed(changing, 0.5, 1.0, 3 + 2 * PROBE_EVERY + 2)
+    _feed(changing, 0.5, 1.0, 3 + PROBE_EVERY + 2)
     assert changing.on_threads and changing.switches == 1
 
     always = ThreadSchedule(False)

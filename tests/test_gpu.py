@@ -383,6 +383,53 @@ def test_epochs_that_raise_the_dual_objective_are_undone_with_fewer_rows_in_flig
     check_exact_w(X, y, resumed, -1.0)
 
 
+@needs_numba_cuda
+def test_hot_views_step_a_blocks_rows_in_sequence():
+    # The overshoot problem's one block of 16 rows, with hot views: the heavy column (and the
+    # light ones, each in a tenth of the rows: every feature is hot here) is stepped by the
+    # block's rows one after another, so even without the safeguard no epoch raises f, where
+    # without views the same launch raises it by more than 1 (the test above).
+    X, y = overshoot_problem()
+    launch = {"threads_per_row": 1, "rows_per_block": 16, "rows_in_flight": 16,
+              "hot_views": True, "flush_rounds": 1}  # fmt: skip
+    sub = Subproblem(X, y, np.ones(X.shape[0]), eps=TIGHT, max_iter=300, bias=-1.0,
+                     options={**launch, "monotone": False})  # fmt: skip
+    duals = [0.0]
+
+    def record(progress):
+        duals.append(progress.objectives()[1])
+
+    viewed = dcd_cuda.solve_l2svc_dual_cuda(sub, record)
+    # (every feature a row has, in a tenth of the rows or more: all hot)
+    assert viewed.figures["hot_views"] == np.count_nonzero(np.bincount(X.indices))
+    assert np.min(np.diff(duals)) >= -1e-10 * np.max(np.abs(duals))
+    cpu = SOLVERS[1].solve(sub)
+    assert viewed.converged and abs(viewed.primal - cpu.primal) <= OPTIMUM_RTOL * cpu.primal
+    check_exact_w(X, y, viewed, -1.0)
+
+
+@needs_numba_cuda
+@pytest.mark.parametrize("solver", [3, 12])  # (an SVM and an SVR dual, each loss once)
+def test_hot_views_reach_the_cpu_optimum(solver):
+    regression = solver in (12, 13)
+    X, y = tiny_regression() if regression else tiny_problem(seed=6)
+    y = y if regression else np.where(y == y[0], 1.0, -1.0)
+    options = {"hot_views": True, "flush_rounds": 3, **({"p": 0.1} if regression else {})}
+    sub = Subproblem(X, y, np.ones(X.shape[0]), eps=TIGHT, max_iter=1000, bias=1.0,
+                     options=options)  # fmt: skip
+    gpu = SOLVERS[solver].solve_on("cuda")(sub, None)
+    cpu = SOLVERS[solver].solve(sub)
+    assert gpu.converged and gpu.figures["hot_views"] >= 2  # the common column and the bias
+    assert gpu.figures["flush_rounds"] == 3
+    assert abs(gpu.dual - cpu.dual) <= OPTIMUM_RTOL * abs(cpu.dual)
+    if regression:
+        check_exact_svr_w(X, gpu, 1.0)
+    else:
+        check_exact_w(X, y, gpu, 1.0)
+    with pytest.raises(InvalidInputError, match="flush_rounds"):
+        SOLVERS[solver].solve_on("cuda")(sub.but(options={**options, "flush_rounds": 0}), None)
+
+
 def test_halving_and_acceptance_rules():
     launch = np.array([3, 16, 0])
     seen = []

@@ -53,6 +53,8 @@ N_FIGURES = 6
 MAX_BLOCK_THREADS = 256  # the shared scratch's size: threads per row x rows per block
 MAX_ROWS_PER_BLOCK = 32
 MAX_THREADS_PER_ROW = 32
+# Hot weights a block keeps a view of (``hot_views``): the hot features and the bias.
+MAX_HOT_SLOTS = 65
 REDUCE_THREADS = 256  # at most, for reduce_partials (a power of two)
 
 
@@ -105,10 +107,25 @@ def row_dual_terms(a, yi, bound_or_diag, squared, regression, p):
     return a * (0.5 * diag * a - 1.0)
 
 
+@cuda.jit(device=True)
+def _flush_views(me, n_threads, hot_weight, n_slots, view, kept, w):
+    """The block's changes of the hot weights since its last flush added to w (atomically),
+    and its view read back from w with the other blocks' flushed changes (thread ``me`` of
+    ``n_threads`` takes every n_threads-th slot)."""
+    for h in range(me, n_slots, n_threads):
+        change = view[h] - kept[h]
+        if change != 0.0:
+            cuda.atomic.add(w, hot_weight[h], change)
+        value = w[hot_weight[h]]
+        view[h] = value
+        kept[h] = value
+
+
 @cuda.jit(cache=True)
 def dcd_epoch(
     indptr, indices, data, bias, bias_index, rec, w, flags, n_rows, half_bits, k0, k1, k2, k3,
-    regression, squared, p, shrinking, upper_old, lower_old, partial,
+    regression, squared, p, shrinking, upper_old, lower_old, partial, views, hot_base,
+    hot_weight, flush_rounds,
 ):  # fmt: skip
     """One epoch (outer iteration) of dual CD over the rows whose flag is ACTIVE.
 
@@ -120,6 +137,16 @@ def dcd_epoch(
     from the previous epoch (LIBLINEAR's: max and min PG for the SVM, the largest violation
     and its negative for the SVR); partial (>= gridDim.x, N_FIGURES) float64: each block writes
     its figures there (all but OBJECTIVE).
+
+    ``views`` (``dcd_cuda``'s hot views): the hot weights, hot_weight (n_slots,) (the bias
+    weight last when bias >= 0), live in a view in each block's shared memory; ``indices``
+    then number hot feature s as hot_base + s (hot_base >= len(w)). The block's rows read the
+    view, and its first thread steps the block's rows of a round one after another, each
+    row's w'x_i corrected by the hot changes of the rows before it in the round, adding its
+    own to the view, so that the block's rows meet the hot weights as serial coordinate
+    descent does; their other features' changes are added to w by the row's threads as
+    without views. Every ``flush_rounds`` rounds, and at the end, the block adds its view's
+    changes to w and reads the view back.
     """
     lane = cuda.threadIdx.x
     slot = cuda.threadIdx.y
@@ -129,6 +156,20 @@ def dcd_epoch(
     sums = cuda.shared.array(MAX_BLOCK_THREADS, float64)
     steps = cuda.shared.array(MAX_ROWS_PER_BLOCK, float64)
     block_figures = cuda.shared.array((MAX_ROWS_PER_BLOCK, N_FIGURES), float64)
+    view = cuda.shared.array(MAX_HOT_SLOTS, float64)
+    kept_view = cuda.shared.array(MAX_HOT_SLOTS, float64)
+    round_change = cuda.shared.array(MAX_HOT_SLOTS, float64)
+    rows = cuda.shared.array(MAX_ROWS_PER_BLOCK, int64)
+    n_slots = hot_weight.shape[0] if views else 0
+    bias_slot = n_slots - 1
+    n_threads = width * rows_per_block
+    for h in range(me, n_slots, n_threads):
+        view[h] = w[hot_weight[h]]
+        kept_view[h] = view[h]
+        round_change[h] = 0.0
+    if views:
+        cuda.syncthreads()  # (the view whole before any row reads it)
+    rounds = 0
 
     # the slot's figures (kept by its first thread)
     pgmax = -math.inf
@@ -152,8 +193,14 @@ def dcd_epoch(
             end = indptr[i + 1]
         acc = 0.0
         for k in range(start + lane, end, width):
-            acc += w[indices[k]] * data[k]
+            j = indices[k]
+            if views and j >= hot_base:
+                acc += view[j - hot_base] * data[k]
+            else:
+                acc += w[j] * data[k]
         sums[me] = acc
+        if lane == 0:
+            rows[slot] = i
         cuda.syncthreads()
         half = width // 2
         while half > 0:
@@ -161,7 +208,55 @@ def dcd_epoch(
                 sums[me] += sums[me + half]
             cuda.syncthreads()
             half //= 2
-        if lane == 0:
+        if views and me == 0:
+            # the block's rows one after another against the hot weights (the docstring)
+            for r in range(rows_per_block):
+                step = 0.0
+                ir = rows[r]
+                if ir >= 0:
+                    r_start = indptr[ir]
+                    r_end = indptr[ir + 1]
+                    dot = sums[r * width]
+                    for k in range(r_start, r_end):
+                        j = indices[k]
+                        if j >= hot_base:
+                            dot += round_change[j - hot_base] * data[k]
+                    if bias >= 0.0:
+                        dot += bias * view[bias_slot]
+                    a = rec[ir, ALPHA]
+                    yi = rec[ir, Y]
+                    if regression:
+                        shrunk, measure, a_new = svr_step(
+                            a, yi, dot, rec[ir, BOUND_OR_DIAG], rec[ir, QBAR], squared, p,
+                            shrinking, upper_old,
+                        )  # fmt: skip
+                    else:
+                        shrunk, measure, a_new = svm_step(
+                            a, yi, dot, rec[ir, BOUND_OR_DIAG], rec[ir, QBAR], squared,
+                            shrinking, upper_old, lower_old,
+                        )  # fmt: skip
+                    if shrunk:
+                        flags[ir] = SHRUNK
+                        shrunk_now += 1.0
+                    else:
+                        kept += 1.0
+                        pgmax = max(pgmax, measure)
+                        pgmin = min(pgmin, measure)
+                        measure_sum += abs(measure)
+                        if a_new != a:
+                            rec[ir, ALPHA] = a_new
+                            step = a_new - a if regression else (a_new - a) * yi
+                            for k in range(r_start, r_end):
+                                j = indices[k]
+                                if j >= hot_base:
+                                    change = step * data[k]
+                                    view[j - hot_base] += change
+                                    round_change[j - hot_base] += change
+                            if bias >= 0.0:
+                                view[bias_slot] += step * bias
+                                round_change[bias_slot] += step * bias
+                steps[r] = step
+        if not views and lane == 0:
             step = 0.0
             if i >= 0:
                 dot = sums[me]
@@ -196,10 +291,24 @@ def dcd_epoch(
         step = steps[slot]
         if step != 0.0:
             for k in range(start + lane, end, width):
-                cuda.atomic.add(w, indices[k], step * data[k])
-            if lane == 0 and bias >= 0.0:
+                j = indices[k]
+                if not views or j < hot_base:
+                    cuda.atomic.add(w, j, step * data[k])
+            if lane == 0 and bias >= 0.0 and not views:
                 cuda.atomic.add(w, bias_index, step * bias)
+        if views:
+            for h in range(me, n_slots, n_threads):
+                round_change[h] = 0.0
+            rounds += 1
+            if rounds % flush_rounds == 0:
+                cuda.syncthreads()
+                _flush_views(me, n_threads, hot_weight, n_slots, view, kept_view, w)
+                cuda.syncthreads()
         base += stride
+
+    if views:
+        cuda.syncthreads()
+        _flush_views(me, n_threads, hot_weight, n_slots, view, kept_view, w)
 
     if lane == 0:
         block_figures[slot, PG_MAX] = pgmax

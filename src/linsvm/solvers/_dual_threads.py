@@ -21,11 +21,11 @@ async scheme's two threads took 1.2x one thread's time an outer iteration on pyp
 (the shared w's cache lines travel between the cores at every add, and an atomic add costs
 about ten plain ones), where a 16-core machine has the bandwidth to gain. So the async
 scheme's solve measures it as it goes (``ThreadSchedule``): its first outer iterations
-alternate between the threads and the serial kernel (threads, one thread, threads), the
-faster a visited row goes on, and every ``PROBE_EVERY`` outer iterations the other is tried
-for one again. A solve on threads that do not pay thus costs about one outer iteration in
-``PROBE_EVERY`` more than the serial one. The rounds, the deterministic scheme, always run
-on their threads (a choice made on timings would make the model depend on them).
+alternate between the serial kernel and the threads (one thread, threads, one thread), the
+faster a visited row goes on, and now and then the other is tried for one outer iteration
+again. A solve on threads that do not pay thus costs about one outer iteration on them and
+the threads' set-up more than the serial one. The rounds, the deterministic scheme, always
+run on their threads (a choice made on timings would make the model depend on them).
 """
 
 from __future__ import annotations
@@ -49,8 +49,11 @@ from ._dual import I_ACTIVE, I_CONVERGED, I_ITER
 THREAD_MIN_NNZ = 2_000_000
 
 SCHEMES = ("auto", "async", "rounds")
-# Outer iterations between two tries of the mode not chosen (threads or one thread).
+# Outer iterations between two tries of the mode not chosen (threads or one thread); doubled
+# while the loser is slower by more than CLEAR_MARGIN, up to MAX_PROBE_EVERY.
 PROBE_EVERY = 8
+MAX_PROBE_EVERY = 64
+CLEAR_MARGIN = 1.15
 # Runs in a row that may end with no outer iteration done (undone by the guard).
 MAX_STALLED_RUNS = 64
 
@@ -177,28 +180,43 @@ def threads_line(figures: dict) -> str | None:
     return line
 
 
-def exact_weights(threads) -> None:
+def exact_weights(threads, schedule: ThreadSchedule | None = None) -> None:
     """w recomputed from the dual variables where the scheme keeps it up to rounding and
-    timing only (``"async"``); nothing for the rounds, whose w is their merged sum."""
-    if threads is not None and hasattr(threads, "exact_weights"):
+    timing only (``"async"``), when the solve's last outer iteration ran on its threads (after
+    one on one thread, w is the serial kernel's running sum, as a serial solve's); nothing for
+    the rounds, whose w is their merged sum."""
+    if threads is None or not hasattr(threads, "exact_weights"):
+        return
+    if schedule is None or (schedule.last_on_threads and not threads.one_thread):
         threads.exact_weights()
 
 
 class ThreadSchedule:
     """Which of the threads and the serial kernel runs the next outer iterations of a solve,
     from their measured seconds a visited row (the module's note). ``measure`` False: always
-    the threads (the rounds; option ``thread_choice="threads"``)."""
+    the threads (the rounds; option ``thread_choice="threads"``).
+
+    The first three outer iterations run one thread, the threads, one thread (the threaded
+    one judged against the mean of the two around it: the first outer iterations change
+    most rows, later ones fewer), and the faster goes on. Every ``interval`` outer
+    iterations the other is tried for one, then the chosen one runs one more, and the tried
+    one's rate is judged against the mean of the chosen one's around it. The interval starts
+    at ``PROBE_EVERY`` and doubles (up to ``MAX_PROBE_EVERY``) while the loser is clearly
+    slower (``CLEAR_MARGIN``): a machine where the threads do not pay costs about one outer
+    iteration on them in a run of 8-20."""
 
     def __init__(self, measure: bool) -> None:
         self.measure = measure
         self.on_threads = True  # the mode chosen
         self.epochs = 0  # outer iterations run through the schedule
-        self.last_probe = 0
-        self.rate = {True: [], False: []}  # seconds a row of the latest runs, by mode
-        self.probe: bool | None = None  # the mode being tried, until the next run after it
-        self.switches = 0
         self.epochs_on_threads = 0
         self.last_on_threads = True  # where the last run ran
+        self.switches = 0
+        self.interval = PROBE_EVERY
+        self.next_try = 3  # (the first three are the opening)
+        self.trying: bool | None = None  # the mode tried, until the run after it is in
+        self.before = 0.0  # the chosen mode's rate before the try
+        self.rate = {True: [], False: []}  # seconds a row, by mode, latest last
 
     def next(self, n_epochs: int, handed_over: bool) -> tuple[bool, int]:
         """(on the threads, outer iterations) of the next run, at most ``n_epochs``."""
@@ -206,48 +224,53 @@ class ThreadSchedule:
             return False, n_epochs
         if not self.measure:
             return True, n_epochs
-        if self.epochs < 3:  # threads, one thread, threads
-            return self.epochs != 1, 1
-        if self.probe is not None:  # the run after a try: the chosen mode again, for one
+        if self.epochs < 3:  # one thread, threads, one thread
+            return self.epochs == 1, 1
+        if self.trying is not None:  # the run after a try: the chosen mode, for one
             return self.on_threads, 1
-        if self.epochs - self.last_probe >= PROBE_EVERY:
-            self.probe = not self.on_threads
-            self.last_probe = self.epochs
-            return self.probe, 1
+        if self.epochs >= self.next_try:
+            self.trying = not self.on_threads
+            self.before = self.rate[self.on_threads][-1] if self.rate[self.on_threads] else 0.0
+            return self.trying, 1
         # (one thread runs an outer iteration a call: its rows are counted a call)
-        left = PROBE_EVERY - (self.epochs - self.last_probe)
+        left = self.next_try - self.epochs
         return self.on_threads, min(n_epochs, left) if self.on_threads else 1
 
     def record(self, on_threads: bool, epochs: int, seconds: float, rows: int) -> None:
-        """A run's outer iterations, seconds and visited rows; after the first three and
-        after each try, the faster mode is chosen."""
+        """A run's outer iterations, seconds and visited rows; at the end of the opening and
+        of each try, the faster mode is chosen."""
         self.epochs += epochs
         self.last_on_threads = on_threads
         if on_threads:
             self.epochs_on_threads += epochs
-        if epochs <= 0 or rows <= 0 or seconds <= 0.0:
+        if not self.measure or epochs <= 0:
             return
-        self.rate[on_threads].append(seconds / rows)
-        if not self.measure:
-            return
-        decide = self.epochs == 3 or (self.probe is not None and on_threads == self.on_threads
-                                      and self.epochs > self.last_probe + 1)
-        if not decide:
-            return
-        threads = self.rate[True][-2:]
-        serial = self.rate[False][-2:]
-        if self.epochs == 3 or self.on_threads:  # (the tried mode's one run against the
-            threads_rate = float(np.mean(threads))  # chosen one's runs on either side)
-            serial_rate = serial[-1] if serial else np.inf
-        else:
-            threads_rate = threads[-1] if threads else np.inf
-            serial_rate = float(np.mean(serial))
-        choice = bool(threads_rate <= serial_rate)
-        self.switches += int(choice != self.on_threads and self.epochs > 3)
-        self.on_threads = choice
-        self.probe = None
-        if self.epochs == 3:
-            self.last_probe = 3
+        if rows > 0 and seconds > 0.0:
+            self.rate[on_threads].append(seconds / rows)
+        if self.epochs == 3 and self.trying is None:  # the end of the opening
+            self._choose(self.rate[True][-1:], self.rate[False][-2:])
+        elif self.trying is not None and on_threads != self.trying:  # the end of a try
+            tried = self.rate[self.trying][-1:]
+            chosen = [r for r in (self.before, *self.rate[on_threads][-1:]) if r > 0.0]
+            if self.trying:
+                self._choose(tried, chosen)
+            else:
+                self._choose(chosen, tried)
+            self.trying = None
+
+    def _choose(self, threads: list[float], serial: list[float]) -> None:
+        """The mode of the lower mean rate (none measured: as before); the next try's time."""
+        if threads and serial:
+            t, s = float(np.mean(threads)), float(np.mean(serial))
+            choice = t <= s
+            self.switches += int(choice != self.on_threads and self.epochs > 3)
+            clear = max(t, s) > CLEAR_MARGIN * min(t, s)
+            if choice != self.on_threads or not clear:
+                self.interval = PROBE_EVERY
+            else:
+                self.interval = min(2 * self.interval, MAX_PROBE_EVERY)
+            self.on_threads = choice
+        self.next_try = self.epochs + self.interval
 
     @property
     def figures(self) -> dict:

@@ -390,7 +390,7 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
         return _dual.run_dual(
             sub, hook, solver, advance, state, w=w, alpha=rec[:, _ALPHA], report=report,
             values=values, figures=figures, order=(bucket_size, buckets_per_group),
-            finish=lambda: exact_weights(threads),
+            finish=lambda: exact_weights(threads, schedule),
         )  # fmt: skip
     finally:
         if threads is not None:

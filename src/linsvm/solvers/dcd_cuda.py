@@ -63,6 +63,20 @@ sets the start and ``monotone=False`` turns the safeguard off (then nothing is k
 epoch is never undone). Every update is exact (atomic adds lose nothing), so the running w
 stays sum_i y_i alpha_i x_i up to the rounding of the adds.
 
+Hot views (option ``hot_views``; off by default until measured on a GPU). What limits the
+rows in flight is the hot features' staleness: a weight that most rows share (the bias, a
+frequent word) gets a push from every row in flight, each computed as if alone. With
+``hot_views`` each block keeps the hot weights (``dcd_async.hot_features``: in at least 1% of
+the rows, 64 at most, and the bias) in shared memory; the block's first thread steps the
+block's rows of a round one after another, each row's w'x_i corrected by the hot changes of
+the rows before it, and adds the hot changes to the view, while the row's threads add the
+rest to w as before; every ``flush_rounds`` rounds (``DEFAULT_FLUSH_ROUNDS``) the block adds
+its view's changes to w atomically and reads it back, as the CPU's async threads do with
+theirs. A block's rows then meet the hot weights as serial coordinate descent does, and the
+overshoot on them comes from the blocks in flight, not from every row in flight (a factor of
+rows a block fewer); the safeguard stays. The rows' feature numbers are copied to the GPU a
+second time with the hot ones renumbered past the weights (4 bytes a non-zero).
+
 Not here: -s 7 (dual logistic regression). Its coordinate step is an inner Newton solve (up
 to 101 steps, each with logarithms) run by one thread while the rest of its row's threads
 wait, on a pair of variables per row (alpha_i and C_i - alpha_i, a five-column record the
@@ -131,6 +145,14 @@ STATE_BLOCKS = 1024
 L_BLOCKS, L_ROWS_PER_BLOCK, L_HALVINGS = 0, 1, 2
 # Under the simulator blocks are Python threads run one block after another: a small launch.
 SIMULATOR_PLAN = (2, 2, 2)  # threads per row, rows per block, blocks
+# Hot views (option ``hot_views``; the module's docstring): the hot features at most (as the
+# CPU's async scheme picks them: ``dcd_async.hot_features``), and the rounds of a block
+# between two flushes of its view by default.
+GPU_MAX_HOT = 64
+DEFAULT_FLUSH_ROUNDS = 2
+# The default of option ``hot_views`` (off until measured on a GPU against the plain kernel:
+# ``benchmarks/bench_gpu.py`` runs both).
+HOT_VIEWS = False
 
 INSTALL_HINT = "pip install 'linsvm[cuda]'"
 
@@ -201,17 +223,23 @@ def state_nbytes(n_rows: int, n_weights: int, n_partials: int, monotone: bool = 
 
 class DeviceRows:
     """X's CSR rows on the GPU (offsets, int32 indices, float32 values), copied on first use
-    after a check that they and a solve's state fit the GPU's free memory."""
+    after a check that they and a solve's state fit the GPU's free memory; with hot views, a
+    second copy of the indices with the hot features renumbered (``hot_indices``)."""
 
     def __init__(self, X) -> None:
         self.X = X
         self.arrays: tuple | None = None
+        self.hot: tuple[bytes, object] | None = None  # (the hot features' key, indices)
 
-    def get(self, cuda, state_bytes: int, state_sizes: str):
+    def get(self, cuda, state_bytes: int, state_sizes: str, hot: np.ndarray | None = None):
         """(indptr, indices, data) on the GPU; a one-line error, before any copy, when the
-        rows (if not there yet) and ``state_bytes`` more do not fit its free memory."""
+        rows (if not there yet) and ``state_bytes`` more do not fit its free memory. With
+        ``hot`` (feature numbers, ascending), the indices are ``hot_indices``'."""
         X = self.X
         need = state_bytes + (0 if self.arrays is not None else rows_nbytes(X))
+        key = None if hot is None else hot.tobytes()
+        if key is not None and (self.hot is None or self.hot[0] != key):
+            need += int(X.indptr[-1]) * np.dtype(np.int32).itemsize
         free, total = free_memory(cuda)
         if need > free:
             rows = "" if self.arrays is not None else f"CSR rows {_mib(rows_nbytes(X))}, "
@@ -231,10 +259,27 @@ class DeviceRows:
                 cuda.to_device(np.ascontiguousarray(X.indices, dtype=np.int32)),
                 cuda.to_device(np.ascontiguousarray(X.data, dtype=DEVICE_DATA_DTYPE)),
             )
-        return self.arrays
+        if key is None:
+            return self.arrays
+        if self.hot is None or self.hot[0] != key:
+            self.hot = (key, cuda.to_device(hot_indices(X, hot)))
+        return self.arrays[0], self.hot[1], self.arrays[2]
 
     def release(self) -> None:
         self.arrays = None  # numba-cuda frees device arrays once unreferenced
+        self.hot = None
+
+
+def hot_base(X) -> int:
+    """Where the hot views' numbering starts: past every weight (the bias's included)."""
+    return X.shape[1] + 1
+
+
+def hot_indices(X, hot: np.ndarray) -> np.ndarray:
+    """X's feature numbers (int32) with hot feature ``hot[s]`` numbered ``hot_base(X) + s``."""
+    from .dcd_async import remapped_indices
+
+    return remapped_indices(X, hot, hot_base(X), np.int32)
 
 
 def free_memory(cuda) -> tuple[float, float]:
@@ -318,6 +363,27 @@ def launch_plan(sub: Subproblem, cuda) -> tuple[int, int, int]:
     per_block = min(per_block, int(in_flight))
     blocks = max(1, math.ceil(min(int(in_flight), max(n_rows, 1)) / per_block))
     return int(per_row), int(per_block), blocks
+
+
+def hot_plan(sub: Subproblem, n_weights: int) -> tuple[np.ndarray | None, np.ndarray, int]:
+    """(hot features or None, the weights of a block's view, rounds between its flushes) of
+    option ``hot_views`` (default ``HOT_VIEWS``: every change added to w at once) and
+    ``flush_rounds`` (default ``DEFAULT_FLUSH_ROUNDS``). The view's weights are the hot
+    features' and, with a bias, the bias's (last)."""
+    from ._dcd_cuda_kernels import MAX_HOT_SLOTS
+    from .dcd_async import HOT_MIN_SHARE, hot_features
+
+    flush_rounds = sub.option("flush_rounds", DEFAULT_FLUSH_ROUNDS)
+    if isinstance(flush_rounds, bool) or not isinstance(flush_rounds, int | np.integer) or (
+        flush_rounds < 1
+    ):
+        raise InvalidInputError(f"flush_rounds must be an integer >= 1, got {flush_rounds!r}")
+    if not sub.option("hot_views", HOT_VIEWS):
+        return None, np.zeros(0, dtype=np.int64), int(flush_rounds)
+    hot = hot_features(sub.X, min(GPU_MAX_HOT, MAX_HOT_SLOTS - 1), HOT_MIN_SHARE)
+    weights = hot if sub.bias < 0 else np.append(hot, n_weights - 1)
+    # (no hot feature: the rows' own numbers serve; the bias alone may still have a view)
+    return (hot if hot.shape[0] else None), weights.astype(np.int64), int(flush_rounds)
 
 
 def _splitmix64(x: int) -> int:
@@ -560,6 +626,7 @@ def _solve(sub: Subproblem, kind: _SvmDual | _SvrDual, hook: Hook | None) -> Sol
     n_weights = sub.n_weights
     monotone = bool(sub.option("monotone", True))
     per_row, plan_per_block, plan_blocks = launch_plan(sub, cuda)
+    hot, hot_weight, flush_rounds = hot_plan(sub, n_weights)
 
     alpha0 = _dual.warm_start(sub, (n_rows,))
     # the SVR dual's warm start first runs the cold start's first epoch for its reference
@@ -598,8 +665,10 @@ def _solve(sub: Subproblem, kind: _SvmDual | _SvrDual, hook: Hook | None) -> Sol
     sizes = f"dual variables and records {_mib(n_rows * 33)}, w {_mib(n_weights * 8)}"
     try:
         d_indptr, d_indices, d_data = holder.get(
-            cuda, state_nbytes(n_rows, n_weights, n_partials, monotone), sizes
+            cuda, state_nbytes(n_rows, n_weights, n_partials, monotone), sizes, hot
         )
+        d_hot_weight = cuda.to_device(hot_weight)
+        views = hot_weight.shape[0] > 0
         d_rec = cuda.to_device(rec)
         d_w = cuda.to_device(w)
         d_flags = cuda.to_device(flags)
@@ -642,7 +711,8 @@ def _solve(sub: Subproblem, kind: _SvmDual | _SvrDual, hook: Hook | None) -> Sol
                 kernels.dcd_epoch[blocks, (per_row, per_block)](
                     d_indptr, d_indices, d_data, bias, bias_index, d_rec, d_w, d_flags,
                     n_rows, half_bits, k0, k1, k2, k3, regression, squared, p, shrinking,
-                    upper_old, lower_old, d_partial,
+                    upper_old, lower_old, d_partial, views, hot_base(X), d_hot_weight,
+                    flush_rounds,
                 )  # fmt: skip
                 figures = figures_now(blocks)
                 f_new = float(figures[kernels.OBJECTIVE])
@@ -743,6 +813,8 @@ def _solve(sub: Subproblem, kind: _SvmDual | _SvrDual, hook: Hook | None) -> Sol
             **final_launch,
             "rows_in_flight_start": plan_blocks * plan_per_block,
             "device_w_error": w_error,
+            "hot_views": int(hot_weight.shape[0]),
+            "flush_rounds": flush_rounds,
         },
     )
 

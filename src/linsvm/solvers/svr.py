@@ -475,7 +475,7 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
         return _dual.run_dual(
             sub, hook, solver, advance, state, w=w, alpha=rec[:, _BETA], report=report,
             values=values, figures=figures, order=(bucket_size, buckets_per_group),
-            finish=lambda: exact_weights(threads),
+            finish=lambda: exact_weights(threads, schedule),
         )  # fmt: skip
     finally:
         if threads is not None:

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The measurements a lent machine (16 cores, one NVIDIA GPU) is for, in one run of about 8
+# minutes: the GPU solver (plain and with hot views) against Snap ML's GPU solver
+# (benchmarks/bench_gpu.py), then threads within one solve at 1, 4, 8 and 16 threads against
+# Snap ML (benchmarks/bench_dcd_threads.py --big-machine). Reports go to $OUT.
+#
+# Prepare here (see benchmarks/README.md, bench_gpu): the Snap ML wheel for the machine's
+# Python in .whl/ and pypi-recent.xz, pypi-recent.t.xz in .data/ (both ignored by git, so
+# carry them: carry=[".whl", ".data"]). On the machine: bash scripts/device_check.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-/tmp/linsvm-device}"
+mkdir -p "$OUT"
+SITE=/tmp/linsvm-site
+if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --target "$SITE" .whl/*.whl
+fi
+export PYTHONPATH="$SITE:src:." LINSVM_SHARED_DATA=.data PYTHONUNBUFFERED=1
+export LINSVM_BENCH_SCRATCH=/tmp/linsvm-bench-data
+{ nvidia-smi --query-gpu=name,memory.total --format=csv,noheader; nproc; } > "$OUT/machine.txt" 2>&1
+status=0
+timeout 270 python3 -m benchmarks.bench_gpu --repeats 2 --no-cpu --max-run-seconds 15 \
+    --out "$OUT/RESULTS-gpu.md" > "$OUT/bench_gpu.log" 2>&1 || status=$?
+timeout 230 python3 -m benchmarks.bench_dcd_threads --big-machine --max-minutes 3.5 \
+    --out "$OUT/RESULTS-dcd-threads-16core.md" > "$OUT/bench_dcd_threads.log" 2>&1 || status=$?
+tail -n 3 "$OUT"/*.log
+exit "$status"

@@ -49,12 +49,17 @@ copy taken by the threads at its start), not counted, and ``flush_rows`` halved;
 one thread, the serial kernel, whose every step lowers f. So f never rises, whatever the
 data.
 
-**The model.** When the solve ends w is recomputed as sum_i y_i alpha_i x_i (the SVR's
-sum_i beta_i x_i) from the dual variables (``exact_weights``), so that the model, the primal
-value and the duality gap are those of the alpha returned whatever the interleaving was.
-Unlike ``dcd_threads``' rounds, two runs with the same seed differ: the order in which the
-threads' steps meet depends on timing. Both stop by the same rule, and the optima agree to
-the tolerance.
+**The model.** When the solve ends on the threads, w is recomputed as sum_i y_i alpha_i x_i
+(the SVR's sum_i beta_i x_i) from the dual variables (``exact_weights``, on the threads), so
+that the model, the primal value and the duality gap are those of the alpha returned whatever
+the interleaving was. Unlike ``dcd_threads``' rounds, two runs with the same seed differ: the
+order in which the threads' steps meet depends on timing. Both stop by the same rule, and the
+optima agree to the tolerance.
+
+**Whether they pay.** The solve measures the threads against the serial kernel as it goes
+and runs the faster (``_dual_threads.ThreadSchedule``): atomic adds cost about ten plain ones,
+and a shared w's cache lines travel between the cores that change them, which on a 2-core VM
+made two threads slower than one.
 
 **The simulator.** ``run_simulated`` takes T threads' steps on the calling thread in lockstep:
 each thread reads w for its next row, then each in turn steps and adds (so every read misses
@@ -134,7 +139,7 @@ _SYNC_SIZE = 48
 # The run's control (int64): rows between flushes, outer iterations undone (they raised f),
 # and 1 once the rest of the solve is handed to one thread. Its floats: the rows' terms of f,
 # and f at the last check.
-_C_FLUSH_ROWS, _C_RISES, _C_ONE_THREAD = 0, 1, 2
+_C_FLUSH_ROWS, _C_UNDONE, _C_ONE_THREAD = 0, 1, 2
 _G_TERMS, _G_F = 0, 1
 # _SYNC_DONE: the run goes on, converged, or hands over to one thread.
 _GO_ON, _CONVERGED, _HAND_OVER = 0, 1, 2
@@ -374,7 +379,7 @@ def _end_epoch(active, istate, fstate, removed, trainable, acc, eps, regression,
         terms += acc[t, _T_TERMS]
     f = 0.5 * sq + terms
     if not f - guard[_G_F] <= F_RISE_RTOL * abs(guard[_G_F]):  # (NaN counts as a rise)
-        control[_C_RISES] += 1
+        control[_C_UNDONE] += 1
         n_rows = rec.shape[0]
         for i in range(n_rows):
             rec[i, _ALPHA] = kept_alpha[i]
@@ -863,7 +868,7 @@ class AsyncThreads:
             "chunk_rows": self.chunk_rows,
             "flush_rows": int(self.control[_C_FLUSH_ROWS]),
             "flush_rows_start": self.flush_rows_start,
-            "undone_epochs": int(self.control[_C_RISES]),
+            "undone_epochs": int(self.control[_C_UNDONE]),
             "handed_to_one_thread": self.one_thread,
         }
 

@@ -29,10 +29,11 @@ SECTIONS = [
     ("Reader (bench_reader.py)", "RESULTS-reader.md"),
     ("Multi-core peers: -s 1 / -s 3 on 1 and 2 threads (bench_multicore.py)",
      "RESULTS-multicore.md"),
-    ("Threads within one DCD solve: linsvm's threaded -s 1 / -s 3 vs one thread, Snap ML and "
-     "multi-core LIBLINEAR (bench_dcd_threads.py)", "RESULTS-dcd-threads.md"),
-    ("Threads within one DCD solve, pypi-recent after the dot products found the owners' "
-     "split (bench_dcd_threads.py --datasets pypi-recent)", "RESULTS-dcd-threads-pypi.md"),
+    ("Threads within one DCD solve: linsvm's threaded -s 1 / -s 3 (async and rounds) vs one "
+     "thread, Snap ML and multi-core LIBLINEAR, 3M generated rows; simulated epochs on "
+     "pypi-recent (bench_dcd_threads.py)", "RESULTS-dcd-threads.md"),
+    ("Threads within one DCD solve, pypi-recent (bench_dcd_threads.py --datasets pypi-recent)",
+     "RESULTS-dcd-threads-pypi.md"),
     ("Threads within one SVR dual solve: -s 12 / -s 13 vs one thread and LIBLINEAR "
      "(bench_svr_threads.py)", "RESULTS-svr-threads.md"),
     ("The Newton solvers on 1 and 2 threads (bench_threads_primal.py)",

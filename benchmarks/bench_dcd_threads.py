@@ -15,8 +15,10 @@ The problem: C = 1, no bias, the L2-loss SVM (``-s 1``) and the L1-loss SVM (``-
 
 **Time to accuracy (real threads).** For each thread count T of ``--threads``: linsvm
 (``linsvm.train(..., n_jobs=T)``: T threads within the one binary sub-problem, where the data
-has at least T * ``linsvm.solvers.dcd.THREAD_MIN_NNZ`` non-zeros, fewer otherwise: the report
-gives the threads used), Snap ML (``SupportVectorMachine(n_jobs=T, fit_intercept=False,
+has at least T * ``linsvm.solvers._dual_threads.THREAD_MIN_NNZ`` non-zeros, fewer otherwise:
+the report gives the threads used; its default scheme, async, measured against one thread as
+the solve goes, and with ``--schemes auto,rounds`` (the default) the deterministic rounds as
+a column of their own), Snap ML (``SupportVectorMachine(n_jobs=T, fit_intercept=False,
 regularizer=1/C)``; with ``--gpu`` also on the GPU) and multi-core LIBLINEAR (``-m T``, in its
 own venv, driven by ``benchmarks/multicore_worker.py``). linsvm on one thread is measured
 whatever ``--threads`` says: it is the speed-up's reference. Timing is ``benchmarks/harness.py``'s
@@ -48,8 +50,8 @@ stay within 2.5x the serial epochs. Fewer synthetic rows than the timed part by 
 left, each tool an equal share of its problem's (unused time passes on), a run is not started
 when the setting's last run (or twice the tool's slowest so far) would not end in its share,
 and multi-core LIBLINEAR's fits are ended at it; what was skipped is named in the report.
-``--big-machine``: threads 1,4,8,16, pypi-recent and 3M-row synthetic-text, 3 repeats, peers,
-no simulator, 5 minutes.
+``--big-machine``: threads 1,4,8,16, pypi-recent and 3M-row synthetic-text, 3 repeats, the
+async scheme and Snap ML (no rounds, no multi-core LIBLINEAR), no simulator, 5 minutes.
 """
 
 from __future__ import annotations
@@ -175,6 +177,7 @@ class LinsvmCheck:
     shortened: int = 0
     epochs: int = 0  # async: outer iterations run, of them on the threads, undone
     epochs_on_threads: int = 0
+    speedups: list[float] = field(default_factory=list)  # async: measured in each solve
     undone: int = 0
     handed_over: int = 0  # runs the guard handed to one thread
     solvers: set[int] = field(default_factory=set)  # the solver that produced w (fallback: 2)
@@ -255,6 +258,8 @@ class LinsvmThreads(LinsvmTool):
             c.epochs += int(result.n_iter)
             c.epochs_on_threads += int(fig["epochs_on_threads"])
             c.undone += int(fig.get("undone_epochs", 0))
+            if np.isfinite(fig.get("thread_speedup", np.nan)):
+                c.speedups.append(float(fig["thread_speedup"]))
             c.handed_over += int(bool(fig.get("handed_to_one_thread")))
         if self.n_jobs > 1 and result.alpha is not None and result.solver == LIBLINEAR_SOLVER[loss]:
             X = self.X
@@ -734,11 +739,13 @@ def checks_table(problems: list[Problem]) -> list[str]:
                          if c.rounds else "n/a")
             undone = (f"{c.undone} undone, {c.handed_over} runs handed to one thread"
                       if c.epochs else "n/a")
+            measured = (f"{np.median(c.speedups):.2f} ({min(c.speedups):.2f}-"
+                        f"{max(c.speedups):.2f})" if c.speedups else "n/a")
             gap = f"{c.min_gap:.3g}" + ("" if c.min_gap >= 0 else " **negative**")
             rows.append([pr.dataset, LOSS_SHORT[pr.loss], name, _threads_used(c),
                          ", ".join(map(str, sorted(c.hot_features))) or "n/a",
                          ", ".join(map(str, sorted(c.chunk_rows))) or "n/a",
-                         shortened, undone, str(c.runs), gap, fmt_sci(c.max_w_error),
+                         shortened, undone, measured, str(c.runs), gap, fmt_sci(c.max_w_error),
                          ", ".join(f"-s {s}" for s in sorted(c.solvers))])
     if not rows:
         return []
@@ -747,14 +754,17 @@ def checks_table(problems: list[Problem]) -> list[str]:
              "(async: and on how many of its outer iterations; the others ran on one thread, "
              "measured faster there or handed over by the guard), its hot features and rows a "
              "thread's chunk, the rounds the line search shortened (rounds), the outer "
-             "iterations the guard undid (async), the smallest duality gap P(w) - D(alpha) "
+             "iterations the guard undid (async), the threads' speed-up over one thread a visited "
+             "row as the async solves measured it (median, range), the smallest duality gap "
+             "P(w) - D(alpha) "
              "reported (must be >= 0), and the largest max|w - sum_i y_i alpha_i x_i| / max|w| "
              "(w as returned, the sum computed afresh by `linsvm.objective.primal_from_dual`).",
              ""]
     lines += markdown_table(["dataset", "loss", "tool", "threads used", "hot features",
-                             "chunk rows", "shortened rounds", "guard", "runs", "min gap",
-                             "max w error", "solver that gave w"], rows,
-                            align=["l", "l", "l"] + ["r"] * 8 + ["l"])
+                             "chunk rows", "shortened rounds", "guard",
+                             "threads' speed-up a row", "runs", "min gap", "max w error",
+                             "solver that gave w"], rows,
+                            align=["l", "l", "l"] + ["r"] * 9 + ["l"])
     lines.append("")
     return lines
 

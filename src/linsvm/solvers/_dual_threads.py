@@ -274,10 +274,15 @@ class ThreadSchedule:
 
     @property
     def figures(self) -> dict:
+        """Where the outer iterations ran, and ``thread_speedup``: one thread's seconds a
+        visited row over the threads' (medians of the solve's runs; NaN until both ran)."""
+        threads, serial = self.rate[True], self.rate[False]
+        speedup = float(np.median(serial) / np.median(threads)) if threads and serial else np.nan
         return {
             "epochs_on_threads": self.epochs_on_threads,
             "thread_choice_switches": self.switches,
             "on_threads_at_end": self.on_threads,
+            "thread_speedup": speedup,
         }
 
 

@@ -69,23 +69,29 @@ def test_quick_run(tmp_path):
         rows = _table_rows(text, heading)
         assert [(r[0], r[1]) for r in rows] == [("0.01", "1"), ("0.01", "2"), ("0.001", "1"),
                                                 ("0.001", "2")]
-        assert all(r[5] == "not installed" for r in rows)
-        assert all(r[4] not in ("not installed", "not run") for r in rows)
-    # linsvm's threaded runs: 2 threads used, gap >= 0, w = sum y alpha x
+        # (columns: linsvm, threads used, rounds, Snap ML, multi-core LIBLINEAR)
+        assert all(r[6] == "not installed" for r in rows)
+        assert all(r[5] not in ("not installed", "not run") for r in rows)
+    # linsvm's threaded runs, both schemes: 2 threads used, gap >= 0, w = sum y alpha x
     checks = _table_rows(text, "### linsvm's threaded runs")
-    assert {(r[1], r[2], r[3]) for r in checks} == {("-s 1", "2", "2"), ("-s 3", "2", "2")}
+    assert {(r[1], r[2], r[3].split()[0]) for r in checks} == {
+        (loss, tool, "2") for loss in ("-s 1", "-s 3") for tool in ("linsvm 2t", "linsvm 2t rounds")
+    }
     for r in checks:
-        assert float(r[8]) >= 0
-        assert float(r[9]) < 1e-10
+        assert float(r[10]) >= 0
+        assert float(r[11]) < 1e-10
     assert "**negative**" not in text
     # the simulator: serial, 2 and 16 threads for both losses, and the verdict at 16
     sim = _table_rows(text, "## Epochs by simulated threads")
-    assert [(r[0], r[1]) for r in sim] == [(s, t) for s in ("-s 1", "-s 3")
-                                           for t in ("1", "2", "16")]
-    assert all(r[2].isdigit() and r[4].isdigit() for r in sim)
+    assert [(r[0], r[1], r[2]) for r in sim] == [
+        (s, t, scheme) for s in ("-s 1", "-s 3")
+        for t, scheme in (("1", "serial"), ("2", "rounds"), ("16", "rounds"), ("2", "async"),
+                          ("16", "async"))
+    ]
+    assert all(r[3].isdigit() and r[5].isdigit() for r in sim)
     verdicts = [line for line in text.splitlines()
                 if line.startswith("- synthetic-text -s ") and "at 16 threads" in line]
-    assert len(verdicts) == 2
+    assert len(verdicts) == 4
     assert all(v.endswith(": holds") or v.endswith("**does not hold**") for v in verdicts)
     assert "multi-core LIBLINEAR not installed" in text
 

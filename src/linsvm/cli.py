@@ -166,8 +166,9 @@ HELP_FLAGS = ("-h", "--help")
 
 # compare's options that take a value; its options may come before, between or after the files
 COMPARE_VALUE_OPTIONS = frozenset(
-    {"-c", "-B", "-o", "--solvers", "--max-time", "--pstar-time", "--seed", "--clock"}
-)
+    {"-c", "-B", "-o", "--solvers", "--lineup", "-d", "--dataset", "--test-fraction",
+     "--max-time", "--pstar-time", "--seed", "--clock"}
+)  # fmt: skip
 
 # LIBLINEAR's train and predict number features from 1 and have no option for 0-based files
 ZERO_INDEX_ADVICE = (

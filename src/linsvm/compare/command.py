@@ -1,5 +1,9 @@
 """``linsvm compare [options] training_set_file test_set_file``: parse, race, print.
 
+Several data sets race in one command with ``-d TRAIN[,TEST]`` (repeated; a set without its
+test file is split): each gets its own report and figures in ``<outdir>/<data set>/``, and the
+seeds' table, one row a data set, is written as ``lineup.md`` and ``lineup.csv``.
+
 Usage errors are ``InvalidInputError``s (``LinsvmError``), which ``linsvm.cli.main`` prints
 as one line, ``linsvm compare: error: ...``, with exit status 1. This module does not import
 ``linsvm.cli`` (``cli`` imports ``run_compare`` from here).
@@ -10,19 +14,26 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from ..errors import InvalidInputError
 from ..io import read_libsvm
-from .lineup import DEFAULT_LINEUP, LINEUP, check_racer_names
+from .lineup import DEFAULT_LINEUP_NAME, LINEUP, LINEUPS, check_lineup, check_racer_names
 from .recording import CLOCKS
+from .report import ComparisonResult
 from .runners import DEFAULT_MAX_TIME, RACE_FACTOR, STOP_LINE, compare
+from .table import lineup_csv, lineup_tables
 
 # The options that take a value (the rest are flags).
 VALUE_OPTIONS = frozenset(
-    {"-c", "-B", "-o", "--solvers", "--max-time", "--pstar-time", "--seed", "--clock"}
-)
+    {"-c", "-B", "-o", "--solvers", "--lineup", "-d", "--dataset", "--test-fraction",
+     "--max-time", "--pstar-time", "--seed", "--clock"}
+)  # fmt: skip
+# A training set given without its test file is split: this share of its rows is tested on.
+DEFAULT_TEST_FRACTION = 0.2
 
 
 def number(text: str, kind, option: str):
@@ -35,16 +46,24 @@ def number(text: str, kind, option: str):
 
 USAGE = f"""\
 Usage: linsvm compare [options] training_set_file test_set_file
-Race the linear-SVM solvers on one problem: time to 1% and 0.1% relative primal accuracy,
-tables and figures of the primal objective and test accuracy against training time.
+       linsvm compare [options] -d train[,test] [-d train[,test] ...]
+Race the linear-SVM solvers: time to 1% and 0.1% relative primal accuracy, tables and figures
+of the primal objective and test accuracy against training time; with several data sets, the
+seeds' table (one row a data set) as lineup.md and lineup.csv.
 options:
 -c cost : set the parameter C (default 1)
 -B bias : if bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default -1)
--o dir : output folder for compare.md, curves.json and the figures
-    (default ./compare-<training file name>)
---solvers a,b,... : the solvers to run, among
+-o dir : output folder for compare.md, curves.json, the figures, lineup.md and lineup.csv
+    (default ./compare-<training file name>; several data sets: ./compare-lineup, one
+    folder per data set in it)
+-d, --dataset train[,test] : a data set to race on (repeat for several); without its test
+    file, a seeded share of its rows is held out (--test-fraction)
+--test-fraction F : the share held out for testing (default {DEFAULT_TEST_FRACTION:g})
+--lineup NAME : the racers of a seed's table: {", ".join(
+    f"{k} ({', '.join(v)})" for k, v in LINEUPS.items())}
+    (default {DEFAULT_LINEUP_NAME})
+--solvers a,b,... : the solvers to run instead, among
     {", ".join(LINEUP)}
-    (default: all but {", ".join(s for s in LINEUP if s not in DEFAULT_LINEUP)})
 --max-time S : the most time a solver may take, seconds (default {DEFAULT_MAX_TIME:g}); it stops
     sooner once certainly past {STOP_LINE} relative accuracy, or after {RACE_FACTOR:g} x the
     time an earlier solver of its loss took to get there
@@ -63,14 +82,22 @@ class CompareOptions:
     bias: float = -1.0
     outdir: str | None = None
     solvers: list[str] | None = None
+    lineup: str = ""
     max_time: float = DEFAULT_MAX_TIME
     pstar_time: float | None = None
     check_overhead: bool = True
     seed: int = 1
     clock: str = "wall"
     quiet: bool = False
-    training_file: str = ""
-    test_file: str = ""
+    test_fraction: float = DEFAULT_TEST_FRACTION
+    # (training file, test file or "" for a split), in the order given
+    datasets: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def racers(self) -> list[str]:
+        if self.solvers is not None:
+            return self.solvers
+        return check_lineup(self.lineup or DEFAULT_LINEUP_NAME)
 
 
 def parse_compare_args(argv: Sequence[str]) -> CompareOptions:
@@ -104,6 +131,21 @@ def parse_compare_args(argv: Sequence[str]) -> CompareOptions:
             elif arg == "--solvers":
                 names = [s.strip() for s in value.split(",") if s.strip()]
                 opts.solvers = check_racer_names(names)
+            elif arg == "--lineup":
+                check_lineup(value)
+                opts.lineup = value
+            elif arg in ("-d", "--dataset"):
+                train, _, test = value.partition(",")
+                if not train:
+                    raise InvalidInputError(f"option {arg} needs train[,test], got {value!r}")
+                opts.datasets.append((train, test))
+            elif arg == "--test-fraction":
+                fraction = number(value, float, arg)
+                if not 0 < fraction < 1:
+                    raise InvalidInputError(
+                        f"option --test-fraction needs a number between 0 and 1, got {value}"
+                    )
+                opts.test_fraction = fraction
             elif arg in ("--max-time", "--pstar-time"):
                 seconds = number(value, float, arg)
                 if not (math.isfinite(seconds) and seconds > 0):
@@ -125,35 +167,91 @@ def parse_compare_args(argv: Sequence[str]) -> CompareOptions:
         else:
             raise InvalidInputError(f"unknown option: {arg}")
     files = argv[i:]
-    if len(files) < 2:
-        raise InvalidInputError("expected training_set_file test_set_file")
-    if len(files) > 2:
-        raise InvalidInputError(f"too many arguments: {' '.join(files[2:])}")
-    opts.training_file, opts.test_file = files
+    if opts.solvers is not None and opts.lineup:
+        raise InvalidInputError("give either --lineup or --solvers, not both")
+    if files and opts.datasets:
+        raise InvalidInputError(
+            "give the data sets either as training_set_file test_set_file or with -d, not both"
+        )
+    if not opts.datasets:
+        if len(files) < 2:
+            raise InvalidInputError("expected training_set_file test_set_file (or -d train[,test])")
+        if len(files) > 2:
+            raise InvalidInputError(f"too many arguments: {' '.join(files[2:])}")
+        opts.datasets = [(files[0], files[1])]
     if opts.outdir is None:
-        name = Path(opts.training_file).name
-        for suffix in (".xz", ".gz", ".bz2"):
-            name = name.removesuffix(suffix)
-        opts.outdir = f"compare-{name}"
+        several = len(opts.datasets) > 1
+        opts.outdir = "compare-lineup" if several else f"compare-{set_name(opts.datasets[0][0])}"
     return opts
 
 
+def set_name(path: str) -> str:
+    """A data set's name: its file name without a compression suffix."""
+    name = Path(path).name
+    for suffix in (".xz", ".gz", ".bz2"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def split_rows(X, y: np.ndarray, test_fraction: float, seed: int):
+    """(X_train, y_train, X_test, y_test): a seeded random ``test_fraction`` of the rows held
+    out, the rest kept in their order."""
+    n_rows = X.shape[0]
+    n_test = int(round(test_fraction * n_rows))
+    if n_test < 1 or n_test >= n_rows:
+        raise InvalidInputError(
+            f"cannot hold out {100 * test_fraction:g}% of {n_rows} rows for testing: give a test "
+            "file or another --test-fraction"
+        )
+    held = np.zeros(n_rows, dtype=bool)
+    held[np.random.default_rng(seed).choice(n_rows, size=n_test, replace=False)] = True
+    return X[~held], y[~held], X[held], y[held]
+
+
+def read_set(train: str, test: str, opts: CompareOptions):
+    """The training and test rows of one data set (split when no test file is given)."""
+    X, y = read_libsvm(train)
+    if test:
+        Xt, yt = read_libsvm(test)
+        return X, y, Xt, yt
+    return split_rows(X, y, opts.test_fraction, opts.seed)
+
+
 def run_compare(argv: Sequence[str]) -> int:
-    """``linsvm compare``: read the two files, compare, print the report; the exit status."""
+    """``linsvm compare``: read the data sets, race on each, print the reports and the seeds'
+    table; the exit status."""
     if not argv:
         print(USAGE, end="")
         return 1
     opts = parse_compare_args(argv)
-    X, y = read_libsvm(opts.training_file)
-    Xt, yt = read_libsvm(opts.test_file)
-    result = compare(
-        X, y, Xt, yt, opts.C, opts.solvers, bias=opts.bias, max_time=opts.max_time,
-        outdir=opts.outdir, quiet=opts.quiet, seed=opts.seed,
-        dataset=Path(opts.training_file).name, pstar_time=opts.pstar_time,
-        check_overhead=opts.check_overhead, clock=opts.clock,
-    )  # fmt: skip
-    print("\n".join(result.markdown()).rstrip())
+    several = len(opts.datasets) > 1
+    names = opts.racers
+    results: list[ComparisonResult] = []
+    taken: set[str] = set()
+    for train, test in opts.datasets:
+        name = set_name(train)
+        while name in taken:  # two files of one name: the folders must differ
+            name += "+"
+        taken.add(name)
+        X, y, Xt, yt = read_set(train, test, opts)
+        outdir = Path(opts.outdir) / name if several else Path(opts.outdir)
+        result = compare(
+            X, y, Xt, yt, opts.C, names, bias=opts.bias, max_time=opts.max_time,
+            outdir=outdir, quiet=opts.quiet, seed=opts.seed, dataset=name,
+            pstar_time=opts.pstar_time, check_overhead=opts.check_overhead, clock=opts.clock,
+        )  # fmt: skip
+        results.append(result)
+        print("\n".join(result.markdown(f"{name}/" if several else "")).rstrip() + "\n")
+    table = lineup_tables(results, names)
+    out = Path(opts.outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "lineup.md").write_text("\n".join(table).rstrip() + "\n")
+    (out / "lineup.csv").write_text(lineup_csv(results, names))
+    if several:
+        print("\n".join(table).rstrip())
     if not opts.quiet:
-        print(f"written to {opts.outdir}/: compare.md, curves.json"
-              + "".join(f", {f.name}" for f in result.figures), file=sys.stderr)  # fmt: skip
+        where = "compare.md, curves.json" if not several else "one folder per data set"
+        figures = "".join(f", {f.name}" for f in results[0].figures) if not several else ""
+        print(f"written to {opts.outdir}/: {where}{figures}, lineup.md, lineup.csv",
+              file=sys.stderr)  # fmt: skip
     return 0

@@ -19,7 +19,9 @@ from ..objective import LOSS_HINGE, LOSS_SQUARED_HINGE
 DCD_EPS = 1e-5
 NEWTON_EPS = 1e-10
 PCD_EPS = 1e-8
-SGD_DELTA = 1e-6  # SGD-S/M: the relative accuracy bound; Pegasos and SGD-R ignore it
+SGD_DELTA = 1e-6  # SGD-S/M and MPU: the relative accuracy bound; the SGD solvers without a
+# stopping rule (Pegasos, SGD-R, svmsgd, ASGD, SGD-QN) ignore it: the time budget stops them
+CUTTING_PLANE_EPS = 1e-6  # SVMperf's slack tolerance, OCAS's relative gap
 
 LOSS_KEYS = {LOSS_HINGE: "l1", LOSS_SQUARED_HINGE: "l2"}
 LOSS_TITLES = {"l1": "L1-loss SVM (hinge)", "l2": "L2-loss SVM (squared hinge)"}
@@ -59,17 +61,46 @@ LINEUP: dict[str, Racer] = {
         Racer("sgd-s", 32, LOSS_HINGE, SGD_DELTA, "SGD-S", "rel. acc. bound", "tab:orange", "v"),
         Racer("sgd-m", 33, LOSS_HINGE, SGD_DELTA, "SGD-M", "rel. acc. bound", "tab:brown", "D"),
         Racer("sgd-r", 31, LOSS_HINGE, SGD_DELTA, "SGD-R", "(no measure)", "tab:pink", "P"),
+        Racer("svmperf", 35, LOSS_HINGE, CUTTING_PLANE_EPS, "SVMperf (cutting plane)", "slack violation", "tab:olive", "X"),  # noqa: E501
+        Racer("ocas", 36, LOSS_HINGE, CUTTING_PLANE_EPS, "OCAS", "(Q_P - Q_D)/|Q_P|", "tab:gray", "*"),  # noqa: E501
+        Racer("svmsgd", 37, LOSS_HINGE, SGD_DELTA, "svmsgd", "(no measure)", "tab:purple", "<"),
+        Racer("asgd", 38, LOSS_HINGE, SGD_DELTA, "ASGD", "(no measure)", "tab:green", ">", "--"),
+        Racer("sgd-qn", 39, LOSS_HINGE, SGD_DELTA, "SGD-QN", "(no measure)", "k", "h"),
+        Racer("mpu", 41, LOSS_HINGE, SGD_DELTA, "MPU", "rel. acc. bound", "gold", "d"),
         Racer("dcd-l2", 1, LOSS_SQUARED_HINGE, DCD_EPS, "DCD-L2 (shrinking)", "PG measure", "tab:blue", "o"),  # noqa: E501
         Racer("dcd-l2-noshrink", 1, LOSS_SQUARED_HINGE, DCD_EPS, "DCD-L2 (no shrinking)", "PG measure", "tab:cyan", "s", "--", NO_SHRINKING),  # noqa: E501
         Racer("pcd", 34, LOSS_SQUARED_HINGE, PCD_EPS, "PCD (primal CD)", "sweep |g|/|g0|", "tab:green", "^"),  # noqa: E501
         Racer("newton-l2", 2, LOSS_SQUARED_HINGE, NEWTON_EPS, "Newton (primal)", "|g|/|g0|", "tab:purple", "D"),  # noqa: E501
+        Racer("tron", 40, LOSS_SQUARED_HINGE, NEWTON_EPS, "TRON (trust region)", "|g|/|g0|", "tab:red", "v"),  # noqa: E501
     ]
 }  # fmt: skip
-# The racers of a comparison by default: the seed's lineup (SGD-R only on request).
-DEFAULT_LINEUP = (
-    "dcd-l1", "dcd-l1-noshrink", "pegasos", "sgd-s", "sgd-m",
-    "dcd-l2", "dcd-l2-noshrink", "pcd", "newton-l2",
-)  # fmt: skip
+
+# The named lineups: the racers of the seeds' tables, in their columns' order.
+LINEUPS: dict[str, tuple[str, ...]] = {
+    # Hsieh et al., ICML 2008, the time to 1% table: DCDL1, Pegasos, SVMperf | DCDL2, PCD, TRON
+    "dcd2008": ("dcd-l1", "pegasos", "svmperf", "dcd-l2", "pcd", "tron"),
+    # Panagiotakopoulos and Tsampouka 2013: the cutting planes, DCD, MPU, Pegasos, Bottou's
+    # programs and their own SGD-R/S/M
+    "sgd2013": (
+        "svmperf", "ocas", "dcd-l1", "mpu", "pegasos", "svmsgd", "sgd-qn", "sgd-r", "sgd-s",
+        "sgd-m",
+    ),
+    # linsvm's own solvers of both losses, with and without shrinking
+    "linsvm": (
+        "dcd-l1", "dcd-l1-noshrink", "pegasos", "sgd-s", "sgd-m",
+        "dcd-l2", "dcd-l2-noshrink", "pcd", "newton-l2",
+    ),
+}  # fmt: skip
+DEFAULT_LINEUP_NAME = "dcd2008"
+# The racers of a comparison by default: the first seed's table.
+DEFAULT_LINEUP = LINEUPS[DEFAULT_LINEUP_NAME]
+
+
+def check_lineup(name: str) -> list[str]:
+    """The racers of the named lineup (``LINEUPS``); a one-line error for an unknown name."""
+    if name not in LINEUPS:
+        raise InvalidInputError(f"unknown lineup {name!r}; valid: {', '.join(LINEUPS)}")
+    return list(LINEUPS[name])
 
 
 def check_racer_names(names: Sequence[str] | None) -> list[str]:

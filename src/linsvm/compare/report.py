@@ -77,6 +77,11 @@ class SolverRun:
         hits = np.flatnonzero(self.relative <= target)
         return float(self.times[hits[0]]) if hits.size else None
 
+    def iterations_to(self, target: float) -> int | None:
+        """Iterations done at that snapshot (None: never)."""
+        hits = np.flatnonzero(self.relative <= target)
+        return int(self.iterations[hits[0]]) if hits.size else None
+
     def to_json(self) -> dict:
         """The run as JSON-ready lists; the hook trace thinned to ``TRACE_POINTS_JSON``."""
         k = self.trace.shape[0]
@@ -203,7 +208,7 @@ class ComparisonResult:
                 "",
             ]
             header, rows = self.table(loss)
-            lines += _markdown_table(header, rows)
+            lines += markdown_table(header, rows)
             lines.append("")
             if figure_prefix is not None:
                 for fig in self.figures:
@@ -270,7 +275,7 @@ def fmt_pct(x: float) -> str:
     return "n/a" if x is None or not math.isfinite(x) else f"{100 * x:.2f}%"
 
 
-def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     align = [":---"] + ["---:"] * (len(header) - 1)
     out = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
     out += ["| " + " | ".join(row) + " |" for row in rows]

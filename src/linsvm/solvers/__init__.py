@@ -9,8 +9,9 @@ when it reaches its cap, and the function that solves it (``solve(sub, hook) -> 
 ``check_parameter``. Nothing outside this module and the solver's own module asks
 ``solver == k``: a new solver is one module plus one entry here.
 
-linsvm's own solvers (the primal stochastic solvers of the seeds and primal coordinate descent)
-are numbered from 30 on and also go by a name (``-s sgd-s``); their models solve one of
+linsvm's own solvers (the primal stochastic solvers of the seeds, primal coordinate descent and
+the other methods the seeds race: cutting planes, Bottou's SGD programs, TRON, MPU) are
+numbered from 30 on and also go by a name (``-s sgd-s``); their models solve one of
 LIBLINEAR's problems and are written in model files as that problem's solver (``model_type``),
 so LIBLINEAR can read them.
 """
@@ -48,6 +49,8 @@ ONECLASS_MAX_ITER = 1000
 # linsvm's SGD solvers: epochs (SGD-S/M normally stop on their criterion first)
 SGD_MAX_EPOCHS = 2000
 SGD_FIXED_EPOCHS = 100  # Pegasos and SGD-R, which have no stopping criterion
+CUTTING_PLANE_MAX_ITER = 10000  # SVMperf and OCAS: cutting-plane iterations
+BOTTOU_EPOCHS = 5  # svmsgd, ASGD and SGD-QN: sgd 2.0's default number of epochs
 
 # Kinds of problem.
 CLASSIFICATION, REGRESSION, ONECLASS = "classification", "regression", "oneclass"
@@ -253,6 +256,47 @@ SOLVERS: dict[int, SolverSpec] = {
             34, "PCD", "L2-regularized L2-loss SVC (primal coordinate descent)",
             CLASSIFICATION, 0.01, NEWTON_MAX_ITER, "linsvm.solvers.pcd:solve_pcd",
             tolerance=TOL_CLASS_BALANCE, alias="pcd", model_type=2, cap_advice=_pcd_advice,
+        ),
+        # the seeds' lineup: the cutting-plane methods (eps: SVMperf's slack tolerance, OCAS's
+        # relative gap TolRel), Bottou's SGD programs (epochs, no stopping rule), TRON (the
+        # trust-region Newton of LIBLINEAR 1.x) and the margin perceptron with unlearning
+        SolverSpec(
+            35, "SVMPERF", "SVMperf, L1-loss SVM (1-slack cutting plane)", CLASSIFICATION,
+            0.1, CUTTING_PLANE_MAX_ITER, "linsvm.solvers.cutting_plane:solve_svmperf",
+            weights=False, warm_start=False, alias="svmperf", model_type=3,
+        ),
+        SolverSpec(
+            36, "OCAS", "OCAS, L1-loss SVM (optimized cutting plane)", CLASSIFICATION,
+            0.01, CUTTING_PLANE_MAX_ITER, "linsvm.solvers.cutting_plane:solve_ocas",
+            weights=False, warm_start=False, alias="ocas", model_type=3,
+        ),
+        SolverSpec(
+            37, "SVMSGD", "svmsgd, L1-loss SVM (Bottou's primal SGD)", CLASSIFICATION,
+            0.01, BOTTOU_EPOCHS, "linsvm.solvers.sgd_bottou:solve_svmsgd",
+            weights=False, warm_start=False, stops_on_tolerance=False, alias="svmsgd",
+            model_type=3, unregularized_bias=True,
+        ),
+        SolverSpec(
+            38, "ASGD", "svmasgd, L1-loss SVM (Bottou's averaged SGD)", CLASSIFICATION,
+            0.01, BOTTOU_EPOCHS, "linsvm.solvers.sgd_bottou:solve_asgd",
+            weights=False, warm_start=False, stops_on_tolerance=False, alias="asgd",
+            model_type=3, unregularized_bias=True,
+        ),
+        SolverSpec(
+            39, "SGD_QN", "SGD-QN, L1-loss SVM (quasi-Newton diagonal SGD)", CLASSIFICATION,
+            0.01, BOTTOU_EPOCHS, "linsvm.solvers.sgd_bottou:solve_sgdqn",
+            weights=False, warm_start=False, stops_on_tolerance=False, alias="sgd-qn",
+            model_type=3,
+        ),
+        SolverSpec(
+            40, "TRON", "L2-regularized L2-loss SVC (trust-region Newton, LIBLINEAR 1.x)",
+            CLASSIFICATION, 0.01, NEWTON_MAX_ITER, "linsvm.solvers.tron:solve_tron",
+            tolerance=TOL_CLASS_BALANCE, alias="tron", model_type=2,
+        ),
+        SolverSpec(
+            41, "MPU", "MPU, L1-loss SVM (margin perceptron with unlearning)", CLASSIFICATION,
+            0.01, SGD_MAX_EPOCHS, "linsvm.solvers.mpu:solve_mpu",
+            weights=False, warm_start=False, alias="mpu", model_type=3,
         ),
     ]
 }  # fmt: skip

@@ -1,0 +1,95 @@
+"""The seeds' table: one row a data set, one column a racer, the time to each accuracy line.
+
+Hsieh et al. (ICML 2008) give, per data set, the seconds each solver needs to come within 1% of
+the optimal primal value; Panagiotakopoulos and Tsampouka (2013) give seconds and epochs to a
+relative accuracy. ``lineup_tables`` builds both shapes from the races of several data sets
+(one ``ComparisonResult`` each): per accuracy line of ``TARGETS``, a table whose cells are
+"seconds (iterations)", the iterations being the racer's outer iterations (epochs for the SGD
+solvers, cutting-plane iterations, Newton iterations, coordinate descent passes) at the first
+snapshot past the line. ``lineup_csv`` writes the same figures in long form, one line per data
+set, racer and line, for other tools.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Sequence
+
+from .lineup import LINEUP
+from .report import TARGETS, ComparisonResult, fmt_seconds, markdown_table
+
+CSV_FIELDS = (
+    "dataset", "rows", "features", "nonzeros", "C", "racer", "label", "solver", "loss",
+    "target", "seconds", "iterations", "reached", "final_relative", "stopped_by",
+    "run_seconds",
+)  # fmt: skip
+
+
+def target_name(target: float) -> str:
+    """1e-2 -> "1%", 1e-3 -> "0.1%" (the seeds' wording)."""
+    return f"{100 * target:g}%"
+
+
+def cell(result: ComparisonResult, name: str, target: float) -> str:
+    """"0.52 (7)": seconds and iterations to ``target``; "> 60 (900)" when never reached (the
+    run's time and iterations); "-" when the racer did not run on this data set."""
+    run = result.runs.get(name)
+    if run is None:
+        return "-"
+    t = run.time_to(target)
+    if t is None:
+        return f"> {fmt_seconds(run.seconds)} ({run.n_iter})"
+    return f"{fmt_seconds(t)} ({run.iterations_to(target)})"
+
+
+def lineup_tables(results: Sequence[ComparisonResult], names: Sequence[str]) -> list[str]:
+    """Markdown: per accuracy line, a table with one row a data set and one column a racer."""
+    lines: list[str] = []
+    header = ["data set", *[LINEUP[n].label for n in names]]
+    for target in TARGETS:
+        lines.append(
+            f"Seconds (iterations) to {target_name(target)} of the optimal primal value, "
+            "(P(w) - P*)/P* <= " + f"{target:g}:"
+        )
+        lines.append("")
+        rows = [[r.dataset, *[cell(r, n, target) for n in names]] for r in results]
+        lines += markdown_table(header, rows)
+        lines.append("")
+    settings = sorted({(r.C, r.bias, r.clock) for r in results})
+    for C, bias, clock in settings:
+        sets = ", ".join(r.dataset for r in results if (r.C, r.bias, r.clock) == (C, bias, clock))
+        lines.append(
+            f"- {sets}: C = {C:g}, bias {'none' if bias < 0 else f'{bias:g}'}, "
+            f"{'wall-clock' if clock == 'wall' else 'CPU'} seconds; iterations are each "
+            "racer's outer iterations (epochs, cutting-plane or Newton iterations, passes); "
+            "> t (k): not reached in the run's t seconds and k iterations."
+        )
+    return lines
+
+
+def lineup_csv(results: Sequence[ComparisonResult], names: Sequence[str]) -> str:
+    """The figures of ``lineup_tables`` in long form, with a header line (``CSV_FIELDS``)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    for r in results:
+        for name in names:
+            run = r.runs.get(name)
+            if run is None:
+                continue
+            for target in TARGETS:
+                t = run.time_to(target)
+                writer.writerow([
+                    r.dataset, r.n_rows, r.n_features, r.nnz, f"{r.C:g}", name, run.label,
+                    LINEUP[name].solver, run.loss, f"{target:g}",
+                    "" if t is None else f"{t:.6g}",
+                    "" if t is None else run.iterations_to(target),
+                    int(t is not None), _g(run.relative[-1]), run.stop, f"{run.seconds:.6g}",
+                ])  # fmt: skip
+    return out.getvalue()
+
+
+def _g(x: float) -> str:
+    return f"{x:.6g}" if math.isfinite(x) else ""

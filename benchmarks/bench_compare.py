@@ -6,7 +6,7 @@ Run from the repository root::
         [--synthetic-rows 2000000] [--max-time 60] [--clock wall|cpu] [--solvers ...]
         [--out benchmarks/RESULTS-compare.md] [--figures benchmarks/figures]
 
-For each dataset, C = 1, no bias, every solver of ``linsvm.compare.DEFAULT_LINEUP`` (DCD-L1
+For each dataset, C = 1, no bias, every solver of ``linsvm.compare.LINEUPS["linsvm"]`` (DCD-L1
 with and without shrinking, Pegasos, SGD-S, SGD-M; DCD-L2 with and without shrinking, PCD,
 primal Newton) is run by ``linsvm.compare.compare`` with a per-solver time budget; the report
 gives, like the seed's table, each solver's time to 1% (and 0.1%) relative primal accuracy,
@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from linsvm.compare import DEFAULT_LINEUP, DEFAULT_MAX_TIME, ComparisonResult, compare
+from linsvm.compare import DEFAULT_MAX_TIME, LINEUPS, ComparisonResult, compare
 
 from .common import (
     BENCH_DIR,
@@ -85,7 +85,7 @@ def parse_args(argv=None):
     p.add_argument("--synthetic-rows", type=int, default=DEFAULT_ROWS)
     p.add_argument("--max-time", type=float, default=None,
                    help=f"seconds per solver ({DEFAULT_MAX_TIME:g}; --quick 5)")  # fmt: skip
-    p.add_argument("--solvers", default=",".join(DEFAULT_LINEUP))
+    p.add_argument("--solvers", default=",".join(LINEUPS["linsvm"]))
     p.add_argument("--seed", type=int, default=1)
     p.add_argument(
         "--clock", choices=("wall", "cpu"), default="wall",

@@ -1,1 +1,0 @@
-"""Solvers kept only as references for the benchmarks (not part of linsvm)."""

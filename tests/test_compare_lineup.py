@@ -1,11 +1,16 @@
-"""``linsvm compare`` in the seeds' shapes: named lineups, several data sets, the seeds' table.
+"""``linsvm compare`` in the seeds' shapes: named lineups, several data sets, the seeds' table;
+and what its outputs must not make a reader believe.
 
 - every racer of every named lineup is a registered solver of the loss it is drawn with;
 - ``--lineup`` picks a seed's racers, ``--solvers`` others (not both); unknown names and bad
   ``-d`` / ``--test-fraction`` values are one-line errors;
 - several data sets (``-d train,test``, or ``-d train`` split with a seeded share held out) give
   one folder each and one row each in ``lineup.md`` and ``lineup.csv``, whose figures are the
-  runs' own (seconds and iterations to each line, read back from ``curves.json``).
+  runs' own (seconds and iterations to each line, read back from ``curves.json``);
+- a racer stopped by its budget is reported as such with the accuracy it reached; a given
+  ``--max-time`` is every racer's budget; ``--target`` moves the stop line (and P*'s
+  certification with it, the same for both losses); the time axis stays readable when it spans
+  less than a decade.
 """
 
 from __future__ import annotations
@@ -24,14 +29,16 @@ from linsvm.compare import (
     DEFAULT_LINEUP,
     LINEUP,
     LINEUPS,
+    RACE_FACTOR,
     ComparisonResult,
     check_lineup,
+    compare,
     lineup_csv,
     parse_compare_args,
 )
 from linsvm.compare.command import split_rows
 from linsvm.compare.lineup import LOSS_KEYS
-from linsvm.compare.report import TARGETS
+from linsvm.compare.report import TARGETS, fmt_seconds
 from linsvm.errors import InvalidInputError
 from linsvm.objective import LOSS_HINGE, LOSS_SQUARED_HINGE
 from linsvm.solvers import SOLVERS, model_file_solver
@@ -130,6 +137,115 @@ def test_several_data_sets_one_row_each(tmp_path, capsys):
             assert int(row["iterations"]) == run.iterations_to(target)
             # the table's cell says the same
             assert f"({run.iterations_to(target)})" in table
-    assert lineup_csv(list(results.values()), names) == (out / "lineup.csv").read_text()
+    again = list(csv.DictReader(io.StringIO(lineup_csv(list(results.values()), names))))
+    assert [(r["dataset"], r["racer"], r["target"], r["reached"]) for r in again] == [
+        (r["dataset"], r["racer"], r["target"], r["reached"]) for r in rows
+    ]
     assert LOSS_KEYS[LOSS_HINGE] == "l1"
     assert np.isfinite([r.runs["dcd-l1"].relative[-1] for r in results.values()]).all()
+
+
+# ---- what a user read wrongly in the race's outputs -------------------------------------------
+
+
+def test_a_budget_stop_is_not_reported_as_a_time(files_small, monkeypatch):
+    """A racer cut by its time budget: the table says so and how far it got, not "not reached
+    in 2.01" as if that were a measurement."""
+    import linsvm.compare.runners as runners
+
+    monkeypatch.setattr(runners, "STOP_ACCURACY", 1e-9)  # out of Pegasos' reach
+    X, y = files_small
+    result = compare(X, y, X, y, solvers=["pegasos"], max_time=0.05, quiet=True,
+                     check_overhead=False, pstar_time=0.5)  # fmt: skip
+    run = result.runs["pegasos"]
+    assert run.stop == "time budget"
+    _, rows = result.table("l1")
+    best = f"{float(run.relative.min()):.1e}"
+    assert rows[0][3] == f"stopped by the {fmt_seconds(run.budget)} s budget at {best}"
+    assert not any("not reached in" in c for c in rows[0])
+
+
+def test_max_time_given_is_every_racers_budget(tmp_path, monkeypatch):
+    """--max-time widens the budget of the racers after a fast one (no race factor)."""
+    import linsvm.compare.command as command
+
+    seen = []
+    monkeypatch.setattr(command, "compare", lambda *a, **k: seen.append(k) or _raise())
+    X, y = make_sparse_problem(n_rows=60, n_features=5, seed=1)
+    path = tmp_path / "d"
+    linsvm.write_libsvm(X, y, path)
+    for argv, factor in (([], RACE_FACTOR), (["--max-time", "90"], None)):
+        with pytest.raises(_Stop):
+            command.run_compare(["-q", *argv, str(path), str(path)])
+        assert seen[-1]["race_factor"] == factor
+
+
+class _Stop(Exception):
+    pass
+
+
+def _raise():
+    raise _Stop
+
+
+def test_target_moves_the_stop_line_and_the_reference_certifies_it(files_small):
+    X, y = files_small
+    result = compare(X, y, X, y, solvers=["dcd-l1", "dcd-l2"], max_time=5.0, quiet=True,
+                     check_overhead=False, target=1e-5)  # fmt: skip
+    assert result.targets == (1e-2, 1e-3, 1e-5)
+    header, _ = result.table("l1")
+    assert "time to 1e-5 (s)" in header
+    for name, loss in (("dcd-l1", "l1"), ("dcd-l2", "l2")):
+        run = result.runs[name]
+        assert run.stop == "past 1e-5" and run.time_to(1e-5) is not None
+        ref = result.references[loss]
+        # one certified accuracy for both losses, and the text says it, not a tolerance
+        assert ref.certified_gap <= 1e-8 and ref.source == "the reference DCD run"
+    text = "\n".join(result.markdown())
+    assert "eps 0.0" not in text and "(P* - D)/D <= 1e-08" in text
+    with pytest.raises(InvalidInputError, match="target must be below 1"):
+        compare(X, y, X, y, solvers=["dcd-l1"], quiet=True, target=2.0)
+    with pytest.raises(InvalidInputError, match="--target needs a relative accuracy"):
+        parse_compare_args(["--target", "0", "a", "b"])
+    assert parse_compare_args(["--target", "1e-4", "a", "b"]).target == 1e-4
+
+
+@pytest.mark.parametrize("span", [(0.21, 0.88), (0.5, 0.9), (0.085, 0.7), (1.1, 9.9)])
+def test_time_axis_labels_within_a_decade(span):
+    """On a time axis of less than a decade matplotlib labels its minor ticks too, as
+    "2 x 10^-1, 3 x 10^-1, ...", crowded: the figures label plain numbers (1, 2, 5 x 10^k),
+    at least two, none over another."""
+    pytest.importorskip("matplotlib")
+    from linsvm.compare.figures import draw
+    from linsvm.compare.report import Reference, SolverRun
+
+    times = np.concatenate([[0.0], np.geomspace(*span, 6)])
+    k = times.size
+    run = SolverRun("dcd-l2", "l2", "DCD-L2", "PG", times, np.arange(k), np.linspace(2, 1, k),
+                    np.full(k, 0.8), np.zeros((0, 3)), k - 1, "converged", 0.9, 0.0, 0.9,
+                    relative=np.geomspace(1, 1e-4, k))  # fmt: skip
+    result = ComparisonResult("d", 10, 3, 30, 5, 1.0, -1.0, 1.0, {"l2": Reference(1.0, 0.9)},
+                              {"dcd-l2": run})  # fmt: skip
+    for kind in ("objective", "accuracy"):
+        fig = draw(result, "l2", kind)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        lo, hi = ax.get_xlim()
+        labels = [
+            (tick.label1.get_text(), tick.label1.get_window_extent(renderer))
+            for tick in ax.xaxis.get_major_ticks() + ax.xaxis.get_minor_ticks()
+            if tick.label1.get_visible() and tick.label1.get_text() and lo <= tick.get_loc() <= hi
+        ]
+        assert len(labels) >= 2, kind  # something to read the axis by
+        for text, _ in labels:
+            float(text)  # a plain number, not math text
+        boxes = sorted((box for _, box in labels), key=lambda b: b.x0)
+        for a, b in zip(boxes, boxes[1:], strict=False):
+            assert a.x1 <= b.x0, kind
+
+
+@pytest.fixture(scope="module")
+def files_small():
+    X, y = make_sparse_problem(n_rows=300, n_features=30, seed=3)
+    return X, y

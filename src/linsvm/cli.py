@@ -26,7 +26,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .checkpoint import DEFAULT_EVERY_SECONDS
-from .errors import DataFormatError, InvalidInputError, LinsvmError, ZeroIndexError
+from .errors import (
+    DataFormatError,
+    InvalidInputError,
+    LinsvmError,
+    ZeroIndexError,
+    import_extra,
+)
 from .solvers import (
     CLASSIFICATION,
     MAP_MODES,
@@ -167,7 +173,7 @@ HELP_FLAGS = ("-h", "--help")
 # compare's options that take a value; its options may come before, between or after the files
 COMPARE_VALUE_OPTIONS = frozenset(
     {"-c", "-B", "-o", "--solvers", "--lineup", "-d", "--dataset", "--test-fraction",
-     "--max-time", "--pstar-time", "--seed", "--clock"}
+     "--target", "--max-time", "--pstar-time", "--seed", "--clock"}
 )  # fmt: skip
 
 # LIBLINEAR's train and predict number features from 1 and have no option for 0-based files
@@ -551,6 +557,8 @@ def run_train(argv: list[str]) -> int:
 
         check_device(SOLVERS[opts.solver], opts.device)
         check_available()
+    if opts.dask is not None:  # likewise: without the distributed extra, one line naming it
+        import_extra("distributed", "distributed", "--dask", provides=("dask",))
     feature_map = feature_map_of(opts)
     if opts.memory is not None:
         return _train_in_blocks(opts)

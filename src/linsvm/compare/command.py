@@ -24,13 +24,13 @@ from ..io import read_libsvm
 from .lineup import DEFAULT_LINEUP_NAME, LINEUP, LINEUPS, check_lineup, check_racer_names
 from .recording import CLOCKS
 from .report import ComparisonResult
-from .runners import DEFAULT_MAX_TIME, RACE_FACTOR, STOP_LINE, compare
+from .runners import DEFAULT_MAX_TIME, RACE_FACTOR, STOP_ACCURACY, STOP_LINE, compare
 from .table import lineup_csv, lineup_tables
 
 # The options that take a value (the rest are flags).
 VALUE_OPTIONS = frozenset(
     {"-c", "-B", "-o", "--solvers", "--lineup", "-d", "--dataset", "--test-fraction",
-     "--max-time", "--pstar-time", "--seed", "--clock"}
+     "--target", "--max-time", "--pstar-time", "--seed", "--clock"}
 )  # fmt: skip
 # A training set given without its test file is split: this share of its rows is tested on.
 DEFAULT_TEST_FRACTION = 0.2
@@ -64,9 +64,11 @@ options:
     (default {DEFAULT_LINEUP_NAME})
 --solvers a,b,... : the solvers to run instead, among
     {", ".join(LINEUP)}
---max-time S : the most time a solver may take, seconds (default {DEFAULT_MAX_TIME:g}); it stops
-    sooner once certainly past {STOP_LINE} relative accuracy, or after {RACE_FACTOR:g} x the
-    time an earlier solver of its loss took to get there
+--target T : a solver stops once certainly past this relative accuracy (default {STOP_LINE});
+    the tables get a line for it, P* is certified to a thousandth of it
+--max-time S : the most time a solver may take, seconds (default {DEFAULT_MAX_TIME:g}: then a
+    solver also stops after {RACE_FACTOR:g} x the time an earlier solver of its loss took to
+    the target; given, every solver may take S seconds)
 --pstar-time S : time budget of the reference run for P* per loss (default: 2 x max-time)
 --no-overhead-run : skip running each solver again without the hook
 --clock wall|cpu : the solvers' clock: wall time (default) or this thread's CPU time (for a
@@ -84,6 +86,8 @@ class CompareOptions:
     solvers: list[str] | None = None
     lineup: str = ""
     max_time: float = DEFAULT_MAX_TIME
+    max_time_given: bool = False  # then every racer gets it (no race factor)
+    target: float = STOP_ACCURACY
     pstar_time: float | None = None
     check_overhead: bool = True
     seed: int = 1
@@ -139,6 +143,13 @@ def parse_compare_args(argv: Sequence[str]) -> CompareOptions:
                 if not train:
                     raise InvalidInputError(f"option {arg} needs train[,test], got {value!r}")
                 opts.datasets.append((train, test))
+            elif arg == "--target":
+                target = number(value, float, arg)
+                if not 0 < target < 1:
+                    raise InvalidInputError(
+                        f"option --target needs a relative accuracy between 0 and 1, got {value}"
+                    )
+                opts.target = target
             elif arg == "--test-fraction":
                 fraction = number(value, float, arg)
                 if not 0 < fraction < 1:
@@ -153,7 +164,7 @@ def parse_compare_args(argv: Sequence[str]) -> CompareOptions:
                         f"option {arg} needs a number of seconds > 0, got {value}"
                     )
                 if arg == "--max-time":
-                    opts.max_time = seconds
+                    opts.max_time, opts.max_time_given = seconds, True
                 else:
                     opts.pstar_time = seconds
             else:
@@ -239,6 +250,7 @@ def run_compare(argv: Sequence[str]) -> int:
             X, y, Xt, yt, opts.C, names, bias=opts.bias, max_time=opts.max_time,
             outdir=outdir, quiet=opts.quiet, seed=opts.seed, dataset=name,
             pstar_time=opts.pstar_time, check_overhead=opts.check_overhead, clock=opts.clock,
+            race_factor=None if opts.max_time_given else RACE_FACTOR, target=opts.target,
         )  # fmt: skip
         results.append(result)
         print("\n".join(result.markdown(f"{name}/" if several else "")).rstrip() + "\n")

@@ -25,46 +25,74 @@ def plot_figures(result: ComparisonResult, outdir: str | os.PathLike, dpi: int =
     Uses matplotlib's object interface on its Agg canvas (no pyplot, no global backend).
     """
     try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
+        import matplotlib  # noqa: F401
     except ImportError:
         return []
     out = Path(outdir)
     files = []
     for loss in result.losses():
-        runs = [r for r in result.runs.values() if r.loss == loss]
-        what = f"{result.dataset}, {LOSS_TITLES[loss]}, C = {result.C:g}, {result.n_rows:,} rows"
         for kind in ("objective", "accuracy"):
-            fig = Figure(figsize=(7.5, 4.6))
-            FigureCanvasAgg(fig)
-            ax = fig.add_subplot()
-            for r in runs:
-                _plot_run(ax, r, kind)
-            ax.set_xscale("log")
-            ax.set_xlabel(
-                "training time (s, log scale)" if result.clock == "wall"
-                else "training time (CPU s, log scale)"
-            )  # fmt: skip
-            ax.grid(True, which="major", alpha=0.3)
-            if kind == "objective":
-                ax.set_yscale("log")
-                ax.set_ylabel("(P(w) - P*) / P*")
-                for target, text in ((1e-2, "1%"), (1e-3, "0.1%")):
-                    ax.axhline(target, color="0.4", linestyle=":", linewidth=1)
-                    ax.annotate(text, (1.0, target), xycoords=("axes fraction", "data"),
-                                xytext=(3, 0), textcoords="offset points", va="center",
-                                fontsize=8, color="0.3")  # fmt: skip
-                ax.set_title(f"Relative primal difference\n{what}", fontsize=10)
-            else:
-                ax.set_ylabel("test accuracy (%)")
-                _accuracy_limits(ax, runs)
-                ax.set_title(f"Test accuracy\n{what}", fontsize=10)
-            ax.legend(fontsize=8, loc="lower left" if kind == "objective" else "lower right")
-            fig.tight_layout()
+            fig = draw(result, loss, kind)
             path = out / f"{loss}-{kind}.png"
             fig.savefig(path, dpi=dpi)
             files.append(path)
     return files
+
+
+def draw(result: ComparisonResult, loss: str, kind: str):
+    """One figure (a matplotlib ``Figure`` on an Agg canvas): ``kind`` "objective" or
+    "accuracy" of the runs of ``loss`` against time."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    runs = [r for r in result.runs.values() if r.loss == loss]
+    what = f"{result.dataset}, {LOSS_TITLES[loss]}, C = {result.C:g}, {result.n_rows:,} rows"
+    fig = Figure(figsize=(7.5, 4.6))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for r in runs:
+        _plot_run(ax, r, kind)
+    ax.set_xscale("log")
+    _time_ticks(ax, [r.times[r.times > 0] for r in runs])
+    ax.set_xlabel(
+        "training time (s, log scale)" if result.clock == "wall"
+        else "training time (CPU s, log scale)"
+    )  # fmt: skip
+    ax.grid(True, which="major", alpha=0.3)
+    if kind == "objective":
+        ax.set_yscale("log")
+        ax.set_ylabel("(P(w) - P*) / P*")
+        for target in result.targets:
+            ax.axhline(target, color="0.4", linestyle=":", linewidth=1)
+            ax.annotate(f"{100 * target:g}%", (1.0, target), xycoords=("axes fraction", "data"),
+                        xytext=(3, 0), textcoords="offset points", va="center",
+                        fontsize=8, color="0.3")  # fmt: skip
+        ax.set_title(f"Relative primal difference\n{what}", fontsize=10)
+    else:
+        ax.set_ylabel("test accuracy (%)")
+        _accuracy_limits(ax, runs)
+        ax.set_title(f"Test accuracy\n{what}", fontsize=10)
+    ax.legend(fontsize=8, loc="lower left" if kind == "objective" else "lower right")
+    fig.tight_layout()
+    return fig
+
+
+def _time_ticks(ax, times: Sequence[np.ndarray]) -> None:
+    """Readable ticks on the log time axis: below two decades matplotlib labels the minor
+    ticks too (2, 3, ... 9 x 10^k, crowded into one another); label 1, 2 and 5 x 10^k as plain
+    numbers instead, and leave the minor ticks unlabelled."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    spans = [t for t in times if t.size]
+    if not spans:
+        return
+    low = min(float(t.min()) for t in spans)
+    high = max(float(t.max()) for t in spans)
+    if high / low >= 100.0:
+        return  # matplotlib's decade labels are readable
+    ax.xaxis.set_major_locator(LogLocator(base=10.0, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def _plot_run(ax, r: SolverRun, kind: str) -> None:

@@ -77,6 +77,14 @@ class SolverRun:
         hits = np.flatnonzero(self.relative <= target)
         return float(self.times[hits[0]]) if hits.size else None
 
+    def not_reached(self) -> str:
+        """What a table says where the run never got to a line: how it ended and the best
+        relative accuracy it reached, not its time as if that were a measurement."""
+        best = fmt_sci(float(np.min(self.relative))) if self.relative.size else "n/a"
+        if self.stop == "time budget":
+            return f"stopped by the {fmt_seconds(self.budget)} s budget at {best}"
+        return f"not reached: {best} when it stopped ({self.stop})"
+
     def iterations_to(self, target: float) -> int | None:
         """Iterations done at that snapshot (None: never)."""
         hits = np.flatnonzero(self.relative <= target)
@@ -155,6 +163,7 @@ class ComparisonResult:
     notes: list[str] = field(default_factory=list)
     figures: list[Path] = field(default_factory=list)
     clock: str = "wall"  # the solver clock: "wall" or "cpu" (see CLOCKS)
+    targets: tuple[float, ...] = TARGETS  # the tables' accuracy lines (and the race's target)
 
     def losses(self) -> list[str]:
         return [k for k in ("l1", "l2") if any(r.loss == k for r in self.runs.values())]
@@ -162,7 +171,7 @@ class ComparisonResult:
     def table(self, loss: str) -> tuple[list[str], list[list[str]]]:
         """(header, rows) of the per-loss table."""
         header = [
-            "solver", "time to 1e-2 (s)", "time to 1e-3 (s)", "final rel. acc.",
+            "solver", *[f"time to {line_name(t)} (s)" for t in self.targets], "final rel. acc.",
             "final test acc.", "iterations", "stopped by", "recorded run (s)",
             "same run, no hook (s)", "time in hook (s)",
         ]  # fmt: skip
@@ -171,11 +180,9 @@ class ComparisonResult:
             if r.loss != loss:
                 continue
             reach = []
-            for target in TARGETS:
+            for target in self.targets:
                 t = r.time_to(target)
-                reach.append(
-                    fmt_seconds(t) if t is not None else f"not reached in {fmt_seconds(r.seconds)}"
-                )
+                reach.append(fmt_seconds(t) if t is not None else r.not_reached())
             stop = r.stop
             if stop == "time budget" and math.isfinite(r.budget):
                 stop = f"time budget ({fmt_seconds(r.budget)} s)"
@@ -225,7 +232,7 @@ class ComparisonResult:
         return {
             "dataset": self.dataset, "n_rows": self.n_rows, "n_features": self.n_features,
             "nnz": self.nnz, "n_test": self.n_test, "C": self.C, "bias": self.bias,
-            "max_time": self.max_time, "clock": self.clock,
+            "max_time": self.max_time, "clock": self.clock, "targets": list(self.targets),
             "references": {k: {"primal": _num(v.primal), "dual": _num(v.dual),
                                "source": v.source, "seconds": v.seconds}
                            for k, v in self.references.items()},
@@ -249,8 +256,13 @@ class ComparisonResult:
         return cls(
             d["dataset"], d["n_rows"], d["n_features"], d["nnz"], d["n_test"], d["C"],
             d["bias"], d["max_time"], refs, runs, list(d.get("notes", [])),
-            clock=d.get("clock", "wall"),
+            clock=d.get("clock", "wall"), targets=tuple(d.get("targets", TARGETS)),
         )  # fmt: skip
+
+
+def line_name(target: float) -> str:
+    """1e-3 -> "1e-3", as the tables name an accuracy line."""
+    return f"{target:.0e}".replace("e-0", "e-").replace("e+0", "e")
 
 
 def fmt_seconds(t: float | None) -> str:

@@ -47,12 +47,14 @@ from .report import (
     fmt_pct,
     fmt_sci,
     fmt_seconds,
+    line_name,
     write_outputs,
 )
 
 DEFAULT_MAX_TIME = 60.0
-# A racer stops once certainly past the table's last accuracy line: at the first snapshot with
-# (P(w) - D)/D <= this, D the reference run's dual bound (so (P(w) - P*)/P* <= it too).
+# A racer stops once certainly past the race's target, by default the table's last accuracy
+# line: at the first snapshot with (P(w) - D)/D <= target, D the reference run's dual bound (so
+# (P(w) - P*)/P* <= it too). ``compare(target=...)`` / ``--target`` takes another.
 STOP_ACCURACY = TARGETS[-1]
 # A racer after one of its loss has passed that line gets this many times the fastest time to
 # it so far (at least MIN_RACE_BUDGET seconds, at most max_time): the table then says how much
@@ -68,12 +70,15 @@ UNLIMITED_ITER = 10**7
 # buys nothing the table shows); the objectives are checked every PSTAR_CHECK_ITER outer
 # iterations.
 PSTAR_EPS_STAGES = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
-PSTAR_GAP_TARGET = 1e-3 * TARGETS[-1]
+PSTAR_GAP_FACTOR = 1e-3  # P* is certified to this fraction of the race's target
+PSTAR_GAP_TARGET = PSTAR_GAP_FACTOR * TARGETS[-1]
 PSTAR_CHECK_ITER = 50
 # Rows of the warm-up problem (compiles or loads every kernel before anything is timed).
 WARMUP_ROWS = 200
+REFERENCE_SOURCE = "the reference DCD run"
 STOP_TIME_BUDGET = "time budget"
-STOP_LINE = f"{STOP_ACCURACY:.0e}".replace("e-0", "e-")  # "1e-3", as the table names it
+
+STOP_LINE = line_name(STOP_ACCURACY)
 STOP_PAST_LINE = f"past {STOP_LINE}"
 
 
@@ -106,9 +111,11 @@ def accuracy_on(X_test: sp.csr_matrix, y_test: np.ndarray, w: np.ndarray, bias: 
 
 
 def reference_run(sub: Subproblem, loss: int, budget: float, ref: Reference,
-                  show: str = PROGRESS_NONE) -> None:  # fmt: skip
+                  show: str = PROGRESS_NONE,
+                  gap_target: float = PSTAR_GAP_TARGET) -> None:  # fmt: skip
     """DCD warm-started through ``PSTAR_EPS_STAGES`` until its gap certifies P* to
-    ``PSTAR_GAP_TARGET`` or time's up.
+    ``gap_target`` or time's up (every loss to the same certified accuracy, whichever
+    stage's tolerance gets there).
 
     The hook checks the budget after every batch of iterations and offers the primal and dual
     values to ``ref`` every ``PSTAR_CHECK_ITER`` iterations; it stops the run when the gap is
@@ -121,13 +128,13 @@ def reference_run(sub: Subproblem, loss: int, budget: float, ref: Reference,
     stage = {"eps": PSTAR_EPS_STAGES[0], "next_check": PSTAR_CHECK_ITER, "next_live": first}
 
     def finished() -> bool:
-        return ref.certified_gap <= PSTAR_GAP_TARGET or time.perf_counter() - start > budget
+        return ref.certified_gap <= gap_target or time.perf_counter() - start > budget
 
     def hook(progress: Progress) -> bool:
         if progress.iteration >= stage["next_check"] and progress.objectives is not None:
             stage["next_check"] = progress.iteration + PSTAR_CHECK_ITER
             primal, dual = progress.objectives()
-            ref.offer(primal, f"reference DCD run, eps {stage['eps']:g}", dual)
+            ref.offer(primal, REFERENCE_SOURCE, dual)
         now = time.perf_counter()
         if show != PROGRESS_NONE and now >= stage["next_live"]:
             text = (
@@ -148,7 +155,7 @@ def reference_run(sub: Subproblem, loss: int, budget: float, ref: Reference,
         stage["eps"], stage["next_check"] = eps, PSTAR_CHECK_ITER
         sol = spec.solve(sub.but(eps=eps, max_iter=UNLIMITED_ITER, alpha0=alpha), hook)
         alpha = sol.alpha
-        ref.offer(sol.primal, f"reference DCD run, eps {eps:g}", sol.dual)
+        ref.offer(sol.primal, REFERENCE_SOURCE, sol.dual)
         if finished():
             break
     ref.seconds = time.perf_counter() - start
@@ -174,12 +181,13 @@ def warm_up(sub: Subproblem, names: Sequence[str]) -> None:
 
 
 def record_run(racer: Racer, sub: Subproblem, X_test, y_test, max_time: float, show: str,
-               check_overhead: bool, clock: str,
-               stop_below: float = -math.inf) -> SolverRun:  # fmt: skip
+               check_overhead: bool, clock: str, stop_below: float = -math.inf,
+               past_line: str = STOP_PAST_LINE) -> SolverRun:  # fmt: skip
     """The recorded run, the unhooked rerun, and the evaluation of every snapshot.
 
     max_time: the racer's budget of solver seconds; stop_below: it stops at the first snapshot
-    with P(w) <= this (snapshots are then scored in the hook, that time taken off the clock).
+    with P(w) <= this (snapshots are then scored in the hook, that time taken off the clock),
+    and its stop is then reported as ``past_line``.
     """
     now = CLOCKS[clock]
     live = show == PROGRESS_LIVE
@@ -197,7 +205,7 @@ def record_run(racer: Racer, sub: Subproblem, X_test, y_test, max_time: float, s
     cpu_share = (time.thread_time() - cpu0) / (time.perf_counter() - wall0)
     n_iter = solution.n_iter
     if (rec.past_line or rec.out_of_time) and solution.stop_reason == INTERRUPTED:
-        stop = STOP_PAST_LINE if rec.past_line else STOP_TIME_BUDGET
+        stop = past_line if rec.past_line else STOP_TIME_BUDGET
         seconds = rec.trace[-1][0]  # the objective values computed after the stop are not timed
     else:
         stop = solution.stop_reason
@@ -282,6 +290,7 @@ def compare(
     check_overhead: bool = True,
     clock: str = "wall",
     race_factor: float | None = RACE_FACTOR,
+    target: float | None = None,
 ) -> ComparisonResult:
     """Race the SVM solvers on one problem; record primal value and test accuracy over time.
 
@@ -296,7 +305,10 @@ def compare(
     to measure what recording costs; clock: "wall" (perf_counter) or "cpu" (the thread's CPU
     time, for a machine other processes share); outdir: when given, write ``compare.md``,
     ``curves.json`` and the figures there; quiet: no progress on stderr; seed: the solvers'
-    seed; dataset: the name in titles and tables.
+    seed; dataset: the name in titles and tables; target: the relative accuracy a racer stops
+    past (default ``STOP_ACCURACY``, 1e-3; smaller shows the curves further down, and the
+    tables get a line for it; <= 0: no line, each racer runs to its tolerance or budget), P*
+    certified to ``PSTAR_GAP_FACTOR`` x the finest line.
     """
     C = float(C)
     if not (math.isfinite(C) and C > 0):
@@ -312,6 +324,12 @@ def compare(
         raise InvalidInputError(f"bias must be a number, got {bias}")
     if clock not in CLOCKS:
         raise InvalidInputError(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")
+    target = STOP_ACCURACY if target is None else float(target)
+    if not (target < 1):  # also NaN
+        raise InvalidInputError(f"target must be below 1, got {target:g}")
+    stop_line = line_name(target) if target > 0 else "no line"
+    # P* certified to a thousandth of the finest line the tables show
+    gap_target = PSTAR_GAP_FACTOR * min([t for t in (target, *TARGETS) if t > 0])
     names = check_racer_names(solvers)
     X = as_csr(X_train, name="X_train")
     Xt = as_csr(X_test, name="X_test")
@@ -346,7 +364,7 @@ def compare(
             ref = Reference()
             if not live:
                 say(f"P* ({LOSS_KEYS[loss]}): reference DCD run, up to {pstar_time:g} s")
-            reference_run(sub, loss, pstar_time, ref, progress)
+            reference_run(sub, loss, pstar_time, ref, progress, gap_target)
             references[LOSS_KEYS[loss]] = ref
             say(
                 f"P* ({LOSS_KEYS[loss]}) = {ref.primal:.10g}, (P* - D)/D = "
@@ -365,10 +383,11 @@ def compare(
         dual = references[key].dual
         stop_below = -math.inf  # no dual bound: nothing certifies the line
         if math.isfinite(dual) and dual > 0:
-            stop_below = dual * (1.0 + STOP_ACCURACY)
+            stop_below = dual * (1.0 + target)
         if not live:
             say(f"{name}: racing, up to {fmt_seconds(budget)} s")
-        run = record_run(racer, sub, Xt, yt, budget, progress, check_overhead, clock, stop_below)
+        run = record_run(racer, sub, Xt, yt, budget, progress, check_overhead, clock, stop_below,
+                         f"past {stop_line}")  # fmt: skip
         runs[name] = run
         past = np.flatnonzero(run.primal <= stop_below)
         if past.size:
@@ -390,6 +409,7 @@ def compare(
     result = ComparisonResult(
         dataset, X.shape[0], X.shape[1], int(X.nnz), Xt.shape[0], C, bias, max_time,
         references, runs, clock=clock,
+        targets=tuple(sorted(set(TARGETS) | ({target} if target > 0 else set()), reverse=True)),
     )  # fmt: skip
     budgets = f"{max_time:g} s"
     if race_factor is not None:
@@ -399,9 +419,10 @@ def compare(
             f"{MIN_RACE_BUDGET:g} s)"
         )
     result.notes.append(
-        f"A solver stops at its own tolerance, once certainly past {STOP_LINE} "
-        f"((P(w) - D)/D <= {STOP_LINE}, D the reference run's dual bound, checked at "
-        f"each snapshot), or at its time budget: {budgets}."
+        f"A solver stops at its own tolerance, once certainly past {stop_line} "
+        f"((P(w) - D)/D <= {stop_line}, D the reference run's dual bound, checked at "
+        f"each snapshot), or at its time budget: {budgets}. P* is certified for every loss to "
+        f"(P* - D)/D <= {gap_target:.0e} (within the reference run's budget)."
     )
     result.notes.append(
         "Times are the solver's own: the time spent in the recording hook is taken off. Relative "

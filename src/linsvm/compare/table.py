@@ -40,15 +40,20 @@ def cell(result: ComparisonResult, name: str, target: float) -> str:
         return "-"
     t = run.time_to(target)
     if t is None:
-        return f"> {fmt_seconds(run.seconds)} ({run.n_iter})"
+        return f"{run.not_reached()}, {run.n_iter} iterations"
     return f"{fmt_seconds(t)} ({run.iterations_to(target)})"
+
+
+def targets_of(results: Sequence[ComparisonResult]) -> list[float]:
+    """The accuracy lines of the races, from the loosest."""
+    return sorted({t for r in results for t in r.targets} | set(TARGETS), reverse=True)
 
 
 def lineup_tables(results: Sequence[ComparisonResult], names: Sequence[str]) -> list[str]:
     """Markdown: per accuracy line, a table with one row a data set and one column a racer."""
     lines: list[str] = []
     header = ["data set", *[LINEUP[n].label for n in names]]
-    for target in TARGETS:
+    for target in targets_of(results):
         lines.append(
             f"Seconds (iterations) to {target_name(target)} of the optimal primal value, "
             "(P(w) - P*)/P* <= " + f"{target:g}:"
@@ -63,8 +68,7 @@ def lineup_tables(results: Sequence[ComparisonResult], names: Sequence[str]) -> 
         lines.append(
             f"- {sets}: C = {C:g}, bias {'none' if bias < 0 else f'{bias:g}'}, "
             f"{'wall-clock' if clock == 'wall' else 'CPU'} seconds; iterations are each "
-            "racer's outer iterations (epochs, cutting-plane or Newton iterations, passes); "
-            "> t (k): not reached in the run's t seconds and k iterations."
+            "racer's outer iterations (epochs, cutting-plane or Newton iterations, passes)."
         )
     return lines
 
@@ -79,7 +83,7 @@ def lineup_csv(results: Sequence[ComparisonResult], names: Sequence[str]) -> str
             run = r.runs.get(name)
             if run is None:
                 continue
-            for target in TARGETS:
+            for target in targets_of([r]):
                 t = run.time_to(target)
                 writer.writerow([
                     r.dataset, r.n_rows, r.n_features, r.nnz, f"{r.C:g}", name, run.label,

@@ -391,8 +391,8 @@ def cross_validate_blocks(
     n_rows = source.n_rows
     folds = cv_folds(n_rows, n_folds, seed)
     fold_of = np.empty(n_rows, dtype=np.min_scalar_type(len(folds)))
-    for f, (_, test) in enumerate(folds):
-        fold_of[test] = f
+    for f in range(len(folds)):
+        fold_of[folds.held_out(f)] = f
     del folds
     correct = 0
     with warnings.catch_warnings():

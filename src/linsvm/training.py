@@ -33,7 +33,7 @@ import os
 import sys
 import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
 
@@ -798,12 +798,37 @@ def _print_progress(progress: Progress) -> None:
     print(line, file=sys.stderr)
 
 
-def cv_folds(n_rows: int, n_folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """LIBLINEAR's cross-validation folds: (training rows, held-out rows) for each fold.
+class CVFolds(Sequence):
+    """LIBLINEAR's cross-validation folds, fold ``f`` being (training rows, held-out rows).
 
-    Rows are shuffled with ``seed`` and cut into ``n_folds`` consecutive parts; with more
-    folds than rows it is leave-one-out, with LIBLINEAR's warning.
+    Rows are shuffled with ``seed`` and cut into ``len(self)`` consecutive parts. Only the
+    permutation is kept (8 bytes a row): a fold's index arrays are built when it is asked for,
+    so that walking the folds in turn needs memory of one fold, not of folds x rows (with as
+    many folds as rows that would be rows squared).
     """
+
+    def __init__(self, n_rows: int, n_folds: int, seed: int) -> None:
+        self.permutation = np.random.default_rng(seed).permutation(n_rows)
+        self.bounds = [f * n_rows // n_folds for f in range(n_folds + 1)]
+
+    def __len__(self) -> int:
+        return len(self.bounds) - 1
+
+    def held_out(self, f: int) -> np.ndarray:
+        """The held-out rows of fold ``f`` (a view of the permutation)."""
+        return self.permutation[self.bounds[f] : self.bounds[f + 1]]
+
+    def __getitem__(self, f: int) -> tuple[np.ndarray, np.ndarray]:
+        if not -len(self) <= f < len(self):
+            raise IndexError(f"fold {f} of {len(self)}")
+        f %= len(self)
+        perm, start, stop = self.permutation, self.bounds[f], self.bounds[f + 1]
+        return np.concatenate([perm[:start], perm[stop:]]), perm[start:stop]
+
+
+def cv_folds(n_rows: int, n_folds: int, seed: int) -> CVFolds:
+    """LIBLINEAR's cross-validation folds (``CVFolds``); with more folds than rows it is
+    leave-one-out, with LIBLINEAR's warning."""
     if n_folds < 2:
         raise InvalidInputError(f"n-fold cross validation: n must be >= 2, got {n_folds}")
     if n_rows == 0:
@@ -815,15 +840,7 @@ def cv_folds(n_rows: int, n_folds: int, seed: int) -> list[tuple[np.ndarray, np.
             file=sys.stderr,
         )
         n_folds = n_rows
-    perm = np.random.default_rng(seed).permutation(n_rows)
-    bounds = [i * n_rows // n_folds for i in range(n_folds + 1)]
-    return [
-        (
-            np.concatenate([perm[: bounds[f]], perm[bounds[f + 1] :]]),
-            perm[bounds[f] : bounds[f + 1]],
-        )
-        for f in range(n_folds)
-    ]
+    return CVFolds(n_rows, n_folds, seed)
 
 
 def cross_validation(
@@ -851,7 +868,8 @@ def cross_validation(
         warnings.simplefilter("ignore", TrainingInterrupted)
         hook = chain_hooks(params.pop("hook", None), stop.hook)
 
-        def fold(fit: np.ndarray, test: np.ndarray) -> None:
+        def fold(f: int) -> None:
+            fit, test = folds[f]  # built now: one fold's rows per busy thread at a time
             model = train(
                 X[fit], y[fit], sample_weight=None if sw is None else sw[fit], seed=seed,
                 n_jobs=1 if n_threads > 1 else n_jobs, hook=hook, **params,
@@ -863,11 +881,11 @@ def cross_validation(
             predicted[test] = model.predict(X[test], n_jobs=1 if n_threads > 1 else -1)
 
         if n_threads == 1:
-            for fit, test in folds:
-                fold(fit, test)
+            for f in range(len(folds)):
+                fold(f)
         else:
             with ThreadPoolExecutor(max_workers=n_threads) as pool:
-                futures = [pool.submit(fold, fit, test) for fit, test in folds]
+                futures = [pool.submit(fold, f) for f in range(len(folds))]
                 while futures_wait(futures, timeout=SIGNAL_POLL_SECONDS).not_done:
                     pass
                 for future in futures:

@@ -156,8 +156,11 @@ def test_bad_requests_are_one_line_errors():
         train_blocks(ArrayBlocks(X, y, 2), solver=2)
     with pytest.raises(InvalidInputError, match="selective=False"):
         train_blocks(ArrayBlocks(X, y, 2), solver=7, selective=True)
-    with pytest.raises(InvalidInputError, match="too small"):
+    with pytest.raises(InvalidInputError, match="memory 1.0 MiB is too small"):
         train_blocks(ArrayBlocks(X, y, 2), memory="1M")
+    # a size without a unit is bytes, and the message says so (not "0 MiB")
+    with pytest.raises(InvalidInputError, match="memory 10 bytes is too small"):
+        train_blocks(ArrayBlocks(X, y, 2), memory=10)
     with pytest.raises(InvalidInputError, match="one class"):
         train_blocks(ArrayBlocks(X, np.ones(X.shape[0]), 2))
 

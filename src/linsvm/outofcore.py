@@ -56,6 +56,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from . import solvers
+from ._memory import format_bytes
 from .checkpoint import DEFAULT_EVERY_SECONDS, fingerprint
 from .data import as_csr, check_labels, group_labels
 from .errors import InvalidInputError
@@ -1047,7 +1048,7 @@ def _too_small(budget: int, measured: bool, overhead: int, labels: int, shares: 
     block = min(MIN_BLOCK_BYTES, whole)
     smallest = overhead + labels + shares * block + (stored if stored > block else 0)
     return (
-        f"memory {budget / 2**20:.0f} MiB is too small: {what} and the rows' labels take "
+        f"memory {format_bytes(budget)} is too small: {what} and the rows' labels take "
         f"{-(-labels // 2**20)} MiB; the smallest budget that trains is {size(smallest)} "
         f"({size(overhead + labels + shares * whole)} trains the data in one block)"
     )

@@ -3,7 +3,7 @@
 Run from the repository root::
 
     python -m benchmarks.bench_newton_vs_tron [--quick] [--datasets a9a,...] [--repeats 5]
-        [--with-plain] [--out benchmarks/RESULTS-newton-vs-tron.md]
+        [--with-pcg] [--out benchmarks/RESULTS-newton-vs-tron.md]
 
 For -s 0 (logistic) and -s 2 (L2-loss SVM), C in {1, 100}, no bias, on a9a, w8a, ijcnn1,
 reuters and pypi-recent (``--quick``: a9a, w8a and reuters, 3 repeats):
@@ -17,11 +17,13 @@ reuters and pypi-recent (``--quick``: a9a, w8a and reuters, 3 repeats):
   its per-iteration objective; the first iteration k with (P_k - P*) / P* <= 1e-6 is found
   and the method is timed (median of ``--repeats``) with ``max_iter = k`` (the same
   trajectory cut at k). Hessian-vector products are counted up to k.
-- P* is the lower objective of the two methods' eps 1e-10 runs.
-- ``--with-plain`` adds TRON without its diagonal preconditioner (LIBLINEAR <= 2.11).
+- P* is the lower objective of the methods' eps 1e-10 runs.
+- ``--with-pcg`` adds TRON with LIBLINEAR 2.20-2.30's diagonal preconditioner and radius rules
+  (``options["preconditioned"]``).
 
 newton is linsvm's -s 0 / -s 2 through the solver registry (``SOLVERS[s].solve(sub)``); tron is
-``benchmarks/reference/tron.py``, kept only for this comparison. Both share the Numba kernels of
+``linsvm.solvers.tron``: -s 40 (LIBLINEAR 1.x's TRON) for the L2-loss SVM and its unregistered
+logistic twin ``solve_tron_lr`` for -s 0. Both share the Numba kernels of
 ``linsvm.solvers.newton`` (function value, gradient and preconditioner in one pass;
 Hessian-vector products); per outer iteration both also make
 one pass over the rows for the step's margins (line search / trial value), so the work is
@@ -40,6 +42,7 @@ import numpy as np
 
 from linsvm.objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE
 from linsvm.solvers import SOLVERS, Subproblem, solver_tolerance
+from linsvm.solvers.tron import solve_tron, solve_tron_lr
 
 from .common import (
     BENCH_DIR,
@@ -52,7 +55,6 @@ from .common import (
     report_header,
     write_report,
 )
-from .reference.tron import solve_primal_tron
 
 FULL_DATASETS = ("a9a", "w8a", "ijcnn1", "reuters", "pypi-recent")
 QUICK_DATASETS = ("a9a", "w8a", "reuters")
@@ -84,16 +86,22 @@ def newton(X, y, C, loss, bias, eps, max_iter=1000) -> Run:
     return Run(sol.n_iter, sol.n_iter, f["n_cg_iter"], f["f"], f["history"])
 
 
-def tron(X, y, C, loss, bias, eps, max_iter=1000, preconditioned=True) -> Run:
-    sol = solve_primal_tron(X, y, C, loss, bias, eps, max_iter, preconditioned=preconditioned)
-    return Run(sol.n_iter, sol.n_trials, sol.n_cg_iter, sol.objective, sol.history)
+TRON_SOLVER = {LOSS_LOGISTIC: solve_tron_lr, LOSS_SQUARED_HINGE: solve_tron}
 
 
-def tron_plain(*args) -> Run:
-    return tron(*args, preconditioned=False)
+def tron(X, y, C, loss, bias, eps, max_iter=1000, preconditioned=False) -> Run:
+    sub = Subproblem(X=X, y=y, C=C, eps=eps, max_iter=max_iter, bias=bias,
+                     options={"preconditioned": preconditioned})  # fmt: skip
+    sol = TRON_SOLVER[loss](sub, None)
+    f = sol.figures
+    return Run(sol.n_iter, f["n_trials"], f["n_cg_iter"], f["f"], f["history"])
 
 
-METHODS = {"newton": newton, "tron": tron, "tron-plain": tron_plain}
+def tron_pcg(*args) -> Run:
+    return tron(*args, preconditioned=True)
+
+
+METHODS = {"newton": newton, "tron": tron, "tron-pcg": tron_pcg}
 
 
 def warm_up() -> None:
@@ -176,7 +184,7 @@ def main(argv=None) -> None:
     p.add_argument("--quick", action="store_true", help="a9a, w8a, reuters; 3 repeats")
     p.add_argument("--datasets", default=None, help="comma-separated dataset names")
     p.add_argument("--repeats", type=int, default=None, help="timed runs per setting (5)")
-    p.add_argument("--with-plain", action="store_true", help="add TRON without preconditioner")
+    p.add_argument("--with-pcg", action="store_true", help="add 2.20-2.30's preconditioned TRON")
     p.add_argument("--out", default=str(BENCH_DIR / "RESULTS-newton-vs-tron.md"))
     args = p.parse_args(argv)
     if args.datasets:
@@ -184,7 +192,7 @@ def main(argv=None) -> None:
     else:
         datasets = QUICK_DATASETS if args.quick else FULL_DATASETS
     repeats = args.repeats or (3 if args.quick else 5)
-    methods = ["newton", "tron"] + (["tron-plain"] if args.with_plain else [])
+    methods = ["newton", "tron"] + (["tron-pcg"] if args.with_pcg else [])
 
     warm_up()
     results = []
@@ -215,11 +223,11 @@ def main(argv=None) -> None:
             f"timed: median wall time of {repeats} runs (time.perf_counter), one thread, "
             "Numba kernels compiled beforehand; no bias, C_i = C for every row",
             "newton: linsvm.solvers.newton (LIBLINEAR 2.50's line-search Newton, PCG with the "
-            "quadratic-model stop); tron: benchmarks/reference/tron.py (LIBLINEAR 2.20-2.30's "
-            "preconditioned TRON, eps_cg 0.1)"
+            "quadratic-model stop); tron: linsvm.solvers.tron (LIBLINEAR 1.x's TRON, no "
+            "preconditioner, eps_cg 0.1)"
             + (
-                "; tron-plain: TRON without preconditioner (LIBLINEAR <= 2.11)"
-                if args.with_plain
+                "; tron-pcg: TRON with LIBLINEAR 2.20-2.30's preconditioner and radius rules"
+                if args.with_pcg
                 else ""
             ),
             "outer: Newton iterations; for TRON accepted iterations / CG solves (incl. "

@@ -34,6 +34,7 @@ from linsvm.compare import (
     check_lineup,
     compare,
     lineup_csv,
+    lineup_tables,
     parse_compare_args,
 )
 from linsvm.compare.command import split_rows
@@ -50,12 +51,29 @@ def test_lineups_are_registered_solvers_of_their_loss():
     for lineup in LINEUPS.values():
         for name in lineup:
             racer = LINEUP[name]
+            if racer.unavailable:  # listed with the reason, not raced
+                assert racer.solver not in SOLVERS and "not available" in racer.unavailable
+                continue
             spec = SOLVERS[racer.solver]
             # the racer's loss is the problem its solver's models solve: -s 3 or -s 1/2
             solved = model_file_solver(racer.solver).number
             expected = {LOSS_HINGE: {3}, LOSS_SQUARED_HINGE: {1, 2}}[racer.loss]
             assert solved in expected, (name, spec.name)
     assert {LINEUP[n].solver for n in LINEUPS["sgd2013"]} >= {35, 36, 37, 39, 3, 30, 31, 32, 33}
+
+
+def test_a_racer_not_available_is_listed_with_the_reason(files_small):
+    X, y = files_small
+    result = compare(X, y, X, y, solvers=["dcd-l1", "mpu"], max_time=1.0, quiet=True,
+                     check_overhead=False)  # fmt: skip
+    assert list(result.runs) == ["dcd-l1"] and set(result.unavailable) == {"mpu"}
+    assert LINEUP["mpu"].unavailable in "\n".join(result.markdown())
+    table = "\n".join(lineup_tables([result], ["dcd-l1", "mpu"]))
+    assert "| not available |" in table and LINEUP["mpu"].unavailable in table
+    rows = list(csv.DictReader(io.StringIO(lineup_csv([result], ["dcd-l1", "mpu"]))))
+    assert [r["stopped_by"] for r in rows if r["racer"] == "mpu"] == ["not available"]
+    again = ComparisonResult.from_json(json.loads(json.dumps(result.to_json())))
+    assert again.unavailable == result.unavailable
 
 
 def test_lineup_options(tmp_path):

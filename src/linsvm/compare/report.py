@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .figures import plot_figures
-from .lineup import LOSS_TITLES
+from .lineup import LINEUP, LOSS_TITLES
 
 TARGETS = (1e-2, 1e-3)
 # curves.json keeps at most this many hook calls of each run (log-spaced: the early ones all).
@@ -164,6 +164,7 @@ class ComparisonResult:
     figures: list[Path] = field(default_factory=list)
     clock: str = "wall"  # the solver clock: "wall" or "cpu" (see CLOCKS)
     targets: tuple[float, ...] = TARGETS  # the tables' accuracy lines (and the race's target)
+    unavailable: dict[str, str] = field(default_factory=dict)  # racer -> why it did not run
 
     def losses(self) -> list[str]:
         return [k for k in ("l1", "l2") if any(r.loss == k for r in self.runs.values())]
@@ -226,6 +227,8 @@ class ComparisonResult:
                 if any(f.name.startswith(loss + "-") for f in self.figures):
                     lines.append("")
         lines += [f"- {n}" for n in self.notes]
+        lines += [f"- {LINEUP[n].label if n in LINEUP else n}: {why}"
+                  for n, why in self.unavailable.items()]  # fmt: skip
         return lines
 
     def to_json(self) -> dict:
@@ -233,6 +236,7 @@ class ComparisonResult:
             "dataset": self.dataset, "n_rows": self.n_rows, "n_features": self.n_features,
             "nnz": self.nnz, "n_test": self.n_test, "C": self.C, "bias": self.bias,
             "max_time": self.max_time, "clock": self.clock, "targets": list(self.targets),
+            "unavailable": self.unavailable,
             "references": {k: {"primal": _num(v.primal), "dual": _num(v.dual),
                                "source": v.source, "seconds": v.seconds}
                            for k, v in self.references.items()},
@@ -257,6 +261,7 @@ class ComparisonResult:
             d["dataset"], d["n_rows"], d["n_features"], d["nnz"], d["n_test"], d["C"],
             d["bias"], d["max_time"], refs, runs, list(d.get("notes", [])),
             clock=d.get("clock", "wall"), targets=tuple(d.get("targets", TARGETS)),
+            unavailable=dict(d.get("unavailable", {})),
         )  # fmt: skip
 
 

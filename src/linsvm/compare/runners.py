@@ -330,7 +330,10 @@ def compare(
     stop_line = line_name(target) if target > 0 else "no line"
     # P* certified to a thousandth of the finest line the tables show
     gap_target = PSTAR_GAP_FACTOR * min([t for t in (target, *TARGETS) if t > 0])
-    names = check_racer_names(solvers)
+    listed = check_racer_names(solvers)
+    # a seed's racer that cannot run is listed in the tables, with why, and not raced
+    unavailable = {n: LINEUP[n].unavailable for n in listed if LINEUP[n].unavailable}
+    names = [n for n in listed if n not in unavailable]
     X = as_csr(X_train, name="X_train")
     Xt = as_csr(X_test, name="X_test")
     if X.shape[0] == 0:
@@ -410,6 +413,7 @@ def compare(
         dataset, X.shape[0], X.shape[1], int(X.nnz), Xt.shape[0], C, bias, max_time,
         references, runs, clock=clock,
         targets=tuple(sorted(set(TARGETS) | ({target} if target > 0 else set()), reverse=True)),
+        unavailable=unavailable,
     )  # fmt: skip
     budgets = f"{max_time:g} s"
     if race_factor is not None:

@@ -18,6 +18,7 @@ import math
 from collections.abc import Sequence
 
 from .lineup import LINEUP
+from .lineup import LOSS_KEYS as LINEUP_LOSS
 from .report import TARGETS, ComparisonResult, fmt_seconds, markdown_table
 
 CSV_FIELDS = (
@@ -36,6 +37,8 @@ def cell(result: ComparisonResult, name: str, target: float) -> str:
     """"0.52 (7)": seconds and iterations to ``target``; "> 60 (900)" when never reached (the
     run's time and iterations); "-" when the racer did not run on this data set."""
     run = result.runs.get(name)
+    if name in result.unavailable:
+        return "not available"
     if run is None:
         return "-"
     t = run.time_to(target)
@@ -70,6 +73,8 @@ def lineup_tables(results: Sequence[ComparisonResult], names: Sequence[str]) -> 
             f"{'wall-clock' if clock == 'wall' else 'CPU'} seconds; iterations are each "
             "racer's outer iterations (epochs, cutting-plane or Newton iterations, passes)."
         )
+    missing = {n: why for r in results for n, why in r.unavailable.items() if n in names}
+    lines += [f"- {LINEUP[n].label}: {why}" for n, why in missing.items()]
     return lines
 
 
@@ -81,6 +86,11 @@ def lineup_csv(results: Sequence[ComparisonResult], names: Sequence[str]) -> str
     for r in results:
         for name in names:
             run = r.runs.get(name)
+            if name in r.unavailable:
+                writer.writerow([r.dataset, r.n_rows, r.n_features, r.nnz, f"{r.C:g}", name,
+                                 LINEUP[name].label, "", LINEUP_LOSS[LINEUP[name].loss], "", "",
+                                 "", 0, "", "not available", ""])  # fmt: skip
+                continue
             if run is None:
                 continue
             for target in targets_of([r]):

@@ -10,7 +10,7 @@ when it reaches its cap, and the function that solves it (``solve(sub, hook) -> 
 ``solver == k``: a new solver is one module plus one entry here.
 
 linsvm's own solvers (the primal stochastic solvers of the seeds, primal coordinate descent and
-the other methods the seeds race: cutting planes, Bottou's SGD programs, TRON, MPU) are
+the other methods the seeds race: cutting planes, Bottou's SGD programs, TRON) are
 numbered from 30 on and also go by a name (``-s sgd-s``); their models solve one of
 LIBLINEAR's problems and are written in model files as that problem's solver (``model_type``),
 so LIBLINEAR can read them.
@@ -258,8 +258,8 @@ SOLVERS: dict[int, SolverSpec] = {
             tolerance=TOL_CLASS_BALANCE, alias="pcd", model_type=2, cap_advice=_pcd_advice,
         ),
         # the seeds' lineup: the cutting-plane methods (eps: SVMperf's slack tolerance, OCAS's
-        # relative gap TolRel), Bottou's SGD programs (epochs, no stopping rule), TRON (the
-        # trust-region Newton of LIBLINEAR 1.x) and the margin perceptron with unlearning
+        # relative gap TolRel), Bottou's SGD programs (epochs, no stopping rule) and TRON (the
+        # trust-region Newton of LIBLINEAR 1.x); MPU is not here: see compare.lineup
         SolverSpec(
             35, "SVMPERF", "SVMperf, L1-loss SVM (1-slack cutting plane)", CLASSIFICATION,
             0.1, CUTTING_PLANE_MAX_ITER, "linsvm.solvers.cutting_plane:solve_svmperf",
@@ -291,12 +291,8 @@ SOLVERS: dict[int, SolverSpec] = {
         SolverSpec(
             40, "TRON", "L2-regularized L2-loss SVC (trust-region Newton, LIBLINEAR 1.x)",
             CLASSIFICATION, 0.01, NEWTON_MAX_ITER, "linsvm.solvers.tron:solve_tron",
-            tolerance=TOL_CLASS_BALANCE, alias="tron", model_type=2,
-        ),
-        SolverSpec(
-            41, "MPU", "MPU, L1-loss SVM (margin perceptron with unlearning)", CLASSIFICATION,
-            0.01, SGD_MAX_EPOCHS, "linsvm.solvers.mpu:solve_mpu",
-            weights=False, warm_start=False, alias="mpu", model_type=3,
+            tolerance=TOL_CLASS_BALANCE, alias="tron", model_type=2, unregularized_bias=True,
+            init_sol=True,
         ),
     ]
 }  # fmt: skip

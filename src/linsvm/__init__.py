@@ -1,6 +1,21 @@
 """linsvm: large-scale linear classification (LIBLINEAR's solver family) in Python + Numba."""
 
-from .errors import DataFormatError, InvalidInputError, LinsvmError, ModelFormatError
+# First, before any module defines a cached kernel: a writable Numba cache where the install
+# has none (a read-only install used by an account with no writable home); importing the
+# module is what sets it up.
+from . import _numba_cache  # noqa: F401
+
+# isort: split
+import importlib.util
+
+from .errors import (
+    DataFormatError,
+    InvalidInputError,
+    LinsvmError,
+    MissingExtraError,
+    ModelFormatError,
+    import_extra,
+)
 from .features import FeatureMap, hash_tokens
 from .io import read_libsvm, write_libsvm
 from .io.cache import CacheFormatError, open_cache, write_cache
@@ -11,12 +26,14 @@ from .training import ConvergenceWarning, TrainingInterrupted, cross_validation,
 __version__ = "0.1.0"
 
 # scikit-learn estimators, imported on first use so that the command line and the plain API
-# start without scikit-learn.
+# start without scikit-learn (the sklearn extra); without it, one error naming the extra.
 _ESTIMATORS = ("LinearSVC", "LinearSVR", "LogisticRegression")
 _TRANSFORMERS = ("Poly2Features", "TokenHasher")
 
 
 def __getattr__(name: str):
+    if name in _ESTIMATORS or name in _TRANSFORMERS:
+        import_extra("sklearn", "sklearn", f"linsvm.{name}", package="scikit-learn")
     if name in _ESTIMATORS:
         from . import estimators
 
@@ -34,16 +51,12 @@ __all__ = [
     "DataFormatError",
     "FeatureMap",
     "InvalidInputError",
-    "LinearSVC",
-    "LinearSVR",
     "LinsvmError",
-    "LogisticRegression",
+    "MissingExtraError",
     "Model",
     "ModelFormatError",
-    "Poly2Features",
     "Progress",
     "Solution",
-    "TokenHasher",
     "TrainingInterrupted",
     "cross_validation",
     "hash_tokens",
@@ -54,3 +67,15 @@ __all__ = [
     "write_cache",
     "write_libsvm",
 ]
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ValueError:  # in sys.modules without a spec: there, then
+        return True
+
+
+# ``from linsvm import *`` takes the estimators only where scikit-learn is there to import
+if _installed("sklearn"):
+    __all__ += [*_ESTIMATORS, *_TRANSFORMERS]

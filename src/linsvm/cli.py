@@ -558,7 +558,9 @@ def run_train(argv: list[str]) -> int:
         check_device(SOLVERS[opts.solver], opts.device)
         check_available()
     if opts.dask is not None:  # likewise: without the distributed extra, one line naming it
-        import_extra("distributed", "distributed", "--dask", provides=("dask",))
+        import_extra(
+            "distributed", "distributed", "--dask", package="dask.distributed", provides=("dask",)
+        )
     feature_map = feature_map_of(opts)
     if opts.memory is not None:
         return _train_in_blocks(opts)
@@ -663,11 +665,10 @@ def run_train(argv: list[str]) -> int:
             threads = threads_line(r.figures)
             if threads is not None:
                 print(f"{head}threads: {threads}")
-            if r.alpha is not None:
+            spec = _spec_of(r, opts)
+            if _shows_support_vectors(r, spec):
                 print(f"{head}nSV = {r.n_sv}")
-            line = f"{head}primal = {r.primal:.10g}"
-            if np.isfinite(r.dual):
-                line += f"  dual = {r.dual:.10g}  duality gap = {r.gap:.3g}"
+            line = f"{head}primal = {r.primal:.10g}{_gap_figures(r, spec)}"
             if np.isfinite(r.stop_ratio):
                 line += f"  stop measure / initial = {r.stop_ratio:.3g}"
             if r.nnz_w >= 0:
@@ -804,14 +805,46 @@ def _finish(model, opts: TrainOptions, caught, seconds: float, unit: str) -> int
         for k, r in enumerate(model.results_):
             head = f"[class {model.labels_[k]}] " if len(model.results_) > 1 else ""
             state = "optimization finished" if r.converged else "stopped at --max-iter"
-            nsv = f", nSV = {r.n_sv}" if r.alpha is not None else ""
+            spec = _spec_of(r, opts)
+            nsv = f", nSV = {r.n_sv}" if _shows_support_vectors(r, spec) else ""
             print(
-                f"{head}{state}, #{unit}s = {r.n_iter}{nsv}, primal = {r.primal:.10g}  "
-                f"dual = {r.dual:.10g}  duality gap = {r.gap:.3g}"
+                f"{head}{state}, #{unit}s = {r.n_iter}{nsv}, primal = {r.primal:.10g}"
+                f"{_gap_figures(r, spec)}"
             )
         print(f"trained in {seconds:.3f} s, saved in {save_seconds:.3f} s; model written to "
               f"{opts.model_file}")
     return 0
+
+
+def _spec_of(result, opts: TrainOptions):
+    """The registry's entry of the solver that produced ``result`` (after a fallback at the
+    cap, e.g. -s 2 after -s 1, not the one asked for)."""
+    return SOLVERS.get(result.solver, SOLVERS[opts.solver])
+
+
+def _shows_support_vectors(result, spec) -> bool:
+    """Whether the summary counts support vectors (rows with a non-zero dual variable): not
+    for the logistic loss (the models with probabilities), whose dual variables
+    C sigma(-y w'x) are never zero, so that the count is the number of rows."""
+    return result.alpha is not None and not spec.probability
+
+
+def _gap_figures(result, spec) -> str:
+    """"  dual = D  duality gap = G (relative G/|P|)" for the solvers whose dual variables are
+    their iterates (the registry's ``dual``): their gap bounds P(w) - P* and is what their
+    stopping rules close. "" for the others, whose stopping measure the summary reports
+    instead: the primal Newton-type solvers' dual point is derived from w after the run, and
+    its gap, though still a bound on P(w) - P*, is a loose one at their default tolerance
+    (a9a, -s 0: 626 for an actual 9.3; -s 2: more than the primal itself), which reads as a
+    failure for a converged run; linsvm's SGD and cutting-plane solvers stop on the relative
+    gap itself, which is their stopping measure."""
+    if not spec.dual or not np.isfinite(result.dual):
+        return ""
+    relative = result.gap / abs(result.primal) if result.primal != 0 else float("nan")
+    return (
+        f"  dual = {result.dual:.10g}  duality gap = {result.gap:.3g} "
+        f"(relative {relative:.3g})"
+    )
 
 
 def _collision_note(model, X) -> str:

@@ -6,6 +6,8 @@ command line can print it as one line and exit non-zero instead of showing a tra
 
 from __future__ import annotations
 
+from types import ModuleType
+
 
 class LinsvmError(Exception):
     """Base class of the errors linsvm reports to the user."""
@@ -36,3 +38,29 @@ class ModelFormatError(LinsvmError, ValueError):
 
 class ZeroIndexError(DataFormatError):
     """Feature index 0 in a data file read with 1-based indices (LIBSVM's convention)."""
+
+
+class MissingExtraError(LinsvmError, ImportError):
+    """An optional dependency is not installed. The message names the extra that installs it
+    (``pip install 'linsvm[extra]'``); an ImportError too, for code that catches those."""
+
+
+def import_extra(
+    module: str, extra: str, purpose: str, package: str = "", provides: tuple[str, ...] = ()
+) -> ModuleType:
+    """``import module``, or a MissingExtraError naming ``linsvm[extra]`` when it (or one of the
+    packages in ``provides`` that it imports, e.g. dask for distributed) is not installed.
+    ``package``: the name to show where the module's would not say it (scikit-learn). An
+    ImportError from an installed but broken package is left as it is: its message says more."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").partition(".")[0]
+        if missing not in (module.partition(".")[0], *provides):
+            raise
+        raise MissingExtraError(
+            f"{purpose} needs {package or module}, which is not installed: "
+            f"pip install 'linsvm[{extra}]'"
+        ) from None

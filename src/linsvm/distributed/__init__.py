@@ -10,7 +10,15 @@ Needs the ``distributed`` extra (dask[distributed]).
 
 from __future__ import annotations
 
-from .cocoa import (
+from ..errors import import_extra
+
+# before cocoa's own imports of dask: without the extra, one error that names it
+import_extra(
+    "distributed", "distributed", "distributed training", package="dask.distributed",
+    provides=("dask",),
+)
+
+from .cocoa import (  # noqa: E402 (after the check above)
     DEFAULT_EPS,
     DEFAULT_LOCAL_PASSES,
     DEFAULT_MAX_ROUNDS,

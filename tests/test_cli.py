@@ -232,7 +232,7 @@ def test_compare_takes_options_after_the_files(monkeypatch, tmp_path):
     assert seen[-1] == ["-c", "1", "-o", out, "--max-time", "10", "-q", "-B", "-1",
                         str(A9A), str(A9A_T)]  # fmt: skip
     opts = linsvm.compare.parse_compare_args(seen[-1])
-    assert (opts.training_file, opts.test_file) == (str(A9A), str(A9A_T))
+    assert opts.datasets == [(str(A9A), str(A9A_T))]
     assert (opts.C, opts.outdir, opts.max_time, opts.quiet, opts.bias) == (1.0, out, 10.0, True, -1)
     # options between the files, and LIBLINEAR's order, give the same
     assert main(["compare", str(A9A), "-c", "1", str(A9A_T), "-o", out]) == 0

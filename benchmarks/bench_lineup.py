@@ -43,14 +43,11 @@ import numpy as np
 
 from linsvm.compare import LINEUP, LINEUPS, ComparisonResult, compare
 from linsvm.compare.lineup import LOSS_KEYS
-from linsvm.solvers import SOLVERS
 
 from .common import (
     BENCH_DIR,
     DEFAULT_DATASETS,
-    REAL_DATASETS,
     SYNTHETIC,
-    find_data_file,
     fmt_seconds,
     load_dataset,
     markdown_table,
@@ -62,6 +59,7 @@ from .common import (
 TARGETS = (1e-2, 1e-3)
 DEFAULT_ROWS = 3_000_000
 DEFAULT_MAX_TIME = 60.0
+MAX_EPOCHS = 5000  # an SGD program's run: epochs that fit the budget, at most this many
 # Hsieh et al. (ICML 2008), Table 2: seconds to within 1% of the optimal primal value, C = 1.
 SEED_2008 = {
     "astro-physics": {"dcd-l1": 0.2, "pegasos": 2.8, "svmperf": 2.6, "dcd-l2": 0.2, "pcd": 0.5, "tron": 1.2},  # noqa: E501
@@ -75,33 +73,85 @@ SEED_2008 = {
 SEED_RATIOS = (("svmperf", "dcd-l1"), ("pegasos", "dcd-l1"), ("tron", "dcd-l2"), ("pcd", "dcd-l2"))
 
 
-@dataclass
-class OriginalRun:
-    """One run of an original program: its own training time, iterations and weights."""
-
-    seconds: float  # training time as the program reports it (reading the file excluded)
-    iterations: int  # its outer iterations (cutting-plane iterations, epochs)
-    w: np.ndarray  # the weights it wrote, over the data set's features (no bias)
+# One point of an original program's run: (its own training seconds so far, its iterations so
+# far, the primal value of its weights then).
+Point = tuple[float, int, float]
 
 
 @dataclass(frozen=True)
 class Original:
     """An original program, the racer of ours it is set against, and how to run it.
 
-    ``run(train_file, n_features, C, setting)`` runs it once; ``ladder`` holds the settings
-    tried in turn (tolerances from loose to tight, or epochs), until both lines are reached.
-    ``available()`` says whether it is installed ("" if it is, else why not).
+    ``curve(train_file, n_rows, C, budget)`` runs it (once, or once per rung of a ladder of
+    tolerances) and returns its points in the order of its time; ``available()`` says
+    whether it is installed ("" if it is, else why not).
     """
 
     name: str
     racer: str
-    run: Callable[[Path, int, float, float], OriginalRun]
-    ladder: tuple[float, ...]
-    setting: str  # what the ladder's values are ("TolRel", "epochs", ...)
+    curve: Callable[[Path, int, float, float], list[Point]]
     available: Callable[[], str]
+    shuffled_file: bool = False  # it visits the file in order: give it a shuffled copy
 
 
-ORIGINALS: list[Original] = []
+def bottou_curve(runner: Callable[..., dict], **options) -> Callable:
+    """The curve of one of Bottou's programs: one run of as many epochs as fit the budget
+    (from a 2-epoch run's time per epoch), P after each epoch from what it prints."""
+
+    def curve(path: Path, n_rows: int, C: float, budget: float) -> list[Point]:
+        from .originals_bottou import lambda_of
+
+        lam = lambda_of(C, n_rows)
+        probe = runner(path, lam, 2, **options)
+        per_epoch = max(probe["seconds"] / 2, 1e-6)
+        epochs = int(min(MAX_EPOCHS, max(2, budget / per_epoch)))
+        out = runner(path, lam, epochs, **options)
+        seconds = np.cumsum(out["epoch_seconds"])
+        return [(float(t), k + 1, float(p))
+                for k, (t, p) in enumerate(zip(seconds, out["primals"], strict=True))]
+
+    return curve
+
+
+def sgdqn_curve(runner: Callable[..., dict]) -> Callable:
+    """SGD-QN searches its t0 with as many epochs as it trains (its times leave the search
+    out): t0 from a run of 5 epochs (what the race gives ours, whose times include it), then
+    the long run with that t0."""
+    def curve(path: Path, n_rows: int, C: float, budget: float) -> list[Point]:
+        from .originals_bottou import lambda_of
+
+        t0 = runner(path, lambda_of(C, n_rows), 5)["t0"]
+        return bottou_curve(runner, t0=t0)(path, n_rows, C, budget)
+
+    return curve
+
+
+def bottou_available(name: str) -> Callable[[], str]:
+    def available() -> str:
+        from .originals_bottou import program
+
+        return "" if program(name) else "not built (scripts/oracles/bottou_sgd.sh SRC)"
+
+    return available
+
+
+def originals() -> list[Original]:
+    """The original programs of the lineup, those installed first tried by ``available``."""
+    from .originals_bottou import run_svmasgd, run_svmsgd, run_svmsgdqn
+
+    listed = [
+        Original("svmsgd (sgd 2.0)", "svmsgd", bottou_curve(run_svmsgd, bias=False),
+                 bottou_available("svmsgd-nobias"), shuffled_file=True),
+        Original("svmasgd (sgd 2.0)", "asgd", bottou_curve(run_svmasgd, bias=False),
+                 bottou_available("svmasgd-nobias"), shuffled_file=True),
+        Original("svmsgdqn (sgd 2.0)", "sgd-qn", sgdqn_curve(run_svmsgdqn),
+                 bottou_available("svmsgdqn"), shuffled_file=True),
+    ]  # fmt: skip
+    return listed + cutting_plane_originals()
+
+
+def cutting_plane_originals() -> list[Original]:
+    return []
 
 
 @dataclass
@@ -112,21 +162,20 @@ class Reached:
     iterations: dict[float, int | None] = field(default_factory=dict)
     per_iteration: float = math.nan  # seconds per outer iteration
     final: float = math.nan  # relative accuracy at the end
+    unavailable: str = ""  # a racer of the seeds' tables that cannot run: why
 
 
 def racers_of(lineups: Sequence[str]) -> list[str]:
-    """The racers of the named lineups, in order, once each, those with a registered solver."""
+    """The racers of the named lineups, in order, once each."""
     names: list[str] = []
     for lineup in lineups:
-        for name in LINEUPS[lineup]:
-            if name not in names and LINEUP[name].solver in SOLVERS:
-                names.append(name)
+        names += [n for n in LINEUPS[lineup] if n not in names]
     return names
 
 
 def ours(results: Sequence[ComparisonResult], name: str) -> Reached:
     """Median over the repeats of a racer's time (and iterations) to each target."""
-    out = Reached()
+    out = Reached(unavailable=LINEUP[name].unavailable)
     runs = [r.runs[name] for r in results if name in r.runs]
     for target in TARGETS:
         times = [run.time_to(target) for run in runs]
@@ -142,51 +191,31 @@ def ours(results: Sequence[ComparisonResult], name: str) -> Reached:
     return out
 
 
-def relative_accuracy(ds, w: np.ndarray, loss: int, pstar: float) -> float:
-    from linsvm.objective import primal_value
-
-    X = ds.X
-    c_rows = np.ones(X.shape[0])
-    primal = primal_value(X.indptr, X.indices, X.data, -1.0, ds.y, c_rows,
-                          np.ascontiguousarray(w, dtype=np.float64), loss)  # fmt: skip
-    return (float(primal) - pstar) / pstar
-
-
-def originals_on(ds, path: Path, pstar: dict[str, float], repeats: int) -> dict[str, Reached]:
-    """Each installed original on ``path``: its ladder until both lines are reached."""
+def originals_on(ds, installed: Sequence[Original], path: Path, pstar: dict[str, float],
+                 repeats: int, budget: float) -> dict[str, Reached]:  # fmt: skip
+    """Each installed original on ``path`` (``repeats`` runs): median seconds and iterations
+    to each line, seconds per iteration, the last point's relative accuracy."""
     out: dict[str, Reached] = {}
-    for original in ORIGINALS:
-        if original.available():
-            continue
-        loss = LINEUP[original.racer].loss
-        key = LOSS_KEYS[loss]
+    n_rows = ds.X.shape[0]
+    for original in installed:
+        p_star = pstar[LOSS_KEYS[LINEUP[original.racer].loss]]
+        runs = []
+        for _ in range(repeats):
+            points = original.curve(path, n_rows, 1.0, budget)
+            runs.append([(t, k, (p - p_star) / p_star) for t, k, p in points])
+        last = runs[0][-1]
+        print(f"  {original.name}: {last[1]} iterations in {last[0]:.3g} s, rel. acc. "
+              f"{last[2]:.2e}", file=sys.stderr)  # fmt: skip
         reached = Reached()
-        first_rung: dict[float, float] = {}
-        last = None
-        for setting in original.ladder:
-            run = original.run(path, ds.X.shape[1], 1.0, setting)
-            rel = relative_accuracy(ds, run.w, loss, pstar[key])
-            last = (run, rel)
-            print(f"  {original.name} {original.setting} {setting:g}: {run.seconds:.3g} s, "
-                  f"{run.iterations} iterations, rel. acc. {rel:.2e}", file=sys.stderr)  # fmt: skip
-            for target in TARGETS:
-                if target not in first_rung and rel <= target:
-                    first_rung[target] = setting
-                    times = [run.seconds] + [
-                        original.run(path, ds.X.shape[1], 1.0, setting).seconds
-                        for _ in range(repeats - 1)
-                    ]
-                    reached.seconds[target] = statistics.median(times)
-                    reached.iterations[target] = run.iterations
-            if len(first_rung) == len(TARGETS):
-                break
         for target in TARGETS:
-            reached.seconds.setdefault(target, None)
-            reached.iterations.setdefault(target, None)
-        if last is not None:
-            run, rel = last
-            reached.per_iteration = run.seconds / max(run.iterations, 1)
-            reached.final = rel
+            hits = [next(((t, k) for t, k, r in run if r <= target), None) for run in runs]
+            if all(h is not None for h in hits):
+                reached.seconds[target] = statistics.median(h[0] for h in hits)
+                reached.iterations[target] = int(statistics.median(h[1] for h in hits))
+            else:
+                reached.seconds[target] = reached.iterations[target] = None
+        reached.per_iteration = statistics.median(run[-1][0] / max(run[-1][1], 1) for run in runs)
+        reached.final = statistics.median(run[-1][2] for run in runs)
         out[original.name] = reached
     return out
 
@@ -194,6 +223,8 @@ def originals_on(ds, path: Path, pstar: dict[str, float], repeats: int) -> dict[
 def cell(r: Reached | None, target: float) -> str:
     if r is None:
         return "-"
+    if r.unavailable:
+        return "not available"
     t = r.seconds.get(target)
     if t is None:
         return f"not reached (final {r.final:.1e})" if math.isfinite(r.final) else "not reached"
@@ -206,14 +237,21 @@ def ratio(slow: float | None, fast: float | None) -> str:
     return f"{slow / fast:.1f}x"
 
 
+def shuffled(ds, seed: int = 0):
+    """The data set with its training rows in a seeded random order: Bottou's programs visit
+    a file in its order and assume it shuffled; every racer races on the same rows."""
+    perm = np.random.default_rng(seed).permutation(ds.X.shape[0])
+    ds.X = ds.X[perm]
+    ds.y = ds.y[perm]
+    return ds
+
+
 def data_file(name: str, ds) -> Path:
-    """A LIBSVM file of the training rows for the original programs (written once for the
-    generated set)."""
-    if name in REAL_DATASETS:
-        return find_data_file(REAL_DATASETS[name][0])
+    """The (shuffled) training rows as a LIBSVM file for the original programs, written once
+    into the scratch folder."""
     import linsvm
 
-    path = scratch_dir() / f"{name}-{ds.X.shape[0]}.svm"
+    path = scratch_dir() / f"lineup-{name}-{ds.X.shape[0]}-shuffled.svm"
     if not path.is_file():
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         linsvm.write_libsvm(ds.X, ds.y, tmp)
@@ -243,6 +281,12 @@ def parse_args(argv=None):
 def main(argv=None) -> None:
     args = parse_args(argv)
     names = racers_of(args.lineups)
+    listed = [] if args.no_originals else originals()
+    installed = [o for o in listed if not o.available()]
+    # ours in the originals' order too, where an original visits the file in order
+    for o in installed:
+        in_order = f"{o.racer}-in-order" if o.shuffled_file else ""
+        names += [r for r in (o.racer, in_order) if r in LINEUP and r not in names]
     out = Path(args.out)
     started = time.perf_counter()
     header = report_header(
@@ -251,10 +295,11 @@ def main(argv=None) -> None:
         [
             f"C = 1, no bias; racers: {', '.join(names)}; {args.repeats} races per data set "
             f"(medians), a racer's budget {args.max_time:g} s per race (or 10 x the fastest "
-            "time of its loss to 0.1%); wall-clock seconds, recording excluded",
+            "time of its loss to 0.1%); wall-clock seconds, recording excluded; every data "
+            "set's training rows in one seeded random order (the originals read that file)",
             "originals: " + (", ".join(
                 f"{o.name} ({'installed' if not o.available() else o.available()})"
-                for o in ORIGINALS) or "none registered"),
+                for o in listed) or "not run"),
         ],
     )  # fmt: skip
     table_rows: dict[float, list[list[str]]] = {t: [] for t in TARGETS}
@@ -266,6 +311,7 @@ def main(argv=None) -> None:
         if ds is None:
             sections += [f"- {name}: skipped, data file not found"]
             continue
+        ds = shuffled(ds)
         label = f"{name} ({ds.X.shape[0]:,} rows)" if name == SYNTHETIC else name
         print(f"{ds.describe()}", file=sys.stderr)
         results = []
@@ -281,24 +327,28 @@ def main(argv=None) -> None:
             table_rows[target].append([label, *[cell(reached[n], target) for n in names]])
         t1 = {n: reached[n].seconds[1e-2] for n in names}
         ratio_rows.append([label, *[ratio(t1.get(a), t1.get(b)) for a, b in SEED_RATIOS]])
-        if not args.no_originals and ORIGINALS:
+        if installed:
             pstar = {k: v.primal for k, v in results[0].references.items()}
-            theirs = originals_on(ds, data_file(name, ds), pstar, args.repeats)
-            for original in ORIGINALS:
-                mine = reached.get(original.racer)
-                other = theirs.get(original.name)
-                if other is None:
-                    versus_rows.append([label, original.name, LINEUP[original.racer].label,
-                                        original.available() or "-", "", "", "", "", ""])
-                    continue
-                versus_rows.append([
-                    label, original.name, LINEUP[original.racer].label,
-                    ratio(mine.per_iteration, other.per_iteration).replace("x", ""),
-                    cell(other, 1e-2), cell(mine, 1e-2), cell(other, 1e-3), cell(mine, 1e-3),
-                    ratio(mine.seconds[1e-3], other.seconds[1e-3]).replace("x", ""),
-                ])  # fmt: skip
+            theirs = originals_on(ds, installed, data_file(name, ds), pstar, args.repeats,
+                                  args.max_time)  # fmt: skip
+            for original in installed:
+                other = theirs[original.name]
+                for racer in (original.racer, f"{original.racer}-in-order"):
+                    if racer not in reached:
+                        continue
+                    mine = reached[racer]
+                    versus_rows.append([
+                        label, original.name, LINEUP[racer].label,
+                        ratio(mine.per_iteration, other.per_iteration).replace("x", ""),
+                        cell(other, 1e-2), cell(mine, 1e-2), cell(other, 1e-3),
+                        cell(mine, 1e-3),
+                        ratio(mine.seconds[1e-3], other.seconds[1e-3]).replace("x", ""),
+                    ])  # fmt: skip
         del ds, results
         gc.collect()
+    for o in listed:
+        if o.available():
+            sections.append(f"- {o.name}: {o.available()}")
 
     labels = [LINEUP[n].label for n in names]
     lines = list(header)

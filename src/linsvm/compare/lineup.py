@@ -51,6 +51,10 @@ class Racer:
 
 
 NO_SHRINKING = {"shrinking": False}
+IN_ORDER = {"shuffle": False}
+# SGD-QN searches its t0 with as many epochs as it runs: a race has no epoch count, so the
+# search gets sgd 2.0's default run of 5
+T0_EPOCHS = {"t0_epochs": 5}
 # The second seed races the margin perceptron with unlearning (Panagiotakopoulos and Tsampouka,
 # ICML 2010); its paper's abstract is public, its update and stopping rules and its code (once at
 # users.auth.gr/costapan) are not, and no other public source states them: not guessed at.
@@ -73,7 +77,11 @@ LINEUP: dict[str, Racer] = {
         Racer("ocas", 36, LOSS_HINGE, CUTTING_PLANE_EPS, "OCAS", "(Q_P - Q_D)/|Q_P|", "tab:gray", "*"),  # noqa: E501
         Racer("svmsgd", 37, LOSS_HINGE, SGD_DELTA, "svmsgd", "(no measure)", "tab:purple", "<"),
         Racer("asgd", 38, LOSS_HINGE, SGD_DELTA, "ASGD", "(no measure)", "tab:green", ">", "--"),
-        Racer("sgd-qn", 39, LOSS_HINGE, SGD_DELTA, "SGD-QN", "(no measure)", "k", "h"),
+        Racer("sgd-qn", 39, LOSS_HINGE, SGD_DELTA, "SGD-QN", "(no measure)", "k", "h", "-", T0_EPOCHS),  # noqa: E501
+        # Bottou's programs visit the file in its order (they assume a shuffled file)
+        Racer("svmsgd-in-order", 37, LOSS_HINGE, SGD_DELTA, "svmsgd (file order)", "(no measure)", "tab:purple", "<", ":", IN_ORDER),  # noqa: E501
+        Racer("asgd-in-order", 38, LOSS_HINGE, SGD_DELTA, "ASGD (file order)", "(no measure)", "tab:green", ">", ":", IN_ORDER),  # noqa: E501
+        Racer("sgd-qn-in-order", 39, LOSS_HINGE, SGD_DELTA, "SGD-QN (file order)", "(no measure)", "k", "h", ":", {**IN_ORDER, **T0_EPOCHS}),  # noqa: E501
         Racer("mpu", -1, LOSS_HINGE, SGD_DELTA, "MPU", "", "gold", "d", unavailable=MPU_MISSING),
         Racer("dcd-l2", 1, LOSS_SQUARED_HINGE, DCD_EPS, "DCD-L2 (shrinking)", "PG measure", "tab:blue", "o"),  # noqa: E501
         Racer("dcd-l2-noshrink", 1, LOSS_SQUARED_HINGE, DCD_EPS, "DCD-L2 (no shrinking)", "PG measure", "tab:cyan", "s", "--", NO_SHRINKING),  # noqa: E501

@@ -668,7 +668,8 @@ def solve_sgdqn(sub: Subproblem, hook: Hook | None = None) -> Solution:
 
     ``sub`` as for ``solve_svmsgd`` except that the bias (bias >= 0) is always the regularised
     feature. Options: ``shuffle``, ``t0`` (> 0; default: chosen among 1, 10, ..., 1e10 by
-    max_iter epochs on the first tenth of the rows), ``skip`` (int >= 1; default 16 l d / nnz).
+    ``t0_epochs`` epochs, default max_iter, on the first tenth of the rows), ``skip`` (int >= 1;
+    default 16 l d / nnz).
     Figures t0, skip, n_steps, calibration_epochs (sample epochs the t0 search ran).
     """
     setup = _Setup(sub, hook, allow_free_bias=False)
@@ -678,6 +679,9 @@ def solve_sgdqn(sub: Subproblem, hook: Hook | None = None) -> Solution:
     t0 = None if t0 is None else _check_real("t0", t0, positive=True)
     skip = sub.option("skip")
     skip = None if skip is None else _check_int("skip", skip, 1)
+    # the original searches t0 with as many epochs as it trains; a run without an epoch count
+    # of its own (a race that a time budget stops) gives the search its own
+    t0_epochs = _check_int("t0_epochs", sub.option("t0_epochs", pb.max_epochs), 1)
     w = np.zeros(n_w)
     w_prev = np.zeros(n_w)
     B = np.zeros(n_w)
@@ -697,8 +701,8 @@ def solve_sgdqn(sub: Subproblem, hook: Hook | None = None) -> Solution:
             sample = setup.sample(n_sample)
             candidates = np.array(QN_T0_CANDIDATES)
             t0 = _determine_t0(X.indptr, X.indices, X.data, fbias, y, sample, lam, n_w,
-                               pb.max_epochs, candidates)  # fmt: skip
-            n_calibration = len(candidates) * pb.max_epochs
+                               t0_epochs, candidates)  # fmt: skip
+            n_calibration = len(candidates) * t0_epochs
         fstate[_FQ_T0] = t0
         B[:] = 1.0 / (lam * t0)
         all_rows = np.arange(pb.n_rows, dtype=setup.order.dtype)

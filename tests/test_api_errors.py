@@ -131,10 +131,10 @@ def test_bad_C(data, C):
         linsvm.train(X, y, C=C)
 
 
-@pytest.mark.parametrize("eps", [0.0, -1e-3, np.nan, np.inf])
+@pytest.mark.parametrize("eps", [-1e-3, np.nan, np.inf])
 def test_bad_eps(data, eps):
     X, y = data
-    with _raises("eps must be > 0"):
+    with _raises("eps must be >= 0"):
         linsvm.train(X, y, eps=eps)
 
 
@@ -152,7 +152,7 @@ def test_every_liblinear_solver_is_available():
     assert all(callable(spec.solve) for spec in SOLVERS.values())
     listed = available_solvers()
     assert listed.startswith("-s 0, -s 1, -s 2, -s 3, -s 4, -s 5, -s 6, -s 7, -s 11, -s 12")
-    assert "-s 21, -s 30 (pegasos), -s 31 (sgd-r)" in listed and listed.endswith("-s 34 (pcd)")
+    assert "-s 21, -s 30 (pegasos), -s 31 (sgd-r)" in listed and listed.endswith("-s 40 (tron)")
 
 
 @pytest.mark.parametrize("solver", ["sgd-x", "99", 8, 2.5, True, None])
@@ -174,10 +174,10 @@ def test_sgd_solvers_take_one_C(data, solver):
     assert model.solver == linsvm.solvers.solver_number(solver)
 
 
-@pytest.mark.parametrize("max_iter", [0, -5])
+@pytest.mark.parametrize("max_iter", [-1, -5])
 def test_bad_max_iter(data, max_iter):
     X, y = data
-    with _raises("max_iter must be >= 1"):
+    with _raises("max_iter must be >= 0"):
         linsvm.train(X, y, max_iter=max_iter)
 
 

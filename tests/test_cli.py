@@ -112,7 +112,7 @@ def test_cross_validation(small_files, capsys):
         (["train", "-z", "1", "x"], "unknown option"),
         (["train", "/nonexistent/file"], "No such file"),
         (["train", "-c", "0", str(A9A)], "C must be > 0"),
-        (["train", "-e", "-1", str(A9A)], "eps must be > 0"),
+        (["train", "-e", "-1", str(A9A)], "eps must be >= 0"),
         (["predict", str(A9A_T), "/nonexistent.model", "out"], "No such file"),
         (["predict", str(A9A_T), str(A9A), "out"], "unknown text in model file"),
         (["frobnicate"], "unknown command"),

@@ -272,7 +272,7 @@ def test_invalid_inputs():
     with pytest.raises(linsvm.errors.InvalidInputError):
         l1lr(X, y, C, -1.0, 0.01, regularize_bias=False)
     with pytest.raises(linsvm.errors.InvalidInputError):
-        l2svc(X, y, C, 1.0, 0.0)
+        l2svc(X, y, C, 1.0, -0.01)  # (0: no stopping rule, accepted)
     for solver in (5, 6):
         with pytest.raises(linsvm.errors.InvalidInputError):
             solve(solver, X, y, C, 1.0, 0.01, w0=np.zeros(3))

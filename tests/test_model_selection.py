@@ -44,7 +44,7 @@ def test_init_sol_warm_start_reaches_the_same_optimum():
     assert warm.results_[0].n_iter <= cold.results_[0].n_iter
     with pytest.raises(linsvm.InvalidInputError, match="shape"):
         linsvm.train(X, y, solver=0, init_sol=np.zeros((1, 3)))
-    with pytest.raises(linsvm.InvalidInputError, match="solvers 0 and 2"):
+    with pytest.raises(linsvm.InvalidInputError, match="solvers 0, 2 and 40"):
         linsvm.train(X, y, solver=1, init_sol=init)
 
 

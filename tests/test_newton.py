@@ -389,7 +389,7 @@ def test_bad_arguments():
     with pytest.raises(InvalidInputError):
         newton(X, y, C, LOSS_LOGISTIC, -1.0, 0.01, regularize_bias=False)
     with pytest.raises(InvalidInputError):
-        newton(X, y, C, LOSS_LOGISTIC, 1.0, 0.0)
+        newton(X, y, C, LOSS_LOGISTIC, 1.0, -0.01)  # (0: no stopping rule, accepted)
 
 
 def test_max_iter_caps_newton_iterations():

@@ -268,7 +268,7 @@ def test_errors():
         with pytest.raises(InvalidInputError, match="nu"):
             solve(X, bad)
     with pytest.raises(InvalidInputError, match="eps"):
-        solve(X, 0.5, 0.0)
+        solve(X, 0.5, -0.01)  # (0: no stopping rule, accepted)
     with pytest.raises(InvalidInputError, match="ONECLASS_SVM"):
         check_oneclass_bias(1.0)
     with pytest.raises(InvalidInputError, match="bias"):

@@ -432,7 +432,7 @@ def test_bad_input():
         lambda: solve_pcd(X, y, C[:-1]),
         lambda: solve_pcd(X, y, -C),
         lambda: solve_pcd(X, y, np.full(30, np.inf)),
-        lambda: solve_pcd(X, y, C, eps=0.0),
+        lambda: solve_pcd(X, y, C, eps=-1.0),  # (0: no stopping rule, accepted)
         lambda: solve_pcd(X, y, C, eps=np.nan),
         lambda: solve_pcd(X, y, C, bias=np.nan),
         lambda: solve_pcd(X, y, C, max_iter=-1),

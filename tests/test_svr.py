@@ -322,7 +322,7 @@ def test_invalid_input():
     with pytest.raises(InvalidInputError):
         svr(11, X, y, c_rows, 0.1, -1, 0.1, regularize_bias=False)
     with pytest.raises(InvalidInputError):
-        svr(13, X, y, c_rows, 0.1, 1, 0.0)
+        svr(13, X, y, c_rows, 0.1, 1, -0.01)  # (0: no stopping rule, accepted)
     with pytest.raises(InvalidInputError):
         svr(11, X, np.r_[y[:-1], np.inf], c_rows, 0.1, 1, 0.1)
     with pytest.raises(InvalidInputError):

@@ -276,7 +276,7 @@ def test_cli_train(tmp_path, capsys):
     # by number too; one-line errors for a bad -e
     assert cli.main(["train", "-s", "40", "-q", str(data), str(out)]) == 0
     capsys.readouterr()
-    assert cli.main(["train", "-s", "tron", "-e", "0", str(data), str(out)]) != 0
+    assert cli.main(["train", "-s", "tron", "-e", "-1", str(data), str(out)]) != 0
     err = capsys.readouterr().err.strip()
     assert err and "\n" not in err
 
@@ -368,7 +368,7 @@ def test_bad_input():
         lambda: tron(X, y, C[:-1]),
         lambda: tron(X, y, -C),
         lambda: tron(X, y, np.full(30, np.inf)),
-        lambda: tron(X, y, C, eps=0.0),
+        lambda: tron(X, y, C, eps=-1.0),  # (0: no stopping rule, accepted)
         lambda: tron(X, y, C, eps=np.nan),
         lambda: tron(X, y, C, eps="tight"),
         lambda: tron(X, y, C, bias=np.nan),

@@ -705,7 +705,7 @@ def _train_in_blocks(opts: TrainOptions) -> int:
         params = dict(
             memory=memory, solver=opts.solver, C=opts.C, eps=opts.eps, bias=opts.bias,
             class_weight=opts.class_weight or None, seed=opts.seed,
-            max_outer=opts.max_iter or 100,
+            max_outer=100 if opts.max_iter is None else opts.max_iter,
             # --memory is the whole process's: what it holds before training is measured
             overhead_bytes=measured_overhead(opts.solver),
         )  # fmt: skip

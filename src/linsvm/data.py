@@ -33,10 +33,20 @@ def _any_at_least(bits, mask, threshold) -> bool:
     for float32) has its exponent bits (``bits & mask``) at or above ``threshold``: with the
     all-ones exponent, NaN or infinite; with a lower one, also that large. An OR over integer
     tests, with no early exit, so the loop runs in SIMD lanes (a test of np.isfinite per value
-    with a return took 13 ms on pypi-recent's 9.4M values)."""
+    with a return took 13 ms on pypi-recent's 9.4M values); eight values a step, OR-ed apart
+    from the running result, make it a pass at memory speed (as fast as np.sum, 1.5x the
+    plain loop)."""
+    n = bits.shape[0]
     found = False
-    for b in bits:
-        found |= (b & mask) >= threshold
+    k = 0
+    while k + 8 <= n:
+        block = False
+        for j in range(8):
+            block |= (bits[k + j] & mask) >= threshold
+        found |= block
+        k += 8
+    for j in range(k, n):
+        found |= (bits[j] & mask) >= threshold
     return found
 
 
@@ -173,6 +183,33 @@ def check_sample_weight(sample_weight, n_rows: int) -> np.ndarray | None:
 
 # Rows of labels grouped at a time by ``_unique_by_chunks``.
 _LABEL_CHUNK = 1 << 20
+# ``group_labels`` finds at most this many classes in one compiled pass over the labels
+# (each row compared with the classes found so far); more go through np.unique's sort.
+_FEW_CLASSES = 64
+
+
+@njit(cache=True, nogil=True)
+def _group_few(y, max_classes, class_index):
+    """LIBLINEAR's grouping in one pass: the distinct labels of ``y`` in order of first
+    appearance (at most ``max_classes``), ``class_index[i]`` the position of y[i] among them.
+    Returns (number of classes, their first rows); -1 classes when there are more."""
+    found = np.empty(max_classes, dtype=y.dtype)
+    first_rows = np.empty(max_classes, dtype=np.int64)
+    n_classes = 0
+    for i in range(y.shape[0]):
+        label = y[i]
+        k = -1
+        for j in range(n_classes):  # selects, not branches: labels in random order stay fast
+            k = j if found[j] == label else k
+        if k < 0:  # a new class (rare: the only branch taken unpredictably)
+            if n_classes == max_classes:
+                return -1, first_rows
+            found[n_classes] = label
+            first_rows[n_classes] = i
+            k = n_classes
+            n_classes += 1
+        class_index[i] = k
+    return n_classes, first_rows
 
 
 def _unique_by_chunks(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -201,6 +238,18 @@ def group_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     class is the +1 data (as LIBLINEAR's ``group_classes``).
     """
     y = np.asarray(y)
+    if (
+        y.ndim == 1
+        and y.dtype.kind in "biuf"
+        and y.dtype.isnative
+        and y.dtype != np.float16  # (not a Numba type)
+        and y.shape[0] > 0
+    ):
+        # numbers (NaN refused by check_labels): one compiled pass when the classes are few
+        class_index = np.empty(y.shape[0], dtype=np.int32)
+        n_classes, first_rows = _group_few(y, _FEW_CLASSES, class_index)
+        if n_classes > 0:
+            return _binary_order(y[first_rows[:n_classes]], class_index)
     if y.ndim == 1 and y.dtype.kind in "iuf" and y.shape[0] > _LABEL_CHUNK:
         uniq, first, inverse = _unique_by_chunks(y)
     else:
@@ -213,7 +262,12 @@ def group_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rank[order] = np.arange(order.shape[0])
     labels = uniq[order]
     class_index = rank[inverse.ravel()].astype(np.int32)  # 4 bytes a row: kept through training
+    return _binary_order(labels, class_index)
+
+
+def _binary_order(labels: np.ndarray, class_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Labels -1 and +1 (in this order of appearance) swapped so that +1 comes first."""
     if labels.shape[0] == 2 and labels.dtype.kind in "iuf" and labels[0] == -1 and labels[1] == 1:
         labels = labels[::-1].copy()
-        class_index = 1 - class_index
+        np.subtract(1, class_index, out=class_index)
     return labels, class_index

@@ -17,14 +17,20 @@ Beyond scikit-learn, every estimator has
   for predictions that rarely change (loose for ``LinearSVR``'s default dual solver, -s 13:
   its 0.1 is relative to the first iteration's violation, and on w8a the objective stays
   far above the optimum; prefer a number there);
+- ``tol=0`` for every estimator (scikit-learn's ``LinearSVC`` and ``LinearSVR`` refuse it): no
+  stopping rule, the solver runs ``max_iter`` outer iterations exactly (and no fallback to
+  the primal at the cap); ``max_iter=0`` fits the solver's start point (w = 0, n_iter_ 0, with
+  scikit-learn's ConvergenceWarning), as scikit-learn's liblinear does;
 - ``warm_start=True``: the next ``fit`` on the same rows restarts the solver from the previous
   fit's dual variables (dual solvers) or weights (primal solvers), e.g. along a path of growing
   ``C``; a fit on other rows, features or classes starts cold;
 - ``objective_`` and ``dual_gap_``: the primal objective and duality gap of each binary
-  sub-problem (NaN gap where the solver computes no dual), and ``model_``, the
-  ``linsvm.Model`` (LIBLINEAR's layout, on the estimator's own labels), which can be saved in
-  LIBLINEAR's model format and used by ``linsvm predict`` (integer labels only: the format
-  holds no others, and saving a model of string labels is a ModelFormatError);
+  sub-problem (NaN gap where the solver computes no dual; ``objectives=False`` skips the dual
+  solvers' pass over the data that computes them, about half an epoch, and leaves NaN), and
+  ``model_``, the ``linsvm.Model`` (LIBLINEAR's layout, on the estimator's own labels),
+  which can be saved in LIBLINEAR's model format and used by ``linsvm predict`` (integer
+  labels only: the format holds no others, and saving a model of string labels is a
+  ModelFormatError);
 - ``feature_map``: a ``linsvm.features.FeatureMap`` (the degree-2 map, hashing) the model is
   trained on and predicts through (``map_mode`` as ``linsvm.train``'s); ``coef_`` then has the
   mapped features' columns, ``feature_map_`` is the map bound to ``n_features_in_``,
@@ -55,7 +61,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .data import as_csr
+from .data import as_csr, group_labels
 from .features import FeatureMap
 from .model import Model
 from .solvers import CLASSIFICATION, MAP_MODES, SOLVERS
@@ -122,11 +128,22 @@ def _train_eps(tol) -> float | None:
     """The tolerance ``train`` gets: None (LIBLINEAR's default) for the preset."""
     if isinstance(tol, str):
         return None
-    if tol == 0:
-        # scikit-learn allows tol=0 for LogisticRegression (LIBLINEAR then runs to max_iter);
-        # train wants eps > 0: one no solver reaches, that survives LIBLINEAR's rescalings
-        return 1e-300
-    return float(tol)
+    return float(tol)  # 0: no stopping rule, max_iter iterations (train's eps = 0)
+
+
+def _encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """LabelEncoder's (classes_, y encoded): the sorted classes and each row's position among
+    them; numbers in one compiled pass (``group_labels``) and a sort of the classes only,
+    not np.unique's sorts of every row."""
+    if y.ndim == 1 and y.dtype.kind in "biuf":
+        labels, class_index = group_labels(y)
+        order = np.argsort(labels, kind="stable")
+        rank = np.empty(order.shape[0], dtype=np.intp)
+        rank[order] = np.arange(order.shape[0])
+        return labels[order], rank[class_index]
+    encoder = LabelEncoder()
+    y_ind = encoder.fit_transform(y)
+    return encoder.classes_, y_ind
 
 
 def _with_labels(model: Model, labels: np.ndarray) -> Model:
@@ -149,7 +166,9 @@ class _LiblinearMixin:
 
     def _validate_X_y(self, X, y, y_numeric: bool):
         # float32 stays float32 and canonical CSR is not copied: train reads it as given,
-        # int32 or int64 indices alike (scikit-learn's load_svmlight_file gives int64)
+        # int32 or int64 indices alike (scikit-learn's load_svmlight_file gives int64);
+        # train checks X's values (NaN, infinity, overflowing magnitudes) in one compiled
+        # pass, so scikit-learn's check would be a second pass over them
         return validate_data(
             self,
             X,
@@ -158,6 +177,7 @@ class _LiblinearMixin:
             dtype=[np.float64, np.float32],
             order="C",
             accept_large_sparse=True,
+            ensure_all_finite=False,
             y_numeric=y_numeric,
         )
 
@@ -214,6 +234,7 @@ class _LiblinearMixin:
                     map_mode=self.map_mode,
                     device=getattr(self, "device", "cpu"),
                     thread_scheme=getattr(self, "thread_scheme", "auto"),
+                    objectives=bool(self.objectives),
                     **params,
                 )
         for w in caught:
@@ -266,10 +287,11 @@ class _LiblinearMixin:
         )  # fmt: skip
 
     def _solver_max_iter(self, solver: int) -> int:
-        """The iteration cap: ``max_iter``, except for Crammer-Singer (-s 4), whose cap
-        scikit-learn's liblinear leaves at LIBLINEAR's 100000 whatever max_iter says."""
+        """The iteration cap: ``max_iter`` (0: the solver's start point, w = 0 but for -s 7's
+        interior start, as scikit-learn's liblinear), except for Crammer-Singer (-s 4), whose
+        cap scikit-learn's liblinear leaves at LIBLINEAR's 100000 whatever max_iter says."""
         spec = SOLVERS[solver]
-        return spec.max_iter if spec.multiclass else max(int(self.max_iter), 1)
+        return spec.max_iter if spec.multiclass else int(self.max_iter)
 
     def _solver_shape(self, X) -> tuple[int, int]:
         """(rows, columns) of the problem the solver sees: with a feature map, phi(X)'s
@@ -313,9 +335,7 @@ class _LiblinearClassifier(_LiblinearMixin, LinearClassifierMixin, SparseCoefMix
         """Validate, encode labels, train with ``solver_for(n_samples, n_features)``."""
         X, y = self._validate_X_y(X, y, y_numeric=False)
         check_classification_targets(y)
-        encoder = LabelEncoder()
-        y_ind = encoder.fit_transform(y)
-        self.classes_ = encoder.classes_
+        self.classes_, y_ind = _encode_labels(y)
         n_classes = self.classes_.shape[0]
         if n_classes < 2:
             raise ValueError(
@@ -361,7 +381,9 @@ class _LiblinearClassifier(_LiblinearMixin, LinearClassifierMixin, SparseCoefMix
 
 
 _COMMON_CONSTRAINTS: dict = {
-    "tol": [Interval(Real, 0.0, None, closed="neither"), StrOptions({_TOL_PRESET})],
+    # 0 (refused by scikit-learn's LinearSVC and LinearSVR): no stopping rule, max_iter
+    # iterations exactly, as LogisticRegression's tol=0 in scikit-learn
+    "tol": [Interval(Real, 0.0, None, closed="left"), StrOptions({_TOL_PRESET})],
     "C": [Interval(Real, 0.0, None, closed="neither")],
     "fit_intercept": ["boolean"],
     "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
@@ -371,6 +393,7 @@ _COMMON_CONSTRAINTS: dict = {
     "warm_start": ["boolean"],
     "feature_map": [None, FeatureMap],
     "map_mode": [StrOptions(set(MAP_MODES))],
+    "objectives": ["boolean"],
 }
 
 
@@ -424,6 +447,7 @@ class LinearSVC(_LiblinearClassifier):
         n_jobs=None,
         feature_map=None,
         map_mode="auto",
+        objectives=True,
         client=None,
         device="cpu",
         thread_scheme="auto",
@@ -444,6 +468,7 @@ class LinearSVC(_LiblinearClassifier):
         self.n_jobs = n_jobs
         self.feature_map = feature_map
         self.map_mode = map_mode
+        self.objectives = objectives
         self.client = client
         self.device = device
         self.thread_scheme = thread_scheme
@@ -518,6 +543,7 @@ class LogisticRegression(_LiblinearClassifier):
         n_jobs=None,
         feature_map=None,
         map_mode="auto",
+        objectives=True,
         client=None,
     ):
         self.penalty = penalty
@@ -536,6 +562,7 @@ class LogisticRegression(_LiblinearClassifier):
         self.n_jobs = n_jobs
         self.feature_map = feature_map
         self.map_mode = map_mode
+        self.objectives = objectives
         self.client = client
 
     def _penalty(self) -> str:
@@ -628,6 +655,7 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         n_jobs=None,
         feature_map=None,
         map_mode="auto",
+        objectives=True,
         device="cpu",
         thread_scheme="auto",
     ):
@@ -645,6 +673,7 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         self.n_jobs = n_jobs
         self.feature_map = feature_map
         self.map_mode = map_mode
+        self.objectives = objectives
         self.device = device
         self.thread_scheme = thread_scheme
 

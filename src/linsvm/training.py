@@ -38,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
 
 import numpy as np
+from numba import njit
 
 from . import solvers
 from .checkpoint import DEFAULT_EVERY_SECONDS, Checkpointer, Resume, fingerprint
@@ -109,6 +110,7 @@ def train(
     map_mode: str = "auto",
     device: str = "cpu",
     thread_scheme: str = "auto",
+    objectives: bool = True,
 ) -> Model:
     """Train a linear model with one of LIBLINEAR's solvers (numbers and defaults as its ``-s``).
 
@@ -136,7 +138,11 @@ def train(
     eps : float or None
         Stopping tolerance; None takes LIBLINEAR's default for the solver (0.1 for 1, 3, 7,
         0.01 for 0 and 2, where it bounds the gradient norm relative to its value at w = 0,
-        scaled as LIBLINEAR does by min(#pos, #neg) / l).
+        scaled as LIBLINEAR does by min(#pos, #neg) / l). 0: no stopping rule: every solver
+        runs ``max_iter`` outer iterations, without a warning at the cap and without the
+        fallback to the primal (-s 1, 7, 12), ending earlier only where another iteration
+        could not move w (optimality conditions met exactly, or a Newton step that no
+        longer decreases the objective).
     bias : float
         LIBLINEAR's ``-B``: if >= 0, each row gets an implicit extra feature of this value.
     class_weight : mapping label -> weight, optional
@@ -145,7 +151,12 @@ def train(
         Per-row weights multiplying C (LIBLINEAR's instance-weight variant's ``-W``).
     max_iter : int or None
         Cap on outer iterations (None: LIBLINEAR's: 300 for the dual solvers, 1000 Newton
-        iterations for the primal ones; epochs for the SGD solvers).
+        iterations for the primal ones; epochs for the SGD solvers). 0: no iteration, the
+        solver's start point: w = 0, or the warm start (``init_sol``, ``warm_start``); -s 7's
+        interior start alpha_i = min(0.001 C_i, 1e-8) gives a w of about 1e-8 per unit of
+        row norm, and -s 21's start (the first nu l rows at alpha_i = 1, as LIBLINEAR) its
+        w = sum_i alpha_i x_i and rho; Crammer-Singer (-s 4) starts at alpha = 0, so W = 0.
+        No fallback follows 0 iterations.
     regularize_bias : bool
         False is LIBLINEAR's ``-R``: the bias weight is left out of the regulariser (-s 0, 2,
         5, 6, 11; needs ``bias == 1`` as LIBLINEAR requires).
@@ -203,6 +214,11 @@ def train(
         last bits. "rounds": rounds of rows stepped side by side and merged in a fixed order
         with an exact line search (``solvers.dcd_threads``): the same model for the same
         seed and thread count, bit for bit, usually slower. "auto" (default): "async".
+    objectives : bool
+        True (default): each result's ``primal``, ``dual`` and ``gap`` (the dual solvers
+        compute them in a pass over the rows at the end, about half an epoch of -s 1/3: w'x_i
+        of every row and w(alpha) afresh). False: the dual solvers skip that pass and report
+        NaN, for callers that time fits or score the model their own way.
     checkpoint : path, optional
         Save the run's state there (atomically) every ``checkpoint_every`` seconds, when a
         sub-problem finishes and when the run is interrupted.
@@ -291,13 +307,17 @@ def train(
         "buckets_per_group": buckets_per_group,
         "thread_scheme": check_scheme(thread_scheme),
     }
+    if not objectives:  # (only then an option: checkpoints of default runs stay as they were)
+        options["objectives"] = False
+    # as_csr checked X's values above; a materialised map's phi(X) is left to the solvers
+    checked = feature_map is None or implicit_map is not None
     if spec.kind == solvers.ONECLASS:
         options["nu"] = nu
-        problem = _oneclass_problem(X, params, seed, options)
+        problem = _oneclass_problem(X, params, seed, options, checked)
     elif spec.kind == solvers.REGRESSION:
-        problem = _regression_problem(X, y, params, sw, class_weight, p, seed, options)
+        problem = _regression_problem(X, y, params, sw, class_weight, p, seed, options, checked)
     else:
-        problem = _classification_problem(X, y, params, sw, class_weight, seed, options)
+        problem = _classification_problem(X, y, params, sw, class_weight, seed, options, checked)
     problem.feature_map = feature_map
     problem.implicit_map = implicit_map
     problem.apply_starts(warm_start, init_sol)
@@ -553,17 +573,29 @@ def one_vs_rest(
     """(+1/-1 targets, per-row costs) of class k against the rest, as LIBLINEAR: for two
     classes (k = 0 only) C_p = weighted_C[0] and C_n = weighted_C[1]; for more, class k's rows
     cost weighted_C[k] and the rest plain C; sample weights ``sw`` multiply the costs."""
-    y_sign = np.where(class_index == k, 1.0, -1.0)
     if weighted_C.shape[0] == 2:
-        cost = np.where(y_sign > 0, weighted_C[0], weighted_C[1])
+        cost_in, cost_out = weighted_C[0], weighted_C[1]
     else:
-        cost = np.where(y_sign > 0, weighted_C[k], C)
-    if sw is not None:
-        cost = cost * sw
+        cost_in, cost_out = weighted_C[k], C
+    y_sign = np.empty(class_index.shape[0])
+    cost = np.empty(class_index.shape[0])
+    _fill_one_vs_rest(class_index, k, float(cost_in), float(cost_out), sw, y_sign, cost)
     return y_sign, cost
 
 
-def _classification_problem(X, y, params: solvers.Parameters, sw, class_weight, seed, options):
+@njit(cache=True, nogil=True)
+def _fill_one_vs_rest(class_index, k, cost_in, cost_out, sw, y_sign, cost) -> None:
+    """``one_vs_rest``'s two arrays in one pass (no temporaries)."""
+    for i in range(class_index.shape[0]):
+        inside = class_index[i] == k
+        y_sign[i] = 1.0 if inside else -1.0
+        c = cost_in if inside else cost_out
+        cost[i] = c if sw is None else c * sw[i]
+
+
+def _classification_problem(
+    X, y, params: solvers.Parameters, sw, class_weight, seed, options, values_checked=False
+):
     spec = params.spec
     labels, class_index = group_labels(y)
     if labels.shape[0] < 2:
@@ -576,6 +608,7 @@ def _classification_problem(X, y, params: solvers.Parameters, sw, class_weight, 
         max_iter=params.max_iter,
         bias=params.bias,
         regularize_bias=params.regularize_bias,
+        values_checked=values_checked,
     )
     if spec.multiclass:
         cost = weighted_C[class_index]
@@ -609,7 +642,9 @@ def _classification_problem(X, y, params: solvers.Parameters, sw, class_weight, 
     return _Problem(spec, X, n_subproblems, make, labels, params.bias, options)
 
 
-def _regression_problem(X, y, params: solvers.Parameters, sw, class_weight, p, seed, options):
+def _regression_problem(
+    X, y, params: solvers.Parameters, sw, class_weight, p, seed, options, values_checked=False
+):
     if class_weight:
         raise InvalidInputError("class weights (-wi) apply to classification, not regression")
     if y.dtype.kind not in "iuf":
@@ -626,11 +661,12 @@ def _regression_problem(X, y, params: solvers.Parameters, sw, class_weight, p, s
         regularize_bias=params.regularize_bias,
         seed=seed,
         options=dict(options, p=p),
+        values_checked=values_checked,
     )
     return _Problem(params.spec, X, 1, lambda slot: sub, None, params.bias, sub.options, p=p)
 
 
-def _oneclass_problem(X, params: solvers.Parameters, seed, options):
+def _oneclass_problem(X, params: solvers.Parameters, seed, options, values_checked=False):
     sub = Subproblem(
         X,
         np.zeros(X.shape[0]),
@@ -640,6 +676,7 @@ def _oneclass_problem(X, params: solvers.Parameters, seed, options):
         bias=params.bias,
         seed=seed,
         options=options,
+        values_checked=values_checked,
     )
     return _Problem(params.spec, X, 1, lambda slot: sub, None, -1.0, options)
 
@@ -698,12 +735,21 @@ class _Runner:
                     f"damaged ({type(error).__name__})"
                 ) from None
             return self._after_solve(slot, sub, spec, sol)
+        if sub.max_iter == 0 and not spec.runs_zero_iterations:
+            return self._finish(slot, sub, _zero_iterations(spec, sub))
         sol = spec.solve_on(self.device)(sub, self.hook(slot, spec.number, 0))
         return self._after_solve(slot, sub, spec, sol)
 
     def _after_solve(self, slot: int, sub: Subproblem, spec: SolverSpec, sol: Solution):
         sol.solver = spec.number
-        if sol.stop_reason == solvers.MAX_ITER and spec.fallback is not None:
+        # no fallback after 0 iterations (the start point was asked for) nor without a
+        # stopping rule (eps = 0: max_iter iterations were asked for, not a converged model)
+        if (
+            sol.stop_reason == solvers.MAX_ITER
+            and spec.fallback is not None
+            and sub.max_iter > 0
+            and self.params.eps > 0
+        ):
             _warn(sub, spec, sol, f"switching to -s {spec.fallback} (the same loss, in the primal)")
             sol = self._fallback(slot, sub, sol, sol.n_iter, None)
         return self._finish(slot, sub, sol)
@@ -717,7 +763,7 @@ class _Runner:
         if sub.feature_map is not None and not fallback.implicit_map:
             # the fallback needs phi(X) itself: formed when a first fallback needs it, then
             # shared by the sub-problems (one-vs-rest: the same rows)
-            sub = sub.but(X=self.problem.materialised(), feature_map=None)
+            sub = sub.but(X=self.problem.materialised(), feature_map=None, values_checked=False)
         fb_sub = sub.but(
             eps=factor * solvers.solver_tolerance(fallback, self.params.eps, sub.y),
             max_iter=fallback.max_iter,
@@ -739,7 +785,8 @@ class _Runner:
             raise InvalidInputError(f"{spec.label}{_where(sub)}: the weights became NaN or "
                                     f"infinite{where}")
         stopped_short = sol.stop_reason not in (solvers.CONVERGED, solvers.INTERRUPTED)
-        if stopped_short and spec.stops_on_tolerance:
+        # eps = 0 sets no tolerance to fall short of: its runs end as asked, unwarned
+        if stopped_short and spec.stops_on_tolerance and self.params.eps > 0:
             if sol.stop_reason == solvers.MAX_ITER:
                 _warn(sub, spec, sol, spec.advice_at_cap(sub.X.shape[0], sub.n_features))
             else:
@@ -754,6 +801,20 @@ class _Runner:
         if self.checkpointer is not None and sol.stop_reason != solvers.INTERRUPTED:
             self.checkpointer.finish(slot, sol)
         return sol
+
+
+def _zero_iterations(spec: SolverSpec, sub: Subproblem) -> Solution:
+    """What 0 iterations of a solver starting from w = 0 give (``runs_zero_iterations``
+    False: a classifier without warm starts): w = 0 and P(0), each row's loss at margin 0."""
+    loss_at_zero = np.log(2.0) if solvers.model_file_solver(spec.number).probability else 1.0
+    return Solution(
+        w=np.zeros(sub.n_weights),
+        n_iter=0,
+        converged=False,
+        stop_reason=solvers.MAX_ITER,
+        primal=float(np.sum(sub.C)) * loss_at_zero,
+        solver=spec.number,
+    )
 
 
 def _where(sub: Subproblem) -> str:

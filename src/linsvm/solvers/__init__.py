@@ -92,6 +92,10 @@ class SolverSpec:
     threads: bool = False  # uses Subproblem.n_threads > 1 within one problem
     implicit_map: bool = False  # runs on Subproblem.feature_map without materialising it
     cuda_solve_path: str = ""  # "module:function" of its GPU solver (device="cuda"), if any
+    # solve() takes max_iter=0 and returns its start point (warm starts included); False:
+    # train returns w = 0 for 0 iterations without calling it (classifiers without warm
+    # starts or init_sol only, whose start point w = 0 is)
+    runs_zero_iterations: bool = True
 
     @property
     def solve(self) -> Callable[[Subproblem, Hook | None], Solution]:
@@ -234,23 +238,25 @@ SOLVERS: dict[int, SolverSpec] = {
             30, "PEGASOS", "Pegasos, L1-loss SVM (primal SGD)", CLASSIFICATION,
             0.01, SGD_FIXED_EPOCHS, "linsvm.solvers.sgd:solve_pegasos",
             weights=False, warm_start=False, stops_on_tolerance=False, alias="pegasos",
-            model_type=3,
+            model_type=3, runs_zero_iterations=False,
         ),
         SolverSpec(
             31, "SGD_R", "SGD-R, L1-loss SVM (primal SGD, random patterns)", CLASSIFICATION,
             0.01, SGD_FIXED_EPOCHS, "linsvm.solvers.sgd:solve_sgd_r",
             weights=False, warm_start=False, stops_on_tolerance=False, alias="sgd-r",
-            model_type=3,
+            model_type=3, runs_zero_iterations=False,
         ),
         SolverSpec(
             32, "SGD_S", "SGD-S, L1-loss SVM (primal SGD, epochs, dual bound)", CLASSIFICATION,
             0.01, SGD_MAX_EPOCHS, "linsvm.solvers.sgd:solve_sgd_s",
             weights=False, warm_start=False, alias="sgd-s", model_type=3,
+            runs_zero_iterations=False,
         ),
         SolverSpec(
             33, "SGD_M", "SGD-M, L1-loss SVM (primal SGD, multiple updates, dual bound)",
             CLASSIFICATION, 0.01, SGD_MAX_EPOCHS, "linsvm.solvers.sgd:solve_sgd_m",
             weights=False, warm_start=False, alias="sgd-m", model_type=3,
+            runs_zero_iterations=False,
         ),
         SolverSpec(
             34, "PCD", "L2-regularized L2-loss SVC (primal coordinate descent)",
@@ -264,29 +270,31 @@ SOLVERS: dict[int, SolverSpec] = {
             35, "SVMPERF", "SVMperf, L1-loss SVM (1-slack cutting plane)", CLASSIFICATION,
             0.1, CUTTING_PLANE_MAX_ITER, "linsvm.solvers.cutting_plane:solve_svmperf",
             weights=False, warm_start=False, alias="svmperf", model_type=3,
+            runs_zero_iterations=False,
         ),
         SolverSpec(
             36, "OCAS", "OCAS, L1-loss SVM (optimized cutting plane)", CLASSIFICATION,
             0.01, CUTTING_PLANE_MAX_ITER, "linsvm.solvers.cutting_plane:solve_ocas",
             weights=False, warm_start=False, alias="ocas", model_type=3,
+            runs_zero_iterations=False,
         ),
         SolverSpec(
             37, "SVMSGD", "svmsgd, L1-loss SVM (Bottou's primal SGD)", CLASSIFICATION,
             0.01, BOTTOU_EPOCHS, "linsvm.solvers.sgd_bottou:solve_svmsgd",
             weights=False, warm_start=False, stops_on_tolerance=False, alias="svmsgd",
-            model_type=3, unregularized_bias=True,
+            model_type=3, unregularized_bias=True, runs_zero_iterations=False,
         ),
         SolverSpec(
             38, "ASGD", "svmasgd, L1-loss SVM (Bottou's averaged SGD)", CLASSIFICATION,
             0.01, BOTTOU_EPOCHS, "linsvm.solvers.sgd_bottou:solve_asgd",
             weights=False, warm_start=False, stops_on_tolerance=False, alias="asgd",
-            model_type=3, unregularized_bias=True,
+            model_type=3, unregularized_bias=True, runs_zero_iterations=False,
         ),
         SolverSpec(
             39, "SGD_QN", "SGD-QN, L1-loss SVM (quasi-Newton diagonal SGD)", CLASSIFICATION,
             0.01, BOTTOU_EPOCHS, "linsvm.solvers.sgd_bottou:solve_sgdqn",
             weights=False, warm_start=False, stops_on_tolerance=False, alias="sgd-qn",
-            model_type=3,
+            model_type=3, runs_zero_iterations=False,
         ),
         SolverSpec(
             40, "TRON", "L2-regularized L2-loss SVC (trust-region Newton, LIBLINEAR 1.x)",
@@ -381,16 +389,18 @@ def check_parameter(
     if not (np.isfinite(C) and C > 0):
         raise InvalidInputError(f"C must be > 0, got {C}")
     eps = spec.default_eps if eps is None else eps
-    if not (np.isfinite(eps) and eps > 0):
-        raise InvalidInputError(f"eps must be > 0, got {eps}")
+    if not (np.isfinite(eps) and eps >= 0):
+        # 0: no stopping rule, max_iter outer iterations exactly
+        raise InvalidInputError(f"eps must be >= 0, got {eps}")
     if not np.isfinite(bias):
         raise InvalidInputError(f"bias must be finite, got {bias}")
     if max_iter is None:
         max_iter = spec.max_iter
     if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer):
         raise InvalidInputError(f"max_iter must be an integer, got {max_iter!r}")
-    if max_iter < 1:
-        raise InvalidInputError(f"max_iter must be >= 1, got {max_iter}")
+    if max_iter < 0:
+        # 0: no iteration, the solver's start point (w = 0 unless warm started)
+        raise InvalidInputError(f"max_iter must be >= 0, got {max_iter}")
     if not regularize_bias and (not spec.unregularized_bias or bias != 1.0):
         raise InvalidInputError(
             "regularize_bias=False (-R) needs bias=1 (-B 1) and one of the "

@@ -78,6 +78,10 @@ class Subproblem:
         A bound map the solver forms implicitly, row by row: X then holds the input rows and
         w lives in the mapped space (``n_weights``). Only for solvers whose registry entry
         has ``implicit_map``; training materialises phi(X) for the others.
+    values_checked : bool
+        X's values passed ``as_csr(trainable=True)`` (no NaN, infinity or overflowing
+        magnitude), as ``train`` checks them once: a solver's own ``as_csr`` then skips its
+        pass over the values. False (direct calls): the solver checks them.
     """
 
     X: Any
@@ -96,6 +100,7 @@ class Subproblem:
     label: Any = None
     n_threads: int = 1
     feature_map: Any = None
+    values_checked: bool = False
 
     @property
     def n_features(self) -> int:
@@ -192,6 +197,18 @@ class Progress:
 # hook(progress) -> False to stop; None or True to go on. A hook may carry an attribute
 # ``every_iteration = False`` to say that batches of iterations are enough (see ``drive``).
 Hook = Callable[[Progress], "bool | None"]
+
+
+def check_eps(eps) -> float:
+    """The stopping tolerance as a float: finite and >= 0, 0 meaning no stopping rule (the
+    solver runs its ``max_iter`` outer iterations); a one-line error otherwise."""
+    try:
+        value = float(eps)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"eps must be a number >= 0, got {eps!r}") from None
+    if not (math.isfinite(value) and value >= 0.0):
+        raise InvalidInputError(f"eps must be >= 0, got {value}")
+    return value
 
 
 def stop_reason(converged: bool, went_on: bool, finished: bool) -> str:

@@ -20,7 +20,7 @@ from numba import njit
 
 from ..data import as_csr
 from ..errors import InvalidInputError
-from ._base import Hook, Progress, Solution, Subproblem, drive, stop_reason
+from ._base import Hook, Progress, Solution, Subproblem, check_eps, drive, stop_reason
 
 
 @njit(cache=True, nogil=True)
@@ -140,9 +140,12 @@ class SignedColumns:
     vals: np.ndarray
 
 
-def signed_columns(X, y, C, bias: float, eps: float) -> SignedColumns:
-    """Check one sub-problem (costs finite and >= 0, eps > 0) and build its column form."""
-    X = as_csr(X)
+def signed_columns(
+    X, y, C, bias: float, eps: float, values_checked: bool = False
+) -> SignedColumns:
+    """Check one sub-problem (costs finite and >= 0, eps >= 0; X's values unless
+    ``values_checked``, see ``Subproblem``) and build its column form."""
+    X = as_csr(X, check_finite=not values_checked)
     try:
         bias = float(bias)
         eps = float(eps)
@@ -150,8 +153,7 @@ def signed_columns(X, y, C, bias: float, eps: float) -> SignedColumns:
         raise InvalidInputError(f"bias and eps must be numbers, got {bias!r}, {eps!r}") from None
     if not np.isfinite(bias):
         raise InvalidInputError(f"bias must be finite, got {bias}")
-    if not (np.isfinite(eps) and eps > 0):
-        raise InvalidInputError(f"eps must be > 0, got {eps}")
+    eps = check_eps(eps)
     n_rows, n_features = X.shape
     try:
         y = np.ascontiguousarray(y, dtype=np.float64)

@@ -61,7 +61,7 @@ from ..objective import (  # noqa: F401  (re-exported: the CS objectives live in
 )
 from ..sparse_rows import row_sq_norm
 from . import _dual
-from ._base import Hook, Solution, Subproblem
+from ._base import Hook, Solution, Subproblem, check_eps
 from ._dual import I_ACTIVE as _I_ACTIVE
 from ._dual import I_CONVERGED as _I_CONVERGED
 from ._dual import I_ITER as _I_ITER
@@ -418,9 +418,7 @@ def solve_crammer_singer(sub: Subproblem, hook: Hook | None = None) -> Solution:
         raise InvalidInputError(f"C must have shape ({n_rows},), got {Crow.shape}")
     if np.any(~np.isfinite(Crow)) or np.any(Crow < 0.0):
         raise InvalidInputError("the per-row costs C_i must be finite and >= 0")
-    eps = float(sub.eps)
-    if not eps > 0.0:
-        raise InvalidInputError(f"eps must be > 0, got {eps}")
+    eps = check_eps(sub.eps)
     shrinking = bool(sub.option("shrinking", True))
     alpha0 = _dual.warm_start(sub, (n_rows, K))
     use_alpha0 = alpha0 is not None

@@ -32,7 +32,7 @@ from ..objective import LOSS_HINGE, LOSS_SQUARED_HINGE, svm_objectives
 from ..partitioned import stopping_measure
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
 from . import _dual
-from ._base import Hook, Solution, Subproblem
+from ._base import Hook, Solution, Subproblem, check_eps
 from ._columns import check_w0
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER, prefetch_ahead, reset_active, visiting_order
 from ._dual_threads import (
@@ -321,7 +321,7 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     y = np.asarray(sub.y, dtype=np.float64)
     C = np.asarray(sub.C, dtype=np.float64)
     bias = float(sub.bias)
-    eps = float(sub.eps)
+    eps = check_eps(sub.eps)
     shrinking = bool(sub.option("shrinking", True))
     sigma = check_sigma(sub.option("sigma", 1.0))
     n_rows = X.shape[0]

@@ -118,7 +118,7 @@ from ..objective import (
 )
 from ..partitioned import stopping_measure
 from . import _base, _dual, svr
-from ._base import Hook, Progress, Solution, Subproblem
+from ._base import Hook, Progress, Solution, Subproblem, check_eps
 from ._cuda_compat import prepare_numba_cuda, prepare_simulator
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER
 from .dcd import _F_PGMAX_NEW, _F_PGMAX_OLD, _F_PGMIN_NEW, _F_PGMIN_OLD, _prepare
@@ -447,7 +447,7 @@ class _SvmDual:
     def inputs(self, sub: Subproblem) -> tuple[np.ndarray, np.ndarray, float]:
         """(y, C, eps) as float64."""
         y = np.ascontiguousarray(sub.y, dtype=np.float64)
-        return y, np.ascontiguousarray(sub.C, dtype=np.float64), float(sub.eps)
+        return y, np.ascontiguousarray(sub.C, dtype=np.float64), check_eps(sub.eps)
 
     def prepare(self, X, bias, y, C, start, w, rec) -> np.ndarray:
         """Fill rec (l, 4) from the start (None: alpha = 0), w += its sum_i y_i alpha_i x_i;

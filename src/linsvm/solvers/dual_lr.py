@@ -19,7 +19,8 @@ As LIBLINEAR's ``solve_l2r_lr_dual`` (linear.cpp, 2.50):
   z_old/10 when z_old > C/2; a Newton step that would leave (0, C) through 0 is replaced by
   z <- eta z (eta = 0.1); at most ``MAX_INNER_ITER`` + 1 = 101 steps; stop when
   |g'(z)| < innereps;
-- innereps starts at 1e-2 and is divided by 10 (down to min(1e-8, eps)) after every outer
+- innereps starts at 1e-2 and is divided by 10 (down to min(1e-8, eps); 1e-8 for eps = 0,
+  which would otherwise drive it to 0 and every inner loop to its cap) after every outer
   iteration whose Newton steps numbered at most l/10 (integer division);
 - the outer loop stops when max_i |g'_i(start)| < eps over an outer iteration, or after
   ``max_iter`` (LIBLINEAR: 300) outer iterations; no shrinking. The rule is absolute (no
@@ -41,7 +42,7 @@ from ..errors import InvalidInputError
 from ..objective import lr_objectives
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
 from . import _dual
-from ._base import Hook, Solution, Subproblem
+from ._base import Hook, Solution, Subproblem, check_eps
 from ._columns import check_w0
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER, prefetch_ahead, visiting_order
 from ._random import new_state
@@ -233,7 +234,7 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
     y = np.asarray(sub.y, dtype=np.float64)
     C = np.asarray(sub.C, dtype=np.float64)
     bias = float(sub.bias)
-    eps = float(sub.eps)
+    eps = check_eps(sub.eps)
     sigma = check_sigma(sub.option("sigma", 1.0))
     n_rows = X.shape[0]
     bucket_size, buckets_per_group = _dual.start_order(sub, y)
@@ -258,7 +259,9 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
     rng = new_state(sub.seed)
     state = {"rec": rec, "w": w, "fstate": fstate, "istate": istate, "rng": rng}
 
-    inner_eps_min = min(INNER_EPS_FLOOR, eps)
+    # eps = 0 (no stopping rule) keeps the floor: innereps reaching 0 would make every inner
+    # loop run to its cap of 101 steps
+    inner_eps_min = min(INNER_EPS_FLOOR, eps) if eps > 0 else INNER_EPS_FLOOR
     order, bucket_order, use_prefetch = _dual.visit_buffers(X, rec, rows, bucket_size)
 
     def advance(n_epochs: int) -> None:

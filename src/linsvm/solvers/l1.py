@@ -582,7 +582,7 @@ def _l1_problem(sub: Subproblem) -> tuple[cc.SignedColumns, bool, int, int]:
     """The column form of ``sub``, whether the bias weight is free (-R), max_iter and seed."""
     if not sub.regularize_bias and sub.bias < 0:
         raise InvalidInputError("an unregularised bias (-R) needs a bias term (bias >= 0)")
-    cols = cc.signed_columns(sub.X, sub.y, sub.C, sub.bias, sub.eps)
+    cols = cc.signed_columns(sub.X, sub.y, sub.C, sub.bias, sub.eps, sub.values_checked)
     free_last = cols.bias >= 0 and not sub.regularize_bias
     return cols, free_last, cc.check_max_iter(sub.max_iter), cc.check_seed(sub.seed)
 

@@ -762,9 +762,7 @@ def run_newton(
     reg_bias = bool(sub.regularize_bias)
     if not reg_bias and bias < 0:
         raise InvalidInputError("an unregularised bias (-R) needs a bias term (bias >= 0)")
-    eps = float(sub.eps)
-    if not (np.isfinite(eps) and eps > 0):
-        raise InvalidInputError(f"eps must be > 0, got {eps}")
+    eps = _base.check_eps(sub.eps)
     if sub.alpha0 is not None:
         raise InvalidInputError("alpha0 is a dual warm start; the primal Newton solver takes w0")
     max_iter = int(sub.max_iter)

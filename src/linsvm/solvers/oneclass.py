@@ -64,7 +64,7 @@ from ..objective import (  # noqa: F401  (the one-class objectives live in objec
 )
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm, rows_dot
 from . import _dual
-from ._base import Hook, Solution, Subproblem
+from ._base import Hook, Solution, Subproblem, check_eps
 from ._dual import I_ACTIVE as _I_ACTIVE
 from ._dual import I_CONVERGED as _I_CONVERGED
 from ._dual import I_ITER as _I_ITER
@@ -422,9 +422,7 @@ def solve_oneclass(sub: Subproblem, hook: Hook | None = None) -> Solution:
     """
     nu = check_nu(sub.option("nu", ONECLASS_DEFAULT_NU))
     check_oneclass_bias(sub.bias)
-    eps = float(sub.eps)
-    if not eps > 0:
-        raise InvalidInputError(f"eps must be > 0, got {eps}")
+    eps = check_eps(sub.eps)
     max_iter = int(sub.max_iter)
     if max_iter < 0:
         raise InvalidInputError(f"max_iter must be >= 0, got {max_iter}")

@@ -222,7 +222,7 @@ def solve_pcd(sub: Subproblem, hook: Hook | None = None) -> Solution:
     """
     max_iter = cc.check_max_iter(sub.max_iter)
     seed = cc.check_seed(sub.seed)
-    cols = cc.signed_columns(sub.X, sub.y, sub.C, sub.bias, sub.eps)
+    cols = cc.signed_columns(sub.X, sub.y, sub.C, sub.bias, sub.eps, sub.values_checked)
     colptr, rowpos, vals, Cr = cols.colptr, cols.rowpos, cols.vals, cols.Cr
     c_step = cc.cost_step(Cr)
     n_w = cols.n_w

@@ -382,7 +382,7 @@ class _Problem:
     the epoch cap and the seed."""
 
     def __init__(self, sub: Subproblem, hook: Hook | None):
-        X = as_csr(sub.X)
+        X = as_csr(sub.X, check_finite=not sub.values_checked)
         n_rows = X.shape[0]
         if n_rows == 0:
             raise InvalidInputError("X has no rows")

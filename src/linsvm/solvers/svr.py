@@ -63,7 +63,7 @@ from ..objective import (
 )
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
 from . import _dual
-from ._base import Hook, Solution, Subproblem
+from ._base import Hook, Solution, Subproblem, check_eps
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER, prefetch_ahead, reset_active, visiting_order
 from ._dual_threads import (
     exact_weights,
@@ -113,15 +113,12 @@ def _check_targets(sub: Subproblem) -> tuple[np.ndarray, np.ndarray]:
 
 def dual_problem(sub: Subproblem) -> tuple[float, np.ndarray, np.ndarray, float]:
     """(p, y, C, eps) of an SVR dual solve (-s 12, -s 13, on the CPU or the GPU), checked:
-    a regularised bias (-R is the primal's only), p >= 0, finite targets, eps > 0."""
+    a regularised bias (-R is the primal's only), p >= 0, finite targets, eps >= 0."""
     if not sub.regularize_bias:
         raise InvalidInputError("-R (unregularised bias) is supported by -s 11 only")
     p = check_p(sub.option("p", DEFAULT_P))
     y, C = _check_targets(sub)
-    eps = float(sub.eps)
-    if not (np.isfinite(eps) and eps > 0):
-        raise InvalidInputError(f"eps must be > 0, got {eps}")
-    return p, y, C, eps
+    return p, y, C, check_eps(sub.eps)
 
 
 # ----------------------------------------------------------------------------- -s 11

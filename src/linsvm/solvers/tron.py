@@ -242,7 +242,7 @@ def accept_step(rows, w, margins, step_margins, s) -> None:
 def _checked(sub: Subproblem):
     """(X, y, C, bias, eps, max_iter, eps_cg, preconditioned) of a checked sub-problem, or a
     one-line InvalidInputError."""
-    X = as_csr(sub.X)
+    X = as_csr(sub.X, check_finite=not sub.values_checked)
     n_rows = X.shape[0]
     try:
         bias = float(sub.bias)
@@ -255,8 +255,7 @@ def _checked(sub: Subproblem):
         ) from None
     if not math.isfinite(bias):
         raise InvalidInputError(f"bias must be finite, got {bias}")
-    if not (math.isfinite(eps) and eps > 0):
-        raise InvalidInputError(f"eps must be > 0, got {eps}")
+    eps = _base.check_eps(eps)
     if not (0.0 < eps_cg < 1.0):
         raise InvalidInputError(f"eps_cg must be in (0, 1), got {eps_cg}")
     preconditioned = sub.option("preconditioned", False)

@@ -82,23 +82,25 @@ Point = tuple[float, int, float]
 class Original:
     """An original program, the racer of ours it is set against, and how to run it.
 
-    ``curve(train_file, n_rows, C, budget)`` runs it (once, or once per rung of a ladder of
-    tolerances) and returns its points in the order of its time; ``available()`` says
+    ``curve(train_file, n_rows, C, budget, p_star)`` runs it (once, or once per rung of a
+    ladder of tolerances until past 0.1% of ``p_star``) and returns its points in the order of
+    its time; ``available()`` says
     whether it is installed ("" if it is, else why not).
     """
 
     name: str
     racer: str
-    curve: Callable[[Path, int, float, float], list[Point]]
+    curve: Callable[[Path, int, float, float, float], list[Point]]
     available: Callable[[], str]
     shuffled_file: bool = False  # it visits the file in order: give it a shuffled copy
+    repeats: int | None = None  # runs per data set (None: --repeats), fewer for a slow ladder
 
 
 def bottou_curve(runner: Callable[..., dict], **options) -> Callable:
     """The curve of one of Bottou's programs: one run of as many epochs as fit the budget
     (from a 2-epoch run's time per epoch), P after each epoch from what it prints."""
 
-    def curve(path: Path, n_rows: int, C: float, budget: float) -> list[Point]:
+    def curve(path: Path, n_rows: int, C: float, budget: float, p_star: float) -> list[Point]:
         from .originals_bottou import lambda_of
 
         lam = lambda_of(C, n_rows)
@@ -117,11 +119,11 @@ def sgdqn_curve(runner: Callable[..., dict]) -> Callable:
     """SGD-QN searches its t0 with as many epochs as it trains (its times leave the search
     out): t0 from a run of 5 epochs (what the race gives ours, whose times include it), then
     the long run with that t0."""
-    def curve(path: Path, n_rows: int, C: float, budget: float) -> list[Point]:
+    def curve(path: Path, n_rows: int, C: float, budget: float, p_star: float) -> list[Point]:
         from .originals_bottou import lambda_of
 
         t0 = runner(path, lambda_of(C, n_rows), 5)["t0"]
-        return bottou_curve(runner, t0=t0)(path, n_rows, C, budget)
+        return bottou_curve(runner, t0=t0)(path, n_rows, C, budget, p_star)
 
     return curve
 
@@ -150,8 +152,60 @@ def originals() -> list[Original]:
     return listed + cutting_plane_originals()
 
 
+# svmocas stops at (Q_P - Q_D) <= this x |Q_P|: Q_D <= P*, so its best point is then within
+# this of the optimum, past the 0.1% line; its trace gives Q_P (the best point's P) each
+# iteration, with its time so far.
+OCAS_TOL_REL = 5e-4
+# svm_perf prints no primal on the way: its runs at these -e (percent of the average hinge
+# loss), loose to tight, until its w is past both lines.
+SVM_PERF_LADDER = (10.0, 3.0, 1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001)
+
+
+def ocas_curve(method: int) -> Callable:
+    def curve(path: Path, n_rows: int, C: float, budget: float, p_star: float) -> list[Point]:
+        from .originals_cutting_plane import pad_empty_rows, run_svmocas
+
+        padded = path.with_name(path.name + ".padded")  # svmocas refuses a row of a label only
+        if not padded.is_file():
+            pad_empty_rows(path, padded)
+        run = run_svmocas(padded, C, method=method, tol_rel=OCAS_TOL_REL, timeout=20 * budget)
+        return [(t, k, qp) for k, t, qp, _ in run.trace]
+
+    return curve
+
+
+def svm_perf_curve(path: Path, n_rows: int, C: float, budget: float,
+                   p_star: float) -> list[Point]:  # fmt: skip
+    import linsvm
+
+    from .originals_cutting_plane import run_svm_perf
+
+    X, y = linsvm.read_libsvm(path)
+    problem = (X, np.where(y > 0, 1.0, -1.0))
+    points: list[Point] = []
+    for eps in SVM_PERF_LADDER:
+        run = run_svm_perf(path, C, eps=eps, timeout=20 * budget, problem=problem)
+        points.append((run.seconds, run.iterations, run.primal))
+        if run.seconds > budget or (run.primal - p_star) / p_star <= TARGETS[-1]:
+            break
+    return points
+
+
 def cutting_plane_originals() -> list[Original]:
-    return []
+    from .originals_cutting_plane import find_svm_perf, find_svmocas
+
+    def ocas_available() -> str:
+        return "" if find_svmocas() else "not installed (scripts/oracles/libocas.sh)"
+
+    def perf_available() -> str:
+        return "" if find_svm_perf() else "not built (scripts/oracles/svm_perf.sh SRC)"
+
+    return [
+        Original("svmocas -m 1 (OCAS)", "ocas", ocas_curve(1), ocas_available),
+        Original("svmocas -m 0 (cutting plane)", "svmperf", ocas_curve(0), ocas_available),
+        # one run of its ladder: svm_perf takes minutes a rung on the larger sets
+        Original("svm_perf -w 3", "svmperf", svm_perf_curve, perf_available, repeats=1),
+    ]
 
 
 @dataclass
@@ -200,8 +254,8 @@ def originals_on(ds, installed: Sequence[Original], path: Path, pstar: dict[str,
     for original in installed:
         p_star = pstar[LOSS_KEYS[LINEUP[original.racer].loss]]
         runs = []
-        for _ in range(repeats):
-            points = original.curve(path, n_rows, 1.0, budget)
+        for _ in range(original.repeats or repeats):
+            points = original.curve(path, n_rows, 1.0, budget, p_star)
             runs.append([(t, k, (p - p_star) / p_star) for t, k, p in points])
         last = runs[0][-1]
         print(f"  {original.name}: {last[1]} iterations in {last[0]:.3g} s, rel. acc. "

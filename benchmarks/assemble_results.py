@@ -23,7 +23,10 @@ SECTIONS = [
     ("The seed's solver comparison: DCD vs Pegasos, SGD, PCD, Newton (bench_compare.py)",
      "RESULTS-compare.md"),
     ("SGD solvers: the measured defaults (bench_sgd_defaults.py)", "RESULTS-sgd-defaults.md"),
+    ("The seeds' lineup: their tables reproduced, ours against the original programs "
+     "(bench_lineup.py)", "RESULTS-lineup.md"),
     ("Line-search Newton vs TRON (bench_newton_vs_tron.py)", "RESULTS-newton-vs-tron.md"),
+    ("The fixed cost of a call (bench_fixed_cost.py)", "RESULTS-fixed-cost.md"),
     ("Cross-validation on every core (bench_cv.py)", "RESULTS-cv.md"),
     ("Prediction on every core (bench_predict.py)", "RESULTS-predict.md"),
     ("Reader (bench_reader.py)", "RESULTS-reader.md"),

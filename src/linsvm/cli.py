@@ -10,7 +10,12 @@ predict), plus long options of linsvm's own (``--seed``, ``--verbose``, ``--buck
 ``--buckets-per-group``). ``train`` and ``predict`` take LIBLINEAR's order (options, then
 files); linsvm's own ``compare`` takes its options anywhere. ``-h`` / ``--help`` prints a
 command's usage, ``linsvm --version`` the version. Every user error is one line on stderr and
-exit status 1.
+exit status 1; an output file that cannot be written (the model, a checkpoint, predict's
+output, a cache) is one before any data is read.
+
+stdout is LIBLINEAR's. A run that takes more than a few seconds prints progress lines on
+stderr every few seconds (``linsvm._progress``), unless ``-q``; ``--verbose`` prints its own
+line every outer iteration instead.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._progress import ProgressTimer
 from .checkpoint import DEFAULT_EVERY_SECONDS
 from .errors import (
     DataFormatError,
@@ -33,6 +39,7 @@ from .errors import (
     ZeroIndexError,
     import_extra,
 )
+from .io._atomic import check_writable
 from .solvers import (
     CLASSIFICATION,
     MAP_MODES,
@@ -107,6 +114,8 @@ options:
 --no-shrinking : turn shrinking off
 --gpu : train -s 1, 3, 12 or 13 on an NVIDIA GPU (needs pip install 'linsvm[cuda]')
 --verbose : one line per outer iteration: iteration, active set, PG gap, primal, dual
+    (without it, a run that takes more than 3 s prints a progress line on stderr every
+    5 s: iteration, active set, stopping measure; -q: none)
 --checkpoint file : save the solver's state there, atomically, every --every seconds
     (default 60), when a sub-problem finishes and when the run is interrupted
 --resume file : continue from a checkpoint of the same data and options, to the model an
@@ -155,7 +164,8 @@ Convert a LIBSVM data file (plain, .gz, .bz2 or .xz) into a binary cache, which 
 reads in its place, faster, and which is read block by block by memory mapping.
 options:
 --block-size MB : about MB megabytes of rows per block (default 64)
--q : quiet mode (no outputs)
+-q : quiet mode (no outputs; else a conversion that takes more than 3 s prints the rows
+    converted so far on stderr every 5 s)
 """
 
 MAIN_USAGE = """\
@@ -540,6 +550,11 @@ def _print_warnings(caught, quiet: bool) -> None:
         print(f"WARNING: {w.message}", file=sys.stderr)
 
 
+def _progress_timer(quiet: bool) -> ProgressTimer | None:
+    """The timer of a command's progress lines: none with -q."""
+    return None if quiet else ProgressTimer()
+
+
 def run_train(argv: list[str]) -> int:
     import linsvm
 
@@ -561,9 +576,15 @@ def run_train(argv: list[str]) -> int:
         import_extra(
             "distributed", "distributed", "--dask", package="dask.distributed", provides=("dask",)
         )
+    # the outputs too: a path that cannot be written is found now, not after training
+    if not (opts.n_folds or opts.find_C):
+        check_writable(opts.model_file)
+    if opts.checkpoint is not None:
+        check_writable(opts.checkpoint)
     feature_map = feature_map_of(opts)
+    timer = _progress_timer(opts.quiet)
     if opts.memory is not None:
-        return _train_in_blocks(opts)
+        return _train_in_blocks(opts, timer)
     if opts.dask is not None:
         return _train_distributed(opts)
     start = time.perf_counter()
@@ -631,7 +652,8 @@ def run_train(argv: list[str]) -> int:
                 print(f"Best C = {search.best_C:g}  CV accuracy = {100.0 * search.best_rate:g}%")
             return 0
         if opts.n_folds:
-            predicted = linsvm.cross_validation(X, y, opts.n_folds, **params)
+            predicted = linsvm.cross_validation(X, y, opts.n_folds, progress=timer,
+                                                **params)  # fmt: skip
             _print_warnings(caught, opts.quiet)
             if regression:
                 mse, r2 = regression_scores(predicted, y)
@@ -646,6 +668,7 @@ def run_train(argv: list[str]) -> int:
             X,
             y,
             verbose=opts.verbose and not opts.quiet,
+            progress=timer,
             checkpoint=opts.checkpoint,
             checkpoint_every=opts.checkpoint_every,
             resume=opts.resume,
@@ -685,9 +708,9 @@ def run_train(argv: list[str]) -> int:
     return 0
 
 
-def _train_in_blocks(opts: TrainOptions) -> int:
+def _train_in_blocks(opts: TrainOptions, timer: ProgressTimer | None) -> int:
     """``train --memory``: block minimisation over a cache (text is converted to a temporary
-    cache first, in the folder of $TMPDIR)."""
+    cache first, in the folder of $TMPDIR); ``timer``: the progress lines of a long run."""
     import tempfile
 
     from .io.cache import is_cache, write_cache
@@ -701,7 +724,8 @@ def _train_in_blocks(opts: TrainOptions) -> int:
             if not opts.quiet:
                 print(f"converting {path} to a temporary cache in {folder}", file=sys.stderr)
             path = os.path.join(folder, "data.lsvc")
-            write_cache(opts.training_file, path, n_jobs=opts.n_jobs, check_width=True)
+            write_cache(opts.training_file, path, n_jobs=opts.n_jobs, check_width=True,
+                        progress=timer)  # fmt: skip
         params = dict(
             memory=memory, solver=opts.solver, C=opts.C, eps=opts.eps, bias=opts.bias,
             class_weight=opts.class_weight or None, seed=opts.seed,
@@ -712,12 +736,13 @@ def _train_in_blocks(opts: TrainOptions) -> int:
         with warnings.catch_warnings(record=True) as caught, _naming(opts.training_file):
             warnings.simplefilter("always")
             if opts.n_folds:
-                correct, n_rows = cross_validate_cache(path, opts.n_folds, **params)
+                correct, n_rows = cross_validate_cache(path, opts.n_folds, progress=timer,
+                                                       **params)  # fmt: skip
                 _print_warnings(caught, opts.quiet)
                 print(f"Cross Validation Accuracy = {100.0 * correct / n_rows:g}%")
                 return 0
             model = train_cache(
-                path, verbose=not opts.quiet, checkpoint=opts.checkpoint,
+                path, verbose=not opts.quiet, progress=timer, checkpoint=opts.checkpoint,
                 checkpoint_every=opts.checkpoint_every, resume=opts.resume, **params,
             )  # fmt: skip
     return _finish(model, opts, caught, time.perf_counter() - start, "outer iteration")
@@ -910,6 +935,7 @@ def run_predict(argv: list[str]) -> int:
     if len(files) != 3:
         raise UsageError("expected test_file model_file output_file")
     test_file, model_file, output_file = files
+    check_writable(output_file)
     model = linsvm.load_model(model_file)
     if probability and not model.is_probability_model:
         raise UsageError(
@@ -1018,7 +1044,9 @@ def run_cache(argv: list[str]) -> int:
     if len(files) != 2:
         raise UsageError("expected data_file cache_file")
     source, target = files
-    summary = write_cache(source, target, block_bytes=max(1, int(block_mb * 2**20)))
+    check_writable(target)
+    summary = write_cache(source, target, block_bytes=max(1, int(block_mb * 2**20)),
+                          progress=_progress_timer(quiet))  # fmt: skip
     if not quiet:
         rate = summary.text_bytes / 2**20 / summary.seconds if summary.seconds > 0 else 0.0
         print(f"{target}: {summary.n_rows} rows, {summary.n_features} features, "

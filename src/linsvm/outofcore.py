@@ -57,6 +57,7 @@ from numba import njit
 
 from . import solvers
 from ._memory import format_bytes
+from ._progress import ProgressTimer
 from .checkpoint import DEFAULT_EVERY_SECONDS, fingerprint
 from .data import as_csr, check_labels, group_labels
 from .errors import InvalidInputError
@@ -387,20 +388,27 @@ def cross_validate_blocks(
     held_out=<its rows>, seed=seed, **params)`` on the other folds' rows (a held-out row costs
     0 and takes no part), then one pass over the blocks scores its held-out rows. Memory is
     ``train_blocks``' plus two bytes a row. Ctrl-C ends the whole cross-validation
-    (KeyboardInterrupt).
+    (KeyboardInterrupt). ``progress`` (a ``ProgressTimer``): the folds done, and each fold's
+    blocks, when a line is due.
     """
+    timer: ProgressTimer | None = params.pop("progress", None)
     n_rows = source.n_rows
     folds = cv_folds(n_rows, n_folds, seed)
     fold_of = np.empty(n_rows, dtype=np.min_scalar_type(len(folds)))
     for f in range(len(folds)):
         fold_of[folds.held_out(f)] = f
+    n_folds = len(folds)
     del folds
     correct = 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrainingInterrupted)
         for f in range(int(fold_of.max(initial=0)) + 1):
             held_out = fold_of == f
-            model = train_blocks(source, held_out=held_out, seed=seed, **params)
+            model = train_blocks(
+                source, held_out=held_out, seed=seed,
+                progress=timer.labelled(f"fold {f + 1} of {n_folds}") if timer else None,
+                **params,
+            )  # fmt: skip
             if model.interrupted or model.stop_signal is not None:
                 raise KeyboardInterrupt
             r0 = 0
@@ -413,6 +421,8 @@ def cross_validate_blocks(
                     correct += int(np.count_nonzero(predicted == y_b[mine]))
                 del X_b, y_b
                 r0 = r1
+            if timer is not None:
+                timer.tick(lambda done=f + 1: f"cross-validation: {done} of {n_folds} folds done")
     return correct, n_rows
 
 
@@ -692,6 +702,7 @@ def train_blocks(
     max_outer: int = DEFAULT_MAX_OUTER,
     seed: int = 1,
     verbose: bool = False,
+    progress: ProgressTimer | None = None,
     on_outer: Callable[[OuterProgress], None] | None = None,
     max_block_bytes: int | None = None,
     selective: bool | None = None,
@@ -718,7 +729,8 @@ def train_blocks(
     Each outer iteration runs the dual solver on each block for at most ``inner_iter``
     passes; the run stops when LIBLINEAR's stopping rule holds on every row (verified at the
     final w), or after ``max_outer`` outer iterations. ``verbose`` prints a line per outer
-    iteration on stderr; ``on_outer`` gets the same as an ``OuterProgress``.
+    iteration on stderr; ``on_outer`` gets the same as an ``OuterProgress``. ``progress``: a
+    line within a long outer iteration (the blocks done) when the timer says one is due.
 
     ``selective`` (Chang and Roth, KDD 2011; the default for the SVMs): rows of other blocks
     with alpha > 0, up to a block's worth of memory, join every block's solve (see
@@ -852,6 +864,9 @@ def train_blocks(
             """Between blocks: the read counted, a checkpoint when due, the stop request."""
             nonlocal interrupted
             run.mb += done[0].figures["mb"]
+            if progress is not None:
+                progress.tick(lambda: f"outer {outer}: {g + 1} of {place.n_partitions} blocks, "
+                                      f"{run.mb:.0f} MB read")
             interrupted = stop.requested
             if saver.due() or (interrupted and saver.path is not None):
                 saver.save(outer, g + 1, W, alpha, run, support, shrinking, reader.at())
@@ -877,6 +892,8 @@ def train_blocks(
             )  # fmt: skip
             if verbose:
                 _print_outer(report)
+                if progress is not None:
+                    progress.postpone()
             if on_outer is not None:
                 on_outer(report)
             if epochs:

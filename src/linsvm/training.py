@@ -21,7 +21,8 @@ the others get phi(X), materialised once. Either way the Model keeps the map, so
 maps new rows the same way.
 
 The hook a solver gets is built here from what the caller asked for: progress lines
-(``verbose``), the caller's own hook, checkpoints, and the stop request of Ctrl-C / SIGTERM
+(``verbose``: every outer iteration; ``progress``: every few seconds of a long run), the
+caller's own hook, checkpoints, and the stop request of Ctrl-C / SIGTERM
 (``interrupts``), which every run has. An interrupted run returns the current iterate of each
 sub-problem, marked ``stop_reason="interrupted"`` and not converged, with its gap.
 """
@@ -41,6 +42,7 @@ import numpy as np
 from numba import njit
 
 from . import solvers
+from ._progress import ProgressTimer
 from .checkpoint import DEFAULT_EVERY_SECONDS, Checkpointer, Resume, fingerprint
 from .data import as_csr, check_labels, check_sample_weight, group_labels
 from .errors import InvalidInputError
@@ -101,6 +103,7 @@ def train(
     buckets_per_group: int | None = None,
     seed: int = 1,
     verbose: bool = False,
+    progress: bool | ProgressTimer | None = False,
     hook: Hook | None = None,
     n_jobs: int | None = None,
     checkpoint: str | os.PathLike | None = None,
@@ -187,6 +190,12 @@ def train(
     verbose : bool
         Print one line per outer iteration on stderr (dual: iteration, active set, PG gap,
         primal, dual; primal Newton: LIBLINEAR's lines).
+    progress : bool, linsvm._progress.ProgressTimer or None
+        True: once the run has taken a few seconds (``_progress.QUIET_SECONDS``), a line on
+        stderr every few seconds (``EVERY_SECONDS``): the iteration, the active set and the
+        stopping measure of a sub-problem; a short run prints nothing. A ``ProgressTimer``
+        started earlier (the command line's, at its start) counts from its own start.
+        Ignored with ``verbose``, whose lines come every iteration.
     hook : callable, optional
         ``hook(progress)`` after each outer iteration of each sub-problem, with a
         ``linsvm.solvers.Progress`` (sub-problem index, iteration, the live ``w`` and
@@ -357,6 +366,8 @@ def train(
         checkpointer = Checkpointer(checkpoint, checkpoint_every, meta) if checkpoint else None
         runner = _Runner(spec, params, problem, stop, hook, verbose, checkpointer, resumed,
                          device)  # fmt: skip
+        if progress and not verbose:
+            runner.timer = progress if isinstance(progress, ProgressTimer) else ProgressTimer()
         # Threads go first to sub-problems side by side, the rest to each sub-problem's own
         # threaded solver: never more busy threads than n_jobs.
         runner.threads_within = max(1, n_threads // problem.n_subproblems)
@@ -701,6 +712,7 @@ class _Runner:
         self.resumed = resumed
         self.threads_within = 1  # threads each sub-problem's solver may use
         self.device = device  # where the solver runs (the fallback runs on the CPU)
+        self.timer: ProgressTimer | None = None  # timed progress lines (not with verbose)
 
     def hook(self, slot: int, solver: int, iterations_before: int) -> Hook:
         saving = None
@@ -709,8 +721,27 @@ class _Runner:
                 slot, solver, iterations_before, lambda: self.stop.requested
             )
         lines = _print_progress if self.verbose else None
+        if self.timer is not None:
+            lines = self._timed_lines(slot, solver, iterations_before)
         # saving comes before the stop request, so that a stopped run's last state is saved
         return chain_hooks(lines, self.user_hook, saving, self.stop.hook)
+
+    def _timed_lines(self, slot: int, solver: int, iterations_before: int) -> Hook:
+        """A hook printing a progress line when the timer says one is due: the sub-problem's
+        class where there are several, and the fallback solver after the one asked for."""
+        timer = self.timer
+        if self.problem.n_subproblems > 1:
+            timer = timer.labelled(f"class {_show(self.problem.labels[slot])}")
+        if solver != self.spec.number:
+            timer = timer.labelled(f"-s {solver} after {iterations_before} iterations of "
+                                   f"-s {self.spec.number}")
+
+        def lines(progress: Progress) -> None:
+            # no objectives: they cost a pass over the rows
+            timer.tick(lambda: _progress_line(progress, objectives=False))
+
+        lines.every_iteration = False  # (the clock is read once per batch of iterations)
+        return lines
 
     def run(self, slot: int) -> Solution:
         if self.resumed is not None and slot in self.resumed.finished:
@@ -833,6 +864,12 @@ def _warn(sub: Subproblem, spec: SolverSpec, sol: Solution, advice: str) -> None
 def _print_progress(progress: Progress) -> None:
     """One progress line on stderr: LIBLINEAR's for the Newton solvers, else the iteration,
     the solver's figures and (where the solver can compute them) the primal and dual values."""
+    print(_progress_line(progress), file=sys.stderr)
+
+
+def _progress_line(progress: Progress, objectives: bool = True) -> str:
+    """``_print_progress``'s line; ``objectives=False`` leaves out the primal and dual values
+    (a pass over the rows)."""
     fig = progress.figures
     if "grad_norm" in fig and "f" in fig:
         if progress.iteration == 0:
@@ -850,13 +887,13 @@ def _print_progress(progress: Progress) -> None:
             parts.append(f"PG max-min {fig['pg_max'] - fig['pg_min']:.3e}")
         elif np.isfinite(progress.measure):
             parts.append(f"measure {progress.measure:.3e}")
-        if progress.objectives is not None:
+        if objectives and progress.objectives is not None:
             primal, dual = progress.objectives()
             parts.append(f"primal {primal:.10e}  dual {dual:.10e}")
         if "threads_now" in fig:
             parts.append(f"threads {fig['threads_now']} ({fig['thread_scheme']})")
         line = "  ".join(parts)
-    print(line, file=sys.stderr)
+    return line
 
 
 class CVFolds(Sequence):
@@ -913,7 +950,8 @@ def cross_validation(
     side by side, each on one thread (never more busy threads than ``n_jobs``); with one,
     folds are trained in turn and ``n_jobs`` goes to each ``train`` (one-vs-rest threads).
     Every fold has the same seed, so the predictions do not depend on ``n_jobs``. Ctrl-C ends
-    the whole cross-validation (KeyboardInterrupt), not one of its folds.
+    the whole cross-validation (KeyboardInterrupt), not one of its folds. ``progress`` (as
+    ``train``'s): the folds done and the solvers' lines, each naming its fold.
     """
     X = as_csr(X, n_jobs=n_jobs, trainable=True)
     X, params = map_once(X, params.get("solver", 1), params, n_jobs)
@@ -923,6 +961,12 @@ def cross_validation(
     folds = cv_folds(n_rows, n_folds, seed)
     n_threads = min(effective_n_jobs(n_jobs), len(folds))
     predicted = np.empty(n_rows, dtype=y.dtype)
+    timer = params.pop("progress", False)
+    if timer and not params.get("verbose"):
+        timer = timer if isinstance(timer, ProgressTimer) else ProgressTimer()
+    else:
+        timer = None
+    folds_done = []  # (list.append is atomic: folds may end side by side)
     with stop_on_signals() as stop, warnings.catch_warnings():
         # (set here, in the calling thread: the filters are global, not per thread)
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -933,13 +977,19 @@ def cross_validation(
             fit, test = folds[f]  # built now: one fold's rows per busy thread at a time
             model = train(
                 X[fit], y[fit], sample_weight=None if sw is None else sw[fit], seed=seed,
-                n_jobs=1 if n_threads > 1 else n_jobs, hook=hook, **params,
+                n_jobs=1 if n_threads > 1 else n_jobs, hook=hook,
+                progress=timer.labelled(f"fold {f + 1} of {len(folds)}") if timer else False,
+                **params,
             )  # fmt: skip
             # A stop request ends the whole cross-validation, also one that train's own
             # handler took as the fold's solve was finishing anyway (not interrupted then)
             if model.interrupted or model.stop_signal is not None:
                 raise KeyboardInterrupt
             predicted[test] = model.predict(X[test], n_jobs=1 if n_threads > 1 else -1)
+            folds_done.append(f)
+            if timer is not None:
+                timer.tick(lambda: f"cross-validation: {len(folds_done)} of {len(folds)} folds "
+                                   "done")
 
         if n_threads == 1:
             for f in range(len(folds)):

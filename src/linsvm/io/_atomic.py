@@ -120,6 +120,26 @@ class TempFile:
             self.file.close()
 
 
+def check_writable(path: str | os.PathLike) -> None:
+    """Raise now the OSError (naming ``path``) that writing ``path`` later would raise: its
+    folder missing, not a folder or not writable, ``path`` a folder or an existing file that
+    may not be written. For commands that check their outputs before their work.
+
+    ``path`` itself is neither created nor truncated: the folder is proved writable by the
+    temporary file a write would start with, discarded at once (unnamed where the system
+    offers O_TMPFILE, else a hidden name removed at once).
+    """
+    name = os.fsdecode(os.fspath(path))
+    if os.path.isdir(name):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
+    # the write replaces the file (a rename), but a file that may not be written is one the
+    # user meant to keep; effective ids: those a write would run with
+    effective = os.access in os.supports_effective_ids
+    if os.path.exists(name) and not os.access(name, os.W_OK, effective_ids=effective):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name)
+    TempFile(name).discard()
+
+
 def hidden_name(path: str | os.PathLike) -> str:
     """A fresh hidden name beside ``path`` for a temporary file of it."""
     directory, base = os.path.split(os.path.abspath(os.fsdecode(os.fspath(path))))

@@ -89,6 +89,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from .._progress import ProgressTimer
 from ..data import all_finite
 from ..errors import DataFormatError, InvalidInputError
 from ..parallel import effective_n_jobs
@@ -174,6 +175,7 @@ def write_cache(
     n_jobs: int | None = -1,
     zero_based: bool | str = False,
     check_width: bool = False,
+    progress: ProgressTimer | None = None,
 ) -> CacheSummary:
     """Convert the LIBSVM text file `source` into the cache file `target`, in a stream.
 
@@ -201,6 +203,8 @@ def write_cache(
     check_width : bool
         As in `read_libsvm`: refuse an index whose model could not fit in memory (data
         converted to be trained on).
+    progress : linsvm._progress.ProgressTimer, optional
+        A line on stderr (rows and text converted so far) whenever the timer says one is due.
 
     Returns
     -------
@@ -230,6 +234,10 @@ def write_cache(
                 for block_pieces, _ in parsed:
                     for piece in block_pieces:
                         writer.add(piece)
+                    if progress is not None:
+                        progress.tick(lambda: f"{writer.n_rows + writer.part_rows} rows, "
+                                              f"{writer.text_bytes / 2**20:.1f} MB of text "
+                                              "converted")
             return writer.finish(time.perf_counter() - start)
         except BaseException:
             writer.discard()

@@ -1,0 +1,193 @@
+"""Output paths are checked before any work: ``train``'s model file and checkpoint,
+``predict``'s output and ``cache``'s cache file. A path that cannot be written (its folder
+missing, not a folder or not writable, the path a folder or a read-only file) is one line on
+stderr naming it and exit status 1, before the data is read; nothing is created or truncated.
+
+"Before the data is read" is checked by replacing the reader with one that fails the test.
+A read-only folder stops only other users than root: that case runs in this process where
+the tests do not run as root, and as another user (setpriv) where they do and can.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import linsvm
+import linsvm.io.cache
+import linsvm.outofcore
+from linsvm.cli import main
+from linsvm.io import _atomic
+from linsvm.io._atomic import check_writable
+
+OTHER_UID = 65534  # nobody
+
+
+@pytest.fixture()
+def data(tmp_path) -> Path:
+    rng = np.random.default_rng(0)
+    lines = []
+    for _ in range(40):
+        label = int(rng.choice([-1, 1]))
+        values = rng.normal(size=4) + 0.8 * label
+        lines.append(f"{label} " + " ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(values)))
+    path = tmp_path / "train.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture()
+def no_work(monkeypatch):
+    """Readers and trainers that fail the test if anything reaches them."""
+
+    def reached(*args, **kwargs):
+        raise AssertionError("the work started before the output path was checked")
+
+    monkeypatch.setattr(linsvm, "read_libsvm", reached)
+    monkeypatch.setattr(linsvm, "load_model", reached)
+    monkeypatch.setattr(linsvm.io.cache, "write_cache", reached)
+    monkeypatch.setattr(linsvm.outofcore, "train_cache", reached)
+
+
+def _unwritable(tmp_path: Path) -> list[tuple[Path, str]]:
+    """Paths that cannot be written whoever asks, and the error each gives."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    a_folder = tmp_path / "a-folder"
+    a_folder.mkdir()
+    return [
+        (tmp_path / "no-such-folder" / "out", "No such file or directory"),
+        (a_file / "out", "Not a directory"),
+        (a_folder, "Is a directory"),
+    ]
+
+
+def test_train_checks_the_model_path_before_reading_data(data, tmp_path, capsys, no_work):
+    for path, error in _unwritable(tmp_path):
+        for extra in ([], ["--memory", "1G"], ["-s", "3", "--save-on-interrupt"]):
+            assert main(["train", *extra, str(data), str(path)]) == 1
+            captured = capsys.readouterr()
+            assert (captured.out, captured.err) == ("", f"linsvm train: error: {path}: {error}\n")
+    assert not (tmp_path / "no-such-folder").exists()
+
+
+def test_train_checks_the_checkpoint_path(data, tmp_path, capsys, no_work):
+    for path, error in _unwritable(tmp_path):
+        argv = ["train", "--checkpoint", str(path), str(data), str(tmp_path / "m")]
+        assert main(argv) == 1
+        assert capsys.readouterr().err == f"linsvm train: error: {path}: {error}\n"
+    assert not (tmp_path / "m").exists()
+
+
+def test_cross_validation_writes_no_model_so_checks_none(data, tmp_path, capsys):
+    missing = tmp_path / "no-such-folder" / "m"
+    assert main(["train", "-v", "2", str(data), str(missing)]) == 0
+    assert capsys.readouterr().out.startswith("Cross Validation Accuracy = ")
+
+
+def test_predict_checks_its_output_before_loading_the_model(data, tmp_path, capsys, no_work):
+    for path, error in _unwritable(tmp_path):
+        assert main(["predict", str(data), str(tmp_path / "m"), str(path)]) == 1
+        assert capsys.readouterr().err == f"linsvm predict: error: {path}: {error}\n"
+
+
+def test_cache_checks_its_output_before_converting(data, tmp_path, capsys, no_work):
+    for path, error in _unwritable(tmp_path):
+        assert main(["cache", str(data), str(path)]) == 1
+        assert capsys.readouterr().err == f"linsvm cache: error: {path}: {error}\n"
+
+
+@pytest.mark.parametrize("unnamed_temporary", [True, False], ids=["O_TMPFILE", "hidden-name"])
+def test_the_check_creates_and_truncates_nothing(tmp_path, monkeypatch, unnamed_temporary):
+    if not unnamed_temporary:
+        monkeypatch.setattr(_atomic, "_O_TMPFILE", 0)
+    existing = tmp_path / "model"
+    existing.write_text("keep me")
+    before = existing.stat()
+    check_writable(existing)
+    check_writable(tmp_path / "new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+    after = existing.stat()
+    assert existing.read_text() == "keep me"
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+# ------------------------------------------------------------ what only root may write
+
+
+def _read_only_cases(folder: Path) -> list[tuple[list[str], Path]]:
+    """(arguments of linsvm, the path its error must name) for a read-only folder and a
+    read-only file in a writable folder; ``folder`` readable and searchable by all."""
+    data = folder / "train.txt"
+    read_only = folder / "ro"
+    read_only.mkdir()
+    writable = folder / "rw"
+    writable.mkdir()
+    kept = writable / "kept.model"
+    kept.write_text("keep me")
+    kept.chmod(0o444)
+    read_only.chmod(0o555)
+    writable.chmod(0o777)
+    return [
+        (["train", str(data), str(read_only / "m")], read_only / "m"),
+        (["train", str(data), str(kept)], kept),
+        (["cache", str(data), str(read_only / "c")], read_only / "c"),
+    ]
+
+
+@pytest.fixture()
+def shared_folder(data):
+    """A folder any user can read, holding the training data; removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="linsvm-output-paths-"))
+    folder.chmod(0o755)
+    shutil.copy(data, folder / "train.txt")
+    (folder / "train.txt").chmod(0o644)
+    yield folder
+    for path in folder.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    shutil.rmtree(folder)
+
+
+def _as_other_user(argv: list[str]) -> subprocess.CompletedProcess:
+    setpriv = ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups"]
+    env = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
+    env.update(HOME="/nonexistent", TMPDIR="/tmp")
+    return subprocess.run([*setpriv, sys.executable, *argv], capture_output=True, text=True,
+                          env=env, cwd="/")  # fmt: skip
+
+
+def test_read_only_folder_and_file_fail_before_training(shared_folder, capsys, monkeypatch):
+    cases = _read_only_cases(shared_folder)
+    if os.geteuid() != 0:
+        monkeypatch.setattr(linsvm, "read_libsvm", None)  # reading would be a TypeError
+        monkeypatch.setattr(linsvm.io.cache, "write_cache", None)
+        for argv, path in cases:
+            assert main(argv) == 1
+            captured = capsys.readouterr()
+            assert (captured.out, captured.err) == (
+                "",
+                f"linsvm {argv[0]}: error: {path}: Permission denied\n",
+            )
+        return
+    if sys.platform != "linux" or shutil.which("setpriv") is None:
+        pytest.skip("as root, needs setpriv (Linux) to run as another user")
+    probe = _as_other_user(["-c", "import linsvm.cli"])
+    if probe.returncode != 0:
+        pytest.skip(f"uid {OTHER_UID} cannot run this interpreter or import linsvm")
+    for argv, path in cases:
+        run = _as_other_user(["-m", "linsvm", *argv])
+        # stdout empty: nothing trained or converted
+        assert (run.returncode, run.stdout, run.stderr) == (
+            1,
+            "",
+            f"linsvm {argv[0]}: error: {path}: Permission denied\n",
+        )
+    assert (shared_folder / "rw" / "kept.model").read_text() == "keep me"
+    assert sorted(p.name for p in (shared_folder / "ro").iterdir()) == []

@@ -78,7 +78,14 @@ options:
     32 sgd-s -- L1-loss SVC by SGD-S (epochs; stops at -e relative accuracy, default 0.01)
     33 sgd-m -- L1-loss SVC by SGD-M (SGD-S with multiple updates; -e as sgd-s)
     34 pcd -- L2-regularized L2-loss SVC by primal coordinate descent (-e as -s 2)
-  (the SGD solvers take one C: no -wi, -W; models are saved as -s 3 / -s 2 models)
+    35 svmperf -- L1-loss SVC by SVMperf's 1-slack cutting plane (-e its slack tolerance,
+       default 0.1 in svm_perf's units)
+    36 ocas -- L1-loss SVC by OCAS (stops at (P - lower bound) <= eps P, default 0.01)
+    37 svmsgd, 38 asgd -- L1-loss SVC by Bottou's svmsgd / averaged SGD (--max-iter epochs,
+       default 5; -B 1 -R: sgd's unregularized bias)
+    39 sgd-qn -- L1-loss SVC by SGD-QN (--max-iter epochs, default 5)
+    40 tron -- L2-regularized L2-loss SVC by trust-region Newton, LIBLINEAR 1.x (-e as -s 2)
+  (30-39 take one C: no -wi, -W; models are saved as -s 3 / -s 2 models)
 -c cost : set the parameter C (default 1)
 -p epsilon : set the epsilon in loss function of SVR (default 0.1)
 -n nu : set the parameter nu of one-class SVM (default 0.5)
@@ -123,12 +130,13 @@ options:
 --save-on-interrupt : on Ctrl-C or SIGTERM write the current (not converged) model anyway;
     without it an interrupted run writes no model (the exit status is non-zero either way)
 Data larger than memory (-s 1, 3 and 7):
---memory size : train by block minimisation in about this much memory (e.g. 2G, 512M):
+--memory size : train by block minimisation in about this much memory (e.g. 2G, 512M; a
+    number without a unit is bytes):
     the data (a cache from "linsvm cache", or text converted to a temporary one) is read a
     block at a time; w and alpha (8 bytes a row) come on top; --max-iter caps the outer
     iterations (default 100); Ctrl-C stops after the current block; --checkpoint /
     --resume as for the other solvers; -v n cross-validates in the same memory. The size
-    counts the process itself (interpreter, libraries, compiled code: about 170 MB,
+    counts the process itself (interpreter, libraries, compiled code: 160-220 MB,
     measured at the start) and the labels (1 byte a row); a size that leaves less than
     1 MB a block is refused, with the smallest that trains
 Distributed training on Dask (-s 1, 3 and 7; CoCoA+):

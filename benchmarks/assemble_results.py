@@ -25,6 +25,8 @@ SECTIONS = [
     ("SGD solvers: the measured defaults (bench_sgd_defaults.py)", "RESULTS-sgd-defaults.md"),
     ("The seeds' lineup: their tables reproduced, ours against the original programs "
      "(bench_lineup.py)", "RESULTS-lineup.md"),
+    ("The seeds' lineup on pypi-recent, every racer its full budget (bench_lineup.py "
+     "--full-budget)", "RESULTS-lineup-pypi.md"),
     ("Line-search Newton vs TRON (bench_newton_vs_tron.py)", "RESULTS-newton-vs-tron.md"),
     ("The fixed cost of a call (bench_fixed_cost.py)", "RESULTS-fixed-cost.md"),
     ("Cross-validation on every core (bench_cv.py)", "RESULTS-cv.md"),

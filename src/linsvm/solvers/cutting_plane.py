@@ -136,12 +136,12 @@ import math
 import numpy as np
 from numba import njit
 
-from ..data import as_csr
 from ..errors import InvalidInputError
 from ..objective import LOSS_HINGE, primal_value
 from ..sparse_rows import row_axpy, row_dot, sq_norm
 from ._base import Hook, Solution, Subproblem, copy_state, restore_state
 from ._columns import run_primal
+from .sgd import check_one_cost_problem
 
 # Defaults (the originals' own).
 DEFAULT_SVMPERF_EPS = 0.1  # svm_perf's -e: 100/l (H(w) - xi) at the stop
@@ -616,29 +616,8 @@ class _Problem:
     the bias, the tolerances, the iteration cap and the working-set options."""
 
     def __init__(self, sub: Subproblem, hook: Hook | None, method: int):
-        X = as_csr(sub.X)
+        X, y, C = check_one_cost_problem(sub, "the cutting-plane solvers")
         n_rows = X.shape[0]
-        if n_rows == 0:
-            raise InvalidInputError("X has no rows")
-        y = np.asarray(sub.y)
-        if y.ndim != 1 or y.shape[0] != n_rows:
-            raise InvalidInputError(f"y must have shape ({n_rows},), got {y.shape}")
-        if y.dtype.kind not in "biuf":
-            raise InvalidInputError(f"y must be numeric +1/-1, got dtype {y.dtype}")
-        y = np.ascontiguousarray(y, dtype=np.float64)
-        if not np.all((y == 1.0) | (y == -1.0)):
-            raise InvalidInputError("y must hold only +1 and -1")
-        C = np.asarray(sub.C)
-        if C.shape != (n_rows,):
-            raise InvalidInputError(f"C must have shape ({n_rows},), got {C.shape}")
-        if C.dtype.kind not in "biuf":
-            raise InvalidInputError(f"C must be numeric, got dtype {C.dtype}")
-        if np.any(C != C[0]):
-            raise InvalidInputError(
-                "the cutting-plane solvers take one cost for every row: no class or sample weights"
-            )
-        if sub.w0 is not None or sub.alpha0 is not None:
-            raise InvalidInputError("the cutting-plane solvers take no warm start")
         if not sub.regularize_bias:
             raise InvalidInputError("the cutting-plane solvers regularise the bias (no -R)")
         if sub.feature_map is not None:

@@ -377,36 +377,45 @@ def _check_real(name: str, value, *, positive: bool, allow_inf: bool = False) ->
     return v
 
 
+def check_one_cost_problem(sub: Subproblem, family: str) -> tuple:
+    """X (CSR), y (l,) float64 +1/-1 and C (l,) of a binary sub-problem for solvers that take
+    one cost for every row and no warm start (``family``, e.g. "the SGD solvers", names them
+    in the one-line errors)."""
+    X = as_csr(sub.X, check_finite=not sub.values_checked)
+    n_rows = X.shape[0]
+    if n_rows == 0:
+        raise InvalidInputError("X has no rows")
+    y = np.asarray(sub.y)
+    if y.ndim != 1 or y.shape[0] != n_rows:
+        raise InvalidInputError(f"y must have shape ({n_rows},), got {y.shape}")
+    if y.dtype.kind not in "biuf":
+        raise InvalidInputError(f"y must be numeric +1/-1, got dtype {y.dtype}")
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    if not np.all((y == 1.0) | (y == -1.0)):
+        raise InvalidInputError("y must hold only +1 and -1")
+    C = np.asarray(sub.C)
+    if C.shape != (n_rows,):
+        raise InvalidInputError(f"C must have shape ({n_rows},), got {C.shape}")
+    if C.dtype.kind not in "biuf":
+        raise InvalidInputError(f"C must be numeric, got dtype {C.dtype}")
+    if np.any(C != C[0]):
+        raise InvalidInputError(
+            f"{family} take one cost for every row: no class or sample weights"
+        )
+    if sub.w0 is not None or sub.alpha0 is not None:
+        raise InvalidInputError(f"{family} take no warm start")
+    return X, y, C
+
+
 class _Problem:
     """A sub-problem checked for the SGD solvers: X CSR, y (l,) +1/-1, one cost, bias, lambda,
     the epoch cap and the seed."""
 
     def __init__(self, sub: Subproblem, hook: Hook | None):
-        X = as_csr(sub.X, check_finite=not sub.values_checked)
+        X, y, C = check_one_cost_problem(sub, "the SGD solvers")
         n_rows = X.shape[0]
-        if n_rows == 0:
-            raise InvalidInputError("X has no rows")
         if n_rows >= 2**32:
             raise InvalidInputError(f"the SGD solvers take fewer than 2**32 rows, got {n_rows}")
-        y = np.asarray(sub.y)
-        if y.ndim != 1 or y.shape[0] != n_rows:
-            raise InvalidInputError(f"y must have shape ({n_rows},), got {y.shape}")
-        if y.dtype.kind not in "biuf":
-            raise InvalidInputError(f"y must be numeric +1/-1, got dtype {y.dtype}")
-        y = np.ascontiguousarray(y, dtype=np.float64)
-        if not np.all((y == 1.0) | (y == -1.0)):
-            raise InvalidInputError("y must hold only +1 and -1")
-        C = np.asarray(sub.C)
-        if C.shape != (n_rows,):
-            raise InvalidInputError(f"C must have shape ({n_rows},), got {C.shape}")
-        if C.dtype.kind not in "biuf":
-            raise InvalidInputError(f"C must be numeric, got dtype {C.dtype}")
-        if np.any(C != C[0]):
-            raise InvalidInputError(
-                "the SGD solvers take one cost for every row: no class or sample weights"
-            )
-        if sub.w0 is not None or sub.alpha0 is not None:
-            raise InvalidInputError("the SGD solvers take no warm start")
         if hook is not None and not callable(hook):
             raise InvalidInputError("the hook must be callable or None")
         self.X = X

@@ -190,7 +190,7 @@ def test_data_several_times_the_budget_reaches_the_in_memory_optimum(tmp_path):
     data -s 3 needs 56k epochs in memory to eps 1e-6; the tiny-block tests hold it.)"""
     solver = 1
     from linsvm.io.cache import write_cache
-    from linsvm.outofcore import train_cache
+    from linsvm.outofcore import RUN_SLACK_BYTES, _Targets, train_cache
 
     X, y = problem(n_rows=16_000, n_features=300, seed=21)
     text = tmp_path / "data.txt"
@@ -199,7 +199,9 @@ def test_data_several_times_the_budget_reaches_the_in_memory_optimum(tmp_path):
     write_cache(text, cache, block_bytes=1 << 16)
     block = 5 << 18  # 1.25 MiB, past the smallest block a budget must leave (MIN_BLOCK_BYTES)
     assert X.nnz * 12 + 16 * X.shape[0] > 7 * block
-    budget = 2 * block + 2 * X.shape[0]  # two blocks, the labels and the shrinking marks
+    # two blocks, the labels and the shrinking marks, w at an iteration's start, the slack
+    budget = (2 * block + 2 * X.shape[0] + 8 * X.shape[1] + _Targets.CHUNK_BYTES
+              + RUN_SLACK_BYTES)  # fmt: skip
     seen = []
     whole = linsvm.train(X, y, solver=solver, C=0.3, eps=1e-9, max_iter=100_000)
     model = train_cache(cache, memory=budget, overhead_bytes=0, solver=solver, C=0.3,
@@ -420,6 +422,65 @@ def test_a_budget_too_small_says_the_smallest_that_trains():
     with pytest.raises(InvalidInputError, match=r"holds 40 MiB .*trains is 48M"):
         train_blocks(ArrayBlocks(X, y, 2), memory="30M", overhead_bytes=40 << 20)
     train_blocks(ArrayBlocks(X, y, 2), memory="48M", overhead_bytes=40 << 20, max_outer=5)
+
+
+TRAIN_AND_PEAK = textwrap.dedent("""
+    import sys
+    from linsvm.cli import main
+
+    try:
+        code = main(sys.argv[1:]) or 0
+    except SystemExit as stop:
+        code = stop.code
+    with open("/proc/self/status") as f:
+        print(next(int(line.split()[1]) << 10 for line in f if line.startswith("VmHWM:")))
+    sys.exit(code)
+""")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"),
+                    reason="train --memory measures the process through Linux's /proc")
+def test_the_command_stays_within_the_smallest_budget_it_suggests(tmp_path):
+    """``train --memory`` at the smallest budget its refusal names: the whole process's peak
+    RSS (os.wait4) stays within the budget plus w and alpha, which come on top."""
+    import re
+
+    from linsvm.io.cache import write_cache
+
+    rng = np.random.default_rng(5)
+    n_rows, n_features, per_row = 60_000, 300_000, 20
+    X = sp.csr_matrix(
+        (rng.integers(1, 9, n_rows * per_row).astype(np.float64),
+         rng.integers(0, n_features, n_rows * per_row),
+         np.arange(0, n_rows * per_row + 1, per_row)),
+        shape=(n_rows, n_features),
+    )  # fmt: skip
+    X.sum_duplicates()
+    X.sort_indices()
+    X = X[:, :n_features]
+    y = np.where(X[:, :1000].sum(axis=1).A1 > 0, 1.0, -1.0)
+    text, cache = tmp_path / "data.txt", tmp_path / "data.lsvc"
+    linsvm.write_libsvm(X, y, text)
+    write_cache(text, cache)
+
+    def command(memory: str) -> tuple[int, str, int]:
+        """(exit status, stderr, peak RSS) of ``linsvm train``; the peak read by the child
+        itself (VmHWM: its own, where wait4's counts the parent it was forked from)."""
+        proc = subprocess.run(
+            [sys.executable, "-c", TRAIN_AND_PEAK, "train", "-q", "-s", "3", "--memory",
+             memory, str(cache), str(tmp_path / "model")],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        return proc.returncode, proc.stderr, int(proc.stdout.split()[-1])
+
+    assert command("1G")[0] == 0  # Numba's cache filled, as a user's second run finds it
+    code, err, _ = command("64M")
+    assert code != 0
+    smallest = re.search(r"the smallest budget that trains is (\d+)M", err).group(1)
+    code, err, peak = command(f"{smallest}M")
+    assert code == 0, err
+    on_top = 8 * (n_features + n_rows)  # w and alpha
+    assert peak <= (int(smallest) << 20) + on_top, (peak >> 10, smallest)
 
 
 def test_the_overhead_is_measured_from_the_process():

@@ -107,6 +107,9 @@ ROW_OVERHEAD_BYTES = 8 + 8 + 32 + 4 + 4 + 1 + 8
 # Memory the run needs besides blocks, w and alpha (interpreter, libraries, compiled code)
 # when the caller does not measure it (``measured_overhead``, as ``train --memory`` does).
 FIXED_OVERHEAD_BYTES = 256 << 20
+# What a run holds besides its arrays (the reader's thread, the objects made per block),
+# measured: under half of this on a 166k-row cache whose blocks are 1.5 MB.
+RUN_SLACK_BYTES = 1 << 20
 # The smallest training block a budget must leave room for (smaller blocks train, but a
 # pass then reads the data in thousands of pieces); less when the whole data is smaller.
 MIN_BLOCK_BYTES = 1 << 20
@@ -798,7 +801,10 @@ def train_blocks(
         # resumed run plans with the interrupted run's
         overhead_bytes = _stored_overhead(resume, overhead_bytes)
     overhead = FIXED_OVERHEAD_BYTES if overhead_bytes is None else int(overhead_bytes)
-    fixed = targets.nbytes + shrinking.shrunk.nbytes + overhead
+    # w at the outer iteration's start (the exact objectives there) is a second w: only w
+    # and alpha themselves come on top of the budget
+    fixed = (overhead + targets.nbytes + shrinking.shrunk.nbytes + W.nbytes
+             + _Targets.CHUNK_BYTES + RUN_SLACK_BYTES)  # fmt: skip
     # A stored block larger than a training block is cut into pieces. Copied from its
     # mapping, its pages stay resident until its last piece is copied (measured: a peak
     # 24 MiB past the budget on a cache of one 28 MB block): the largest counts on top then.
@@ -811,7 +817,7 @@ def train_blocks(
     whole = int(_training_bytes(source.block_rows(), source.block_nbytes(), n_vectors).sum())
     if block_budget < min(MIN_BLOCK_BYTES, whole):
         raise InvalidInputError(
-            _too_small(budget, overhead_bytes is not None, overhead, targets.nbytes, shares,
+            _too_small(budget, overhead_bytes is not None, overhead, fixed - overhead, shares,
                        whole, stored)
         )  # fmt: skip
     support_budget = block_budget if selective else 0
@@ -874,6 +880,7 @@ def train_blocks(
 
         for outer in range(first_outer, max_outer + 1):
             if first_group == 0:
+                run = None  # its copy of w goes before the next is made: two w, not three
                 run = _PassState.fresh(W, alpha, targets, loss, not epochs)
             # no stop hook within a block's solve: it is short, and a stop between blocks
             # leaves a state a checkpoint resumes exactly
@@ -916,6 +923,7 @@ def train_blocks(
             reader.restart()
             final_loss = _verify(reader, W, alpha, targets, params.bias, loss)[1]
     if saver.path is not None and not interrupted:
+        run = None
         saver.save(iterations + 1, 0, W, alpha,
                    _PassState.fresh(W, alpha, targets, loss, not epochs),
                    support, shrinking, reader.at(next_round=True))  # fmt: skip
@@ -1048,11 +1056,13 @@ def _copy_rows(indptr, indices, data, rows, out_indptr, out_indices, out_data) -
             q += 1
 
 
-def _too_small(budget: int, measured: bool, overhead: int, labels: int, shares: int,
+def _too_small(budget: int, measured: bool, overhead: int, state: int, shares: int,
                whole: int, stored: int) -> str:
     """The refusal of a budget too small, with the smallest that trains (and the one that
-    takes the data in one block), as --memory takes them: "208M". ``stored``: the largest
-    stored block's bytes, resident on top when stored blocks are cut (0: never cut)."""
+    takes the data in one block), as --memory takes them: "208M". ``state``: the run's bytes
+    besides the overhead and the blocks (labels, shrink marks, w at an iteration's start);
+    ``stored``: the largest stored block's bytes, resident on top when stored blocks are cut
+    (0: never cut)."""
 
     def size(n_bytes: int) -> str:
         # rounded up to 8 MiB, with 4 MiB to spare: a measured overhead varies by a few MiB
@@ -1063,11 +1073,11 @@ def _too_small(budget: int, measured: bool, overhead: int, labels: int, shares: 
             "compiled code)" if measured else "the fixed overhead (interpreter, libraries, "
             "compiled code) takes {} MiB").format(-(-overhead // 2**20))  # fmt: skip
     block = min(MIN_BLOCK_BYTES, whole)
-    smallest = overhead + labels + shares * block + (stored if stored > block else 0)
+    smallest = overhead + state + shares * block + (stored if stored > block else 0)
     return (
-        f"memory {format_bytes(budget)} is too small: {what} and the rows' labels take "
-        f"{-(-labels // 2**20)} MiB; the smallest budget that trains is {size(smallest)} "
-        f"({size(overhead + labels + shares * whole)} trains the data in one block)"
+        f"memory {format_bytes(budget)} is too small: {what} and the run's labels and state "
+        f"take {-(-state // 2**20)} MiB; the smallest budget that trains is {size(smallest)} "
+        f"({size(overhead + state + shares * whole)} trains the data in one block)"
     )
 
 
@@ -1408,7 +1418,10 @@ class _Targets:
     index (one byte a row up to 255 classes) instead of kept as two float64 arrays a class:
     on 20M rows that is 20 MB, not 320 MB a class, out of the budget."""
 
-    CHUNK = 1 << 20  # rows a time, where a pass over all rows needs their costs
+    # rows a time, where a pass over all rows needs their costs: the chunk's temporaries
+    # (CHUNK_BYTES) count in the budget
+    CHUNK = 1 << 16
+    CHUNK_BYTES = CHUNK * (8 + 8 + 8 + 1)
 
     def __init__(self, class_index, weighted_C, C: float, held_out=None) -> None:
         self.class_index = class_index.astype(np.min_scalar_type(max(len(weighted_C) - 1, 0)))
@@ -1559,11 +1572,13 @@ def _verify(reader: _Reader, W, alpha, targets: _Targets, bias, loss):
 
 
 def _solution(solver, w, alpha, loss_total, targets: _Targets, k, loss, n_iter, reason):
+    """Sub-problem k's Solution over views of the run's W and alpha (the run is over: no
+    copy, which would take a third w and a second alpha past the budget)."""
     primal = 0.5 * sq_norm(w) + float(loss_total)
     dual = targets.dual_value(k, w, alpha, loss)
     return Solution(
-        w=w.copy(), n_iter=n_iter, converged=reason == CONVERGED, stop_reason=reason,
-        primal=primal, dual=dual, gap=primal - dual, alpha=alpha.copy(), solver=solver,
+        w=w, n_iter=n_iter, converged=reason == CONVERGED, stop_reason=reason,
+        primal=primal, dual=dual, gap=primal - dual, alpha=alpha, solver=solver,
     )  # fmt: skip
 
 

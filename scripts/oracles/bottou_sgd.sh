@@ -16,6 +16,9 @@
 #   svmsgd-nobias, svmasgd-nobias   -DLOSS=HingeLoss -DBIAS=0 (no bias; linsvm without -B)
 #   svmsgdqn                        old/svmsgdqn.cpp, -DLOSS=HINGELOSS (it has no bias)
 # (-DREGULARIZED_BIAS=1 does not compile in sgd 2.0: a semicolon is missing in wnorm.)
+# SGD_DEFINES adds defines to every program: SGD_DEFINES=-DVFLOAT=double builds them with
+# double-precision vectors (sgd 2.0 keeps w and the rows in float: lib/vectors.h's VFloat),
+# e.g. into LINSVM_ORACLES=/tmp/sgd-double, to time the original at linsvm's precision.
 # old/Makefile links its svmsgdqn from svmsgd2.o, so the programs are compiled here directly.
 #
 # Licence: sgd is LGPL 2.1; build it locally, never commit its source or binaries.
@@ -41,7 +44,7 @@ top=$(find "$work" -path '*/svm/svmsgd.cpp' -printf '%h\n' | while read -r d; do
 [ -f "$top/svm/old/svmsgdqn.cpp" ] || echo "bottou_sgd.sh: no svm/old/svmsgdqn.cpp: SGD-QN not built" >&2
 
 cxx=${CXX:-g++}
-flags="-O2 -w -I$top/lib"
+flags="-O2 -w -I$top/lib ${SGD_DEFINES:-}"
 obj=$work/obj
 mkdir -p "$obj" "$dest"
 log=$work/build.log

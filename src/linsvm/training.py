@@ -30,6 +30,7 @@ sub-problem, marked ``stop_reason="interrupted"`` and not converged, with its ga
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import sys
 import threading
@@ -85,7 +86,7 @@ def class_costs(labels: np.ndarray, C: float, class_weight: Mapping | None) -> n
 
 def train(
     X,
-    y,
+    y=None,
     solver: int | str = 1,
     C: float = 1.0,
     eps: float | None = None,
@@ -114,14 +115,23 @@ def train(
     device: str = "cpu",
     thread_scheme: str = "auto",
     objectives: bool = True,
+    memory: str | int | None = None,
+    client=None,
 ) -> Model:
     """Train a linear model with one of LIBLINEAR's solvers (numbers and defaults as its ``-s``).
 
+    Where the rows live is chosen by ``X``, ``memory`` and ``client``: in this process's
+    memory (the default), read from disk a block at a time (``memory``), or spread over a
+    Dask cluster's workers (``client``).
+
     Parameters
     ----------
-    X : sparse matrix or array of shape (n_samples, n_features), float32 or float64
-        CSR with sorted indices is used without a copy.
-    y : array of shape (n_samples,)
+    X : sparse matrix or array of shape (n_samples, n_features), float32 or float64, or a path
+        CSR with sorted indices is used without a copy. A path (str or PathLike) names a
+        LIBSVM text file (plain or gz/bz2/xz) or a binary cache (``linsvm cache``), whose
+        labels are the targets (``y`` then None): read into memory, or trained from it with
+        ``memory`` or ``client``.
+    y : array of shape (n_samples,), or None with a path
         Class labels (any integers, reals or strings; at least two classes), or real targets
         for regression; ignored by the one-class SVM.
     solver : int or str
@@ -225,9 +235,11 @@ def train(
         seed and thread count, bit for bit, usually slower. "auto" (default): "async".
     objectives : bool
         True (default): each result's ``primal``, ``dual`` and ``gap`` (the dual solvers
-        compute them in a pass over the rows at the end, about half an epoch of -s 1/3: w'x_i
-        of every row and w(alpha) afresh). False: the dual solvers skip that pass and report
-        NaN, for callers that time fits or score the model their own way.
+        compute them in a pass over the rows at the end: w'x_i of every row, about a third of
+        an epoch of -s 1/3, whose dual takes the running w(alpha); threads, partitions and
+        feature maps form w(alpha) afresh in the same pass). False: the dual solvers skip
+        that pass and report NaN, for callers that time fits or score the model their own
+        way.
     checkpoint : path, optional
         Save the run's state there (atomically) every ``checkpoint_every`` seconds, when a
         sub-problem finishes and when the run is interrupted.
@@ -249,12 +261,29 @@ def train(
         ``linsvm[cuda]``): the same stopping rule and exact final w, rows copied to the GPU
         once (float32 values; a one-line error before any copy when they do not fit its
         memory), sub-problems one after another, feature maps materialised.
+    memory : str or int, optional
+        Train -s 1, 3 or 7 by block minimisation over the file ``X`` in about this much
+        memory ("2G", "500M", or bytes), as ``linsvm train --memory``: the budget counts this
+        process as measured when training starts, w and alpha come on top (README: "Data
+        larger than memory"). A text file is converted to a temporary cache first (in
+        $TMPDIR). ``max_iter`` caps the outer iterations (default 100); ``checkpoint`` and
+        ``resume`` as in memory. ``linsvm.outofcore.train_cache`` is this with a fixed
+        overhead instead of a measured one.
+    client : dask.distributed.Client or "local:N", optional
+        Train -s 1, 3 or 7 by CoCoA+ on the cluster's workers (``linsvm.distributed.train``;
+        needs the extra ``linsvm[distributed]``): ``X`` an array or sparse matrix (scattered
+        once), a path every worker can read, a list of paths or a dask collection with ``y``.
+        "local:N" starts N local worker processes for this call. ``eps`` is there the relative
+        duality gap to stop at (default 1e-3), ``max_iter`` the rounds.
 
     Returns
     -------
     Model
         ``model.interrupted`` tells whether a signal or the hook stopped it early.
     """
+    if memory is not None or client is not None or _is_path(X):
+        options = {k: v for k, v in locals().items() if k not in ("X", "y", "memory", "client")}
+        return _train_elsewhere(X, y, memory, client, options)
     params = solvers.check_parameter(solver, C, eps, bias, max_iter, regularize_bias)
     spec = params.spec
     device = solvers.check_device(spec, device)
@@ -397,6 +426,109 @@ def train(
             stacklevel=2,
         )
     return model
+
+
+# What each place other than this process's memory takes of train's options (the rest must
+# keep their defaults there): blocks read from disk (outofcore) and a Dask cluster (CoCoA+).
+_PLACE_OPTIONS = ("solver", "C", "eps", "bias", "class_weight", "max_iter", "seed", "verbose")
+_BLOCK_OPTIONS = (*_PLACE_OPTIONS, "progress", "checkpoint", "checkpoint_every", "resume",
+                  "n_jobs")  # fmt: skip
+
+
+def _is_path(X) -> bool:
+    return isinstance(X, str | os.PathLike)
+
+
+def _train_elsewhere(X, y, memory, client, options: dict) -> Model:
+    """``train`` where the rows are not given in memory: a path read into memory, blocks of a
+    file under ``memory``, or a Dask cluster (``client``). ``options``: train's other
+    arguments as given."""
+    if memory is not None and client is not None:
+        raise InvalidInputError(
+            "give memory= (blocks read from disk) or client= (a Dask cluster), not both"
+        )
+    if y is not None and _is_path(X):
+        raise InvalidInputError(
+            f"y is given with the path {os.fspath(X)!r}: the file's labels are the targets"
+        )
+    if memory is None and client is None:  # a path, read into memory
+        from .io import read_libsvm
+
+        X, y = read_libsvm(X)
+        return train(X, y, **options)
+    place, taken = ("memory=", _BLOCK_OPTIONS) if memory is not None else ("client=",
+                                                                           _PLACE_OPTIONS)
+    defaults = {k: v.default for k, v in inspect.signature(train).parameters.items()}
+    changed = [k for k, v in options.items() if k not in taken and not _is_default(v, defaults[k])]
+    if changed:
+        where = "block minimisation over a file" if memory is not None else "CoCoA+ on Dask"
+        raise InvalidInputError(
+            f"{place} trains by {where}, which takes {', '.join(taken)}; not "
+            f"{', '.join(changed)}"
+        )
+    spec = solvers.get_solver(options["solver"])
+    if memory is not None:
+        return _train_in_blocks(X, memory, spec.number, options)
+    return _train_on_cluster(X, y, client, spec.number, options)
+
+
+def _is_default(value, default) -> bool:
+    if value is default:
+        return True
+    scalar = (bool, int, float, str)
+    return isinstance(value, scalar) and isinstance(default, scalar) and value == default
+
+
+def _train_in_blocks(path, memory, solver: int, options: dict) -> Model:
+    """Block minimisation over the file at ``path`` (text converted to a temporary cache) in
+    ``memory``, with the overhead this process holds measured as the command measures it."""
+    import tempfile
+
+    from .io.cache import is_cache, write_cache
+    from .outofcore import measured_overhead, parse_memory, train_cache
+
+    if not _is_path(path):
+        raise InvalidInputError(
+            "memory= trains from a file (LIBSVM text or a linsvm cache) a block at a time; "
+            "the data given is already in memory: train without memory="
+        )
+    budget = parse_memory(memory)
+    progress = options["progress"]
+    timer = ProgressTimer() if progress is True else (progress or None)
+    max_iter = options["max_iter"]
+    params = {k: options[k] for k in ("C", "eps", "bias", "class_weight", "seed", "verbose",
+                                      "checkpoint", "checkpoint_every", "resume")}  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="linsvm-") as folder:
+        if not is_cache(path):
+            cache = os.path.join(folder, "data.lsvc")
+            write_cache(path, cache, n_jobs=options["n_jobs"], check_width=True, progress=timer)
+            path = cache
+        return train_cache(
+            path, memory=budget, solver=solver, progress=timer,
+            max_outer=100 if max_iter is None else max_iter,
+            overhead_bytes=measured_overhead(solver), **params,
+        )  # fmt: skip
+
+
+def _train_on_cluster(X, y, client, solver: int, options: dict) -> Model:
+    """CoCoA+ on the workers of ``client`` (or of a LocalCluster that "local:N" starts for the
+    call and closes after it)."""
+    from .distributed import client_for
+    from .distributed import train as distributed_train
+
+    client, cluster = client_for(client) if isinstance(client, str) else (client, None)
+    max_iter = options["max_iter"]
+    try:
+        return distributed_train(
+            os.path.abspath(X) if _is_path(X) else X, y, client=client, solver=solver,
+            C=options["C"], eps=options["eps"], bias=options["bias"],
+            class_weight=options["class_weight"], seed=options["seed"],
+            verbose=options["verbose"], **({} if max_iter is None else {"max_rounds": max_iter}),
+        )  # fmt: skip
+    finally:
+        if cluster is not None:
+            client.close()
+            cluster.close()
 
 
 def _rows_on(device: str, X):

@@ -25,6 +25,7 @@ from .cocoa import (  # noqa: E402 (after the check above)
     DEFAULT_SNAPSHOT_EVERY,
     DistributedError,
     RoundProgress,
+    client_for,
     train,
 )
 
@@ -35,5 +36,6 @@ __all__ = [
     "DEFAULT_SNAPSHOT_EVERY",
     "DistributedError",
     "RoundProgress",
+    "client_for",
     "train",
 ]

@@ -682,6 +682,26 @@ def _is_lost(exc: BaseException) -> bool:
     )  # fmt: skip
 
 
+def client_for(target: str):
+    """(client, cluster or None) for a target given as text: "local:N" starts a LocalCluster
+    of N worker processes (one thread each), which the caller closes with the client;
+    anything else is a scheduler's address ("tcp://host:8786")."""
+    from distributed import Client, LocalCluster
+
+    if target.startswith("local:"):
+        count = target.removeprefix("local:")
+        if not count.isdigit() or int(count) < 1:
+            raise InvalidInputError(f"local:N needs a number of workers N >= 1, got {target!r}")
+        cluster = LocalCluster(
+            n_workers=int(count), threads_per_worker=1, processes=True, dashboard_address=":0"
+        )
+        return Client(cluster), cluster
+    try:
+        return Client(target, timeout="30s"), None
+    except OSError as exc:
+        raise InvalidInputError(f"{target}: cannot reach the scheduler ({exc})") from None
+
+
 def _check_client(client) -> None:
     try:
         from distributed import Client

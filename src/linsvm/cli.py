@@ -25,6 +25,7 @@ import signal
 import sys
 import time
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -255,39 +256,64 @@ def _number(text: str, kind, option: str):
         raise UsageError(f"option {option} needs a number, got {text!r}") from None
 
 
+# train's options without a value: the field each sets, and to what
+_TRAIN_FLAGS: dict[str, tuple[str, object]] = {
+    "-q": ("quiet", True),
+    "--verbose": ("verbose", True),
+    "--no-shrinking": ("shrinking", False),
+    "--gpu": ("device", "cuda"),
+    "--save-on-interrupt": ("save_on_interrupt", True),
+    "-R": ("regularize_bias", False),
+    "-C": ("find_C", True),
+    "--poly2": ("poly2", True),
+}
+
+# train's options that set one field from their value: the field, and the value's type (str:
+# the text as given); -s, -wi, --thread-scheme and --map-mode are parsed on their own
+_TRAIN_VALUES: dict[str, tuple[str, type]] = {
+    "-c": ("C", float), "-e": ("eps", float), "-B": ("bias", float), "-p": ("p", float),
+    "-n": ("nu", float), "--every": ("checkpoint_every", float), "--gamma": ("gamma", float),
+    "--coef0": ("coef0", float),
+    "-v": ("n_folds", int), "-m": ("n_jobs", int), "--seed": ("seed", int),
+    "--max-iter": ("max_iter", int), "--bucket-size": ("bucket_size", int),
+    "--buckets-per-group": ("buckets_per_group", int), "--hash-bits": ("hash_bits", int),
+    "--partitions": ("partitions", int), "--local-passes": ("local_passes", int),
+    "-W": ("weight_file", str), "--checkpoint": ("checkpoint", str), "--resume": ("resume", str),
+    "--memory": ("memory", str), "--dask": ("dask", str),
+}  # fmt: skip
+
+
+def _set_train_value(opts: TrainOptions, option: str, value: str) -> None:
+    """Set the field of one of ``_TRAIN_VALUES``'s options, with its own range check."""
+    name, kind = _TRAIN_VALUES[option]
+    setattr(opts, name, value if kind is str else _number(value, kind, option))
+    if option == "-c":
+        opts.C_given = True
+    elif option == "-p":
+        opts.p_given = True
+    elif option == "-v" and opts.n_folds < 2:
+        raise UsageError("n-fold cross validation: n must >= 2")
+    elif option == "-m" and opts.n_jobs == 0:
+        raise UsageError("-m nr_thread: the number of threads must not be 0")
+    elif option == "--every" and not opts.checkpoint_every > 0:
+        raise UsageError(f"--every needs a number of seconds > 0, got {value}")
+
+
+def _refuse_clashes(option: str, others: tuple[tuple[str, object], ...]) -> None:
+    """A UsageError naming each of ``others`` (flag, given) that is given with ``option``."""
+    clashes = [flag for flag, given in others if given]
+    if clashes:
+        raise UsageError(f"{option} does not go with {', '.join(clashes)}")
+
+
 def parse_train_args(argv: list[str]) -> TrainOptions:
     """Parse ``linsvm train`` arguments as LIBLINEAR's ``train`` does (options, then files)."""
     opts = TrainOptions()
     i = 0
     while i < len(argv) and argv[i].startswith("-") and len(argv[i]) > 1:
         arg = argv[i]
-        flags = {"-q": "quiet", "--verbose": "verbose"}
-        if arg in flags:
-            setattr(opts, flags[arg], True)
-            i += 1
-            continue
-        if arg == "--no-shrinking":
-            opts.shrinking = False
-            i += 1
-            continue
-        if arg == "--gpu":
-            opts.device = "cuda"
-            i += 1
-            continue
-        if arg == "--save-on-interrupt":
-            opts.save_on_interrupt = True
-            i += 1
-            continue
-        if arg == "-R":
-            opts.regularize_bias = False
-            i += 1
-            continue
-        if arg == "-C":
-            opts.find_C = True
-            i += 1
-            continue
-        if arg == "--poly2":
-            opts.poly2 = True
+        if arg in _TRAIN_FLAGS:
+            setattr(opts, *_TRAIN_FLAGS[arg])
             i += 1
             continue
         if i + 1 >= len(argv):
@@ -300,65 +326,15 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
                     f"unknown solver type -s {value}; available: {available_solvers()}"
                 )
             opts.solver_given = True
-        elif arg == "-c":
-            opts.C = _number(value, float, arg)
-            opts.C_given = True
-        elif arg == "-e":
-            opts.eps = _number(value, float, arg)
-        elif arg == "-B":
-            opts.bias = _number(value, float, arg)
-        elif arg == "-p":
-            opts.p = _number(value, float, arg)
-            opts.p_given = True
-        elif arg == "-n":
-            opts.nu = _number(value, float, arg)
-        elif arg == "-v":
-            opts.n_folds = _number(value, int, arg)
-            if opts.n_folds < 2:
-                raise UsageError("n-fold cross validation: n must >= 2")
-        elif arg == "-W":
-            opts.weight_file = value
+        elif arg in _TRAIN_VALUES:
+            _set_train_value(opts, arg, value)
         elif arg.startswith("-w") and len(arg) > 2:
             label = _number(arg[2:], int, "-w<label>")
             opts.class_weight[label] = _number(value, float, arg)
-        elif arg == "-m":
-            opts.n_jobs = _number(value, int, arg)
-            if opts.n_jobs == 0:
-                raise UsageError("-m nr_thread: the number of threads must not be 0")
-        elif arg == "--seed":
-            opts.seed = _number(value, int, arg)
-        elif arg == "--max-iter":
-            opts.max_iter = _number(value, int, arg)
         elif arg == "--thread-scheme":
             if value not in ("auto", "async", "rounds"):
                 raise UsageError(f"--thread-scheme must be auto, async or rounds, got {value}")
             opts.thread_scheme = value
-        elif arg == "--bucket-size":
-            opts.bucket_size = _number(value, int, arg)
-        elif arg == "--buckets-per-group":
-            opts.buckets_per_group = _number(value, int, arg)
-        elif arg == "--checkpoint":
-            opts.checkpoint = value
-        elif arg == "--every":
-            opts.checkpoint_every = _number(value, float, arg)
-            if not opts.checkpoint_every > 0:
-                raise UsageError(f"--every needs a number of seconds > 0, got {value}")
-        elif arg == "--resume":
-            opts.resume = value
-        elif arg == "--gamma":
-            opts.gamma = _number(value, float, arg)
-        elif arg == "--coef0":
-            opts.coef0 = _number(value, float, arg)
-        elif arg == "--hash-bits":
-            opts.hash_bits = _number(value, int, arg)
-        elif arg == "--memory":
-            opts.memory = value
-        elif arg == "--dask":
-            opts.dask = value
-        elif arg == "--partitions":
-            opts.partitions = _number(value, int, arg)
-        elif arg == "--local-passes":
-            opts.local_passes = _number(value, int, arg)
         elif arg == "--map-mode":
             if value not in MAP_MODES:
                 raise UsageError(f"--map-mode must be one of {', '.join(MAP_MODES)}, not {value}")
@@ -392,32 +368,20 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
     if opts.memory is not None:
         if opts.solver not in (1, 3, 7):
             raise UsageError("--memory: block minimisation trains -s 1, -s 3 and -s 7")
-        clashes = [
-            flag
-            for flag, given in (
-                ("-C", opts.find_C), ("-W", opts.weight_file),
-                ("--poly2/--hash-bits", opts.poly2 or opts.hash_bits is not None),
-            )
-            if given
-        ]  # fmt: skip
-        if clashes:
-            raise UsageError(f"--memory does not go with {', '.join(clashes)}")
+        _refuse_clashes("--memory", (
+            ("-C", opts.find_C), ("-W", opts.weight_file),
+            ("--poly2/--hash-bits", opts.poly2 or opts.hash_bits is not None),
+        ))  # fmt: skip
     if opts.dask is not None:
         if opts.solver not in (1, 3, 7):
             raise UsageError("--dask: distributed training (CoCoA+) trains -s 1, -s 3 and -s 7")
-        clashes = [
-            flag
-            for flag, given in (
-                ("-v", opts.n_folds > 0), ("-C", opts.find_C), ("-W", opts.weight_file),
-                ("--memory", opts.memory is not None),
-                ("--poly2/--hash-bits", opts.poly2 or opts.hash_bits is not None),
-                ("--checkpoint/--resume", opts.checkpoint or opts.resume),
-                ("-R", not opts.regularize_bias),
-            )
-            if given
-        ]  # fmt: skip
-        if clashes:
-            raise UsageError(f"--dask does not go with {', '.join(clashes)}")
+        _refuse_clashes("--dask", (
+            ("-v", opts.n_folds > 0), ("-C", opts.find_C), ("-W", opts.weight_file),
+            ("--memory", opts.memory is not None),
+            ("--poly2/--hash-bits", opts.poly2 or opts.hash_bits is not None),
+            ("--checkpoint/--resume", opts.checkpoint or opts.resume),
+            ("-R", not opts.regularize_bias),
+        ))  # fmt: skip
     elif opts.partitions is not None or opts.local_passes is not None:
         raise UsageError("--partitions and --local-passes go with --dask")
     if opts.device == "cuda" and (opts.memory is not None or opts.dask is not None):
@@ -685,13 +649,9 @@ def run_train(argv: list[str]) -> int:
         train_seconds = time.perf_counter() - start
     if model.interrupted:
         return _interrupted(model, opts)
-    _print_warnings(caught, opts.quiet)
-    start = time.perf_counter()
-    model.save(opts.model_file)
-    save_seconds = time.perf_counter() - start
+    save_seconds = _save_model(model, opts, caught)
     if not opts.quiet:
-        for k, r in enumerate(model.results_):
-            head = f"[class {model.labels_[k]}] " if len(model.results_) > 1 else ""
+        for head, r in _by_class(model):
             print(f"{head}optimization finished, #iter = {r.n_iter}")
             threads = threads_line(r.figures)
             if threads is not None:
@@ -830,13 +790,9 @@ def _finish(model, opts: TrainOptions, caught, seconds: float, unit: str) -> int
     progress lines do: "outer iteration", "round")."""
     if model.stop_signal is not None or model.interrupted:
         return _interrupted(model, opts, unit)
-    _print_warnings(caught, opts.quiet)
-    start = time.perf_counter()
-    model.save(opts.model_file)
-    save_seconds = time.perf_counter() - start
+    save_seconds = _save_model(model, opts, caught)
     if not opts.quiet:
-        for k, r in enumerate(model.results_):
-            head = f"[class {model.labels_[k]}] " if len(model.results_) > 1 else ""
+        for head, r in _by_class(model):
             state = "optimization finished" if r.converged else "stopped at --max-iter"
             spec = _spec_of(r, opts)
             nsv = f", nSV = {r.n_sv}" if _shows_support_vectors(r, spec) else ""
@@ -847,6 +803,22 @@ def _finish(model, opts: TrainOptions, caught, seconds: float, unit: str) -> int
         print(f"trained in {seconds:.3f} s, saved in {save_seconds:.3f} s; model written to "
               f"{opts.model_file}")
     return 0
+
+
+def _save_model(model, opts: TrainOptions, caught) -> float:
+    """The warnings training gave, then the model file; the seconds the saving took."""
+    _print_warnings(caught, opts.quiet)
+    start = time.perf_counter()
+    model.save(opts.model_file)
+    return time.perf_counter() - start
+
+
+def _by_class(model) -> Iterator[tuple[str, object]]:
+    """(line prefix, result) of each sub-problem of a trained model: the prefix names the
+    class, "[class 3] ", where there are several sub-problems, and is "" otherwise."""
+    several = len(model.results_) > 1
+    for k, result in enumerate(model.results_):
+        yield (f"[class {model.labels_[k]}] " if several else ""), result
 
 
 def _spec_of(result, opts: TrainOptions):

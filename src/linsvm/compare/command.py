@@ -44,6 +44,15 @@ def number(text: str, kind, option: str):
         raise InvalidInputError(f"option {option} needs a number, got {text!r}") from None
 
 
+def between_0_and_1(text: str, option: str, what: str) -> float:
+    """``text`` as a number strictly between 0 and 1; else a one-line error saying the option
+    needs ``what`` ("a relative accuracy") in that range."""
+    value = number(text, float, option)
+    if not 0 < value < 1:
+        raise InvalidInputError(f"option {option} needs {what} between 0 and 1, got {text}")
+    return value
+
+
 USAGE = f"""\
 Usage: linsvm compare [options] training_set_file test_set_file
        linsvm compare [options] -d train[,test] [-d train[,test] ...]
@@ -144,19 +153,9 @@ def parse_compare_args(argv: Sequence[str]) -> CompareOptions:
                     raise InvalidInputError(f"option {arg} needs train[,test], got {value!r}")
                 opts.datasets.append((train, test))
             elif arg == "--target":
-                target = number(value, float, arg)
-                if not 0 < target < 1:
-                    raise InvalidInputError(
-                        f"option --target needs a relative accuracy between 0 and 1, got {value}"
-                    )
-                opts.target = target
+                opts.target = between_0_and_1(value, arg, "a relative accuracy")
             elif arg == "--test-fraction":
-                fraction = number(value, float, arg)
-                if not 0 < fraction < 1:
-                    raise InvalidInputError(
-                        f"option --test-fraction needs a number between 0 and 1, got {value}"
-                    )
-                opts.test_fraction = fraction
+                opts.test_fraction = between_0_and_1(value, arg, "a number")
             elif arg in ("--max-time", "--pstar-time"):
                 seconds = number(value, float, arg)
                 if not (math.isfinite(seconds) and seconds > 0):

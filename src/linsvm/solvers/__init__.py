@@ -163,6 +163,21 @@ def _pcd_advice(n_rows: int, n_features: int) -> str:
     return "-s 2 (primal Newton) minimises the same loss, usually in fewer passes"
 
 
+def _own_l1_svc(
+    number: int, name: str, description: str, default_eps: float, max_iter: int,
+    solve_path: str, alias: str, **options,
+) -> SolverSpec:
+    """The entry of one of linsvm's own primal solvers of the L1-loss SVC, -s 3's problem, as
+    which its models are written: it takes one C for every row (no class or sample weights)
+    and no warm start, so that its start point is w = 0, which train returns for 0 iterations
+    without calling it."""
+    return SolverSpec(
+        number, name, description, CLASSIFICATION, default_eps, max_iter, solve_path,
+        weights=False, warm_start=False, alias=alias, model_type=3, runs_zero_iterations=False,
+        **options,
+    )  # fmt: skip
+
+
 SOLVERS: dict[int, SolverSpec] = {
     s.number: s
     for s in [
@@ -234,29 +249,21 @@ SOLVERS: dict[int, SolverSpec] = {
         ),
         # linsvm's own: eps is the relative accuracy delta of SGD-S/M, unused by Pegasos and
         # SGD-R (they stop after max_iter epochs), -s 2's meaning for PCD
-        SolverSpec(
-            30, "PEGASOS", "Pegasos, L1-loss SVM (primal SGD)", CLASSIFICATION,
-            0.01, SGD_FIXED_EPOCHS, "linsvm.solvers.sgd:solve_pegasos",
-            weights=False, warm_start=False, stops_on_tolerance=False, alias="pegasos",
-            model_type=3, runs_zero_iterations=False,
+        _own_l1_svc(
+            30, "PEGASOS", "Pegasos, L1-loss SVM (primal SGD)", 0.01, SGD_FIXED_EPOCHS,
+            "linsvm.solvers.sgd:solve_pegasos", "pegasos", stops_on_tolerance=False,
         ),
-        SolverSpec(
-            31, "SGD_R", "SGD-R, L1-loss SVM (primal SGD, random patterns)", CLASSIFICATION,
-            0.01, SGD_FIXED_EPOCHS, "linsvm.solvers.sgd:solve_sgd_r",
-            weights=False, warm_start=False, stops_on_tolerance=False, alias="sgd-r",
-            model_type=3, runs_zero_iterations=False,
+        _own_l1_svc(
+            31, "SGD_R", "SGD-R, L1-loss SVM (primal SGD, random patterns)", 0.01,
+            SGD_FIXED_EPOCHS, "linsvm.solvers.sgd:solve_sgd_r", "sgd-r", stops_on_tolerance=False,
         ),
-        SolverSpec(
-            32, "SGD_S", "SGD-S, L1-loss SVM (primal SGD, epochs, dual bound)", CLASSIFICATION,
-            0.01, SGD_MAX_EPOCHS, "linsvm.solvers.sgd:solve_sgd_s",
-            weights=False, warm_start=False, alias="sgd-s", model_type=3,
-            runs_zero_iterations=False,
+        _own_l1_svc(
+            32, "SGD_S", "SGD-S, L1-loss SVM (primal SGD, epochs, dual bound)", 0.01,
+            SGD_MAX_EPOCHS, "linsvm.solvers.sgd:solve_sgd_s", "sgd-s",
         ),
-        SolverSpec(
-            33, "SGD_M", "SGD-M, L1-loss SVM (primal SGD, multiple updates, dual bound)",
-            CLASSIFICATION, 0.01, SGD_MAX_EPOCHS, "linsvm.solvers.sgd:solve_sgd_m",
-            weights=False, warm_start=False, alias="sgd-m", model_type=3,
-            runs_zero_iterations=False,
+        _own_l1_svc(
+            33, "SGD_M", "SGD-M, L1-loss SVM (primal SGD, multiple updates, dual bound)", 0.01,
+            SGD_MAX_EPOCHS, "linsvm.solvers.sgd:solve_sgd_m", "sgd-m",
         ),
         SolverSpec(
             34, "PCD", "L2-regularized L2-loss SVC (primal coordinate descent)",
@@ -266,35 +273,27 @@ SOLVERS: dict[int, SolverSpec] = {
         # the seeds' lineup: the cutting-plane methods (eps: SVMperf's slack tolerance, OCAS's
         # relative gap TolRel), Bottou's SGD programs (epochs, no stopping rule) and TRON (the
         # trust-region Newton of LIBLINEAR 1.x); MPU is not here: see compare.lineup
-        SolverSpec(
-            35, "SVMPERF", "SVMperf, L1-loss SVM (1-slack cutting plane)", CLASSIFICATION,
-            0.1, CUTTING_PLANE_MAX_ITER, "linsvm.solvers.cutting_plane:solve_svmperf",
-            weights=False, warm_start=False, alias="svmperf", model_type=3,
-            runs_zero_iterations=False,
+        _own_l1_svc(
+            35, "SVMPERF", "SVMperf, L1-loss SVM (1-slack cutting plane)", 0.1,
+            CUTTING_PLANE_MAX_ITER, "linsvm.solvers.cutting_plane:solve_svmperf", "svmperf",
         ),
-        SolverSpec(
-            36, "OCAS", "OCAS, L1-loss SVM (optimized cutting plane)", CLASSIFICATION,
-            0.01, CUTTING_PLANE_MAX_ITER, "linsvm.solvers.cutting_plane:solve_ocas",
-            weights=False, warm_start=False, alias="ocas", model_type=3,
-            runs_zero_iterations=False,
+        _own_l1_svc(
+            36, "OCAS", "OCAS, L1-loss SVM (optimized cutting plane)", 0.01,
+            CUTTING_PLANE_MAX_ITER, "linsvm.solvers.cutting_plane:solve_ocas", "ocas",
         ),
-        SolverSpec(
-            37, "SVMSGD", "svmsgd, L1-loss SVM (Bottou's primal SGD)", CLASSIFICATION,
-            0.01, BOTTOU_EPOCHS, "linsvm.solvers.sgd_bottou:solve_svmsgd",
-            weights=False, warm_start=False, stops_on_tolerance=False, alias="svmsgd",
-            model_type=3, unregularized_bias=True, runs_zero_iterations=False,
+        _own_l1_svc(
+            37, "SVMSGD", "svmsgd, L1-loss SVM (Bottou's primal SGD)", 0.01, BOTTOU_EPOCHS,
+            "linsvm.solvers.sgd_bottou:solve_svmsgd", "svmsgd", stops_on_tolerance=False,
+            unregularized_bias=True,
         ),
-        SolverSpec(
-            38, "ASGD", "svmasgd, L1-loss SVM (Bottou's averaged SGD)", CLASSIFICATION,
-            0.01, BOTTOU_EPOCHS, "linsvm.solvers.sgd_bottou:solve_asgd",
-            weights=False, warm_start=False, stops_on_tolerance=False, alias="asgd",
-            model_type=3, unregularized_bias=True, runs_zero_iterations=False,
+        _own_l1_svc(
+            38, "ASGD", "svmasgd, L1-loss SVM (Bottou's averaged SGD)", 0.01, BOTTOU_EPOCHS,
+            "linsvm.solvers.sgd_bottou:solve_asgd", "asgd", stops_on_tolerance=False,
+            unregularized_bias=True,
         ),
-        SolverSpec(
-            39, "SGD_QN", "SGD-QN, L1-loss SVM (quasi-Newton diagonal SGD)", CLASSIFICATION,
-            0.01, BOTTOU_EPOCHS, "linsvm.solvers.sgd_bottou:solve_sgdqn",
-            weights=False, warm_start=False, stops_on_tolerance=False, alias="sgd-qn",
-            model_type=3, runs_zero_iterations=False,
+        _own_l1_svc(
+            39, "SGD_QN", "SGD-QN, L1-loss SVM (quasi-Newton diagonal SGD)", 0.01, BOTTOU_EPOCHS,
+            "linsvm.solvers.sgd_bottou:solve_sgdqn", "sgd-qn", stops_on_tolerance=False,
         ),
         SolverSpec(
             40, "TRON", "L2-regularized L2-loss SVC (trust-region Newton, LIBLINEAR 1.x)",

@@ -140,6 +140,25 @@ class SignedColumns:
     vals: np.ndarray
 
 
+def check_binary_targets(y, C, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ysign, C) of a binary sub-problem with l = ``n_rows`` rows, checked: ysign (l,)
+    float64, +1 where y > 0, else -1; C (l,) float64, finite and >= 0. A one-line
+    InvalidInputError otherwise."""
+    try:
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        C = np.ascontiguousarray(C, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidInputError("y and C must be numeric") from None
+    if y.shape != (n_rows,) or C.shape != (n_rows,):
+        raise InvalidInputError(f"y and C must have shape ({n_rows},)")
+    if not np.all(np.isfinite(y)):
+        raise InvalidInputError("y contains NaN or infinity")
+    if not (np.all(np.isfinite(C)) and np.all(C >= 0)):
+        raise InvalidInputError("C must be finite and >= 0 (0 drops the row)")
+    # the losses read the margin y_i w'x_i: the sign of y, whatever values it holds
+    return np.where(y > 0, 1.0, -1.0), C
+
+
 def signed_columns(
     X, y, C, bias: float, eps: float, values_checked: bool = False
 ) -> SignedColumns:
@@ -155,18 +174,7 @@ def signed_columns(
         raise InvalidInputError(f"bias must be finite, got {bias}")
     eps = check_eps(eps)
     n_rows, n_features = X.shape
-    try:
-        y = np.ascontiguousarray(y, dtype=np.float64)
-        C = np.ascontiguousarray(C, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidInputError("y and C must be numeric") from None
-    if y.shape != (n_rows,) or C.shape != (n_rows,):
-        raise InvalidInputError(f"y and C must have shape ({n_rows},)")
-    if not np.all(np.isfinite(y)):
-        raise InvalidInputError("y contains NaN or infinity")
-    if not (np.all(np.isfinite(C)) and np.all(C >= 0)):
-        raise InvalidInputError("C must be finite and >= 0 (0 drops the row)")
-    ysign = np.where(y > 0, 1.0, -1.0)  # the columns carry y_i x_ij: the sign, whatever y holds
+    ysign, C = check_binary_targets(y, C, n_rows)
     rows = np.flatnonzero(C > 0)
     n_w = n_features + (1 if bias >= 0 else 0)
     nnz = int(X.indptr[rows + 1].sum() - X.indptr[rows].sum()) if rows.size else 0

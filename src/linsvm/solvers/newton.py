@@ -85,6 +85,14 @@ from ..parallel import PARALLEL_MIN_NNZ, row_chunks
 from ..sparse_rows import sq_norm
 from . import _base
 from ._base import Hook, Progress, Solution, Subproblem, ask, copy_state
+from ._newton_common import (
+    Bounds,
+    check_resume_keys,
+    final_stop_reason,
+    newton_progress,
+    newton_solution,
+    resume_values_damaged,
+)
 
 # Constants of LIBLINEAR 2.50's newton.cpp / newton.h.
 EPS_CG = 0.5  # NEWTON(..., eps_cg = 0.5): cap on the CG relative tolerance
@@ -107,6 +115,8 @@ NEWTON_LOSSES = (LOSS_LOGISTIC, LOSS_SQUARED_HINGE, LOSS_SVR_SQUARED)
 # Why the loop stopped, as kept in a resumable state (0: it has not).
 _RUNNING, _STOP_CONVERGED, _STOP_SMALL_REDUCTION = 0, 1, 2
 _STOP_REASONS = {_STOP_CONVERGED: _base.CONVERGED, _STOP_SMALL_REDUCTION: _base.SMALL_REDUCTION}
+# cg_advance's status while CG goes on (pcg's own statuses are 0-3)
+_CG_GOING_ON = -1
 
 
 # ----------------------------------------------------------------------------- the losses
@@ -169,243 +179,22 @@ def datafit_terms(loss, z, ci, yi, p, want_value):
 
 # ----------------------------------------------------------------------------- kernels
 
-# The row loops are written out in each kernel, over unsigned indices. Measured on a9a: Numba
-# wraps negative signed indices around (a compare-and-select per access), and calling a helper
-# for x_i'v and for out += a x_i (even inlined) made the Hessian-vector product 2-2.5x slower.
+# The row loops are written out whole, over unsigned indices, once per pass (``_add_*_rows``,
+# inlined into the serial kernel and its row-chunk twin). Measured on a9a: Numba wraps negative
+# signed indices around (a compare-and-select per access), and calling a helper for x_i'v and
+# for out += a x_i (even inlined) made the Hessian-vector product 2-2.5x slower.
 
 
-@njit(cache=True, nogil=True)
-def newton_value_grad(
-    indptr, indices, data, bias, y, C, rows, loss, p, reg_bias, w, z, compute_z, want_value, g,
-    M, sel, dsel,
-):  # fmt: skip
-    """One pass over the rows: loss value, gradient, Hessian selection and preconditioner.
-
-    Rows visited: ``rows`` (those with C_i > 0). With ``compute_z`` the z_i (``datafit_z`` of
-    w'x_i) are computed into ``z`` first; otherwise ``z`` holds them already. p: the SVR's
-    tube half width (unused by the other losses). Writes g = grad P(w);
-    M = (1 - a) + a diag(H) (LIBLINEAR's preconditioner); sel[:k] the rows entering the
-    Hessian and dsel[:k] their D_i. Returns (sum_i C_i xi(z_i) if want_value else 0, k, ||g||).
-    """
-    n_w = w.shape[0]
-    last = n_w - 1
-    for j in range(n_w):
-        g[j] = w[j]
-        M[j] = 1.0
-    if not reg_bias:
-        g[last] = 0.0
-        M[last] = 0.0
-    has_bias = bias >= 0.0
-    loss_sum = 0.0
-    n_sel = 0
-    for q in range(rows.shape[0]):
-        i = rows[q]
-        k0 = np.uint64(indptr[i])
-        k1 = np.uint64(indptr[i + 1])
-        if compute_z:
-            t = 0.0
-            for k in range(k0, k1):
-                t += w[np.uint64(indices[k])] * data[k]
-            if has_bias:
-                t += w[last] * bias
-            z[i] = datafit_z(loss, t, y[i])
-        value, coef, dii = datafit_terms(loss, z[i], C[i], y[i], p, want_value)
-        loss_sum += value
-        if coef == 0.0 and dii == 0.0:
-            continue
-        for k in range(k0, k1):
-            j = np.uint64(indices[k])
-            v = np.float64(data[k])
-            g[j] += coef * v
-            M[j] += dii * v * v
-        if has_bias:
-            g[last] += coef * bias
-            M[last] += dii * bias * bias
-        if dii != 0.0:
-            sel[n_sel] = i
-            dsel[n_sel] = dii
-            n_sel += 1
-    gg = 0.0
-    for j in range(n_w):
-        gg += g[j] * g[j]
-        M[j] = (1.0 - PRECONDITIONER_MIX) + PRECONDITIONER_MIX * M[j]
-    return loss_sum, n_sel, np.sqrt(gg)
-
-
-@njit(cache=True, nogil=True)
-def value_grad(
-    indptr, indices, data, bias, y, C, rows, loss, reg_bias, w, margins, compute_margins,
-    want_value, g, M, sel, dsel,
-):  # fmt: skip
-    """``newton_value_grad`` for the classification losses (margins z_i = y_i w'x_i)."""
-    return newton_value_grad(
-        indptr, indices, data, bias, y, C, rows, loss, 0.0, reg_bias, w, margins,
-        compute_margins, want_value, g, M, sel, dsel,
-    )  # fmt: skip
-
-
-@njit(cache=True, nogil=True)
-def hessian_vector(indptr, indices, data, bias, sel, dsel, n_sel, reg_bias, v, out) -> float:
-    """out = H v = v + X_I' D_I X_I v (bias weight unregularised if not reg_bias); returns v'Hv.
-
-    One pass over the selected rows: u = x_i'v, then out += D_i u x_i. v'Hv is accumulated
-    on the way as v'v + sum_i D_i u_i^2.
-    """
-    n_w = v.shape[0]
-    last = n_w - 1
-    has_bias = bias >= 0.0
-    vv = 0.0
-    for j in range(n_w):
-        out[j] = v[j]
-        vv += v[j] * v[j]
-    if not reg_bias:
-        vv -= v[last] * v[last]
-        out[last] = 0.0
-    quad = 0.0
-    for q in range(n_sel):
-        i = sel[q]
-        k0 = np.uint64(indptr[i])
-        k1 = np.uint64(indptr[i + 1])
-        u = 0.0
-        for k in range(k0, k1):
-            u += v[np.uint64(indices[k])] * data[k]
-        if has_bias:
-            u += v[last] * bias
-        du = dsel[q] * u
-        quad += du * u
-        for k in range(k0, k1):
-            out[np.uint64(indices[k])] += du * data[k]
-        if has_bias:
-            out[last] += du * bias
-    return vv + quad
-
-
-@njit(cache=True, nogil=True)
-def pcg(indptr, indices, data, bias, sel, dsel, n_sel, reg_bias, g, M, eps_cg, s, r, d, Hd):
-    """Preconditioned CG for H s = -g with LIBLINEAR's quadratic-model stopping rule.
-
-    s, r, d, Hd: work arrays of length n_w (s the step and r the residual on return).
-    Returns (CG steps, status): 0 stopped by the rule, 1 d'Hd <= 1e-16, 2 the model value
-    turned positive or increased, 3 max(n_w, 5) steps reached.
-    """
-    n_w = g.shape[0]
-    z_dot_r = 0.0
-    for j in range(n_w):
-        s[j] = 0.0
-        r[j] = -g[j]
-        d[j] = r[j] / M[j]
-        z_dot_r += d[j] * r[j]
-    cgtol = min(eps_cg, np.sqrt(np.sqrt(z_dot_r)))
-    max_cg_iter = max(n_w, 5)
-    q_old = 0.0
-    cg_iter = 0
-    while cg_iter < max_cg_iter:
-        cg_iter += 1
-        d_hd = hessian_vector(indptr, indices, data, bias, sel, dsel, n_sel, reg_bias, d, Hd)
-        if d_hd <= 1.0e-16:
-            return cg_iter, 1
-        alpha = z_dot_r / d_hd
-        s_dot_r = 0.0
-        s_dot_g = 0.0
-        z_dot_r_new = 0.0
-        for j in range(n_w):
-            s[j] += alpha * d[j]
-            r[j] -= alpha * Hd[j]
-            s_dot_r += s[j] * r[j]
-            s_dot_g += s[j] * g[j]
-            z_dot_r_new += r[j] * r[j] / M[j]
-        # the quadratic model q(s) = g's + 1/2 s'Hs = -1/2 (s'r - s'g) since Hs = -g - r
-        q_new = -0.5 * (s_dot_r - s_dot_g)
-        q_diff = q_new - q_old
-        if q_new <= 0.0 and q_diff <= 0.0:
-            if cg_iter * q_diff >= cgtol * q_new:
-                return cg_iter, 0
-        else:
-            return cg_iter, 2
-        q_old = q_new
-        beta = z_dot_r_new / z_dot_r
-        for j in range(n_w):
-            d[j] = r[j] / M[j] + beta * d[j]
-        z_dot_r = z_dot_r_new
-    return cg_iter, 3
-
-
-@njit(cache=True, nogil=True)
-def line_search_and_update(
-    indptr, indices, data, bias, y, C, rows, loss, p, reg_bias, w, z, dz, s, g, f_old, init_step,
-):  # fmt: skip
-    """Backtracking line search along s from ``init_step``; on success update w and z.
-
-    Accepts the first step a (halving up to MAX_LINE_SEARCH times) with
-    P(w + a s) - P(w) <= ARMIJO_ETA a g's; dz (length l) is work space for the z_i's rate of
-    change along s. Returns (a, P at the new w), or (0, f_old) with w and z unchanged when no
-    step is accepted.
-    """
-    n_w = w.shape[0]
-    last = n_w - 1
-    s_s = 0.0
-    w_s = 0.0
-    w_w = 0.0
-    g_s = 0.0
-    for j in range(n_w):
-        s_s += s[j] * s[j]
-        w_s += w[j] * s[j]
-        w_w += w[j] * w[j]
-        g_s += g[j] * s[j]
-    if not reg_bias:
-        s_s -= s[last] * s[last]
-        w_s -= w[last] * s[last]
-        w_w -= w[last] * w[last]
-    for q in range(rows.shape[0]):
-        i = rows[q]
-        t = 0.0
-        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            t += s[np.uint64(indices[k])] * data[k]
-        if bias >= 0.0:
-            t += s[last] * bias
-        dz[i] = datafit_dz(loss, t, y[i])
-    a = init_step
-    for _ in range(MAX_LINE_SEARCH):
-        total = 0.0
-        for q in range(rows.shape[0]):
-            i = rows[q]
-            total += datafit_value(loss, z[i] + a * dz[i], C[i], p)
-        f = total + 0.5 * (a * a * s_s + w_w) + a * w_s
-        if f - f_old <= ARMIJO_ETA * a * g_s:
-            for q in range(rows.shape[0]):
-                i = rows[q]
-                z[i] += a * dz[i]
-            for j in range(n_w):
-                w[j] += a * s[j]
-            return a, f
-        a *= 0.5
-    return 0.0, f_old
-
-
-# ----------------------------------------------------------------------------- row chunks
-#
-# With Subproblem.n_threads > 1 the passes over the rows run on contiguous chunks of ``rows``
-# side by side (the kernels release the GIL), as multi-core LIBLINEAR parallelises its Newton
-# solvers: each chunk writes its X' part into its own length-n_w buffer, and the buffers are
-# then added in chunk order, so a given number of threads always gives the same bits. Only the
-# order of those sums differs from the serial kernels above, which n_threads = 1 runs as they
-# are. A chunk's Hessian selection is kept in sel[q0:q0 + k] (its rows' own positions), so no
-# chunk writes where another does.
-
-
-@njit(cache=True, nogil=True)
-def value_grad_part(
+@njit(cache=True, nogil=True, inline="always")
+def _add_value_grad_rows(
     indptr, indices, data, bias, y, C, rows, q0, q1, loss, p, w, z, compute_z, want_value, g,
     h, sel, dsel,
 ):  # fmt: skip
-    """``newton_value_grad``'s pass over rows[q0:q1] alone: g = sum_i coef_i x_i and
-    h = sum_i D_ii x_i^2 (elementwise) over those rows (g, h (n_w,) zeroed here), their
-    selection in sel[q0:q0 + k] / dsel. Returns (their sum of C_i xi(z_i) if want_value, k)."""
-    n_w = w.shape[0]
-    last = n_w - 1
-    for j in range(n_w):
-        g[j] = 0.0
-        h[j] = 0.0
+    """The pass of ``newton_value_grad`` over rows[q0:q1]: g += sum_i coef_i x_i and
+    h += sum_i D_ii x_i^2 (elementwise; g, h of shape (n_w,) as the caller started them), the
+    selected rows and their D_ii in sel[q0:q0 + k] / dsel[q0:q0 + k]; with ``compute_z`` the
+    z_i first. Returns (their sum of C_i xi(z_i) if want_value else 0, k)."""
+    last = w.shape[0] - 1
     has_bias = bias >= 0.0
     loss_sum = 0.0
     n_sel = q0
@@ -439,38 +228,13 @@ def value_grad_part(
     return loss_sum, n_sel - q0
 
 
-@njit(cache=True, nogil=True)
-def value_grad_combine(w, reg_bias, g_parts, h_parts, g, M) -> float:
-    """g = w + sum_t g_parts[t] and M = (1 - a) + a (1 + sum_t h_parts[t]), the parts added in
-    order (bias weight unregularised: no w and no 1 in its entries). Returns ||g||."""
-    n_w = w.shape[0]
-    last = n_w - 1
-    gg = 0.0
-    for j in range(n_w):
-        gj = w[j]
-        hj = 1.0
-        if j == last and not reg_bias:
-            gj = 0.0
-            hj = 0.0
-        for t in range(g_parts.shape[0]):
-            gj += g_parts[t, j]
-            hj += h_parts[t, j]
-        g[j] = gj
-        M[j] = (1.0 - PRECONDITIONER_MIX) + PRECONDITIONER_MIX * hj
-        gg += gj * gj
-    return np.sqrt(gg)
-
-
-@njit(cache=True, nogil=True)
-def hessian_vector_part(indptr, indices, data, bias, sel, dsel, k0_sel, k1_sel, v, out) -> float:
-    """``hessian_vector``'s pass over the selected rows sel[k0_sel:k1_sel] alone:
-    out = sum_i D_i (x_i'v) x_i over them (out (n_w,) zeroed here). Returns sum_i D_i (x_i'v)^2.
-    """
-    n_w = v.shape[0]
-    last = n_w - 1
+@njit(cache=True, nogil=True, inline="always")
+def _add_hessian_rows(indptr, indices, data, bias, sel, dsel, k0_sel, k1_sel, v, out) -> float:
+    """The pass of ``hessian_vector`` over the selected rows sel[k0_sel:k1_sel]:
+    out += sum_i D_i (x_i'v) x_i (out of shape (n_w,) as the caller started it). Returns
+    sum_i D_i (x_i'v)^2."""
+    last = v.shape[0] - 1
     has_bias = bias >= 0.0
-    for j in range(n_w):
-        out[j] = 0.0
     quad = 0.0
     for q in range(k0_sel, k1_sel):
         i = sel[q]
@@ -491,22 +255,71 @@ def hessian_vector_part(indptr, indices, data, bias, sel, dsel, k0_sel, k1_sel, 
 
 
 @njit(cache=True, nogil=True)
-def hessian_vector_combine(reg_bias, v, parts, out) -> float:
-    """out = v + sum_t parts[t], in order (bias weight unregularised: no v in its entry).
-    Returns v'v over the regularised weights."""
+def newton_value_grad(
+    indptr, indices, data, bias, y, C, rows, loss, p, reg_bias, w, z, compute_z, want_value, g,
+    M, sel, dsel,
+):  # fmt: skip
+    """One pass over the rows: loss value, gradient, Hessian selection and preconditioner.
+
+    Rows visited: ``rows`` (those with C_i > 0). With ``compute_z`` the z_i (``datafit_z`` of
+    w'x_i) are computed into ``z`` first; otherwise ``z`` holds them already. p: the SVR's
+    tube half width (unused by the other losses). Writes g = grad P(w);
+    M = (1 - a) + a diag(H) (LIBLINEAR's preconditioner); sel[:k] the rows entering the
+    Hessian and dsel[:k] their D_i. Returns (sum_i C_i xi(z_i) if want_value else 0, k, ||g||).
+    """
+    n_w = w.shape[0]
+    last = n_w - 1
+    for j in range(n_w):
+        g[j] = w[j]
+        M[j] = 1.0
+    if not reg_bias:
+        g[last] = 0.0
+        M[last] = 0.0
+    loss_sum, n_sel = _add_value_grad_rows(
+        indptr, indices, data, bias, y, C, rows, 0, rows.shape[0], loss, p, w, z, compute_z,
+        want_value, g, M, sel, dsel,
+    )  # fmt: skip
+    gg = 0.0
+    for j in range(n_w):
+        gg += g[j] * g[j]
+        M[j] = (1.0 - PRECONDITIONER_MIX) + PRECONDITIONER_MIX * M[j]
+    return loss_sum, n_sel, np.sqrt(gg)
+
+
+@njit(cache=True, nogil=True)
+def value_grad(
+    indptr, indices, data, bias, y, C, rows, loss, reg_bias, w, margins, compute_margins,
+    want_value, g, M, sel, dsel,
+):  # fmt: skip
+    """``newton_value_grad`` for the classification losses (margins z_i = y_i w'x_i)."""
+    return newton_value_grad(
+        indptr, indices, data, bias, y, C, rows, loss, 0.0, reg_bias, w, margins,
+        compute_margins, want_value, g, M, sel, dsel,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def hessian_vector(indptr, indices, data, bias, sel, dsel, n_sel, reg_bias, v, out) -> float:
+    """out = H v = v + X_I' D_I X_I v (bias weight unregularised if not reg_bias); returns v'Hv.
+
+    One pass over the selected rows: u = x_i'v, then out += D_i u x_i. v'Hv is accumulated
+    on the way as v'v + sum_i D_i u_i^2.
+    """
     n_w = v.shape[0]
     last = n_w - 1
     vv = 0.0
     for j in range(n_w):
-        o = v[j]
-        if j == last and not reg_bias:
-            o = 0.0
-        else:
-            vv += v[j] * v[j]
-        for t in range(parts.shape[0]):
-            o += parts[t, j]
-        out[j] = o
-    return vv
+        out[j] = v[j]
+        vv += v[j] * v[j]
+    if not reg_bias:
+        vv -= v[last] * v[last]
+        out[last] = 0.0
+    quad = _add_hessian_rows(indptr, indices, data, bias, sel, dsel, 0, n_sel, v, out)
+    return vv + quad
+
+
+# The pieces of pcg and of the line search, shared by the serial kernels and ``RowPasses``
+# (which runs the passes over the rows, the ``*_part`` loops, on row chunks).
 
 
 @njit(cache=True, nogil=True)
@@ -564,7 +377,7 @@ def line_search_products(w, s, g, reg_bias):
     return s_s, w_s, w_w, g_s
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def direction_part(indptr, indices, data, bias, y, rows, q0, q1, loss, s, dz) -> None:
     """dz_i = how z_i moves along s (``datafit_dz`` of s'x_i), for the rows rows[q0:q1]."""
     last = s.shape[0] - 1
@@ -578,7 +391,7 @@ def direction_part(indptr, indices, data, bias, y, rows, q0, q1, loss, s, dz) ->
         dz[i] = datafit_dz(loss, t, y[i])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def trial_part(C, rows, q0, q1, loss, p, z, dz, a) -> float:
     """sum of C_i xi(z_i + a dz_i) over the rows rows[q0:q1]."""
     total = 0.0
@@ -588,7 +401,7 @@ def trial_part(C, rows, q0, q1, loss, p, z, dz, a) -> float:
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def step_part(rows, q0, q1, z, dz, a) -> None:
     """z_i += a dz_i for the rows rows[q0:q1]."""
     for q in range(q0, q1):
@@ -601,6 +414,156 @@ def axpy(a, x, y) -> None:
     """y += a x."""
     for j in range(y.shape[0]):
         y[j] += a * x[j]
+
+
+@njit(cache=True, nogil=True)
+def cg_advance(cg_iter, d_hd, z_dot_r, q_old, cgtol, g, M, s, r, d, Hd):
+    """pcg's CG step cg_iter once Hd = H d (d'Hd = d_hd) is known: s += alpha d,
+    r -= alpha Hd, NEWTON::pcg's quadratic-model test, then the next direction d.
+
+    Returns (status, model value q(s), r'M^-1 r): status _CG_GOING_ON to take another step,
+    else pcg's status (0 stopped by the rule, 1 d'Hd <= 1e-16, 2 the model value turned
+    positive or increased), with s, r and d left as that step leaves them.
+    """
+    if d_hd <= 1.0e-16:
+        return 1, q_old, z_dot_r
+    alpha = z_dot_r / d_hd
+    s_dot_r, s_dot_g, z_dot_r_new = cg_step(alpha, g, M, s, r, d, Hd)
+    # the quadratic model q(s) = g's + 1/2 s'Hs = -1/2 (s'r - s'g) since Hs = -g - r
+    q_new = -0.5 * (s_dot_r - s_dot_g)
+    q_diff = q_new - q_old
+    if q_new <= 0.0 and q_diff <= 0.0:
+        if cg_iter * q_diff >= cgtol * q_new:
+            return 0, q_new, z_dot_r_new
+    else:
+        return 2, q_new, z_dot_r_new
+    cg_direction(z_dot_r_new / z_dot_r, M, r, d)
+    return _CG_GOING_ON, q_new, z_dot_r_new
+
+
+@njit(cache=True, nogil=True)
+def pcg(indptr, indices, data, bias, sel, dsel, n_sel, reg_bias, g, M, eps_cg, s, r, d, Hd):
+    """Preconditioned CG for H s = -g with LIBLINEAR's quadratic-model stopping rule.
+
+    s, r, d, Hd: work arrays of length n_w (s the step and r the residual on return).
+    Returns (CG steps, status): 0 stopped by the rule, 1 d'Hd <= 1e-16, 2 the model value
+    turned positive or increased, 3 max(n_w, 5) steps reached.
+    """
+    z_dot_r = cg_start(g, M, s, r, d)
+    cgtol = min(eps_cg, np.sqrt(np.sqrt(z_dot_r)))
+    max_cg_iter = max(g.shape[0], 5)
+    q_old = 0.0
+    for cg_iter in range(1, max_cg_iter + 1):
+        d_hd = hessian_vector(indptr, indices, data, bias, sel, dsel, n_sel, reg_bias, d, Hd)
+        status, q_old, z_dot_r = cg_advance(cg_iter, d_hd, z_dot_r, q_old, cgtol, g, M, s, r, d, Hd)
+        if status != _CG_GOING_ON:
+            return cg_iter, status
+    return max_cg_iter, 3
+
+
+@njit(cache=True, nogil=True)
+def line_search_and_update(
+    indptr, indices, data, bias, y, C, rows, loss, p, reg_bias, w, z, dz, s, g, f_old, init_step,
+):  # fmt: skip
+    """Backtracking line search along s from ``init_step``; on success update w and z.
+
+    Accepts the first step a (halving up to MAX_LINE_SEARCH times) with
+    P(w + a s) - P(w) <= ARMIJO_ETA a g's; dz (length l) is work space for the z_i's rate of
+    change along s. Returns (a, P at the new w), or (0, f_old) with w and z unchanged when no
+    step is accepted.
+    """
+    n_rows = rows.shape[0]
+    s_s, w_s, w_w, g_s = line_search_products(w, s, g, reg_bias)
+    direction_part(indptr, indices, data, bias, y, rows, 0, n_rows, loss, s, dz)
+    a = init_step
+    for _ in range(MAX_LINE_SEARCH):
+        total = trial_part(C, rows, 0, n_rows, loss, p, z, dz, a)
+        f = total + 0.5 * (a * a * s_s + w_w) + a * w_s
+        if f - f_old <= ARMIJO_ETA * a * g_s:
+            step_part(rows, 0, n_rows, z, dz, a)
+            axpy(a, s, w)
+            return a, f
+        a *= 0.5
+    return 0.0, f_old
+
+
+# ----------------------------------------------------------------------------- row chunks
+#
+# With Subproblem.n_threads > 1 the passes over the rows run on contiguous chunks of ``rows``
+# side by side (the kernels release the GIL), as multi-core LIBLINEAR parallelises its Newton
+# solvers: each chunk writes its X' part into its own length-n_w buffer, and the buffers are
+# then added in chunk order, so a given number of threads always gives the same bits. Only the
+# order of those sums differs from the serial kernels above, which n_threads = 1 runs as they
+# are. A chunk's Hessian selection is kept in sel[q0:q0 + k] (its rows' own positions), so no
+# chunk writes where another does.
+
+
+@njit(cache=True, nogil=True)
+def value_grad_part(
+    indptr, indices, data, bias, y, C, rows, q0, q1, loss, p, w, z, compute_z, want_value, g,
+    h, sel, dsel,
+):  # fmt: skip
+    """``newton_value_grad``'s pass over rows[q0:q1] alone: g = sum_i coef_i x_i and
+    h = sum_i D_ii x_i^2 (elementwise) over those rows (g, h (n_w,) zeroed here), their
+    selection in sel[q0:q0 + k] / dsel. Returns (their sum of C_i xi(z_i) if want_value, k)."""
+    for j in range(w.shape[0]):
+        g[j] = 0.0
+        h[j] = 0.0
+    return _add_value_grad_rows(
+        indptr, indices, data, bias, y, C, rows, q0, q1, loss, p, w, z, compute_z, want_value,
+        g, h, sel, dsel,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def value_grad_combine(w, reg_bias, g_parts, h_parts, g, M) -> float:
+    """g = w + sum_t g_parts[t] and M = (1 - a) + a (1 + sum_t h_parts[t]), the parts added in
+    order (bias weight unregularised: no w and no 1 in its entries). Returns ||g||."""
+    n_w = w.shape[0]
+    last = n_w - 1
+    gg = 0.0
+    for j in range(n_w):
+        gj = w[j]
+        hj = 1.0
+        if j == last and not reg_bias:
+            gj = 0.0
+            hj = 0.0
+        for t in range(g_parts.shape[0]):
+            gj += g_parts[t, j]
+            hj += h_parts[t, j]
+        g[j] = gj
+        M[j] = (1.0 - PRECONDITIONER_MIX) + PRECONDITIONER_MIX * hj
+        gg += gj * gj
+    return np.sqrt(gg)
+
+
+@njit(cache=True, nogil=True)
+def hessian_vector_part(indptr, indices, data, bias, sel, dsel, k0_sel, k1_sel, v, out) -> float:
+    """``hessian_vector``'s pass over the selected rows sel[k0_sel:k1_sel] alone:
+    out = sum_i D_i (x_i'v) x_i over them (out (n_w,) zeroed here). Returns sum_i D_i (x_i'v)^2.
+    """
+    for j in range(v.shape[0]):
+        out[j] = 0.0
+    return _add_hessian_rows(indptr, indices, data, bias, sel, dsel, k0_sel, k1_sel, v, out)
+
+
+@njit(cache=True, nogil=True)
+def hessian_vector_combine(reg_bias, v, parts, out) -> float:
+    """out = v + sum_t parts[t], in order (bias weight unregularised: no v in its entry).
+    Returns v'v over the regularised weights."""
+    n_w = v.shape[0]
+    last = n_w - 1
+    vv = 0.0
+    for j in range(n_w):
+        o = v[j]
+        if j == last and not reg_bias:
+            o = 0.0
+        else:
+            vv += v[j] * v[j]
+        for t in range(parts.shape[0]):
+            o += parts[t, j]
+        out[j] = o
+    return vv
 
 
 class RowPasses:
@@ -678,25 +641,14 @@ class RowPasses:
         cgtol = min(eps_cg, math.sqrt(math.sqrt(z_dot_r)))
         max_cg_iter = max(g.shape[0], 5)
         q_old = 0.0
-        cg_iter = 0
-        while cg_iter < max_cg_iter:
-            cg_iter += 1
+        for cg_iter in range(1, max_cg_iter + 1):
             d_hd = self.hessian_vector(sel, dsel, d, Hd)
-            if d_hd <= 1.0e-16:
-                return cg_iter, 1
-            alpha = z_dot_r / d_hd
-            s_dot_r, s_dot_g, z_dot_r_new = cg_step(alpha, g, M, s, r, d, Hd)
-            q_new = -0.5 * (s_dot_r - s_dot_g)
-            q_diff = q_new - q_old
-            if q_new <= 0.0 and q_diff <= 0.0:
-                if cg_iter * q_diff >= cgtol * q_new:
-                    return cg_iter, 0
-            else:
-                return cg_iter, 2
-            q_old = q_new
-            cg_direction(z_dot_r_new / z_dot_r, M, r, d)
-            z_dot_r = z_dot_r_new
-        return cg_iter, 3
+            status, q_old, z_dot_r = cg_advance(
+                cg_iter, d_hd, z_dot_r, q_old, cgtol, g, M, s, r, d, Hd
+            )
+            if status != _CG_GOING_ON:
+                return cg_iter, status
+        return max_cg_iter, 3
 
     def line_search_and_update(self, w, z, dz, s, g, f_old, init_step) -> tuple[float, float]:
         """``line_search_and_update``, the passes over the rows in chunks."""
@@ -730,10 +682,6 @@ class RowPasses:
 
 
 # ----------------------------------------------------------------------------- the driver
-
-# (w, f) -> (primal, dual, gap, alpha): the loss's objectives and dual point at the final w;
-# f is the driver's P(w), for a loss without a dual bound.
-Bounds = Callable[[np.ndarray, float], tuple[float, float, float, "np.ndarray | None"]]
 
 
 def run_newton(
@@ -825,19 +773,15 @@ def _newton_loop(
     history: list[tuple[int, float, float, int, float]] = []
     if sub.resume is not None:
         state = sub.resume
-        missing = {"w", "z", "f", "grad_norm0", "n_iter", "n_cg_total", "stop", "history"}
-        missing -= state.keys()
-        if missing:
-            raise InvalidInputError(f"the state to resume from has no {sorted(missing)}")
+        float_keys = ("w", "z", "f", "grad_norm0", "history")
+        count_keys = ("n_iter", "n_cg_total", "stop")
+        check_resume_keys(state, float_keys + count_keys)
         if np.shape(state["w"]) != w.shape or np.shape(state["z"]) != z.shape:
             raise InvalidInputError("the state to resume from does not fit this problem")
-        # a checkpoint is a file a user may be handed: what no run leaves there is refused
-        # (a negative count would run the loop almost without end)
-        numbers = [np.asarray(state[k]) for k in ("w", "z", "f", "grad_norm0", "history")]
-        counts = [np.asarray(state[k]) for k in ("n_iter", "n_cg_total", "stop")]
-        if (any(a.dtype.kind != "f" or not np.isfinite(a).all() for a in numbers)
+        numbers = [np.asarray(state[k]) for k in float_keys]
+        counts = [np.asarray(state[k]) for k in count_keys]
+        if (resume_values_damaged(numbers, counts)
                 or numbers[2].shape != () or numbers[3].shape != ()
-                or any(a.shape != () or a.dtype.kind != "i" or a < 0 for a in counts)
                 or int(state["stop"]) not in (_RUNNING, *_STOP_REASONS)
                 # one row of 5 per Newton iteration, at most max_iter of them
                 or np.size(state["history"]) % 5 or np.size(state["history"]) > 5 * max_iter):
@@ -885,27 +829,10 @@ def _newton_loop(
         return copy_state(w=w, z=z, **scalars, stop=stop, history=table)
 
     def progress() -> Progress:
-        if grad_norm0 > 0:
-            measure = grad_norm / grad_norm0
-        else:  # g(0) = 0 (only with w0 given): 0 once g is 0 too
-            measure = math.inf if grad_norm > 0 else 0.0
-        return Progress(
-            solver=solver,
-            index=sub.index,
-            iteration=n_iter,
-            w=w,
-            alpha=None,
-            measure=float(measure),
-            figures={
-                "f": float(f),
-                "grad_norm": float(grad_norm),
-                "grad_norm0": float(grad_norm0),
-                "n_cg": int(n_cg),
-                "step": float(step),
-            },
-            state=state,
+        return newton_progress(
+            sub, solver, n_iter, w, f, grad_norm, grad_norm0, n_cg, step, state,
             objectives=lambda: bounds(w, f)[:2],
-        )
+        )  # fmt: skip
 
     went_on = ask(hook, progress) if fresh else True
     line_search_failed = False
@@ -935,34 +862,16 @@ def _newton_loop(
         elif abs(f_old - f) <= SMALL_REDUCTION_RATIO * abs(f):
             stop = _STOP_SMALL_REDUCTION
         went_on = ask(hook, progress)
-    # a stop asked for by the hook at the iteration where the rule stops counts as the rule's
-    if stop != _RUNNING:
-        stop_reason = _STOP_REASONS[stop]
-    elif line_search_failed:
+    # the line search fails only while no rule has stopped the loop
+    if line_search_failed:
         stop_reason = _base.LINE_SEARCH_FAILED
     else:
-        stop_reason = _base.stop_reason(False, went_on, n_iter >= max_iter)
-    primal, dual, gap, alpha = bounds(w, f)
-    return Solution(
-        w=w,
-        n_iter=n_iter,
-        converged=stop_reason == _base.CONVERGED,
-        stop_reason=stop_reason,
-        primal=primal,
-        dual=dual,
-        gap=gap,
-        alpha=alpha,
-        solver=solver,
-        figures={
-            "f": float(f),
-            "grad_norm": float(grad_norm),
-            "grad_norm0": float(grad_norm0),
-            "stop_ratio": float(grad_norm / grad_norm0) if grad_norm0 > 0 else 0.0,
-            "n_cg_iter": n_cg_total,
-            "history": history,
-            "n_sv": int(np.count_nonzero(alpha)) if alpha is not None else -1,
-        },
-    )
+        stop_reason = final_stop_reason(stop, _STOP_REASONS, went_on, n_iter, max_iter)
+    stop_ratio = grad_norm / grad_norm0 if grad_norm0 > 0 else 0.0
+    return newton_solution(
+        solver, w, f, bounds, n_iter, stop_reason, grad_norm, grad_norm0, stop_ratio, n_cg_total,
+        history,
+    )  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- -s 0, -s 2

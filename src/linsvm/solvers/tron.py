@@ -89,7 +89,15 @@ from ..errors import InvalidInputError
 from ..objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE, loss_value
 from . import _base
 from ._base import Hook, Progress, Solution, Subproblem, ask, copy_state
-from ._columns import check_max_iter, check_w0
+from ._columns import check_binary_targets, check_max_iter, check_w0
+from ._newton_common import (
+    check_resume_keys,
+    final_stop_reason,
+    newton_progress,
+    newton_solution,
+    relative_gradient_norm,
+    resume_values_damaged,
+)
 from .newton import _svc_bounds, hessian_vector, value_grad
 
 # Constants of LIBLINEAR 1.x's TRON::tron and TRON::trcg (unchanged through 2.30).
@@ -267,19 +275,7 @@ def _checked(sub: Subproblem):
         raise InvalidInputError("alpha0 is a dual warm start; TRON (a primal solver) takes w0")
     if sub.feature_map is not None:
         raise InvalidInputError("TRON needs the mapped rows: materialise the feature map")
-    try:
-        y = np.ascontiguousarray(sub.y, dtype=np.float64)
-        C = np.ascontiguousarray(sub.C, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidInputError("y and C must be numeric") from None
-    if y.shape != (n_rows,) or C.shape != (n_rows,):
-        raise InvalidInputError(f"y and C must have shape ({n_rows},)")
-    if not np.all(np.isfinite(y)):
-        raise InvalidInputError("y contains NaN or infinity")
-    if not (np.all(np.isfinite(C)) and np.all(C >= 0)):
-        raise InvalidInputError("C must be finite and >= 0 (0 drops the row)")
-    # the losses read the margin y_i w'x_i: the sign of y, whatever values it holds
-    y = np.where(y > 0, 1.0, -1.0)
+    y, C = check_binary_targets(sub.y, sub.C, n_rows)
     max_iter = check_max_iter(sub.max_iter)
     return X, y, C, bias, eps, max_iter, eps_cg, bool(preconditioned)
 
@@ -334,21 +330,15 @@ def run_tron(sub: Subproblem, hook: Hook | None, loss: int, solver: int) -> Solu
     history: list[tuple[int, float, float, int, float, int]] = []
     if sub.resume is not None:
         saved = sub.resume
-        needed = {"w", "margins", "f", "grad_norm0", "delta", "n_iter", "n_trials",
-                  "n_cg_total", "rejections", "stop", "history"}  # fmt: skip
-        missing = needed - saved.keys()
-        if missing:
-            raise InvalidInputError(f"the state to resume from has no {sorted(missing)}")
-        floats = [np.asarray(saved[k]) for k in ("w", "margins", "f", "grad_norm0", "delta",
-                                                  "history")]  # fmt: skip
-        counts = [np.asarray(saved[k]) for k in ("n_iter", "n_trials", "n_cg_total",
-                                                  "rejections", "stop")]  # fmt: skip
+        float_keys = ("w", "margins", "f", "grad_norm0", "delta", "history")
+        count_keys = ("n_iter", "n_trials", "n_cg_total", "rejections", "stop")
+        check_resume_keys(saved, float_keys + count_keys)
+        floats = [np.asarray(saved[k]) for k in float_keys]
+        counts = [np.asarray(saved[k]) for k in count_keys]
         table = np.asarray(saved["history"])
-        # a checkpoint is a file a user may be handed: refuse what no run leaves there
         if (floats[0].shape != w.shape or floats[1].shape != margins.shape
-                or any(a.dtype.kind != "f" or not np.isfinite(a).all() for a in floats)
+                or resume_values_damaged(floats, counts)
                 or any(a.shape != () for a in floats[2:5])
-                or any(a.shape != () or a.dtype.kind != "i" or a < 0 for a in counts)
                 or int(saved["stop"]) not in (_RUNNING, *_STOP_REASONS)
                 or int(saved["n_iter"]) > max_iter or float(saved["delta"]) < 0
                 or table.ndim != 2 or table.shape[1] != _HISTORY_COLUMNS
@@ -390,34 +380,14 @@ def run_tron(sub: Subproblem, hook: Hook | None, loss: int, solver: int) -> Solu
             history=table,
         )  # fmt: skip
 
-    def measure() -> float:
-        if grad_norm0 > 0:
-            return grad_norm / grad_norm0
-        return math.inf if grad_norm > 0 else 0.0  # g(0) = 0 (only with w0 given)
-
     def progress() -> Progress:
-        return Progress(
-            solver=solver,
-            index=sub.index,
-            iteration=n_iter,
-            w=w,
-            alpha=None,
-            measure=float(measure()),
-            figures={
-                "f": float(f),
-                "grad_norm": float(grad_norm),
-                "grad_norm0": float(grad_norm0),
-                "n_cg": int(last["n_cg"]),
-                "step": 1.0 if last["accepted"] else 0.0,
-                "accepted": bool(last["accepted"]),
-                "actred": float(last["actred"]),
-                "prered": float(last["prered"]),
-                "delta": float(delta),
-                "n_trials": int(n_trials),
-            },
-            state=state,
+        return newton_progress(
+            sub, solver, n_iter, w, f, grad_norm, grad_norm0, n_cg=last["n_cg"],
+            step=1.0 if last["accepted"] else 0.0, state=state,
             objectives=lambda: bounds(w, f)[:2],
-        )
+            accepted=bool(last["accepted"]), actred=float(last["actred"]),
+            prered=float(last["prered"]), delta=float(delta), n_trials=int(n_trials),
+        )  # fmt: skip
 
     went_on = ask(hook, progress) if fresh else True
     while went_on and stop == _RUNNING and n_iter < max_iter:
@@ -475,34 +445,12 @@ def run_tron(sub: Subproblem, hook: Hook | None, loss: int, solver: int) -> Solu
                 stop = _VANISHED
         last.update(n_cg=n_cg, accepted=accepted, actred=actred, prered=prered)
         went_on = ask(hook, progress)
-    # a stop asked for by the hook at the trial where a rule stops counts as the rule's
-    if stop != _RUNNING:
-        reason = _STOP_REASONS[stop]
-    else:
-        reason = _base.stop_reason(False, went_on, n_iter >= max_iter)
-    primal, dual, gap, alpha_dual = bounds(w, f)
-    return Solution(
-        w=w,
-        n_iter=n_iter,
-        converged=reason == _base.CONVERGED,
-        stop_reason=reason,
-        primal=primal,
-        dual=dual,
-        gap=gap,
-        alpha=alpha_dual,
-        solver=solver,
-        figures={
-            "f": float(f),
-            "grad_norm": float(grad_norm),
-            "grad_norm0": float(grad_norm0),
-            "stop_ratio": float(measure()),
-            "n_cg_iter": n_cg_total,
-            "n_trials": n_trials,
-            "delta": float(delta),
-            "history": history,
-            "n_sv": int(np.count_nonzero(alpha_dual)) if alpha_dual is not None else -1,
-        },
-    )
+    reason = final_stop_reason(stop, _STOP_REASONS, went_on, n_iter, max_iter)
+    return newton_solution(
+        solver, w, f, bounds, n_iter, reason, grad_norm, grad_norm0,
+        relative_gradient_norm(grad_norm, grad_norm0), n_cg_total, history,
+        n_trials=n_trials, delta=float(delta),
+    )  # fmt: skip
 
 
 def solve_tron(sub: Subproblem, hook: Hook | None = None) -> Solution:

@@ -83,6 +83,7 @@ from .partitioned import (
     pg_measure,
     stopping_measure,
 )
+from .problems import TrainingInterrupted, class_costs, cv_folds, one_vs_rest
 from .solvers import Solution, Subproblem
 from .solvers._base import CONVERGED, INTERRUPTED, MAX_ITER, Progress
 from .solvers._dual import (
@@ -95,7 +96,6 @@ from .solvers._random import new_state
 from .solvers.dcd import ALPHA_COLUMN, fill_record, svm_coordinate, svm_pass
 from .solvers.dual_lr import INIT_CAP, INIT_FRACTION
 from .sparse_rows import row_axpy, row_dot, row_dot_sq_norm, sq_norm
-from .training import TrainingInterrupted, class_costs, cv_folds, one_vs_rest
 
 # Default passes of the dual solver over a block per visit (Yu et al. found a few passes per
 # block best: more solves a block's sub-problem beyond what the stale rest of w justifies).
@@ -386,7 +386,7 @@ def cross_validate_blocks(
 ) -> tuple[int, int]:
     """LIBLINEAR's ``-v n_folds`` by block minimisation: (rows predicted right, rows).
 
-    The folds are ``training.cv_folds``' (the in-memory cross-validation's, for the same
+    The folds are ``problems.cv_folds``' (the in-memory cross-validation's, for the same
     ``seed``), held as one fold number a row. Each fold trains ``train_blocks(source,
     held_out=<its rows>, seed=seed, **params)`` on the other folds' rows (a held-out row costs
     0 and takes no part), then one pass over the blocks scores its held-out rows. Memory is

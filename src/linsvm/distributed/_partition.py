@@ -61,9 +61,9 @@ from ..objective import (
     svm_dual_alpha_terms,
 )
 from ..partitioned import PartResult
+from ..problems import one_vs_rest
 from ..solvers import SOLVERS, Subproblem
 from ..solvers.dual_lr import INIT_CAP, INIT_FRACTION
-from ..training import one_vs_rest
 
 # The loss of each solver CoCoA+ runs.
 LOSSES = {1: LOSS_SQUARED_HINGE, 3: LOSS_HINGE, 7: LOSS_LOGISTIC}
@@ -500,7 +500,7 @@ def _n_weights(config: Setup) -> int:
 
 def _targets(part: Partition, c: int) -> tuple[np.ndarray, np.ndarray]:
     """(+1/-1 targets, per-row costs) of sub-problem c on these rows (LIBLINEAR's
-    one-vs-rest, ``training.one_vs_rest``)."""
+    one-vs-rest, ``problems.one_vs_rest``)."""
     config = part.setup
     return one_vs_rest(part.class_index, c, config.weighted_C, config.C, None)
 

@@ -85,9 +85,9 @@ from ..errors import InvalidInputError, LinsvmError
 from ..interrupts import stop_on_signals
 from ..model import Model
 from ..partitioned import LocalTask, PartitionedDual, added, relative_gap
+from ..problems import TrainingInterrupted, class_costs
 from ..solvers import Solution
 from ..solvers._base import CONVERGED, INTERRUPTED, MAX_ITER
-from ..training import TrainingInterrupted, class_costs
 from . import _partition
 from ._partition import LOSSES, DataKey, PartitionLost, RoundTask, Setup
 

@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from .._intrinsics import mul_u64
-from ._parse import _POW10_HI, _POW10_LO, _POW10_MAX_EXP, _POW10_MIN_EXP
+from ._parse import _MAX_U64, _POW10_EXP2, _POW10_HI, _POW10_LO, _POW10_MIN_EXP, _U0, _U1, _U63
 
 # Status of `format_weight_rows`.
 DONE = 0
@@ -34,32 +34,15 @@ FALLBACK = 2  # the weight at (row, col) needs Python's formatting
 MAX_VALUE_BYTES = 24
 _ROOM = MAX_VALUE_BYTES + 2
 
-
-def _pow10_exponents() -> np.ndarray:
-    """b_q with 10**q ~= (hi * 2**64 + lo) * 2**b_q for the parser's table entry of 10**q
-    (its leading bit at bit 127): from exact integers, as the table was built."""
-    out = np.empty(_POW10_MAX_EXP - _POW10_MIN_EXP + 1, dtype=np.int64)
-    for q in range(_POW10_MIN_EXP, _POW10_MAX_EXP + 1):
-        if q >= 0:
-            out[q - _POW10_MIN_EXP] = (10**q).bit_length() - 128
-        else:
-            out[q - _POW10_MIN_EXP] = -((10**-q).bit_length()) - 127
-    return out
-
-
-_POW10_EXP2 = _pow10_exponents()
-
-_U0 = np.uint64(0)
-_U1 = np.uint64(1)
+# Typed constants, as in the parser (Numba turns uint64 (op) int64 into float64); the ones
+# both use are the parser's.
 _U2 = np.uint64(2)
 _U11 = np.uint64(11)
 _U52 = np.uint64(52)
-_U63 = np.uint64(63)
 _EXPONENT_MASK = np.uint64(0x7FF)
 _FRACTION_MASK = np.uint64((1 << 52) - 1)
 _HIDDEN_BIT = np.uint64(1 << 52)
 _U48 = np.uint64(48)  # "0"
-_MAX_U64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 _TEN8 = np.uint64(10**8)
 _TEN16 = 10**16
 _TEN17 = 10**17
@@ -86,8 +69,8 @@ def _digits17(m, e):
     p1 = a_lo + b_hi
     p2 = a_hi + (_U1 if p1 < a_lo else _U0)
     p0 = b_lo
-    # v * 10**q ~= (p2:p1:p0) * 2**(e + b_q), below the exact value by less than one unit
-    # of p1 (the table is truncated); the integer part lies in p2
+    # v * 10**q ~= (p2:p1:p0) * 2**(e + _POW10_EXP2[t]), below the exact value by less than
+    # one unit of p1 (the table is truncated); the integer part lies in p2
     shift = -(e + _POW10_EXP2[t]) - 128
     if shift < 1 or shift > 63:
         return 0, 0, False

@@ -21,6 +21,7 @@ Number parsing is correctly rounded (bit-identical to Python's ``float(token)``)
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -63,21 +64,25 @@ _POW10_MIN_EXP = -348
 _POW10_MAX_EXP = 347
 
 
-def _powers_of_ten_table() -> tuple[np.ndarray, np.ndarray]:
-    """128-bit truncated mantissas of 10**q for q in [-348, 347], as (hi, lo) uint64 arrays.
+def _powers_of_ten_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """128-bit truncated mantissas of 10**q for q in [-348, 347], as (hi, lo) uint64 arrays,
+    and their binary exponents e (int64): 10**q ~= (hi * 2**64 + lo) * 2**e.
 
-    Entry q holds floor(10**q * 2**k) for the k that puts its leading bit at bit 127; this is
-    the table of Go's ``strconv.detailedPowersOfTen``, computed from exact integers.
+    Entry q holds floor(10**q * 2**-e) for the e that puts its leading bit at bit 127; this is
+    the table of Go's ``strconv.detailedPowersOfTen``, computed from exact integers. The
+    parser needs the mantissas, the formatter (`linsvm.io._format`) the exponents too.
     """
     n = _POW10_MAX_EXP - _POW10_MIN_EXP + 1
     hi = np.empty(n, dtype=np.uint64)
     lo = np.empty(n, dtype=np.uint64)
+    exp2 = np.empty(n, dtype=np.int64)
     mask64 = (1 << 64) - 1
     for q in range(_POW10_MIN_EXP, _POW10_MAX_EXP + 1):
         if q >= 0:
             m = 10**q
             shift = m.bit_length() - 128
             m = m >> shift if shift > 0 else m << -shift
+            exponent = shift
         else:
             d = 10**-q
             # floor(2**b / d) has exactly 128 bits when 2**(b-128) < d <= 2**(b-127) roughly;
@@ -85,13 +90,16 @@ def _powers_of_ten_table() -> tuple[np.ndarray, np.ndarray]:
             b = d.bit_length() + 127
             m = (1 << b) // d
             if m < (1 << 127):
-                m = (1 << (b + 1)) // d
+                b += 1
+                m = (1 << b) // d
+            exponent = -b
         hi[q - _POW10_MIN_EXP] = m >> 64
         lo[q - _POW10_MIN_EXP] = m & mask64
-    return hi, lo
+        exp2[q - _POW10_MIN_EXP] = exponent
+    return hi, lo, exp2
 
 
-_POW10_HI, _POW10_LO = _powers_of_ten_table()
+_POW10_HI, _POW10_LO, _POW10_EXP2 = _powers_of_ten_table()
 # 1e0 .. 1e22 are exact doubles (Clinger's fast path).
 _EXACT_POW10 = np.array([10.0**k for k in range(23)], dtype=np.float64)
 
@@ -211,35 +219,30 @@ def _parse_float(buf, s, e):
     exp10 = 0
     any_digit = False
     truncated = False  # nonzero digits dropped beyond the 19th
+    # The digits before and after the point in one loop: past the point, each digit held
+    # divides by 10; before it, each digit dropped multiplies by 10.
+    after_point = False
     while i < e:
         c = buf[i]
         if c < 48 or c > 57:
+            if c == 46 and not after_point:
+                after_point = True
+                i += 1
+                continue
             break
         any_digit = True
         if n_sig < 19:
             if man != _U0 or c != 48:
                 man = man * _U10 + np.uint64(c - 48)
                 n_sig += 1
+            if after_point:
+                exp10 -= 1
         else:
-            exp10 += 1
+            if not after_point:
+                exp10 += 1
             if c != 48:
                 truncated = True
         i += 1
-    if i < e and buf[i] == 46:
-        i += 1
-        while i < e:
-            c = buf[i]
-            if c < 48 or c > 57:
-                break
-            any_digit = True
-            if n_sig < 19:
-                if man != _U0 or c != 48:
-                    man = man * _U10 + np.uint64(c - 48)
-                    n_sig += 1
-                exp10 -= 1
-            elif c != 48:
-                truncated = True
-            i += 1
     if not any_digit:
         if _matches_word(buf, i, e, (110, 97, 110)):
             return np.nan, NUM_NAN
@@ -338,6 +341,38 @@ def _add_fallback(fallback, n_fallback, start, end, target, line):
     return fallback
 
 
+class ParsedBuffer(NamedTuple):
+    """What `parse_buffer` returns."""
+
+    # OK or an error code; err_line is 1-based (counted from the start of the buffer),
+    # buf[err_start:err_end] is the token at fault and err_a / err_b carry the indices involved.
+    status: int
+    err_line: int
+    err_start: int
+    err_end: int
+    err_a: int
+    err_b: int
+    # The rows as CSR arrays sized by upper bounds (slice them to n_rows / nnz); indices are
+    # as written in the file.
+    n_rows: int
+    nnz: int
+    indptr: np.ndarray  # int64 (n_rows + 1,)
+    indices: np.ndarray  # int64 (nnz,)
+    data: np.ndarray  # float64 (nnz,)
+    labels: np.ndarray  # float64 (n_rows,)
+    qids: np.ndarray  # int64 (n_rows,)
+    # Over all features (max_index = -1 if none), and the first line holding max_index.
+    min_index: int
+    max_index: int
+    max_index_line: int
+    # fallback[:n_fallback], shape (n_fallback, 4): tokens to re-parse with float(), as rows
+    # (start, end, target, line); target >= 0 is a position in data, target < 0 the label of
+    # row -target - 1.
+    fallback: np.ndarray
+    n_fallback: int
+    n_newlines: int  # the number of b"\n" in the buffer (lines before the next piece of a file)
+
+
 @njit(cache=True, nogil=True)
 def parse_buffer(buf, one_based, index_limit, value_limit):
     """Parse a whole LIBSVM file held in `buf` (uint8, shape (n_bytes,)).
@@ -355,21 +390,7 @@ def parse_buffer(buf, one_based, index_limit, value_limit):
 
     Returns
     -------
-    A tuple (status, err_line, err_start, err_end, err_a, err_b, n_rows, nnz, indptr, indices,
-    data, labels, qids, min_index, max_index, max_index_line, fallback, n_fallback,
-    n_newlines):
-
-    * status: OK or an error code; err_line is 1-based (counted from the start of `buf`),
-      buf[err_start:err_end] is the token at fault and err_a / err_b carry the indices
-      involved.
-    * indptr (n_rows + 1,), indices (nnz,), data (nnz,), labels (n_rows,), qids (n_rows,):
-      arrays sized by upper bounds (slice them to n_rows / nnz); indices are as written.
-    * min_index / max_index over all features (max_index = -1 if none) and the first line
-      holding max_index.
-    * fallback[:n_fallback], shape (n_fallback, 4): tokens to re-parse with float(), as
-      rows (start, end, target, line); target >= 0 is a position in data, target < 0 the
-      label of row -target - 1.
-    * n_newlines: the number of b"\\n" in buf (lines before the next piece of a file).
+    ParsedBuffer
     """
     n = buf.shape[0]
     # Upper bounds: every row ends at a newline or at the end; every feature has a colon.
@@ -532,27 +553,9 @@ def parse_buffer(buf, one_based, index_limit, value_limit):
         while i < n and buf[i] != 10:
             i += 1
         pos = i + 1
-    return (
-        status,
-        err_line,
-        err_start,
-        err_end,
-        err_a,
-        err_b,
-        n_rows,
-        nnz,
-        indptr,
-        indices,
-        data,
-        labels,
-        qids,
-        min_index,
-        max_index,
-        max_index_line,
-        fallback,
-        n_fallback,
-        n_newlines,
-    )
+    return ParsedBuffer(status, err_line, err_start, err_end, err_a, err_b, n_rows, nnz, indptr,
+                        indices, data, labels, qids, min_index, max_index, max_index_line,
+                        fallback, n_fallback, n_newlines)
 
 
 @njit(cache=True, nogil=True)

@@ -162,11 +162,7 @@ def read_libsvm(
             from .cache import read_cache_as_libsvm
 
             return read_cache_as_libsvm(path, name, options, n_threads)
-        out = _Output(name, options)
-        with contextlib.closing(_text_pieces(raw, name, options, n_threads)) as parsed:
-            for pieces, fraction in parsed:
-                out.add(pieces, fraction)
-        return out.result()
+        return _collect(_text_pieces(raw, name, options, n_threads), name, options)
 
 
 def parse_libsvm_bytes(
@@ -191,12 +187,8 @@ def parse_libsvm_bytes(
     # A read-only uint8 view (as are the blocks of a file) keeps each kernel to one compiled
     # signature.
     text = np.frombuffer(buf, dtype=np.uint8)
-    out = _Output(name, options)
     blocks = _memory_blocks(text, BLOCK_SIZE)
-    with contextlib.closing(_parsed_blocks(blocks, name, options, n_threads, "")) as parsed:
-        for pieces, fraction in parsed:
-            out.add(pieces, fraction)
-    return out.result()
+    return _collect(_parsed_blocks(blocks, name, options, n_threads, ""), name, options)
 
 
 # ----------------------------------------------------------------------------- options
@@ -384,41 +376,23 @@ class _Piece:
 
 def _parse_piece(text: np.ndarray, options: _Options) -> _Piece:
     """Parse one piece (read-only uint8, whole lines) with the kernel; runs in a worker."""
-    (
-        status,
-        err_line,
-        err_start,
-        err_end,
-        err_a,
-        err_b,
-        n_rows,
-        nnz,
-        indptr,
-        indices,
-        data,
-        labels,
-        qids,
-        min_index,
-        max_index,
-        max_index_line,
-        fallback,
-        n_fallback,
-        n_newlines,
-    ) = _parse.parse_buffer(text, options.one_based, np.int64(options.index_limit),
-                            options.value_limit)
-    piece = _Piece(int(n_newlines), int(n_rows), int(nnz), indptr, indices, data, labels, qids,
-                   int(min_index), int(max_index), int(max_index_line), int(text.shape[0]))
+    parsed = _parse.parse_buffer(text, options.one_based, np.int64(options.index_limit),
+                                 options.value_limit)
+    indices, data, labels = parsed.indices, parsed.data, parsed.labels
+    piece = _Piece(int(parsed.n_newlines), int(parsed.n_rows), int(parsed.nnz), parsed.indptr,
+                   indices, data, labels, parsed.qids, int(parsed.min_index),
+                   int(parsed.max_index), int(parsed.max_index_line), int(text.shape[0]))
 
     # Rare tokens the kernel could not round exactly: parse them with float(). They all come
     # before any error the kernel stopped at, so an infinite one is the first error.
-    for start, end, target, line in fallback[:n_fallback].tolist():
+    for start, end, target, line in parsed.fallback[: parsed.n_fallback].tolist():
         value = float(text[start:end].tobytes().decode("ascii"))
         if math.isinf(value):
             if target < 0:
-                piece.error = (DataFormatError, line, "label is infinite")
+                what = _ERROR_MESSAGES[_parse.LABEL_INF]
             else:
-                what = f"value is infinite (feature {indices[target]})"
-                piece.error = (DataFormatError, line, what)
+                what = _ERROR_MESSAGES[_parse.VALUE_INF].format(a=indices[target])
+            piece.error = (DataFormatError, line, what)
             return piece
         if target >= 0 and abs(value) >= options.value_limit:
             token = _token_text(text[start:end].tobytes(), 0, end - start)
@@ -430,11 +404,12 @@ def _parse_piece(text: np.ndarray, options: _Options) -> _Piece:
         else:
             data[target] = value
 
-    if status != _parse.OK:
-        token = _token_text(text[err_start:err_end].tobytes(), 0, err_end - err_start)
-        what = _error_message(status, token, int(err_a), int(err_b), options)
-        error = ZeroIndexError if status == _parse.ZERO_INDEX else DataFormatError
-        piece.error = (error, int(err_line), what)
+    if parsed.status != _parse.OK:
+        start, end = parsed.err_start, parsed.err_end
+        token = _token_text(text[start:end].tobytes(), 0, end - start)
+        what = _error_message(parsed.status, token, int(parsed.err_a), int(parsed.err_b), options)
+        error = ZeroIndexError if parsed.status == _parse.ZERO_INDEX else DataFormatError
+        piece.error = (error, int(parsed.err_line), what)
     return piece
 
 
@@ -528,6 +503,16 @@ def _done(piece: _Piece) -> Future:
 
 
 # ----------------------------------------------------------------------------- output
+
+
+def _collect(parsed: Iterator[tuple[list[_Piece], float]], name: str, options: _Options):
+    """The reader's result from the parsed blocks of `_parsed_blocks`; the generator is closed
+    however this ends, so that its pool stops at once when reading fails."""
+    out = _Output(name, options)
+    with contextlib.closing(parsed):
+        for pieces, fraction in parsed:
+            out.add(pieces, fraction)
+    return out.result()
 
 
 class _Output:
@@ -681,31 +666,36 @@ def _too_wide(token: str, width: int | None, options: _Options) -> str:
             f"a weight vector, more than the {room} of memory this process can allocate")
 
 
+# The message of each error code of `_parse.parse_buffer` but INDEX_TOO_LARGE and
+# VALUE_OUT_OF_RANGE (which depend on the options), given the token at fault and the indices
+# the kernel reports with it (a, b).
+_ERROR_MESSAGES = {
+    _parse.BAD_LABEL: "bad label '{token}'",
+    _parse.MISSING_LABEL: "missing label (line starts with '{token}')",
+    _parse.LABEL_NAN: "label is NaN",
+    _parse.LABEL_INF: "label is infinite",
+    _parse.BAD_QID: "bad qid '{token}'",
+    _parse.MISPLACED_QID: "'{token}': qid must come right after the label",
+    _parse.BAD_TOKEN: "expected index:value, got '{token}'",
+    _parse.BAD_INDEX: "bad feature index '{token}'",
+    _parse.NEGATIVE_INDEX: "negative index {a}",
+    _parse.ZERO_INDEX: (
+        "index 0 is not allowed with 1-based indices (use zero_based=True or 'auto')"
+    ),
+    _parse.NOT_ASCENDING: "indices must be ascending: {a} after {b}",
+    _parse.DUPLICATE_INDEX: "duplicate index {a}",
+    _parse.BAD_VALUE: "bad value '{token}' for feature {a}",
+    _parse.VALUE_NAN: "value is NaN (feature {a})",
+    _parse.VALUE_INF: "value is infinite (feature {a})",
+}
+
+
 def _error_message(status: int, token: str, a: int, b: int, options: _Options) -> str:
     """Human-readable text for an error code of `_parse.parse_buffer`."""
-    p = _parse
     n_features, zero_based = options.n_features, options.zero_based
-    if status == p.BAD_LABEL:
-        return f"bad label '{token}'"
-    if status == p.MISSING_LABEL:
-        return f"missing label (line starts with '{token}')"
-    if status == p.LABEL_NAN:
-        return "label is NaN"
-    if status == p.LABEL_INF:
-        return "label is infinite"
-    if status == p.BAD_QID:
-        return f"bad qid '{token}'"
-    if status == p.MISPLACED_QID:
-        return f"'{token}': qid must come right after the label"
-    if status == p.BAD_TOKEN:
-        return f"expected index:value, got '{token}'"
-    if status == p.BAD_INDEX:
-        return f"bad feature index '{token}'"
-    if status == p.NEGATIVE_INDEX:
-        return f"negative index {a}"
-    if status == p.ZERO_INDEX:
-        return "index 0 is not allowed with 1-based indices (use zero_based=True or 'auto')"
-    if status == p.INDEX_TOO_LARGE:
+    if status in _ERROR_MESSAGES:
+        return _ERROR_MESSAGES[status].format(token=token, a=a, b=b)
+    if status == _parse.INDEX_TOO_LARGE:
         if n_features is None and options.memory_room is not None:
             try:
                 width = int(token) + (1 if zero_based is True else 0)
@@ -716,17 +706,7 @@ def _error_message(status: int, token: str, a: int, b: int, options: _Options) -
             return f"feature index {token} too large (the maximum is 2**40 = {MAX_FEATURE_INDEX})"
         suffix = ", 0-based" if zero_based is True else ""
         return f"feature index {token} too large (n_features={n_features}{suffix})"
-    if status == p.NOT_ASCENDING:
-        return f"indices must be ascending: {a} after {b}"
-    if status == p.DUPLICATE_INDEX:
-        return f"duplicate index {a}"
-    if status == p.BAD_VALUE:
-        return f"bad value '{token}' for feature {a}"
-    if status == p.VALUE_NAN:
-        return f"value is NaN (feature {a})"
-    if status == p.VALUE_INF:
-        return f"value is infinite (feature {a})"
-    if status == p.VALUE_OUT_OF_RANGE:
+    if status == _parse.VALUE_OUT_OF_RANGE:
         return _out_of_range(token, a, options)
     return f"parse error (code {status})"
 

@@ -677,15 +677,42 @@ def run_train(argv: list[str]) -> int:
 
 
 def _train_in_blocks(opts: TrainOptions, timer: ProgressTimer | None) -> int:
-    """``train --memory``: block minimisation over a cache (text is converted to a temporary
-    cache first, in the folder of $TMPDIR); ``timer``: the progress lines of a long run."""
+    """``train --memory``: ``linsvm.train(path, memory=...)``, block minimisation over a cache
+    (text is converted to a temporary cache first, in the folder of $TMPDIR), or ``-v``'s
+    folds in the same memory; ``timer``: the progress lines of a long run."""
+    import linsvm
+
+    from .outofcore import parse_memory
+
+    memory = parse_memory(opts.memory)
+    params = dict(
+        solver=opts.solver, C=opts.C, eps=opts.eps, bias=opts.bias,
+        class_weight=opts.class_weight or None, seed=opts.seed, max_iter=opts.max_iter,
+    )  # fmt: skip
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught, _naming(opts.training_file):
+        warnings.simplefilter("always")
+        if opts.n_folds:
+            correct, n_rows = _cross_validate_in_blocks(opts, timer, memory, params)
+            _print_warnings(caught, opts.quiet)
+            print(f"Cross Validation Accuracy = {100.0 * correct / n_rows:g}%")
+            return 0
+        model = linsvm.train(
+            opts.training_file, memory=memory, verbose=not opts.quiet, progress=timer,
+            checkpoint=opts.checkpoint, checkpoint_every=opts.checkpoint_every,
+            resume=opts.resume, n_jobs=opts.n_jobs, **params,
+        )  # fmt: skip
+    return _finish(model, opts, caught, time.perf_counter() - start, "outer iteration")
+
+
+def _cross_validate_in_blocks(opts: TrainOptions, timer, memory: int, params: dict):
+    """``-v`` with ``--memory``: (rows right, rows) over the cache (text converted first)."""
     import tempfile
 
     from .io.cache import is_cache, write_cache
-    from .outofcore import cross_validate_cache, measured_overhead, parse_memory, train_cache
+    from .outofcore import cross_validate_cache, measured_overhead
 
-    memory = parse_memory(opts.memory)
-    start = time.perf_counter()
+    max_iter = params.pop("max_iter")
     with tempfile.TemporaryDirectory(prefix="linsvm-") as folder:
         path = opts.training_file
         if not is_cache(path):
@@ -694,26 +721,12 @@ def _train_in_blocks(opts: TrainOptions, timer: ProgressTimer | None) -> int:
             path = os.path.join(folder, "data.lsvc")
             write_cache(opts.training_file, path, n_jobs=opts.n_jobs, check_width=True,
                         progress=timer)  # fmt: skip
-        params = dict(
-            memory=memory, solver=opts.solver, C=opts.C, eps=opts.eps, bias=opts.bias,
-            class_weight=opts.class_weight or None, seed=opts.seed,
-            max_outer=100 if opts.max_iter is None else opts.max_iter,
+        return cross_validate_cache(
+            path, opts.n_folds, memory=memory, progress=timer,
+            max_outer=100 if max_iter is None else max_iter,
             # --memory is the whole process's: what it holds before training is measured
-            overhead_bytes=measured_overhead(opts.solver),
+            overhead_bytes=measured_overhead(opts.solver), **params,
         )  # fmt: skip
-        with warnings.catch_warnings(record=True) as caught, _naming(opts.training_file):
-            warnings.simplefilter("always")
-            if opts.n_folds:
-                correct, n_rows = cross_validate_cache(path, opts.n_folds, progress=timer,
-                                                       **params)  # fmt: skip
-                _print_warnings(caught, opts.quiet)
-                print(f"Cross Validation Accuracy = {100.0 * correct / n_rows:g}%")
-                return 0
-            model = train_cache(
-                path, verbose=not opts.quiet, progress=timer, checkpoint=opts.checkpoint,
-                checkpoint_every=opts.checkpoint_every, resume=opts.resume, **params,
-            )  # fmt: skip
-    return _finish(model, opts, caught, time.perf_counter() - start, "outer iteration")
 
 
 def _dask_client(target: str):
@@ -745,7 +758,7 @@ def _train_distributed(opts: TrainOptions) -> int:
     LIBSVM text or a cache, at a path they can all see) themselves."""
     import logging
 
-    from .distributed import train as distributed_train
+    import linsvm
 
     # opened here first: a missing file, a folder or one not readable gives the OSError the
     # other modes give ("adir: Is a directory"), before a cluster is started
@@ -764,18 +777,16 @@ def _train_distributed(opts: TrainOptions) -> int:
             extra["n_partitions"] = opts.partitions
         if opts.local_passes is not None:
             extra["local_passes"] = opts.local_passes
-        if opts.max_iter is not None:
-            extra["max_rounds"] = opts.max_iter
         with (
             warnings.catch_warnings(record=True) as caught,
             _naming(opts.training_file),
             _as_given(path, opts.training_file),
         ):
             warnings.simplefilter("always")
-            model = distributed_train(
+            model = linsvm.train(
                 path, client=client, solver=opts.solver, C=opts.C, eps=opts.eps,
                 bias=opts.bias, class_weight=opts.class_weight or None, seed=opts.seed,
-                verbose=not opts.quiet, **extra,
+                max_iter=opts.max_iter, verbose=not opts.quiet, place_options=extra,
             )  # fmt: skip
     finally:
         client.close()

@@ -102,6 +102,7 @@ def train(
     objectives: bool = True,
     memory: str | int | None = None,
     client=None,
+    place_options: Mapping | None = None,
 ) -> Model:
     """Train a linear model with one of LIBLINEAR's solvers (numbers and defaults as its ``-s``).
 
@@ -260,15 +261,21 @@ def train(
         once), a path every worker can read, a list of paths or a dask collection with ``y``.
         "local:N" starts N local worker processes for this call. ``eps`` is there the relative
         duality gap to stop at (default 1e-3), ``max_iter`` the rounds.
+    place_options : mapping, optional
+        Options of the place itself, passed on: with ``memory``, ``outofcore.train_blocks``'s
+        (``inner_iter``, ``selective``, ``max_block_bytes``, ``on_outer``, ``held_out``); with
+        ``client``, ``distributed.train``'s (``n_partitions``, ``local_passes``,
+        ``snapshot_every``, ``on_round``).
 
     Returns
     -------
     Model
         ``model.interrupted`` tells whether a signal or the hook stopped it early.
     """
-    if memory is not None or client is not None or _is_path(X):
-        options = {k: v for k, v in locals().items() if k not in ("X", "y", "memory", "client")}
-        return _train_elsewhere(X, y, memory, client, options)
+    if memory is not None or client is not None or _is_path(X) or place_options:
+        options = {k: v for k, v in locals().items()
+                   if k not in ("X", "y", "memory", "client", "place_options")}  # fmt: skip
+        return _train_elsewhere(X, y, memory, client, options, dict(place_options or {}))
     params = solvers.check_parameter(solver, C, eps, bias, max_iter, regularize_bias)
     spec = params.spec
     device = solvers.check_device(spec, device)
@@ -424,14 +431,16 @@ def _is_path(X) -> bool:
     return isinstance(X, str | os.PathLike)
 
 
-def _train_elsewhere(X, y, memory, client, options: dict) -> Model:
+def _train_elsewhere(X, y, memory, client, options: dict, place_options: dict) -> Model:
     """``train`` where the rows are not given in memory: a path read into memory, blocks of a
     file under ``memory``, or a Dask cluster (``client``). ``options``: train's other
-    arguments as given."""
+    arguments as given; ``place_options``: the place's own."""
     if memory is not None and client is not None:
         raise InvalidInputError(
             "give memory= (blocks read from disk) or client= (a Dask cluster), not both"
         )
+    if place_options and memory is None and client is None:
+        raise InvalidInputError("place_options are for memory= or client=")
     if y is not None and _is_path(X):
         raise InvalidInputError(
             f"y is given with the path {os.fspath(X)!r}: the file's labels are the targets"
@@ -453,8 +462,8 @@ def _train_elsewhere(X, y, memory, client, options: dict) -> Model:
         )
     spec = solvers.get_solver(options["solver"])
     if memory is not None:
-        return _train_in_blocks(X, memory, spec.number, options)
-    return _train_on_cluster(X, y, client, spec.number, options)
+        return _train_in_blocks(X, memory, spec.number, options, place_options)
+    return _train_on_cluster(X, y, client, spec.number, options, place_options)
 
 
 def _is_default(value, default) -> bool:
@@ -464,9 +473,10 @@ def _is_default(value, default) -> bool:
     return isinstance(value, scalar) and isinstance(default, scalar) and value == default
 
 
-def _train_in_blocks(path, memory, solver: int, options: dict) -> Model:
-    """Block minimisation over the file at ``path`` (text converted to a temporary cache) in
-    ``memory``, with the overhead this process holds measured as the command measures it."""
+def _train_in_blocks(path, memory, solver: int, options: dict, place_options: dict) -> Model:
+    """Block minimisation over the file at ``path`` (text converted to a temporary cache,
+    said on stderr with ``verbose``) in ``memory``, with the overhead this process holds
+    measured as the command measures it."""
     import tempfile
 
     from .io.cache import is_cache, write_cache
@@ -485,17 +495,20 @@ def _train_in_blocks(path, memory, solver: int, options: dict) -> Model:
                                       "checkpoint", "checkpoint_every", "resume")}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="linsvm-") as folder:
         if not is_cache(path):
+            if options["verbose"]:
+                print(f"converting {os.fspath(path)} to a temporary cache in {folder}",
+                      file=sys.stderr)  # fmt: skip
             cache = os.path.join(folder, "data.lsvc")
             write_cache(path, cache, n_jobs=options["n_jobs"], check_width=True, progress=timer)
             path = cache
         return train_cache(
             path, memory=budget, solver=solver, progress=timer,
             max_outer=100 if max_iter is None else max_iter,
-            overhead_bytes=measured_overhead(solver), **params,
+            overhead_bytes=measured_overhead(solver), **params, **place_options,
         )  # fmt: skip
 
 
-def _train_on_cluster(X, y, client, solver: int, options: dict) -> Model:
+def _train_on_cluster(X, y, client, solver: int, options: dict, place_options: dict) -> Model:
     """CoCoA+ on the workers of ``client`` (or of a LocalCluster that "local:N" starts for the
     call and closes after it)."""
     from .distributed import client_for
@@ -509,6 +522,7 @@ def _train_on_cluster(X, y, client, solver: int, options: dict) -> Model:
             C=options["C"], eps=options["eps"], bias=options["bias"],
             class_weight=options["class_weight"], seed=options["seed"],
             verbose=options["verbose"], **({} if max_iter is None else {"max_rounds": max_iter}),
+            **place_options,
         )  # fmt: skip
     finally:
         if cluster is not None:

@@ -94,18 +94,16 @@ from .dcd_threads import (
     _LINE,
     _SYNC_DONE,
     _SYNC_N_CHUNKS,
-    _SYNC_SPINS,
     _T_PGMAX,
     _T_PGMIN,
     SAMPLE_ROWS,
     SAMPLE_SEED,
-    WAIT_SPINS,
     _barrier,
     _begin_iteration,
     _end_iteration,
-    _pin_to,
     _prepare_chunk,
     _usable_cpus,
+    run_pinned,
 )
 from .svr import svr_coordinate
 
@@ -212,55 +210,43 @@ def _add(indptr, xind, data, bias, wx, i, v, n_weights, shift, bias_view, atomic
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _svm_step(i, dot, indptr, xind, data, bias, squared, rec, wx, shrinking, pgmax_old,
-              pgmin_old, removed, n_weights, shift, bias_view, atomic):  # fmt: skip
-    """Row i's step of the SVM dual at w'x_i = ``dot``, as the serial solver's
-    (``dcd.svm_coordinate``): the new alpha_i in its record, its change added to w. Returns
-    (shrunk, the projected gradient, the change of the rows' terms of f, -alpha_i + 1/2
-    D_ii alpha_i^2)."""
+def _step(i, dot, indptr, xind, data, bias, regression, squared, p, rec, wx, shrinking,
+          pgmax_old, pgmin_old, removed, n_weights, shift, bias_view, atomic):  # fmt: skip
+    """Row i's step at w'x_i = ``dot``, as the serial solver's: of the SVM dual
+    (``dcd.svm_coordinate``), or with ``regression`` of the SVR dual (``svr.svr_coordinate``);
+    the new dual variable in its record, its change added to w. Returns (shrunk, the projected
+    gradient (the SVR: the violation), the change of the rows' terms of f: the SVM's -alpha_i
+    + 1/2 D_ii alpha_i^2, the SVR's -y_i beta_i + p |beta_i| + 1/2 lambda_i beta_i^2)."""
     a = rec[i, _ALPHA]
     yi = rec[i, _Y]
     diag = rec[i, _BOUND_OR_DIAG]
-    shrunk, pg, a_new = svm_coordinate(
-        a, yi, dot, diag, rec[i, _QBAR], squared, shrinking, pgmax_old, pgmin_old
-    )
+    if regression:
+        shrunk, pg, a_new = svr_coordinate(
+            a, yi, dot, diag, rec[i, _QBAR], squared, p, shrinking, pgmax_old
+        )
+        moves = a_new != a
+    else:
+        shrunk, pg, a_new = svm_coordinate(
+            a, yi, dot, diag, rec[i, _QBAR], squared, shrinking, pgmax_old, pgmin_old
+        )
+        moves = abs(pg) > PG_ZERO and a_new != a
     # (one exit: Numba inlines a function with several returns into slower code)
     change = 0.0
     if shrunk:
         removed[i] = 1
-    elif abs(pg) > PG_ZERO and a_new != a:
+    elif moves:
         d = a_new - a
-        change = -d
+        if regression:
+            change = p * (abs(a_new) - abs(a)) - yi * d
+            step = d  # (w = sum_i beta_i x_i)
+        else:
+            change = -d
+            step = d * yi
         if squared:
             change += 0.5 * diag * d * (a_new + a)
         rec[i, _ALPHA] = a_new
-        _add(indptr, xind, data, bias, wx, i, d * yi, n_weights, shift, bias_view, atomic)
+        _add(indptr, xind, data, bias, wx, i, step, n_weights, shift, bias_view, atomic)
     return shrunk, pg, change
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _svr_step(i, dot, indptr, xind, data, bias, squared, p, rec, wx, shrinking, gmax_old,
-              removed, n_weights, shift, bias_view, atomic):  # fmt: skip
-    """Row i's step of the SVR dual at w'x_i = ``dot`` (``svr.svr_coordinate``). Returns
-    (shrunk, the violation, the change of the rows' terms of f, -y_i beta_i + p |beta_i| +
-    1/2 lambda_i beta_i^2)."""
-    b = rec[i, _ALPHA]
-    yi = rec[i, _Y]
-    diag = rec[i, _BOUND_OR_DIAG]
-    shrunk, violation, b_new = svr_coordinate(
-        b, yi, dot, diag, rec[i, _QBAR], squared, p, shrinking, gmax_old
-    )
-    change = 0.0
-    if shrunk:
-        removed[i] = 1
-    elif b_new != b:
-        d = b_new - b
-        change = p * (abs(b_new) - abs(b)) - yi * d
-        if squared:
-            change += 0.5 * diag * d * (b_new + b)
-        rec[i, _ALPHA] = b_new
-        _add(indptr, xind, data, bias, wx, i, d, n_weights, shift, bias_view, atomic)
-    return shrunk, violation, change
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -293,8 +279,8 @@ def _step_rows(
     acc[t] at the end (the threads' rows of acc may share a cache line: written at every row
     it would travel between cores).
 
-    The steps are written out in the loop, the SVM's and the SVR's apart (as ``_svm_step``
-    and ``_svr_step``, which the simulator calls): with the steps as inlined functions the
+    The steps are written out in the loop, the SVM's and the SVR's apart (as ``_step``,
+    which the simulator calls): with the steps as inlined functions the
     loop ran 1.3-1.6x slower on one thread (pypi-recent, -s 1), whatever their form. A test
     holds the two to the same bits (one thread against the simulator of one)."""
     rec_flat = rec.reshape(rec.size)
@@ -554,25 +540,18 @@ def run_simulated(
                 shift = np.uint64(t * stride)
                 bias_view = view_start + t * stride + hot_weight.shape[0] - 1
                 i = rows[t]
-                if regression:
-                    shrunk, violation, change = _svr_step(
-                        i, dots[t], indptr, xind, data, bias, squared, p, rec, wx, shrinking,
-                        fstate[_F_PGMAX_OLD], removed, n_weights, shift, bias_view, False,
-                    )  # fmt: skip
-                    if not shrunk:
-                        acc[t, _T_PGMAX] = max(acc[t, _T_PGMAX], violation)
-                        acc[t, _T_PGMIN] += violation
-                        acc[t, _T_TERMS] += change
-                else:
-                    shrunk, pg, change = _svm_step(
-                        i, dots[t], indptr, xind, data, bias, squared, rec, wx, shrinking,
-                        fstate[_F_PGMAX_OLD], fstate[_F_PGMIN_OLD], removed, n_weights, shift,
-                        bias_view, False,
-                    )  # fmt: skip
-                    if not shrunk:
-                        acc[t, _T_PGMAX] = max(acc[t, _T_PGMAX], pg)
+                shrunk, pg, change = _step(
+                    i, dots[t], indptr, xind, data, bias, regression, squared, p, rec, wx,
+                    shrinking, fstate[_F_PGMAX_OLD], fstate[_F_PGMIN_OLD], removed, n_weights,
+                    shift, bias_view, False,
+                )  # fmt: skip
+                if not shrunk:  # (the SVR: pgmax the largest violation, pgmin their sum)
+                    acc[t, _T_PGMAX] = max(acc[t, _T_PGMAX], pg)
+                    if regression:
+                        acc[t, _T_PGMIN] += pg
+                    else:
                         acc[t, _T_PGMIN] = min(acc[t, _T_PGMIN], pg)
-                        acc[t, _T_TERMS] += change
+                    acc[t, _T_TERMS] += change
                 acc[t, _T_ROWS] += 1
                 since[t] += 1
                 if since[t] >= flush_rows:
@@ -809,30 +788,14 @@ class AsyncThreads:
         if self.simulate:
             run_simulated(self.n_threads, int(n_epochs), *self.shared, sync)
         else:
-            self._on_threads(run_threads, int(n_epochs))
+            T = self.n_threads
+            # compiled (or loaded) here first: a thread that failed to start its kernel would
+            # leave the others waiting
+            run_threads(0, T, 0, *self.shared, sync)
+            run_pinned(self._pool, self._cpus, sync, T,
+                       lambda t: run_threads(t, T, int(n_epochs), *self.shared, sync))
         self.w[:] = self._wx[: self.w.shape[0]]
         self.rows_visited = int(self.acc[:, _T_ROWS].sum())
-
-    def _on_threads(self, kernel, *args) -> None:
-        """``kernel(t, T, *args, *shared, sync)`` on every thread t, pinned to a core each
-        when there are enough of them."""
-        T = self.n_threads
-        sync = self._sync
-        own_cores = T <= len(self._cpus)
-        sync[_SYNC_SPINS] = WAIT_SPINS if own_cores else 0
-        shared = self.shared if kernel is run_threads else self._recompute_args
-        # compiled (or loaded) here first: a thread that failed to start its kernel would
-        # leave the others waiting
-        if kernel is run_threads:
-            kernel(0, T, 0, *shared, sync)
-
-        def side(t: int) -> None:
-            if own_cores:
-                _pin_to(self._cpus[t])
-            kernel(t, T, *args, *shared, sync)
-
-        for future in [self._pool.submit(side, t) for t in range(T)]:
-            future.result()
 
     def exact_weights(self) -> None:
         """w = sum_i y_i alpha_i x_i (the SVR: sum_i beta_i x_i), recomputed on the threads."""
@@ -840,24 +803,13 @@ class AsyncThreads:
         if self.simulate:
             recompute_serial(*self._recompute_args)
         else:
-            self._sync[:] = 0
-            self._recompute_on_threads()
+            T = self.n_threads
+            sync = self._sync
+            sync[:] = 0
+            run_pinned(self._pool, self._cpus, sync, T,
+                       lambda t: recompute_threads(t, T, *self._recompute_args, sync))
         self.w[:] = self._wx[: self.w.shape[0]]
         self.recompute_seconds = time.perf_counter() - started
-
-    def _recompute_on_threads(self) -> None:
-        T = self.n_threads
-        sync = self._sync
-        own_cores = T <= len(self._cpus)
-        sync[_SYNC_SPINS] = WAIT_SPINS if own_cores else 0
-
-        def side(t: int) -> None:
-            if own_cores:
-                _pin_to(self._cpus[t])
-            recompute_threads(t, T, *self._recompute_args, sync)
-
-        for future in [self._pool.submit(side, t) for t in range(T)]:
-            future.result()
 
     @property
     def figures(self) -> dict:

@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -476,28 +477,28 @@ def _round_sums(parity, partials, per_thread, slot) -> tuple[float, float, float
     return g, 2.0 * (change + rowterm - g), m
 
 
-@njit(cache=True, nogil=True)
-def _round_nonsmooth(parity, partials, row_steps, p, gamma) -> float:
-    """The regression dual's p sum_i (|beta_i + gamma d_i| - |beta_i|) over the round's
-    changed rows, threads in order (every thread gets the same)."""
+@njit(cache=True, nogil=True, inline="always")
+def _round_abs_terms(parity, partials, row_steps, gamma) -> tuple[float, float]:
+    """(sum_i (|beta_i + gamma d_i| - |beta_i|), its right derivative in gamma) over the
+    round's changed rows, threads in order (every thread gets the same): the regression
+    dual's |beta| terms along the round's d, over p. Inlined: a caller's unused sum is
+    compiled away."""
     total = 0.0
+    slope = 0.0
     for t in range(partials.shape[1]):
         for r in range(int(partials[parity, t, _P_ROWS])):
             b = row_steps[t, r, 0]
-            total += abs(b + gamma * row_steps[t, r, 1]) - abs(b)
-    return p * total
+            d = row_steps[t, r, 1]
+            moved = b + gamma * d
+            total += abs(moved) - abs(b)
+            slope += d if moved > 0.0 else (-d if moved < 0.0 else abs(d))
+    return total, slope
 
 
 @njit(cache=True, nogil=True)
 def _round_slope(parity, partials, row_steps, p, g, q, gamma) -> float:
     """phi's right derivative at gamma: g + gamma q plus that of the |beta| terms."""
-    slope = 0.0
-    for t in range(partials.shape[1]):
-        for r in range(int(partials[parity, t, _P_ROWS])):
-            b = row_steps[t, r, 0] + gamma * row_steps[t, r, 1]
-            d = row_steps[t, r, 1]
-            slope += d if b > 0.0 else (-d if b < 0.0 else abs(d))
-    return g + gamma * q + p * slope
+    return g + gamma * q + p * _round_abs_terms(parity, partials, row_steps, gamma)[1]
 
 
 @njit(cache=True, nogil=True)
@@ -506,7 +507,7 @@ def _phi(parity, partials, row_steps, p, g, q, gamma) -> float:
     along the round's d makes (g, q: ``_round_sums``')."""
     change = gamma * g + 0.5 * gamma * gamma * q
     if p != 0.0:
-        change += _round_nonsmooth(parity, partials, row_steps, p, gamma)
+        change += p * _round_abs_terms(parity, partials, row_steps, gamma)[0]
     return change
 
 
@@ -963,6 +964,25 @@ def _pin_to(cpu: int) -> None:
         pass
 
 
+def run_pinned(pool: ThreadPoolExecutor, cpus: list[int], sync: np.ndarray, n_threads: int,
+               work: Callable[[int], None]) -> bool:  # fmt: skip
+    """``work(t)`` for every thread t < ``n_threads`` on the pool, each pinned to a processor
+    of its own (``cpus``: ``_usable_cpus()``) when there are enough; returns once all are
+    done. sync[_SYNC_SPINS] is set first: waits spin before yielding only when every thread
+    has a core of its own. Returns whether they had."""
+    own_cores = n_threads <= len(cpus)
+    sync[_SYNC_SPINS] = WAIT_SPINS if own_cores else 0
+
+    def side(t: int) -> None:
+        if own_cores:
+            _pin_to(cpus[t])
+        work(t)
+
+    for future in [pool.submit(side, t) for t in range(n_threads)]:
+        future.result()
+    return own_cores
+
+
 class ThreadedRounds:
     """The work arrays and the threads of one threaded (or simulated) solve.
 
@@ -1088,23 +1108,18 @@ class ThreadedRounds:
         T = self.n_threads
         sync = self._sync
         sync[:] = 0  # (the hand-over flags count this call's rounds)
-        own_cores = T <= len(self._cpus)
-        sync[_SYNC_SPINS] = WAIT_SPINS if own_cores else 0
         # compiled (or loaded) here first: a thread that failed to start its kernel would
         # leave the others waiting
         run_threads(0, T, 0, *self.shared, self.stats, sync)
         on_core = np.ones(T)
 
-        def side(t: int) -> None:
-            if own_cores:
-                _pin_to(self._cpus[t])
+        def timed(t: int) -> None:
             cpu, wall = time.thread_time(), time.perf_counter()
             run_threads(t, T, 1, *self.shared, self.stats, sync)
             wall = time.perf_counter() - wall
             on_core[t] = (time.thread_time() - cpu) / wall if wall > 0.0 else 1.0
 
-        for future in [self._pool.submit(side, t) for t in range(T)]:
-            future.result()
+        own_cores = run_pinned(self._pool, self._cpus, sync, T, timed)
         return own_cores and float(on_core.min()) < self.on_core_min
 
     @property

@@ -199,16 +199,30 @@ class Progress:
 Hook = Callable[[Progress], "bool | None"]
 
 
+def check_number(
+    value: Any, lowest: float, not_a_number: str, out_of_range: str, *, strict: bool = False
+) -> float:
+    """``value`` as a float, checked to be finite and >= ``lowest`` (> with ``strict``).
+
+    The errors are one-line InvalidInputErrors: ``not_a_number`` when float() refuses the
+    value, ``out_of_range`` otherwise, each formatted with ``value`` (as given) and, the
+    second, ``number`` (the float)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(not_a_number.format(value=value)) from None
+    in_range = number > lowest if strict else number >= lowest
+    if not (math.isfinite(number) and in_range):
+        raise InvalidInputError(out_of_range.format(value=value, number=number))
+    return number
+
+
 def check_eps(eps) -> float:
     """The stopping tolerance as a float: finite and >= 0, 0 meaning no stopping rule (the
     solver runs its ``max_iter`` outer iterations); a one-line error otherwise."""
-    try:
-        value = float(eps)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"eps must be a number >= 0, got {eps!r}") from None
-    if not (math.isfinite(value) and value >= 0.0):
-        raise InvalidInputError(f"eps must be >= 0, got {value}")
-    return value
+    return check_number(
+        eps, 0.0, "eps must be a number >= 0, got {value!r}", "eps must be >= 0, got {number}"
+    )
 
 
 def stop_reason(converged: bool, went_on: bool, finished: bool) -> str:

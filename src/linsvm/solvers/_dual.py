@@ -3,12 +3,13 @@
 Each dual solver keeps its own kernel, with its coordinate update inline and readable as its
 mathematics; what they share is here: which rows take part (C_i > 0), the active set that
 shrinking reduces, the order in which an outer iteration visits it, and prefetching the rows
-visited next; the check of a warm start; and the run between hook calls (``run_dual``). Every
-dual kernel carries its whole state in arrays (per-row records, w, the active set, a float and
-an integer state vector whose first entries are ``I_ACTIVE``, ``I_ITER``, ``I_CONVERGED``, the
-generator), so a solve can run its kernel one outer iteration per call, stop, be checkpointed
-(``Progress.state()``) and resume (``Subproblem.resume``) to the same result as one
-uninterrupted call.
+visited next; the checks of a classifier's options and warm start; the run between hook calls
+(``run_dual``), and for the SVM's and the SVR's kernels the run on one thread or on threads
+(``ShrinkingDual``). Every dual kernel carries its whole state in arrays (per-row records, w,
+the active set, a float and an integer state vector whose first entries are ``I_ACTIVE``,
+``I_ITER``, ``I_CONVERGED``, the generator), so a solve can run its kernel one outer iteration
+per call, stop, be checkpointed (``Progress.state()``) and resume (``Subproblem.resume``) to
+the same result as one uninterrupted call.
 
 The order (SySCD's "bucketing", docs/architecture.md): the active rows are kept in ascending
 order and cut into buckets of ``bucket_size`` neighbours; each outer iteration visits random
@@ -19,9 +20,10 @@ by row. ``bucket_size=1, buckets_per_group=1`` is a plain random permutation (LI
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba import njit
@@ -30,8 +32,12 @@ from .._intrinsics import prefetch
 from ..errors import InvalidInputError
 from ..sparse_rows import rows_dot
 from . import _base
-from ._base import Hook, Progress, Solution, Subproblem
+from ._base import Hook, Progress, Solution, Subproblem, check_eps, check_number
+from ._columns import check_w0
 from ._random import new_state, rand_below, shuffle
+
+if TYPE_CHECKING:  # (_dual_threads imports this module)
+    from ._dual_threads import ThreadPlan
 
 # The first entries of every dual kernel's integer state: the number of active rows (the
 # first entries of ``active``), the outer iterations done, and 1 once the stopping rule is met.
@@ -264,6 +270,62 @@ def warm_start(sub: Subproblem, shape: tuple[int, ...]) -> np.ndarray | None:
     return alpha0
 
 
+def check_sigma(sigma) -> float:
+    """CoCoA+'s sigma' as a float, checked: finite and >= 1 (below 1 the local problems'
+    quadratic no longer bounds the partitions' joint change, and the added updates can
+    overshoot)."""
+    message = "sigma must be a number >= 1, got {value!r}"
+    return check_number(sigma, 1.0, message, message)
+
+
+def classifier_problem(sub: Subproblem) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """(y, C, eps, sigma) of a binary classifier's dual solve (-s 1, 3, 7): y (l,) and C (l,)
+    as float64, the tolerance and CoCoA+'s sigma' (option ``sigma``, default 1.0) checked."""
+    y = np.asarray(sub.y, dtype=np.float64)
+    C = np.asarray(sub.C, dtype=np.float64)
+    return y, C, check_eps(sub.eps), check_sigma(sub.option("sigma", 1.0))
+
+
+def classifier_start(sub: Subproblem) -> tuple[np.ndarray, bool, np.ndarray, bool]:
+    """Where a classifier's dual solve (-s 1, 3, 7) starts: (alpha0, warm, w, partition).
+
+    alpha0: (l,) ``warm_start``'s, zeros when there is none (``warm`` False); the solver
+    projects it into its bounds. w: (n_weights,) zeros, to which the solver adds
+    sum_i y_i alpha0_i x_i, or, for a partition of a larger problem (``partition``: sub.w0
+    given), the checked w0, which holds that sum over all rows already."""
+    n_rows = sub.X.shape[0]
+    alpha0 = warm_start(sub, (n_rows,))
+    warm = alpha0 is not None
+    if not warm:
+        alpha0 = np.zeros(n_rows)
+    w = np.zeros(sub.n_weights)
+    partition = sub.w0 is not None
+    if partition:
+        w[:] = check_w0(sub.w0, sub.n_weights)
+    return alpha0, warm, w, partition
+
+
+def drive_dual(
+    sub: Subproblem,
+    hook: Hook | None,
+    advance: Callable[[int], None],
+    istate: np.ndarray,
+    progress: Callable[[], Progress],
+) -> tuple[bool, str]:
+    """Run a dual kernel through ``_base.drive`` until ``istate`` says converged or
+    ``sub.max_iter`` outer iterations are done; return (converged, the stop reason)."""
+    went_on = _base.drive(
+        advance,
+        lambda: (int(istate[I_ITER]), bool(istate[I_CONVERGED])),
+        hook,
+        sub.max_iter,
+        progress,
+    )
+    converged = bool(istate[I_CONVERGED])
+    finished = int(istate[I_ITER]) >= sub.max_iter
+    return converged, _base.stop_reason(converged, went_on, finished)
+
+
 def run_dual(
     sub: Subproblem,
     hook: Hook | None,
@@ -316,24 +378,16 @@ def run_dual(
             objectives=lambda: values()[:2],
         )
 
-    went_on = _base.drive(
-        advance,
-        lambda: (int(istate[I_ITER]), bool(istate[I_CONVERGED])),
-        hook,
-        sub.max_iter,
-        progress,
-    )
+    converged, stop_reason = drive_dual(sub, hook, advance, istate, progress)
     if finish is not None:
         finish()
-    converged = bool(istate[I_CONVERGED])
-    finished = int(istate[I_ITER]) >= sub.max_iter
     # a partition's caller (block minimisation) may have no use for them: a pass saved
     primal, dual, gap = values() if sub.option("objectives", True) else (math.nan,) * 3
     return Solution(
         w=np.ascontiguousarray(w),
         n_iter=int(istate[I_ITER]),
         converged=converged,
-        stop_reason=_base.stop_reason(converged, went_on, finished),
+        stop_reason=stop_reason,
         primal=primal,
         dual=dual,
         gap=gap,
@@ -341,3 +395,116 @@ def run_dual(
         solver=solver,
         figures={**figures(), **extra},
     )
+
+
+class ShrinkingDual:
+    """The run of a dual kernel that shrinks and that ``_dual_threads``' schemes can take over:
+    the SVM's (-s 1, -s 3: ``dcd.dcd_svm_kernel``) and the SVR's (-s 12, -s 13:
+    ``svr.dcd_svr_kernel``). Both kernels carry the same state and work arrays, in the same
+    order (``kernel_arguments``); this object makes them, starts the threads when ``plan``
+    has more than one, and runs the kernel on one thread or on them (``advance``, ``solve``).
+
+    rec: (l, 4) per-row records; w: (n_weights,); trainable: the rows with C_i > 0,
+    ascending; fstate, istate: the kernel's float and integer state (istate[I_ACTIVE] = the
+    trainable rows); order: (bucket_size, buckets_per_group). ``serial(run, n)`` runs the
+    kernel on one thread for at most n outer iterations, given ``run.kernel_arguments(n)``.
+    ``p``: the SVR's tube width (None: the SVM).
+    """
+
+    def __init__(
+        self,
+        sub: Subproblem,
+        plan: ThreadPlan,
+        loss: int,
+        rec: np.ndarray,
+        w: np.ndarray,
+        trainable: np.ndarray,
+        fstate: np.ndarray,
+        istate: np.ndarray,
+        eps: float,
+        shrinking: bool,
+        order: tuple[int, int],
+        serial: Callable[[ShrinkingDual, int], None],
+        p: float | None = None,
+    ) -> None:
+        # (imported here: _dual_threads imports this module)
+        from ._dual_threads import start_threads
+
+        self.rec, self.w, self.trainable = rec, w, trainable
+        self.fstate, self.istate = fstate, istate
+        self.eps, self.shrinking = eps, shrinking
+        self.bucket_size, self.buckets_per_group = order
+        self._serial = serial
+        self.active, self.removed = active_set(trainable, rec.shape[0])
+        self.rng = new_state(sub.seed)
+        self.state = {"rec": rec, "w": w, "active": self.active, "fstate": fstate,
+                      "istate": istate, "rng": self.rng}  # fmt: skip
+        self.order, self.bucket_order, self.use_prefetch = visit_buffers(
+            sub.X, rec, trainable, self.bucket_size
+        )
+        self.threads = self.driver = self.schedule = None
+        if plan.n_threads > 1:
+            # the rows shared among threads: a partitioned dual whose place merges as it goes
+            self.threads, self.driver, self.schedule = start_threads(
+                plan, sub, loss, rec, w, self.active, trainable, fstate, istate, self.rng, eps,
+                shrinking, self.bucket_size, self.buckets_per_group, self.use_prefetch,
+                self.removed, self.order, self.bucket_order, p=p,
+            )  # fmt: skip
+
+    def kernel_arguments(self, n_epochs: int) -> tuple:
+        """What both kernels take after the problem's arguments, in their order: rec, w,
+        active, trainable, fstate, istate, rng, eps, n_epochs, shrinking, bucket_size,
+        buckets_per_group, use_prefetch, removed, order, bucket_order."""
+        return (self.rec, self.w, self.active, self.trainable, self.fstate, self.istate,
+                self.rng, self.eps, n_epochs, self.shrinking, self.bucket_size,
+                self.buckets_per_group, self.use_prefetch, self.removed, self.order,
+                self.bucket_order)  # fmt: skip
+
+    def advance(self, n_epochs: int) -> None:
+        """At most ``n_epochs`` outer iterations, on one thread or on the threads."""
+        if self.driver is None:
+            self._serial(self, n_epochs)
+            return
+        from ._dual_threads import run_epochs
+
+        serial = functools.partial(self._serial, self)
+        run_epochs(n_epochs, self.threads, self.driver, serial, self.istate, self.schedule)
+
+    def live_figures(self, rule: dict[str, Any]) -> dict[str, Any]:
+        """A hook's figures: the active rows, the stopping rule's ``rule``, the threads'."""
+        from ._dual_threads import live_figures
+
+        return {"n_active": int(self.istate[I_ACTIVE]), **rule,
+                **live_figures(self.threads, self.schedule)}  # fmt: skip
+
+    def threaded_figures(self) -> dict[str, Any]:
+        """The Solution's figures of the threads (none on one thread)."""
+        from ._dual_threads import threaded_figures
+
+        return threaded_figures(self.threads, self.schedule)
+
+    def solve(
+        self,
+        sub: Subproblem,
+        hook: Hook | None,
+        solver: int,
+        alpha: np.ndarray,
+        report: Callable[[], tuple[float, dict[str, Any]]],
+        values: Callable[[], tuple[float, float, float]],
+        figures: Callable[[], dict[str, Any]],
+    ) -> Solution:
+        """``run_dual`` with this kernel (``alpha``: the live view of the dual variables in
+        the records; the rest as there), w made exact where the threads' scheme needs it,
+        and the threads closed however the run ends."""
+        from ._dual_threads import exact_weights
+
+        try:
+            return run_dual(
+                sub, hook, solver, self.advance, self.state, w=self.w, alpha=alpha,
+                report=report, values=values, figures=figures,
+                order=(self.bucket_size, self.buckets_per_group),
+                finish=lambda: exact_weights(self.threads, self.schedule),
+            )  # fmt: skip
+        finally:
+            if self.threads is not None:
+                self.threads.close()

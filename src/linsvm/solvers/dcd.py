@@ -26,7 +26,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..errors import InvalidInputError
 from ..features._rows import mapped_axpy, mapped_dot, mapped_sq_norm, row_scratch
 from ..objective import (
     LOSS_HINGE,
@@ -37,18 +36,9 @@ from ..objective import (
 from ..partitioned import stopping_measure
 from ..sparse_rows import row_axpy, row_dot, row_dot_sq_norm, row_sq_norm
 from . import _dual
-from ._base import Hook, Solution, Subproblem, check_eps
-from ._columns import check_w0
+from ._base import Hook, Solution, Subproblem
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER, prefetch_ahead, reset_active, visiting_order
-from ._dual_threads import (
-    exact_weights,
-    live_figures,
-    run_epochs,
-    start_threads,
-    thread_plan,
-    threaded_figures,
-)
-from ._random import new_state
+from ._dual_threads import thread_plan
 
 # The float state carried between kernel calls: the previous outer iteration's projected
 # gradient extremes (shrinking thresholds) and the last one's (the stopping rule's measure).
@@ -335,23 +325,12 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     if loss not in (LOSS_HINGE, LOSS_SQUARED_HINGE):
         raise ValueError(f"DCD-SVM handles the hinge and squared hinge losses, not {loss}")
     solver = 3 if loss == LOSS_HINGE else 1
-    X = sub.X
-    y = np.asarray(sub.y, dtype=np.float64)
-    C = np.asarray(sub.C, dtype=np.float64)
-    bias = float(sub.bias)
-    eps = check_eps(sub.eps)
+    X, bias = sub.X, float(sub.bias)
+    y, C, eps, sigma = _dual.classifier_problem(sub)
     shrinking = bool(sub.option("shrinking", True))
-    sigma = check_sigma(sub.option("sigma", 1.0))
     n_rows = X.shape[0]
     bucket_size, buckets_per_group = _dual.start_order(sub, y)
-
-    alpha0 = _dual.warm_start(sub, (n_rows,))
-    if alpha0 is None:
-        alpha0 = np.zeros(n_rows)
-    w = np.zeros(sub.n_weights)
-    partition = sub.w0 is not None
-    if partition:
-        w[:] = check_w0(sub.w0, sub.n_weights)
+    alpha0, _, w, partition = _dual.classifier_start(sub)
     rec = np.empty((n_rows, 4))
     index_dtype = _dual.row_index_dtype(n_rows)
     fmap = sub.feature_map
@@ -364,40 +343,26 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
         X.indptr, X.indices, X.data, bias, y, C, loss, alpha0, not partition, w, rec, index_dtype,
         fparams, cols, vals, sigma, serial_only,
     )  # fmt: skip
-    active, removed = _dual.active_set(trainable, n_rows)
     fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
     istate = np.array([trainable.shape[0], 0, 0], dtype=np.int64)
-    rng = new_state(sub.seed)
-    state = {"rec": rec, "w": w, "active": active, "fstate": fstate, "istate": istate, "rng": rng}
-    order, bucket_order, use_prefetch = _dual.visit_buffers(X, rec, trainable, bucket_size)
-    threads = driver = schedule = None
-    if not serial_only:
-        # the rows shared among threads: a partitioned dual whose place merges as it goes
-        threads, driver, schedule = start_threads(
-            plan, sub, loss, rec, w, active, trainable, fstate, istate, rng, eps, shrinking,
-            bucket_size, buckets_per_group, use_prefetch, removed, order, bucket_order,
-        )  # fmt: skip
 
-    def serial(n_epochs: int) -> None:
+    def serial(run: _dual.ShrinkingDual, n_epochs: int) -> None:
         dcd_svm_kernel(
-            X.indptr, X.indices, X.data, bias, loss, rec, w, active, trainable, fstate, istate,
-            rng, eps, n_epochs, shrinking, bucket_size, buckets_per_group, use_prefetch,
-            removed, order, bucket_order, fparams, sigma,
+            X.indptr, X.indices, X.data, bias, loss, *run.kernel_arguments(n_epochs), fparams,
+            sigma,
         )  # fmt: skip
 
-    def advance(n_epochs: int) -> None:
-        if driver is None:
-            serial(n_epochs)
-        else:
-            run_epochs(n_epochs, threads, driver, serial, istate, schedule)
+    run = _dual.ShrinkingDual(
+        sub, plan, loss, rec, w, trainable, fstate, istate, eps, shrinking,
+        (bucket_size, buckets_per_group), serial,
+    )  # fmt: skip
 
     def pg_extremes() -> dict[str, float]:
         return {"pg_max": float(fstate[_F_PGMAX_NEW]), "pg_min": float(fstate[_F_PGMIN_NEW])}
 
     def report() -> tuple[float, dict]:
         pg = pg_extremes()
-        measure = stopping_measure(pg["pg_max"], pg["pg_min"])
-        return measure, {"n_active": int(istate[I_ACTIVE]), **pg, **live_figures(threads, schedule)}
+        return stopping_measure(pg["pg_max"], pg["pg_min"]), run.live_figures(pg)
 
     def values() -> tuple[float, float, float]:
         alpha = np.ascontiguousarray(rec[:, _ALPHA])
@@ -407,30 +372,9 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
         return svm_objectives(X, bias, y, C, w, alpha, loss, feature_map=fmap)
 
     def figures() -> dict:
-        return {**pg_extremes(), **threaded_figures(threads, schedule)}
+        return {**pg_extremes(), **run.threaded_figures()}
 
-    try:
-        return _dual.run_dual(
-            sub, hook, solver, advance, state, w=w, alpha=rec[:, _ALPHA], report=report,
-            values=values, figures=figures, order=(bucket_size, buckets_per_group),
-            finish=lambda: exact_weights(threads, schedule),
-        )  # fmt: skip
-    finally:
-        if threads is not None:
-            threads.close()
-
-
-def check_sigma(sigma) -> float:
-    """CoCoA+'s sigma' as a float, checked: finite and >= 1 (below 1 the local problems'
-    quadratic no longer bounds the partitions' joint change, and the added updates can
-    overshoot)."""
-    try:
-        value = float(sigma)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"sigma must be a number >= 1, got {sigma!r}") from None
-    if not (np.isfinite(value) and value >= 1.0):
-        raise InvalidInputError(f"sigma must be a number >= 1, got {sigma!r}")
-    return value
+    return run.solve(sub, hook, solver, rec[:, _ALPHA], report, values, figures)
 
 
 __all__ = [

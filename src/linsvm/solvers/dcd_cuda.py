@@ -775,21 +775,13 @@ def _solve(sub: Subproblem, kind: _SvmDual | _SvrDual, hook: Hook | None) -> Sol
                 objectives=lambda: kind.values(X, bias, y, C, fetch()[1], n_weights)[1:3],
             )
 
-        went_on = _base.drive(
-            advance,
-            lambda: (int(istate[I_ITER]), bool(istate[I_CONVERGED])),
-            hook,
-            sub.max_iter,
-            progress,
-        )
+        converged, stop_reason = _dual.drive_dual(sub, hook, advance, istate, progress)
         w_device, alpha = fetch()
         device_name = _device_name(cuda)
         final_launch = launch_figures()
     finally:
         if owned:
             holder.release()
-    converged = bool(istate[I_CONVERGED])
-    finished = int(istate[I_ITER]) >= sub.max_iter
     w, primal, dual = kind.values(X, bias, y, C, alpha, n_weights)
     scale = float(np.max(np.abs(w))) if w.size else 0.0
     w_error = float(np.max(np.abs(w_device - w)) / scale) if scale > 0 else 0.0
@@ -800,7 +792,7 @@ def _solve(sub: Subproblem, kind: _SvmDual | _SvrDual, hook: Hook | None) -> Sol
         w=w,
         n_iter=int(istate[I_ITER]),
         converged=converged,
-        stop_reason=_base.stop_reason(converged, went_on, finished),
+        stop_reason=stop_reason,
         primal=primal,
         dual=dual,
         gap=primal - dual,

@@ -38,15 +38,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..errors import InvalidInputError
 from ..objective import lr_objectives
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
 from . import _dual
-from ._base import Hook, Solution, Subproblem, check_eps
-from ._columns import check_w0
+from ._base import Hook, Solution, Subproblem, check_number
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER, prefetch_ahead, visiting_order
 from ._random import new_state
-from .dcd import check_sigma
 
 # LIBLINEAR 2.50 solve_l2r_lr_dual constants.
 MAX_INNER_ITER = 100  # inner Newton steps: the loop runs while inner_iter <= 100
@@ -230,23 +227,11 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
     by at most innereps^2 sum_i C_i / 4 in one outer iteration (as LIBLINEAR's does), unless an
     inner loop hits its cap of 101 steps.
     """
-    X = sub.X
-    y = np.asarray(sub.y, dtype=np.float64)
-    C = np.asarray(sub.C, dtype=np.float64)
-    bias = float(sub.bias)
-    eps = check_eps(sub.eps)
-    sigma = check_sigma(sub.option("sigma", 1.0))
+    X, bias = sub.X, float(sub.bias)
+    y, C, eps, sigma = _dual.classifier_problem(sub)
     n_rows = X.shape[0]
     bucket_size, buckets_per_group = _dual.start_order(sub, y)
-
-    alpha0 = _dual.warm_start(sub, (n_rows,))
-    use_alpha0 = alpha0 is not None
-    if alpha0 is None:
-        alpha0 = np.zeros(n_rows)
-    w = np.zeros(sub.n_weights)
-    partition = sub.w0 is not None
-    if partition:
-        w[:] = check_w0(sub.w0, sub.n_weights)
+    alpha0, use_alpha0, w, partition = _dual.classifier_start(sub)
     rec = np.empty((n_rows, 5))
     index_dtype = _dual.row_index_dtype(n_rows)
     rows = _prepare(
@@ -299,13 +284,8 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
 
 
 def _positive(value, name: str) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{name} must be a number > 0, got {value!r}") from None
-    if not (np.isfinite(number) and number > 0):
-        raise InvalidInputError(f"{name} must be a number > 0, got {value!r}")
-    return number
+    message = name + " must be a number > 0, got {value!r}"
+    return check_number(value, 0.0, message, message, strict=True)
 
 
 __all__ = ["solve_lr_dual", "lr_dual_kernel"]

@@ -63,16 +63,9 @@ from ..objective import (
 )
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
 from . import _dual
-from ._base import Hook, Solution, Subproblem, check_eps
+from ._base import Hook, Solution, Subproblem, check_eps, check_number
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER, prefetch_ahead, reset_active, visiting_order
-from ._dual_threads import (
-    exact_weights,
-    live_figures,
-    run_epochs,
-    start_threads,
-    thread_plan,
-    threaded_figures,
-)
+from ._dual_threads import thread_plan
 from ._random import new_state
 from .newton import LOSS_SVR_SQUARED, run_newton
 
@@ -91,13 +84,7 @@ _I_REF_GIVEN = 3
 
 def check_p(p: Any) -> float:
     """The tube's half width -p as a float, checked to be a number >= 0."""
-    try:
-        p = float(p)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"p must be a number, got {p!r}") from None
-    if not (np.isfinite(p) and p >= 0):
-        raise InvalidInputError(f"p must be >= 0, got {p}")
-    return p
+    return check_number(p, 0.0, "p must be a number, got {value!r}", "p must be >= 0, got {number}")
 
 
 def _check_targets(sub: Subproblem) -> tuple[np.ndarray, np.ndarray]:
@@ -404,38 +391,22 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
     trainable = prepare_svr(
         X.indptr, X.indices, X.data, bias, y, C, loss, rec, index_dtype, no_beta0, False, w
     )
-    active, removed = _dual.active_set(trainable, n_rows)
     fstate = np.array([np.inf, 0.0, 0.0, 0.0])
     istate = np.array([trainable.shape[0], 0, 0, 0], dtype=np.int64)
-    rng = new_state(sub.seed)
-    state = {"rec": rec, "w": w, "active": active, "fstate": fstate, "istate": istate, "rng": rng}
-    order, bucket_order, use_prefetch = _dual.visit_buffers(X, rec, trainable, bucket_size)
-    threads = driver = schedule = None
-    plan = thread_plan(sub, X, False)
-    if plan.n_threads > 1:
-        # the rows shared among threads, as the SVM dual's (``_dual_threads``)
-        threads, driver, schedule = start_threads(
-            plan, sub, loss, rec, w, active, trainable, fstate, istate, rng, eps, shrinking,
-            bucket_size, buckets_per_group, use_prefetch, removed, order, bucket_order, p=p,
-        )  # fmt: skip
 
-    def serial(n_epochs: int) -> None:
-        dcd_svr_kernel(
-            X.indptr, X.indices, X.data, bias, loss, p, rec, w, active, trainable, fstate,
-            istate, rng, eps, n_epochs, shrinking, bucket_size, buckets_per_group,
-            use_prefetch, removed, order, bucket_order,
-        )  # fmt: skip
+    def serial(run: _dual.ShrinkingDual, n_epochs: int) -> None:
+        dcd_svr_kernel(X.indptr, X.indices, X.data, bias, loss, p, *run.kernel_arguments(n_epochs))
 
-    def advance(n_epochs: int) -> None:
-        if driver is None:
-            serial(n_epochs)
-        else:
-            run_epochs(n_epochs, threads, driver, serial, istate, schedule)
+    # (threads as the SVM dual's: ``_dual_threads``)
+    run = _dual.ShrinkingDual(
+        sub, thread_plan(sub, X, False), loss, rec, w, trainable, fstate, istate, eps, shrinking,
+        (bucket_size, buckets_per_group), serial, p=p,
+    )  # fmt: skip
 
     if beta0 is not None:
         # The cold start's reference: its first outer iteration, run from beta = 0 with the
         # same seed (so the same value a cold start gets) and then discarded.
-        advance(1)
+        run.advance(1)
         gnorm1_ref = float(fstate[_F_GNORM1_INIT])
         use_beta0 = gnorm1_ref > 0.0  # else beta = 0 is optimal: restart cold, ignore beta0
         w[:] = 0.0
@@ -444,8 +415,8 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
             beta0 if use_beta0 else no_beta0, use_beta0, w,
         )  # fmt: skip
         fstate[:] = (np.inf, gnorm1_ref if use_beta0 else 0.0, 0.0, 0.0)
-        istate[:] = (reset_active(active, trainable), 0, 0, int(use_beta0))
-        rng[:] = new_state(sub.seed)
+        istate[:] = (reset_active(run.active, trainable), 0, 0, int(use_beta0))
+        run.rng[:] = new_state(sub.seed)
 
     def violations() -> dict[str, float]:
         return {
@@ -457,7 +428,7 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
     def report() -> tuple[float, dict]:
         v = violations()
         measure = v["gnorm1"] / v["gnorm1_init"] if v["gnorm1_init"] > 0 else 0.0
-        return measure, {"n_active": int(istate[I_ACTIVE]), **v, **live_figures(threads, schedule)}
+        return measure, run.live_figures(v)
 
     def values() -> tuple[float, float, float]:
         primal = svr_primal_value(X, bias, y, C, w, loss, p)
@@ -465,18 +436,10 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
         return primal, dual, primal - dual
 
     def figures() -> dict:
-        threaded = threaded_figures(threads, schedule)
-        return {**violations(), "n_sv": int(np.count_nonzero(rec[:, _BETA])), **threaded}
+        n_sv = int(np.count_nonzero(rec[:, _BETA]))
+        return {**violations(), "n_sv": n_sv, **run.threaded_figures()}
 
-    try:
-        return _dual.run_dual(
-            sub, hook, solver, advance, state, w=w, alpha=rec[:, _BETA], report=report,
-            values=values, figures=figures, order=(bucket_size, buckets_per_group),
-            finish=lambda: exact_weights(threads, schedule),
-        )  # fmt: skip
-    finally:
-        if threads is not None:
-            threads.close()
+    return run.solve(sub, hook, solver, rec[:, _BETA], report, values, figures)
 
 
 __all__ = [

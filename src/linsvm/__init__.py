@@ -8,6 +8,7 @@ from . import _numba_cache  # noqa: F401
 # isort: split
 import importlib.util
 
+from . import features
 from .errors import (
     DataFormatError,
     InvalidInputError,
@@ -16,7 +17,7 @@ from .errors import (
     ModelFormatError,
     import_extra,
 )
-from .features import FeatureMap, hash_tokens
+from .features import _TRANSFORMERS, FeatureMap, hash_tokens
 from .io import read_libsvm, write_libsvm
 from .io.cache import CacheFormatError, open_cache, write_cache
 from .model import Model, load_model
@@ -25,10 +26,10 @@ from .training import ConvergenceWarning, TrainingInterrupted, cross_validation,
 
 __version__ = "0.1.0"
 
-# scikit-learn estimators, imported on first use so that the command line and the plain API
-# start without scikit-learn (the sklearn extra); without it, one error naming the extra.
+# scikit-learn estimators and linsvm.features' transformers, imported on first use so that the
+# command line and the plain API start without scikit-learn (the sklearn extra); without it,
+# one error naming the extra.
 _ESTIMATORS = ("LinearSVC", "LinearSVR", "LogisticRegression")
-_TRANSFORMERS = ("Poly2Features", "TokenHasher")
 
 
 def __getattr__(name: str):
@@ -39,9 +40,7 @@ def __getattr__(name: str):
 
         return getattr(estimators, name)
     if name in _TRANSFORMERS:
-        from .features import transformers
-
-        return getattr(transformers, name)
+        return getattr(features, name)  # imports them on first use
     raise AttributeError(f"module 'linsvm' has no attribute {name!r}")
 
 

@@ -14,6 +14,21 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 
+def _item_pointer(context, builder, array_type, array_value, index_value):
+    arr = context.make_array(array_type)(context, builder, array_value)
+    return cgutils.get_item_pointer(
+        context, builder, array_type, arr, [index_value], wraparound=False
+    )
+
+
+def _call(builder, name: str, return_type, args: list):
+    """Call the function ``name`` (an LLVM intrinsic or a C library function) on ``args``,
+    declaring it in the module being built if it is not declared yet."""
+    fn_type = ir.FunctionType(return_type, [arg.type for arg in args])
+    fn = cgutils.get_or_insert_function(builder.module, fn_type, name)
+    return builder.call(fn, args)
+
+
 @intrinsic
 def prefetch(typingctx, array, index):
     """Hint that ``array[index]`` (a 1-D array) will be read soon (read, high locality)."""
@@ -25,17 +40,11 @@ def prefetch(typingctx, array, index):
 
     def codegen(context, builder, signature, args):
         array_value, index_value = args
-        array_type, _ = signature.args
-        arr = context.make_array(array_type)(context, builder, array_value)
-        pointer = cgutils.get_item_pointer(
-            context, builder, array_type, arr, [index_value], wraparound=False
-        )
-        byte_pointer = ir.IntType(8).as_pointer()
+        pointer = _item_pointer(context, builder, signature.args[0], array_value, index_value)
+        address = builder.bitcast(pointer, ir.IntType(8).as_pointer())
         i32 = ir.IntType(32)
-        fn_type = ir.FunctionType(ir.VoidType(), [byte_pointer, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fn_type, "llvm.prefetch.p0")
         # (address, rw = 0: read, locality = 3: keep in all cache levels, 1: data cache)
-        builder.call(fn, [builder.bitcast(pointer, byte_pointer), i32(0), i32(3), i32(1)])
+        _call(builder, "llvm.prefetch.p0", ir.VoidType(), [address, i32(0), i32(3), i32(1)])
         return context.get_dummy_value()
 
     return sig, codegen
@@ -47,13 +56,6 @@ def prefetch(typingctx, array, index):
 # barriers and shared weights): atomic operations on int64 counters and float64 weights, a
 # spin-wait hint, and giving the core back to the operating system, so that more threads than
 # cores (oversubscribed) still progress.
-
-
-def _item_pointer(context, builder, array_type, array_value, index_value):
-    arr = context.make_array(array_type)(context, builder, array_value)
-    return cgutils.get_item_pointer(
-        context, builder, array_type, arr, [index_value], wraparound=False
-    )
 
 
 def _is_int64_vector(array) -> bool:
@@ -135,9 +137,7 @@ def spin_pause(typingctx):
 
     def codegen(context, builder, signature, args):
         if "x86" in builder.module.triple or "i686" in builder.module.triple:
-            fn_type = ir.FunctionType(ir.VoidType(), [])
-            fn = cgutils.get_or_insert_function(builder.module, fn_type, "llvm.x86.sse2.pause")
-            builder.call(fn, [])
+            _call(builder, "llvm.x86.sse2.pause", ir.VoidType(), [])
         return context.get_dummy_value()
 
     return sig, codegen
@@ -149,9 +149,7 @@ def yield_core(typingctx):
     sig = types.void()
 
     def codegen(context, builder, signature, args):
-        fn_type = ir.FunctionType(ir.IntType(32), [])
-        fn = cgutils.get_or_insert_function(builder.module, fn_type, "sched_yield")
-        builder.call(fn, [])
+        _call(builder, "sched_yield", ir.IntType(32), [])
         return context.get_dummy_value()
 
     return sig, codegen

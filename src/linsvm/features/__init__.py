@@ -5,6 +5,7 @@
 from .maps import MAX_EXACT_FEATURES, MAX_HASH_BITS, FeatureMap
 from .tokens import hash_tokens, token_collisions
 
+# scikit-learn transformers, imported on first use (linsvm re-exports them the same way)
 _TRANSFORMERS = ("Poly2Features", "TokenHasher")
 
 

@@ -69,22 +69,28 @@ def _column(params, j, k):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _row_end(indices, start, stop, n_input):
-    """One past the last position of the row whose feature is < n_input (sorted row)."""
-    end = stop
+def _row_span(indptr, indices, i, params):
+    """(start, end) positions of row i's features below n_input, the ones the map reads (the
+    row is sorted, so those beyond n_input are its tail)."""
+    start = np.int64(indptr[i])
+    end = np.int64(indptr[i + 1])
+    n_input = params[P_N_INPUT]
     while end > start and indices[end - 1] >= n_input:
         end -= 1
-    return end
+    return start, end
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _coefficients(params):
+    """(c_lin, c_sq, c_cross): the scalings of x_j, x_j^2 and x_j x_k."""
+    return params[P_C_LIN], params[P_C_SQ], params[P_C_CROSS]
 
 
 @njit(cache=True, nogil=True, inline="always")
 def mapped_dot(indptr, indices, data, bias, i, w, params) -> float:
     """w'phi(x_i) (+ the bias feature's weight x bias when ``bias >= 0``), phi never formed."""
-    start = np.int64(indptr[i])
-    end = _row_end(indices, start, np.int64(indptr[i + 1]), params[P_N_INPUT])
-    c_lin = params[P_C_LIN]
-    c_sq = params[P_C_SQ]
-    c_cross = params[P_C_CROSS]
+    start, end = _row_span(indptr, indices, i, params)
+    c_lin, c_sq, c_cross = _coefficients(params)
     exact = params[P_HASH_BITS] == 0.0
     s = 0.0
     if params[P_DEGREE] == 2.0 and exact:
@@ -121,11 +127,8 @@ def mapped_dot(indptr, indices, data, bias, i, w, params) -> float:
 @njit(cache=True, nogil=True, inline="always")
 def mapped_axpy(indptr, indices, data, bias, i, scale, w, params) -> None:
     """w += scale * phi(x_i) (and the bias feature), phi never formed."""
-    start = np.int64(indptr[i])
-    end = _row_end(indices, start, np.int64(indptr[i + 1]), params[P_N_INPUT])
-    c_lin = params[P_C_LIN]
-    c_sq = params[P_C_SQ]
-    c_cross = params[P_C_CROSS]
+    start, end = _row_span(indptr, indices, i, params)
+    c_lin, c_sq, c_cross = _coefficients(params)
     exact = params[P_HASH_BITS] == 0.0
     if params[P_DEGREE] == 2.0 and exact:
         n = np.uint64(params[P_N_INPUT])
@@ -161,11 +164,8 @@ def mapped_axpy(indptr, indices, data, bias, i, scale, w, params) -> None:
 def mapped_row(indptr, indices, data, i, params, cols, vals) -> int:
     """Write phi(x_i) into cols/vals (ascending columns, entries of one column added, zeros
     dropped); return its length. cols/vals must hold ``mapped_row_bound`` entries."""
-    start = np.int64(indptr[i])
-    end = _row_end(indices, start, np.int64(indptr[i + 1]), params[P_N_INPUT])
-    c_lin = params[P_C_LIN]
-    c_sq = params[P_C_SQ]
-    c_cross = params[P_C_CROSS]
+    start, end = _row_span(indptr, indices, i, params)
+    c_lin, c_sq, c_cross = _coefficients(params)
     m = 0
     for p in range(start, end):
         jp = np.int64(indices[p])

@@ -141,7 +141,7 @@ from ..objective import LOSS_HINGE, primal_value
 from ..sparse_rows import row_axpy, row_dot, sq_norm
 from ._base import Hook, Solution, Subproblem, copy_state, restore_state
 from ._columns import run_primal
-from .sgd import check_one_cost_problem
+from .sgd import _check_int, _real_scalar, check_one_cost_problem
 
 # Defaults (the originals' own).
 DEFAULT_SVMPERF_EPS = 0.1  # svm_perf's -e: 100/l (H(w) - xi) at the stop
@@ -587,21 +587,8 @@ def _move(w_b, w_c, step) -> float:
 # ----------------------------------------------------------------------------- validation
 
 
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise InvalidInputError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise InvalidInputError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
 def _check_real(name: str, value, minimum: float, *, strict: bool) -> float:
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if isinstance(value, bool | np.bool_) or not isinstance(
-        value, int | float | np.integer | np.floating
-    ):
-        raise InvalidInputError(f"{name} must be a real number, got {value!r}")
+    value = _real_scalar(name, value)
     v = float(value)
     if not math.isfinite(v):
         raise InvalidInputError(f"{name} must be finite, got {value!r}")

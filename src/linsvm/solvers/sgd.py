@@ -112,6 +112,8 @@ the run's best):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -362,13 +364,20 @@ def _check_int(name: str, value, minimum: int) -> int:
     return int(value)
 
 
-def _check_real(name: str, value, *, positive: bool, allow_inf: bool = False) -> float:
+def _real_scalar(name: str, value):
+    """``value``, or the scalar a 0-d array holds, if it is a real number (a bool is not): the
+    range checks' messages then show the scalar, not the array."""
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
     if isinstance(value, bool | np.bool_) or not isinstance(
         value, int | float | np.integer | np.floating
     ):
         raise InvalidInputError(f"{name} must be a real number, got {value!r}")
+    return value
+
+
+def _check_real(name: str, value, *, positive: bool, allow_inf: bool = False) -> float:
+    value = _real_scalar(name, value)
     v = float(value)
     if math.isnan(v) or (math.isinf(v) and not allow_inf):
         raise InvalidInputError(f"{name} must be finite, got {value!r}")
@@ -436,25 +445,53 @@ class _Problem:
         )
 
 
+def budget_callbacks(
+    live: Callable[[], tuple[np.ndarray, dict]],
+    primal: Callable[[np.ndarray], float],
+    state_arrays: dict[str, np.ndarray],
+    result: Callable[[], tuple[np.ndarray, int, dict]],
+) -> dict[str, Any]:
+    """``run_primal``'s callbacks for a solver with no stopping rule and no dual point, which
+    runs until its budget is spent: no stopping measure, no dual, never converged. ``live()``
+    gives the hook's (w, figures), ``result()`` the Solution's (w, n_iter, figures);
+    ``primal(w)`` is the objective, ``state_arrays`` the arrays a checkpoint copies."""
+
+    def progress() -> tuple[np.ndarray, float, dict]:
+        w, figures = live()
+        return w, math.nan, figures
+
+    def solution_fields() -> dict:
+        w, n_iter, figures = result()
+        return {"w": w, "n_iter": n_iter, "primal": primal(w), "figures": figures}
+
+    return {
+        "live": progress,
+        "state": lambda: copy_state(**state_arrays),
+        "objectives": lambda at: (primal(at), math.nan),
+        "result": solution_fields,
+        "converges": False,
+    }
+
+
 def _solve_budget(sub, hook, pb, solver, max_iter, advance, status, current_w, istate, arrays,
                   n_iter) -> Solution:  # fmt: skip
-    """SGD-R and Pegasos: no stopping rule and no dual point, the run ends at its budget
-    (``status()`` is (epoch equivalents, budget spent)); ``current_w()`` is w as the kernel's
-    state holds it, ``n_iter()`` the Solution's epoch count."""
+    """SGD-R and Pegasos, run to their budget: ``status()`` is (epoch equivalents, budget
+    spent); ``current_w()`` is w as the kernel's state holds it, ``n_iter()`` the Solution's
+    epoch count."""
 
-    def result() -> dict:
-        w = current_w()
+    def result() -> tuple[np.ndarray, int, dict]:
         figures = {"stop_measure": math.nan, "stop_ratio": math.nan}
         figures.update(n_steps=int(istate[_I_TAU]), primal_evaluations=0)
-        return {"w": w, "n_iter": n_iter(), "primal": pb.primal(w), "figures": figures}
+        return current_w(), n_iter(), figures
 
     return run_primal(
         sub, hook, solver, max_iter, advance, status,
-        live=lambda: (current_w(), math.nan, {"n_steps": int(istate[_I_TAU])}),
-        state=lambda: copy_state(**arrays),
-        objectives=lambda at: (pb.primal(at), math.nan),
-        result=result,
-        converges=False,
+        **budget_callbacks(
+            live=lambda: (current_w(), {"n_steps": int(istate[_I_TAU])}),
+            primal=pb.primal,
+            state_arrays=arrays,
+            result=result,
+        ),
     )  # fmt: skip
 
 

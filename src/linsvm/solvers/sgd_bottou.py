@@ -120,10 +120,10 @@ from numba import njit
 
 from ..errors import InvalidInputError
 from ..sparse_rows import row_axpy, row_dot
-from ._base import Hook, Solution, Subproblem, copy_state, restore_state
+from ._base import Hook, Solution, Subproblem, restore_state
 from ._columns import run_primal
 from ._random import new_state, shuffle
-from .sgd import _check_int, _check_real, _Problem
+from .sgd import _check_int, _check_real, _Problem, budget_callbacks
 
 SAMPLE_ROWS = 1001  # svmsgd/ASGD: eta0 is calibrated on this many rows (sgd: rows 0..1000)
 ETA_FACTOR = 2.0  # the calibration's doubling / halving factor
@@ -563,24 +563,23 @@ def _check_eta0_lambda(eta0: float, lam: float) -> None:
         )
 
 
-def _run(sub, hook, setup, solver, advance, w, fstate, istate, arrays, figures) -> Solution:
+def _run(sub, hook, setup, solver, advance, w, istate, arrays, figures) -> Solution:
     """Drive ``advance`` for max_iter epochs (no stopping rule) and return the Solution."""
     pb = setup.pb
 
-    def result() -> dict:
-        w_final = w.copy()
+    def result() -> tuple[np.ndarray, int, dict]:
         extra = {"stop_measure": math.nan, "stop_ratio": math.nan}
-        return {"w": w_final, "n_iter": int(istate[_I_EPOCHS]), "primal": setup.primal(w_final),
-                "figures": {**figures(), **extra}}  # fmt: skip
+        return w.copy(), int(istate[_I_EPOCHS]), {**figures(), **extra}
 
     return run_primal(
         sub, hook, solver, pb.max_epochs, advance,
         status=lambda: (int(istate[_I_EPOCHS]), bool(istate[_I_EPOCHS] >= pb.max_epochs)),
-        live=lambda: (w, math.nan, figures()),
-        state=lambda: copy_state(**arrays),
-        objectives=lambda at: (setup.primal(at), math.nan),
-        result=result,
-        converges=False,
+        **budget_callbacks(
+            live=lambda: (w, figures()),
+            primal=setup.primal,
+            state_arrays=arrays,
+            result=result,
+        ),
     )  # fmt: skip
 
 
@@ -635,7 +634,7 @@ def _solve_sgd(sub: Subproblem, hook: Hook | None, solver: int, averaged: bool) 
         return {"eta0": float(fstate[_F_ETA0]), "n_steps": int(fstate[_F_T]),
                 "calibration_evaluations": n_eval}  # fmt: skip
 
-    return _run(sub, hook, setup, solver, advance, w, fstate, istate, arrays, figures)
+    return _run(sub, hook, setup, solver, advance, w, istate, arrays, figures)
 
 
 def solve_svmsgd(sub: Subproblem, hook: Hook | None = None) -> Solution:
@@ -716,7 +715,7 @@ def solve_sgdqn(sub: Subproblem, hook: Hook | None = None) -> Solution:
         return {"t0": float(fstate[_FQ_T0]), "skip": int(istate[_IQ_SKIP]),
                 "n_steps": int(fstate[_FQ_T]), "calibration_epochs": n_calibration}  # fmt: skip
 
-    return _run(sub, hook, setup, 39, advance, w, fstate, istate, arrays, figures)
+    return _run(sub, hook, setup, 39, advance, w, istate, arrays, figures)
 
 
 __all__ = [

@@ -99,25 +99,33 @@ def test_numeric_labels_grouped_without_sorting(monkeypatch):
     np.testing.assert_array_equal(classes[encoded], y)
 
 
-def test_dual_objectives_one_fused_pass(monkeypatch):
-    """P(w) and D(alpha) of a dual solve come from one pass over the rows (not
-    ``primal_value`` then ``svm_dual_value``), and none with ``objectives=False``."""
+def test_dual_objectives_one_pass_over_the_rows(monkeypatch):
+    """P(w) and D(alpha) of a serial dual solve come from one pass over the rows, their
+    margins (``loss_sum``), the dual taking the solver's running w(alpha): no pass forms
+    w(alpha) afresh; none at all with ``objectives=False``."""
     calls = []
-    fused = objective.svm_primal_dual
+    margins = objective.loss_sum
 
     def counted(*args):
         calls.append(1)
-        return fused(*args)
+        return margins(*args)
 
-    def separate(*args):
-        raise AssertionError("a separate objective pass")
+    def sweep(*args):
+        raise AssertionError("a pass forming w(alpha) afresh")
 
-    monkeypatch.setattr(objective, "svm_primal_dual", counted)
-    monkeypatch.setattr(objective, "primal_value", separate)
-    monkeypatch.setattr(objective, "svm_dual_value", separate)
+    monkeypatch.setattr(objective, "loss_sum", counted)
+    monkeypatch.setattr(objective, "svm_primal_dual", sweep)
+    monkeypatch.setattr(objective, "primal_from_dual", sweep)
     X, y = make_sparse_problem(n_rows=200, n_features=30)
     model = linsvm.train(X, y, solver=3, max_iter=2)
-    assert len(calls) == 1 and np.isfinite(model.results_[0].gap)
+    r = model.results_[0]
+    assert len(calls) == 1 and np.isfinite(r.gap)
+    monkeypatch.undo()
+    signs = np.where(y == model.labels_[0], 1.0, -1.0)
+    fresh = objective.svm_objectives(X, -1.0, signs, np.ones(200), r.w, r.alpha,
+                                     objective.LOSS_HINGE)  # fmt: skip
+    assert r.primal == fresh[0] and abs(r.dual - fresh[1]) <= 1e-12 * abs(fresh[0])
+    monkeypatch.setattr(objective, "loss_sum", counted)
     skipped = linsvm.train(X, y, solver=3, max_iter=2, objectives=False)
     assert len(calls) == 1 and np.isnan(skipped.results_[0].primal)
     np.testing.assert_array_equal(skipped.coef_, model.coef_)

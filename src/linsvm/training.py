@@ -221,7 +221,7 @@ def train(
         seed and thread count, bit for bit, usually slower. "auto" (default): "async".
     objectives : bool
         True (default): each result's ``primal``, ``dual`` and ``gap`` (the dual solvers
-        compute them in a pass over the rows at the end: w'x_i of every row, about a third of
+        compute them in a pass over the rows at the end: w'x_i of every row, about a quarter of
         an epoch of -s 1/3, whose dual takes the running w(alpha); threads, partitions and
         feature maps form w(alpha) afresh in the same pass). False: the dual solvers skip
         that pass and report NaN, for callers that time fits or score the model their own

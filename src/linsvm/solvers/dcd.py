@@ -34,7 +34,7 @@ from ..objective import (
     svm_objectives_maintained,
 )
 from ..partitioned import stopping_measure
-from ..sparse_rows import row_axpy, row_dot, row_dot_sq_norm, row_sq_norm
+from ..sparse_rows import row_axpy, row_dot, row_sq_norm
 from . import _dual
 from ._base import Hook, Solution, Subproblem
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER, prefetch_ahead, reset_active, visiting_order
@@ -144,11 +144,9 @@ def svm_pass(indptr, indices, data, bias, squared_hinge, rec, w, order, n_visits
     one-variable step (``svm_coordinate``) from the ``w`` of the steps before it.
 
     ``rec``: (l, 4) per-row records (alpha, Qbar_ii, y_i, U_i or D_ii), alpha updated in
-    place; a NaN Qbar_ii is filled at the row's first visit, from the sweep that takes its
-    dot (``_prepare(lazy_norms=True)``); a row shrunk against (``pgmax_old``,
-    ``pgmin_old``) is left alone and marked in ``removed``. ``fparams``/``sigma`` as
-    ``dcd_svm_kernel``. Returns the projected gradients' (max, min) over the rows not shrunk
-    (-inf, inf when none)."""
+    place; a row shrunk against (``pgmax_old``, ``pgmin_old``) is left alone and marked in
+    ``removed``. ``fparams``/``sigma`` as ``dcd_svm_kernel``. Returns the projected
+    gradients' (max, min) over the rows not shrunk (-inf, inf when none)."""
     rec_flat = rec.reshape(rec.size)  # a 1-D view for prefetch
     pgmax_new = -np.inf
     pgmin_new = np.inf
@@ -158,19 +156,13 @@ def svm_pass(indptr, indices, data, bias, squared_hinge, rec, w, order, n_visits
             prefetch_ahead(order, s, n_visits, indptr, indices, data, rec_flat, 4)
         a = rec[i, _ALPHA]
         yi = rec[i, _Y]
-        qbar = rec[i, _QBAR]
         if fparams is None:
-            if qbar != qbar:  # NaN: the row's first visit, its norm left to it (_prepare)
-                dot, sq = row_dot_sq_norm(indptr, indices, data, bias, i, w)
-                qbar = sigma * sq + (rec[i, _BOUND_OR_DIAG] if squared_hinge else 0.0)
-                rec[i, _QBAR] = qbar
-            else:
-                dot = row_dot(indptr, indices, data, bias, i, w)
+            dot = row_dot(indptr, indices, data, bias, i, w)
         else:
             dot = mapped_dot(indptr, indices, data, bias, i, w, fparams)
         shrunk, pg, a_new = svm_coordinate(
-            a, yi, dot, rec[i, _BOUND_OR_DIAG], qbar, squared_hinge, shrinking, pgmax_old,
-            pgmin_old,
+            a, yi, dot, rec[i, _BOUND_OR_DIAG], rec[i, _QBAR], squared_hinge, shrinking,
+            pgmax_old, pgmin_old,
         )  # fmt: skip
         if shrunk:
             removed[i] = 1
@@ -244,19 +236,14 @@ def dcd_svm_kernel(
 @njit(cache=True, nogil=True)
 def _prepare(
     indptr, indices, data, bias, y, C, loss, alpha0, add_to_w, w, rec, index_dtype, fparams,
-    cols, vals, sigma=1.0, lazy_norms=False,
+    cols, vals, sigma=1.0,
 ):  # fmt: skip
     """Fill the per-row records; with ``add_to_w``, w += sum_i y_i alpha0_i x_i (warm start);
     return the trainable rows. ``fparams`` not None: the rows are phi(x_i) (``cols``/``vals``:
     room for one mapped row). The records' Qbar_ii is sigma Q_ii + D_ii (CoCoA+'s scaled
-    local problem; sigma = 1.0 gives Q_ii + D_ii exactly). ``lazy_norms`` (plain rows, the
-    serial ``svm_pass``): a trainable row's Qbar_ii is left NaN, for its first visit to fill
-    from the sweep that takes its dot, the same value, instead of a pass over the data here
-    (a quarter of an epoch, paid before any step)."""
+    local problem; sigma = 1.0 gives Q_ii + D_ii exactly)."""
     for i in range(y.shape[0]):
-        if lazy_norms and fparams is None and C[i] > 0.0:
-            sq = np.nan
-        elif fparams is None:
+        if fparams is None:
             sq = row_sq_norm(indptr, data, bias, i)
         else:
             sq = mapped_sq_norm(indptr, indices, data, bias, i, fparams, cols, vals)
@@ -337,11 +324,11 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     fparams = None if fmap is None else fmap.params  # None: the plain kernels
     cols, vals = row_scratch(X.indptr, fparams)
     plan = thread_plan(sub, X, fparams is not None or sigma != 1.0)
-    # the serial kernel takes each row's norm at its first visit; the threads' read records
+    # one thread: w stays exactly the running sum of these rows' steps (threads recompute it)
     serial_only = plan.n_threads <= 1
     trainable = _prepare(
         X.indptr, X.indices, X.data, bias, y, C, loss, alpha0, not partition, w, rec, index_dtype,
-        fparams, cols, vals, sigma, serial_only,
+        fparams, cols, vals, sigma,
     )  # fmt: skip
     fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
     istate = np.array([trainable.shape[0], 0, 0], dtype=np.int64)

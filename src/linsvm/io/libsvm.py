@@ -44,7 +44,7 @@ from .. import _memory
 from ..errors import DataFormatError, InvalidInputError, ZeroIndexError
 from ..parallel import effective_n_jobs
 from . import _parse
-from ._atomic import atomic_write_bytes
+from ._atomic import atomic_writer
 
 __all__ = ["parse_libsvm_bytes", "read_libsvm", "write_libsvm"]
 
@@ -71,7 +71,14 @@ FLOAT32_OVERFLOW = 2.0**128 - 2.0**103
 _INT64_MAX = np.iinfo(np.int64).max
 _FRESH_BELOW = 8 * 2**20  # output arrays smaller than this grow by a new allocation
 
-_COMPRESSORS = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
+# Non-zeros formatted at a time by write_libsvm (its memory: about 300 bytes each).
+WRITE_CHUNK_NNZ = 1 << 18
+# Writers of a compressed stream onto the open temporary file (closing one leaves the file open).
+_STREAM_WRITERS = {
+    ".gz": lambda raw: gzip.GzipFile(fileobj=raw, mode="wb"),
+    ".bz2": lambda raw: bz2.BZ2File(raw, mode="wb"),
+    ".xz": lambda raw: lzma.LZMAFile(raw, mode="wb"),
+}
 # Readers of a compressed stream, given the open raw file.
 _STREAM_OPENERS = {
     ".gz": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
@@ -765,8 +772,39 @@ def write_libsvm(
             raise InvalidInputError(f"query_id must be integers of shape ({n_rows},)")
 
     offset = 0 if zero_based else 1
+    name = os.fsdecode(os.fspath(path))
+    compress = _STREAM_WRITERS.get(os.path.splitext(name)[1].lower())
+    with atomic_writer(name) as raw:
+        out = raw if compress is None else compress(raw)
+        try:
+            # rows a bounded number of non-zeros at a time: the text of one chunk is held at
+            # once (some 300 bytes of Python strings a non-zero while it is made), not the file's
+            for r0, r1 in _row_chunks(X.indptr, WRITE_CHUNK_NNZ):
+                out.write(_lines(X[r0:r1], y[r0:r1],
+                                 None if query_id is None else query_id[r0:r1], offset))
+        finally:
+            if compress is not None:
+                out.close()
+
+
+def _row_chunks(indptr: np.ndarray, nnz: int) -> list[tuple[int, int]]:
+    """(first row, end row) of consecutive chunks of about ``nnz`` non-zeros (at least a row
+    each); none for no rows."""
+    n_rows = indptr.shape[0] - 1
+    chunks, r0 = [], 0
+    while r0 < n_rows:
+        r1 = int(np.searchsorted(indptr, indptr[r0] + nnz, side="right")) - 1
+        r1 = min(max(r1, r0 + 1), n_rows)
+        chunks.append((r0, r1))
+        r0 = r1
+    return chunks
+
+
+def _lines(X: sp.csr_matrix, y: np.ndarray, query_id, offset: int) -> bytes:
+    """The LIBSVM lines of the rows of X (sorted, no explicit zeros), each ending in a
+    newline, as ASCII."""
     label_text = _format_numbers(y)
-    value_text = _format_numbers(data)
+    value_text = _format_numbers(X.data)
     index_text = (X.indices.astype(np.int64) + offset).astype(str).tolist()
     features = [f"{i}:{v}" for i, v in zip(index_text, value_text, strict=True)]
     indptr = X.indptr.tolist()
@@ -775,17 +813,10 @@ def write_libsvm(
     else:
         heads = [f"{lab} qid:{q}" for lab, q in zip(label_text, query_id.tolist(), strict=True)]
     lines = []
-    for r in range(n_rows):
+    for r in range(X.shape[0]):
         row = features[indptr[r] : indptr[r + 1]]
         lines.append(heads[r] + " " + " ".join(row) if row else heads[r])
-    text = "\n".join(lines) + "\n" if lines else ""
-    payload = text.encode("ascii")
-
-    name = os.fsdecode(os.fspath(path))
-    suffix = os.path.splitext(name)[1].lower()
-    if suffix in _COMPRESSORS:
-        payload = _COMPRESSORS[suffix](payload)
-    atomic_write_bytes(name, payload)
+    return ("\n".join(lines) + "\n").encode("ascii")
 
 
 def _format_numbers(values: np.ndarray) -> list[str]:

@@ -707,20 +707,11 @@ def _train_in_blocks(opts: TrainOptions, timer: ProgressTimer | None) -> int:
 
 def _cross_validate_in_blocks(opts: TrainOptions, timer, memory: int, params: dict):
     """``-v`` with ``--memory``: (rows right, rows) over the cache (text converted first)."""
-    import tempfile
-
-    from .io.cache import is_cache, write_cache
+    from .io.cache import as_cache
     from .outofcore import cross_validate_cache, measured_overhead
 
     max_iter = params.pop("max_iter")
-    with tempfile.TemporaryDirectory(prefix="linsvm-") as folder:
-        path = opts.training_file
-        if not is_cache(path):
-            if not opts.quiet:
-                print(f"converting {path} to a temporary cache in {folder}", file=sys.stderr)
-            path = os.path.join(folder, "data.lsvc")
-            write_cache(opts.training_file, path, n_jobs=opts.n_jobs, check_width=True,
-                        progress=timer)  # fmt: skip
+    with as_cache(opts.training_file, opts.n_jobs, timer, announce=not opts.quiet) as path:
         return cross_validate_cache(
             path, opts.n_folds, memory=memory, progress=timer,
             max_outer=100 if max_iter is None else max_iter,
@@ -730,27 +721,14 @@ def _cross_validate_in_blocks(opts: TrainOptions, timer, memory: int, params: di
 
 
 def _dask_client(target: str):
-    """(client, cluster or None) for ``--dask``: ``local:N`` starts a LocalCluster of N worker
-    processes (one thread each) closed with the client; anything else is a scheduler's
-    address."""
+    """(client, cluster or None) for ``--dask`` (``distributed.client_for``: ``local:N``
+    starts a LocalCluster closed with the client, anything else is a scheduler's address)."""
+    from .distributed import client_for
+
     try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise UsageError(
-            "--dask needs dask.distributed: pip install 'linsvm[distributed]'"
-        ) from None
-    if target.startswith("local:"):
-        n_workers = _number(target.removeprefix("local:"), int, "--dask local:N")
-        if n_workers < 1:
-            raise UsageError(f"--dask local:N needs N >= 1, got {n_workers}")
-        cluster = LocalCluster(
-            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0"
-        )
-        return Client(cluster), cluster
-    try:
-        return Client(target, timeout="30s"), None
-    except OSError as exc:
-        raise UsageError(f"--dask {target}: cannot reach the scheduler ({exc})") from None
+        return client_for(target)
+    except InvalidInputError as exc:
+        raise UsageError(f"--dask {exc}") from None
 
 
 def _train_distributed(opts: TrainOptions) -> int:

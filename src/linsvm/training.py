@@ -477,9 +477,7 @@ def _train_in_blocks(path, memory, solver: int, options: dict, place_options: di
     """Block minimisation over the file at ``path`` (text converted to a temporary cache,
     said on stderr with ``verbose``) in ``memory``, with the overhead this process holds
     measured as the command measures it."""
-    import tempfile
-
-    from .io.cache import is_cache, write_cache
+    from .io.cache import as_cache
     from .outofcore import measured_overhead, parse_memory, train_cache
 
     if not _is_path(path):
@@ -493,16 +491,9 @@ def _train_in_blocks(path, memory, solver: int, options: dict, place_options: di
     max_iter = options["max_iter"]
     params = {k: options[k] for k in ("C", "eps", "bias", "class_weight", "seed", "verbose",
                                       "checkpoint", "checkpoint_every", "resume")}  # fmt: skip
-    with tempfile.TemporaryDirectory(prefix="linsvm-") as folder:
-        if not is_cache(path):
-            if options["verbose"]:
-                print(f"converting {os.fspath(path)} to a temporary cache in {folder}",
-                      file=sys.stderr)  # fmt: skip
-            cache = os.path.join(folder, "data.lsvc")
-            write_cache(path, cache, n_jobs=options["n_jobs"], check_width=True, progress=timer)
-            path = cache
+    with as_cache(path, options["n_jobs"], timer, announce=options["verbose"]) as cache:
         return train_cache(
-            path, memory=budget, solver=solver, progress=timer,
+            cache, memory=budget, solver=solver, progress=timer,
             max_outer=100 if max_iter is None else max_iter,
             overhead_bytes=measured_overhead(solver), **params, **place_options,
         )  # fmt: skip

@@ -934,6 +934,27 @@ def open_cache(path: str | os.PathLike) -> Cache:
     return Cache(path)
 
 
+@contextlib.contextmanager
+def as_cache(path: str | os.PathLike, n_jobs: int | None = None,
+             progress: ProgressTimer | None = None, announce: bool = False):  # fmt: skip
+    """The path of a cache of the file at ``path``: itself if it is one, else a temporary
+    cache converted from its text (in $TMPDIR, removed when the block ends; ``announce``
+    says so on stderr)."""
+    import sys
+    import tempfile
+
+    if is_cache(path):
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="linsvm-") as folder:
+        if announce:
+            print(f"converting {os.fspath(path)} to a temporary cache in {folder}",
+                  file=sys.stderr)  # fmt: skip
+        cache = os.path.join(folder, "data.lsvc")
+        write_cache(path, cache, n_jobs=n_jobs, check_width=True, progress=progress)
+        yield cache
+
+
 def is_cache(path: str | os.PathLike) -> bool:
     """Whether the file starts with a cache's magic bytes."""
     with open(path, "rb") as f:

@@ -534,107 +534,21 @@ def run_train(argv: list[str]) -> int:
         print(TRAIN_USAGE, end="")
         return 0 if argv else 1
     opts = parse_train_args(argv)
-    # option errors first, before reading the data, and without the file's name
-    check_parameter(
-        opts.solver, opts.C, opts.eps, opts.bias, opts.max_iter, opts.regularize_bias
-    )
-    if opts.device == "cuda":  # before reading the data: no GPU, no wait
-        from .solvers import check_device
-        from .solvers.dcd_cuda import check_available
-
-        check_device(SOLVERS[opts.solver], opts.device)
-        check_available()
-    if opts.dask is not None:  # likewise: without the distributed extra, one line naming it
-        import_extra(
-            "distributed", "distributed", "--dask", package="dask.distributed", provides=("dask",)
-        )
-    # the outputs too: a path that cannot be written is found now, not after training
-    if not (opts.n_folds or opts.find_C):
-        check_writable(opts.model_file)
-    if opts.checkpoint is not None:
-        check_writable(opts.checkpoint)
+    _check_before_reading(opts)
     feature_map = feature_map_of(opts)
     timer = _progress_timer(opts.quiet)
     if opts.memory is not None:
         return _train_in_blocks(opts, timer)
     if opts.dask is not None:
         return _train_distributed(opts)
-    start = time.perf_counter()
-    # a width whose weights cannot fit is refused at its line, unless hashing narrows it
-    hashed = feature_map is not None and feature_map.hash_bits is not None
-    X, y = linsvm.read_libsvm(opts.training_file, check_width=not hashed)
-    read_seconds = time.perf_counter() - start
-    if X.shape[0] == 0:
-        raise InvalidInputError(f"{opts.training_file}: no training instances")
-    regression = SOLVERS[opts.solver].kind == REGRESSION
-    if SOLVERS[opts.solver].kind == CLASSIFICATION:
-        y = integer_labels(y, opts.training_file)
-    params: dict = dict(
-        solver=opts.solver,
-        C=opts.C,
-        eps=opts.eps,
-        bias=opts.bias,
-        class_weight=opts.class_weight or None,
-        max_iter=opts.max_iter,
-        shrinking=opts.shrinking,
-        regularize_bias=opts.regularize_bias,
-        seed=opts.seed,
-        n_jobs=opts.n_jobs,
-    )
-    if opts.thread_scheme != "auto":
-        params["thread_scheme"] = opts.thread_scheme
-    if opts.device != "cpu":
-        params["device"] = opts.device
-    if regression:
-        params["p"] = opts.p
-    if SOLVERS[opts.solver].kind == ONECLASS:
-        params["nu"] = opts.nu
-    if opts.bucket_size is not None:
-        params["bucket_size"] = opts.bucket_size
-    if opts.buckets_per_group is not None:
-        params["buckets_per_group"] = opts.buckets_per_group
-    if opts.weight_file is not None:
-        params["sample_weight"] = read_weight_file(opts.weight_file, X.shape[0])
-    if feature_map is not None:
-        params["feature_map"] = feature_map
-        params["map_mode"] = opts.map_mode
-
+    X, y, read_seconds = _read_training_set(opts, feature_map)
+    params = _train_params(opts, feature_map, X.shape[0])
     with warnings.catch_warnings(record=True) as caught, _naming(opts.training_file):
         warnings.simplefilter("always")
         if opts.find_C:
-            from .model_selection import find_parameters
-
-            del params["C"]
-            search = find_parameters(
-                X,
-                y,
-                n_folds=opts.n_folds,
-                initial_C=opts.C if opts.C_given else None,
-                initial_p=opts.p if opts.p_given and regression else None,
-                verbose=not opts.quiet,
-                **params,
-            )
-            _print_warnings(caught, opts.quiet)
-            if regression:
-                print(
-                    f"Best C = {search.best_C:g} Best p = {search.best_p:g} "
-                    f"CV MSE = {search.best_rate:g}"
-                )
-            else:
-                print(f"Best C = {search.best_C:g}  CV accuracy = {100.0 * search.best_rate:g}%")
-            return 0
+            return _find_parameters(opts, X, y, params, caught)
         if opts.n_folds:
-            predicted = linsvm.cross_validation(X, y, opts.n_folds, progress=timer,
-                                                **params)  # fmt: skip
-            _print_warnings(caught, opts.quiet)
-            if regression:
-                mse, r2 = regression_scores(predicted, y)
-                print(f"Cross Validation Mean squared error = {mse:g}")
-                print(f"Cross Validation Squared correlation coefficient = {r2:g}")
-            else:
-                accuracy = 100.0 * np.mean(predicted == y)
-                print(f"Cross Validation Accuracy = {accuracy:g}%")
-            return 0
+            return _cross_validate(opts, X, y, params, timer, caught)
         start = time.perf_counter()
         model = linsvm.train(
             X,
@@ -651,29 +565,153 @@ def run_train(argv: list[str]) -> int:
         return _interrupted(model, opts)
     save_seconds = _save_model(model, opts, caught)
     if not opts.quiet:
-        for head, r in _by_class(model):
-            print(f"{head}optimization finished, #iter = {r.n_iter}")
-            threads = threads_line(r.figures)
-            if threads is not None:
-                print(f"{head}threads: {threads}")
-            spec = _spec_of(r, opts)
-            if _shows_support_vectors(r, spec):
-                print(f"{head}nSV = {r.n_sv}")
-            line = f"{head}primal = {r.primal:.10g}{_gap_figures(r, spec)}"
-            if np.isfinite(r.stop_ratio):
-                line += f"  stop measure / initial = {r.stop_ratio:.3g}"
-            if r.nnz_w >= 0:
-                line += f"  nnz(w) = {r.nnz_w}"
-            print(line)
-        if model.feature_map is not None:
-            print(f"feature map: {model.feature_map.describe()}{_collision_note(model, X)}")
-        print(
-            f"read {read_seconds:.3f} s, train {train_seconds:.3f} s, "
-            f"save {save_seconds:.3f} s "
-            f"({X.shape[0]} instances, {X.shape[1]} features, {X.nnz} non-zeros); "
-            f"model written to {opts.model_file}"
-        )
+        _print_train_summary(model, opts, X, read_seconds, train_seconds, save_seconds)
     return 0
+
+
+def _check_before_reading(opts: TrainOptions) -> None:
+    """What can be refused before the data are read: the options, the device, the extra
+    --dask needs, the output paths."""
+    # option errors first, before reading the data, and without the file's name
+    check_parameter(opts.solver, opts.C, opts.eps, opts.bias, opts.max_iter, opts.regularize_bias)
+    if opts.device == "cuda":  # before reading the data: no GPU, no wait
+        from .solvers import check_device
+        from .solvers.dcd_cuda import check_available
+
+        check_device(SOLVERS[opts.solver], opts.device)
+        check_available()
+    if opts.dask is not None:  # likewise: without the distributed extra, one line naming it
+        import_extra(
+            "distributed", "distributed", "--dask", package="dask.distributed", provides=("dask",)
+        )
+    # the outputs too: a path that cannot be written is found now, not after training
+    if not (opts.n_folds or opts.find_C):
+        check_writable(opts.model_file)
+    if opts.checkpoint is not None:
+        check_writable(opts.checkpoint)
+
+
+def _read_training_set(opts: TrainOptions, feature_map) -> tuple[object, np.ndarray, float]:
+    """(X, y, seconds the reading took) of the training file; a classifier's labels checked
+    as integers."""
+    import linsvm
+
+    start = time.perf_counter()
+    # a width whose weights cannot fit is refused at its line, unless hashing narrows it
+    hashed = feature_map is not None and feature_map.hash_bits is not None
+    X, y = linsvm.read_libsvm(opts.training_file, check_width=not hashed)
+    read_seconds = time.perf_counter() - start
+    if X.shape[0] == 0:
+        raise InvalidInputError(f"{opts.training_file}: no training instances")
+    if SOLVERS[opts.solver].kind == CLASSIFICATION:
+        y = integer_labels(y, opts.training_file)
+    return X, y, read_seconds
+
+
+def _train_params(opts: TrainOptions, feature_map, n_rows: int) -> dict:
+    """The keyword arguments of ``linsvm.train`` (and of -v and -C) the options give; an
+    option left at its default is not passed where the solver would not take it."""
+    params: dict = dict(
+        solver=opts.solver,
+        C=opts.C,
+        eps=opts.eps,
+        bias=opts.bias,
+        class_weight=opts.class_weight or None,
+        max_iter=opts.max_iter,
+        shrinking=opts.shrinking,
+        regularize_bias=opts.regularize_bias,
+        seed=opts.seed,
+        n_jobs=opts.n_jobs,
+    )
+    if opts.thread_scheme != "auto":
+        params["thread_scheme"] = opts.thread_scheme
+    if opts.device != "cpu":
+        params["device"] = opts.device
+    if SOLVERS[opts.solver].kind == REGRESSION:
+        params["p"] = opts.p
+    if SOLVERS[opts.solver].kind == ONECLASS:
+        params["nu"] = opts.nu
+    if opts.bucket_size is not None:
+        params["bucket_size"] = opts.bucket_size
+    if opts.buckets_per_group is not None:
+        params["buckets_per_group"] = opts.buckets_per_group
+    if opts.weight_file is not None:
+        params["sample_weight"] = read_weight_file(opts.weight_file, n_rows)
+    if feature_map is not None:
+        params["feature_map"] = feature_map
+        params["map_mode"] = opts.map_mode
+    return params
+
+
+def _find_parameters(opts: TrainOptions, X, y, params: dict, caught) -> int:
+    """``train -C``: the parameter search's best C (and p), LIBLINEAR's line."""
+    from .model_selection import find_parameters
+
+    regression = SOLVERS[opts.solver].kind == REGRESSION
+    del params["C"]
+    search = find_parameters(
+        X,
+        y,
+        n_folds=opts.n_folds,
+        initial_C=opts.C if opts.C_given else None,
+        initial_p=opts.p if opts.p_given and regression else None,
+        verbose=not opts.quiet,
+        **params,
+    )
+    _print_warnings(caught, opts.quiet)
+    if regression:
+        print(
+            f"Best C = {search.best_C:g} Best p = {search.best_p:g} CV MSE = {search.best_rate:g}"
+        )
+    else:
+        print(f"Best C = {search.best_C:g}  CV accuracy = {100.0 * search.best_rate:g}%")
+    return 0
+
+
+def _cross_validate(opts: TrainOptions, X, y, params: dict, timer, caught) -> int:
+    """``train -v``: LIBLINEAR's cross-validation lines (accuracy, or MSE and r^2)."""
+    import linsvm
+
+    predicted = linsvm.cross_validation(X, y, opts.n_folds, progress=timer,
+                                        **params)  # fmt: skip
+    _print_warnings(caught, opts.quiet)
+    if SOLVERS[opts.solver].kind == REGRESSION:
+        mse, r2 = regression_scores(predicted, y)
+        print(f"Cross Validation Mean squared error = {mse:g}")
+        print(f"Cross Validation Squared correlation coefficient = {r2:g}")
+    else:
+        accuracy = 100.0 * np.mean(predicted == y)
+        print(f"Cross Validation Accuracy = {accuracy:g}%")
+    return 0
+
+
+def _print_train_summary(
+    model, opts: TrainOptions, X, read_seconds: float, train_seconds: float, save_seconds: float
+) -> None:
+    """The lines after training: per sub-problem its iterations, threads, support vectors and
+    objective figures, the feature map, then the times (read, train, save) and sizes."""
+    for head, r in _by_class(model):
+        print(f"{head}optimization finished, #iter = {r.n_iter}")
+        threads = threads_line(r.figures)
+        if threads is not None:
+            print(f"{head}threads: {threads}")
+        spec = _spec_of(r, opts)
+        if _shows_support_vectors(r, spec):
+            print(f"{head}nSV = {r.n_sv}")
+        line = f"{head}primal = {r.primal:.10g}{_gap_figures(r, spec)}"
+        if np.isfinite(r.stop_ratio):
+            line += f"  stop measure / initial = {r.stop_ratio:.3g}"
+        if r.nnz_w >= 0:
+            line += f"  nnz(w) = {r.nnz_w}"
+        print(line)
+    if model.feature_map is not None:
+        print(f"feature map: {model.feature_map.describe()}{_collision_note(model, X)}")
+    print(
+        f"read {read_seconds:.3f} s, train {train_seconds:.3f} s, "
+        f"save {save_seconds:.3f} s "
+        f"({X.shape[0]} instances, {X.shape[1]} features, {X.nnz} non-zeros); "
+        f"model written to {opts.model_file}"
+    )
 
 
 def _train_in_blocks(opts: TrainOptions, timer: ProgressTimer | None) -> int:

@@ -17,6 +17,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -272,6 +273,197 @@ def match_columns(X: sp.csr_matrix, n_features: int) -> sp.csr_matrix:
     return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
 
 
+@dataclass(frozen=True)
+class _Race:
+    """A comparison's checked settings, as each of its steps reads them."""
+
+    C: float
+    bias: float
+    max_time: float
+    pstar_time: float
+    clock: str
+    target: float
+    stop_line: str  # the target's name in the tables ("no line" for none)
+    gap_target: float  # P* is certified to (P* - D)/D <= this
+    race_factor: float | None
+    check_overhead: bool
+    quiet: bool
+    progress: str  # how progress is shown (``recording``'s PROGRESS_*)
+
+    @property
+    def live(self) -> bool:
+        return self.progress == PROGRESS_LIVE
+
+    def say(self, text: str) -> None:
+        """A line on stderr (over the live progress line, when there is one); none if quiet."""
+        if not self.quiet:
+            sys.stderr.write(("\r" if self.live else "") + text.ljust(110 if self.live else 0)
+                             + "\n")  # fmt: skip
+            sys.stderr.flush()
+
+
+def _race_settings(C, max_time, pstar_time, bias, clock, target, race_factor, check_overhead,
+                   quiet) -> _Race:  # fmt: skip
+    """``compare``'s settings checked (one InvalidInputError each), with the stop line, the
+    certification target of P* and how progress is shown."""
+    C = float(C)
+    if not (math.isfinite(C) and C > 0):
+        raise InvalidInputError(f"C must be > 0, got {C:g}")
+    max_time = float(max_time)
+    if not (max_time > 0):  # also NaN
+        raise InvalidInputError(f"max_time must be > 0, got {max_time:g}")
+    pstar_time = 2.0 * max_time if pstar_time is None else float(pstar_time)
+    if not (pstar_time > 0):
+        raise InvalidInputError(f"pstar_time must be > 0, got {pstar_time:g}")
+    bias = float(bias)
+    if not math.isfinite(bias):
+        raise InvalidInputError(f"bias must be a number, got {bias}")
+    if clock not in CLOCKS:
+        raise InvalidInputError(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")
+    target = STOP_ACCURACY if target is None else float(target)
+    if not (target < 1):  # also NaN
+        raise InvalidInputError(f"target must be below 1, got {target:g}")
+    if quiet:
+        progress = PROGRESS_NONE
+    else:
+        progress = PROGRESS_LIVE if sys.stderr.isatty() else PROGRESS_LINES
+    return _Race(
+        C=C, bias=bias, max_time=max_time, pstar_time=pstar_time, clock=clock, target=target,
+        stop_line=line_name(target) if target > 0 else "no line",
+        # P* certified to a thousandth of the finest line the tables show
+        gap_target=PSTAR_GAP_FACTOR * min([t for t in (target, *TARGETS) if t > 0]),
+        race_factor=race_factor, check_overhead=check_overhead, quiet=quiet, progress=progress,
+    )  # fmt: skip
+
+
+def _race_problem(X_train, y_train, X_test, y_test, race: _Race, seed: int):
+    """(the training problem, X_train and X_test as CSR, the test labels as +1/-1/0): the
+    data checked, the test columns matched to training's."""
+    X = as_csr(X_train, name="X_train")
+    Xt = as_csr(X_test, name="X_test")
+    if X.shape[0] == 0:
+        raise InvalidInputError("no training rows")
+    y_train = check_labels(y_train, X.shape[0])
+    y_test = check_labels(y_test, Xt.shape[0])
+    y, yt, _ = binary_pm1(y_train, y_test)
+    Xt = match_columns(Xt, X.shape[1])
+    # the one problem every racer solves; each gets its own eps, cap and options from it
+    sub = Subproblem(
+        X=X, y=y, C=np.full(X.shape[0], race.C), eps=DCD_EPS, max_iter=UNLIMITED_ITER,
+        bias=race.bias, seed=int(seed),
+    )  # fmt: skip
+    return sub, X, Xt, yt
+
+
+def _reference_runs(sub: Subproblem, names: Sequence[str], race: _Race) -> dict[str, Reference]:
+    """P* of each loss some racer minimises, by its reference DCD run."""
+    references: dict[str, Reference] = {}
+    for loss in (LOSS_HINGE, LOSS_SQUARED_HINGE):
+        if any(LINEUP[n].loss == loss for n in names):
+            ref = Reference()
+            if not race.live:
+                race.say(f"P* ({LOSS_KEYS[loss]}): reference DCD run, up to {race.pstar_time:g} s")
+            reference_run(sub, loss, race.pstar_time, ref, race.progress, race.gap_target)
+            references[LOSS_KEYS[loss]] = ref
+            race.say(
+                f"P* ({LOSS_KEYS[loss]}) = {ref.primal:.10g}, (P* - D)/D = "
+                f"{fmt_sci(ref.certified_gap)}, reference run {ref.seconds:.2f} s"
+            )
+    return references
+
+
+def _racer_budget(race: _Race, fastest_to_line: float | None) -> float:
+    """A racer's seconds: max_time, or race_factor times the fastest time of an earlier
+    racer of its loss to the stop line (at least MIN_RACE_BUDGET, at most max_time)."""
+    if race.race_factor is None or fastest_to_line is None:
+        return race.max_time
+    return min(race.max_time, max(MIN_RACE_BUDGET, race.race_factor * fastest_to_line))
+
+
+def _run_racers(sub: Subproblem, names: Sequence[str], Xt, yt, references: dict[str, Reference],
+                race: _Race) -> dict[str, SolverRun]:  # fmt: skip
+    """Each racer's recorded run, in ``names``' order; each run's best P offered to its
+    loss's reference."""
+    runs: dict[str, SolverRun] = {}
+    # per loss: the fastest time to the last accuracy line so far (the later racers' budget)
+    line_seconds: dict[str, float] = {}
+    for name in names:
+        racer = LINEUP[name]
+        key = LOSS_KEYS[racer.loss]
+        budget = _racer_budget(race, line_seconds.get(key))
+        dual = references[key].dual
+        stop_below = -math.inf  # no dual bound: nothing certifies the line
+        if math.isfinite(dual) and dual > 0:
+            stop_below = dual * (1.0 + race.target)
+        if not race.live:
+            race.say(f"{name}: racing, up to {fmt_seconds(budget)} s")
+        run = record_run(racer, sub, Xt, yt, budget, race.progress, race.check_overhead,
+                         race.clock, stop_below, f"past {race.stop_line}")  # fmt: skip
+        runs[name] = run
+        past = np.flatnonzero(run.primal <= stop_below)
+        if past.size:
+            line_seconds[key] = min(line_seconds.get(key, math.inf), float(run.times[past[0]]))
+        best = int(np.argmin(run.primal))
+        references[run.loss].offer(run.primal[best], f"{name} at {fmt_seconds(run.times[best])} s")
+        race.say(_run_summary(name, run, race.check_overhead))
+    return runs
+
+
+def _run_summary(name: str, run: SolverRun, check_overhead: bool) -> str:
+    """The line that closes a racer's run: iterations, times, stop, final P and accuracy."""
+    overhead = "" if not check_overhead else f", {fmt_seconds(run.unhooked_seconds)} s without hook"
+    return (
+        f"{name}: {run.n_iter} iterations in {fmt_seconds(run.seconds)} s ({run.stop}; "
+        f"{fmt_seconds(run.hook_seconds)} s in the hook{overhead}), final P = "
+        f"{run.primal[-1]:.10g}, test accuracy {fmt_pct(run.test_accuracy[-1])}"
+    )
+
+
+def _race_notes(race: _Race) -> list[str]:
+    """The notes every comparison carries: how racers stop, how P* is certified, what the
+    times and accuracies are."""
+    budgets = f"{race.max_time:g} s"
+    if race.race_factor is not None:
+        budgets = (
+            f"{race.max_time:g} s, or once a solver has passed that line, {race.race_factor:g} x "
+            f"the fastest time to it so far for the later ones of its loss (at least "
+            f"{MIN_RACE_BUDGET:g} s)"
+        )
+    stop_line = race.stop_line
+    return [
+        f"A solver stops at its own tolerance, once certainly past {stop_line} "
+        f"((P(w) - D)/D <= {stop_line}, D the reference run's dual bound, checked at "
+        f"each snapshot), or at its time budget: {budgets}. P* is certified for every loss to "
+        f"(P* - D)/D <= {race.gap_target:.0e} (within the reference run's budget).",
+        "Times are the solver's own: the time spent in the recording hook is taken off. Relative "
+        "accuracy (P(w) - P*)/P*, P* the lowest primal value seen; a time to a target is that "
+        f"of the first snapshot reaching it (snapshots every iteration early, then each "
+        f"{100 * SNAPSHOT_SPACING:g}% of elapsed time). Relative accuracies below (P* - D)/D "
+        "are distances to P*, which may itself lie that far above the optimum.",
+    ]
+
+
+def _disturbed_note(runs: dict[str, SolverRun], clock: str) -> str | None:
+    """The note naming the runs other processes slowed (CPU share below CPU_SHARE_WARNING),
+    or None."""
+    disturbed = []
+    for r in runs.values():
+        shares = [x for x in (r.cpu_share, r.cpu_share_unhooked) if math.isfinite(x)]
+        if shares and min(shares) < CPU_SHARE_WARNING:
+            disturbed.append(f"{r.name} {100 * min(shares):.0f}%")
+    if not disturbed:
+        return None
+    effect = (
+        "their times are inflated"
+        if clock == "wall"
+        else "the CPU clock leaves the waits out, not the slowdown of shared caches and memory"
+    )
+    return (
+        "Other processes took the CPU for part of some runs (CPU time / wall time of the "
+        f"recorded or the unhooked run): {', '.join(disturbed)}; {effect}."
+    )
+
+
 def compare(
     X_train,
     y_train,
@@ -310,146 +502,33 @@ def compare(
     tables get a line for it; <= 0: no line, each racer runs to its tolerance or budget), P*
     certified to ``PSTAR_GAP_FACTOR`` x the finest line.
     """
-    C = float(C)
-    if not (math.isfinite(C) and C > 0):
-        raise InvalidInputError(f"C must be > 0, got {C:g}")
-    max_time = float(max_time)
-    if not (max_time > 0):  # also NaN
-        raise InvalidInputError(f"max_time must be > 0, got {max_time:g}")
-    pstar_time = 2.0 * max_time if pstar_time is None else float(pstar_time)
-    if not (pstar_time > 0):
-        raise InvalidInputError(f"pstar_time must be > 0, got {pstar_time:g}")
-    bias = float(bias)
-    if not math.isfinite(bias):
-        raise InvalidInputError(f"bias must be a number, got {bias}")
-    if clock not in CLOCKS:
-        raise InvalidInputError(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")
-    target = STOP_ACCURACY if target is None else float(target)
-    if not (target < 1):  # also NaN
-        raise InvalidInputError(f"target must be below 1, got {target:g}")
-    stop_line = line_name(target) if target > 0 else "no line"
-    # P* certified to a thousandth of the finest line the tables show
-    gap_target = PSTAR_GAP_FACTOR * min([t for t in (target, *TARGETS) if t > 0])
+    race = _race_settings(C, max_time, pstar_time, bias, clock, target, race_factor,
+                          check_overhead, quiet)  # fmt: skip
     listed = check_racer_names(solvers)
     # a seed's racer that cannot run is listed in the tables, with why, and not raced
     unavailable = {n: LINEUP[n].unavailable for n in listed if LINEUP[n].unavailable}
     names = [n for n in listed if n not in unavailable]
-    X = as_csr(X_train, name="X_train")
-    Xt = as_csr(X_test, name="X_test")
-    if X.shape[0] == 0:
-        raise InvalidInputError("no training rows")
-    y_train = check_labels(y_train, X.shape[0])
-    y_test = check_labels(y_test, Xt.shape[0])
-    y, yt, _ = binary_pm1(y_train, y_test)
-    Xt = match_columns(Xt, X.shape[1])
-    # the one problem every racer solves; each gets its own eps, cap and options from it
-    sub = Subproblem(
-        X=X, y=y, C=np.full(X.shape[0], C), eps=DCD_EPS, max_iter=UNLIMITED_ITER, bias=bias,
-        seed=int(seed),
-    )  # fmt: skip
-    if quiet:
-        progress = PROGRESS_NONE
-    else:
-        progress = PROGRESS_LIVE if sys.stderr.isatty() else PROGRESS_LINES
-    live = progress == PROGRESS_LIVE
+    sub, X, Xt, yt = _race_problem(X_train, y_train, X_test, y_test, race, seed)
 
-    def say(text: str) -> None:
-        if not quiet:
-            sys.stderr.write(("\r" if live else "") + text.ljust(110 if live else 0) + "\n")
-            sys.stderr.flush()
-
-    say(f"{dataset}: {X.shape[0]} rows, {X.shape[1]} features, {X.nnz} non-zeros; warming up")
+    race.say(f"{dataset}: {X.shape[0]} rows, {X.shape[1]} features, {X.nnz} non-zeros; warming up")
     warm_up(sub, names)
-
-    references: dict[str, Reference] = {}
-    for loss in (LOSS_HINGE, LOSS_SQUARED_HINGE):
-        if any(LINEUP[n].loss == loss for n in names):
-            ref = Reference()
-            if not live:
-                say(f"P* ({LOSS_KEYS[loss]}): reference DCD run, up to {pstar_time:g} s")
-            reference_run(sub, loss, pstar_time, ref, progress, gap_target)
-            references[LOSS_KEYS[loss]] = ref
-            say(
-                f"P* ({LOSS_KEYS[loss]}) = {ref.primal:.10g}, (P* - D)/D = "
-                f"{fmt_sci(ref.certified_gap)}, reference run {ref.seconds:.2f} s"
-            )
-
-    runs: dict[str, SolverRun] = {}
-    # per loss: the fastest time to the last accuracy line so far (the later racers' budget)
-    line_seconds: dict[str, float] = {}
-    for name in names:
-        racer = LINEUP[name]
-        key = LOSS_KEYS[racer.loss]
-        budget = max_time
-        if race_factor is not None and key in line_seconds:
-            budget = min(max_time, max(MIN_RACE_BUDGET, race_factor * line_seconds[key]))
-        dual = references[key].dual
-        stop_below = -math.inf  # no dual bound: nothing certifies the line
-        if math.isfinite(dual) and dual > 0:
-            stop_below = dual * (1.0 + target)
-        if not live:
-            say(f"{name}: racing, up to {fmt_seconds(budget)} s")
-        run = record_run(racer, sub, Xt, yt, budget, progress, check_overhead, clock, stop_below,
-                         f"past {stop_line}")  # fmt: skip
-        runs[name] = run
-        past = np.flatnonzero(run.primal <= stop_below)
-        if past.size:
-            line_seconds[key] = min(line_seconds.get(key, math.inf), float(run.times[past[0]]))
-        best = int(np.argmin(run.primal))
-        references[run.loss].offer(run.primal[best], f"{name} at {fmt_seconds(run.times[best])} s")
-        overhead = (
-            "" if not check_overhead else f", {fmt_seconds(run.unhooked_seconds)} s without hook"
-        )
-        say(
-            f"{name}: {run.n_iter} iterations in {fmt_seconds(run.seconds)} s ({run.stop}; "
-            f"{fmt_seconds(run.hook_seconds)} s in the hook{overhead}), final P = "
-            f"{run.primal[-1]:.10g}, test accuracy {fmt_pct(run.test_accuracy[-1])}"
-        )
+    references = _reference_runs(sub, names, race)
+    runs = _run_racers(sub, names, Xt, yt, references, race)
     for run in runs.values():
         pstar = references[run.loss].primal
         run.relative = (run.primal - pstar) / pstar
 
+    target = race.target
     result = ComparisonResult(
-        dataset, X.shape[0], X.shape[1], int(X.nnz), Xt.shape[0], C, bias, max_time,
-        references, runs, clock=clock,
+        dataset, X.shape[0], X.shape[1], int(X.nnz), Xt.shape[0], race.C, race.bias,
+        race.max_time, references, runs, clock=clock,
         targets=tuple(sorted(set(TARGETS) | ({target} if target > 0 else set()), reverse=True)),
         unavailable=unavailable,
     )  # fmt: skip
-    budgets = f"{max_time:g} s"
-    if race_factor is not None:
-        budgets = (
-            f"{max_time:g} s, or once a solver has passed that line, {race_factor:g} x the "
-            f"fastest time to it so far for the later ones of its loss (at least "
-            f"{MIN_RACE_BUDGET:g} s)"
-        )
-    result.notes.append(
-        f"A solver stops at its own tolerance, once certainly past {stop_line} "
-        f"((P(w) - D)/D <= {stop_line}, D the reference run's dual bound, checked at "
-        f"each snapshot), or at its time budget: {budgets}. P* is certified for every loss to "
-        f"(P* - D)/D <= {gap_target:.0e} (within the reference run's budget)."
-    )
-    result.notes.append(
-        "Times are the solver's own: the time spent in the recording hook is taken off. Relative "
-        "accuracy (P(w) - P*)/P*, P* the lowest primal value seen; a time to a target is that "
-        f"of the first snapshot reaching it (snapshots every iteration early, then each "
-        f"{100 * SNAPSHOT_SPACING:g}% of elapsed time). Relative accuracies below (P* - D)/D "
-        "are distances to P*, which may itself lie that far above the optimum."
-    )
-    disturbed = []
-    for r in runs.values():
-        shares = [x for x in (r.cpu_share, r.cpu_share_unhooked) if math.isfinite(x)]
-        if shares and min(shares) < CPU_SHARE_WARNING:
-            disturbed.append(f"{r.name} {100 * min(shares):.0f}%")
-    if disturbed:
-        effect = (
-            "their times are inflated"
-            if clock == "wall"
-            else "the CPU clock leaves the waits out, not the slowdown of shared caches and memory"
-        )
-        result.notes.append(
-            "Other processes took the CPU for part of some runs (CPU time / wall time of the "
-            f"recorded or the unhooked run): {', '.join(disturbed)}; {effect}."
-        )
+    result.notes.extend(_race_notes(race))
+    disturbed = _disturbed_note(runs, clock)
+    if disturbed is not None:
+        result.notes.append(disturbed)
     if outdir is not None:
         write_outputs(result, outdir)
     return result

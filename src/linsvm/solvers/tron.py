@@ -280,6 +280,198 @@ def _checked(sub: Subproblem):
     return X, y, C, bias, eps, max_iter, eps_cg, bool(preconditioned)
 
 
+class _TronRun:
+    """One TRON run on a checked sub-problem: its arrays, the work arrays of a trial, and the
+    state the trials change (w, the margins, P(w), the radius, the counters, the history)."""
+
+    def __init__(self, sub: Subproblem, loss: int, X, y, C, bias: float, eps: float,
+                 eps_cg: float, preconditioned: bool) -> None:  # fmt: skip
+        self.sub, self.loss, self.X, self.y, self.C, self.bias = sub, loss, X, y, C, bias
+        self.eps, self.eps_cg, self.preconditioned = eps, eps_cg, preconditioned
+        self.reg_bias = bool(sub.regularize_bias)
+        n_rows = X.shape[0]
+        n_w = X.shape[1] + (1 if bias >= 0 else 0)
+        index_dtype = np.int32 if n_rows < 2**31 - 1 else np.int64
+        self.rows = np.flatnonzero(C > 0).astype(index_dtype)
+        self.max_cg = max(n_w, 5)
+
+        self.margins = np.zeros(n_rows)
+        self.step_margins = np.zeros(n_rows)
+        self.sel = np.empty(max(self.rows.shape[0], 1), dtype=index_dtype)
+        self.dsel = np.empty(max(self.rows.shape[0], 1))
+        self.g, self.M, self.s, self.r, self.d, self.Hd, self.z = (np.empty(n_w) for _ in range(7))
+        self.w = np.zeros(n_w)
+        self.history: list[tuple[int, float, float, int, float, int]] = []
+        self.f = self.grad_norm0 = self.grad_norm = self.delta = math.nan
+        self.n_sel = self.n_iter = self.n_trials = self.n_cg_total = self.rejections = 0
+        self.stop = _RUNNING
+        # the last trial's figures, for the hook
+        self.last_n_cg, self.last_accepted = 0, False
+        self.last_actred = self.last_prered = math.nan
+
+    def evaluate(self, compute_margins: bool, want_value: bool) -> tuple[float, int, float]:
+        """Loss sum, selected rows and ||g|| at w; g, the selection and M in place."""
+        X = self.X
+        loss_sum, n_selected, grad_norm = value_grad(
+            X.indptr, X.indices, X.data, self.bias, self.y, self.C, self.rows, self.loss,
+            self.reg_bias, self.w, self.margins, compute_margins, want_value, self.g, self.M,
+            self.sel, self.dsel,
+        )  # fmt: skip
+        if not self.preconditioned:
+            self.M[:] = 1.0  # value_grad computes 2.x's preconditioner; 1.x has none
+        return float(loss_sum), int(n_selected), float(grad_norm)
+
+    def regulariser(self) -> float:
+        w = self.w
+        ww = float(np.dot(w, w))
+        if not self.reg_bias:
+            ww -= w[-1] * w[-1]
+        return 0.5 * ww
+
+    def start(self, w0) -> None:
+        """A fresh start from w = 0 or w0: P(w), ||g(0)|| (at w = 0 whatever the start), the
+        first radius ||g(w0)|| and whether w0 already meets the rule."""
+        # ||g|| at w = 0 for the stopping rule (the margins are 0 there)
+        loss_sum, self.n_sel, self.grad_norm0 = self.evaluate(False, True)
+        self.grad_norm = self.grad_norm0
+        if w0 is not None:
+            self.w[:] = check_w0(w0, self.w.shape[0])
+            loss_sum, self.n_sel, self.grad_norm = self.evaluate(True, True)
+        self.f = loss_sum + self.regulariser()
+        self.delta = math.sqrt(float(np.dot(self.g * self.M, self.g)))
+        self.n_iter = self.n_trials = self.n_cg_total = self.rejections = 0
+        self.stop = _CONVERGED if self.grad_norm <= self.eps * self.grad_norm0 else _RUNNING
+
+    def resume(self, saved: dict, max_iter: int) -> None:
+        """Continue from ``Progress.state()``'s dict, checked first; the gradient, the
+        selection and M follow from w and the margins."""
+        _check_resume(saved, self.w.shape, self.margins.shape, max_iter)
+        self.w[:] = saved["w"]
+        self.margins[:] = saved["margins"]
+        self.f = float(saved["f"])
+        self.grad_norm0 = float(saved["grad_norm0"])
+        self.delta = float(saved["delta"])
+        self.n_iter = int(saved["n_iter"])
+        self.n_trials = int(saved["n_trials"])
+        self.n_cg_total = int(saved["n_cg_total"])
+        self.rejections = int(saved["rejections"])
+        self.stop = int(saved["stop"])
+        self.history = [(int(k), float(fk), float(gn), int(cg), float(dk), int(acc))
+                        for k, fk, gn, cg, dk, acc in np.asarray(saved["history"])]  # fmt: skip
+        _, self.n_sel, self.grad_norm = self.evaluate(False, False)
+
+    def trial(self) -> None:
+        """One trial: the CG step within the radius, its ratio test, the new radius, the
+        step taken when accepted, the history row and the stopping tests."""
+        X = self.X
+        n_cg, at_boundary = trust_region_cg(
+            X.indptr, X.indices, X.data, self.bias, self.sel, self.dsel, self.n_sel,
+            self.reg_bias, self.g, self.M, self.delta, self.eps_cg, self.max_cg, self.s, self.r,
+            self.d, self.Hd, self.z,
+        )  # fmt: skip
+        self.n_cg_total += n_cg
+        self.n_trials += 1
+        gs = float(np.dot(self.g, self.s))
+        prered = -0.5 * (gs - float(np.dot(self.s, self.r)))
+        f_new = float(trial_value(
+            X.indptr, X.indices, X.data, self.bias, self.y, self.C, self.rows, self.loss,
+            self.reg_bias, self.w, self.margins, self.step_margins, self.s,
+        ))  # fmt: skip
+        actred = self.f - f_new
+        s_norm = math.sqrt(_m_dot(self.s, self.M, self.s))
+        # 1.x adjusts the first radius at every trial before the first accepted iteration,
+        # 2.20-2.30 at the first trial only
+        if (self.n_trials == 1) if self.preconditioned else (self.n_iter == 0):
+            self.delta = min(self.delta, s_norm)
+        self.delta = _next_radius(self.delta, actred, prered, gs, f_new - self.f - gs, s_norm,
+                                  self.preconditioned and at_boundary)  # fmt: skip
+        accepted = actred > ETA0 * prered
+        if accepted:
+            self.n_iter += 1
+            self.rejections = 0
+            accept_step(self.rows, self.w, self.margins, self.step_margins, self.s)
+            self.f = f_new
+            _, self.n_sel, self.grad_norm = self.evaluate(False, False)
+            if self.grad_norm <= self.eps * self.grad_norm0:
+                self.stop = _CONVERGED
+        else:
+            self.rejections += 1
+        self.history.append(
+            (self.n_iter, f_new, self.grad_norm, int(n_cg), self.delta, int(accepted))
+        )
+        if self.stop == _RUNNING:
+            self.stop = self._stop_after_trial(actred, prered)
+        self.last_n_cg, self.last_accepted = n_cg, accepted
+        self.last_actred, self.last_prered = actred, prered
+
+    def _stop_after_trial(self, actred: float, prered: float) -> int:
+        """The stop code after a trial that did not converge (_RUNNING: go on)."""
+        f = self.f
+        if f < F_LOWER_LIMIT:
+            return _UNBOUNDED
+        if prered <= 0 and (self.preconditioned or actred == 0):
+            return _NO_REDUCTION
+        if (abs(actred) <= SMALL_REDUCTION_RATIO * abs(f)
+                and abs(prered) <= SMALL_REDUCTION_RATIO * abs(f)):  # fmt: skip
+            return _SMALL
+        if self.rejections >= MAX_REJECTIONS:
+            return _VANISHED
+        return _RUNNING
+
+    def state(self) -> dict[str, np.ndarray]:
+        table = np.array(self.history, dtype=np.float64).reshape(-1, _HISTORY_COLUMNS)
+        return copy_state(
+            w=self.w, margins=self.margins, f=self.f, grad_norm0=self.grad_norm0,
+            delta=self.delta, n_iter=self.n_iter, n_trials=self.n_trials,
+            n_cg_total=self.n_cg_total, rejections=self.rejections, stop=self.stop,
+            history=table,
+        )  # fmt: skip
+
+    def progress(self, solver: int, bounds) -> Progress:
+        return newton_progress(
+            self.sub, solver, self.n_iter, self.w, self.f, self.grad_norm, self.grad_norm0,
+            n_cg=self.last_n_cg, step=1.0 if self.last_accepted else 0.0, state=self.state,
+            objectives=lambda: bounds(self.w, self.f)[:2],
+            accepted=bool(self.last_accepted), actred=float(self.last_actred),
+            prered=float(self.last_prered), delta=float(self.delta),
+            n_trials=int(self.n_trials),
+        )  # fmt: skip
+
+
+def _next_radius(delta: float, actred: float, prered: float, gs: float, denom: float,
+                 s_norm: float, boundary_success: bool) -> float:  # fmt: skip
+    """The radius after a trial (module docstring); denom = P(w + s) - P(w) - g's;
+    ``boundary_success``: the 2.20-2.30 variant's step reached the boundary."""
+    alpha = SIGMA3 if denom <= 0 else max(SIGMA1, -0.5 * (gs / denom))
+    if actred < ETA0 * prered:
+        return min(alpha * s_norm, SIGMA2 * delta)
+    if actred < ETA1 * prered:
+        return max(SIGMA1 * delta, min(alpha * s_norm, SIGMA2 * delta))
+    if actred < ETA2 * prered:
+        return max(SIGMA1 * delta, min(alpha * s_norm, SIGMA3 * delta))
+    if boundary_success:
+        return SIGMA3 * delta
+    return max(delta, min(alpha * s_norm, SIGMA3 * delta))
+
+
+def _check_resume(saved: dict, w_shape: tuple, margins_shape: tuple, max_iter: int) -> None:
+    """A one-line InvalidInputError unless ``saved`` is a state TRON could have left."""
+    float_keys = ("w", "margins", "f", "grad_norm0", "delta", "history")
+    count_keys = ("n_iter", "n_trials", "n_cg_total", "rejections", "stop")
+    check_resume_keys(saved, float_keys + count_keys)
+    floats = [np.asarray(saved[k]) for k in float_keys]
+    counts = [np.asarray(saved[k]) for k in count_keys]
+    table = np.asarray(saved["history"])
+    if (floats[0].shape != w_shape or floats[1].shape != margins_shape
+            or resume_values_damaged(floats, counts)
+            or any(a.shape != () for a in floats[2:5])
+            or int(saved["stop"]) not in (_RUNNING, *_STOP_REASONS)
+            or int(saved["n_iter"]) > max_iter or float(saved["delta"]) < 0
+            or table.ndim != 2 or table.shape[1] != _HISTORY_COLUMNS
+            or table.shape[0] != int(saved["n_trials"])):  # fmt: skip
+        raise InvalidInputError("the state to resume from is damaged")
+
+
 def run_tron(sub: Subproblem, hook: Hook | None, loss: int, solver: int) -> Solution:
     """Minimise 1/2 w'w + sum_i C_i xi(y_i w'x_i) by LIBLINEAR's trust-region Newton method.
 
@@ -297,159 +489,25 @@ def run_tron(sub: Subproblem, hook: Hook | None, loss: int, solver: int) -> Solu
                          f"not {loss}")  # fmt: skip
     X, y, C, bias, eps, max_iter, eps_cg, preconditioned = _checked(sub)
     bounds = _svc_bounds(sub.but(X=X, y=y, C=C), loss)
-    reg_bias = bool(sub.regularize_bias)
-    n_rows = X.shape[0]
-    n_w = X.shape[1] + (1 if bias >= 0 else 0)
-    index_dtype = np.int32 if n_rows < 2**31 - 1 else np.int64
-    rows = np.flatnonzero(C > 0).astype(index_dtype)
-    max_cg = max(n_w, 5)
-
-    margins = np.zeros(n_rows)
-    step_margins = np.zeros(n_rows)
-    sel = np.empty(max(rows.shape[0], 1), dtype=index_dtype)
-    dsel = np.empty(max(rows.shape[0], 1))
-    g, M, s, r, d, Hd, z = (np.empty(n_w) for _ in range(7))
-    w = np.zeros(n_w)
-
-    def evaluate(compute_margins: bool, want_value: bool) -> tuple[float, int, float]:
-        """Loss sum, selected rows and ||g|| at w; g, the selection and M in place."""
-        loss_sum, n_selected, grad_norm = value_grad(
-            X.indptr, X.indices, X.data, bias, y, C, rows, loss, reg_bias,
-            w, margins, compute_margins, want_value, g, M, sel, dsel,
-        )  # fmt: skip
-        if not preconditioned:
-            M[:] = 1.0  # value_grad computes 2.x's preconditioner; 1.x has none
-        return float(loss_sum), int(n_selected), float(grad_norm)
-
-    def regulariser() -> float:
-        ww = float(np.dot(w, w))
-        if not reg_bias:
-            ww -= w[-1] * w[-1]
-        return 0.5 * ww
-
-    history: list[tuple[int, float, float, int, float, int]] = []
-    if sub.resume is not None:
-        saved = sub.resume
-        float_keys = ("w", "margins", "f", "grad_norm0", "delta", "history")
-        count_keys = ("n_iter", "n_trials", "n_cg_total", "rejections", "stop")
-        check_resume_keys(saved, float_keys + count_keys)
-        floats = [np.asarray(saved[k]) for k in float_keys]
-        counts = [np.asarray(saved[k]) for k in count_keys]
-        table = np.asarray(saved["history"])
-        if (floats[0].shape != w.shape or floats[1].shape != margins.shape
-                or resume_values_damaged(floats, counts)
-                or any(a.shape != () for a in floats[2:5])
-                or int(saved["stop"]) not in (_RUNNING, *_STOP_REASONS)
-                or int(saved["n_iter"]) > max_iter or float(saved["delta"]) < 0
-                or table.ndim != 2 or table.shape[1] != _HISTORY_COLUMNS
-                or table.shape[0] != int(saved["n_trials"])):  # fmt: skip
-            raise InvalidInputError("the state to resume from is damaged")
-        w[:] = saved["w"]
-        margins[:] = saved["margins"]
-        f = float(saved["f"])
-        grad_norm0 = float(saved["grad_norm0"])
-        delta = float(saved["delta"])
-        n_iter = int(saved["n_iter"])
-        n_trials = int(saved["n_trials"])
-        n_cg_total = int(saved["n_cg_total"])
-        rejections = int(saved["rejections"])
-        stop = int(saved["stop"])
-        history = [(int(k), float(fk), float(gn), int(cg), float(dk), int(acc))
-                   for k, fk, gn, cg, dk, acc in table]  # fmt: skip
-        _, n_sel, grad_norm = evaluate(False, False)
-        fresh = False
+    run = _TronRun(sub, loss, X, y, C, bias, eps, eps_cg, preconditioned)
+    fresh = sub.resume is None
+    if fresh:
+        run.start(sub.w0)
     else:
-        # ||g|| at w = 0 for the stopping rule (the margins are 0 there)
-        loss_sum, n_sel, grad_norm0 = evaluate(False, True)
-        grad_norm = grad_norm0
-        if sub.w0 is not None:
-            w[:] = check_w0(sub.w0, n_w)
-            loss_sum, n_sel, grad_norm = evaluate(True, True)
-        f = loss_sum + regulariser()
-        delta = math.sqrt(float(np.dot(g * M, g)))
-        n_iter = n_trials = n_cg_total = rejections = 0
-        stop = _CONVERGED if grad_norm <= eps * grad_norm0 else _RUNNING
-        fresh = True
-    last = {"n_cg": 0, "accepted": False, "actred": math.nan, "prered": math.nan}
-
-    def state() -> dict[str, np.ndarray]:
-        table = np.array(history, dtype=np.float64).reshape(-1, _HISTORY_COLUMNS)
-        return copy_state(
-            w=w, margins=margins, f=f, grad_norm0=grad_norm0, delta=delta, n_iter=n_iter,
-            n_trials=n_trials, n_cg_total=n_cg_total, rejections=rejections, stop=stop,
-            history=table,
-        )  # fmt: skip
+        run.resume(sub.resume, max_iter)
 
     def progress() -> Progress:
-        return newton_progress(
-            sub, solver, n_iter, w, f, grad_norm, grad_norm0, n_cg=last["n_cg"],
-            step=1.0 if last["accepted"] else 0.0, state=state,
-            objectives=lambda: bounds(w, f)[:2],
-            accepted=bool(last["accepted"]), actred=float(last["actred"]),
-            prered=float(last["prered"]), delta=float(delta), n_trials=int(n_trials),
-        )  # fmt: skip
+        return run.progress(solver, bounds)
 
     went_on = ask(hook, progress) if fresh else True
-    while went_on and stop == _RUNNING and n_iter < max_iter:
-        n_cg, at_boundary = trust_region_cg(
-            X.indptr, X.indices, X.data, bias, sel, dsel, n_sel, reg_bias, g, M, delta,
-            eps_cg, max_cg, s, r, d, Hd, z,
-        )  # fmt: skip
-        n_cg_total += n_cg
-        n_trials += 1
-        gs = float(np.dot(g, s))
-        prered = -0.5 * (gs - float(np.dot(s, r)))
-        f_new = float(trial_value(
-            X.indptr, X.indices, X.data, bias, y, C, rows, loss, reg_bias, w, margins,
-            step_margins, s,
-        ))  # fmt: skip
-        actred = f - f_new
-        s_norm = math.sqrt(_m_dot(s, M, s))
-        # 1.x adjusts the first radius at every trial before the first accepted iteration,
-        # 2.20-2.30 at the first trial only
-        if (n_trials == 1) if preconditioned else (n_iter == 0):
-            delta = min(delta, s_norm)
-        denom = f_new - f - gs
-        alpha = SIGMA3 if denom <= 0 else max(SIGMA1, -0.5 * (gs / denom))
-        if actred < ETA0 * prered:
-            delta = min(alpha * s_norm, SIGMA2 * delta)
-        elif actred < ETA1 * prered:
-            delta = max(SIGMA1 * delta, min(alpha * s_norm, SIGMA2 * delta))
-        elif actred < ETA2 * prered:
-            delta = max(SIGMA1 * delta, min(alpha * s_norm, SIGMA3 * delta))
-        elif preconditioned and at_boundary:
-            delta = SIGMA3 * delta
-        else:
-            delta = max(delta, min(alpha * s_norm, SIGMA3 * delta))
-        accepted = actred > ETA0 * prered
-        if accepted:
-            n_iter += 1
-            rejections = 0
-            accept_step(rows, w, margins, step_margins, s)
-            f = f_new
-            _, n_sel, grad_norm = evaluate(False, False)
-            if grad_norm <= eps * grad_norm0:
-                stop = _CONVERGED
-        else:
-            rejections += 1
-        history.append((n_iter, f_new, grad_norm, int(n_cg), delta, int(accepted)))
-        if stop == _RUNNING:
-            if f < F_LOWER_LIMIT:
-                stop = _UNBOUNDED
-            elif prered <= 0 and (preconditioned or actred == 0):
-                stop = _NO_REDUCTION
-            elif (abs(actred) <= SMALL_REDUCTION_RATIO * abs(f)
-                  and abs(prered) <= SMALL_REDUCTION_RATIO * abs(f)):  # fmt: skip
-                stop = _SMALL
-            elif rejections >= MAX_REJECTIONS:
-                stop = _VANISHED
-        last.update(n_cg=n_cg, accepted=accepted, actred=actred, prered=prered)
+    while went_on and run.stop == _RUNNING and run.n_iter < max_iter:
+        run.trial()
         went_on = ask(hook, progress)
-    reason = final_stop_reason(stop, _STOP_REASONS, went_on, n_iter, max_iter)
+    reason = final_stop_reason(run.stop, _STOP_REASONS, went_on, run.n_iter, max_iter)
     return newton_solution(
-        solver, w, f, bounds, n_iter, reason, grad_norm, grad_norm0,
-        relative_gradient_norm(grad_norm, grad_norm0), n_cg_total, history,
-        n_trials=n_trials, delta=float(delta),
+        solver, run.w, run.f, bounds, run.n_iter, reason, run.grad_norm, run.grad_norm0,
+        relative_gradient_norm(run.grad_norm, run.grad_norm0), run.n_cg_total, run.history,
+        n_trials=run.n_trials, delta=float(run.delta),
     )  # fmt: skip
 
 

@@ -685,38 +685,46 @@ def _restore(arrays: dict[str, np.ndarray], saved: dict[str, np.ndarray], n_weig
 # ----------------------------------------------------------------------------- solvers
 
 
-def _solve(sub: Subproblem, hook: Hook | None, method: int, solver: int) -> Solution:
-    pb = _Problem(sub, hook, method)
-    X, y, n_rows, n_w, capacity = pb.X, pb.y, pb.n_rows, pb.n_weights, pb.capacity
-    cuts = np.empty((capacity, n_w))  # rows touched as cuts arrive
-    cuts[0] = 0.0
-    gram = np.zeros((capacity, capacity))
-    offsets = np.zeros(capacity)
-    alpha = np.zeros(capacity)
-    grad = np.zeros(capacity)
-    last_active = np.zeros(capacity, dtype=np.int64)
-    keep = np.zeros(capacity, dtype=np.int64)
-    w_c = np.zeros(n_w)
-    w_b = np.zeros(n_w)
-    z_b = np.zeros(n_rows if method == OCAS else 0)
-    member = np.ones(n_rows, dtype=np.bool_)  # the rows of the last cut (the first: all)
-    last_cut = np.zeros(n_w)  # the last cut, kept to update the next one
-    z_c = np.zeros(n_rows if method == OCAS else 0)
-    kinks = np.zeros(n_rows if method == OCAS else 0)
-    jumps = np.zeros(n_rows if method == OCAS else 0)
-    istate = np.zeros(_N_ISTATE, dtype=np.int64)
-    fstate = np.full(_N_FSTATE, np.nan)
-    arrays = {"cuts": cuts, "gram": gram, "offsets": offsets, "alpha": alpha, "grad": grad,
-              "last_active": last_active, "w_c": w_c, "w_b": w_b, "z_b": z_b,
-              "member": member, "last_cut": last_cut,
-              "istate": istate, "fstate": fstate}  # fmt: skip
-    if sub.resume is not None:
-        _restore(arrays, sub.resume, n_w)
+class _CuttingPlaneRun:
+    """One cutting-plane run: the checked problem, the working set (the cut buffer, its Gram
+    matrix and reduced dual) and the iterates, as the kernels update them in place."""
 
-    def start() -> None:
-        # the first cut, at w = 0, where every margin is 0: all rows
-        size = _rebuild_cut(X.indptr, X.indices, X.data, pb.bias, y, member, last_cut)
-        cuts[0] = last_cut
+    def __init__(self, pb: _Problem, method: int, resume: dict[str, np.ndarray] | None) -> None:
+        self.pb, self.method = pb, method
+        n_rows, n_w, capacity = pb.n_rows, pb.n_weights, pb.capacity
+        self.cuts = np.empty((capacity, n_w))  # rows touched as cuts arrive
+        self.cuts[0] = 0.0
+        self.gram = np.zeros((capacity, capacity))
+        self.offsets = np.zeros(capacity)
+        self.alpha = np.zeros(capacity)
+        self.grad = np.zeros(capacity)
+        self.last_active = np.zeros(capacity, dtype=np.int64)
+        self.keep = np.zeros(capacity, dtype=np.int64)
+        self.w_c = np.zeros(n_w)
+        self.w_b = np.zeros(n_w)
+        self.z_b = np.zeros(n_rows if method == OCAS else 0)
+        self.member = np.ones(n_rows, dtype=np.bool_)  # the rows of the last cut (the first: all)
+        self.last_cut = np.zeros(n_w)  # the last cut, kept to update the next one
+        self.z_c = np.zeros(n_rows if method == OCAS else 0)
+        self.kinks = np.zeros(n_rows if method == OCAS else 0)
+        self.jumps = np.zeros(n_rows if method == OCAS else 0)
+        self.istate = np.zeros(_N_ISTATE, dtype=np.int64)
+        self.fstate = np.full(_N_FSTATE, np.nan)
+        self.arrays = {
+            "cuts": self.cuts, "gram": self.gram, "offsets": self.offsets, "alpha": self.alpha,
+            "grad": self.grad, "last_active": self.last_active, "w_c": self.w_c,
+            "w_b": self.w_b, "z_b": self.z_b, "member": self.member, "last_cut": self.last_cut,
+            "istate": self.istate, "fstate": self.fstate,
+        }  # fmt: skip
+        if resume is not None:
+            _restore(self.arrays, resume, n_w)
+
+    def start(self) -> None:
+        """The first cut, at w = 0, where every margin is 0: all rows."""
+        pb, X, istate, fstate = self.pb, self.pb.X, self.istate, self.fstate
+        size = _rebuild_cut(X.indptr, X.indices, X.data, pb.bias, pb.y, self.member,
+                            self.last_cut)  # fmt: skip
+        self.cuts[0] = self.last_cut
         istate[_I_STARTED] = 1
         istate[_I_PENDING_SIZE] = size
         fstate[[_F_PENDING_B, _F_MIN_VIOLATION]] = size  # svm_perf starts at 100 %, i.e. l
@@ -724,52 +732,31 @@ def _solve(sub: Subproblem, hook: Hook | None, method: int, solver: int) -> Solu
         fstate[[_F_BOUND, _F_XI, _F_WW]] = 0.0
         fstate[_F_SLACK] = pb.cost
 
-    def iterate() -> None:
+    def qp_tolerances(self) -> tuple[float, float]:
+        """(KKT tolerance, relative gap) of the reduced dual's solve (-1: not that rule)."""
+        if self.pb.qp_tol_rel >= 0.0:
+            return -1.0, self.pb.qp_tol_rel
+        if self.method == SVMPERF:
+            return 0.5 * self.fstate[_F_MIN_VIOLATION], -1.0
+        return -1.0, 0.5 * self.pb.eps
+
+    def iterate(self) -> None:
         """One iteration: add the pending cut and solve, then the pass(es) at w_c."""
-        if pb.qp_tol_rel >= 0.0:
-            kkt_tol, gap_rel = -1.0, pb.qp_tol_rel
-        elif method == SVMPERF:
-            kkt_tol, gap_rel = 0.5 * fstate[_F_MIN_VIOLATION], -1.0
-        else:
-            kkt_tol, gap_rel = -1.0, 0.5 * pb.eps
-        _add_cut_and_solve(cuts, gram, offsets, alpha, grad, last_active, keep, w_c, istate,
-                           fstate, kkt_tol, gap_rel, pb.inactive_limit)  # fmt: skip
+        pb, X, istate, fstate = self.pb, self.pb.X, self.istate, self.fstate
+        kkt_tol, gap_rel = self.qp_tolerances()
+        _add_cut_and_solve(self.cuts, self.gram, self.offsets, self.alpha, self.grad,
+                           self.last_active, self.keep, self.w_c, istate, fstate, kkt_tol,
+                           gap_rel, pb.inactive_limit)  # fmt: skip
         istate[_I_ITER] += 1
         m = int(istate[_I_CUTS])
-        ww, bound = float(fstate[_F_WC_WC]), float(fstate[_F_BOUND])
-        if method == SVMPERF:
-            # H(w_c), P(w_c) and the next cut in one pass
-            hinge, size = _margin_pass_with_cut(X.indptr, X.indices, X.data, pb.bias, y, w_c,
-                                                member, last_cut)  # fmt: skip
-            primal = 0.5 * ww + pb.cost * hinge
-            if primal < fstate[_F_BEST_PRIMAL]:
-                fstate[_F_BEST_PRIMAL] = primal
-                w_b[:] = w_c
-            violation = max(0.0, hinge - float(fstate[_F_XI]))  # svm_perf's ceps, in sums
-            fstate[_F_MIN_VIOLATION] = min(fstate[_F_MIN_VIOLATION], violation)
-            measure = 100.0 * violation / n_rows
-            done = (pb.eps > 0.0 and measure <= pb.eps) or (
-                pb.tol_rel > 0.0 and primal - bound <= pb.tol_rel * abs(primal)
-            )
+        if self.method == SVMPERF:
+            primal, measure, done, size = self.svmperf_pass()
         else:
-            # margins at w_c, the exact line search from w_b towards w_c, then the cut
-            _margins(X.indptr, X.indices, X.data, pb.bias, y, w_c, z_c)
-            wb_wc, wb_wb = _dot(w_b, w_c), float(fstate[_F_WW])
-            step = max(0.0, _line_search(z_b, z_c, ww - 2.0 * wb_wc + wb_wb, wb_wc - wb_wb,
-                                         pb.cost, kinks, jumps))  # fmt: skip
-            hinge, size = _ocas_cut_pass(X.indptr, X.indices, X.data, pb.bias, y, z_b, z_c, step,
-                                         step + pb.mu * (1.0 - step), member, last_cut)  # fmt: skip
-            wb_wb = _move(w_b, w_c, step)
-            fstate[_F_WW] = wb_wb
-            fstate[_F_STEP] = step
-            primal = 0.5 * wb_wb + pb.cost * hinge
-            fstate[_F_BEST_PRIMAL] = primal
-            measure = (primal - bound) / abs(primal) if primal != 0.0 else 0.0
-            done = primal - bound <= pb.eps * abs(primal) or primal - bound <= pb.tol_abs
+            primal, measure, done, size = self.ocas_pass()
         if istate[_I_ITER] % CUT_REFRESH == 0:
             # rounding in the updates stays bounded: the cut afresh now and then
-            _rebuild_cut(X.indptr, X.indices, X.data, pb.bias, y, member, last_cut)
-        cuts[m] = last_cut
+            _rebuild_cut(X.indptr, X.indices, X.data, pb.bias, pb.y, self.member, self.last_cut)
+        self.cuts[m] = self.last_cut
         fstate[_F_PRIMAL] = primal
         fstate[_F_PENDING_B] = float(size)
         istate[_I_PENDING_SIZE] = size
@@ -777,22 +764,69 @@ def _solve(sub: Subproblem, hook: Hook | None, method: int, solver: int) -> Solu
         if done:
             istate[_I_CONVERGED] = 1
 
-    def advance(n_iterations: int) -> None:
+    def svmperf_pass(self) -> tuple[float, float, bool, int]:
+        """H(w_c), P(w_c) and the next cut in one pass; w_b kept as the point of least P.
+        Returns (P(w_c), the slack violation in svm_perf's units, whether to stop, the next
+        cut's rows)."""
+        pb, X, fstate = self.pb, self.pb.X, self.fstate
+        ww, bound = float(fstate[_F_WC_WC]), float(fstate[_F_BOUND])
+        hinge, size = _margin_pass_with_cut(X.indptr, X.indices, X.data, pb.bias, pb.y, self.w_c,
+                                            self.member, self.last_cut)  # fmt: skip
+        primal = 0.5 * ww + pb.cost * hinge
+        if primal < fstate[_F_BEST_PRIMAL]:
+            fstate[_F_BEST_PRIMAL] = primal
+            self.w_b[:] = self.w_c
+        violation = max(0.0, hinge - float(fstate[_F_XI]))  # svm_perf's ceps, in sums
+        fstate[_F_MIN_VIOLATION] = min(fstate[_F_MIN_VIOLATION], violation)
+        measure = 100.0 * violation / pb.n_rows
+        done = (pb.eps > 0.0 and measure <= pb.eps) or (
+            pb.tol_rel > 0.0 and primal - bound <= pb.tol_rel * abs(primal)
+        )
+        return primal, measure, done, size
+
+    def ocas_pass(self) -> tuple[float, float, bool, int]:
+        """The margins at w_c, the exact line search from w_b towards w_c (w_b moves there),
+        then the next cut. Returns (P(w_b), its relative gap, whether to stop, the next cut's
+        rows)."""
+        pb, X, fstate = self.pb, self.pb.X, self.fstate
+        w_b, w_c, z_b, z_c = self.w_b, self.w_c, self.z_b, self.z_c
+        ww, bound = float(fstate[_F_WC_WC]), float(fstate[_F_BOUND])
+        _margins(X.indptr, X.indices, X.data, pb.bias, pb.y, w_c, z_c)
+        wb_wc, wb_wb = _dot(w_b, w_c), float(fstate[_F_WW])
+        step = max(0.0, _line_search(z_b, z_c, ww - 2.0 * wb_wc + wb_wb, wb_wc - wb_wb,
+                                     pb.cost, self.kinks, self.jumps))  # fmt: skip
+        hinge, size = _ocas_cut_pass(X.indptr, X.indices, X.data, pb.bias, pb.y, z_b, z_c, step,
+                                     step + pb.mu * (1.0 - step), self.member,
+                                     self.last_cut)  # fmt: skip
+        wb_wb = _move(w_b, w_c, step)
+        fstate[_F_WW] = wb_wb
+        fstate[_F_STEP] = step
+        primal = 0.5 * wb_wb + pb.cost * hinge
+        fstate[_F_BEST_PRIMAL] = primal
+        measure = (primal - bound) / abs(primal) if primal != 0.0 else 0.0
+        done = primal - bound <= pb.eps * abs(primal) or primal - bound <= pb.tol_abs
+        return primal, measure, done, size
+
+    def advance(self, n_iterations: int) -> None:
         # the kernels run in compiled code between these calls; Python only sequences them
         # (tens of microseconds an iteration, against the passes over the data)
-        if not istate[_I_STARTED]:
-            start()
+        if not self.istate[_I_STARTED]:
+            self.start()
         for _ in range(n_iterations):
-            if istate[_I_CONVERGED]:
+            if self.istate[_I_CONVERGED]:
                 return
-            iterate()
+            self.iterate()
 
-    def state() -> dict[str, np.ndarray]:
-        used = int(istate[_I_CUTS]) + 1
-        live = {k: v for k, v in arrays.items() if k not in ("cuts", "gram")}
-        return copy_state(cuts=cuts[:used], gram=gram[:used, :used], **live)
+    def status(self) -> tuple[int, bool]:
+        return int(self.istate[_I_ITER]), bool(self.istate[_I_CONVERGED])
 
-    def figures() -> dict:
+    def state(self) -> dict[str, np.ndarray]:
+        used = int(self.istate[_I_CUTS]) + 1
+        live = {k: v for k, v in self.arrays.items() if k not in ("cuts", "gram")}
+        return copy_state(cuts=self.cuts[:used], gram=self.gram[:used, :used], **live)
+
+    def figures(self) -> dict:
+        istate, fstate = self.istate, self.fstate
         return {
             "n_cuts": int(istate[_I_CUTS]),
             "qp_iterations": int(istate[_I_QP_STEPS]),
@@ -804,29 +838,33 @@ def _solve(sub: Subproblem, hook: Hook | None, method: int, solver: int) -> Solu
             "slack": float(fstate[_F_XI]),  # the working set's xi, sum over rows
             "removed_cuts": int(istate[_I_REMOVED]),
             "aggregations": int(istate[_I_AGGREGATED]),
-            **({"step": float(fstate[_F_STEP])} if method == OCAS else {}),
+            **({"step": float(fstate[_F_STEP])} if self.method == OCAS else {}),
         }
 
-    def live() -> tuple[np.ndarray, float, dict]:
+    def live(self) -> tuple[np.ndarray, float, dict]:
         # a copy: w_b is the kernel's state, which a hook must not change
-        return w_b.copy(), float(fstate[_F_MEASURE]), figures()
+        return self.w_b.copy(), float(self.fstate[_F_MEASURE]), self.figures()
 
-    def result() -> dict:
-        w = w_b.copy()
-        primal = pb.primal(w)
-        bound = float(fstate[_F_BOUND]) if istate[_I_ITER] > 0 else 0.0
-        fig = figures()
-        fig["stop_measure"] = float(fstate[_F_MEASURE]) if istate[_I_ITER] > 0 else math.nan
+    def objectives(self, at: np.ndarray) -> tuple[float, float]:
+        return self.pb.primal(at), float(self.fstate[_F_BOUND])
+
+    def result(self) -> dict:
+        w = self.w_b.copy()
+        primal = self.pb.primal(w)
+        started = self.istate[_I_ITER] > 0
+        bound = float(self.fstate[_F_BOUND]) if started else 0.0
+        fig = self.figures()
+        fig["stop_measure"] = float(self.fstate[_F_MEASURE]) if started else math.nan
         fig["stop_ratio"] = (primal - bound) / primal if primal > 0 else 0.0
         return {"w": w, "primal": primal, "dual": bound, "gap": primal - bound, "figures": fig}
 
+
+def _solve(sub: Subproblem, hook: Hook | None, method: int, solver: int) -> Solution:
+    pb = _Problem(sub, hook, method)
+    run = _CuttingPlaneRun(pb, method, sub.resume)
     return run_primal(
-        sub, hook, solver, pb.max_iter, advance,
-        status=lambda: (int(istate[_I_ITER]), bool(istate[_I_CONVERGED])),
-        live=live,
-        state=state,
-        objectives=lambda at: (pb.primal(at), float(fstate[_F_BOUND])),
-        result=result,
+        sub, hook, solver, pb.max_iter, run.advance, status=run.status, live=run.live,
+        state=run.state, objectives=run.objectives, result=run.result,
     )  # fmt: skip
 
 

@@ -608,207 +608,266 @@ def _solve(sub: Subproblem, kind: _SvmDual | _SvrDual, hook: Hook | None) -> Sol
     max |w|: what the float32 rows and the atomic adds' rounding left in the GPU's w.
     """
     cuda = cuda_module()
-    kernels = _kernels()
-
-    if sub.feature_map is not None:
-        raise InvalidInputError(
-            "device='cuda' trains on materialised rows: map_mode='materialise' (not implicit)"
-        )
-    if sub.w0 is not None or float(sub.option("sigma", 1.0)) != 1.0:
-        raise InvalidInputError("device='cuda' solves whole problems: no w0 or sigma")
-    X = sub.X
-    n_rows = X.shape[0]
-    if n_rows >= 2**32:
-        raise InvalidInputError(f"device='cuda' takes fewer than 2**32 rows, X has {n_rows}")
-    y, C, eps = kind.inputs(sub)
-    bias = float(sub.bias)
-    shrinking = bool(sub.option("shrinking", True))
-    n_weights = sub.n_weights
-    monotone = bool(sub.option("monotone", True))
-    per_row, plan_per_block, plan_blocks = launch_plan(sub, cuda)
-    hot, hot_weight, flush_rounds = hot_plan(sub, n_weights)
-
-    alpha0 = _dual.warm_start(sub, (n_rows,))
-    # the SVR dual's warm start first runs the cold start's first epoch for its reference
-    reference_run = kind.regression and alpha0 is not None
-    w = np.zeros(n_weights)
-    rec = np.empty((n_rows, 4))
-    trainable = kind.prepare(X, bias, y, C, None if reference_run else alpha0, w, rec)
-    first_flags = np.where(C > 0.0, kernels.ACTIVE, kernels.FIXED).astype(np.uint8)
-    flags = first_flags.copy()
-    fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
-    kind.reset_thresholds(fstate)
-    istate = np.zeros(kind.istate_size, dtype=np.int64)
-    istate[I_ACTIVE] = trainable.shape[0]
-    # the launch now (the safeguard halves it): blocks, rows per block, halvings so far
-    launch = np.array([plan_blocks, plan_per_block, 0], dtype=np.int64)
-    state = {"rec": rec, "w": w, "flags": flags, "fstate": fstate, "istate": istate}
-    if sub.resume is not None:
-        _base.restore_state(state, sub.resume)
-        _restore_launch(launch, sub.resume)
-    state["launch"] = launch
-    n_trainable = int(trainable.shape[0])
-    if n_trainable == 0:
-        istate[I_CONVERGED] = 1
-    half_bits = order_half_bits(n_rows)
-    bias_index = n_weights - 1
-    # the launches over all rows and weights (objective, kept copy): a power of two of threads
-    state_threads = 1 << (per_row * plan_per_block).bit_length() - 1
-    n_partials = plan_blocks
-    if not simulated(cuda):
-        n_partials = max(plan_blocks, min(STATE_BLOCKS, math.ceil(
-            max(n_rows, n_weights) / state_threads)))  # fmt: skip
-    reduce_threads = min(kernels.REDUCE_THREADS, _power_of_two_at_least(n_partials))
-    regression, squared, p = kind.regression, kind.squared, kind.p
-
-    holder, owned = _rows_holder(X)
-    sizes = f"dual variables and records {_mib(n_rows * 33)}, w {_mib(n_weights * 8)}"
+    run = _DeviceRun(sub, kind, cuda)
+    holder, owned = _rows_holder(sub.X)
     try:
-        d_indptr, d_indices, d_data = holder.get(
-            cuda, state_nbytes(n_rows, n_weights, n_partials, monotone), sizes, hot
-        )
-        d_hot_weight = cuda.to_device(hot_weight)
-        views = hot_weight.shape[0] > 0
-        d_rec = cuda.to_device(rec)
-        d_w = cuda.to_device(w)
-        d_flags = cuda.to_device(flags)
-        d_partial = cuda.to_device(np.zeros((n_partials, kernels.N_FIGURES)))
-        d_figures = cuda.device_array(kernels.N_FIGURES, dtype=np.float64)
-        if monotone:  # the last accepted state
-            d_alpha_kept = cuda.device_array(n_rows, dtype=np.float64)
-            d_w_kept = cuda.device_array(n_weights, dtype=np.float64)
-            d_flags_kept = cuda.device_array(n_rows, dtype=np.uint8)
-
-        def keep(restore: bool) -> None:
-            kernels.keep_state[n_partials, state_threads](
-                d_rec, d_w, d_flags, d_alpha_kept, d_w_kept, d_flags_kept, restore
-            )
-
-        def figures_now(n_epoch_blocks: int) -> np.ndarray:
-            """The epoch's figures with f(alpha) now: the epoch's one synchronisation."""
-            kernels.dual_objective_partials[n_partials, state_threads](
-                d_rec, d_w, regression, squared, p, d_partial
-            )
-            kernels.reduce_partials[1, reduce_threads](d_partial, n_epoch_blocks, d_figures)
-            return d_figures.copy_to_host()
-
-        objective = [0.0]  # f of the accepted state
-
-        def accept_start() -> None:
-            """The state on the GPU is the start: its f, and its kept copy."""
-            objective[0] = float(figures_now(0)[kernels.OBJECTIVE])
-            if monotone and launch[L_BLOCKS] * launch[L_ROWS_PER_BLOCK] > 1:
-                keep(restore=False)
-
-        accept_start()
-
-        def advance(n_epochs: int) -> None:
-            last = int(istate[I_ITER]) + n_epochs
-            while int(istate[I_ITER]) < last and not istate[I_CONVERGED]:
-                blocks, per_block = int(launch[L_BLOCKS]), int(launch[L_ROWS_PER_BLOCK])
-                k0, k1, k2, k3 = order_keys(sub.seed, int(istate[I_ITER]), half_bits)
-                upper_old, lower_old = kind.thresholds(fstate)
-                kernels.dcd_epoch[blocks, (per_row, per_block)](
-                    d_indptr, d_indices, d_data, bias, bias_index, d_rec, d_w, d_flags,
-                    n_rows, half_bits, k0, k1, k2, k3, regression, squared, p, shrinking,
-                    upper_old, lower_old, d_partial, views, hot_base(X), d_hot_weight,
-                    flush_rounds,
-                )  # fmt: skip
-                figures = figures_now(blocks)
-                f_new = float(figures[kernels.OBJECTIVE])
-                guarded = monotone and blocks * per_block > 1
-                if guarded and not objective_kept(f_new, objective[0]):
-                    keep(restore=True)  # undo the epoch; the same order again, R halved
-                    halve_launch(launch)
-                    continue
-                objective[0] = f_new
-                _end_epoch(kind, figures, fstate, istate, eps, n_trainable, d_flags)
-                if guarded and not istate[I_CONVERGED]:
-                    keep(restore=False)
-
-        if reference_run:
-            # the cold start's first epoch, discarded but for its violations' 1-norm
-            advance(1)
-            reference = float(fstate[_F_GNORM1_INIT])
-            w[:] = 0.0
-            kind.prepare(X, bias, y, C, alpha0 if reference > 0.0 else None, w, rec)
-            flags[:] = first_flags
-            kind.reset_thresholds(fstate)
-            fstate[_F_GNORM1_INIT] = reference
-            istate[:] = 0
-            istate[I_ACTIVE] = n_trainable
-            istate[I_REF_GIVEN] = 1
-            istate[I_CONVERGED] = int(n_trainable == 0)
-            d_rec.copy_to_device(rec)
-            d_w.copy_to_device(w)
-            d_flags.copy_to_device(flags)
-            accept_start()
-
-        def fetch() -> tuple[np.ndarray, np.ndarray]:
-            rec_now = d_rec.copy_to_host()
-            return d_w.copy_to_host(), np.ascontiguousarray(rec_now[:, 0])
-
-        def snapshot() -> dict[str, np.ndarray]:
-            return _base.copy_state(
-                rec=d_rec.copy_to_host(), w=d_w.copy_to_host(), flags=d_flags.copy_to_host(),
-                fstate=fstate, istate=istate, launch=launch,
-            )  # fmt: skip
-
-        def launch_figures() -> dict:
-            return {
-                "rows_per_block": int(launch[L_ROWS_PER_BLOCK]),
-                "rows_in_flight": int(launch[L_BLOCKS] * launch[L_ROWS_PER_BLOCK]),
-                "rows_in_flight_halvings": int(launch[L_HALVINGS]),
-                "dual_objective": objective[0],
-            }
-
-        def progress() -> Progress:
-            measure, rule = kind.measures(fstate)
-            return _DeviceProgress(
-                fetch,
-                solver=kind.solver,
-                index=sub.index,
-                iteration=int(istate[I_ITER]),
-                measure=measure,
-                figures={"n_active": int(istate[I_ACTIVE]), **rule, **launch_figures()},
-                state=snapshot,
-                objectives=lambda: kind.values(X, bias, y, C, fetch()[1], n_weights)[1:3],
-            )
-
-        converged, stop_reason = _dual.drive_dual(sub, hook, advance, istate, progress)
-        w_device, alpha = fetch()
+        run.copy_to_device(holder)
+        run.accept_start()
+        if run.reference_run:
+            run.reference_epoch()
+        converged, stop_reason = _dual.drive_dual(sub, hook, run.advance, run.istate,
+                                                  run.progress)  # fmt: skip
+        w_device, alpha = run.fetch()
         device_name = _device_name(cuda)
-        final_launch = launch_figures()
+        final_launch = run.launch_figures()
     finally:
         if owned:
             holder.release()
-    w, primal, dual = kind.values(X, bias, y, C, alpha, n_weights)
-    scale = float(np.max(np.abs(w))) if w.size else 0.0
-    w_error = float(np.max(np.abs(w_device - w)) / scale) if scale > 0 else 0.0
-    rule = kind.measures(fstate)[1]
-    if kind.regression:
-        rule["n_sv"] = int(np.count_nonzero(alpha))
-    return Solution(
-        w=w,
-        n_iter=int(istate[I_ITER]),
-        converged=converged,
-        stop_reason=stop_reason,
-        primal=primal,
-        dual=dual,
-        gap=primal - dual,
-        alpha=alpha,
-        solver=kind.solver,
-        figures={
-            **rule,
-            "device": device_name,
-            "threads_per_row": per_row,
-            **final_launch,
-            "rows_in_flight_start": plan_blocks * plan_per_block,
-            "device_w_error": w_error,
-            "hot_views": int(hot_weight.shape[0]),
-            "flush_rounds": flush_rounds,
-        },
-    )
+    return run.solution(w_device, alpha, converged, stop_reason, device_name, final_launch)
+
+
+class _DeviceRun:
+    """One GPU solve: the checked problem, the launch plan, the host copies of the state
+    (records, w, flags, the rule's figures, the counters, the launch now) and their device
+    arrays once copied; its steps are the epochs, the safeguard and the hook's views."""
+
+    def __init__(self, sub: Subproblem, kind: _SvmDual | _SvrDual, cuda) -> None:
+        """Check the problem, plan the launch, prepare the records from the start (or the
+        checkpoint): everything before the first copy to the GPU."""
+        kernels = _kernels()
+        if sub.feature_map is not None:
+            raise InvalidInputError(
+                "device='cuda' trains on materialised rows: map_mode='materialise' (not implicit)"
+            )
+        if sub.w0 is not None or float(sub.option("sigma", 1.0)) != 1.0:
+            raise InvalidInputError("device='cuda' solves whole problems: no w0 or sigma")
+        X = sub.X
+        n_rows = X.shape[0]
+        if n_rows >= 2**32:
+            raise InvalidInputError(f"device='cuda' takes fewer than 2**32 rows, X has {n_rows}")
+        self.sub, self.kind, self.cuda, self.kernels, self.X = sub, kind, cuda, kernels, X
+        self.y, self.C, self.eps = kind.inputs(sub)
+        self.bias = float(sub.bias)
+        self.shrinking = bool(sub.option("shrinking", True))
+        self.n_weights = sub.n_weights
+        self.monotone = bool(sub.option("monotone", True))
+        self.per_row, self.plan_per_block, self.plan_blocks = launch_plan(sub, cuda)
+        self.hot, self.hot_weight, self.flush_rounds = hot_plan(sub, self.n_weights)
+        self._prepare_state()
+        self._plan_state_launches()
+
+    def _prepare_state(self) -> None:
+        """The host state at the start (or the checkpoint's), and the trainable rows."""
+        sub, kind, X, n_rows = self.sub, self.kind, self.X, self.X.shape[0]
+        kernels = self.kernels
+        self.alpha0 = _dual.warm_start(sub, (n_rows,))
+        # the SVR dual's warm start first runs the cold start's first epoch for its reference
+        self.reference_run = kind.regression and self.alpha0 is not None
+        self.w = np.zeros(self.n_weights)
+        self.rec = np.empty((n_rows, 4))
+        start = None if self.reference_run else self.alpha0
+        trainable = kind.prepare(X, self.bias, self.y, self.C, start, self.w, self.rec)
+        self.first_flags = np.where(self.C > 0.0, kernels.ACTIVE, kernels.FIXED).astype(np.uint8)
+        self.flags = self.first_flags.copy()
+        self.fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
+        kind.reset_thresholds(self.fstate)
+        self.istate = np.zeros(kind.istate_size, dtype=np.int64)
+        self.istate[I_ACTIVE] = trainable.shape[0]
+        # the launch now (the safeguard halves it): blocks, rows per block, halvings so far
+        self.launch = np.array([self.plan_blocks, self.plan_per_block, 0], dtype=np.int64)
+        state = {"rec": self.rec, "w": self.w, "flags": self.flags, "fstate": self.fstate,
+                 "istate": self.istate}  # fmt: skip
+        if sub.resume is not None:
+            _base.restore_state(state, sub.resume)
+            _restore_launch(self.launch, sub.resume)
+        self.n_trainable = int(trainable.shape[0])
+        if self.n_trainable == 0:
+            self.istate[I_CONVERGED] = 1
+        self.objective = 0.0  # f of the accepted state
+
+    def _plan_state_launches(self) -> None:
+        """The order's bits and the launches over all rows and weights (objective, kept copy):
+        a power of two of threads, enough partial sums to fill the GPU."""
+        n_rows, n_weights = self.X.shape[0], self.n_weights
+        self.half_bits = order_half_bits(n_rows)
+        self.bias_index = n_weights - 1
+        self.state_threads = 1 << (self.per_row * self.plan_per_block).bit_length() - 1
+        self.n_partials = self.plan_blocks
+        if not simulated(self.cuda):
+            self.n_partials = max(self.plan_blocks, min(STATE_BLOCKS, math.ceil(
+                max(n_rows, n_weights) / self.state_threads)))  # fmt: skip
+        self.reduce_threads = min(self.kernels.REDUCE_THREADS,
+                                  _power_of_two_at_least(self.n_partials))  # fmt: skip
+
+    def copy_to_device(self, holder: DeviceRows) -> None:
+        """The rows (``holder``'s, refused when they and the state do not fit), the state and
+        the work arrays on the GPU; with the safeguard, room for the last accepted state."""
+        cuda, kernels = self.cuda, self.kernels
+        n_rows, n_weights = self.X.shape[0], self.n_weights
+        sizes = f"dual variables and records {_mib(n_rows * 33)}, w {_mib(n_weights * 8)}"
+        self.d_indptr, self.d_indices, self.d_data = holder.get(
+            cuda, state_nbytes(n_rows, n_weights, self.n_partials, self.monotone), sizes,
+            self.hot,
+        )  # fmt: skip
+        self.d_hot_weight = cuda.to_device(self.hot_weight)
+        self.views = self.hot_weight.shape[0] > 0
+        self.d_rec = cuda.to_device(self.rec)
+        self.d_w = cuda.to_device(self.w)
+        self.d_flags = cuda.to_device(self.flags)
+        self.d_partial = cuda.to_device(np.zeros((self.n_partials, kernels.N_FIGURES)))
+        self.d_figures = cuda.device_array(kernels.N_FIGURES, dtype=np.float64)
+        if self.monotone:  # the last accepted state
+            self.d_alpha_kept = cuda.device_array(n_rows, dtype=np.float64)
+            self.d_w_kept = cuda.device_array(n_weights, dtype=np.float64)
+            self.d_flags_kept = cuda.device_array(n_rows, dtype=np.uint8)
+
+    def keep(self, restore: bool) -> None:
+        """Copy the state to its kept copy, or (``restore``) back from it."""
+        self.kernels.keep_state[self.n_partials, self.state_threads](
+            self.d_rec, self.d_w, self.d_flags, self.d_alpha_kept, self.d_w_kept,
+            self.d_flags_kept, restore,
+        )  # fmt: skip
+
+    def figures_now(self, n_epoch_blocks: int) -> np.ndarray:
+        """The epoch's figures with f(alpha) now: the epoch's one synchronisation."""
+        kind, kernels = self.kind, self.kernels
+        kernels.dual_objective_partials[self.n_partials, self.state_threads](
+            self.d_rec, self.d_w, kind.regression, kind.squared, kind.p, self.d_partial
+        )
+        kernels.reduce_partials[1, self.reduce_threads](
+            self.d_partial, n_epoch_blocks, self.d_figures
+        )
+        return self.d_figures.copy_to_host()
+
+    def accept_start(self) -> None:
+        """The state on the GPU is the start: its f, and its kept copy."""
+        self.objective = float(self.figures_now(0)[self.kernels.OBJECTIVE])
+        launch = self.launch
+        if self.monotone and launch[L_BLOCKS] * launch[L_ROWS_PER_BLOCK] > 1:
+            self.keep(restore=False)
+
+    def advance(self, n_epochs: int) -> None:
+        """Up to ``n_epochs`` more accepted epochs (fewer once converged); an epoch that the
+        safeguard undoes runs again, same order, with the rows in flight halved."""
+        istate = self.istate
+        last = int(istate[I_ITER]) + n_epochs
+        while int(istate[I_ITER]) < last and not istate[I_CONVERGED]:
+            self._epoch()
+
+    def _epoch(self) -> None:
+        """One epoch's kernel, then its acceptance (the safeguard) and its end on the host."""
+        kind, kernels, istate, launch = self.kind, self.kernels, self.istate, self.launch
+        blocks, per_block = int(launch[L_BLOCKS]), int(launch[L_ROWS_PER_BLOCK])
+        k0, k1, k2, k3 = order_keys(self.sub.seed, int(istate[I_ITER]), self.half_bits)
+        upper_old, lower_old = kind.thresholds(self.fstate)
+        kernels.dcd_epoch[blocks, (self.per_row, per_block)](
+            self.d_indptr, self.d_indices, self.d_data, self.bias, self.bias_index, self.d_rec,
+            self.d_w, self.d_flags, self.X.shape[0], self.half_bits, k0, k1, k2, k3,
+            kind.regression, kind.squared, kind.p, self.shrinking, upper_old, lower_old,
+            self.d_partial, self.views, hot_base(self.X), self.d_hot_weight, self.flush_rounds,
+        )  # fmt: skip
+        figures = self.figures_now(blocks)
+        f_new = float(figures[kernels.OBJECTIVE])
+        guarded = self.monotone and blocks * per_block > 1
+        if guarded and not objective_kept(f_new, self.objective):
+            self.keep(restore=True)  # undo the epoch; the same order again, R halved
+            halve_launch(launch)
+            return
+        self.objective = f_new
+        _end_epoch(kind, figures, self.fstate, istate, self.eps, self.n_trainable, self.d_flags)
+        if guarded and not istate[I_CONVERGED]:
+            self.keep(restore=False)
+
+    def reference_epoch(self) -> None:
+        """The SVR dual's warm start: the cold start's first epoch, discarded but for its
+        violations' 1-norm (the rule's reference), then the warm start on the GPU."""
+        kind, fstate, istate = self.kind, self.fstate, self.istate
+        self.advance(1)
+        reference = float(fstate[_F_GNORM1_INIT])
+        self.w[:] = 0.0
+        start = self.alpha0 if reference > 0.0 else None
+        kind.prepare(self.X, self.bias, self.y, self.C, start, self.w, self.rec)
+        self.flags[:] = self.first_flags
+        kind.reset_thresholds(fstate)
+        fstate[_F_GNORM1_INIT] = reference
+        istate[:] = 0
+        istate[I_ACTIVE] = self.n_trainable
+        istate[I_REF_GIVEN] = 1
+        istate[I_CONVERGED] = int(self.n_trainable == 0)
+        self.d_rec.copy_to_device(self.rec)
+        self.d_w.copy_to_device(self.w)
+        self.d_flags.copy_to_device(self.flags)
+        self.accept_start()
+
+    def fetch(self) -> tuple[np.ndarray, np.ndarray]:
+        """(the GPU's running w, alpha) copied to the host."""
+        rec_now = self.d_rec.copy_to_host()
+        return self.d_w.copy_to_host(), np.ascontiguousarray(rec_now[:, 0])
+
+    def snapshot(self) -> dict[str, np.ndarray]:
+        return _base.copy_state(
+            rec=self.d_rec.copy_to_host(), w=self.d_w.copy_to_host(),
+            flags=self.d_flags.copy_to_host(), fstate=self.fstate, istate=self.istate,
+            launch=self.launch,
+        )  # fmt: skip
+
+    def launch_figures(self) -> dict:
+        launch = self.launch
+        return {
+            "rows_per_block": int(launch[L_ROWS_PER_BLOCK]),
+            "rows_in_flight": int(launch[L_BLOCKS] * launch[L_ROWS_PER_BLOCK]),
+            "rows_in_flight_halvings": int(launch[L_HALVINGS]),
+            "dual_objective": self.objective,
+        }
+
+    def progress(self) -> Progress:
+        kind, istate = self.kind, self.istate
+        measure, rule = kind.measures(self.fstate)
+        return _DeviceProgress(
+            self.fetch,
+            solver=kind.solver,
+            index=self.sub.index,
+            iteration=int(istate[I_ITER]),
+            measure=measure,
+            figures={"n_active": int(istate[I_ACTIVE]), **rule, **self.launch_figures()},
+            state=self.snapshot,
+            objectives=lambda: kind.values(
+                self.X, self.bias, self.y, self.C, self.fetch()[1], self.n_weights
+            )[1:3],
+        )
+
+    def solution(self, w_device: np.ndarray, alpha: np.ndarray, converged: bool,
+                 stop_reason: str, device_name: str, final_launch: dict) -> Solution:  # fmt: skip
+        """The Solution at the returned alpha: w and the objectives afresh in float64, the
+        rule's figures, the device's and the launch's."""
+        kind = self.kind
+        w, primal, dual = kind.values(self.X, self.bias, self.y, self.C, alpha, self.n_weights)
+        scale = float(np.max(np.abs(w))) if w.size else 0.0
+        w_error = float(np.max(np.abs(w_device - w)) / scale) if scale > 0 else 0.0
+        rule = kind.measures(self.fstate)[1]
+        if kind.regression:
+            rule["n_sv"] = int(np.count_nonzero(alpha))
+        return Solution(
+            w=w,
+            n_iter=int(self.istate[I_ITER]),
+            converged=converged,
+            stop_reason=stop_reason,
+            primal=primal,
+            dual=dual,
+            gap=primal - dual,
+            alpha=alpha,
+            solver=kind.solver,
+            figures={
+                **rule,
+                "device": device_name,
+                "threads_per_row": self.per_row,
+                **final_launch,
+                "rows_in_flight_start": self.plan_blocks * self.plan_per_block,
+                "device_w_error": w_error,
+                "hot_views": int(self.hot_weight.shape[0]),
+                "flush_rounds": self.flush_rounds,
+            },
+        )
 
 
 def objective_kept(f_new: float, f_kept: float) -> bool:

@@ -22,7 +22,7 @@ import pytest
 
 import linsvm
 import linsvm.io.cache
-import linsvm.outofcore
+import linsvm.runner
 from linsvm.cli import main
 from linsvm.io import _atomic
 from linsvm.io._atomic import check_writable
@@ -53,7 +53,7 @@ def no_work(monkeypatch):
     monkeypatch.setattr(linsvm, "read_libsvm", reached)
     monkeypatch.setattr(linsvm, "load_model", reached)
     monkeypatch.setattr(linsvm.io.cache, "write_cache", reached)
-    monkeypatch.setattr(linsvm.outofcore, "train_cache", reached)
+    monkeypatch.setattr(linsvm.runner, "train_blocks", reached)
 
 
 def _unwritable(tmp_path: Path) -> list[tuple[Path, str]]:

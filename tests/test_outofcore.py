@@ -190,7 +190,8 @@ def test_data_several_times_the_budget_reaches_the_in_memory_optimum(tmp_path):
     data -s 3 needs 56k epochs in memory to eps 1e-6; the tiny-block tests hold it.)"""
     solver = 1
     from linsvm.io.cache import write_cache
-    from linsvm.outofcore import RUN_SLACK_BYTES, _Targets, train_cache
+    from linsvm.outofcore import RUN_SLACK_BYTES, train_cache
+    from linsvm.problems import RowTargets
 
     X, y = problem(n_rows=16_000, n_features=300, seed=21)
     text = tmp_path / "data.txt"
@@ -200,7 +201,7 @@ def test_data_several_times_the_budget_reaches_the_in_memory_optimum(tmp_path):
     block = 5 << 18  # 1.25 MiB, past the smallest block a budget must leave (MIN_BLOCK_BYTES)
     assert X.nnz * 12 + 16 * X.shape[0] > 7 * block
     # two blocks, the labels and the shrinking marks, w at an iteration's start, the slack
-    budget = (2 * block + 2 * X.shape[0] + 8 * X.shape[1] + _Targets.CHUNK_BYTES
+    budget = (2 * block + 2 * X.shape[0] + 8 * X.shape[1] + RowTargets.CHUNK_BYTES
               + RUN_SLACK_BYTES)  # fmt: skip
     seen = []
     whole = linsvm.train(X, y, solver=solver, C=0.3, eps=1e-9, max_iter=100_000)
@@ -332,14 +333,14 @@ def test_block_minimisation_stays_within_its_memory(tmp_path):
 def test_checkpoint_and_resume_give_the_uninterrupted_model(tmp_path, monkeypatch, stop_after):
     """A run stopped after some blocks (as Ctrl-C does, between blocks) and resumed from its
     checkpoint ends with the same w and alpha as the run that was never stopped."""
-    from linsvm.outofcore import _BlockCheckpoints
+    from linsvm.runner import _RunCheckpoints
 
     X, y = problem(n_rows=700, seed=11)
     options = dict(solver=3, C=0.7, eps=1e-5, max_outer=500, max_block_bytes=1)
     whole = train_blocks(ArrayBlocks(X, y, 4), **options)
     path = tmp_path / "run.ckpt"
     saves = []
-    real_save = _BlockCheckpoints.save
+    real_save = _RunCheckpoints.save
 
     def save_then_stop(self, outer, group, *args):
         real_save(self, outer, group, *args)
@@ -348,8 +349,8 @@ def test_checkpoint_and_resume_give_the_uninterrupted_model(tmp_path, monkeypatc
             raise KeyboardInterrupt  # stands for the end of the process
 
     with monkeypatch.context() as patch:
-        patch.setattr(_BlockCheckpoints, "save", save_then_stop)
-        patch.setattr(_BlockCheckpoints, "due", lambda self: True)
+        patch.setattr(_RunCheckpoints, "save", save_then_stop)
+        patch.setattr(_RunCheckpoints, "due", lambda self: True)
         with pytest.raises(KeyboardInterrupt):
             train_blocks(ArrayBlocks(X, y, 4), checkpoint=path, **options)
     resumed = train_blocks(ArrayBlocks(X, y, 4), resume=path, **options)
@@ -362,13 +363,56 @@ def test_a_checkpoint_of_another_run_is_refused(tmp_path):
     X, y = problem(n_rows=300, seed=12)
     path = tmp_path / "run.ckpt"
     train_blocks(ArrayBlocks(X, y, 3), solver=1, max_block_bytes=1, checkpoint=path)
-    with pytest.raises(InvalidInputError, match="C differs"):
+    with pytest.raises(InvalidInputError, match=r"differs in: C\)"):
         train_blocks(ArrayBlocks(X, y, 3), solver=1, C=2.0, max_block_bytes=1, resume=path)
-    with pytest.raises(InvalidInputError, match="groups differs"):
+    with pytest.raises(InvalidInputError, match=r"differs in: groups\)"):
         train_blocks(ArrayBlocks(X, y, 3), solver=1, max_block_bytes=10**9, resume=path)
     (tmp_path / "junk").write_bytes(b"not a checkpoint")
-    with pytest.raises(InvalidInputError, match="not a readable"):
+    with pytest.raises(InvalidInputError, match="not a linsvm checkpoint or damaged"):
         train_blocks(ArrayBlocks(X, y, 3), solver=1, max_block_bytes=1, resume=tmp_path / "junk")
+
+
+def test_one_checkpoint_format_records_its_place(tmp_path, monkeypatch):
+    """Checkpoints of training in memory and in blocks are one format with its place: each
+    resumed in the other place is refused in one line; a block checkpoint of the format
+    before (its own format name, no place) still resumes to the uninterrupted run's model."""
+    import json
+
+    import linsvm
+    from linsvm.runner import _RunCheckpoints
+
+    X, y = problem(n_rows=300, seed=12)
+    options = dict(solver=1, C=0.7, eps=1e-4, max_block_bytes=1, max_outer=500)
+    whole = train_blocks(ArrayBlocks(X, y, 3), **options)
+    in_blocks, in_memory = tmp_path / "blocks.ckpt", tmp_path / "memory.ckpt"
+    real_save = _RunCheckpoints.save
+
+    def save_then_stop(self, *args):
+        real_save(self, *args)
+        raise KeyboardInterrupt  # stands for the end of the process
+
+    with monkeypatch.context() as patch:
+        patch.setattr(_RunCheckpoints, "save", save_then_stop)
+        patch.setattr(_RunCheckpoints, "due", lambda self: True)
+        with pytest.raises(KeyboardInterrupt):
+            train_blocks(ArrayBlocks(X, y, 3), checkpoint=in_blocks, **options)
+    linsvm.train(X, y, solver=1, checkpoint=in_memory)
+    with pytest.raises(InvalidInputError, match=r"written by training in blocks \(--memory\)"):
+        linsvm.train(X, y, solver=1, resume=in_blocks)
+    with pytest.raises(InvalidInputError, match="written by training in memory"):
+        train_blocks(ArrayBlocks(X, y, 3), resume=in_memory, **options)
+    # the format before: the same arrays, meta with its own format name and no place
+    with np.load(in_blocks, allow_pickle=False) as saved:
+        arrays = {key: saved[key] for key in saved.files}
+    meta = json.loads(arrays.pop("meta").tobytes().decode())
+    assert meta.pop("place") == "blocks"
+    meta.update(format="linsvm-blocks-checkpoint", version=2)
+    old = tmp_path / "old.ckpt"
+    with open(old, "wb") as f:
+        np.savez(f, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **arrays)
+    resumed = train_blocks(ArrayBlocks(X, y, 3), resume=old, **options)
+    np.testing.assert_array_equal(resumed.coef_, whole.coef_)
+    assert resumed.results_[0].n_iter == whole.results_[0].n_iter
 
 
 def test_stored_blocks_larger_than_the_budget_are_split(tmp_path):
@@ -500,7 +544,7 @@ def test_a_resumed_run_plans_with_the_interrupted_runs_overhead(tmp_path, monkey
     """A measured overhead differs from process to process, and the blocks follow it: the
     resumed run takes the one its checkpoint was planned with, and ends where the
     uninterrupted run ends."""
-    from linsvm.outofcore import _BlockCheckpoints
+    from linsvm.runner import _RunCheckpoints
 
     X, y = problem(n_rows=20_000, n_features=200, seed=11)  # 4 MB to train on: above the
     options = dict(solver=3, C=0.7, eps=1e-3, max_outer=500)  # floor's 1 MB a block
@@ -509,15 +553,15 @@ def test_a_resumed_run_plans_with_the_interrupted_runs_overhead(tmp_path, monkey
     whole = train_blocks(ArrayBlocks(X, y, 16), memory=memory, overhead_bytes=overhead,
                          **options)  # fmt: skip
     path = tmp_path / "run.ckpt"
-    real_save = _BlockCheckpoints.save
+    real_save = _RunCheckpoints.save
 
     def save_then_stop(self, outer, group, *args):
         real_save(self, outer, group, *args)
         raise KeyboardInterrupt  # stands for the end of the process
 
     with monkeypatch.context() as patch:
-        patch.setattr(_BlockCheckpoints, "save", save_then_stop)
-        patch.setattr(_BlockCheckpoints, "due", lambda self: True)
+        patch.setattr(_RunCheckpoints, "save", save_then_stop)
+        patch.setattr(_RunCheckpoints, "due", lambda self: True)
         with pytest.raises(KeyboardInterrupt):
             train_blocks(ArrayBlocks(X, y, 16), memory=memory, overhead_bytes=overhead,
                          checkpoint=path, **options)  # fmt: skip

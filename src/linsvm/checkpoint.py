@@ -13,6 +13,12 @@ second signal never leaves a half-written checkpoint. Its ``meta`` entry (JSON) 
 problem's fingerprint (shape, non-zeros, a checksum of the data, labels, weights) and the
 options that decide the result; a checkpoint of another problem is refused with a one-line
 error naming what differs.
+
+One format serves every place a run trains in: ``meta["place"]`` says which ("memory": the
+sub-problems' solver states above; "blocks": training in blocks from disk, whose arrays are
+the run's W, alpha and outer iteration, ``runner.train_blocks``), and a checkpoint resumed
+in another place is refused in one line. ``write_checkpoint`` and ``read_checkpoint`` are the
+file's two ends for every place.
 """
 
 from __future__ import annotations
@@ -35,6 +41,10 @@ from .solvers._base import Hook, Progress, Solution
 
 FORMAT = "linsvm-checkpoint"
 VERSION = 1
+# Where a run trains, as its checkpoint records it, and how a message names it.
+PLACES = {"memory": "in memory", "blocks": "in blocks (--memory)"}
+# Block checkpoints written before the one format (same arrays, their own format name).
+_OLD_BLOCKS_FORMAT = ("linsvm-blocks-checkpoint", 2)
 # Periodic checkpoints of `linsvm train --checkpoint FILE` are this many seconds apart unless
 # `--every` says otherwise.
 DEFAULT_EVERY_SECONDS = 60.0
@@ -142,12 +152,49 @@ class Checkpointer:
             for name, value in state.items():
                 arrays[f"{slot}/state/{name}"] = value
             slots[str(slot)] = {"finished": False, "solver": solver, "iterations_before": before}
-        meta = dict(self.meta, format=FORMAT, version=VERSION, slots=slots)
-        arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-        buffer = io.BytesIO()
-        np.savez(buffer, **arrays)
-        atomic_write_bytes(self.path, buffer.getvalue())
+        write_checkpoint(self.path, "memory", dict(self.meta, slots=slots), arrays)
         self.last_write = time.monotonic()
+
+
+def write_checkpoint(path: str, place: str, meta: dict[str, Any],
+                     arrays: dict[str, np.ndarray]) -> None:  # fmt: skip
+    """Write a checkpoint atomically: ``arrays`` and ``meta`` (JSON) with the format, its
+    version and the run's ``place`` (``PLACES``)."""
+    meta = dict(meta, format=FORMAT, version=VERSION, place=place)
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8))
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+def read_checkpoint(path: str, place: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """(meta, arrays) of the checkpoint at ``path`` written by a run in ``place``, each array
+    checked before it is read (``_read_arrays``); a file that is not one, is damaged or is of
+    a run in another place is refused in one line (InvalidInputError)."""
+    try:
+        arrays = _read_arrays(path)
+        meta = json.loads(arrays.pop("meta").tobytes().decode())
+    except FileNotFoundError:
+        raise InvalidInputError(f"checkpoint {path}: no such file") from None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, RecursionError,
+            NotImplementedError) as error:  # fmt: skip  (zipfile: features it lacks)
+        what = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise InvalidInputError(
+            f"checkpoint {path}: not a linsvm checkpoint or damaged ({what})"
+        ) from None
+    if not isinstance(meta, dict):
+        raise InvalidInputError(f"checkpoint {path}: not a linsvm checkpoint")
+    if (meta.get("format"), meta.get("version")) == _OLD_BLOCKS_FORMAT:
+        meta = dict(meta, format=FORMAT, version=VERSION, place="blocks")
+    if meta.get("format") != FORMAT or meta.get("version") != VERSION:
+        raise InvalidInputError(f"checkpoint {path}: not a linsvm checkpoint")
+    written = meta.setdefault("place", "memory")  # (written before places were recorded)
+    if written != place:
+        where = PLACES.get(written, repr(written))
+        raise InvalidInputError(
+            f"checkpoint {path}: written by training {where}; resume it there "
+            f"(this run trains {PLACES[place]})"
+        )
+    return meta, arrays
 
 
 # What a checkpoint's arrays may be: numbers and flags (no objects, strings or records).
@@ -232,20 +279,7 @@ class Resume:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = os.fspath(path)
-        try:
-            entries = _read_arrays(self.path)
-            meta = json.loads(entries.pop("meta").tobytes().decode())
-        except FileNotFoundError:
-            raise InvalidInputError(f"checkpoint {self.path}: no such file") from None
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, RecursionError,
-                NotImplementedError) as error:  # fmt: skip  (zipfile: features it lacks)
-            what = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise InvalidInputError(
-                f"checkpoint {self.path}: not a linsvm checkpoint or damaged ({what})"
-            ) from None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT \
-                or meta.get("version") != VERSION:
-            raise InvalidInputError(f"checkpoint {self.path}: not a linsvm checkpoint")
+        meta, entries = read_checkpoint(self.path, "memory")
         problem = _check_slots(meta)
         if problem is not None:
             raise InvalidInputError(f"checkpoint {self.path}: damaged ({problem})")

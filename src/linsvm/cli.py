@@ -746,7 +746,8 @@ def _train_in_blocks(opts: TrainOptions, timer: ProgressTimer | None) -> int:
 def _cross_validate_in_blocks(opts: TrainOptions, timer, memory: int, params: dict):
     """``-v`` with ``--memory``: (rows right, rows) over the cache (text converted first)."""
     from .io.cache import as_cache
-    from .outofcore import cross_validate_cache, measured_overhead
+    from .outofcore import measured_overhead
+    from .runner import cross_validate_cache
 
     max_iter = params.pop("max_iter")
     with as_cache(opts.training_file, opts.n_jobs, timer, announce=not opts.quiet) as path:

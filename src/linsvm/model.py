@@ -131,6 +131,18 @@ class Model:
                 f"{self.coef_.shape[1]}"
             )
 
+    @classmethod
+    def from_weights(cls, solver: int, labels: np.ndarray, W: np.ndarray, n_features: int,
+                     bias: float, results: list[Solution], stop_signal: int | None = None,
+                     **extra) -> Model:  # fmt: skip
+        """The model of stacked weights ``W`` (n_weight_vectors, n_features [+ 1]): the
+        last column is the bias weights when ``bias >= 0``."""
+        model = cls(solver, labels, W[:, :n_features], bias,
+                    W[:, n_features] if bias >= 0 else None, results=results,
+                    **extra)  # fmt: skip
+        model.stop_signal = stop_signal
+        return model
+
     @property
     def n_features(self) -> int:
         """Features of ``coef_`` (the mapped ones for a model with a feature map)."""

@@ -1,4 +1,4 @@
-"""Block minimisation: the dual solvers (-s 1, -s 3, -s 7) on data larger than memory.
+"""Block minimisation's place: rows of a file larger than memory, a block at a time.
 
 Yu, Hsieh, Chang and Lin (KDD 2010, "Large linear classification when data cannot fit in
 memory"): the rows are split into blocks that fit a memory budget; ``w`` and every row's
@@ -7,95 +7,54 @@ dual coordinate descent solver on that block's rows alone, warm-started from the
 and from the shared ``w`` (the solver interface's partition mode: ``Subproblem(alpha0=, w0=)``,
 docs/architecture.md, "One partitioned dual"), while the next block is read in the background.
 
-Two ways to visit the blocks:
+This module owns where the rows live and how a block's solve reaches them: the plan of
+training blocks under the budget (``plan_blocks``), the reader (``Reader``), the rows kept
+across blocks (``SupportCache``) and the two places, each a partition's local solve for
+``partitioned.PartitionedDual``:
 
-- **Epochs (the SVM duals' default).** An outer iteration is one epoch of the in-memory
-  solver (``dcd.py``) a block at a time: its own pass (``dcd.svm_pass``, over per-row
-  records made as the block streams by) over each training block in the bucketed order,
-  shrinking against the previous epoch's extremes with the marks kept across blocks and
-  epochs, and the training blocks drawn afresh every epoch from small units of the data
-  (``_Plan``: with fixed blocks visited in turn, one pass a visit converges several times
-  slower per epoch than the in-memory order, whatever the rows' order in the file).
-- **Classic** (``selective=True`` or ``inner_iter > 1``; -s 7 always): fixed blocks, each
-  solved for ``inner_iter`` passes, with the support vectors of the other blocks joined.
+- **Epochs (the SVM duals' default, ``EpochPlace``).** An outer iteration is one epoch of the
+  in-memory solver (``dcd.py``) a block at a time: its own pass (``dcd_blocks.svm_block_epoch``,
+  over per-row records made as the block streams by) over each training block in the bucketed
+  order, shrinking against the previous epoch's extremes with the marks kept across blocks
+  and epochs (``Shrinking``), and the training blocks drawn afresh every epoch from small units
+  of the data (``Plan``: with fixed blocks visited in turn, one pass a visit converges several
+  times slower per epoch than the in-memory order, whatever the rows' order in the file).
+- **Classic (``BlockPlace``;** ``selective=True`` or ``inner_iter > 1``; -s 7 always): fixed
+  blocks, each solved for ``inner_iter`` passes, with the support vectors of the other blocks
+  joined.
 
-What is certified, and when:
-
-- **Stopping rule, on all of alpha.** The extremes of the projected gradients over an outer
-  iteration's sweep are LIBLINEAR's measure (in epochs over the rows not shrunk, as the
-  in-memory solver; classic: the first pass of each block, nothing shrunk). When it falls
-  below eps, a verification pass recomputes it over every row at the final ``w`` (with the
-  primal value; in epochs also LIBLINEAR's re-check of the shrunk rows, whose marks are then
-  cleared); only if that holds does the run stop.
-- **Duality gap, every outer iteration.** The dual value needs only ``w`` and ``alpha``, both
-  in memory. The primal needs the data, so each outer iteration also sums the loss of each
-  block at the ``w`` it started from, before the block trains: at the end of the iteration
-  P(w_t) - D(alpha_t) is the exact gap of the iterate the iteration started from.
-
-Multi-class problems are one-vs-rest, all classes sharing each read of a block.
+The run itself (the classes and targets, the outer loop, LIBLINEAR's stopping rule and its
+check at the final w, Solutions, checkpoints) is ``runner.train_blocks``'s, which
+``linsvm.train(path, memory=...)`` calls; ``train_blocks``, ``train_cache`` and the
+cross-validations here are that function over a source or a cache file.
 """
 
 from __future__ import annotations
 
 import ctypes
-import io
-import json
-import math
 import os
-import sys
 import time
 import warnings
-import zipfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
-from . import solvers
 from ._memory import format_bytes
-from ._progress import ProgressTimer
-from .checkpoint import DEFAULT_EVERY_SECONDS, fingerprint
-from .data import as_csr, check_labels, group_labels
+from .data import as_csr
 from .errors import InvalidInputError
-from .interrupts import stop_on_signals
-from .io._atomic import atomic_write_bytes
-from .io.cache import CacheFormatError
+from .io.blocks import ArrayBlocks, BlockBuffer, BlockSource, CacheBlocks, stack_rows, unit_rows
 from .model import Model
-from .objective import (
-    LOSS_HINGE,
-    LOSS_LOGISTIC,
-    LOSS_SQUARED_HINGE,
-    loss_sum,
-    loss_value,
-    lr_dual_alpha_terms,
-    svm_dual_alpha_terms,
-)
-from .partitioned import (
-    IN_TURN,
-    LocalTask,
-    OuterSums,
-    PartitionedDual,
-    PartResult,
-    pg_measure,
-    stopping_measure,
-)
-from .problems import TrainingInterrupted, class_costs, cv_folds, one_vs_rest
-from .solvers import Solution, Subproblem
-from .solvers._base import CONVERGED, INTERRUPTED, MAX_ITER, Progress
-from .solvers._dual import (
-    cache_resident,
-    choose_order,
-    order_buffers,
-    visiting_order,
-)
+from .objective import LOSS_HINGE, LOSS_LOGISTIC, LOSS_SQUARED_HINGE, loss_sum
+from .partitioned import LocalTask, PartResult
+from .problems import RowTargets
+from .solvers import Subproblem
+from .solvers._base import Progress
+from .solvers._dual import cache_resident, choose_order, order_buffers
 from .solvers._random import new_state
-from .solvers.dcd import ALPHA_COLUMN, fill_record, svm_coordinate, svm_pass
-from .solvers.dual_lr import INIT_CAP, INIT_FRACTION
-from .sparse_rows import row_axpy, row_dot, row_dot_sq_norm, sq_norm
+from .solvers.dcd_blocks import check_block, enter_interior, svm_block_epoch
 
 # Default passes of the dual solver over a block per visit (Yu et al. found a few passes per
 # block best: more solves a block's sub-problem beyond what the stale rest of w justifies).
@@ -113,320 +72,46 @@ RUN_SLACK_BYTES = 1 << 20
 # The smallest training block a budget must leave room for (smaller blocks train, but a
 # pass then reads the data in thousands of pieces); less when the whole data is smaller.
 MIN_BLOCK_BYTES = 1 << 20
-# Blocks' worth of memory selective block minimisation holds at its peak (see train_blocks).
+# Blocks' worth of memory selective block minimisation holds at its peak (see plan_blocks).
 SELECTIVE_SHARES = 7
-# Units (pieces of stored blocks) a training block is drawn from in the epoch mode (_Plan).
+# Units (pieces of stored blocks) a training block is drawn from in the epoch mode (Plan).
 UNITS_PER_BLOCK = 8
 
-_LOSSES = {1: LOSS_SQUARED_HINGE, 3: LOSS_HINGE, 7: LOSS_LOGISTIC}
+LOSSES = {1: LOSS_SQUARED_HINGE, 3: LOSS_HINGE, 7: LOSS_LOGISTIC}
 
 
-class BlockSource(Protocol):
-    """Rows read a range of stored blocks at a time (a binary cache, or arrays in memory)."""
+def train_blocks(source: BlockSource, **options) -> Model:
+    """``runner.train_blocks``: block minimisation over ``source`` (``linsvm.train`` with
+    ``memory=`` is the one way in for files)."""
+    from .runner import train_blocks as run
 
-    n_rows: int
-    n_features: int
-    n_blocks: int
-
-    def block_rows(self) -> np.ndarray: ...  # (n_blocks,) rows per stored block
-
-    def block_nbytes(self) -> np.ndarray: ...  # (n_blocks,) bytes of each stored block
-
-    def blocks(self, k0: int, k1: int) -> tuple[sp.csr_matrix, np.ndarray]: ...  # (X, y)
-
-    def gather(self, units: np.ndarray, out=None) -> tuple[sp.csr_matrix, np.ndarray]: ...
-
-    def labels(self) -> np.ndarray: ...  # (n_rows,) every row's label
+    return run(source, **options)
 
 
-class ArrayBlocks:
-    """A ``BlockSource`` over (X, y) in memory, cut into ``n_blocks`` row ranges of about equal
-    non-zeros: block minimisation on data that fits, for tests and comparisons."""
+def cross_validate_blocks(source: BlockSource, n_folds: int, seed: int = 1,
+                          **options) -> tuple[int, int]:  # fmt: skip
+    """``runner.cross_validate_blocks``: LIBLINEAR's ``-v`` over ``source`` in blocks."""
+    from .runner import cross_validate_blocks as run
 
-    def __init__(self, X, y, n_blocks: int) -> None:
-        self.X = as_csr(X)
-        self.y = check_labels(y, self.X.shape[0])
-        self.n_rows, self.n_features = self.X.shape
-        nnz = self.X.indptr[-1]
-        targets = (np.arange(1, n_blocks) * nnz) // max(n_blocks, 1)
-        cuts = np.searchsorted(self.X.indptr[:-1], targets, side="left")
-        self.bounds = np.unique(np.concatenate(([0], cuts, [self.n_rows])))
-        self.n_blocks = self.bounds.shape[0] - 1
-
-    def block_rows(self) -> np.ndarray:
-        return np.diff(self.bounds)
-
-    def block_nbytes(self) -> np.ndarray:
-        ptr = self.X.indptr[self.bounds]
-        per_nnz = self.X.indices.itemsize + self.X.data.itemsize
-        return np.diff(ptr) * per_nnz + np.diff(self.bounds) * 16
-
-    def blocks(self, k0: int, k1: int) -> tuple[sp.csr_matrix, np.ndarray]:
-        r0, r1 = self.bounds[k0], self.bounds[k1]
-        return self.X[r0:r1], self.y[r0:r1]
-
-    def gather(self, units: np.ndarray, out=None) -> tuple[sp.csr_matrix, np.ndarray]:
-        """The stored blocks ``units`` (any order) one after another (``out``: unused)."""
-        rows = unit_rows(self.bounds, units)
-        return self.X[rows], self.y[rows]
-
-    def labels(self) -> np.ndarray:
-        return self.y
-
-    def identity(self) -> list:
-        """What a checkpoint must match: the data's fingerprint and the blocks."""
-        return [fingerprint(self.X, self.y, None), self.bounds.tolist()]
+    return run(source, n_folds, seed, **options)
 
 
-class BlockBuffer:
-    """Arrays a block is read into, kept and reused by the next read (grown when a block is
-    larger): y, indptr, indices and data."""
+def train_cache(path, memory: str | int = "2G", **options) -> Model:
+    """``runner.train_cache``: block minimisation over the cache file at ``path``, with the
+    constant overhead unless ``overhead_bytes`` says otherwise (``linsvm.train(path,
+    memory=...)`` measures it, as the command does)."""
+    from .runner import train_cache as run
 
-    def __init__(self) -> None:
-        self._arrays: tuple = ()
-
-    def arrays(self, n_rows: int, nnz: int, dtype, index_dtype) -> tuple[np.ndarray, ...]:
-        """Views of exactly (n_rows,), (n_rows + 1,), (nnz,), (nnz,) elements."""
-        have = self._arrays
-        if (not have or have[0].shape[0] < n_rows or have[2].shape[0] < nnz
-                or have[3].dtype != dtype or have[2].dtype != index_dtype):
-            self._arrays = have = ()  # the old arrays freed before the new are made
-            self._arrays = have = (
-                np.empty(n_rows), np.empty(n_rows + 1, dtype=index_dtype),
-                np.empty(nnz, dtype=index_dtype), np.empty(nnz, dtype=dtype),
-            )  # fmt: skip
-        y, indptr, indices, data = have
-        return y[:n_rows], indptr[: n_rows + 1], indices[:nnz], data[:nnz]
-
-
-def _csr_over(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray,
-              shape: tuple[int, int]) -> sp.csr_matrix:  # fmt: skip
-    """A CSR matrix over these arrays, not copied. scipy's constructor copies an array that
-    is a view of one more than twice its size (its ``prune``), which a reused read buffer is
-    whenever a block is smaller than the largest before it (measured: 8 MB of copies at the
-    peak of a run budgeted for 40 MB of blocks)."""
-    X = sp.csr_matrix(shape, dtype=data.dtype)
-    X.data, X.indices, X.indptr = data, indices, indptr
-    return X
-
-
-class CacheBlocks:
-    """A ``BlockSource`` over a binary cache (``linsvm cache``): its stored blocks, or
-    (``split``) row ranges of them when a stored block is larger than a training block may be,
-    copied into memory a range at a time and unmapped once copied."""
-
-    def __init__(self, cache, units: list[tuple[int, int, int]] | None = None) -> None:
-        self.cache = cache
-        self.n_rows, self.n_features = cache.n_rows, cache.n_features
-        # the copy of a range takes int32 indices when they fit, as Cache.blocks makes it
-        self._index_dtype = np.int32 if max(cache.nnz, cache.n_features) < 2**31 else np.int64
-        self._entry_bytes = np.dtype(cache.dtype).itemsize + np.dtype(self._index_dtype).itemsize
-        # units: (stored block, first row, end row) within it; None: the stored blocks whole
-        self.units = units
-        if units is None:
-            self.n_blocks = cache.n_blocks
-            self._rows = cache.block_rows
-            self._nnz = cache.block_nnz
-            self._first_nonzero = np.zeros(cache.n_blocks, dtype=np.int64)
-        else:
-            self.n_blocks = len(units)
-            self._rows = np.array([r1 - r0 for _, r0, r1 in units], dtype=np.int64)
-            spans = np.array([self._unit_span(u) for u in units], dtype=np.int64)
-            self._first_nonzero, self._nnz = spans[:, 0], spans[:, 1] - spans[:, 0]
-
-    def _unit_span(self, unit: tuple[int, int, int]) -> tuple[int, int]:
-        """Positions of a unit's first and end non-zero within its stored block."""
-        k, r0, r1 = unit
-        indptr = self.cache.block(k, verify=False)[0].indptr
-        return int(indptr[r0]), int(indptr[r1])
-
-    def split(self, max_bytes: int) -> CacheBlocks:
-        """The same rows in units of at most ``max_bytes`` (a row larger than that alone),
-        cutting the stored blocks that exceed it."""
-        units = []
-        for k in range(self.cache.n_blocks):
-            X, _ = self.cache.block(k, verify=False)
-            cost = np.cumsum(np.diff(X.indptr) * self._entry_bytes + 16)
-            r0 = 0
-            while r0 < X.shape[0]:
-                base = cost[r0 - 1] if r0 else 0
-                r1 = max(int(np.searchsorted(cost, base + max_bytes, side="right")), r0 + 1)
-                units.append((k, r0, min(r1, X.shape[0])))
-                r0 = units[-1][2]
-            del X
-            self.cache.release(k)
-        return CacheBlocks(self.cache, units)
-
-    @property
-    def pieces_from_mapping(self) -> bool:
-        """Whether pieces of a stored block are copied from the file's mapping, the stored
-        block's pages resident until its last piece is copied (the copy changes the index
-        dtype), rather than read from the file (``Cache.read_rows``: nothing resident)."""
-        return self.cache.index_dtype != self._index_dtype
-
-    def block_rows(self) -> np.ndarray:
-        return self._rows
-
-    def block_nbytes(self) -> np.ndarray:
-        return self._nnz * self._entry_bytes + self._rows * 16
-
-    def blocks(self, k0: int, k1: int) -> tuple[sp.csr_matrix, np.ndarray]:
-        if self.units is None:
-            return self.cache.blocks(k0, k1, n_jobs=1)
-        return self.gather(np.arange(k0, k1))
-
-    def gather(self, units: np.ndarray, out: BlockBuffer | None = None
-               ) -> tuple[sp.csr_matrix, np.ndarray]:  # fmt: skip
-        """The units ``units`` (any order) one after another, copied (into ``out``'s arrays
-        when given: a reader's buffers reused block after block, no fresh pages to fault in).
-        Read from the file (``Cache.read_rows``) where the cache's index dtype is the copy's;
-        else copied from the mapping, a stored block's mapped pages handed back once a unit of
-        it is copied (the units of a stored block may come in any order, so its pages must not
-        pile up until its last one)."""
-        units = np.asarray(units, dtype=np.int64)
-        pieces = self._pieces()
-        n_rows, nnz = int(self._rows[units].sum()), int(self._nnz[units].sum())
-        if self.cache.index_dtype == self._index_dtype:
-            if out is None:
-                out = BlockBuffer()
-            y, indptr, indices, data = out.arrays(n_rows, nnz, self.cache.dtype,
-                                                  self._index_dtype)  # fmt: skip
-            indptr[0] = 0
-            self.will_need(units)
-            row, pos = 0, 0
-            for unit in units.tolist():
-                k, r0, r1 = pieces[unit]
-                pos = self.cache.read_rows(k, r0, r1, y[row:], indptr[row:], indices, data, pos)
-                row += r1 - r0
-            if pos != nnz:
-                raise CacheFormatError(self.cache.path, "block rows changed while in use")
-            X = _csr_over(data, indices, indptr, (n_rows, self.n_features))
-            X.has_canonical_format = True  # the cache's rows are (checked as read)
-            return X, y
-        if self.units is None and units.size and np.all(np.diff(units) == 1):
-            return self.cache.blocks(int(units[0]), int(units[-1]) + 1, n_jobs=1)
-        data = np.empty(nnz, dtype=self.cache.dtype)
-        indices = np.empty(nnz, dtype=self._index_dtype)
-        indptr = np.zeros(n_rows + 1, dtype=self._index_dtype)
-        y = np.empty(n_rows)
-        row, pos = 0, 0
-        for unit in units.tolist():
-            k, r0, r1 = pieces[unit]
-            X, labels = self.cache.block(k)  # checked once per stored block
-            p0, p1 = int(X.indptr[r0]), int(X.indptr[r1])
-            data[pos : pos + p1 - p0] = X.data[p0:p1]
-            indices[pos : pos + p1 - p0] = X.indices[p0:p1]
-            indptr[row + 1 : row + 1 + r1 - r0] = X.indptr[r0 + 1 : r1 + 1] - p0 + pos
-            y[row : row + r1 - r0] = labels[r0:r1]
-            row, pos = row + r1 - r0, pos + p1 - p0
-            del X, labels
-            self.cache.release(k)
-        X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, self.n_features), copy=False)
-        X.has_canonical_format = True  # the cache's rows are (checked when a block is read)
-        return X, y
-
-    def _pieces(self) -> list[tuple[int, int, int]]:
-        """Each unit as (stored block, first row, end row)."""
-        if self.units is not None:
-            return self.units
-        return [(k, 0, int(self.cache.block_rows[k])) for k in range(self.n_blocks)]
-
-    def will_need(self, units: np.ndarray) -> None:
-        """Ask the disk for every piece of these units at once (reads in flight together,
-        where one ``pread`` after another would wait for each: from a cold cache a pass took
-        0.15-0.18 s on pypi-recent that way, 0.10 s with this, its sequential read 0.06 s)."""
-        pieces = self._pieces()
-        for unit in np.asarray(units, dtype=np.int64).tolist():
-            k, r0, r1 = pieces[unit]
-            p0 = int(self._first_nonzero[unit])
-            self.cache.will_need(k, r0, r1, p0, p0 + int(self._nnz[unit]))
-
-    def labels(self) -> np.ndarray:
-        return self.cache.labels()
-
-    def identity(self) -> list:
-        """What a checkpoint must match: sizes and the checksum of the block table (which
-        holds every block's checksum)."""
-        cache = self.cache
-        return [self.n_rows, self.n_features, int(cache.nnz), cache.n_blocks, cache.checksum]
-
-
-def train_cache(path, memory: str | int = "2G", **params) -> Model:
-    """``train_blocks`` over the cache file at ``path`` (``linsvm cache`` makes one); a
-    width whose model could not fit in memory is refused first (DataFormatError)."""
-    from .io.cache import open_cache
-
-    with open_cache(path) as cache:
-        _check_width(path, cache)
-        return train_blocks(CacheBlocks(cache), memory=memory, **params)
+    return run(path, memory, **options)
 
 
 def cross_validate_cache(
-    path, n_folds: int, memory: str | int = "2G", seed: int = 1, **params
+    path, n_folds: int, memory: str | int = "2G", seed: int = 1, **options
 ) -> tuple[int, int]:
-    """``cross_validate_blocks`` over the cache file at ``path``: (rows right, rows)."""
-    from .io.cache import open_cache
+    """``runner.cross_validate_cache``: LIBLINEAR's ``-v`` over the cache file at ``path``."""
+    from .runner import cross_validate_cache as run
 
-    with open_cache(path) as cache:
-        _check_width(path, cache)
-        return cross_validate_blocks(CacheBlocks(cache), n_folds, seed, memory=memory, **params)
-
-
-def _check_width(path, cache) -> None:
-    """DataFormatError at the line of the cache's largest index when a model over its
-    features could not fit in memory (as `read_libsvm(check_width=True)` reads text)."""
-    from .io.libsvm import _Options
-
-    options = _Options.check(np.float64, None, bool(cache.zero_based), False, check_width=True)
-    options.check_cache_width(os.fsdecode(os.fspath(path)), cache)
-
-
-def cross_validate_blocks(
-    source: BlockSource, n_folds: int, seed: int = 1, **params
-) -> tuple[int, int]:
-    """LIBLINEAR's ``-v n_folds`` by block minimisation: (rows predicted right, rows).
-
-    The folds are ``problems.cv_folds``' (the in-memory cross-validation's, for the same
-    ``seed``), held as one fold number a row. Each fold trains ``train_blocks(source,
-    held_out=<its rows>, seed=seed, **params)`` on the other folds' rows (a held-out row costs
-    0 and takes no part), then one pass over the blocks scores its held-out rows. Memory is
-    ``train_blocks``' plus two bytes a row. Ctrl-C ends the whole cross-validation
-    (KeyboardInterrupt). ``progress`` (a ``ProgressTimer``): the folds done, and each fold's
-    blocks, when a line is due.
-    """
-    timer: ProgressTimer | None = params.pop("progress", None)
-    n_rows = source.n_rows
-    folds = cv_folds(n_rows, n_folds, seed)
-    fold_of = np.empty(n_rows, dtype=np.min_scalar_type(len(folds)))
-    for f in range(len(folds)):
-        fold_of[folds.held_out(f)] = f
-    n_folds = len(folds)
-    del folds
-    correct = 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TrainingInterrupted)
-        for f in range(int(fold_of.max(initial=0)) + 1):
-            held_out = fold_of == f
-            model = train_blocks(
-                source, held_out=held_out, seed=seed,
-                progress=timer.labelled(f"fold {f + 1} of {n_folds}") if timer else None,
-                **params,
-            )  # fmt: skip
-            if model.interrupted or model.stop_signal is not None:
-                raise KeyboardInterrupt
-            r0 = 0
-            for k in range(source.n_blocks):
-                X_b, y_b = source.blocks(k, k + 1)
-                r1 = r0 + X_b.shape[0]
-                mine = held_out[r0:r1]
-                if mine.any():
-                    predicted = model.predict(as_csr(X_b, check_finite=False)[mine], n_jobs=1)
-                    correct += int(np.count_nonzero(predicted == y_b[mine]))
-                del X_b, y_b
-                r0 = r1
-            if timer is not None:
-                timer.tick(lambda done=f + 1: f"cross-validation: {done} of {n_folds} folds done")
-    return correct, n_rows
+    return run(path, n_folds, memory, seed, **options)
 
 
 def parse_memory(text: str | int) -> int:
@@ -469,25 +154,7 @@ def group_blocks(
     return groups
 
 
-def unit_rows(starts: np.ndarray, units: np.ndarray) -> np.ndarray:
-    """The row numbers of stored blocks (units) ``units`` one after another, the unit k
-    holding rows ``starts[k]:starts[k + 1]``. Shape (their rows,), int64."""
-    units = np.asarray(units, dtype=np.int64)
-    rows = np.empty(int((starts[units + 1] - starts[units]).sum()), dtype=np.int64)
-    _fill_unit_rows(np.asarray(starts, dtype=np.int64), units, rows)
-    return rows
-
-
-@njit(cache=True, nogil=True)
-def _fill_unit_rows(starts, units, rows) -> None:
-    j = 0
-    for u in units:
-        for r in range(starts[u], starts[u + 1]):
-            rows[j] = r
-            j += 1
-
-
-class _Plan:
+class Plan:
     """Which units form each training block in each pass over the data (a *round*; every
     outer iteration and every verification pass is one). Fixed: consecutive units packed in
     storage order, the same every round (the classic block minimisation). Shuffled (the
@@ -541,270 +208,35 @@ def _training_bytes(rows: np.ndarray, nbytes: np.ndarray, n_vectors: int) -> np.
     return nbytes + rows * (ROW_OVERHEAD_BYTES + 8 * max(n_vectors - 1, 0))
 
 
-def measured_overhead(solver: int = 1) -> int | None:
-    """Bytes this process holds before a run in blocks, measured: its resident memory once
-    the compiled code such a run uses is loaded (a run of ``solver`` on four rows in memory)
-    and the memory freed so far is handed back to the system. ``None`` where the resident
-    memory cannot be read (not Linux); ``train_blocks(overhead_bytes=None)`` then plans the
-    constant ``FIXED_OVERHEAD_BYTES``.
-
-    ``train --memory`` counts this in its budget: the command's process holds nothing else.
-    """
-    X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 2.0]]))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # not converged in two outer iterations: no matter
-        train_blocks(ArrayBlocks(X, np.array([1, -1, 1, -1]), 2), solver=solver,
-                     memory=1 << 40, max_outer=2)  # fmt: skip
-    _return_freed_arrays_to_the_system()
-    return _resident_bytes()
-
-
-def _resident_bytes() -> int | None:
-    """This process's resident memory (Linux: /proc/self/statm), or None."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-@njit(cache=True, nogil=True)
-def _check_block(indptr, indices, data, bias, y, C, alpha, w, loss):
-    """Over a block's rows at fixed w: (sum_i C_i xi(y_i w'x_i), max g, min g), g the
-    stopping rule's per-row quantity: for the SVM duals the projected gradient (LIBLINEAR's
-    measure), as the solver's own coordinate step computes it; for the LR dual the gradient
-    y_i w'x_i + log(alpha_i / (C_i - alpha_i)) (-inf at alpha_i = 0)."""
-    squared = loss == LOSS_SQUARED_HINGE
-    total = 0.0
-    g_max = -np.inf
-    g_min = np.inf
-    for i in range(y.shape[0]):
-        if C[i] <= 0.0:
-            continue
-        dot = row_dot(indptr, indices, data, bias, i, w)
-        total += C[i] * loss_value(loss, y[i] * dot)
-        if loss == LOSS_LOGISTIC:
-            a = alpha[i]
-            g = -np.inf if a <= 0.0 else y[i] * dot + np.log(a / (C[i] - a))
-        else:
-            bound_or_diag = 0.5 / C[i] if squared else C[i]
-            # no shrinking: the step's PG only (its Qbar and new alpha are not used)
-            _, g, _ = svm_coordinate(
-                alpha[i], y[i], dot, bound_or_diag, 1.0, squared, False, np.inf, -np.inf
-            )
-        g_max = max(g_max, g)
-        g_min = min(g_min, g)
-    return total, g_max, g_min
-
-
-@njit(cache=True, nogil=True)
-def _enter_interior(indptr, indices, data, bias, y, C, alpha, w) -> None:
-    """The LR dual lives in 0 < alpha_i < C_i: move each trainable row's alpha inside as the
-    solver's own start does (LIBLINEAR's min(1e-3 C_i, 1e-8) from a bound), and w with it, so
-    that w = sum_i y_i alpha_i x_i stays exact when the block's solve takes them as given."""
-    for i in range(y.shape[0]):
-        c = C[i]
-        if c <= 0.0:
-            continue
-        lo = min(INIT_FRACTION * c, INIT_CAP)
-        a = alpha[i]
-        if a <= 0.0:
-            a = lo
-        elif c - a <= 0.0:
-            a = c - lo
-        if a != alpha[i]:
-            row_axpy(indptr, indices, data, bias, i, y[i] * (a - alpha[i]), w)
-            alpha[i] = a
-
-
-@njit(cache=True, nogil=True)
-def _svm_block_epoch(indptr, indices, data, bias, rows, class_index, k, c_pos, c_neg,
-                     held_out, squared, alpha, w, w_start, shrunk, pgmax_old, pgmin_old,
-                     bucket_size, buckets_per_group, use_prefetch, rng, rec, removed, active,
-                     order, bucket_order):  # fmt: skip
-    """One block's share of an epoch of the SVM dual (-s 1, -s 3): the in-memory solver's
-    pass (``svm_pass``) over the block's active rows in its bucketed order, shrinking against
-    the whole previous epoch's extremes.
-
-    The block's row i is row ``rows[i]`` of the whole data, whose arrays ``class_index``,
-    ``held_out`` (a mask, or empty: none), ``alpha`` and ``shrunk`` are given whole.
-
-    First, in storage order (streaming): the block's parts of the exact objectives at the
-    epoch's start, its loss at ``w_start`` and its alpha terms of the dual (sum of 1/2 D_ii
-    alpha_i^2 - alpha_i: its rows' alpha are still the epoch's first), and the in-memory
-    solver's record of every active row (trainable, not ``shrunk``): alpha, Qbar_ii, y_i,
-    U_i or D_ii, so that a visit in random order touches one cache line of state. Then the
-    pass, and the records' alpha and shrink marks written back (a row shrunk now is skipped
-    until the caller clears its mark).
-    The targets and costs come from the class index (``_Targets``): y_i = +1 for class
-    ``k``, else -1; C_i = ``c_pos`` or ``c_neg`` accordingly, 0 where held out.
-
-    Shapes: indptr (l + 1,), rows (l,); class_index, held_out, alpha, shrunk (uint8) (n,);
-    work arrays rec (at least (l, 4)), removed (uint8, at least l, all zero), active (at
-    least l), order and bucket_order (``order_buffers(l, bucket_size)``). Returns (loss at
-    w_start, alpha terms at the start, the projected gradients' max and min over the rows
-    visited, rows visited).
-    """
-    n_rows = rows.shape[0]
-    loss = LOSS_SQUARED_HINGE if squared else LOSS_HINGE
-    loss_total = 0.0
-    alpha_terms = 0.0
-    n_active = 0
-    for i in range(n_rows):
-        r = rows[i]
-        positive = class_index[r] == k
-        yi = 1.0 if positive else -1.0
-        ci = c_pos if positive else c_neg
-        if held_out.shape[0] and held_out[r]:
-            ci = 0.0
-        if ci <= 0.0:
-            continue
-        dot, sq = row_dot_sq_norm(indptr, indices, data, bias, i, w_start)
-        loss_total += ci * loss_value(loss, yi * dot)
-        a = alpha[r]
-        if a != 0.0:
-            alpha_terms += (0.5 * a * a * (0.5 / ci) if squared else 0.0) - a
-        if shrunk[r] == 0:
-            fill_record(rec, i, a, yi, ci, sq, squared, 1.0)
-            active[n_active] = i
-            n_active += 1
-    visiting_order(active, n_active, order, bucket_order, bucket_size, buckets_per_group, rng)
-    pg_max, pg_min = svm_pass(indptr, indices, data, bias, squared, rec, w, order, n_active,
-                              True, pgmax_old, pgmin_old, use_prefetch, removed, None, 1.0)
-    for s in range(n_active):
-        i = active[s]
-        alpha[rows[i]] = rec[i, ALPHA_COLUMN]
-        if removed[i]:
-            shrunk[rows[i]] = 1
-            removed[i] = 0
-    return loss_total, alpha_terms, pg_max, pg_min, n_active
-
-
 @dataclass
-class OuterProgress:
-    """One outer iteration of block minimisation, for progress lines and hooks."""
+class BlockLayout:
+    """Where a run's rows live: the source (its units cut to the plan's size), the plan of
+    training blocks, the kept support vectors' cache, and the overhead the budget counted."""
 
-    iteration: int
-    blocks: int
-    measure: float  # the stopping rule's measure over all rows (max over classes)
-    primal: list[float]  # per class: P(w) at the iteration's start
-    dual: list[float]  # per class: D(alpha) at the iteration's start
-    seconds: float
-    mb_read: float
+    source: BlockSource
+    plan: Plan
+    support: SupportCache
+    overhead: int
 
 
-def train_blocks(
-    source: BlockSource,
-    solver: int = 1,
-    C: float = 1.0,
-    eps: float | None = None,
-    bias: float = -1.0,
-    memory: str | int = "2G",
-    class_weight=None,
-    inner_iter: int | None = None,
-    max_outer: int = DEFAULT_MAX_OUTER,
-    seed: int = 1,
-    verbose: bool = False,
-    progress: ProgressTimer | None = None,
-    on_outer: Callable[[OuterProgress], None] | None = None,
-    max_block_bytes: int | None = None,
-    selective: bool | None = None,
-    checkpoint: str | os.PathLike | None = None,
-    checkpoint_every: float = DEFAULT_EVERY_SECONDS,
-    resume: str | os.PathLike | None = None,
-    held_out: np.ndarray | None = None,
-    overhead_bytes: int | None = None,
-) -> Model:
-    """Train -s 1, -s 3 or -s 7 by block minimisation over ``source``, in about ``memory``
-    bytes. Returns the Model, with one Solution per binary sub-problem (alpha, primal, dual
-    and gap at the returned w).
+def plan_blocks(source: BlockSource, budget: int, n_vectors: int, run_bytes: int,
+                overhead_bytes: int | None, selective: bool, epochs: bool,
+                max_block_bytes: int | None, seed: int) -> BlockLayout:  # fmt: skip
+    """The training blocks of a run of ``n_vectors`` sub-problems in ``budget`` bytes.
 
-    ``memory`` bounds what the run holds besides w and alpha (8 bytes a weight and a row per
-    binary sub-problem, which come on top): an overhead for the interpreter, libraries and
-    compiled code (``overhead_bytes``, e.g. ``measured_overhead()``; by default the constant
-    ``FIXED_OVERHEAD_BYTES``, 256 MiB), the rows' class index, and the blocks. The rows are
-    grouped into training blocks (consecutive stored blocks) so that two of them (the one
-    training and the one being read) and, with ``selective``, the kept rows and working
-    copies fit what is left; ``max_block_bytes`` caps a training block lower (less memory,
-    more outer iterations). A budget that leaves less than ``MIN_BLOCK_BYTES`` for a block
-    (less if the whole data is smaller) is refused, with the smallest budget that trains.
-
-    Each outer iteration runs the dual solver on each block for at most ``inner_iter``
-    passes; the run stops when LIBLINEAR's stopping rule holds on every row (verified at the
-    final w), or after ``max_outer`` outer iterations. ``verbose`` prints a line per outer
-    iteration on stderr; ``on_outer`` gets the same as an ``OuterProgress``. ``progress``: a
-    line within a long outer iteration (the blocks done) when the timer says one is due.
-
-    ``selective`` (Chang and Roth, KDD 2011; the default for the SVMs): rows of other blocks
-    with alpha > 0, up to a block's worth of memory, join every block's solve (see
-    ``_SupportCache``). The LR dual (-s 7) has every alpha_i > 0, so no rows to select: it
-    trains the blocks alone, and its rule is LIBLINEAR's max_i |g_i| < eps over all rows (g
-    the dual's gradient).
-
-    Ctrl-C stops after the current block (a second one at once) and returns the current model
-    (``model.interrupted``; its primal and gap NaN: no pass over the data is made for them).
-    ``checkpoint``: the run's state (w, alpha, the outer iteration's sums, the kept support
-    vectors) is saved there atomically after a block when ``checkpoint_every`` seconds have
-    passed, on Ctrl-C, and at the end; ``resume`` from it continues to the model the
-    uninterrupted run gives (the same data, options and memory, else a one-line error).
-    ``held_out``: a boolean mask of the rows that take no part (cost 0; cross-validation
-    trains on the other folds).
+    The budget holds everything but w and alpha (which grow with the data's columns and rows
+    whatever the budget): the overhead (``overhead_bytes``, or ``FIXED_OVERHEAD_BYTES``), the
+    run's own arrays (``run_bytes``: the per-row targets, shrink marks, w at an iteration's
+    start, a chunk's temporaries) and ``RUN_SLACK_BYTES``, and shares of the rest: the block
+    training and the one being read; with ``selective`` also the kept support vectors, the
+    solved copy of block + support vectors (two shares), the support vectors' next version
+    while it is made, and one for the solvers' per-row state and the allocator's slack
+    (measured: tests/test_outofcore.py). A budget too small is refused with the smallest
+    that trains.
     """
-    spec = solvers.get_solver(solver)
-    if spec.number not in _LOSSES:
-        raise InvalidInputError(
-            f"block minimisation trains the duals -s 1, -s 3 and -s 7, not {spec.label}"
-        )
-    params = solvers.check_parameter(spec.number, C, eps, bias, None, True)
-    loss = _LOSSES[spec.number]
-    if selective and loss == LOSS_LOGISTIC:
-        raise InvalidInputError(
-            "selective block minimisation keeps the rows with alpha > 0, which in the LR dual "
-            "(-s 7) are all rows: train -s 7 with selective=False"
-        )
-    # the SVM duals' default: epochs of the in-memory solver, a block at a time
-    epochs = loss != LOSS_LOGISTIC and not selective and inner_iter in (None, 1)
-    selective = bool(selective)
-    if inner_iter is None:
-        inner_iter = 1 if epochs else DEFAULT_INNER_ITER
-    budget = parse_memory(memory)
-    if inner_iter < 1 or max_outer < 1:
-        raise InvalidInputError("inner_iter and max_outer must be >= 1")
-    y_all = source.labels()
-    n_rows = source.n_rows
-    if n_rows == 0:
-        raise InvalidInputError("no training data: 0 rows")
-    labels, class_index = group_labels(y_all)
-    if labels.shape[0] < 2:
-        raise InvalidInputError(
-            f"training data has only one class ({labels[0]}); at least two are needed"
-        )
-    weighted_C = class_costs(labels, params.C, class_weight)
-    n_vectors = 1 if labels.shape[0] == 2 else labels.shape[0]
-    n_weights = source.n_features + (1 if params.bias >= 0 else 0)
-    targets = _Targets(class_index, weighted_C, params.C, held_out)
-    del y_all, class_index
-    _return_freed_arrays_to_the_system()
-
-    W = np.zeros((n_vectors, n_weights))
-    alpha = np.zeros((n_vectors, n_rows))
-    shrinking = _Shrinking.fresh(n_vectors, n_rows if epochs else 0)
-    # The budget holds everything but w and alpha (which grow with the data's columns and
-    # rows whatever the budget): the fixed overhead, the per-row targets, and shares of the
-    # rest: the block training and the one being read; with ``selective`` also the kept
-    # support vectors, the solved copy of block + support vectors (two shares), the support
-    # vectors' next version while it is made, and one for the solvers' per-row state and the
-    # allocator's slack (measured: tests/test_outofcore.py).
     shares = SELECTIVE_SHARES if selective else 2
-    if resume is not None and overhead_bytes is not None:
-        # the blocks follow the overhead, and a measure varies from process to process: a
-        # resumed run plans with the interrupted run's
-        overhead_bytes = _stored_overhead(resume, overhead_bytes)
     overhead = FIXED_OVERHEAD_BYTES if overhead_bytes is None else int(overhead_bytes)
-    # w at the outer iteration's start (the exact objectives there) is a second w: only w
-    # and alpha themselves come on top of the budget
-    fixed = (overhead + targets.nbytes + shrinking.shrunk.nbytes + W.nbytes
-             + _Targets.CHUNK_BYTES + RUN_SLACK_BYTES)  # fmt: skip
+    fixed = overhead + run_bytes + RUN_SLACK_BYTES
     # A stored block larger than a training block is cut into pieces. Copied from its
     # mapping, its pages stay resident until its last piece is copied (measured: a peak
     # 24 MiB past the budget on a cache of one 28 MB block): the largest counts on top then.
@@ -829,133 +261,43 @@ def train_blocks(
     if hasattr(source, "split") and source.block_nbytes().max(initial=0) > unit_budget:
         source = source.split(max(unit_budget, 1))
     cost = _training_bytes(source.block_rows(), source.block_nbytes(), n_vectors)
-    plan = _Plan(source.block_rows(), cost, block_budget, epochs, seed)
+    plan = Plan(source.block_rows(), cost, block_budget, epochs, seed)
     groups = plan.groups(0)
     # the kept support vectors take at most a training block's worth of memory
     nbytes = source.block_nbytes()
     largest = max(int(nbytes[g].sum()) for g in groups)
-    support = _SupportCache(min(support_budget, largest) if len(groups) > 1 else 0, seed)
-    tolerance = [
-        solvers.solver_tolerance(spec, params.eps, targets.signs(k)) for k in range(n_vectors)
-    ]
-    eps_all = max(tolerance)
-
-    results: list[Solution | None] = [None] * n_vectors
-    run = _PassState.fresh(W, alpha, targets, loss, not epochs)
-    first_outer, first_group, reader_at = 1, 0, (0, 0)
-    meta = None
-    if checkpoint is not None or resume is not None:
-        meta = _run_meta(source, spec.number, params, class_weight, inner_iter, seed, selective,
-                         groups, support.capacity, epochs)  # fmt: skip
-        if overhead_bytes is not None:
-            meta["overhead"] = overhead
-    if resume is not None:
-        first_outer, first_group, reader_at = _restore(resume, meta, W, alpha, run, support,
-                                                       shrinking)  # fmt: skip
-    saver = _BlockCheckpoints(checkpoint, checkpoint_every, meta)
-    iterations = first_outer - 1
-    verified = False
-    interrupted = False
-    reader = _Reader(source, plan, *reader_at)
-    with stop_on_signals() as stop, reader:
-        if epochs:
-            place = _EpochPlace(reader, targets, alpha, shrinking, params.bias, loss, seed)
-        else:
-            place = _BlockPlace(
-                reader, support, targets, alpha, spec.solve, params.bias, loss, tolerance, seed
-            )
-        driver = PartitionedDual(place, IN_TURN, W)
-
-        def after_block(g: int, done: list[PartResult]) -> bool:
-            """Between blocks: the read counted, a checkpoint when due, the stop request."""
-            nonlocal interrupted
-            run.mb += done[0].figures["mb"]
-            if progress is not None:
-                progress.tick(lambda: f"outer {outer}: {g + 1} of {place.n_partitions} blocks, "
-                                      f"{run.mb:.0f} MB read")
-            interrupted = stop.requested
-            if saver.due() or (interrupted and saver.path is not None):
-                saver.save(outer, g + 1, W, alpha, run, support, shrinking, reader.at())
-            return not interrupted
-
-        for outer in range(first_outer, max_outer + 1):
-            if first_group == 0:
-                run = None  # its copy of w goes before the next is made: two w, not three
-                run = _PassState.fresh(W, alpha, targets, loss, not epochs)
-            # no stop hook within a block's solve: it is short, and a stop between blocks
-            # leaves a state a checkpoint resumes exactly
-            driver.outer(LocalTask(outer, inner_iter), first_group, after_block, run.sums)
-            first_group = 0
-            if interrupted:
-                break
-            iterations = outer
-            measure = pg_measure(run.sums, loss == LOSS_LOGISTIC)
-            primal_start, dual_start = run.sums.objectives()
-            if not epochs:  # the blocks' solves report no dual terms: D computed at the start
-                dual_start = run.dual_start
-            report = OuterProgress(
-                outer, place.n_partitions, measure, primal_start.tolist(), list(dual_start),
-                time.perf_counter() - run.started, run.mb,
-            )  # fmt: skip
-            if verbose:
-                _print_outer(report)
-                if progress is not None:
-                    progress.postpone()
-            if on_outer is not None:
-                on_outer(report)
-            if epochs:
-                shrinking.next_epoch(run.sums.pg_max, run.sums.pg_min)
-            if measure <= eps_all:
-                # verification pass at the final w: the rule on every row, and P(w) (in
-                # epochs, LIBLINEAR's re-check of the shrunk rows, without steps)
-                final_measure, final_loss = _verify(reader, W, alpha, targets, params.bias, loss)
-                if epochs:
-                    shrinking.clear()
-                if final_measure <= eps_all:
-                    verified = True
-                    results = [
-                        _solution(spec.number, W[k], alpha[k], final_loss[k], targets, k,
-                                  loss, outer, CONVERGED)
-                        for k in range(n_vectors)
-                    ]  # fmt: skip
-                    break
-        if not verified and not interrupted:
-            reader.restart()
-            final_loss = _verify(reader, W, alpha, targets, params.bias, loss)[1]
-    if saver.path is not None and not interrupted:
-        run = None
-        saver.save(iterations + 1, 0, W, alpha,
-                   _PassState.fresh(W, alpha, targets, loss, not epochs),
-                   support, shrinking, reader.at(next_round=True))  # fmt: skip
-    if not verified:
-        reason = INTERRUPTED if interrupted else MAX_ITER
-        # interrupted: no pass over the data for P(w) (a stop should be prompt); the dual
-        # needs none
-        losses = np.full(n_vectors, np.nan) if interrupted else final_loss
-        results = [
-            _solution(spec.number, W[k], alpha[k], losses[k], targets, k, loss,
-                      iterations, reason)
-            for k in range(n_vectors)
-        ]  # fmt: skip
-        if interrupted:
-            warnings.warn(
-                "training interrupted: the model holds the current iterate, not converged",
-                TrainingInterrupted,
-                stacklevel=2,
-            )
-    model = Model(
-        spec.number,
-        labels,
-        W[:, : source.n_features],
-        params.bias,
-        W[:, source.n_features] if params.bias >= 0 else None,
-        results=results,
-    )
-    model.stop_signal = stop.signal
-    return model
+    support = SupportCache(min(support_budget, largest) if len(groups) > 1 else 0, seed)
+    return BlockLayout(source, plan, support, overhead)
 
 
-class _SupportCache:
+def measured_overhead(solver: int = 1) -> int | None:
+    """Bytes this process holds before a run in blocks, measured: its resident memory once
+    the compiled code such a run uses is loaded (a run of ``solver`` on four rows in memory)
+    and the memory freed so far is handed back to the system. ``None`` where the resident
+    memory cannot be read (not Linux); ``train_blocks(overhead_bytes=None)`` then plans the
+    constant ``FIXED_OVERHEAD_BYTES``.
+
+    ``train --memory`` counts this in its budget: the command's process holds nothing else.
+    """
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 2.0]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # not converged in two outer iterations: no matter
+        train_blocks(ArrayBlocks(X, np.array([1, -1, 1, -1]), 2), solver=solver,
+                     memory=1 << 40, max_outer=2)  # fmt: skip
+    return_freed_arrays_to_the_system()
+    return _resident_bytes()
+
+
+def _resident_bytes() -> int | None:
+    """This process's resident memory (Linux: /proc/self/statm), or None."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class SupportCache:
     """Selective block minimisation's memory: rows with alpha_i > 0 (support vectors, in any
     class) of the blocks trained so far, kept in memory up to ``capacity`` bytes, so that each
     block's solve also revisits the rows that decide the model (Chang and Roth, KDD 2011).
@@ -1014,48 +356,6 @@ class _SupportCache:
         return np.diff(self.X.indptr) if self.X is not None else np.zeros(0, dtype=np.int64)
 
 
-def stack_rows(parts: list[tuple[sp.csr_matrix, np.ndarray | None]], n_cols: int):
-    """One CSR matrix of the chosen rows of each part in turn (``None``: all of its rows),
-    copied once into arrays of the final size: what ``vstack`` of fancy-indexed parts does
-    with a copy less (on block minimisation's joins, a fifth of its time)."""
-    lengths = [
-        np.diff(X.indptr) if rows is None else np.diff(X.indptr)[rows] for X, rows in parts
-    ]
-    n_rows = sum(int(n.shape[0]) for n in lengths)
-    nnz = sum(int(n.sum()) for n in lengths)
-    index_dtype = np.int32 if max(nnz, n_cols) < 2**31 else np.int64
-    indptr = np.empty(n_rows + 1, dtype=index_dtype)
-    indptr[0] = 0
-    np.cumsum(np.concatenate(lengths), out=indptr[1:])
-    indices = np.empty(nnz, dtype=index_dtype)
-    data = np.empty(nnz, dtype=np.result_type(*[X.data.dtype for X, _ in parts]))
-    row = 0
-    for (X, rows), n in zip(parts, lengths, strict=True):
-        if rows is None:
-            p0, q0, q1 = indptr[row], X.indptr[0], X.indptr[-1]
-            indices[p0 : p0 + q1 - q0] = X.indices[q0:q1]
-            data[p0 : p0 + q1 - q0] = X.data[q0:q1]
-        else:
-            _copy_rows(X.indptr, X.indices, X.data, rows, indptr[row:], indices, data)
-        row += n.shape[0]
-    X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols), copy=False)
-    X.has_sorted_indices = True
-    return X
-
-
-@njit(cache=True, nogil=True)
-def _copy_rows(indptr, indices, data, rows, out_indptr, out_indices, out_data) -> None:
-    """Rows ``rows`` of a CSR matrix to out_indices/out_data at the positions out_indptr
-    gives (out_indptr[j] the start of the j-th copied row)."""
-    for j in range(rows.shape[0]):
-        p0, p1 = indptr[rows[j]], indptr[rows[j] + 1]
-        q = out_indptr[j]
-        for p in range(p0, p1):
-            out_indices[q] = indices[p]
-            out_data[q] = data[p]
-            q += 1
-
-
 def _too_small(budget: int, measured: bool, overhead: int, state: int, shares: int,
                whole: int, stored: int) -> str:
     """The refusal of a budget too small, with the smallest that trains (and the one that
@@ -1081,7 +381,7 @@ def _too_small(budget: int, measured: bool, overhead: int, state: int, shares: i
     )
 
 
-def _return_freed_arrays_to_the_system() -> None:
+def return_freed_arrays_to_the_system() -> None:
     """Make glibc's malloc serve every allocation over 128 KiB by mmap, so that a freed block
     goes back to the system at once. By default glibc raises that threshold after the first
     large frees, and the blocks read and dropped in turn then stay in its heap: measured, a
@@ -1115,49 +415,10 @@ def _first_pass_hook(first: list, loss: int) -> Callable[[Progress], bool]:
     return hook
 
 
-@dataclass
-class _PassState:
-    """An outer iteration in progress (saved in checkpoints): the partitions' sums so far
-    (w at the iteration's start, the loss there of the blocks done, their first passes'
-    projected-gradient extremes), D(alpha) at the start, the megabytes read."""
-
-    sums: OuterSums
-    dual_start: np.ndarray  # (n_vectors,)
-    mb: float = 0.0
-    started: float = 0.0
-
-    @classmethod
-    def fresh(cls, W, alpha, targets, loss, dual: bool = True) -> _PassState:
-        """The start of an outer iteration; ``dual=False``: D(alpha) left to the partitions'
-        sums (NaN here)."""
-        n = W.shape[0]
-        dual = (np.array([targets.dual_value(k, W[k], alpha[k], loss) for k in range(n)])
-                if dual else np.full(n, np.nan))  # fmt: skip
-        sums = OuterSums(W.copy(), np.zeros(n), np.zeros(n), np.full(n, -np.inf),
-                         np.full(n, np.inf))  # fmt: skip
-        return cls(sums, dual, 0.0, time.perf_counter())
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The checkpoint's arrays of the iteration (names as stored)."""
-        sums = self.sums
-        return {
-            "w_start": sums.W_start, "dual_start": self.dual_start, "loss_at_start": sums.loss,
-            "dual_terms": sums.dual_terms,
-            "pg_max": sums.pg_max, "pg_min": sums.pg_min,
-        }  # fmt: skip
-
-    def load(self, arrays: dict[str, np.ndarray]) -> None:
-        sums = self.sums
-        sums.W_start, sums.loss = arrays["w_start"], arrays["loss_at_start"]
-        sums.pg_max, sums.pg_min = arrays["pg_max"], arrays["pg_min"]
-        self.dual_start = arrays["dual_start"]
-        sums.dual_terms = arrays["dual_terms"]
-
-
-class _BlockPlace:
+class BlockPlace:
     """Blocks of the rows as partitions of one partitioned dual (``partitioned.py``), solved
-    in turn: each read from the source while the one before trains (``_CyclicReader``), joined
-    with the kept support vectors of the other blocks (``_SupportCache``), and solved by the
+    in turn: each read from the source while the one before trains (``Reader``), joined
+    with the kept support vectors of the other blocks (``SupportCache``), and solved by the
     registered dual solver from its rows' alpha and the shared W for the task's passes, every
     one-vs-rest sub-problem on the same read."""
 
@@ -1190,7 +451,7 @@ class _BlockPlace:
             y_s, c_s = targets.rows(k, rows)
             if loss == LOSS_LOGISTIC:
                 a_s = alpha[k, rows]
-                _enter_interior(X_solve.indptr, X_solve.indices, X_solve.data, bias, y_s, c_s,
+                enter_interior(X_solve.indptr, X_solve.indices, X_solve.data, bias, y_s, c_s,
                                 a_s, W[k])  # fmt: skip
                 alpha[k, rows] = a_s
             block_loss[k] = loss_sum(
@@ -1216,7 +477,7 @@ class _BlockPlace:
 
 
 @dataclass
-class _Shrinking:
+class Shrinking:
     """The epoch mode's shrinking state, across blocks and epochs (saved in checkpoints): a
     mark a row and sub-problem (1: shrunk, skipped until the marks are cleared), and the
     thresholds an epoch shrinks against, the previous epoch's projected-gradient extremes
@@ -1227,7 +488,7 @@ class _Shrinking:
     pg_min_old: np.ndarray  # (n_vectors,)
 
     @classmethod
-    def fresh(cls, n_vectors: int, n_rows: int) -> _Shrinking:
+    def fresh(cls, n_vectors: int, n_rows: int) -> Shrinking:
         shrinking = cls(np.zeros((n_vectors, n_rows), dtype=np.uint8), np.zeros(n_vectors),
                         np.zeros(n_vectors))  # fmt: skip
         shrinking.clear()
@@ -1245,11 +506,11 @@ class _Shrinking:
         self.pg_min_old[:] = np.where(pg_min < 0.0, pg_min, -np.inf)
 
 
-class _EpochPlace:
+class EpochPlace:
     """Blocks of the rows as partitions solved in turn, one pass each: the SVM duals' epoch
     mode. An outer iteration is one epoch of the in-memory solver over every row, visited a
     block at a time (``_svm_block_epoch``): the bucketed order within the block, shrinking
-    state kept across blocks and epochs (``_Shrinking``). Nothing is copied but the block as
+    state kept across blocks and epochs (``Shrinking``). Nothing is copied but the block as
     read; no rows join it (with rows shuffled into blocks when the cache was written, a
     block's pass is as random as the in-memory solver's; docs: "Blocks")."""
 
@@ -1298,7 +559,7 @@ class _EpochPlace:
         held_out = self._none if targets.held_out is None else targets.held_out
         for k in range(n_vectors):
             rng = new_state(self.seed + task.outer * 7919 + g * 131 + k)
-            block_loss[k], alpha_terms[k], pg_max[k], pg_min[k], _ = _svm_block_epoch(
+            block_loss[k], alpha_terms[k], pg_max[k], pg_min[k], _ = svm_block_epoch(
                 X_b.indptr, X_b.indices, X_b.data, self.bias, rows, targets.class_index, k,
                 *targets.costs(k), held_out, self.squared, self.alpha[k], W[k],
                 task.W_start[k], shrinking.shrunk[k], shrinking.pg_max_old[k],
@@ -1311,176 +572,11 @@ class _EpochPlace:
                            figures={"mb": megabytes})]  # fmt: skip
 
 
-def _run_meta(source, solver, params, class_weight, inner_iter, seed, selective, groups,
-              support_capacity, epochs) -> dict:  # fmt: skip
-    """What a checkpoint must match to be resumed: the data and everything that decides the
-    path (the blocks' grouping follows the memory budget)."""
-    identity = getattr(source, "identity", None)
-    return {
-        "format": "linsvm-blocks-checkpoint",
-        "version": 2,
-        "data": identity() if identity else [source.n_rows, source.n_features],
-        "solver": solver,
-        "C": params.C,
-        "eps": params.eps,
-        "bias": params.bias,
-        "class_weight": sorted((repr(k), float(v)) for k, v in (class_weight or {}).items()),
-        "inner_iter": inner_iter,
-        "seed": seed,
-        "selective": selective,
-        "groups": [list(map(int, g)) for g in groups],
-        "units": source.block_rows().tolist(),
-        "support_capacity": int(support_capacity),
-        "epochs": bool(epochs),
-    }
-
-
-class _BlockCheckpoints:
-    """Atomic .npz checkpoints of a block run (plain arrays, JSON meta, no pickle)."""
-
-    def __init__(self, path, every: float, meta: dict | None) -> None:
-        self.path = None if path is None else os.fspath(path)
-        self.every = float(every)
-        self.meta = meta
-        self.last = time.perf_counter()
-
-    def due(self) -> bool:
-        return self.path is not None and time.perf_counter() - self.last >= self.every
-
-    def save(self, outer: int, group: int, W, alpha, run: _PassState, support,
-             shrinking: _Shrinking, reader_at: tuple[int, int]) -> None:
-        meta = dict(self.meta, outer=outer, group=group, reader=list(reader_at), mb=run.mb,
-                    rng=support.rng.bit_generator.state)  # fmt: skip
-        arrays = run.arrays()
-        arrays.update(W=W, alpha=alpha, support_rows=support.rows, shrunk=shrinking.shrunk,
-                      pg_max_old=shrinking.pg_max_old, pg_min_old=shrinking.pg_min_old)
-        if support.X is not None:
-            arrays.update(support_data=support.X.data, support_indices=support.X.indices,
-                          support_indptr=support.X.indptr)  # fmt: skip
-        buffer = io.BytesIO()
-        np.savez(buffer, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-                 **arrays)  # fmt: skip
-        atomic_write_bytes(self.path, buffer.getvalue())
-        self.last = time.perf_counter()
-
-
-def _stored_overhead(path, default: int) -> int:
-    """The measured overhead a block checkpoint's run planned with (``default`` if it has
-    none or cannot be read: ``_restore`` then says what is wrong with it)."""
-    try:
-        with np.load(path, allow_pickle=False) as saved:
-            stored = json.loads(saved["meta"].tobytes().decode())
-        return int(stored.get("overhead", default))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, zipfile.BadZipFile):
-        return default
-
-
-def _restore(path, meta: dict, W, alpha, run: _PassState, support,
-             shrinking: _Shrinking) -> tuple[int, int, tuple[int, int]]:
-    """Load a checkpoint into the run's arrays; (outer iteration, block, the reader's round
-    and block) to continue from."""
-    name = os.fsdecode(os.fspath(path))
-    try:
-        with np.load(path, allow_pickle=False) as saved:
-            arrays = {key: saved[key] for key in saved.files}
-        stored = json.loads(arrays.pop("meta").tobytes().decode())
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
-        raise InvalidInputError(f"{name}: not a readable block checkpoint ({exc})") from None
-    if stored.get("format") != meta["format"]:
-        raise InvalidInputError(f"{name}: not a checkpoint of block minimisation")
-    for key, value in meta.items():
-        if json.loads(json.dumps(value)) != stored.get(key):
-            raise InvalidInputError(
-                f"{name}: the checkpoint is of another run ({key} differs); resume with the "
-                "same data, options and --memory"
-            )
-    W[:] = arrays["W"]
-    alpha[:] = arrays["alpha"]
-    shrinking.shrunk[:] = arrays["shrunk"]
-    shrinking.pg_max_old[:] = arrays["pg_max_old"]
-    shrinking.pg_min_old[:] = arrays["pg_min_old"]
-    run.load(arrays)
-    run.mb, run.started = float(stored["mb"]), time.perf_counter()
-    support.rows = arrays["support_rows"]
-    if "support_data" in arrays:
-        n_cols = W.shape[1] - (1 if meta["bias"] >= 0 else 0)
-        support.X = sp.csr_matrix(
-            (arrays["support_data"], arrays["support_indices"], arrays["support_indptr"]),
-            shape=(support.rows.shape[0], n_cols),
-        )
-    support.rng.bit_generator.state = stored["rng"]
-    round_, position = stored["reader"]
-    return int(stored["outer"]), int(stored["group"]), (int(round_), int(position))
-
-
-class _Targets:
-    """Every row's one-vs-rest target and cost, made a block of rows at a time from the class
-    index (one byte a row up to 255 classes) instead of kept as two float64 arrays a class:
-    on 20M rows that is 20 MB, not 320 MB a class, out of the budget."""
-
-    # rows a time, where a pass over all rows needs their costs: the chunk's temporaries
-    # (CHUNK_BYTES) count in the budget
-    CHUNK = 1 << 16
-    CHUNK_BYTES = CHUNK * (8 + 8 + 8 + 1)
-
-    def __init__(self, class_index, weighted_C, C: float, held_out=None) -> None:
-        self.class_index = class_index.astype(np.min_scalar_type(max(len(weighted_C) - 1, 0)))
-        self.weighted_C, self.C = weighted_C, C
-        self.n_rows = class_index.shape[0]
-        # rows left out of training (cross-validation): cost 0, no part in the solve
-        self.held_out = None
-        if held_out is not None:
-            self.held_out = np.asarray(held_out, dtype=bool)
-            if self.held_out.shape != (self.n_rows,):
-                raise InvalidInputError(
-                    f"held_out must be a mask of the {self.n_rows} rows, "
-                    f"got shape {self.held_out.shape}"
-                )
-
-    @property
-    def nbytes(self) -> int:
-        return self.class_index.nbytes + (0 if self.held_out is None else self.held_out.nbytes)
-
-    def rows(self, k: int, rows) -> tuple[np.ndarray, np.ndarray]:
-        """(+1/-1 targets, costs) of sub-problem k at ``rows`` (a slice or row numbers)."""
-        y, cost = one_vs_rest(self.class_index[rows], k, self.weighted_C, self.C, None)
-        if self.held_out is not None:
-            cost[self.held_out[rows]] = 0.0
-        return y, cost
-
-    def costs(self, k: int) -> tuple[float, float]:
-        """Sub-problem k's costs of its class's rows and of the others' (``one_vs_rest``)."""
-        if self.weighted_C.shape[0] == 2:
-            return float(self.weighted_C[0]), float(self.weighted_C[1])
-        return float(self.weighted_C[k]), float(self.C)
-
-    def signs(self, k: int) -> np.ndarray:
-        """Sub-problem k's +1/-1 targets over the rows that train (for its tolerance)."""
-        y = np.where(self.class_index == k, 1.0, -1.0)
-        return y if self.held_out is None else y[~self.held_out]
-
-    def dual_value(self, k: int, w: np.ndarray, alpha: np.ndarray, loss: int) -> float:
-        """-f(alpha) of sub-problem k from the maintained w = sum_i y_i alpha_i x_i: no pass
-        over the data; the costs made a chunk of rows at a time, summed in row order."""
-        f = 0.5 * sq_norm(w)
-        c_pos, c_neg = self.costs(k)
-        for r0 in range(0, self.n_rows, self.CHUNK):
-            part = slice(r0, min(r0 + self.CHUNK, self.n_rows))
-            cost = np.where(self.class_index[part] == k, c_pos, c_neg)
-            if self.held_out is not None:
-                cost[self.held_out[part]] = 0.0
-            if loss == LOSS_LOGISTIC:
-                f = lr_dual_alpha_terms(cost, alpha[part], np.maximum(cost - alpha[part], 0.0), f)
-            else:
-                f = svm_dual_alpha_terms(cost, alpha[part], loss, f)
-        return -f
-
-
-class _Reader:
-    """The training blocks of one round after another (``_Plan``), each read in a background
+class Reader:
+    """The training blocks of one round after another (``Plan``), each read in a background
     thread while the one before it is used: at most two blocks in memory."""
 
-    def __init__(self, source: BlockSource, plan: _Plan, round_: int = 0, start: int = 0):
+    def __init__(self, source: BlockSource, plan: Plan, round_: int = 0, start: int = 0):
         self.source = source
         self.plan = plan
         self.mib = source.block_nbytes() / 2**20
@@ -1541,7 +637,7 @@ class _Reader:
             self._groups = self.plan.groups(self.round)
             self.pending = self._read()
 
-    def __enter__(self) -> _Reader:
+    def __enter__(self) -> Reader:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -1549,9 +645,10 @@ class _Reader:
         self.pool.shutdown(wait=True)
 
 
-def _verify(reader: _Reader, W, alpha, targets: _Targets, bias, loss):
-    """(the stopping measure over every row at W, per-class loss sums at W): one round of
-    the reader, from its first block (where it stands after a complete outer iteration)."""
+def check_pass(reader: Reader, W, alpha, targets: RowTargets, bias, loss):
+    """Over every row at W, one round of the reader from its first block (where it stands
+    after a complete outer iteration): per sub-problem the extremes of the stopping rule's
+    per-row quantity (``dcd_blocks.check_block``) and the loss sums. Shapes (n_vectors,)."""
     pg_max = np.full(W.shape[0], -np.inf)
     pg_min = np.full(W.shape[0], np.inf)
     losses = np.zeros(W.shape[0])
@@ -1559,49 +656,30 @@ def _verify(reader: _Reader, W, alpha, targets: _Targets, bias, loss):
         X_b, rows, _ = reader.next()
         for k in range(W.shape[0]):
             y_b, c_b = targets.rows(k, rows)
-            total, hi, lo = _check_block(
+            total, hi, lo = check_block(
                 X_b.indptr, X_b.indices, X_b.data, bias, y_b, c_b,
                 np.ascontiguousarray(alpha[k, rows]), W[k], loss,
             )  # fmt: skip
             losses[k] += total
             pg_max[k] = max(pg_max[k], hi)
             pg_min[k] = min(pg_min[k], lo)
-    logistic = loss == LOSS_LOGISTIC
-    measure = max(stopping_measure(pg_max[k], pg_min[k], logistic) for k in range(W.shape[0]))
-    return measure, losses
-
-
-def _solution(solver, w, alpha, loss_total, targets: _Targets, k, loss, n_iter, reason):
-    """Sub-problem k's Solution over views of the run's W and alpha (the run is over: no
-    copy, which would take a third w and a second alpha past the budget)."""
-    primal = 0.5 * sq_norm(w) + float(loss_total)
-    dual = targets.dual_value(k, w, alpha, loss)
-    return Solution(
-        w=w, n_iter=n_iter, converged=reason == CONVERGED, stop_reason=reason,
-        primal=primal, dual=dual, gap=primal - dual, alpha=alpha, solver=solver,
-    )  # fmt: skip
-
-
-def _print_outer(p: OuterProgress) -> None:
-    gaps = [pr - du for pr, du in zip(p.primal, p.dual, strict=True)]
-    rate = p.mb_read / p.seconds if p.seconds > 0 else math.inf
-    print(
-        f"outer {p.iteration}: {p.blocks} blocks, stopping measure {p.measure:.3g}, "
-        f"primal {sum(p.primal):.10g}, gap {max(gaps):.3g} (at the iteration's start), "
-        f"{p.seconds:.2f} s, {rate:.0f} MB/s",
-        file=sys.stderr,
-        flush=True,
-    )
+    return pg_max, pg_min, losses
 
 
 __all__ = [
     "ArrayBlocks",
+    "BlockBuffer",
+    "BlockLayout",
     "BlockSource",
     "CacheBlocks",
     "cross_validate_blocks",
     "cross_validate_cache",
-    "OuterProgress",
+    "group_blocks",
+    "measured_overhead",
     "parse_memory",
+    "plan_blocks",
+    "stack_rows",
     "train_blocks",
     "train_cache",
+    "unit_rows",
 ]

@@ -1,18 +1,23 @@
 """What every place that trains shares about the problem, below the places themselves
-(``training``, ``outofcore``, ``distributed``): the classes' costs, the one-vs-rest targets and
-costs of each binary sub-problem, LIBLINEAR's cross-validation folds, and the warnings a run
-gives.
+(``training``, ``runner``, ``outofcore``, ``distributed``): the classes and their costs, the
+one-vs-rest targets and costs of each binary sub-problem (whole, or a block of rows at a time
+from the class index: ``RowTargets``), LIBLINEAR's cross-validation folds, and the warnings a
+run gives.
 """
 
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numba import njit
 
+from .data import group_labels
 from .errors import InvalidInputError
+from .objective import LOSS_LOGISTIC, lr_dual_alpha_terms, svm_dual_alpha_terms
+from .sparse_rows import sq_norm
 
 
 class ConvergenceWarning(UserWarning):
@@ -22,6 +27,54 @@ class ConvergenceWarning(UserWarning):
 class TrainingInterrupted(UserWarning):
     """Training was stopped by a signal (Ctrl-C, SIGTERM) or a hook: the model holds the
     current iterate of each sub-problem, not converged."""
+
+
+def warn_interrupted(why: str = "", iterate: str = "the current iterate",
+                     stacklevel: int = 3) -> None:  # fmt: skip
+    """The warning of a run stopped early (``why``: " by SIGINT", " by the hook", or "")."""
+    warnings.warn(
+        f"training interrupted{why}: the model holds {iterate}, not converged",
+        TrainingInterrupted,
+        stacklevel=stacklevel,
+    )
+
+
+def warn_at_cap(cap: int, label: str, where: str = "", advice: str = "",
+                stacklevel: int = 3) -> None:  # fmt: skip
+    """The warning of a solver stopped by its iteration cap before its tolerance."""
+    warnings.warn(
+        f"reaching max number of iterations ({cap}) of {label}{where}"
+        + (f"; {advice}" if advice else ""),
+        ConvergenceWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def show_label(label) -> str:
+    """A label as the user wrote it: 1, not np.int64(1)."""
+    return repr(label.item() if isinstance(label, np.generic) else label)
+
+
+def check_classes(labels: np.ndarray) -> None:
+    """Refuse training data of fewer than two classes (``labels``: the classes found)."""
+    if labels.shape[0] < 2:
+        raise InvalidInputError(
+            f"training data has only one class ({show_label(labels[0])}); at least two are "
+            "needed"
+        )
+
+
+def classes(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(labels in LIBLINEAR's order, class index per row) of classification targets, at
+    least two classes."""
+    labels, class_index = group_labels(y)
+    check_classes(labels)
+    return labels, class_index
+
+
+def n_weight_vectors(n_classes: int) -> int:
+    """One-vs-rest's weight vectors: one for two classes, one a class for more."""
+    return 1 if n_classes == 2 else n_classes
 
 
 def class_costs(labels: np.ndarray, C: float, class_weight: Mapping | None) -> np.ndarray:
@@ -63,6 +116,75 @@ def _fill_one_vs_rest(class_index, k, cost_in, cost_out, sw, y_sign, cost) -> No
         y_sign[i] = 1.0 if inside else -1.0
         c = cost_in if inside else cost_out
         cost[i] = c if sw is None else c * sw[i]
+
+
+class RowTargets:
+    """Every row's one-vs-rest target and cost, made a block of rows at a time from the class
+    index (one byte a row up to 255 classes) instead of kept as two float64 arrays a class:
+    on 20M rows that is 20 MB, not 320 MB a class, out of a memory budget. Rows ``held_out``
+    (a mask; cross-validation) cost 0 and take no part."""
+
+    # rows a time, where a pass over all rows needs their costs: the chunk's temporaries
+    # (CHUNK_BYTES) count in a budget
+    CHUNK = 1 << 16
+    CHUNK_BYTES = CHUNK * (8 + 8 + 8 + 1)
+
+    def __init__(self, class_index, weighted_C, C: float, held_out=None) -> None:
+        self.class_index = class_index.astype(np.min_scalar_type(max(len(weighted_C) - 1, 0)))
+        self.weighted_C, self.C = weighted_C, C
+        self.n_rows = class_index.shape[0]
+        self.held_out = None
+        if held_out is not None:
+            self.held_out = np.asarray(held_out, dtype=bool)
+            if self.held_out.shape != (self.n_rows,):
+                raise InvalidInputError(
+                    f"held_out must be a mask of the {self.n_rows} rows, "
+                    f"got shape {self.held_out.shape}"
+                )
+
+    @property
+    def nbytes(self) -> int:
+        return self.class_index.nbytes + (0 if self.held_out is None else self.held_out.nbytes)
+
+    def rows(self, k: int, rows) -> tuple[np.ndarray, np.ndarray]:
+        """(+1/-1 targets, costs) of sub-problem k at ``rows`` (a slice or row numbers)."""
+        y, cost = one_vs_rest(self.class_index[rows], k, self.weighted_C, self.C, None)
+        if self.held_out is not None:
+            cost[self.held_out[rows]] = 0.0
+        return y, cost
+
+    def costs(self, k: int) -> tuple[float, float]:
+        """Sub-problem k's costs of its class's rows and of the others' (``one_vs_rest``)."""
+        if self.weighted_C.shape[0] == 2:
+            return float(self.weighted_C[0]), float(self.weighted_C[1])
+        return float(self.weighted_C[k]), float(self.C)
+
+    def signs(self, k: int) -> np.ndarray:
+        """Sub-problem k's +1/-1 targets over the rows that train (for its tolerance)."""
+        y = np.where(self.class_index == k, 1.0, -1.0)
+        return y if self.held_out is None else y[~self.held_out]
+
+    def dual_value(self, k: int, w: np.ndarray, alpha: np.ndarray, loss: int) -> float:
+        """-f(alpha) of sub-problem k from the maintained w = sum_i y_i alpha_i x_i: no pass
+        over the data; the costs made a chunk of rows at a time, summed in row order."""
+        f = 0.5 * sq_norm(w)
+        c_pos, c_neg = self.costs(k)
+        for r0 in range(0, self.n_rows, self.CHUNK):
+            part = slice(r0, min(r0 + self.CHUNK, self.n_rows))
+            cost = np.where(self.class_index[part] == k, c_pos, c_neg)
+            if self.held_out is not None:
+                cost[self.held_out[part]] = 0.0
+            f = dual_alpha_terms(cost, alpha[part], loss, f)
+        return -f
+
+
+def dual_alpha_terms(cost: np.ndarray, alpha: np.ndarray, loss: int, start: float = 0.0):
+    """``start`` plus the dual f(alpha)'s terms of these rows besides 1/2 ||w(alpha)||^2: the
+    SVMs' 1/2 D_ii alpha_i^2 - alpha_i, LR's alpha_i log(alpha_i/C_i) + (C_i - alpha_i)
+    log((C_i - alpha_i)/C_i)."""
+    if loss == LOSS_LOGISTIC:
+        return lr_dual_alpha_terms(cost, alpha, np.maximum(cost - alpha, 0.0), start)
+    return svm_dual_alpha_terms(cost, alpha, loss, start)
 
 
 class CVFolds(Sequence):
@@ -113,8 +235,16 @@ def cv_folds(n_rows: int, n_folds: int, seed: int) -> CVFolds:
 __all__ = [
     "CVFolds",
     "ConvergenceWarning",
+    "RowTargets",
     "TrainingInterrupted",
+    "check_classes",
     "class_costs",
+    "classes",
     "cv_folds",
+    "dual_alpha_terms",
+    "n_weight_vectors",
     "one_vs_rest",
+    "show_label",
+    "warn_at_cap",
+    "warn_interrupted",
 ]

@@ -44,7 +44,7 @@ import numpy as np
 from . import solvers
 from ._progress import ProgressTimer
 from .checkpoint import DEFAULT_EVERY_SECONDS, Checkpointer, Resume, fingerprint
-from .data import as_csr, check_labels, check_sample_weight, group_labels
+from .data import as_csr, check_labels, check_sample_weight
 from .errors import InvalidInputError
 from .features import FeatureMap
 from .interrupts import StopRequest, stop_on_signals
@@ -54,8 +54,12 @@ from .problems import (
     ConvergenceWarning,
     TrainingInterrupted,
     class_costs,
+    classes,
     cv_folds,
     one_vs_rest,
+    show_label,
+    warn_at_cap,
+    warn_interrupted,
 )
 from .solvers import MAP_MODES, SOLVERS, Hook, Progress, Solution, SolverSpec, Subproblem
 from .solvers._base import chain_hooks
@@ -262,7 +266,7 @@ def train(
         "local:N" starts N local worker processes for this call. ``eps`` is there the relative
         duality gap to stop at (default 1e-3), ``max_iter`` the rounds.
     place_options : mapping, optional
-        Options of the place itself, passed on: with ``memory``, ``outofcore.train_blocks``'s
+        Options of the place itself, passed on: with ``memory``, ``runner.train_blocks``'s
         (``inner_iter``, ``selective``, ``max_block_bytes``, ``on_outer``, ``held_out``); with
         ``client``, ``distributed.train``'s (``n_partitions``, ``local_passes``,
         ``snapshot_every``, ``on_round``).
@@ -287,9 +291,59 @@ def train(
             map_mode = "materialise"
     n_threads = effective_n_jobs(n_jobs)
     X = as_csr(X, n_jobs=n_threads, trainable=True)
-    n_rows, n_features = X.shape
-    if n_rows == 0:
+    if X.shape[0] == 0:
         raise InvalidInputError("no training data: X has 0 rows")
+    X, feature_map, implicit_map = _map_rows(X, feature_map, map_mode, spec, n_threads)
+    _check_starts_and_weights(spec, warm_start, init_sol, sample_weight, class_weight)
+    if spec.kind == solvers.ONECLASS:
+        y = sw = None
+    else:
+        y = check_labels(y, X.shape[0])
+        sw = check_sample_weight(sample_weight, X.shape[0])
+    options = {
+        "shrinking": bool(shrinking),
+        "bucket_size": bucket_size,
+        "buckets_per_group": buckets_per_group,
+        "thread_scheme": check_scheme(thread_scheme),
+    }
+    if not objectives:  # (only then an option: checkpoints of default runs stay as they were)
+        options["objectives"] = False
+    # as_csr checked X's values above; a materialised map's phi(X) is left to the solvers
+    checked = feature_map is None or implicit_map is not None
+    if spec.kind == solvers.ONECLASS:
+        options["nu"] = nu
+        problem = _oneclass_problem(X, params, seed, options, checked)
+    elif spec.kind == solvers.REGRESSION:
+        problem = _regression_problem(X, y, params, sw, class_weight, p, seed, options, checked)
+    else:
+        problem = _classification_problem(X, y, params, sw, class_weight, seed, options, checked)
+    problem.feature_map = feature_map
+    problem.implicit_map = implicit_map
+    problem.apply_starts(warm_start, init_sol)
+
+    meta = None
+    if checkpoint is not None or resume is not None:
+        # what identifies the run (a pass over the data: only when checkpoints are used)
+        meta = _checkpoint_meta(problem, params, seed, class_weight, warm_start is not None
+                                or init_sol is not None, X, y, sw, device)  # fmt: skip
+    resumed = _resumed(resume, meta, problem, spec)
+    with stop_on_signals() as stop, _rows_on(device, X):
+        checkpointer = Checkpointer(checkpoint, checkpoint_every, meta) if checkpoint else None
+        runner = _Runner(spec, params, problem, stop, hook, verbose, checkpointer, resumed,
+                         device)  # fmt: skip
+        if progress and not verbose:
+            runner.timer = progress if isinstance(progress, ProgressTimer) else ProgressTimer()
+        solutions = runner.run_all(n_threads)
+    model = problem.model(solutions)
+    model.stop_signal = stop.signal
+    if model.interrupted:
+        warn_interrupted(f" by {stop.name}" if stop.requested else " by the hook")
+    return model
+
+
+def _map_rows(X, feature_map, map_mode: str, spec: SolverSpec, n_threads: int):
+    """(the rows the solver trains on, the map, the map left to the solver or None): phi(X)
+    formed here unless the solver forms each phi(x_i) itself (``map_mode``)."""
     implicit_map = None
     if feature_map is not None:
         feature_map, implicit = _place_map(feature_map, map_mode, spec, X)
@@ -299,6 +353,12 @@ def train(
             X = feature_map.transform(X, n_jobs=n_threads)
     elif map_mode not in MAP_MODES:
         raise InvalidInputError(f"map_mode must be one of {MAP_MODES}, got {map_mode!r}")
+    return X, feature_map, implicit_map
+
+
+def _check_starts_and_weights(spec: SolverSpec, warm_start, init_sol, sample_weight,
+                              class_weight) -> None:  # fmt: skip
+    """Refuse starts and weights the solver does not take."""
     if warm_start is not None:
         if init_sol is not None:
             raise InvalidInputError("give init_sol or warm_start, not both")
@@ -324,101 +384,47 @@ def train(
             + solvers.list_where(lambda s: s.init_sol and s.kind == spec.kind)
             + f" ({spec.kind})"
         )
-    if spec.kind == solvers.ONECLASS:
-        y = None
-        sw = None
-    else:
-        y = check_labels(y, n_rows)
-        sw = check_sample_weight(sample_weight, n_rows)
 
-    options = {
-        "shrinking": bool(shrinking),
-        "bucket_size": bucket_size,
-        "buckets_per_group": buckets_per_group,
-        "thread_scheme": check_scheme(thread_scheme),
+
+def _checkpoint_meta(problem: _Problem, params, seed: int, class_weight, warm: bool, X, y, sw,
+                     device: str) -> dict:  # fmt: skip
+    """What identifies a run, for its checkpoints: the options that decide the result and
+    the data's fingerprint."""
+    feature_map, implicit_map = problem.feature_map, problem.implicit_map
+    meta = {
+        "solver": params.spec.number,
+        "C": params.C,
+        "eps": params.eps,
+        "bias": params.bias,
+        "max_iter": params.max_iter,
+        "regularize_bias": params.regularize_bias,
+        "seed": int(seed),
+        "options": problem.options,
+        "feature_map": None if feature_map is None else feature_map.header(),
+        "implicit_map": implicit_map is not None,
+        "class_weight": sorted((repr(k), float(v)) for k, v in (class_weight or {}).items()),
+        "warm_start": warm,
+        "data": fingerprint(X, y if y is not None else np.zeros(0), sw),
     }
-    if not objectives:  # (only then an option: checkpoints of default runs stay as they were)
-        options["objectives"] = False
-    # as_csr checked X's values above; a materialised map's phi(X) is left to the solvers
-    checked = feature_map is None or implicit_map is not None
-    if spec.kind == solvers.ONECLASS:
-        options["nu"] = nu
-        problem = _oneclass_problem(X, params, seed, options, checked)
-    elif spec.kind == solvers.REGRESSION:
-        problem = _regression_problem(X, y, params, sw, class_weight, p, seed, options, checked)
-    else:
-        problem = _classification_problem(X, y, params, sw, class_weight, seed, options, checked)
-    problem.feature_map = feature_map
-    problem.implicit_map = implicit_map
-    problem.apply_starts(warm_start, init_sol)
+    if device != "cpu":  # its state is the GPU solver's
+        meta["device"] = device
+    return meta
 
-    meta = None
-    if checkpoint is not None or resume is not None:
-        # what identifies the run (a pass over the data: only when checkpoints are used)
-        meta = {
-            "solver": spec.number,
-            "C": params.C,
-            "eps": params.eps,
-            "bias": params.bias,
-            "max_iter": params.max_iter,
-            "regularize_bias": params.regularize_bias,
-            "seed": int(seed),
-            "options": problem.options,
-            "feature_map": None if feature_map is None else feature_map.header(),
-            "implicit_map": implicit_map is not None,
-            "class_weight": sorted((repr(k), float(v)) for k, v in (class_weight or {}).items()),
-            "warm_start": warm_start is not None or init_sol is not None,
-            "data": fingerprint(X, y if y is not None else np.zeros(0), sw),
-        }
-        if device != "cpu":  # its state is the GPU solver's
-            meta["device"] = device
-    resumed = Resume(resume) if resume is not None else None
-    if resumed is not None:
-        resumed.check(meta)
-        n_weights = problem.n_features + (1 if problem.bias >= 0 else 0)
-        resumed.check_slots(
-            problem.n_subproblems,
-            tuple(s for s in (spec.number, spec.fallback) if s is not None),
-            (len(problem.labels), n_weights) if spec.multiclass else (n_weights,),
-            ("rho",) if spec.kind == solvers.ONECLASS else (),
-        )
 
-    with stop_on_signals() as stop, _rows_on(device, X):
-        checkpointer = Checkpointer(checkpoint, checkpoint_every, meta) if checkpoint else None
-        runner = _Runner(spec, params, problem, stop, hook, verbose, checkpointer, resumed,
-                         device)  # fmt: skip
-        if progress and not verbose:
-            runner.timer = progress if isinstance(progress, ProgressTimer) else ProgressTimer()
-        # Threads go first to sub-problems side by side, the rest to each sub-problem's own
-        # threaded solver: never more busy threads than n_jobs.
-        runner.threads_within = max(1, n_threads // problem.n_subproblems)
-        n_threads = min(n_threads, problem.n_subproblems)
-        if verbose or device == "cuda":  # (one GPU: its sub-problems one after another)
-            n_threads = 1  # progress lines in sub-problem order
-        slots = range(problem.n_subproblems)
-        if n_threads == 1:
-            solutions = [runner.run(slot) for slot in slots]
-        else:
-            with ThreadPoolExecutor(max_workers=n_threads) as pool:
-                futures = [pool.submit(runner.run, slot) for slot in slots]
-                # Wake up now and then: a signal delivered to a worker thread is handled only
-                # when the main thread runs Python code.
-                while futures_wait(futures, timeout=SIGNAL_POLL_SECONDS).not_done:
-                    pass
-                solutions = [future.result() for future in futures]
-        if checkpointer is not None:
-            checkpointer.write()
-    model = problem.model(solutions)
-    model.stop_signal = stop.signal
-    if model.interrupted:
-        why = f"by {stop.name}" if stop.requested else "by the hook"
-        warnings.warn(
-            f"training interrupted {why}: the model holds the current iterate, not converged",
-            TrainingInterrupted,
-            stacklevel=2,
-        )
-    return model
-
+def _resumed(resume, meta, problem: _Problem, spec: SolverSpec) -> Resume | None:
+    """The checkpoint to resume from, checked against the run (None: a fresh run)."""
+    if resume is None:
+        return None
+    resumed = Resume(resume)
+    resumed.check(meta)
+    n_weights = problem.n_features + (1 if problem.bias >= 0 else 0)
+    resumed.check_slots(
+        problem.n_subproblems,
+        tuple(s for s in (spec.number, spec.fallback) if s is not None),
+        (len(problem.labels), n_weights) if spec.multiclass else (n_weights,),
+        ("rho",) if spec.kind == solvers.ONECLASS else (),
+    )
+    return resumed
 
 # What each place other than this process's memory takes of train's options (the rest must
 # keep their defaults there): blocks read from disk (outofcore) and a Dask cluster (CoCoA+).
@@ -478,7 +484,8 @@ def _train_in_blocks(path, memory, solver: int, options: dict, place_options: di
     said on stderr with ``verbose``) in ``memory``, with the overhead this process holds
     measured as the command measures it."""
     from .io.cache import as_cache
-    from .outofcore import measured_overhead, parse_memory, train_cache
+    from .outofcore import measured_overhead, parse_memory
+    from .runner import train_cache
 
     if not _is_path(path):
         raise InvalidInputError(
@@ -502,13 +509,12 @@ def _train_in_blocks(path, memory, solver: int, options: dict, place_options: di
 def _train_on_cluster(X, y, client, solver: int, options: dict, place_options: dict) -> Model:
     """CoCoA+ on the workers of ``client`` (or of a LocalCluster that "local:N" starts for the
     call and closes after it)."""
-    from .distributed import client_for
-    from .distributed import train as distributed_train
+    from .distributed import client_for, train_cocoa
 
     client, cluster = client_for(client) if isinstance(client, str) else (client, None)
     max_iter = options["max_iter"]
     try:
-        return distributed_train(
+        return train_cocoa(
             os.path.abspath(X) if _is_path(X) else X, y, client=client, solver=solver,
             C=options["C"], eps=options["eps"], bias=options["bias"],
             class_weight=options["class_weight"], seed=options["seed"],
@@ -627,23 +633,13 @@ class _Problem:
                 self.w0[k] = w0
 
     def model(self, solutions: list[Solution]) -> Model:
-        n_features = self.n_features
         W = np.vstack([np.atleast_2d(sol.w) for sol in solutions])
-        bias_weights = W[:, n_features] if self.bias >= 0 else None
         labels = self.labels if self.labels is not None else np.array([])
         extra = dict(self.model_args)
         if self.spec.kind == solvers.ONECLASS:
             extra["rho"] = solutions[0].figures["rho"]
-        return Model(
-            self.spec.number,
-            labels,
-            W[:, :n_features],
-            self.bias,
-            bias_weights,
-            results=solutions,
-            feature_map=self.feature_map,
-            **extra,
-        )
+        return Model.from_weights(self.spec.number, labels, W, self.n_features, self.bias,
+                                  solutions, feature_map=self.feature_map, **extra)  # fmt: skip
 
 
 def map_once(X, solver: int | str, params: dict, n_jobs: int | None) -> tuple:
@@ -704,11 +700,7 @@ def _classification_problem(
     X, y, params: solvers.Parameters, sw, class_weight, seed, options, values_checked=False
 ):
     spec = params.spec
-    labels, class_index = group_labels(y)
-    if labels.shape[0] < 2:
-        raise InvalidInputError(
-            f"training data has only one class ({_show(labels[0])}); at least two are needed"
-        )
+    labels, class_index = classes(y)
     weighted_C = class_costs(labels, params.C, class_weight)
     n_classes = labels.shape[0]
     common = dict(
@@ -788,11 +780,6 @@ def _oneclass_problem(X, params: solvers.Parameters, seed, options, values_check
     return _Problem(params.spec, X, 1, lambda slot: sub, None, -1.0, options)
 
 
-def _show(label) -> str:
-    """A label as the user wrote it: 1, not np.int64(1)."""
-    return repr(label.item() if isinstance(label, np.generic) else label)
-
-
 class _Runner:
     """Solves the sub-problems of one run: hooks, resume, fallbacks, warnings, checkpoints."""
 
@@ -827,7 +814,7 @@ class _Runner:
         class where there are several, and the fallback solver after the one asked for."""
         timer = self.timer
         if self.problem.n_subproblems > 1:
-            timer = timer.labelled(f"class {_show(self.problem.labels[slot])}")
+            timer = timer.labelled(f"class {show_label(self.problem.labels[slot])}")
         if solver != self.spec.number:
             timer = timer.labelled(f"-s {solver} after {iterations_before} iterations of "
                                    f"-s {self.spec.number}")
@@ -838,6 +825,29 @@ class _Runner:
 
         lines.every_iteration = False  # (the clock is read once per batch of iterations)
         return lines
+
+    def run_all(self, n_threads: int) -> list[Solution]:
+        """Every sub-problem's Solution, in order. Threads go first to sub-problems side by
+        side, the rest to each sub-problem's own threaded solver: never more busy threads
+        than ``n_threads``."""
+        n_subproblems = self.problem.n_subproblems
+        self.threads_within = max(1, n_threads // n_subproblems)
+        n_threads = min(n_threads, n_subproblems)
+        if self.verbose or self.device == "cuda":  # (one GPU: its sub-problems in turn)
+            n_threads = 1  # progress lines in sub-problem order
+        if n_threads == 1:
+            solutions = [self.run(slot) for slot in range(n_subproblems)]
+        else:
+            with ThreadPoolExecutor(max_workers=n_threads) as pool:
+                futures = [pool.submit(self.run, slot) for slot in range(n_subproblems)]
+                # Wake up now and then: a signal delivered to a worker thread is handled only
+                # when the main thread runs Python code.
+                while futures_wait(futures, timeout=SIGNAL_POLL_SECONDS).not_done:
+                    pass
+                solutions = [future.result() for future in futures]
+        if self.checkpointer is not None:
+            self.checkpointer.write()
+        return solutions
 
     def run(self, slot: int) -> Solution:
         if self.resumed is not None and slot in self.resumed.finished:
@@ -945,16 +955,13 @@ def _zero_iterations(spec: SolverSpec, sub: Subproblem) -> Solution:
 
 
 def _where(sub: Subproblem) -> str:
-    return "" if sub.label is None else f" in sub-problem {sub.index} (class {_show(sub.label)})"
+    if sub.label is None:
+        return ""
+    return f" in sub-problem {sub.index} (class {show_label(sub.label)})"
 
 
 def _warn(sub: Subproblem, spec: SolverSpec, sol: Solution, advice: str) -> None:
-    warnings.warn(
-        f"reaching max number of iterations ({sub.max_iter}) of {spec.label}{_where(sub)}"
-        + (f"; {advice}" if advice else ""),
-        ConvergenceWarning,
-        stacklevel=5,
-    )
+    warn_at_cap(sub.max_iter, spec.label, _where(sub), advice, stacklevel=7)
 
 
 def _print_progress(progress: Progress) -> None:

@@ -1,4 +1,4 @@
-"""Distributed training on Dask (dask.distributed) by CoCoA+: ``linsvm.distributed.train``.
+"""Distributed training on Dask (dask.distributed) by CoCoA+: ``linsvm.train(X, y, client=)``.
 
 The same model and solvers as ``linsvm.train`` (-s 1, -s 3, -s 7), on the rows of a cluster
 that Dask runs (Kubernetes, YARN, HPC schedulers, SSH hosts or a ``LocalCluster``): each
@@ -25,9 +25,27 @@ from .cocoa import (  # noqa: E402 (after the check above)
     DEFAULT_SNAPSHOT_EVERY,
     DistributedError,
     RoundProgress,
+    check_client,
     client_for,
-    train,
+    train_cocoa,
 )
+
+
+def train(source, y=None, *, client, max_rounds: int = DEFAULT_MAX_ROUNDS, n_partitions=None,
+          local_passes: int = DEFAULT_LOCAL_PASSES, snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+          on_round=None, **options):  # fmt: skip
+    """CoCoA+ on the workers of ``client`` (``cocoa.train_cocoa`` documents every argument):
+    ``linsvm.train(source, y, client=client, **options)``, the one way in, with
+    ``max_rounds`` as its ``max_iter`` and the cluster's own options as its
+    ``place_options``."""
+    from ..training import train as train_anywhere
+
+    check_client(client)
+    place_options = {"n_partitions": n_partitions, "local_passes": local_passes,
+                     "snapshot_every": snapshot_every, "on_round": on_round}  # fmt: skip
+    return train_anywhere(source, y, client=client, max_iter=max_rounds,
+                          place_options=place_options, **options)  # fmt: skip
+
 
 __all__ = [
     "DEFAULT_EPS",
@@ -36,6 +54,8 @@ __all__ = [
     "DEFAULT_SNAPSHOT_EVERY",
     "DistributedError",
     "RoundProgress",
+    "check_client",
     "client_for",
     "train",
+    "train_cocoa",
 ]

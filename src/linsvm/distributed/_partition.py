@@ -56,12 +56,10 @@ from ..objective import (
     LOSS_LOGISTIC,
     LOSS_SQUARED_HINGE,
     loss_sum,
-    lr_dual_alpha_terms,
     primal_from_dual,
-    svm_dual_alpha_terms,
 )
 from ..partitioned import PartResult
-from ..problems import one_vs_rest
+from ..problems import dual_alpha_terms, one_vs_rest
 from ..solvers import SOLVERS, Subproblem
 from ..solvers.dual_lr import INIT_CAP, INIT_FRACTION
 
@@ -239,7 +237,7 @@ def run_round(part: Partition, W: np.ndarray, task: RoundTask) -> RoundResult:
     targets = [_targets(part, c) for c in range(n_sub)]
     for c, (y_c, C_c) in enumerate(targets):
         losses[c] = loss_sum(X.indptr, X.indices, X.data, config.bias, y_c, C_c, W[c], loss)
-        terms[c] = dual_alpha_terms(C_c, part.alpha[c], loss)
+        terms[c] = float(dual_alpha_terms(C_c, part.alpha[c], loss))
     if task.local_passes == 0:
         return RoundResult(
             part.index, loss=losses, dual_terms=terms, seconds=time.perf_counter() - start
@@ -503,12 +501,3 @@ def _targets(part: Partition, c: int) -> tuple[np.ndarray, np.ndarray]:
     one-vs-rest, ``problems.one_vs_rest``)."""
     config = part.setup
     return one_vs_rest(part.class_index, c, config.weighted_C, config.C, None)
-
-
-def dual_alpha_terms(C: np.ndarray, alpha: np.ndarray, loss: int) -> float:
-    """These rows' terms of the dual f(alpha) besides 1/2 ||w(alpha)||^2 (whose w is the
-    whole problem's: the client adds it): the SVMs' 1/2 D_ii alpha_i^2 - alpha_i, LR's
-    alpha_i log(alpha_i/C_i) + (C_i - alpha_i) log((C_i - alpha_i)/C_i)."""
-    if loss == LOSS_LOGISTIC:
-        return float(lr_dual_alpha_terms(C, alpha, C - alpha))
-    return float(svm_dual_alpha_terms(C, alpha, loss))

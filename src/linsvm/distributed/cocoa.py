@@ -85,7 +85,7 @@ from ..errors import InvalidInputError, LinsvmError
 from ..interrupts import stop_on_signals
 from ..model import Model
 from ..partitioned import LocalTask, PartitionedDual, added, relative_gap
-from ..problems import TrainingInterrupted, class_costs
+from ..problems import check_classes, class_costs, n_weight_vectors, warn_interrupted
 from ..solvers import Solution
 from ..solvers._base import CONVERGED, INTERRUPTED, MAX_ITER
 from . import _partition
@@ -143,7 +143,7 @@ class RoundProgress:
         return float(sum(self.primal))
 
 
-def train(
+def train_cocoa(
     source,
     y=None,
     *,
@@ -209,7 +209,7 @@ def train(
     local_passes = _count(local_passes, "local_passes")
     max_rounds = _count(max_rounds, "max_rounds")
     snapshot_every = _count(snapshot_every, "snapshot_every")
-    _check_client(client)
+    check_client(client)
     n_workers = len(_workers(client))
     if n_workers == 0:
         raise InvalidInputError("the Dask cluster has no workers")
@@ -286,11 +286,7 @@ class _Run:
                 UserWarning,
                 stacklevel=3,
             )
-        if labels.shape[0] < 2:
-            shown = labels[0].item() if isinstance(labels[0], np.generic) else labels[0]
-            raise InvalidInputError(
-                f"training data has only one class ({shown!r}); at least two are needed"
-            )
+        check_classes(labels)
         params = self.params
         self.config = Setup(
             solver=self.solver,
@@ -299,7 +295,7 @@ class _Run:
             C=params.C,
             bias=params.bias,
             n_features=int(n_features),
-            n_subproblems=1 if labels.shape[0] == 2 else labels.shape[0],
+            n_subproblems=n_weight_vectors(labels.shape[0]),
             seed=self.seed,
         )
         self.n_rows = n_rows
@@ -523,11 +519,7 @@ class _Run:
                     break
                 t += 1
         if reason == INTERRUPTED:
-            warnings.warn(
-                "training interrupted: the model holds the last evaluated iterate, not converged",
-                TrainingInterrupted,
-                stacklevel=3,
-            )
+            warn_interrupted(iterate="the last evaluated iterate", stacklevel=4)
         return self._model(W, primal, dual, t, reason, stop.signal)
 
     def _round(self, W: np.ndarray, task: RoundTask) -> list:
@@ -606,16 +598,8 @@ class _Run:
             )
             for c in range(config.n_subproblems)
         ]  # fmt: skip
-        model = Model(
-            self.solver,
-            config.labels,
-            W[:, : config.n_features],
-            config.bias,
-            W[:, config.n_features] if config.bias >= 0 else None,
-            results=results,
-        )
-        model.stop_signal = signal
-        return model
+        return Model.from_weights(self.solver, config.labels, W, config.n_features, config.bias,
+                                  results, signal)  # fmt: skip
 
     def release(self) -> None:
         """Drop the run's partitions from its workers: at once on those still in the cluster,
@@ -702,7 +686,8 @@ def client_for(target: str):
         raise InvalidInputError(f"{target}: cannot reach the scheduler ({exc})") from None
 
 
-def _check_client(client) -> None:
+def check_client(client) -> None:
+    """Refuse what is not a running dask.distributed Client, in one line."""
     try:
         from distributed import Client
     except ImportError:  # pragma: no cover - dask is an extra
@@ -754,4 +739,4 @@ def _print_round(p: RoundProgress) -> None:
     )
 
 
-__all__ = ["DistributedError", "RoundProgress", "train"]
+__all__ = ["DistributedError", "RoundProgress", "check_client", "client_for", "train_cocoa"]

@@ -1,0 +1,591 @@
+"""The runner of training by partitions in turn: what a run shares whatever holds its rows.
+
+``linsvm.train`` picks where the rows live; with ``memory=`` they stay on disk and an outer
+iteration visits them a block at a time (block minimisation, Yu, Hsieh, Chang and Lin, KDD
+2010: ``w`` and every row's ``alpha`` in memory, each block's rows solved by the dual
+coordinate descent kernel from their ``alpha`` and the shared ``w``). The place,
+``outofcore``, owns where the rows live and how a local solve reaches them: the blocks planned
+under the memory budget, the reader that brings the next block while one trains, the
+support vectors kept across blocks, the shrink marks of the epoch mode. The driver,
+``partitioned.PartitionedDual``, runs one outer iteration over the place's partitions. This
+runner owns the rest, once:
+
+- **the problem**: the classes, their costs and every row's one-vs-rest target and cost
+  (``problems.RowTargets``), w and alpha of each sub-problem (all classes share each read of
+  a block);
+- **the stopping rule, on all of alpha.** The extremes of the projected gradients over an
+  outer iteration's sweep are LIBLINEAR's measure (in epochs over the rows not shrunk, as the
+  in-memory solver; classic: the first pass of each block, nothing shrunk). When it falls
+  below eps, a check pass recomputes it over every row at the final ``w`` (with the primal
+  value; in epochs also LIBLINEAR's re-check of the shrunk rows, whose marks are then
+  cleared); only if that holds does the run stop;
+- **the duality gap, every outer iteration.** The dual value needs only ``w`` and ``alpha``,
+  both in memory. The primal needs the data, so each outer iteration also sums the loss of
+  each block at the ``w`` it started from, before the block trains: at the end of the
+  iteration P(w_t) - D(alpha_t) is the exact gap of the iterate the iteration started from;
+- **the Solution of each sub-problem and the Model**, interrupts (Ctrl-C between blocks),
+  the warnings, the progress lines, and the run's checkpoints (``checkpoint.py``'s one
+  format, place "blocks").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+import warnings
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import solvers
+from ._progress import ProgressTimer
+from .checkpoint import DEFAULT_EVERY_SECONDS, read_checkpoint, write_checkpoint
+from .data import as_csr
+from .errors import InvalidInputError
+from .interrupts import stop_on_signals
+from .io.blocks import BlockSource, open_cache_blocks
+from .model import Model
+from .objective import LOSS_LOGISTIC
+from .outofcore import (
+    DEFAULT_INNER_ITER,
+    DEFAULT_MAX_OUTER,
+    LOSSES,
+    BlockLayout,
+    BlockPlace,
+    EpochPlace,
+    Reader,
+    Shrinking,
+    check_pass,
+    parse_memory,
+    plan_blocks,
+    return_freed_arrays_to_the_system,
+)
+from .partitioned import (
+    IN_TURN,
+    LocalTask,
+    OuterSums,
+    PartitionedDual,
+    PartResult,
+    pg_measure,
+    stopping_measure,
+)
+from .problems import (
+    RowTargets,
+    TrainingInterrupted,
+    class_costs,
+    classes,
+    cv_folds,
+    n_weight_vectors,
+    warn_at_cap,
+    warn_interrupted,
+)
+from .solvers import Solution
+from .solvers._base import CONVERGED, INTERRUPTED, MAX_ITER
+from .sparse_rows import sq_norm
+
+
+@dataclass
+class OuterProgress:
+    """One outer iteration of block minimisation, for progress lines and hooks."""
+
+    iteration: int
+    blocks: int
+    measure: float  # the stopping rule's measure over all rows (max over classes)
+    primal: list[float]  # per class: P(w) at the iteration's start
+    dual: list[float]  # per class: D(alpha) at the iteration's start
+    seconds: float
+    mb_read: float
+
+
+def train_blocks(
+    source: BlockSource,
+    solver: int = 1,
+    C: float = 1.0,
+    eps: float | None = None,
+    bias: float = -1.0,
+    memory: str | int = "2G",
+    class_weight=None,
+    inner_iter: int | None = None,
+    max_outer: int = DEFAULT_MAX_OUTER,
+    seed: int = 1,
+    verbose: bool = False,
+    progress: ProgressTimer | None = None,
+    on_outer: Callable[[OuterProgress], None] | None = None,
+    max_block_bytes: int | None = None,
+    selective: bool | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: float = DEFAULT_EVERY_SECONDS,
+    resume: str | os.PathLike | None = None,
+    held_out: np.ndarray | None = None,
+    overhead_bytes: int | None = None,
+) -> Model:
+    """Train -s 1, -s 3 or -s 7 by block minimisation over ``source``, in about ``memory``
+    bytes. Returns the Model, with one Solution per binary sub-problem (alpha, primal, dual
+    and gap at the returned w).
+
+    ``memory`` bounds what the run holds besides w and alpha (8 bytes a weight and a row per
+    binary sub-problem, which come on top): an overhead for the interpreter, libraries and
+    compiled code (``overhead_bytes``, e.g. ``outofcore.measured_overhead()``; by default the
+    constant ``FIXED_OVERHEAD_BYTES``, 256 MiB), the rows' class index, and the blocks
+    (``outofcore.plan_blocks``: two training blocks, the one training and the one being read,
+    and with ``selective`` the kept rows and working copies); ``max_block_bytes`` caps a
+    training block lower (less memory, more outer iterations). A budget that leaves less
+    than ``MIN_BLOCK_BYTES`` for a block (less if the whole data is smaller) is refused, with
+    the smallest budget that trains.
+
+    Each outer iteration runs the dual solver on each block for at most ``inner_iter``
+    passes; the run stops when LIBLINEAR's stopping rule holds on every row (checked at the
+    final w), or after ``max_outer`` outer iterations. ``verbose`` prints a line per outer
+    iteration on stderr; ``on_outer`` gets the same as an ``OuterProgress``. ``progress``: a
+    line within a long outer iteration (the blocks done) when the timer says one is due.
+
+    ``selective`` (Chang and Roth, KDD 2011): rows of other blocks with alpha > 0, up to a
+    block's worth of memory, join every block's solve (``outofcore.SupportCache``). The SVM
+    duals' default is the epoch mode instead (``outofcore``: one epoch of the in-memory solver
+    a block at a time). The LR dual (-s 7) has every alpha_i > 0, so no rows to select: it
+    trains the blocks alone, and its rule is LIBLINEAR's max_i |g_i| < eps over all rows (g
+    the dual's gradient).
+
+    Ctrl-C stops after the current block (a second one at once) and returns the current model
+    (``model.interrupted``; its primal and gap NaN: no pass over the data is made for them).
+    ``checkpoint``: the run's state (w, alpha, the outer iteration's sums, the kept support
+    vectors) is saved there atomically after a block when ``checkpoint_every`` seconds have
+    passed, on Ctrl-C, and at the end; ``resume`` from it continues to the model the
+    uninterrupted run gives (the same data, options and memory, else a one-line error).
+    ``held_out``: a boolean mask of the rows that take no part (cost 0; cross-validation
+    trains on the other folds).
+    """
+    spec, params, loss, epochs, selective, inner_iter = _block_options(
+        solver, C, eps, bias, selective, inner_iter, max_outer
+    )
+    budget = parse_memory(memory)
+    if source.n_rows == 0:
+        raise InvalidInputError("no training data: 0 rows")
+    labels, class_index = classes(source.labels())
+    targets = RowTargets(class_index, class_costs(labels, params.C, class_weight), params.C,
+                         held_out)  # fmt: skip
+    del class_index
+    return_freed_arrays_to_the_system()
+
+    n_vectors = n_weight_vectors(labels.shape[0])
+    n_weights = source.n_features + (1 if params.bias >= 0 else 0)
+    W = np.zeros((n_vectors, n_weights))
+    alpha = np.zeros((n_vectors, source.n_rows))
+    shrinking = Shrinking.fresh(n_vectors, source.n_rows if epochs else 0)
+    if resume is not None and overhead_bytes is not None:
+        # the blocks follow the overhead, and a measure varies from process to process: a
+        # resumed run plans with the interrupted run's
+        overhead_bytes = _stored_overhead(resume, overhead_bytes)
+    # w at the outer iteration's start (the exact objectives there) is a second w: only w
+    # and alpha themselves come on top of the budget
+    run_bytes = targets.nbytes + shrinking.shrunk.nbytes + W.nbytes + RowTargets.CHUNK_BYTES
+    layout = plan_blocks(source, budget, n_vectors, run_bytes, overhead_bytes, selective,
+                         epochs, max_block_bytes, seed)  # fmt: skip
+    meta = None
+    if checkpoint is not None or resume is not None:
+        meta = _run_meta(layout, spec.number, params, class_weight, inner_iter, seed, selective,
+                         epochs, None if overhead_bytes is None else layout.overhead)  # fmt: skip
+    run = _BlocksRun(spec, params, loss, epochs, targets, layout, W, alpha, shrinking, seed)
+    run.verbose, run.progress, run.on_outer = verbose, progress, on_outer
+    return run.train(labels, inner_iter, max_outer, _RunCheckpoints(checkpoint,
+                                                                     checkpoint_every, meta),
+                     resume)  # fmt: skip
+
+
+def train_cache(path, memory: str | int = "2G", **params) -> Model:
+    """``train_blocks`` over the cache file at ``path`` (``linsvm cache`` makes one); a
+    width whose model could not fit in memory is refused first (DataFormatError)."""
+    with open_cache_blocks(path) as source:
+        return train_blocks(source, memory=memory, **params)
+
+
+def cross_validate_cache(
+    path, n_folds: int, memory: str | int = "2G", seed: int = 1, **params
+) -> tuple[int, int]:
+    """``cross_validate_blocks`` over the cache file at ``path``: (rows right, rows)."""
+    with open_cache_blocks(path) as source:
+        return cross_validate_blocks(source, n_folds, seed, memory=memory, **params)
+
+
+def _block_options(solver, C, eps, bias, selective, inner_iter, max_outer):
+    """The solver's spec and parameters, its loss, whether the run goes by epochs, and the
+    options' values once checked: (spec, params, loss, epochs, selective, inner_iter)."""
+    spec = solvers.get_solver(solver)
+    if spec.number not in LOSSES:
+        raise InvalidInputError(
+            f"block minimisation trains the duals -s 1, -s 3 and -s 7, not {spec.label}"
+        )
+    params = solvers.check_parameter(spec.number, C, eps, bias, None, True)
+    loss = LOSSES[spec.number]
+    if selective and loss == LOSS_LOGISTIC:
+        raise InvalidInputError(
+            "selective block minimisation keeps the rows with alpha > 0, which in the LR dual "
+            "(-s 7) are all rows: train -s 7 with selective=False"
+        )
+    # the SVM duals' default: epochs of the in-memory solver, a block at a time
+    epochs = loss != LOSS_LOGISTIC and not selective and inner_iter in (None, 1)
+    if inner_iter is None:
+        inner_iter = 1 if epochs else DEFAULT_INNER_ITER
+    if inner_iter < 1 or max_outer < 1:
+        raise InvalidInputError("inner_iter and max_outer must be >= 1")
+    return spec, params, loss, epochs, bool(selective), inner_iter
+
+
+@dataclass
+class _OuterState:
+    """An outer iteration in progress (saved in checkpoints): the partitions' sums so far
+    (w at the iteration's start, the loss there of the blocks done, their first passes'
+    projected-gradient extremes), D(alpha) at the start, the megabytes read."""
+
+    sums: OuterSums
+    dual_start: np.ndarray  # (n_vectors,)
+    mb: float = 0.0
+    started: float = 0.0
+
+    @classmethod
+    def fresh(cls, W, alpha, targets: RowTargets, loss, dual: bool = True) -> _OuterState:
+        """The start of an outer iteration; ``dual=False``: D(alpha) left to the partitions'
+        sums (NaN here)."""
+        n = W.shape[0]
+        dual = (np.array([targets.dual_value(k, W[k], alpha[k], loss) for k in range(n)])
+                if dual else np.full(n, np.nan))  # fmt: skip
+        sums = OuterSums(W.copy(), np.zeros(n), np.zeros(n), np.full(n, -np.inf),
+                         np.full(n, np.inf))  # fmt: skip
+        return cls(sums, dual, 0.0, time.perf_counter())
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The checkpoint's arrays of the iteration (names as stored)."""
+        sums = self.sums
+        return {
+            "w_start": sums.W_start, "dual_start": self.dual_start, "loss_at_start": sums.loss,
+            "dual_terms": sums.dual_terms,
+            "pg_max": sums.pg_max, "pg_min": sums.pg_min,
+        }  # fmt: skip
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        sums = self.sums
+        sums.W_start, sums.loss = arrays["w_start"], arrays["loss_at_start"]
+        sums.pg_max, sums.pg_min = arrays["pg_max"], arrays["pg_min"]
+        self.dual_start = arrays["dual_start"]
+        sums.dual_terms = arrays["dual_terms"]
+
+
+class _BlocksRun:
+    """One run of block minimisation: its arrays, its place, and the outer loop over it."""
+
+    def __init__(self, spec, params, loss, epochs, targets: RowTargets, layout: BlockLayout,
+                 W, alpha, shrinking: Shrinking, seed: int) -> None:  # fmt: skip
+        self.spec, self.params, self.loss, self.epochs = spec, params, loss, epochs
+        self.targets, self.layout, self.seed = targets, layout, seed
+        self.W, self.alpha, self.shrinking = W, alpha, shrinking
+        self.tolerance = [solvers.solver_tolerance(spec, params.eps, targets.signs(k))
+                          for k in range(W.shape[0])]  # fmt: skip
+        self.verbose = False
+        self.progress: ProgressTimer | None = None
+        self.on_outer: Callable[[OuterProgress], None] | None = None
+        self.state = self._fresh_state()
+        self.interrupted = False
+
+    def _fresh_state(self) -> _OuterState:
+        return _OuterState.fresh(self.W, self.alpha, self.targets, self.loss, not self.epochs)
+
+    def _place(self, reader: Reader):
+        bias, loss = self.params.bias, self.loss
+        if self.epochs:
+            return EpochPlace(reader, self.targets, self.alpha, self.shrinking, bias, loss,
+                              self.seed)  # fmt: skip
+        return BlockPlace(reader, self.layout.support, self.targets, self.alpha, self.spec.solve,
+                          bias, loss, self.tolerance, self.seed)  # fmt: skip
+
+    def train(self, labels, inner_iter: int, max_outer: int, saver: _RunCheckpoints,
+              resume) -> Model:  # fmt: skip
+        W, n_vectors = self.W, self.W.shape[0]
+        first_outer, first_group, reader_at = 1, 0, (0, 0)
+        if resume is not None:
+            first_outer, first_group, reader_at = _restore(resume, saver.meta, self)
+        iterations = first_outer - 1
+        results: list[Solution] | None = None
+        final_loss = np.full(n_vectors, np.nan)
+        with stop_on_signals() as stop, Reader(self.layout.source, self.layout.plan,
+                                               *reader_at) as reader:  # fmt: skip
+            place = self._place(reader)
+            driver = PartitionedDual(place, IN_TURN, W)
+            for outer in range(first_outer, max_outer + 1):
+                if first_group == 0:
+                    self.state = None  # its copy of w goes before the next is made: two w
+                    self.state = self._fresh_state()
+                # no stop hook within a block's solve: it is short, and a stop between blocks
+                # leaves a state a checkpoint resumes exactly
+                after_block = self._after_block(outer, place.n_partitions, stop, saver, reader)
+                driver.outer(LocalTask(outer, inner_iter), first_group, after_block,
+                             self.state.sums)  # fmt: skip
+                first_group = 0
+                if self.interrupted:
+                    break
+                iterations = outer
+                if self._end_outer(outer, place.n_partitions):
+                    # the rule at the final w, over every row, and P(w) (in epochs, also
+                    # LIBLINEAR's re-check of the shrunk rows, without steps)
+                    final_measure, final_loss = self._check(reader)
+                    if self.epochs:
+                        self.shrinking.clear()
+                    if final_measure <= max(self.tolerance):
+                        results = self._solutions(final_loss, outer, CONVERGED)
+                        break
+            if results is None and not self.interrupted:
+                reader.restart()
+                final_loss = self._check(reader)[1]
+        if saver.path is not None and not self.interrupted:
+            self.state = None
+            self.state = self._fresh_state()
+            saver.save(iterations + 1, 0, self, reader.at(next_round=True))
+        if results is None:
+            reason = INTERRUPTED if self.interrupted else MAX_ITER
+            if self.interrupted:
+                # no pass over the data for P(w) (a stop should be prompt); the dual needs none
+                final_loss = np.full(n_vectors, np.nan)
+                warn_interrupted(stacklevel=4)
+            elif self.params.eps > 0:  # (eps = 0 sets no rule to fall short of)
+                warn_at_cap(max_outer, self.spec.label, " in blocks",
+                            "raise max_iter (outer iterations over the data) or eps",
+                            stacklevel=4)  # fmt: skip
+            results = self._solutions(final_loss, iterations, reason)
+        return Model.from_weights(self.spec.number, labels, W, self.layout.source.n_features,
+                                  self.params.bias, results, stop.signal)  # fmt: skip
+
+    def _after_block(self, outer: int, n_blocks: int, stop, saver, reader):
+        def after_block(g: int, done: list[PartResult]) -> bool:
+            """Between blocks: the read counted, a checkpoint when due, the stop request."""
+            self.state.mb += done[0].figures["mb"]
+            if self.progress is not None:
+                self.progress.tick(lambda: f"outer {outer}: {g + 1} of {n_blocks} blocks, "
+                                           f"{self.state.mb:.0f} MB read")  # fmt: skip
+            self.interrupted = stop.requested
+            if saver.due() or (self.interrupted and saver.path is not None):
+                saver.save(outer, g + 1, self, reader.at())
+            return not self.interrupted
+
+        return after_block
+
+    def _end_outer(self, outer: int, n_blocks: int) -> bool:
+        """The outer iteration's report; whether its measure meets the rule (to be checked
+        at the final w)."""
+        sums = self.state.sums
+        measure = pg_measure(sums, self.loss == LOSS_LOGISTIC)
+        primal_start, dual_start = sums.objectives()
+        if not self.epochs:  # the blocks' solves report no dual terms: D computed at the start
+            dual_start = self.state.dual_start
+        report = OuterProgress(
+            outer, n_blocks, measure, primal_start.tolist(), list(dual_start),
+            time.perf_counter() - self.state.started, self.state.mb,
+        )  # fmt: skip
+        if self.verbose:
+            _print_outer(report)
+            if self.progress is not None:
+                self.progress.postpone()
+        if self.on_outer is not None:
+            self.on_outer(report)
+        if self.epochs:
+            self.shrinking.next_epoch(sums.pg_max, sums.pg_min)
+        return measure <= max(self.tolerance)
+
+    def _check(self, reader: Reader) -> tuple[float, np.ndarray]:
+        """(LIBLINEAR's measure over every row at W, per-class loss sums at W): one round of
+        the reader, from its first block (where it stands after a complete outer iteration)."""
+        pg_max, pg_min, losses = check_pass(reader, self.W, self.alpha, self.targets,
+                                            self.params.bias, self.loss)  # fmt: skip
+        logistic = self.loss == LOSS_LOGISTIC
+        measure = max(stopping_measure(pg_max[k], pg_min[k], logistic)
+                      for k in range(self.W.shape[0]))  # fmt: skip
+        return measure, losses
+
+    def _solutions(self, loss_totals: np.ndarray, n_iter: int, reason: str) -> list[Solution]:
+        """Each sub-problem's Solution over views of the run's W and alpha (the run is over:
+        no copy, which would take a third w and a second alpha past the budget)."""
+        results = []
+        for k in range(self.W.shape[0]):
+            w, alpha = self.W[k], self.alpha[k]
+            primal = 0.5 * sq_norm(w) + float(loss_totals[k])
+            dual = self.targets.dual_value(k, w, alpha, self.loss)
+            results.append(Solution(
+                w=w, n_iter=n_iter, converged=reason == CONVERGED, stop_reason=reason,
+                primal=primal, dual=dual, gap=primal - dual, alpha=alpha,
+                solver=self.spec.number,
+            ))  # fmt: skip
+        return results
+
+
+def _run_meta(layout: BlockLayout, solver, params, class_weight, inner_iter, seed, selective,
+              epochs, overhead: int | None) -> dict:  # fmt: skip
+    """What a checkpoint must match to be resumed: the data and everything that decides the
+    path (the blocks' grouping follows the memory budget, and a measured overhead)."""
+    source = layout.source
+    identity = getattr(source, "identity", None)
+    meta = {
+        "data": identity() if identity else [source.n_rows, source.n_features],
+        "solver": solver,
+        "C": params.C,
+        "eps": params.eps,
+        "bias": params.bias,
+        "class_weight": sorted((repr(k), float(v)) for k, v in (class_weight or {}).items()),
+        "inner_iter": inner_iter,
+        "seed": seed,
+        "selective": selective,
+        "groups": [list(map(int, g)) for g in layout.plan.groups(0)],
+        "units": source.block_rows().tolist(),
+        "support_capacity": int(layout.support.capacity),
+        "epochs": bool(epochs),
+    }
+    if overhead is not None:
+        meta["overhead"] = overhead
+    return meta
+
+
+class _RunCheckpoints:
+    """Atomic checkpoints of a run in blocks (``checkpoint.write_checkpoint``, place
+    "blocks": plain arrays and JSON meta, no pickle)."""
+
+    def __init__(self, path, every: float, meta: dict | None) -> None:
+        self.path = None if path is None else os.fspath(path)
+        self.every = float(every)
+        self.meta = meta
+        self.last = time.perf_counter()
+
+    def due(self) -> bool:
+        return self.path is not None and time.perf_counter() - self.last >= self.every
+
+    def save(self, outer: int, group: int, run: _BlocksRun, reader_at: tuple[int, int]) -> None:
+        support, shrinking, state = run.layout.support, run.shrinking, run.state
+        meta = dict(self.meta, outer=outer, group=group, reader=list(reader_at), mb=state.mb,
+                    rng=support.rng.bit_generator.state)  # fmt: skip
+        arrays = state.arrays()
+        arrays.update(W=run.W, alpha=run.alpha, support_rows=support.rows,
+                      shrunk=shrinking.shrunk, pg_max_old=shrinking.pg_max_old,
+                      pg_min_old=shrinking.pg_min_old)  # fmt: skip
+        if support.X is not None:
+            arrays.update(support_data=support.X.data, support_indices=support.X.indices,
+                          support_indptr=support.X.indptr)  # fmt: skip
+        write_checkpoint(self.path, "blocks", meta, arrays)
+        self.last = time.perf_counter()
+
+
+def _stored_overhead(path, default: int) -> int:
+    """The measured overhead a block checkpoint's run planned with (``default`` if it has
+    none or cannot be read: ``_restore`` then says what is wrong with it)."""
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            stored = json.loads(saved["meta"].tobytes().decode())
+        return int(stored.get("overhead", default))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, zipfile.BadZipFile):
+        return default
+
+
+def _restore(path, meta: dict, run: _BlocksRun) -> tuple[int, int, tuple[int, int]]:
+    """Load a checkpoint into the run's arrays; (outer iteration, block, the reader's round
+    and block) to continue from."""
+    name = os.fsdecode(os.fspath(path))
+    stored, arrays = read_checkpoint(name, "blocks")
+    differ = [key for key, value in meta.items()
+              if json.loads(json.dumps(value)) != stored.get(key)]  # fmt: skip
+    if differ:
+        raise InvalidInputError(
+            f"checkpoint {name} was written for another run (differs in: {', '.join(differ)});"
+            " resume with the same data, options and --memory"
+        )
+    try:
+        run.W[:] = arrays["W"]
+        run.alpha[:] = arrays["alpha"]
+        run.shrinking.shrunk[:] = arrays["shrunk"]
+        run.shrinking.pg_max_old[:] = arrays["pg_max_old"]
+        run.shrinking.pg_min_old[:] = arrays["pg_min_old"]
+        run.state.load(arrays)
+        run.state.mb, run.state.started = float(stored["mb"]), time.perf_counter()
+        support = run.layout.support
+        support.rows = arrays["support_rows"]
+        if "support_data" in arrays:
+            n_cols = run.W.shape[1] - (1 if meta["bias"] >= 0 else 0)
+            support.X = sp.csr_matrix(
+                (arrays["support_data"], arrays["support_indices"], arrays["support_indptr"]),
+                shape=(support.rows.shape[0], n_cols),
+            )
+        support.rng.bit_generator.state = stored["rng"]
+        round_, position = stored["reader"]
+        return int(stored["outer"]), int(stored["group"]), (int(round_), int(position))
+    except (KeyError, ValueError, TypeError) as error:
+        raise InvalidInputError(f"checkpoint {name}: damaged ({type(error).__name__}: "
+                                f"{error})") from None  # fmt: skip
+
+
+def _print_outer(p: OuterProgress) -> None:
+    gaps = [pr - du for pr, du in zip(p.primal, p.dual, strict=True)]
+    rate = p.mb_read / p.seconds if p.seconds > 0 else math.inf
+    print(
+        f"outer {p.iteration}: {p.blocks} blocks, stopping measure {p.measure:.3g}, "
+        f"primal {sum(p.primal):.10g}, gap {max(gaps):.3g} (at the iteration's start), "
+        f"{p.seconds:.2f} s, {rate:.0f} MB/s",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def cross_validate_blocks(
+    source: BlockSource, n_folds: int, seed: int = 1, **params
+) -> tuple[int, int]:
+    """LIBLINEAR's ``-v n_folds`` by block minimisation: (rows predicted right, rows).
+
+    The folds are ``problems.cv_folds``' (the in-memory cross-validation's, for the same
+    ``seed``), held as one fold number a row. Each fold trains ``train_blocks(source,
+    held_out=<its rows>, seed=seed, **params)`` on the other folds' rows (a held-out row costs
+    0 and takes no part), then one pass over the blocks scores its held-out rows. Memory is
+    ``train_blocks``' plus two bytes a row. Ctrl-C ends the whole cross-validation
+    (KeyboardInterrupt). ``progress`` (a ``ProgressTimer``): the folds done, and each fold's
+    blocks, when a line is due.
+    """
+    timer: ProgressTimer | None = params.pop("progress", None)
+    n_rows = source.n_rows
+    folds = cv_folds(n_rows, n_folds, seed)
+    fold_of = np.empty(n_rows, dtype=np.min_scalar_type(len(folds)))
+    for f in range(len(folds)):
+        fold_of[folds.held_out(f)] = f
+    n_folds = len(folds)
+    del folds
+    correct = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingInterrupted)
+        for f in range(int(fold_of.max(initial=0)) + 1):
+            held_out = fold_of == f
+            model = train_blocks(
+                source, held_out=held_out, seed=seed,
+                progress=timer.labelled(f"fold {f + 1} of {n_folds}") if timer else None,
+                **params,
+            )  # fmt: skip
+            if model.interrupted or model.stop_signal is not None:
+                raise KeyboardInterrupt
+            r0 = 0
+            for k in range(source.n_blocks):
+                X_b, y_b = source.blocks(k, k + 1)
+                r1 = r0 + X_b.shape[0]
+                mine = held_out[r0:r1]
+                if mine.any():
+                    predicted = model.predict(as_csr(X_b, check_finite=False)[mine], n_jobs=1)
+                    correct += int(np.count_nonzero(predicted == y_b[mine]))
+                del X_b, y_b
+                r0 = r1
+            if timer is not None:
+                timer.tick(lambda done=f + 1: f"cross-validation: {done} of {n_folds} folds done")
+    return correct, n_rows
+
+
+__all__ = [
+    "OuterProgress",
+    "cross_validate_blocks",
+    "cross_validate_cache",
+    "train_blocks",
+    "train_cache",
+]

@@ -221,6 +221,8 @@ class Reached:
     per_iteration: float = math.nan  # seconds per outer iteration
     final: float = math.nan  # relative accuracy at the end
     unavailable: str = ""  # a racer of the seeds' tables that cannot run: why
+    # runs that reached each target, and runs: a median only where every run reached it
+    hits: dict[float, tuple[int, int]] = field(default_factory=dict)
 
 
 def racers_of(lineups: Sequence[str]) -> list[str]:
@@ -237,6 +239,7 @@ def ours(results: Sequence[ComparisonResult], name: str) -> Reached:
     runs = [r.runs[name] for r in results if name in r.runs]
     for target in TARGETS:
         times = [run.time_to(target) for run in runs]
+        out.hits[target] = (sum(t is not None for t in times), len(times))
         if runs and all(t is not None for t in times):
             out.seconds[target] = statistics.median(times)
             its = [run.iterations_to(target) for run in runs]
@@ -275,6 +278,7 @@ def originals_on(ds, installed: Sequence[Original], path: Path, pstar: dict[str,
         reached = Reached()
         for target in TARGETS:
             hits = [next(((t, k) for t, k, r in run if r <= target), None) for run in runs]
+            reached.hits[target] = (sum(h is not None for h in hits), len(hits))
             if all(h is not None for h in hits):
                 reached.seconds[target] = statistics.median(h[0] for h in hits)
                 reached.iterations[target] = int(statistics.median(h[1] for h in hits))
@@ -293,7 +297,11 @@ def cell(r: Reached | None, target: float) -> str:
         return "not available"
     t = r.seconds.get(target)
     if t is None:
-        return f"not reached (final {r.final:.1e})" if math.isfinite(r.final) else "not reached"
+        final = f" (final {r.final:.1e})" if math.isfinite(r.final) else ""
+        k, n = r.hits.get(target, (0, 0))
+        if 0 < k < n:  # the median final accuracy may then be past the target
+            return f"reached in {k} of {n} runs{final.replace('(final', '(median final')}"
+        return f"not reached{final}"
     return f"{fmt_seconds(t)} ({r.iterations[target]})"
 
 

@@ -54,3 +54,16 @@ def test_original_curves_become_times_to_the_lines(monkeypatch):
     assert got["slow"].seconds == {1e-2: None, 1e-3: None}
     assert bench_lineup.cell(got["slow"], 1e-2) == "not reached (final 2.0e-02)"
     assert bench_lineup.cell(got["fast"], 1e-3) == "3.20 (3)"
+
+
+def test_a_cell_says_when_only_some_runs_reached_the_line():
+    """A median is taken only where every run reached the line; where some did, the cell
+    says how many (the median final accuracy may then lie past the line)."""
+    some = bench_lineup.Reached(seconds={0.01: None}, iterations={0.01: None}, final=2.4e-4,
+                                hits={0.01: (1, 3)})  # fmt: skip
+    assert bench_lineup.cell(some, 0.01) == "reached in 1 of 3 runs (median final 2.4e-04)"
+    none = bench_lineup.Reached(seconds={0.01: None}, iterations={0.01: None}, final=0.05,
+                                hits={0.01: (0, 3)})  # fmt: skip
+    assert bench_lineup.cell(none, 0.01) == "not reached (final 5.0e-02)"
+    every = bench_lineup.Reached(seconds={0.01: 1.5}, iterations={0.01: 4}, hits={0.01: (3, 3)})
+    assert bench_lineup.cell(every, 0.01) == "1.50 (4)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -71,6 +72,28 @@ def test_lr_dual_in_blocks_reaches_the_in_memory_optimum(n_classes, bias):
     np.testing.assert_array_equal(model.predict(X), whole.predict(X))
     np.testing.assert_allclose(model.predict_proba(X), whole.predict_proba(X), atol=1e-5)
 
+
+
+@contextlib.contextmanager
+def stopped_at_checkpoint(monkeypatch, saves: int = 1):
+    """A run within the block checkpoints every block and ends (KeyboardInterrupt, as the
+    end of the process) right after its ``saves``-th checkpoint is written."""
+    from linsvm.runner import _RunCheckpoints
+
+    real_save = _RunCheckpoints.save
+    written = []
+
+    def save_then_stop(self, *args):
+        real_save(self, *args)
+        written.append(args)
+        if len(written) == saves:
+            raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(_RunCheckpoints, "save", save_then_stop)
+        patch.setattr(_RunCheckpoints, "due", lambda self: True)
+        with pytest.raises(KeyboardInterrupt):
+            yield
 
 def test_multiclass_shares_the_blocks():
     X, y = problem(n_classes=4, seed=3)
@@ -333,26 +356,13 @@ def test_block_minimisation_stays_within_its_memory(tmp_path):
 def test_checkpoint_and_resume_give_the_uninterrupted_model(tmp_path, monkeypatch, stop_after):
     """A run stopped after some blocks (as Ctrl-C does, between blocks) and resumed from its
     checkpoint ends with the same w and alpha as the run that was never stopped."""
-    from linsvm.runner import _RunCheckpoints
 
     X, y = problem(n_rows=700, seed=11)
     options = dict(solver=3, C=0.7, eps=1e-5, max_outer=500, max_block_bytes=1)
     whole = train_blocks(ArrayBlocks(X, y, 4), **options)
     path = tmp_path / "run.ckpt"
-    saves = []
-    real_save = _RunCheckpoints.save
-
-    def save_then_stop(self, outer, group, *args):
-        real_save(self, outer, group, *args)
-        saves.append((outer, group))
-        if len(saves) == stop_after:
-            raise KeyboardInterrupt  # stands for the end of the process
-
-    with monkeypatch.context() as patch:
-        patch.setattr(_RunCheckpoints, "save", save_then_stop)
-        patch.setattr(_RunCheckpoints, "due", lambda self: True)
-        with pytest.raises(KeyboardInterrupt):
-            train_blocks(ArrayBlocks(X, y, 4), checkpoint=path, **options)
+    with stopped_at_checkpoint(monkeypatch, stop_after):
+        train_blocks(ArrayBlocks(X, y, 4), checkpoint=path, **options)
     resumed = train_blocks(ArrayBlocks(X, y, 4), resume=path, **options)
     np.testing.assert_array_equal(resumed.results_[0].w, whole.results_[0].w)
     np.testing.assert_array_equal(resumed.results_[0].alpha, whole.results_[0].alpha)
@@ -379,23 +389,13 @@ def test_one_checkpoint_format_records_its_place(tmp_path, monkeypatch):
     import json
 
     import linsvm
-    from linsvm.runner import _RunCheckpoints
 
     X, y = problem(n_rows=300, seed=12)
     options = dict(solver=1, C=0.7, eps=1e-4, max_block_bytes=1, max_outer=500)
     whole = train_blocks(ArrayBlocks(X, y, 3), **options)
     in_blocks, in_memory = tmp_path / "blocks.ckpt", tmp_path / "memory.ckpt"
-    real_save = _RunCheckpoints.save
-
-    def save_then_stop(self, *args):
-        real_save(self, *args)
-        raise KeyboardInterrupt  # stands for the end of the process
-
-    with monkeypatch.context() as patch:
-        patch.setattr(_RunCheckpoints, "save", save_then_stop)
-        patch.setattr(_RunCheckpoints, "due", lambda self: True)
-        with pytest.raises(KeyboardInterrupt):
-            train_blocks(ArrayBlocks(X, y, 3), checkpoint=in_blocks, **options)
+    with stopped_at_checkpoint(monkeypatch):
+        train_blocks(ArrayBlocks(X, y, 3), checkpoint=in_blocks, **options)
     linsvm.train(X, y, solver=1, checkpoint=in_memory)
     with pytest.raises(InvalidInputError, match=r"written by training in blocks \(--memory\)"):
         linsvm.train(X, y, solver=1, resume=in_blocks)
@@ -544,7 +544,6 @@ def test_a_resumed_run_plans_with_the_interrupted_runs_overhead(tmp_path, monkey
     """A measured overhead differs from process to process, and the blocks follow it: the
     resumed run takes the one its checkpoint was planned with, and ends where the
     uninterrupted run ends."""
-    from linsvm.runner import _RunCheckpoints
 
     X, y = problem(n_rows=20_000, n_features=200, seed=11)  # 4 MB to train on: above the
     options = dict(solver=3, C=0.7, eps=1e-3, max_outer=500)  # floor's 1 MB a block
@@ -553,18 +552,9 @@ def test_a_resumed_run_plans_with_the_interrupted_runs_overhead(tmp_path, monkey
     whole = train_blocks(ArrayBlocks(X, y, 16), memory=memory, overhead_bytes=overhead,
                          **options)  # fmt: skip
     path = tmp_path / "run.ckpt"
-    real_save = _RunCheckpoints.save
-
-    def save_then_stop(self, outer, group, *args):
-        real_save(self, outer, group, *args)
-        raise KeyboardInterrupt  # stands for the end of the process
-
-    with monkeypatch.context() as patch:
-        patch.setattr(_RunCheckpoints, "save", save_then_stop)
-        patch.setattr(_RunCheckpoints, "due", lambda self: True)
-        with pytest.raises(KeyboardInterrupt):
-            train_blocks(ArrayBlocks(X, y, 16), memory=memory, overhead_bytes=overhead,
-                         checkpoint=path, **options)  # fmt: skip
+    with stopped_at_checkpoint(monkeypatch):
+        train_blocks(ArrayBlocks(X, y, 16), memory=memory, overhead_bytes=overhead,
+                     checkpoint=path, **options)  # fmt: skip
     # measured 5 MB less this time: blocks of another size, were it not for the checkpoint's
     resumed = train_blocks(ArrayBlocks(X, y, 16), memory=memory,
                            overhead_bytes=overhead - (5 << 20), resume=path, **options)

@@ -193,9 +193,8 @@ def train_blocks(
                          epochs, None if overhead_bytes is None else layout.overhead)  # fmt: skip
     run = _BlocksRun(spec, params, loss, epochs, targets, layout, W, alpha, shrinking, seed)
     run.verbose, run.progress, run.on_outer = verbose, progress, on_outer
-    return run.train(labels, inner_iter, max_outer, _RunCheckpoints(checkpoint,
-                                                                     checkpoint_every, meta),
-                     resume)  # fmt: skip
+    saver = _RunCheckpoints(checkpoint, checkpoint_every, meta)
+    return run.train(labels, inner_iter, max_outer, saver, resume)
 
 
 def train_cache(path, memory: str | int = "2G", **params) -> Model:

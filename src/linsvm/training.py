@@ -260,7 +260,7 @@ def train(
         ``resume`` as in memory. ``linsvm.outofcore.train_cache`` is this with a fixed
         overhead instead of a measured one.
     client : dask.distributed.Client or "local:N", optional
-        Train -s 1, 3 or 7 by CoCoA+ on the cluster's workers (``linsvm.distributed.train``;
+        Train -s 1, 3 or 7 by CoCoA+ on the cluster's workers (``distributed.train_cocoa``;
         needs the extra ``linsvm[distributed]``): ``X`` an array or sparse matrix (scattered
         once), a path every worker can read, a list of paths or a dask collection with ``y``.
         "local:N" starts N local worker processes for this call. ``eps`` is there the relative
@@ -268,7 +268,7 @@ def train(
     place_options : mapping, optional
         Options of the place itself, passed on: with ``memory``, ``runner.train_blocks``'s
         (``inner_iter``, ``selective``, ``max_block_bytes``, ``on_outer``, ``held_out``); with
-        ``client``, ``distributed.train``'s (``n_partitions``, ``local_passes``,
+        ``client``, ``distributed.train_cocoa``'s (``n_partitions``, ``local_passes``,
         ``snapshot_every``, ``on_round``).
 
     Returns

@@ -431,18 +431,30 @@ class _DeviceProgress(Progress):
 # --------------------------------------------------------------------------------- the solve
 
 
-class _SvmDual:
+class _DualKind:
+    """What every dual brings to a GPU solve, set by its loss: the solver's number, whether
+    the loss is squared, and ``p`` (the SVR's tube width, set by ``inputs``; 0 for the SVM)."""
+
+    regression: bool
+    istate_size: int
+    solver_numbers: dict[int, int]  # loss -> the solver's number
+    squared_loss: int
+
+    def __init__(self, loss: int) -> None:
+        self.loss = loss
+        self.solver = self.solver_numbers[loss]
+        self.squared = loss == self.squared_loss
+        self.p = 0.0
+
+
+class _SvmDual(_DualKind):
     """What the SVM dual (-s 1, -s 3) brings to a GPU solve: its records (``dcd._prepare``),
     LIBLINEAR's projected-gradient rule and shrinking thresholds, its values."""
 
     regression = False
     istate_size = 4
-
-    def __init__(self, loss: int) -> None:
-        self.loss = loss
-        self.solver = 3 if loss == LOSS_HINGE else 1
-        self.squared = loss == LOSS_SQUARED_HINGE
-        self.p = 0.0
+    solver_numbers = {LOSS_HINGE: 3, LOSS_SQUARED_HINGE: 1}
+    squared_loss = LOSS_SQUARED_HINGE
 
     def inputs(self, sub: Subproblem) -> tuple[np.ndarray, np.ndarray, float]:
         """(y, C, eps) as float64."""
@@ -493,19 +505,15 @@ class _SvmDual:
         return w, primal, dual
 
 
-class _SvrDual:
+class _SvrDual(_DualKind):
     """What the SVR dual (-s 12, -s 13) brings to a GPU solve: its records
     (``svr.prepare_svr``), LIBLINEAR's rule on the violations' 1-norm relative to the first
     epoch's, the largest violation as the shrinking threshold, its values."""
 
     regression = True
     istate_size = 5
-
-    def __init__(self, loss: int) -> None:
-        self.loss = loss
-        self.solver = 12 if loss == SVR_LOSS_L2 else 13
-        self.squared = loss == SVR_LOSS_L2
-        self.p = 0.0
+    solver_numbers = {SVR_LOSS_L2: 12, SVR_LOSS_L1: 13}
+    squared_loss = SVR_LOSS_L2
 
     def inputs(self, sub: Subproblem) -> tuple[np.ndarray, np.ndarray, float]:
         """(y, C, eps) checked as the CPU solver checks them (``svr.dual_problem``)."""

@@ -161,6 +161,14 @@ def _with_labels(model: Model, labels: np.ndarray) -> Model:
     )
 
 
+def _keep_parameters(estimator, parameters: dict) -> None:
+    """scikit-learn's ``__init__``: every parameter kept as given under its own name (``fit``
+    validates them); ``parameters`` the ``locals()`` of that ``__init__``."""
+    for name, value in parameters.items():
+        if name != "self":
+            setattr(estimator, name, value)
+
+
 class _LiblinearMixin:
     """Fit plumbing shared by the estimators: validation, warm start, train, attributes."""
 
@@ -452,26 +460,7 @@ class LinearSVC(_LiblinearClassifier):
         device="cpu",
         thread_scheme="auto",
     ):
-        self.penalty = penalty
-        self.loss = loss
-        self.dual = dual
-        self.tol = tol
-        self.C = C
-        self.multi_class = multi_class
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.verbose = verbose
-        self.random_state = random_state
-        self.max_iter = max_iter
-        self.warm_start = warm_start
-        self.n_jobs = n_jobs
-        self.feature_map = feature_map
-        self.map_mode = map_mode
-        self.objectives = objectives
-        self.client = client
-        self.device = device
-        self.thread_scheme = thread_scheme
+        _keep_parameters(self, locals())
 
     def fit(self, X, y, sample_weight=None) -> LinearSVC:
         """Fit on X (n_samples, n_features), y (n_samples,), optional per-sample weights."""
@@ -546,24 +535,7 @@ class LogisticRegression(_LiblinearClassifier):
         objectives=True,
         client=None,
     ):
-        self.penalty = penalty
-        self.C = C
-        self.l1_ratio = l1_ratio
-        self.dual = dual
-        self.tol = tol
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.random_state = random_state
-        self.solver = solver
-        self.max_iter = max_iter
-        self.verbose = verbose
-        self.warm_start = warm_start
-        self.n_jobs = n_jobs
-        self.feature_map = feature_map
-        self.map_mode = map_mode
-        self.objectives = objectives
-        self.client = client
+        _keep_parameters(self, locals())
 
     def _penalty(self) -> str:
         """'l1' or 'l2' from penalty / l1_ratio / C, as scikit-learn resolves them."""
@@ -659,23 +631,7 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         device="cpu",
         thread_scheme="auto",
     ):
-        self.epsilon = epsilon
-        self.tol = tol
-        self.C = C
-        self.loss = loss
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.dual = dual
-        self.verbose = verbose
-        self.random_state = random_state
-        self.max_iter = max_iter
-        self.warm_start = warm_start
-        self.n_jobs = n_jobs
-        self.feature_map = feature_map
-        self.map_mode = map_mode
-        self.objectives = objectives
-        self.device = device
-        self.thread_scheme = thread_scheme
+        _keep_parameters(self, locals())
 
     def fit(self, X, y, sample_weight=None) -> LinearSVR:
         """Fit on X (n_samples, n_features), real targets y (n_samples,), optional weights."""

@@ -17,6 +17,7 @@ from numba import njit
 from .data import group_labels
 from .errors import InvalidInputError
 from .objective import LOSS_LOGISTIC, lr_dual_alpha_terms, svm_dual_alpha_terms
+from .solvers._base import CONVERGED, Solution
 from .sparse_rows import sq_norm
 
 
@@ -37,6 +38,24 @@ def warn_interrupted(why: str = "", iterate: str = "the current iterate",
         TrainingInterrupted,
         stacklevel=stacklevel,
     )
+
+
+def partition_solutions(W: np.ndarray, primal, dual, n_iter: int, reason: str, solver: int,
+                        alpha: np.ndarray | None = None, figures: dict | None = None
+                        ) -> list[Solution]:  # fmt: skip
+    """The Solution of each sub-problem of a run on partitions (blocks, workers): row c of
+    W (n_weight_vectors, n_weights) with its P and D (``primal``, ``dual``: one a row) and
+    the rows' alpha (None where it stays with the partitions), over views of W and alpha
+    (no copy: a run in blocks counts its memory)."""
+    return [
+        Solution(
+            w=W[c], n_iter=n_iter, converged=reason == CONVERGED, stop_reason=reason,
+            primal=float(primal[c]), dual=float(dual[c]), gap=float(primal[c] - dual[c]),
+            alpha=None if alpha is None else alpha[c], solver=solver,
+            figures=dict(figures or {}),
+        )
+        for c in range(W.shape[0])
+    ]  # fmt: skip
 
 
 def warn_at_cap(cap: int, label: str, where: str = "", advice: str = "",
@@ -244,6 +263,7 @@ __all__ = [
     "dual_alpha_terms",
     "n_weight_vectors",
     "one_vs_rest",
+    "partition_solutions",
     "show_label",
     "warn_at_cap",
     "warn_interrupted",

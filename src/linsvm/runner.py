@@ -82,6 +82,7 @@ from .problems import (
     classes,
     cv_folds,
     n_weight_vectors,
+    partition_solutions,
     warn_at_cap,
     warn_interrupted,
 )
@@ -407,17 +408,10 @@ class _BlocksRun:
     def _solutions(self, loss_totals: np.ndarray, n_iter: int, reason: str) -> list[Solution]:
         """Each sub-problem's Solution over views of the run's W and alpha (the run is over:
         no copy, which would take a third w and a second alpha past the budget)."""
-        results = []
-        for k in range(self.W.shape[0]):
-            w, alpha = self.W[k], self.alpha[k]
-            primal = 0.5 * sq_norm(w) + float(loss_totals[k])
-            dual = self.targets.dual_value(k, w, alpha, self.loss)
-            results.append(Solution(
-                w=w, n_iter=n_iter, converged=reason == CONVERGED, stop_reason=reason,
-                primal=primal, dual=dual, gap=primal - dual, alpha=alpha,
-                solver=self.spec.number,
-            ))  # fmt: skip
-        return results
+        W, alpha = self.W, self.alpha
+        primal = [0.5 * sq_norm(W[k]) + float(loss_totals[k]) for k in range(W.shape[0])]
+        dual = [self.targets.dual_value(k, W[k], alpha[k], self.loss) for k in range(W.shape[0])]
+        return partition_solutions(W, primal, dual, n_iter, reason, self.spec.number, alpha)
 
 
 def _run_meta(layout: BlockLayout, solver, params, class_weight, inner_iter, seed, selective,

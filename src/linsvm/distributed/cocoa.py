@@ -85,8 +85,13 @@ from ..errors import InvalidInputError, LinsvmError
 from ..interrupts import stop_on_signals
 from ..model import Model
 from ..partitioned import LocalTask, PartitionedDual, added, relative_gap
-from ..problems import check_classes, class_costs, n_weight_vectors, warn_interrupted
-from ..solvers import Solution
+from ..problems import (
+    check_classes,
+    class_costs,
+    n_weight_vectors,
+    partition_solutions,
+    warn_interrupted,
+)
 from ..solvers._base import CONVERGED, INTERRUPTED, MAX_ITER
 from . import _partition
 from ._partition import LOSSES, DataKey, PartitionLost, RoundTask, Setup
@@ -589,15 +594,9 @@ class _Run:
 
     def _model(self, W, primal, dual, rounds: int, reason: str, signal) -> Model:
         config = self.config
-        results = [
-            Solution(
-                w=W[c].copy(), n_iter=rounds, converged=reason == CONVERGED, stop_reason=reason,
-                primal=float(primal[c]), dual=float(dual[c]), gap=float(primal[c] - dual[c]),
-                alpha=None, solver=self.solver,
-                figures={"rounds": rounds, "n_partitions": len(self.home)},
-            )
-            for c in range(config.n_subproblems)
-        ]  # fmt: skip
+        figures = {"rounds": rounds, "n_partitions": len(self.home)}
+        results = partition_solutions(W, primal, dual, rounds, reason, self.solver,
+                                      figures=figures)  # fmt: skip
         return Model.from_weights(self.solver, config.labels, W, config.n_features, config.bias,
                                   results, signal)  # fmt: skip
 

@@ -34,18 +34,30 @@ def row_dot(indptr, indices, data, bias, i, w) -> float:
 def row_dot_and_split(indptr, indices, data, bias, i, w, bound) -> tuple[float, int]:
     """(w'x_i, the position in ``indices`` of row i's first feature >= ``bound``): the dot
     product of ``row_dot`` and, in the same sweep, where the row's ascending features cross
-    ``bound``, counted without branches (a search's branches on where a row crosses,
-    unpredictable row to row, cost three times as much)."""
+    ``bound`` (``_row_sweep``)."""
+    dot, split, _ = _row_sweep(indptr, indices, data, bias, i, w, bound)
+    return dot, split
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_sweep(indptr, indices, data, bias, i, w, bound) -> tuple[float, int, float]:
+    """(w'x_i, the position in ``indices`` of row i's first feature >= ``bound``, x_i'x_i)
+    in one sweep of the row, with the implicit bias feature. Inlined, what a caller leaves
+    unused is compiled away, so each row function keeps only its own work."""
     # Unsigned positions: Numba then skips its negative-index wraparound on every access,
     # which otherwise doubles the cost of these loops (CSR positions are never negative).
     start = np.uint64(indptr[i])
     stop = np.uint64(indptr[i + 1])
     # Four partial sums: the additions of one long chain wait on each other (FP add latency);
-    # four independent chains keep the loads and multiplies flowing.
+    # four independent chains keep the loads and multiplies flowing. The norm sums in order,
+    # as ``row_sq_norm``. Where the features cross ``bound`` is counted without branches (a
+    # search's branches on where a row crosses, unpredictable row to row, cost three times
+    # as much).
     s0 = 0.0
     s1 = 0.0
     s2 = 0.0
     s3 = 0.0
+    sq = 0.0
     below = np.uint64(0)
     k = start
     while k + np.uint64(4) <= stop:
@@ -53,22 +65,33 @@ def row_dot_and_split(indptr, indices, data, bias, i, w, bound) -> tuple[float, 
         j1 = indices[k + np.uint64(1)]
         j2 = indices[k + np.uint64(2)]
         j3 = indices[k + np.uint64(3)]
-        s0 += w[np.uint64(j0)] * data[k]
-        s1 += w[np.uint64(j1)] * data[k + np.uint64(1)]
-        s2 += w[np.uint64(j2)] * data[k + np.uint64(2)]
-        s3 += w[np.uint64(j3)] * data[k + np.uint64(3)]
+        v0 = np.float64(data[k])
+        v1 = np.float64(data[k + np.uint64(1)])
+        v2 = np.float64(data[k + np.uint64(2)])
+        v3 = np.float64(data[k + np.uint64(3)])
+        s0 += w[np.uint64(j0)] * v0
+        s1 += w[np.uint64(j1)] * v1
+        s2 += w[np.uint64(j2)] * v2
+        s3 += w[np.uint64(j3)] * v3
+        sq += v0 * v0
+        sq += v1 * v1
+        sq += v2 * v2
+        sq += v3 * v3
         below += np.uint64(j0 < bound) + np.uint64(j1 < bound)
         below += np.uint64(j2 < bound) + np.uint64(j3 < bound)
         k += np.uint64(4)
     while k < stop:
         j0 = indices[k]
-        s0 += w[np.uint64(j0)] * data[k]
+        v0 = np.float64(data[k])
+        s0 += w[np.uint64(j0)] * v0
+        sq += v0 * v0
         below += np.uint64(j0 < bound)
         k += np.uint64(1)
-    s = (s0 + s1) + (s2 + s3)
+    dot = (s0 + s1) + (s2 + s3)
     if bias >= 0.0:
-        s += w[w.shape[0] - 1] * bias
-    return s, np.int64(start + below)
+        dot += w[w.shape[0] - 1] * bias
+        sq += bias * bias
+    return dot, np.int64(start + below), sq
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -85,40 +108,10 @@ def row_sq_norm(indptr, data, bias, i) -> float:
 
 @njit(cache=True, nogil=True, inline="always")
 def row_dot_sq_norm(indptr, indices, data, bias, i, w) -> tuple[float, float]:
-    """(w'x_i, x_i'x_i) in one sweep of the row, with the implicit bias feature: the dot by
-    ``row_dot``'s four partial sums and the norm summed in order as ``row_sq_norm``, so both
-    are bit for bit those two functions' values."""
-    start = np.uint64(indptr[i])
-    stop = np.uint64(indptr[i + 1])
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
-    sq = 0.0
-    k = start
-    while k + np.uint64(4) <= stop:
-        v0 = np.float64(data[k])
-        v1 = np.float64(data[k + np.uint64(1)])
-        v2 = np.float64(data[k + np.uint64(2)])
-        v3 = np.float64(data[k + np.uint64(3)])
-        s0 += w[np.uint64(indices[k])] * v0
-        s1 += w[np.uint64(indices[k + np.uint64(1)])] * v1
-        s2 += w[np.uint64(indices[k + np.uint64(2)])] * v2
-        s3 += w[np.uint64(indices[k + np.uint64(3)])] * v3
-        sq += v0 * v0
-        sq += v1 * v1
-        sq += v2 * v2
-        sq += v3 * v3
-        k += np.uint64(4)
-    while k < stop:
-        v0 = np.float64(data[k])
-        s0 += w[np.uint64(indices[k])] * v0
-        sq += v0 * v0
-        k += np.uint64(1)
-    dot = (s0 + s1) + (s2 + s3)
-    if bias >= 0.0:
-        dot += w[w.shape[0] - 1] * bias
-        sq += bias * bias
+    """(w'x_i, x_i'x_i) in one sweep of the row, with the implicit bias feature: bit for bit
+    ``row_dot``'s and ``row_sq_norm``'s values (``_row_sweep``)."""
+    # (the count is dead code here, and compiled away)
+    dot, _, sq = _row_sweep(indptr, indices, data, bias, i, w, 0)
     return dot, sq
 
 

@@ -415,6 +415,7 @@ def _first_pass_hook(first: list, loss: int) -> Callable[[Progress], bool]:
     return hook
 
 
+@dataclass
 class BlockPlace:
     """Blocks of the rows as partitions of one partitioned dual (``partitioned.py``), solved
     in turn: each read from the source while the one before trains (``Reader``), joined
@@ -422,18 +423,19 @@ class BlockPlace:
     registered dual solver from its rows' alpha and the shared W for the task's passes, every
     one-vs-rest sub-problem on the same read."""
 
-    def __init__(self, reader, support, targets, alpha, solve, bias, loss, tolerance,
-                 seed) -> None:  # fmt: skip
-        self.reader = reader
-        self.support = support
-        self.targets = targets
-        self.alpha = alpha
-        self.solve_sub = solve
-        self.bias = bias
-        self.loss = loss
-        self.tolerance = tolerance
-        self.seed = seed
-        self.n_partitions = reader.n_groups
+    reader: Reader
+    support: SupportCache
+    targets: RowTargets
+    alpha: np.ndarray  # (n_vectors, n_rows): every row's, updated in place
+    solve_sub: Callable  # the registered dual solver's solve(sub, hook)
+    bias: float
+    loss: int
+    tolerance: list[float]  # per sub-problem
+    seed: int
+
+    @property
+    def n_partitions(self) -> int:
+        return self.reader.n_groups
 
     def solve(self, group, W, task: LocalTask) -> list[PartResult]:
         [g] = group

@@ -38,6 +38,7 @@ import warnings
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -780,22 +781,21 @@ def _oneclass_problem(X, params: solvers.Parameters, seed, options, values_check
     return _Problem(params.spec, X, 1, lambda slot: sub, None, -1.0, options)
 
 
+@dataclass
 class _Runner:
     """Solves the sub-problems of one run: hooks, resume, fallbacks, warnings, checkpoints."""
 
-    def __init__(self, spec, params, problem, stop: StopRequest, hook, verbose, checkpointer,
-                 resumed: Resume | None, device: str = "cpu") -> None:  # fmt: skip
-        self.spec = spec
-        self.params = params
-        self.problem = problem
-        self.stop = stop
-        self.user_hook = hook
-        self.verbose = verbose
-        self.checkpointer = checkpointer
-        self.resumed = resumed
-        self.threads_within = 1  # threads each sub-problem's solver may use
-        self.device = device  # where the solver runs (the fallback runs on the CPU)
-        self.timer: ProgressTimer | None = None  # timed progress lines (not with verbose)
+    spec: SolverSpec
+    params: solvers.Parameters
+    problem: _Problem
+    stop: StopRequest
+    user_hook: Hook | None
+    verbose: bool
+    checkpointer: Checkpointer | None
+    resumed: Resume | None
+    device: str = "cpu"  # where the solver runs (the fallback runs on the CPU)
+    threads_within: int = 1  # threads each sub-problem's solver may use
+    timer: ProgressTimer | None = None  # timed progress lines (not with verbose)
 
     def hook(self, slot: int, solver: int, iterations_before: int) -> Hook:
         saving = None

@@ -78,6 +78,64 @@ settings.load_profile(os.environ.get("LINSVM_HYPOTHESIS_PROFILE", "linsvm"))
 LOSS_OF_SOLVER = {1: LOSS_SQUARED_HINGE, 3: LOSS_HINGE}
 
 
+# ----------------------------------------------------------------------------- parallel runs
+
+# scripts/test.sh runs the suite on 2 pytest-xdist workers (``-n 2 --dist loadgroup``). The
+# modules that start a Dask LocalCluster (2 or 3 worker processes each, some with a 1 s
+# worker-ttl) run in one group, on one pytest worker, one after another: never two clusters at
+# once on a 2-core machine.
+_ONE_CLUSTER_AT_A_TIME = frozenset(
+    {
+        "test_bench_distributed.py",
+        "test_distributed.py",
+        "test_distributed_cli.py",
+        "test_distributed_faults.py",
+        "test_distributed_shards.py",
+        "test_soak.py",
+    }
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in _ONE_CLUSTER_AT_A_TIME:
+            item.add_marker(pytest.mark.xdist_group("dask"))
+
+
+def _lock_numba_cache_saves() -> None:
+    """Under pytest-xdist, both workers compile into the same on-disk Numba cache. Numba
+    writes each file atomically (a temporary file, then a rename), but a save reads the index,
+    picks the first free data-file number and writes both: two processes saving different
+    signatures of one function at the same moment could pick the same number, and the index
+    of one would then name the other's code. The save is made whole under a file lock (the
+    pytest workers only; a lock file in the function's cache folder)."""
+    import fcntl
+
+    try:
+        from numba.core import caching
+    except ImportError:
+        return
+    cache_file = getattr(caching, "IndexDataCacheFile", None)
+    save = getattr(cache_file, "save", None)
+    if save is None or getattr(save, "_linsvm_locked", False):
+        return
+
+    def locked_save(self, key, data):
+        with open(os.path.join(self._cache_path, "linsvm-save.lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                return save(self, key, data)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    locked_save._linsvm_locked = True
+    cache_file.save = locked_save
+
+
+if os.environ.get("PYTEST_XDIST_WORKER") and sys.platform != "win32":
+    _lock_numba_cache_saves()
+
+
 # ----------------------------------------------------------------------------- shared data
 
 

@@ -29,6 +29,8 @@ SECTIONS = [
      "--full-budget)", "RESULTS-lineup-pypi.md"),
     ("The seeds' lineup on 3M generated rows, ours only (bench_lineup.py --datasets "
      "synthetic-text --no-originals)", "RESULTS-lineup-3m.md"),
+    ("The seeds' lineup on 3M generated rows against the original programs (bench_lineup.py "
+     "--datasets synthetic-text)", "RESULTS-lineup-3m-originals.md"),
     ("One epoch of svmsgd, ASGD and SGD-QN against Bottou's sgd 2.0, single and double "
      "precision (bench_bottou_epochs.py)", "RESULTS-bottou-epochs.md"),
     ("Line-search Newton vs TRON (bench_newton_vs_tron.py)", "RESULTS-newton-vs-tron.md"),

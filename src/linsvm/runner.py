@@ -289,7 +289,8 @@ class _BlocksRun:
         self.verbose = False
         self.progress: ProgressTimer | None = None
         self.on_outer: Callable[[OuterProgress], None] | None = None
-        self.state = self._fresh_state()
+        # the outer iteration in progress: made at each iteration's start, or by a resume
+        self.state: _OuterState | None = None
         self.interrupted = False
 
     def _fresh_state(self) -> _OuterState:
@@ -308,6 +309,7 @@ class _BlocksRun:
         W, n_vectors = self.W, self.W.shape[0]
         first_outer, first_group, reader_at = 1, 0, (0, 0)
         if resume is not None:
+            self.state = self._fresh_state()  # filled from the checkpoint
             first_outer, first_group, reader_at = _restore(resume, saver.meta, self)
         iterations = first_outer - 1
         results: list[Solution] | None = None

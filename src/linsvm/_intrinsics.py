@@ -14,19 +14,45 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 
-def _item_pointer(context, builder, array_type, array_value, index_value):
-    arr = context.make_array(array_type)(context, builder, array_value)
-    return cgutils.get_item_pointer(
-        context, builder, array_type, arr, [index_value], wraparound=False
-    )
-
-
 def _call(builder, name: str, return_type, args: list):
     """Call the function ``name`` (an LLVM intrinsic or a C library function) on ``args``,
     declaring it in the module being built if it is not declared yet."""
     fn_type = ir.FunctionType(return_type, [arg.type for arg in args])
     fn = cgutils.get_or_insert_function(builder.module, fn_type, name)
     return builder.call(fn, args)
+
+
+def _on_item(emit):
+    """The codegen of an intrinsic (array, index, *rest) that works on array[index]:
+    ``emit(builder, pointer, *rest)`` with the pointer to that element (no wraparound: the
+    callers' indices are never negative); its value is returned, None as void."""
+
+    def codegen(context, builder, signature, args):
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(
+            context, builder, signature.args[0], array, [args[1]], wraparound=False
+        )
+        result = emit(builder, pointer, *args[2:])
+        return context.get_dummy_value() if result is None else result
+
+    return codegen
+
+
+def _call_without_arguments(name: str, return_type, x86_only: bool = False):
+    """The codegen of an intrinsic () -> None that calls ``name`` (on x86 only: elsewhere
+    nothing)."""
+
+    def codegen(context, builder, signature, args):
+        triple = builder.module.triple
+        if not x86_only or "x86" in triple or "i686" in triple:
+            _call(builder, name, return_type, [])
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _is_vector_of(array, dtype) -> bool:
+    return isinstance(array, types.Array) and array.ndim == 1 and array.dtype == dtype
 
 
 @intrinsic
@@ -36,18 +62,14 @@ def prefetch(typingctx, array, index):
         return None
     if not isinstance(index, types.Integer):
         return None
-    sig = types.void(array, index)
 
-    def codegen(context, builder, signature, args):
-        array_value, index_value = args
-        pointer = _item_pointer(context, builder, signature.args[0], array_value, index_value)
+    def emit(builder, pointer):
         address = builder.bitcast(pointer, ir.IntType(8).as_pointer())
         i32 = ir.IntType(32)
         # (address, rw = 0: read, locality = 3: keep in all cache levels, 1: data cache)
         _call(builder, "llvm.prefetch.p0", ir.VoidType(), [address, i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
 
-    return sig, codegen
+    return types.void(array, index), _on_item(emit)
 
 
 # ----------------------------------------------------------------------------- threads
@@ -58,55 +80,35 @@ def prefetch(typingctx, array, index):
 # cores (oversubscribed) still progress.
 
 
-def _is_int64_vector(array) -> bool:
-    return isinstance(array, types.Array) and array.ndim == 1 and array.dtype == types.int64
-
-
 @intrinsic
 def atomic_fetch_add(typingctx, array, index, value):
     """old = array[index]; array[index] += value, as one atomic step (sequentially
     consistent: it also orders every plain read and write around it). 1-D int64 arrays."""
-    if not (_is_int64_vector(array) and isinstance(index, types.Integer)):
+    if not (_is_vector_of(array, types.int64) and isinstance(index, types.Integer)):
         return None
-    sig = types.int64(array, index, types.int64)
-
-    def codegen(context, builder, signature, args):
-        array_value, index_value, value_value = args
-        pointer = _item_pointer(context, builder, signature.args[0], array_value, index_value)
-        return builder.atomic_rmw("add", pointer, value_value, "seq_cst")
-
-    return sig, codegen
+    return types.int64(array, index, types.int64), _on_item(
+        lambda builder, pointer, value: builder.atomic_rmw("add", pointer, value, "seq_cst")
+    )
 
 
 @intrinsic
 def atomic_load(typingctx, array, index):
     """array[index] read atomically (sequentially consistent). 1-D int64 arrays."""
-    if not (_is_int64_vector(array) and isinstance(index, types.Integer)):
+    if not (_is_vector_of(array, types.int64) and isinstance(index, types.Integer)):
         return None
-    sig = types.int64(array, index)
-
-    def codegen(context, builder, signature, args):
-        array_value, index_value = args
-        pointer = _item_pointer(context, builder, signature.args[0], array_value, index_value)
-        return builder.load_atomic(pointer, "seq_cst", 8)
-
-    return sig, codegen
+    return types.int64(array, index), _on_item(
+        lambda builder, pointer: builder.load_atomic(pointer, "seq_cst", 8)
+    )
 
 
 @intrinsic
 def atomic_store(typingctx, array, index, value):
     """array[index] = value written atomically (sequentially consistent). 1-D int64 arrays."""
-    if not (_is_int64_vector(array) and isinstance(index, types.Integer)):
+    if not (_is_vector_of(array, types.int64) and isinstance(index, types.Integer)):
         return None
-    sig = types.void(array, index, types.int64)
-
-    def codegen(context, builder, signature, args):
-        array_value, index_value, value_value = args
-        pointer = _item_pointer(context, builder, signature.args[0], array_value, index_value)
-        builder.store_atomic(value_value, pointer, "seq_cst", 8)
-        return context.get_dummy_value()
-
-    return sig, codegen
+    return types.void(array, index, types.int64), _on_item(
+        lambda builder, pointer, value: builder.store_atomic(value, pointer, "seq_cst", 8)
+    )
 
 
 @intrinsic
@@ -114,45 +116,23 @@ def atomic_add_float(typingctx, array, index, value):
     """array[index] += value as one atomic step (1-D float64 arrays; no ordering of the memory
     operations around it: the threads' barriers order those). On x86 a compare-and-swap loop:
     about ten times a plain add, uncontended, and nothing is lost when threads collide."""
-    if not (
-        isinstance(array, types.Array) and array.ndim == 1 and array.dtype == types.float64
-        and isinstance(index, types.Integer)
-    ):  # fmt: skip
+    if not (_is_vector_of(array, types.float64) and isinstance(index, types.Integer)):
         return None
-    sig = types.void(array, index, types.float64)
-
-    def codegen(context, builder, signature, args):
-        array_value, index_value, value_value = args
-        pointer = _item_pointer(context, builder, signature.args[0], array_value, index_value)
-        builder.atomic_rmw("fadd", pointer, value_value, "monotonic")
-        return context.get_dummy_value()
-
-    return sig, codegen
+    return types.void(array, index, types.float64), _on_item(
+        lambda builder, pointer, value: builder.atomic_rmw("fadd", pointer, value, "monotonic")
+    )
 
 
 @intrinsic
 def spin_pause(typingctx):
     """The processor's spin-wait hint (x86 ``pause``; nothing elsewhere)."""
-    sig = types.void()
-
-    def codegen(context, builder, signature, args):
-        if "x86" in builder.module.triple or "i686" in builder.module.triple:
-            _call(builder, "llvm.x86.sse2.pause", ir.VoidType(), [])
-        return context.get_dummy_value()
-
-    return sig, codegen
+    return types.void(), _call_without_arguments("llvm.x86.sse2.pause", ir.VoidType(), True)
 
 
 @intrinsic
 def yield_core(typingctx):
     """Give the core back to the operating system (POSIX ``sched_yield``)."""
-    sig = types.void()
-
-    def codegen(context, builder, signature, args):
-        _call(builder, "sched_yield", ir.IntType(32), [])
-        return context.get_dummy_value()
-
-    return sig, codegen
+    return types.void(), _call_without_arguments("sched_yield", ir.IntType(32))
 
 
 # ----------------------------------------------------------------------------- arithmetic

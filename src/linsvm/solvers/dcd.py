@@ -182,30 +182,10 @@ def svm_pass(indptr, indices, data, bias, squared_hinge, rec, w, order, n_visits
 
 @njit(cache=True, nogil=True)
 def dcd_svm_kernel(
-    indptr,
-    indices,
-    data,
-    bias,
-    loss,
-    rec,
-    w,
-    active,
-    trainable_rows,
-    fstate,
-    istate,
-    rng,
-    eps,
-    n_epochs,
-    shrinking,
-    bucket_size,
-    buckets_per_group,
-    use_prefetch,
-    removed,
-    order,
-    bucket_order,
-    fparams,
-    sigma=1.0,
-):
+    indptr, indices, data, bias, loss, rec, w, active, trainable_rows, fstate, istate, rng, eps,
+    n_epochs, shrinking, bucket_size, buckets_per_group, use_prefetch, removed, order,
+    bucket_order, fparams, sigma=1.0,
+):  # fmt: skip
     """Run up to ``n_epochs`` outer iterations of DCD from the state given; update it in place.
 
     Shapes: rec: (l, 4) per-row records (alpha, Qbar_ii, y_i, U_i or D_ii); w: (n [+1],);

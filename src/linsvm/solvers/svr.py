@@ -205,29 +205,10 @@ def svr_coordinate(b, yi, dot, lambda_or_bound, h, squared, p, shrinking, gmax_o
 
 @njit(cache=True, nogil=True)
 def dcd_svr_kernel(
-    indptr,
-    indices,
-    data,
-    bias,
-    loss,
-    p,
-    rec,
-    w,
-    active,
-    trainable_rows,
-    fstate,
-    istate,
-    rng,
-    eps,
-    n_epochs,
-    shrinking,
-    bucket_size,
-    buckets_per_group,
-    use_prefetch,
-    removed,
-    order,
+    indptr, indices, data, bias, loss, p, rec, w, active, trainable_rows, fstate, istate, rng,
+    eps, n_epochs, shrinking, bucket_size, buckets_per_group, use_prefetch, removed, order,
     bucket_order,
-):
+):  # fmt: skip
     """Run up to ``n_epochs`` outer iterations of the SVR dual CD; update the state in place.
 
     Shapes: rec: (l, 4) records (beta, H_ii = ||x_i||^2 + lambda_i, y_i, lambda_i (L2) or U_i

@@ -31,6 +31,8 @@ SECTIONS = [
      "synthetic-text --no-originals)", "RESULTS-lineup-3m.md"),
     ("The seeds' lineup on 3M generated rows against the original programs (bench_lineup.py "
      "--datasets synthetic-text)", "RESULTS-lineup-3m-originals.md"),
+    ("Bottou's three on 3M generated rows against sgd 2.0, every racer its full budget "
+     "(bench_lineup.py --datasets synthetic-text --full-budget)", "RESULTS-lineup-3m-bottou.md"),
     ("One epoch of svmsgd, ASGD and SGD-QN against Bottou's sgd 2.0, single and double "
      "precision (bench_bottou_epochs.py)", "RESULTS-bottou-epochs.md"),
     ("Line-search Newton vs TRON (bench_newton_vs_tron.py)", "RESULTS-newton-vs-tron.md"),

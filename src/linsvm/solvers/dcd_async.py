@@ -157,6 +157,8 @@ def _dot(indptr, xind, data, bias, wx, i, n_weights, shift, bias_view) -> float:
     # numbers: no wraparound checks, as sparse_rows.row_dot, and no float comparisons, which
     # Numba makes of a signed and an unsigned integer)
     n_weights = np.uint64(n_weights)
+    # (the bias term before the sweep, added without a branch: as sparse_rows._row_sweep)
+    bias_dot = wx[bias_view] * bias if bias >= 0.0 else 0.0
     s0 = 0.0
     s1 = 0.0
     s2 = 0.0
@@ -181,10 +183,7 @@ def _dot(indptr, xind, data, bias, wx, i, n_weights, shift, bias_view) -> float:
         j0 += np.uint64(j0 >= n_weights) * shift
         s0 += wx[j0] * data[k]
         k += np.uint64(1)
-    s = (s0 + s1) + (s2 + s3)
-    if bias >= 0.0:
-        s += wx[bias_view] * bias
-    return s
+    return (s0 + s1) + (s2 + s3) + bias_dot
 
 
 @njit(cache=True, nogil=True, inline="always")

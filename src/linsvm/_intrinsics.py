@@ -126,7 +126,8 @@ def atomic_add_float(typingctx, array, index, value):
 @intrinsic
 def spin_pause(typingctx):
     """The processor's spin-wait hint (x86 ``pause``; nothing elsewhere)."""
-    return types.void(), _call_without_arguments("llvm.x86.sse2.pause", ir.VoidType(), True)
+    pause = _call_without_arguments("llvm.x86.sse2.pause", ir.VoidType(), x86_only=True)
+    return types.void(), pause
 
 
 @intrinsic

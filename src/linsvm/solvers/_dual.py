@@ -156,6 +156,18 @@ def prefetch_ahead(order, s, n_visits, indptr, indices, data, rec_flat, rec_widt
             prefetch(data, start + 8)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def prefetch_rows(order, start, stop, indptr, indices, data, rec_flat, rec_width) -> None:
+    """Ask for the first rows of order[start:stop] (records, offsets, indices, values): what
+    ``prefetch_ahead`` would have asked for them had a pass been at them already."""
+    for s in range(start, min(start + PREFETCH_ROW_AHEAD, stop)):
+        i = order[s]
+        prefetch(indptr, i)
+        prefetch(rec_flat, rec_width * i)
+        prefetch(indices, indptr[i])
+        prefetch(data, indptr[i])
+
+
 @njit(cache=True, nogil=True)
 def visiting_order(active, n_active, order, bucket_order, bucket_size, buckets_per_group, rng):
     """This iteration's order: random groups of buckets, rows shuffled within each group."""

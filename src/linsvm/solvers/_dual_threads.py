@@ -48,7 +48,16 @@ from ._dual import I_ACTIVE, I_CONVERGED, I_ITER
 # serial solver's step costs nanoseconds and the threads' meeting dominates.
 THREAD_MIN_NNZ = 2_000_000
 
-SCHEMES = ("auto", "async", "rounds")
+SCHEMES = ("auto", "async", "replicas", "rounds")
+# "auto" takes the replicas at up to this many threads (while they take at most
+# REPLICAS_MAX_BYTES), the shared w above. A replica replays every other thread's steps, so
+# each thread still touches the weights of every changed row once an outer iteration: the
+# threads overlap their waits on memory but do not divide them. On 2 cores (threads forced,
+# medians of 2) the replicas took 0.81-0.85x one thread's time on 3M generated rows and
+# 0.9-1.1x on pypi-recent, where the shared w took 1.4x; beyond two threads the shared w is
+# the scheme whose memory traffic still divides.
+REPLICAS_MAX_THREADS = 2
+REPLICAS_MAX_BYTES = 1 << 30
 # Outer iterations between two tries of the mode not chosen (threads or one thread); doubled
 # while the loser is slower by more than CLEAR_MARGIN, up to MAX_PROBE_EVERY.
 PROBE_EVERY = 8
@@ -78,11 +87,19 @@ def check_scheme(scheme) -> str:
     return str(scheme)
 
 
-def _scheme(sub: Subproblem) -> str:
-    """The scheme of option ``thread_scheme``: "auto" (or none) is the async one, whose
-    solve measures whether its threads pay (``ThreadSchedule``)."""
+def _scheme(sub: Subproblem, n_threads: int, n_weights: int, simulated: bool) -> str:
+    """The scheme of option ``thread_scheme``; "auto" (or none): the replicas up to
+    ``REPLICAS_MAX_THREADS`` threads (their memory permitting), the async one above or
+    simulated. Both measure whether their threads pay as the solve goes
+    (``ThreadSchedule``)."""
     scheme = check_scheme(sub.option("thread_scheme") or "auto")
-    return "async" if scheme == "auto" else scheme
+    if scheme == "replicas" and simulated:
+        raise InvalidInputError("the replicas scheme runs on real threads only: "
+                                "simulate_threads takes 'async' or 'rounds'")  # fmt: skip
+    if scheme != "auto":
+        return scheme
+    fits = n_threads * n_weights * 8 <= REPLICAS_MAX_BYTES
+    return "replicas" if not simulated and n_threads <= REPLICAS_MAX_THREADS and fits else "async"
 
 
 def thread_plan(sub: Subproblem, X, serial_only: bool) -> ThreadPlan:
@@ -100,14 +117,14 @@ def thread_plan(sub: Subproblem, X, serial_only: bool) -> ThreadPlan:
             raise InvalidInputError(
                 "the threaded schemes take neither an implicit feature map nor sigma > 1"
             )
-        return ThreadPlan(int(simulated), _scheme(sub), True)
+        return ThreadPlan(int(simulated), _scheme(sub, int(simulated), X.shape[1], True), True)
     if serial_only or sub.n_threads <= 1:
         return ThreadPlan(1, "serial")
     min_nnz = int(sub.option("thread_min_nnz", THREAD_MIN_NNZ))
     n_threads = max(1, min(int(sub.n_threads), int(X.indptr[-1]) // max(min_nnz, 1)))
     if n_threads == 1:
         return ThreadPlan(1, "serial")
-    return ThreadPlan(n_threads, _scheme(sub))
+    return ThreadPlan(n_threads, _scheme(sub, n_threads, X.shape[1] + 1, False))
 
 
 def start_threads(plan: ThreadPlan, sub: Subproblem, loss: int, rec, w, active, trainable,
@@ -124,8 +141,10 @@ def start_threads(plan: ThreadPlan, sub: Subproblem, loss: int, rec, w, active, 
     from .dcd_threads import ThreadedRounds, ThreadPlace
 
     options = dict(sub.option("thread_options", {}) or {})
-    if plan.scheme == "async":
+    if plan.scheme in ("async", "replicas"):
         from .dcd_async import AsyncThreads as scheme_class
+
+        options["replicas"] = plan.scheme == "replicas"
     else:
         scheme_class = ThreadedRounds
     threads = scheme_class(
@@ -133,7 +152,7 @@ def start_threads(plan: ThreadPlan, sub: Subproblem, loss: int, rec, w, active, 
         shrinking, bucket_size, buckets_per_group, use_prefetch, removed, order, bucket_order,
         plan.n_threads, simulate=plan.simulated, p=p, **options,
     )  # fmt: skip
-    measure = plan.scheme == "async" and not plan.simulated
+    measure = plan.scheme != "rounds" and not plan.simulated
     choice = sub.option("thread_choice", "measure")
     if choice not in ("measure", "threads"):
         raise InvalidInputError(f"thread_choice must be 'measure' or 'threads', got {choice!r}")
@@ -169,7 +188,7 @@ def threads_line(figures: dict) -> str | None:
         return None
     scheme = figures.get("thread_scheme", "rounds")
     line = f"{n_threads} threads, {scheme} scheme"
-    if scheme == "async":
+    if scheme in ("async", "replicas"):
         line += f", {figures.get('epochs_on_threads', 0)} outer iterations on the threads"
         if figures.get("handed_to_one_thread"):
             line += ", then handed to one thread (the dual objective rose)"

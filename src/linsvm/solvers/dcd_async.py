@@ -78,8 +78,10 @@ import numpy as np
 from numba import njit
 
 from .._intrinsics import atomic_add_float, atomic_fetch_add, atomic_load, atomic_store
+from ..errors import InvalidInputError
 from ..objective import LOSS_SQUARED_HINGE
-from ._dual import I_ACTIVE, I_CONVERGED, prefetch_ahead
+from ..sparse_rows import row_axpy
+from ._dual import I_ACTIVE, I_CONVERGED, prefetch_ahead, prefetch_rows
 from .dcd import (
     _ALPHA,
     _BOUND_OR_DIAG,
@@ -89,6 +91,7 @@ from .dcd import (
     _Y,
     PG_ZERO,
     svm_coordinate,
+    svm_pass,
 )
 from .dcd_threads import (
     _LINE,
@@ -105,7 +108,7 @@ from .dcd_threads import (
     _usable_cpus,
     run_pinned,
 )
-from .svr import svr_coordinate
+from .svr import svr_coordinate, svr_pass
 
 # Rows whose changes a read of a hot weight may miss, all threads together: flush_rows starts
 # at STALE_ROWS // T (see the module's note; 256 keeps the serial outer iterations on
@@ -344,6 +347,111 @@ def _step_rows(
     return since
 
 
+# ----------------------------------------------------------------------------- the replicas
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _terms_change(a, a_new, yi, diag, regression, squared, p) -> float:
+    """The change of the rows' terms of f when a row's dual variable moves from a to a_new:
+    the SVM's -alpha_i + 1/2 D_ii alpha_i^2, the SVR's -y_i beta_i + p |beta_i| + 1/2
+    lambda_i beta_i^2."""
+    d = a_new - a
+    change = p * (abs(a_new) - abs(a)) - yi * d if regression else -d
+    if squared:
+        change += 0.5 * diag * d * (a_new + a)
+    return change
+
+
+@njit(cache=True, nogil=True)
+def _replica_rows(
+    t, c, s0, s1, since, flush_rows, indptr, indices, data, bias, regression, squared, p, rec,
+    replica, fstate, shrinking, removed, acc, order, use_prefetch, step_log, chunk_start,
+    progress, seen, sync,
+) -> int:  # fmt: skip
+    """The replicas scheme's ``_step_rows``: thread t steps the rows order[s0:s1] (of chunk c)
+    against its replica of w by the serial solver's own pass (``dcd.svm_pass``,
+    ``svr.svr_pass``), at most ``flush_rows`` rows at a time; after each batch every row's
+    change of w is logged (w += step_log[s] x_order[s]), and every ``flush_rows`` rows
+    (``since``: rows since the last time, returned updated) the rows done are published and
+    the other threads' published steps replayed (``_replay``). Its figures added to acc[t]."""
+    pgmax = acc[t, _T_PGMAX]
+    pgmin = acc[t, _T_PGMIN]
+    terms = acc[t, _T_TERMS]
+    rec_flat = rec.reshape(rec.size)
+    b0 = s0
+    while b0 < s1:
+        b1 = min(s1, b0 + max(flush_rows - since, 1))
+        for s in range(b0, b1):  # (the dual variables before the pass)
+            step_log[s] = rec[order[s], _ALPHA]
+        if regression:  # (pgmax: the largest violation, pgmin: the violations' sum)
+            gmax, gnorm1 = svr_pass(
+                indptr, indices, data, bias, squared, p, rec, replica, order[b0:b1], b1 - b0,
+                shrinking, fstate[_F_PGMAX_OLD], use_prefetch, removed,
+            )  # fmt: skip
+            pgmax = max(pgmax, gmax)
+            pgmin += gnorm1
+        else:
+            batch_max, batch_min = svm_pass(
+                indptr, indices, data, bias, squared, rec, replica, order[b0:b1], b1 - b0,
+                shrinking, fstate[_F_PGMAX_OLD], fstate[_F_PGMIN_OLD], use_prefetch, removed,
+                None, 1.0,
+            )  # fmt: skip
+            pgmax = max(pgmax, batch_max)
+            pgmin = min(pgmin, batch_min)
+        for s in range(b0, b1):  # (the steps the pass added to w, as it computed them)
+            i = order[s]
+            a = step_log[s]
+            a_new = rec[i, _ALPHA]
+            yi = rec[i, _Y]
+            step_log[s] = 0.0
+            if a_new != a:
+                terms += _terms_change(a, a_new, yi, rec[i, _BOUND_OR_DIAG], regression,
+                                       squared, p)  # fmt: skip
+                step_log[s] = a_new - a if regression else (a_new - a) * yi
+        since += b1 - b0
+        b0 = b1
+        if since >= flush_rows:
+            atomic_store(progress, c, b0 - chunk_start[c])
+            if use_prefetch:  # (the next rows asked for while the others' are replayed)
+                prefetch_rows(order, b0, s1, indptr, indices, data, rec_flat, 4)
+            _replay(t, indptr, indices, data, bias, replica, order, step_log, chunk_start,
+                    progress, seen, sync)  # fmt: skip
+            since = 0
+    acc[t, _T_PGMAX] = pgmax
+    acc[t, _T_PGMIN] = pgmin
+    acc[t, _T_TERMS] = terms
+    acc[t, _T_ROWS] += s1 - s0
+    return since
+
+
+@njit(cache=True, nogil=True)
+def _replay(t, indptr, indices, data, bias, replica, order, step_log, chunk_start, progress,
+            seen, sync) -> None:  # fmt: skip
+    """Thread t's replica of w brought up to date with every step the other threads have
+    published: the first progress[c] rows of each chunk c taken so far, their changes of w in
+    ``step_log``. seen[t, c]: the rows of chunk c already in the replica (a thread's own
+    chunks count as seen when it takes them); seen[t, -1]: the first chunk not wholly in it."""
+    last = seen.shape[1] - 1
+    first = seen[t, last]
+    taken = min(atomic_load(sync, _SYNC_NEXT), atomic_load(sync, _SYNC_N_CHUNKS))
+    whole = True  # (every chunk before c wholly in the replica)
+    for c in range(first, taken):
+        s0 = chunk_start[c]
+        have = seen[t, c]
+        if have < chunk_start[c + 1] - s0:
+            # (the atomic read orders the reads of the published steps after it)
+            published = atomic_load(progress, c)
+            for s in range(s0 + have, s0 + published):
+                if step_log[s] != 0.0:
+                    row_axpy(indptr, indices, data, bias, order[s], step_log[s], replica)
+            seen[t, c] = have = published
+        if whole and have == chunk_start[c + 1] - s0:
+            first = c + 1
+        else:
+            whole = False
+    seen[t, last] = first
+
+
 # ----------------------------------------------------------------------------- an iteration
 
 
@@ -424,25 +532,38 @@ def run_threads(
     t, n_threads, n_epochs, indptr, xind, data, bias, loss, regression, p, rec, wx, active,
     trainable, fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group,
     use_prefetch, removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, acc,
-    n_weights, view_start, stride, base, hot_weight, guard, control, kept_alpha, sync,
+    n_weights, view_start, stride, base, hot_weight, guard, control, kept_alpha, replicas,
+    step_log, progress, seen, sync,
 ) -> None:  # fmt: skip
     """Thread t's side of up to ``n_epochs`` outer iterations (undone ones count); every
     thread calls it with the same arrays (thread 0 runs the serial parts), ``sync`` zeroed but
-    for its spin limit. Returns when converged, handed over to one thread, or done."""
+    for its spin limit. Returns when converged, handed over to one thread, or done.
+    ``replicas``: the replicas scheme (``AsyncThreads``): thread t steps against its replica
+    wx[t * stride:][:n_weights], thread 0's being w."""
     squared = loss == LOSS_SQUARED_HINGE
     lo, hi = _weight_range(t, n_threads, n_weights)
+    replica = wx[t * stride:t * stride + n_weights]
+    last = seen.shape[1] - 1
     for _ in range(n_epochs):
         if t == 0:
             n_chunks = _begin_iteration(
                 active, istate, order, bucket_order, bucket_size, buckets_per_group, rng,
                 chunk_rows, chunk_start, chunk_seed, acc, regression,
             )  # fmt: skip
+            if replicas:
+                progress[:n_chunks] = 0
             atomic_store(sync, _SYNC_NEXT, 0)
             atomic_store(sync, _SYNC_N_CHUNKS, n_chunks)
         _barrier(sync, n_threads)
         _keep(t, n_threads, rec, wx, n_weights, kept_alpha)
-        _refresh(t, wx, view_start, stride, base, hot_weight)
         n_chunks = atomic_load(sync, _SYNC_N_CHUNKS)
+        if replicas:  # (every replica w as the outer iteration starts)
+            if t > 0:
+                replica[:] = wx[:n_weights]
+            seen[t, :n_chunks] = 0
+            seen[t, last] = 0
+        else:
+            _refresh(t, wx, view_start, stride, base, hot_weight)
         n_active = istate[I_ACTIVE]
         flush_rows = control[_C_FLUSH_ROWS]
         acc[t, _T_TERMS] = 0.0
@@ -457,12 +578,27 @@ def run_threads(
                 bucket_order, bucket_size, buckets_per_group, chunk_start, chunk_seed, n_active,
                 rngs[t],
             )  # fmt: skip
+            if replicas:
+                seen[t, c] = chunk_start[c + 1] - chunk_start[c]  # (its own: in its replica)
+                since = _replica_rows(
+                    t, c, chunk_start[c], chunk_start[c + 1], since, flush_rows, indptr, xind,
+                    data, bias, regression, squared, p, rec, replica, fstate, shrinking,
+                    removed, acc, order, use_prefetch, step_log, chunk_start, progress, seen,
+                    sync,
+                )  # fmt: skip
+                atomic_store(progress, c, chunk_start[c + 1] - chunk_start[c])
+                continue
             since = _step_rows(
                 t, chunk_start[c], chunk_start[c + 1], since, flush_rows, indptr, xind, data,
                 bias, regression, squared, p, rec, wx, fstate, shrinking, removed, acc, order,
                 use_prefetch, n_weights, view_start, stride, base, hot_weight,
             )  # fmt: skip
-        _flush(t, wx, view_start, stride, base, hot_weight, True)
+        if replicas:
+            _barrier(sync, n_threads)  # (every step published)
+            _replay(t, indptr, xind, data, bias, replica, order, step_log, chunk_start,
+                    progress, seen, sync)  # fmt: skip
+        else:
+            _flush(t, wx, view_start, stride, base, hot_weight, True)
         _barrier(sync, n_threads)  # (every change in w: w'w in parts)
         acc[t, _T_SQ] = _sq_part(wx, lo, hi)
         _barrier(sync, n_threads)
@@ -481,12 +617,14 @@ def run_simulated(
     n_threads, n_epochs, indptr, xind, data, bias, loss, regression, p, rec, wx, active,
     trainable, fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group,
     use_prefetch, removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, acc,
-    n_weights, view_start, stride, base, hot_weight, guard, control, kept_alpha, sync,
+    n_weights, view_start, stride, base, hot_weight, guard, control, kept_alpha, replicas,
+    step_log, progress, seen, sync,
 ) -> None:  # fmt: skip
     """``run_threads``' scheme for ``n_threads`` threads on this one, in lockstep (the
     module's note): chunk c goes to thread c mod T; at each step every thread with a row left
     reads w'x_i for its next row, then each in thread order steps it and adds its change.
-    Deterministic. Sets sync[_SYNC_DONE] as ``run_threads``."""
+    Deterministic. Sets sync[_SYNC_DONE] as ``run_threads``. The shared w's scheme only (the
+    replicas' arguments are not used)."""
     squared = loss == LOSS_SQUARED_HINGE
     T = n_threads
     cursor = np.zeros(T, dtype=np.int64)  # the next position in order of each thread
@@ -604,6 +742,27 @@ def recompute_threads(t, n_threads, indptr, xind, data, bias, regression, rec, w
 
 
 @njit(cache=True, nogil=True)
+def recompute_replicas(t, n_threads, indptr, xind, data, bias, regression, rec, wx, n_weights,
+                       stride, sync) -> None:  # fmt: skip
+    """The replicas scheme's ``recompute_threads``: thread t sums y_i alpha_i x_i over a fixed
+    share of the rows (the same sum at every run) into its replica, then its share of the
+    weights is added up across the replicas into w (thread 0's replica)."""
+    replica = wx[t * stride:t * stride + n_weights]
+    replica[:] = 0.0
+    n_rows = rec.shape[0]
+    for i in range(n_rows * t // n_threads, n_rows * (t + 1) // n_threads):
+        a = rec[i, _ALPHA]
+        if a != 0.0:
+            row_axpy(indptr, xind, data, bias, i, a if regression else a * rec[i, _Y], replica)
+    _barrier(sync, n_threads)
+    lo, hi = _weight_range(t, n_threads, n_weights)
+    for r in range(1, n_threads):
+        for j in range(lo, hi):
+            wx[j] += wx[r * stride + j]
+    _barrier(sync, n_threads)
+
+
+@njit(cache=True, nogil=True)
 def recompute_serial(indptr, xind, data, bias, regression, rec, wx, n_weights, view_start,
                      stride, base, hot_weight) -> None:  # fmt: skip
     """``recompute_threads`` on this thread alone (the rows in order)."""
@@ -682,20 +841,24 @@ class AsyncThreads:
     ``n_threads`` threads, or with ``simulate`` the lockstep schedule on this thread;
     ``exact_weights()`` recomputes w from the dual variables; ``close()`` ends the threads.
     Options: ``max_hot``, ``hot_min_share`` (the hot features: ``hot_features``),
-    ``flush_rows`` (rows between flushes at the start: ``STALE_ROWS // T`` by default).
-    Once the guard has handed over (``one_thread``), the caller runs the serial kernel.
+    ``flush_rows`` (rows between flushes at the start: ``STALE_ROWS // T`` by default; the
+    replicas' rows between replays, ``STALE_ROWS // (2 T)``), ``replicas`` (the replicas
+    scheme, the module's note: two or more real threads). Once the guard has handed over
+    (``one_thread``), the caller runs the serial kernel.
     """
-
-    scheme = "async"
 
     def __init__(
         self, X, bias: float, loss: int, rec, w, active, trainable, fstate, istate, rng,
         eps: float, shrinking: bool, bucket_size: int, buckets_per_group: int,
         use_prefetch: bool, removed, order, bucket_order, n_threads: int, *,
         simulate: bool = False, max_hot: int = MAX_HOT, hot_min_share: float = HOT_MIN_SHARE,
-        flush_rows: int | None = None, p: float | None = None,
+        flush_rows: int | None = None, p: float | None = None, replicas: bool = False,
     ) -> None:  # fmt: skip
         self.n_threads = T = int(n_threads)
+        self.replicas = replicas = bool(replicas)
+        self.scheme = "replicas" if replicas else "async"
+        if replicas and (simulate or T < 2):
+            raise InvalidInputError("the replicas scheme runs on two or more real threads")
         regression = p is not None
         p = 0.0 if p is None else float(p)
         self._squared = loss == LOSS_SQUARED_HINGE
@@ -704,33 +867,48 @@ class AsyncThreads:
         self.w = w
         self._rec = rec
         n_weights = w.shape[0]
-        hot = hot_features(X, int(max_hot), float(hot_min_share))
-        # the hot weights by slot, the bias weight last when there is one
-        hot_weight = hot if bias < 0 else np.append(hot, n_weights - 1)
+        if replicas:
+            # Thread t's replica of w at wx[t * stride:], thread 0's being w; a cache line
+            # between two. No views: every weight is in the thread's own replica.
+            hot = hot_weight = np.zeros(0, dtype=np.int64)
+            stride = -(-n_weights // 8) * 8 + 8
+            wx = np.zeros(T * stride)
+            view_start = n_weights
+            self.xind = X.indices
+            self.base = np.zeros((T, 8))
+        else:
+            hot = hot_features(X, int(max_hot), float(hot_min_share))
+            # the hot weights by slot, the bias weight last when there is one
+            hot_weight = hot if bias < 0 else np.append(hot, n_weights - 1)
+            # Views: after the weights, from a cache line's start, a cache line apart, so
+            # that no two threads write one line. wx[:n_weights] is w.
+            stride = max(8, -(-hot_weight.shape[0] // 8) * 8)
+            wx = np.zeros(n_weights + 8 + T * stride + 8)
+            view_start = n_weights + (-(wx.ctypes.data // 8 + n_weights)) % 8
+            index_dtype = np.int32 if view_start + T * stride < 2**31 else np.int64
+            self.xind = remapped_indices(X, hot, view_start, index_dtype)
+            self.base = np.zeros((T, stride))
         self.n_hot = int(hot.shape[0])
         self.hot_weight = hot_weight.astype(np.int64)
-        # Views: after the weights, from a cache line's start, a cache line apart, so that
-        # no two threads write one line. wx[:n_weights] is w.
-        stride = max(8, -(-hot_weight.shape[0] // 8) * 8)
-        wx = np.zeros(n_weights + 8 + T * stride + 8)
-        view_start = n_weights + (-(wx.ctypes.data // 8 + n_weights)) % 8
         self._wx = wx
-        index_dtype = np.int32 if view_start + T * stride < 2**31 else np.int64
-        self.xind = remapped_indices(X, hot, view_start, index_dtype)
-        self.base = np.zeros((T, stride))
         if bucket_size > 1:
             buckets_per_group = buckets_per_group * CHUNK_GROUPS
             chunk_rows = bucket_size * buckets_per_group
         else:
             chunk_rows = CHUNK_ROWS
-        self.flush_rows_start = (
-            max(1, STALE_ROWS // T) if flush_rows is None else max(1, int(flush_rows))
-        )
+        if flush_rows is not None:
+            self.flush_rows_start = max(1, int(flush_rows))
+        else:  # (a replica's read misses up to two intervals of each other thread's rows)
+            self.flush_rows_start = max(1, STALE_ROWS // (2 * T if replicas else T))
         self.acc = self.per_thread = np.zeros((T, _LINE))
         self.guard = np.zeros(2)
         self.control = np.array([self.flush_rows_start, 0, 0], dtype=np.int64)
         max_chunks = order.shape[0] // chunk_rows + 2
         self.chunk_rows = chunk_rows
+        # the replicas' logged steps (w += step_log[s] x_order[s]), the rows published of each
+        # chunk, and the rows of each chunk in each thread's replica (``_replay``)
+        n_logged = order.shape[0] if replicas else 0
+        n_chunk_slots = max_chunks + 1 if replicas else 0
         self.shared = (
             X.indptr, self.xind, X.data, float(bias), int(loss), regression, p, rec, wx, active,
             trainable, fstate, istate, rng, float(eps), bool(shrinking), int(bucket_size),
@@ -742,6 +920,10 @@ class AsyncThreads:
             self.acc, n_weights, view_start, stride, self.base, self.hot_weight, self.guard,
             self.control,
             np.empty(rec.shape[0] + n_weights),  # kept_alpha: alpha, then w, to undo with
+            replicas,
+            np.zeros(n_logged),  # step_log
+            np.zeros(n_chunk_slots, dtype=np.int64),  # progress
+            np.zeros((T, n_chunk_slots + 1), dtype=np.int64),  # seen
         )
         self._recompute_args = (
             X.indptr, self.xind, X.data, float(bias), regression, rec, wx, n_weights,
@@ -801,6 +983,13 @@ class AsyncThreads:
         started = time.perf_counter()
         if self.simulate:
             recompute_serial(*self._recompute_args)
+        elif self.replicas:
+            T = self.n_threads
+            sync = self._sync
+            sync[:] = 0
+            args = (*self._recompute_args[:8], self._stride)
+            run_pinned(self._pool, self._cpus, sync, T,
+                       lambda t: recompute_replicas(t, T, *args, sync))
         else:
             T = self.n_threads
             sync = self._sync

@@ -90,13 +90,12 @@ from .._intrinsics import (
     atomic_fetch_add,
     atomic_load,
     atomic_store,
-    prefetch,
     spin_pause,
     yield_core,
 )
 from ..objective import LOSS_SQUARED_HINGE
 from ..sparse_rows import row_dot, row_dot_and_split
-from ._dual import I_ACTIVE, I_CONVERGED, PREFETCH_ROW_AHEAD, prefetch_ahead, visiting_order
+from ._dual import I_ACTIVE, I_CONVERGED, prefetch_ahead, prefetch_rows, visiting_order
 from ._random import next_u64, shuffle
 from .dcd import (
     _ALPHA,
@@ -272,13 +271,8 @@ def _prepare_chunk(
         rng[0] = np.uint64(chunk_seed[0]) + np.uint64(c)
         shuffle(order, s0, position, rng)
     if use_prefetch:
-        rec_flat = rec.reshape(rec.size)
-        for s in range(s0, min(s0 + PREFETCH_ROW_AHEAD, chunk_start[c + 1])):
-            i = order[s]
-            prefetch(indptr, i)
-            prefetch(rec_flat, 4 * i)
-            prefetch(indices, indptr[i])
-            prefetch(data, indptr[i])
+        prefetch_rows(order, s0, chunk_start[c + 1], indptr, indices, data,
+                      rec.reshape(rec.size), 4)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)

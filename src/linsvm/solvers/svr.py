@@ -219,38 +219,48 @@ def dcd_svr_kernel(
     (istate[I_CONVERGED] = 1) or after n_epochs outer iterations.
     """
     l2 = loss == SVR_LOSS_L2
-    rec_flat = rec.reshape(rec.size)
-
     for _ in range(n_epochs):
         n_active = istate[I_ACTIVE]
-        gmax_old = fstate[_F_GMAX_OLD]
-        gmax_new = 0.0
-        gnorm1_new = 0.0
         visiting_order(active, n_active, order, bucket_order, bucket_size, buckets_per_group, rng)
-
-        for s in range(n_active):
-            i = order[s]
-            if use_prefetch:
-                prefetch_ahead(order, s, n_active, indptr, indices, data, rec_flat, 4)
-            b = rec[i, _BETA]
-            dot = row_dot(indptr, indices, data, bias, i, w)
-            shrunk, violation, b_new = svr_coordinate(
-                b, rec[i, _Y], dot, rec[i, _LAMBDA_OR_BOUND], rec[i, _H], l2, p, shrinking,
-                gmax_old,
-            )  # fmt: skip
-            if shrunk:
-                removed[i] = 1
-                continue
-            gmax_new = max(gmax_new, violation)
-            gnorm1_new += violation
-            if b_new != b:
-                rec[i, _BETA] = b_new
-                row_axpy(indptr, indices, data, bias, i, b_new - b, w)
-
+        gmax_new, gnorm1_new = svr_pass(
+            indptr, indices, data, bias, l2, p, rec, w, order, n_active, shrinking,
+            fstate[_F_GMAX_OLD], use_prefetch, removed,
+        )  # fmt: skip
         if svr_end_iteration(
             active, n_active, removed, trainable_rows, fstate, istate, gmax_new, gnorm1_new, eps
         ):
             return
+
+
+@njit(cache=True, nogil=True)
+def svr_pass(indptr, indices, data, bias, l2, p, rec, w, order, n_visits, shrinking, gmax_old,
+             use_prefetch, removed):  # fmt: skip
+    """One pass of the SVR dual CD over the rows ``order[:n_visits]``, in that order: each
+    row's exact one-variable step (``svr_coordinate``) from the ``w`` of the steps before it.
+    ``rec``'s beta updated in place; a row shrunk against ``gmax_old`` is left alone and
+    marked in ``removed``. Returns (the largest violation, the violations' 1-norm) over the
+    rows not shrunk."""
+    rec_flat = rec.reshape(rec.size)  # a 1-D view for prefetch
+    gmax_new = 0.0
+    gnorm1_new = 0.0
+    for s in range(n_visits):
+        i = order[s]
+        if use_prefetch:
+            prefetch_ahead(order, s, n_visits, indptr, indices, data, rec_flat, 4)
+        b = rec[i, _BETA]
+        dot = row_dot(indptr, indices, data, bias, i, w)
+        shrunk, violation, b_new = svr_coordinate(
+            b, rec[i, _Y], dot, rec[i, _LAMBDA_OR_BOUND], rec[i, _H], l2, p, shrinking, gmax_old
+        )  # fmt: skip
+        if shrunk:
+            removed[i] = 1
+            continue
+        gmax_new = max(gmax_new, violation)
+        gnorm1_new += violation
+        if b_new != b:
+            rec[i, _BETA] = b_new
+            row_axpy(indptr, indices, data, bias, i, b_new - b, w)
+    return gmax_new, gnorm1_new
 
 
 @njit(cache=True, nogil=True)

@@ -16,11 +16,12 @@ The problem: C = 1, no bias, the L2-loss SVM (``-s 1``) and the L1-loss SVM (``-
 **Time to accuracy (real threads).** For each thread count T of ``--threads``: linsvm
 (``linsvm.train(..., n_jobs=T)``: T threads within the one binary sub-problem, where the data
 has at least T * ``linsvm.solvers._dual_threads.THREAD_MIN_NNZ`` non-zeros, fewer otherwise:
-the report gives the threads used; its default scheme, async, measured against one thread as
-the solve goes, and with ``--schemes auto,rounds`` (the default) the deterministic rounds as
-a column of their own), Snap ML (``SupportVectorMachine(n_jobs=T, fit_intercept=False,
-regularizer=1/C)``; with ``--gpu`` also on the GPU) and multi-core LIBLINEAR (``-m T``, in its
-own venv, driven by ``benchmarks/multicore_worker.py``). linsvm on one thread is measured
+the report gives the threads used; its default scheme ("auto": the replicas at 2 threads, the
+shared w's async scheme above), measured against one thread as the solve goes, and each scheme
+named in ``--schemes`` (default ``auto,async,rounds``) as a column of its own), Snap ML
+(``SupportVectorMachine(n_jobs=T, fit_intercept=False, regularizer=1/C)``; with ``--gpu``
+also on the GPU) and multi-core LIBLINEAR (``-m T``, in its own venv, driven by
+``benchmarks/multicore_worker.py``). linsvm on one thread is measured
 whatever ``--threads`` says: it is the speed-up's reference. Timing is ``benchmarks/harness.py``'s
 tolerance sweep: each tool's tolerance from loose to tight (linsvm's and multi-core LIBLINEAR's
 eps 10, 3, then the harness's 1 ... 1e-4; Snap ML's tol 0.1 ... 1e-6), one probe a setting up
@@ -51,7 +52,8 @@ left, each tool an equal share of its problem's (unused time passes on), a run i
 when the setting's last run (or twice the tool's slowest so far) would not end in its share,
 and multi-core LIBLINEAR's fits are ended at it; what was skipped is named in the report.
 ``--big-machine``: threads 1,4,8,16, pypi-recent and 3M-row synthetic-text, 3 repeats, the
-async scheme and Snap ML (no rounds, no multi-core LIBLINEAR), no simulator, 5 minutes.
+default scheme (async there), the replicas and Snap ML (no rounds, no multi-core LIBLINEAR),
+no simulator, 5 minutes.
 """
 
 from __future__ import annotations
@@ -128,7 +130,7 @@ EPOCH_TARGET_THREADS = 16
 EPOCH_TARGET_RATIO = 2.5
 BIG_MACHINE = {"threads": "1,4,8,16", "datasets": f"pypi-recent,{SYNTHETIC}", "repeats": 3,
                "synthetic_rows": DEFAULT_SYNTHETIC_ROWS, "max_minutes": 5.0,
-               "max_run_seconds": 30.0, "schemes": "auto", "multicore": False}
+               "max_run_seconds": 30.0, "schemes": "auto,replicas", "multicore": False}
 # share of a --max-minutes budget kept for the simulator when it runs
 SIMULATOR_SHARE = 0.3
 # seconds kept at the end of a budget for the last capacity check and the report
@@ -143,17 +145,20 @@ LOOSE_EPS = (10.0, 3.0)
 
 LOSS_SHORT = {LOSS_SQUARED_HINGE: "-s 1", LOSS_HINGE: "-s 3"}
 LINSVM, SNAP, SNAP_GPU, MC = "linsvm", "Snap ML", "Snap ML GPU", "multi-core LIBLINEAR"
-# linsvm's deterministic scheme (``thread_scheme="rounds"``), a column of its own; LINSVM is
-# the default ("auto": the async scheme, measured against one thread as it goes)
-ROUNDS = "linsvm rounds"
-DEFAULT_SCHEMES = "auto,rounds"
+# linsvm's schemes named by --schemes (``thread_scheme=...``), a column each; LINSVM is the
+# default ("auto": the replicas at 2 threads, the async scheme above, measured against one
+# thread as it goes)
+SCHEMES = ("async", "replicas", "rounds")
+SCHEME_FAMILY = {scheme: f"linsvm {scheme}" for scheme in SCHEMES}
+ROUNDS = SCHEME_FAMILY["rounds"]
+DEFAULT_SCHEMES = "auto,async,rounds"
 
 
 def tool_name(family: str, threads: int | None) -> str:
     if family == LINSVM:
         return f"linsvm {threads}t"
-    if family == ROUNDS:
-        return f"linsvm {threads}t rounds"
+    if family in SCHEME_FAMILY.values():
+        return f"linsvm {threads}t {family.split()[-1]}"
     if family == SNAP:
         return f"Snap ML {threads}t"
     if family == MC:
@@ -171,6 +176,7 @@ class LinsvmCheck:
     min_gap: float = np.inf
     max_w_error: float = 0.0  # max |w - w(alpha)| / max |w|; threaded runs only
     threads_used: set[int] = field(default_factory=set)
+    schemes: set[str] = field(default_factory=set)  # the schemes the threaded solves ran
     hot_features: set[int] = field(default_factory=set)
     chunk_rows: set[int] = field(default_factory=set)
     rounds: int = 0
@@ -191,7 +197,7 @@ class LinsvmThreads(LinsvmTool):
                  scheme: str = "auto") -> None:
         self.n_jobs = n_jobs
         self.scheme = scheme
-        self.name = tool_name(ROUNDS if scheme == "rounds" else LINSVM, n_jobs)
+        self.name = tool_name(SCHEME_FAMILY.get(scheme, LINSVM), n_jobs)
         self.train_options = {"n_jobs": n_jobs, "bias": BIAS, "thread_scheme": scheme}
         self.thread_min_nnz = thread_min_nnz
         self.checks: dict[int, LinsvmCheck] = {}
@@ -248,6 +254,8 @@ class LinsvmThreads(LinsvmTool):
             c.min_gap = min(c.min_gap, float(result.gap))
         fig = result.figures
         c.threads_used.add(int(fig.get("n_threads", 1)))
+        if "thread_scheme" in fig:
+            c.schemes.add(str(fig["thread_scheme"]))
         if "rounds" in fig:
             c.rounds += int(fig["rounds"])
             c.shortened += int(fig["shortened_rounds"])
@@ -297,7 +305,7 @@ def make_lineup(threads: list[int], peers: bool, gpu: bool, thread_min_nnz: int 
                 schemes: list[str], multicore: bool = True) -> tuple[Lineup, list[str]]:
     notes: list[str] = []
     absent: dict[str, str] = {}
-    families = [LINSVM] + ([ROUNDS] if "rounds" in schemes else [])
+    families = [LINSVM] + [SCHEME_FAMILY[x] for x in SCHEMES if x in schemes]
     snap_ok = mc_version = None
     if peers:
         families += [SNAP] + ([MC] if multicore else [])
@@ -320,8 +328,8 @@ def make_lineup(threads: list[int], peers: bool, gpu: bool, thread_min_nnz: int 
 
     def group(T: int) -> list[Tool]:
         out: list[Tool] = [LinsvmThreads(T, thread_min_nnz)]
-        if "rounds" in schemes and T > 1:
-            out.append(LinsvmThreads(T, thread_min_nnz, scheme="rounds"))
+        out += [LinsvmThreads(T, thread_min_nnz, scheme=x)
+                for x in SCHEMES if x in schemes and T > 1]
         if snap_ok:
             out.append(SnapMLTool(n_jobs=T, name=tool_name(SNAP, T)))
         if mc_version:
@@ -673,7 +681,7 @@ def _best(pr: Problem, lineup: Lineup, family: str, T: int | None,
     return best, None
 
 
-PEER_SHORT = {ROUNDS: "rounds", SNAP: "Snap ML", MC: "MC"}
+PEER_SHORT = {**{SCHEME_FAMILY[x]: x for x in SCHEMES}, SNAP: "Snap ML", MC: "MC"}
 
 
 def _threads_used(c: LinsvmCheck) -> str:
@@ -687,7 +695,7 @@ def _threads_used(c: LinsvmCheck) -> str:
 
 def time_tables(problems: list[Problem], lineup: Lineup, threads: list[int]) -> list[str]:
     lines: list[str] = []
-    peers = [f for f in lineup.families if f in (ROUNDS, SNAP, MC)]
+    peers = [f for f in lineup.families if f in PEER_SHORT]
     for pr in problems:
         ref = pr.ref
         lines += [f"### {pr.dataset} ({pr.shape}), {LOSS_NAMES[pr.loss]}", "",
@@ -743,6 +751,7 @@ def checks_table(problems: list[Problem]) -> list[str]:
                         f"{max(c.speedups):.2f})" if c.speedups else "n/a")
             gap = f"{c.min_gap:.3g}" + ("" if c.min_gap >= 0 else " **negative**")
             rows.append([pr.dataset, LOSS_SHORT[pr.loss], name, _threads_used(c),
+                         ", ".join(sorted(c.schemes)) or "n/a",
                          ", ".join(map(str, sorted(c.hot_features))) or "n/a",
                          ", ".join(map(str, sorted(c.chunk_rows))) or "n/a",
                          shortened, undone, measured, str(c.runs), gap, fmt_sci(c.max_w_error),
@@ -751,8 +760,9 @@ def checks_table(problems: list[Problem]) -> list[str]:
         return []
     lines = ["### linsvm's threaded runs", "",
              "Over every timed run of each tool (all settings): the threads the solve used "
-             "(async: and on how many of its outer iterations; the others ran on one thread, "
-             "measured faster there or handed over by the guard), its hot features and rows a "
+             "and its scheme (async, replicas: and on how many of its outer iterations; the "
+             "others ran on one thread, measured faster there or handed over by the guard), its "
+             "hot features and rows a "
              "thread's chunk, the rounds the line search shortened (rounds), the outer "
              "iterations the guard undid (async), the threads' speed-up over one thread a visited "
              "row as the async solves measured it (median, range), the smallest duality gap "
@@ -760,11 +770,11 @@ def checks_table(problems: list[Problem]) -> list[str]:
              "reported (must be >= 0), and the largest max|w - sum_i y_i alpha_i x_i| / max|w| "
              "(w as returned, the sum computed afresh by `linsvm.objective.primal_from_dual`).",
              ""]
-    lines += markdown_table(["dataset", "loss", "tool", "threads used", "hot features",
+    lines += markdown_table(["dataset", "loss", "tool", "threads used", "scheme", "hot features",
                              "chunk rows", "shortened rounds", "guard",
                              "threads' speed-up a row", "runs", "min gap", "max w error",
                              "solver that gave w"], rows,
-                            align=["l", "l", "l"] + ["r"] * 9 + ["l"])
+                            align=["l", "l", "l", "r", "l"] + ["r"] * 8 + ["l"])
     lines.append("")
     return lines
 
@@ -835,9 +845,10 @@ def report(problems: list[Problem], sims: list[SimulatedSet], lineup: Lineup, ar
         "(P(w) - P*)/P* of the target, of the fastest tolerance setting whose every repeat "
         "reached it; in brackets the outer iterations (epochs) of that setting's run and the "
         "setting (`1 run`: a probe not repeated). `linsvm`: `linsvm.train(..., n_jobs=T)` "
-        "with its default scheme (async, measured against one thread as the solve goes: the "
-        "time is what a user gets); `rounds`: `thread_scheme=\"rounds\"`, the deterministic "
-        "one. `threads used`: the threads linsvm's solve "
+        "with its default scheme (the replicas at 2 threads, async above; measured against one "
+        "thread as the solve goes: the time is what a user gets); `async`, `replicas`, "
+        "`rounds`: `thread_scheme=` that scheme (`rounds`: the deterministic one). "
+        "`threads used`: the threads linsvm's solve "
         "ran (`linsvm.train` gives a solve one thread per "
         "`linsvm.solvers._dual_threads.THREAD_MIN_NNZ` non-zeros at most). Ratios are of those "
         "times: the speed-up is linsvm on 1 thread over linsvm on T (above 1: the threads "
@@ -961,7 +972,7 @@ def parse_args(argv=None):
 
     args.threads = _int_list(pick("threads", DEFAULT_THREADS, DEFAULT_THREADS))
     schemes = pick("schemes", DEFAULT_SCHEMES, DEFAULT_SCHEMES)
-    args.schemes = ["auto"] + [x.strip() for x in schemes.split(",") if x.strip() == "rounds"]
+    args.schemes = ["auto"] + [x.strip() for x in schemes.split(",") if x.strip() in SCHEMES]
     args.multicore = not args.no_multicore and preset.get("multicore", True)
     names = pick("datasets", ",".join(QUICK_DATASETS), ",".join(DATASETS))
     args.datasets = [d.strip() for d in names.split(",") if d.strip()]

@@ -69,17 +69,22 @@ def test_quick_run(tmp_path):
         rows = _table_rows(text, heading)
         assert [(r[0], r[1]) for r in rows] == [("0.01", "1"), ("0.01", "2"), ("0.001", "1"),
                                                 ("0.001", "2")]
-        # (columns: linsvm, threads used, rounds, Snap ML, multi-core LIBLINEAR)
-        assert all(r[6] == "not installed" for r in rows)
-        assert all(r[5] not in ("not installed", "not run") for r in rows)
-    # linsvm's threaded runs, both schemes: 2 threads used, gap >= 0, w = sum y alpha x
+        # (columns: linsvm, threads used, async, rounds, Snap ML, multi-core LIBLINEAR)
+        assert all(r[7] == "not installed" for r in rows)
+        assert all(r[6] not in ("not installed", "not run") for r in rows)
+        assert all(r[c] not in ("not installed", "not run") for r in rows if r[1] == "2"
+                   for c in (4, 5))
+    # linsvm's threaded runs, every scheme: 2 threads used, gap >= 0, w = sum y alpha x; the
+    # default scheme at 2 threads is the replicas
     checks = _table_rows(text, "### linsvm's threaded runs")
-    assert {(r[1], r[2], r[3].split()[0]) for r in checks} == {
-        (loss, tool, "2") for loss in ("-s 1", "-s 3") for tool in ("linsvm 2t", "linsvm 2t rounds")
+    assert {(r[1], r[2], r[3].split()[0], r[4]) for r in checks} == {
+        (loss, tool, "2", scheme) for loss in ("-s 1", "-s 3")
+        for tool, scheme in (("linsvm 2t", "replicas"), ("linsvm 2t async", "async"),
+                             ("linsvm 2t rounds", "rounds"))
     }
     for r in checks:
-        assert float(r[10]) >= 0
-        assert float(r[11]) < 1e-10
+        assert float(r[11]) >= 0
+        assert float(r[12]) < 1e-10
     assert "**negative**" not in text
     # the simulator: serial, 2 and 16 threads for both losses, and the verdict at 16
     sim = _table_rows(text, "## Epochs by simulated threads")
@@ -101,10 +106,12 @@ def test_presets():
     assert big.threads == [1, 4, 8, 16] and big.repeats == 3 and big.no_simulator
     assert big.datasets == ["pypi-recent", "synthetic-text"]
     assert big.synthetic_rows == 3_000_000 and big.max_minutes == 5.0
+    assert big.schemes == ["auto", "replicas"]
     assert bdt.parse_args(["--big-machine", "--repeats", "5"]).repeats == 5
     default = bdt.parse_args([])
     assert default.threads == [1, 2] and default.synthetic_rows == 3_000_000
     assert default.max_minutes is None and default.thread_min_nnz is None
+    assert default.schemes == ["auto", "async", "rounds"]
     assert bdt.parse_args(["--quick"]).thread_min_nnz == 1
 
 

@@ -1,8 +1,9 @@
-"""The asynchronous threaded dual coordinate descent (``thread_scheme="async"``,
-``solvers.dcd_async``; -s 1, 3, 12, 13): the serial optimum at any thread count, w exact from
-the dual variables, the guard that undoes an outer iteration raising the dual, the measured
-choice between the threads and one thread, the simulator and the real kernel holding each
-other to the same bits, and the ways in (train, the CLI).
+"""The asynchronous threaded dual coordinate descent (``solvers.dcd_async``; -s 1, 3, 12, 13),
+its shared w (``thread_scheme="async"``) and its replicas (``"replicas"``): the serial optimum
+at any thread count, w exact from the dual variables, the guard that undoes an outer
+iteration raising the dual, the measured choice between the threads and one thread, the
+simulator and the real kernel holding each other to the same bits, and the ways in (train,
+the CLI).
 
 Real threads run oversubscribed here (up to 64 on a small machine): a timing bug would show.
 """
@@ -64,16 +65,20 @@ def _check_exact(X, y, bias, sol, regression=False):
     assert np.max(np.abs(sol.w - w_exact)) <= 1e-10 * max(np.max(np.abs(w_exact)), 1.0)
 
 
+@pytest.mark.parametrize("scheme", ["async", "replicas"])
 @pytest.mark.parametrize("solver", [1, 3])
 @pytest.mark.parametrize("bias", [-1.0, 1.0])
-def test_serial_optimum_at_every_thread_count(problem, solver, bias):
+def test_serial_optimum_at_every_thread_count(problem, solver, bias, scheme):
     X, y = problem
     serial = SOLVERS[solver].solve(_sub(X, y, bias), None)
     for T in THREADS:
-        threaded = SOLVERS[solver].solve(_sub(X, y, bias, n_threads=T), None)
+        threaded = SOLVERS[solver].solve(
+            _sub(X, y, bias, n_threads=T, options={"thread_scheme": scheme}), None
+        )
         fig = threaded.figures
-        assert fig["n_threads"] == T and fig["thread_scheme"] == "async"
-        assert fig["hot_features"] >= 1  # the common column
+        assert fig["n_threads"] == T and fig["thread_scheme"] == scheme
+        # the common column in the shared w's views; the replicas keep none
+        assert fig["hot_features"] >= 1 if scheme == "async" else fig["hot_features"] == 0
         assert threaded.converged
         assert abs(threaded.dual - serial.dual) <= 1e-6 * abs(serial.dual)
         assert abs(threaded.primal - serial.primal) <= 1e-6 * serial.primal
@@ -81,16 +86,18 @@ def test_serial_optimum_at_every_thread_count(problem, solver, bias):
         _check_exact(X, y, bias, threaded)
 
 
+@pytest.mark.parametrize("scheme", ["async", "replicas"])
 @pytest.mark.parametrize("solver", [12, 13])
 @pytest.mark.parametrize("bias", [-1.0, 1.0])
-def test_svr_serial_optimum_at_every_thread_count(regression, solver, bias):
+def test_svr_serial_optimum_at_every_thread_count(regression, solver, bias, scheme):
     X, y = regression
     serial = SOLVERS[solver].solve(_sub(X, y, bias, options={"p": 0.1}), None)
     for T in THREADS:
         threaded = SOLVERS[solver].solve(
-            _sub(X, y, bias, n_threads=T, options={"p": 0.1}), None
+            _sub(X, y, bias, n_threads=T, options={"p": 0.1, "thread_scheme": scheme}), None
         )
         assert threaded.figures["n_threads"] == T
+        assert threaded.figures["thread_scheme"] == scheme
         assert threaded.converged
         assert abs(threaded.dual - serial.dual) <= 1e-6 * abs(serial.dual)
         assert threaded.gap >= -1e-9 * abs(threaded.primal)
@@ -179,6 +186,56 @@ def test_guard_undoes_every_rise_of_the_dual(problem):
     assert abs(sol.dual - serial.dual) <= 1e-6 * abs(serial.dual)
 
 
+def test_replicas_guard_undoes_the_rises_of_stale_replicas(problem, monkeypatch):
+    # Two threads whose replicas take the other's steps only at the end of an outer iteration
+    # (small chunks, so that both step rows all along): each misses half an epoch of the
+    # other's changes to the bias and the common column. The guard must undo the outer
+    # iterations that raise the dual (11 of them on an idle 2-core machine) and shorten the
+    # replays' interval. (How many rise depends on how the threads overlap: a busy machine
+    # that runs them one after the other makes none rise, so no count is asserted.)
+    X, y = problem
+    monkeypatch.setattr(dcd_async, "CHUNK_ROWS", 16)
+    duals = []
+
+    def record(progress):
+        duals.append(progress.objectives()[1])
+        return True
+
+    record.every_iteration = True
+    serial = SOLVERS[1].solve(_sub(X, y, 1.0), None)
+    options = {"thread_scheme": "replicas", "bucket_size": 1,
+               "thread_options": {"flush_rows": 10**6}}  # fmt: skip
+    sol = SOLVERS[1].solve(_sub(X, y, 1.0, n_threads=2, options=options), record)
+    fig = sol.figures
+    assert fig["chunk_rows"] == 16
+    if fig["undone_epochs"]:
+        assert fig["flush_rows"] < 10**6 or fig["handed_to_one_thread"]
+    assert np.all(np.diff(duals) >= -1e-9 * np.abs(duals[1:]))
+    assert abs(sol.dual - serial.dual) <= 1e-6 * abs(serial.dual)
+    _check_exact(X, y, 1.0, sol)
+
+
+def test_which_scheme_auto_takes(problem, monkeypatch):
+    X, y = problem
+    monkeypatch.setattr(_dual_threads, "THREAD_MIN_NNZ", 1)
+
+    def plan(n_threads, **options):
+        sub = Subproblem(X, y, np.ones(X.shape[0]), 0.1, 10, n_threads=n_threads, options=options)
+        return _dual_threads.thread_plan(sub, X, False)
+
+    assert plan(2) == _dual_threads.ThreadPlan(2, "replicas")
+    assert plan(_dual_threads.REPLICAS_MAX_THREADS + 1).scheme == "async"
+    assert plan(2, thread_scheme="async").scheme == "async"
+    assert plan(8, thread_scheme="replicas").scheme == "replicas"
+    # simulated: the shared w's lockstep schedule; the replicas run on real threads only
+    assert plan(1, simulate_threads=2) == _dual_threads.ThreadPlan(2, "async", True)
+    with pytest.raises(InvalidInputError, match="replicas"):
+        plan(1, simulate_threads=2, thread_scheme="replicas")
+    # replicas that would not fit their memory bound: the shared w
+    monkeypatch.setattr(_dual_threads, "REPLICAS_MAX_BYTES", 8 * X.shape[1])
+    assert plan(2).scheme == "async"
+
+
 def _feed(schedule, threads_seconds, serial_seconds, epochs):
     """Run ``epochs`` outer iterations through the schedule, each timed as given (1 row)."""
     while schedule.epochs < epochs:
@@ -255,6 +312,12 @@ def test_train_cli_and_options(problem, monkeypatch, tmp_path, capsys):
     assert threads_line(fig).startswith("4 threads, async scheme")
     rounds = linsvm.train(X, y, solver=3, eps=1e-4, n_jobs=4, thread_scheme="rounds")
     assert rounds.results_[0].figures["thread_scheme"] == "rounds"
+    replicas = linsvm.train(X, y, solver=3, eps=1e-4, n_jobs=2)  # (auto, 2 threads)
+    fig = replicas.results_[0].figures
+    assert fig["thread_scheme"] == "replicas"
+    assert threads_line(fig).startswith("2 threads, replicas scheme")
+    svr = linsvm.LinearSVR(n_jobs=4, thread_scheme="replicas", random_state=0).fit(X, y)
+    assert svr.model_.results_[0].figures["thread_scheme"] == "replicas"
     with pytest.raises(InvalidInputError, match="thread_scheme"):
         linsvm.train(X, y, solver=3, n_jobs=4, thread_scheme="fastest")
     svc = linsvm.LinearSVC(n_jobs=4, thread_scheme="rounds", random_state=0).fit(X, y)
@@ -265,14 +328,18 @@ def test_train_cli_and_options(problem, monkeypatch, tmp_path, capsys):
     assert cli.main(["train", "-m", "4", "-s", "3", str(data), str(tmp_path / "m")]) == 0
     out = capsys.readouterr().out
     assert "threads: 4 threads, async scheme" in out
+    assert cli.main(["train", "-m", "4", "-s", "3", "--thread-scheme", "replicas", str(data),
+                     str(tmp_path / "m")]) == 0  # fmt: skip
+    assert "threads: 4 threads, replicas scheme" in capsys.readouterr().out
     assert cli.main(["train", "-m", "4", "--thread-scheme", "fastest", str(data)]) != 0
     err = capsys.readouterr().err.strip()
     assert "--thread-scheme" in err and len(err.splitlines()) == 1
 
 
-def test_resumed_async_solve_reaches_the_same_optimum(problem):
+@pytest.mark.parametrize("scheme", ["async", "replicas"])
+def test_resumed_async_solve_reaches_the_same_optimum(problem, scheme):
     X, y = problem
-    sub = _sub(X, y, 1.0, eps=1e-6, n_threads=4)
+    sub = _sub(X, y, 1.0, eps=1e-6, n_threads=4, options={"thread_scheme": scheme})
     whole = SOLVERS[1].solve(sub, None)
     saved = {}
 

@@ -52,7 +52,7 @@ from .solvers import (
     list_where,
     solver_number,
 )
-from .solvers._dual_threads import threads_line
+from .solvers._dual_threads import SCHEMES, threads_line
 
 TRAIN_USAGE = """\
 Usage: linsvm train [options] training_set_file [model_file]
@@ -110,10 +110,12 @@ options:
     side, then within each the dual CD of -s 1, 3, 12, 13 (as --thread-scheme says) or the
     passes of the Newton solvers (-s 0, 2, 11: the same model up to rounding); with -v the
     folds, with -C the folds of each C
---thread-scheme auto|async|rounds : how threads share one dual CD solve: async (every
-    thread against one shared w, measured as it goes against one thread, the faster kept;
-    runs differ in their last bits) or rounds (merged in a fixed order: the same model for
-    the same -m and seed, bit for bit); auto (default): async
+--thread-scheme auto|async|replicas|rounds : how threads share one dual CD solve: async
+    (every thread against one shared w), replicas (every thread against its own copy of w,
+    replaying the others' steps), both measured as they go against one thread, the faster
+    kept (runs differ in their last bits); or rounds (merged in a fixed order: the same
+    model for the same -m and seed, bit for bit); auto (default): replicas at 2 threads,
+    async above
 --seed N : seed of the random coordinate order (default 1)
 --max-iter N : cap on outer iterations (default 300 for the dual solvers, 1000 Newton
     iterations for the primal ones, as LIBLINEAR; -s 1 continues with -s 2 at its cap)
@@ -332,8 +334,10 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             label = _number(arg[2:], int, "-w<label>")
             opts.class_weight[label] = _number(value, float, arg)
         elif arg == "--thread-scheme":
-            if value not in ("auto", "async", "rounds"):
-                raise UsageError(f"--thread-scheme must be auto, async or rounds, got {value}")
+            if value not in SCHEMES:
+                raise UsageError(
+                    f"--thread-scheme must be one of {', '.join(SCHEMES)}, got {value}"
+                )
             opts.thread_scheme = value
         elif arg == "--map-mode":
             if value not in MAP_MODES:

@@ -65,6 +65,7 @@ from .data import as_csr, group_labels
 from .features import FeatureMap
 from .model import Model
 from .solvers import CLASSIFICATION, MAP_MODES, SOLVERS
+from .solvers._dual_threads import SCHEMES
 from .training import ConvergenceWarning, train
 
 __all__ = ["LinearSVC", "LinearSVR", "LogisticRegression", "liblinear_solver_type"]
@@ -419,8 +420,8 @@ class LinearSVC(_LiblinearClassifier):
     passes of the primal Newton solver), ``objective_``, ``dual_gap_`` and ``model_`` (see the
     module docstring), ``device="cuda"`` (the dual solvers -s 1 and -s 3 on an NVIDIA GPU,
     ``linsvm.train``'s; ``dual="auto"`` then takes the dual), ``thread_scheme`` (how threads
-    share one dual solve: "auto", "async", or "rounds" for the same model at every run; see
-    ``linsvm.train``).
+    share one dual solve: "auto", "async", "replicas", or "rounds" for the same model at every
+    run; see ``linsvm.train``).
     """
 
     _parameter_constraints: dict = {
@@ -433,7 +434,7 @@ class LinearSVC(_LiblinearClassifier):
         "multi_class": [StrOptions({"ovr", "crammer_singer"})],
         "class_weight": [None, dict, StrOptions({"balanced"})],
         "n_jobs": [None, Integral],
-        "thread_scheme": [StrOptions({"auto", "async", "rounds"})],
+        "thread_scheme": [StrOptions(set(SCHEMES))],
     }
 
     def __init__(
@@ -595,7 +596,7 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
     LIBLINEAR's -p. Beyond scikit-learn: ``tol="liblinear"``, ``warm_start``, ``n_jobs``
     (threads within the solve: the dual CD of -s 12 and -s 13, or the primal Newton solver's
     passes over the rows, -s 11; see ``linsvm.train``), ``thread_scheme`` (the dual's:
-    "auto", "async", or "rounds" for the same model at every run), ``objective_`` and
+    "auto", "async", "replicas", or "rounds" for the same model at every run), ``objective_`` and
     ``dual_gap_`` (shape (1,)), ``model_``, ``device="cuda"`` (the dual solvers -s 12 and -s 13
     on an NVIDIA GPU, ``linsvm.train``'s; ``dual="auto"`` then takes the dual).
     """
@@ -607,7 +608,7 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
         "dual": ["boolean", StrOptions({"auto"})],
         "n_jobs": [None, Integral],
         "device": [StrOptions({"cpu", "cuda"})],
-        "thread_scheme": [StrOptions({"auto", "async", "rounds"})],
+        "thread_scheme": [StrOptions(set(SCHEMES))],
     }
 
     def __init__(

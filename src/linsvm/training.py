@@ -214,16 +214,20 @@ def train(
         in row chunks (a result equal to the serial one up to the order of sums, the same bits
         for the same number). Never more busy threads than ``n_jobs``. One thread is the
         serial algorithm, bit for bit.
-    thread_scheme : {"auto", "async", "rounds"}
+    thread_scheme : {"auto", "async", "replicas", "rounds"}
         How the threads of one dual CD solve (-s 1, 3, 12, 13) share it. "async": every
         thread steps its own rows against one shared w, its changes added atomically, no
-        thread waiting for another (``solvers.dcd_async``); the solve measures as it goes
-        whether the threads beat one thread on this machine and data, and runs the faster
-        (trying the other now and then); w is recomputed from the dual variables at the
-        end. The optimum is the serial one's to the tolerance, but two runs differ in their
-        last bits. "rounds": rounds of rows stepped side by side and merged in a fixed order
-        with an exact line search (``solvers.dcd_threads``): the same model for the same
-        seed and thread count, bit for bit, usually slower. "auto" (default): "async".
+        thread waiting for another (``solvers.dcd_async``). "replicas": every thread steps
+        its rows against its own copy of w and replays the other threads' steps every few
+        rows (no atomics, no cache line written by two cores; each thread still touches the
+        weights of every changed row, so it pays on 2 threads, not beyond). Both measure as
+        the solve goes whether the threads beat one thread on this machine and data, and run
+        the faster (trying the other now and then); w is recomputed from the dual variables
+        at the end. The optimum is the serial one's to the tolerance, but two runs differ in
+        their last bits. "rounds": rounds of rows stepped side by side and merged in a fixed
+        order with an exact line search (``solvers.dcd_threads``): the same model for the
+        same seed and thread count, bit for bit, usually slower. "auto" (default): "replicas"
+        on 2 threads, "async" on more.
     objectives : bool
         True (default): each result's ``primal``, ``dual`` and ``gap`` (the dual solvers
         compute them in a pass over the rows at the end: w'x_i of every row, about a quarter of

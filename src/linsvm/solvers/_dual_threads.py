@@ -1,26 +1,32 @@
 """Threads within one dual solve (-s 1, 3, 12, 13): how many, which scheme, and their start.
 
-Two schemes share the solve's state arrays and its plumbing (``_dual.run_dual``: hooks,
+Three schemes share the solve's state arrays and its plumbing (``_dual.run_dual``: hooks,
 checkpoints, interrupts), each a place of the partitioned dual (``partitioned.SHARED``):
 
 - ``"async"`` (``dcd_async``): every thread steps its rows against the one shared w and adds
   its changes atomically, no waiting inside an outer iteration (PASSCoDe-Atomic), the hot
   features' changes gathered per thread; w recomputed from the dual variables at the end.
-  Fast; two runs differ in their last bits and path.
+  Two runs differ in their last bits and path.
+- ``"replicas"`` (``dcd_async`` too): every thread steps its rows against its own replica of
+  w and replays the steps the other threads log, every few rows: no atomic add and no cache
+  line written by two cores, but every thread touches the weights of every changed row.
+  The faster on 2 threads; two runs differ in their last bits and path.
 - ``"rounds"`` (``dcd_threads``): rounds of a few hundred rows stepped side by side from one
   w and merged in a fixed order with an exact line search. Deterministic: the same model for
   the same seed and thread count, bit for bit; the barriers of every round cost more than
   the work between them on most data.
 
 ``thread_plan`` picks the threads and the scheme: at most one thread per ``THREAD_MIN_NNZ``
-non-zeros (below that the threads' meeting costs more than the work they share), and
-``"async"`` unless the option ``thread_scheme`` asks for ``"rounds"``.
+non-zeros (below that the threads' meeting costs more than the work they share), and the
+option ``thread_scheme``'s, "auto" being the replicas on 2 threads and async on more
+(``REPLICAS_MAX_THREADS``).
 
 Whether the threads pay depends on the machine as much as on the data: on a 2-core VM the
-async scheme's two threads took 1.2x one thread's time an outer iteration on pypi-recent
-(the shared w's cache lines travel between the cores at every add, and an atomic add costs
-about ten plain ones), where a 16-core machine has the bandwidth to gain. So the async
-scheme's solve measures it as it goes (``ThreadSchedule``): its first outer iterations
+async scheme's two threads took 1.2-1.4x one thread's time an outer iteration (the shared
+w's cache lines travel between the cores at every add, and an atomic add costs about ten
+plain ones), the replicas' 0.8-1.1x (their replays cost as much memory traffic as the steps
+they share), where a 16-core machine has the bandwidth to gain. So the async and replicas
+solves measure it as they go (``ThreadSchedule``): its first outer iterations
 alternate between the serial kernel and the threads (one thread, threads, one thread), the
 faster a visited row goes on, and now and then the other is tried for one outer iteration
 again. A solve on threads that do not pay thus costs about one outer iteration on them and

@@ -1,6 +1,8 @@
 """Dual coordinate descent for the SVM (-s 1, -s 3) and the SVR (-s 12, -s 13) on threads that
-share one w and never wait for each other inside an outer iteration: PASSCoDe-Atomic (Hsieh,
-Yu, Dhillon, ICML 2015), with the hot features' changes gathered by each thread.
+never wait for each other inside an outer iteration, in two ways: sharing one w
+(PASSCoDe-Atomic, Hsieh, Yu, Dhillon, ICML 2015, with the hot features' changes gathered by
+each thread; the ``"async"`` scheme), or each with a replica of w into which it replays the
+other threads' steps (the ``"replicas"`` scheme, at the end of this note).
 
 **The scheme.** An outer iteration visits the active rows in chunks, the serial solver's
 order cut in pieces (groups of buckets of neighbouring rows, each shuffled, or pieces of a
@@ -61,12 +63,31 @@ and runs the faster (``_dual_threads.ThreadSchedule``): atomic adds cost about t
 and a shared w's cache lines travel between the cores that change them, which on a 2-core VM
 made two threads slower than one.
 
+**The replicas.** Each thread steps its rows against its own copy of w (thread 0's is w),
+by the serial solver's own pass (``dcd.svm_pass``, ``svr.svr_pass``) over a batch of
+``flush_rows`` rows at a time, and logs each row's change of w (w += step_log[s] x_i, at the
+row's position s in the outer iteration's order); after each batch it publishes how far it
+has come in its chunk and adds to its replica the steps the other threads have published
+since it last looked (``_replay``). At the end of an outer iteration every thread replays
+the rest, so the replicas all hold w; the next starts them from thread 0's. A read misses
+at most about two batches of each other thread's rows (``flush_rows`` starts at
+``STALE_ROWS // (2 T)``), the same bounded delay as above, and the guard, the stopping rule
+and the recomputed w are the shared scheme's. What it buys: no atomic add and no cache line
+written by two cores. What it costs: every thread adds every changed row to its replica,
+its own and the others', so the threads overlap their waits on memory but do not divide
+them. Measured on 2 cores (threads forced, medians of 2): 3M generated rows -s 1 / -s 3 in
+0.81x / 0.85x one thread's time (the shared w 1.4x), pypi-recent 0.9-1.1x; two threads on
+independent halves of the rows with private weights (no sharing at all) took 0.53x an outer
+iteration, and adding the other half's rows to each took that back to 0.8-0.9x. So it is
+the scheme of 2 threads ("auto" there), and the shared w the one of many.
+
 **The simulator.** ``run_simulated`` takes T threads' steps on the calling thread in lockstep:
 each thread reads w for its next row, then each in turn steps and adds (so every read misses
 the other threads' rows in flight, the most a real run's can), the chunks dealt to the threads
 in turn and the hot weights flushed every ``flush_rows`` rows of each: a deterministic
 schedule with the real one's delays at their bound, to study and test any thread count on a
-small machine. Runs on real threads are not the simulator's bits.
+small machine. Runs on real threads are not the simulator's bits. The simulator is the shared
+w's; the replicas run on real threads only.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The measurements a lent machine (16 cores, one NVIDIA GPU) is for, in one run of about 8
 # minutes: the GPU solver (plain and with hot views) against Snap ML's GPU solver
-# (benchmarks/bench_gpu.py), then threads within one solve at 1, 4, 8 and 16 threads against
-# Snap ML (benchmarks/bench_dcd_threads.py --big-machine). Reports go to $OUT.
+# (benchmarks/bench_gpu.py), then threads within one solve at 1, 4, 8 and 16 threads, the
+# default scheme (the shared w's async one above 2 threads) and the replicas, against Snap ML
+# (benchmarks/bench_dcd_threads.py --big-machine). Reports go to $OUT.
 #
 # Prepare here (see benchmarks/README.md, bench_gpu): the Snap ML wheel for the machine's
 # Python in .whl/ and pypi-recent.xz, pypi-recent.t.xz in .data/ (both ignored by git, so

@@ -78,7 +78,7 @@ its own and the others', so the threads overlap their waits on memory but do not
 them. Measured on 2 cores (threads forced, medians of 2): 3M generated rows -s 1 / -s 3 in
 0.81x / 0.85x one thread's time (the shared w 1.4x), pypi-recent 0.9-1.1x; two threads on
 independent halves of the rows with private weights (no sharing at all) took 0.53x an outer
-iteration, and adding the other half's rows to each took that back to 0.8-0.9x. So it is
+iteration, and adding the other half's rows to each took that back to 0.75-0.9x. So it is
 the scheme of 2 threads ("auto" there), and the shared w the one of many.
 
 **The simulator.** ``run_simulated`` takes T threads' steps on the calling thread in lockstep:

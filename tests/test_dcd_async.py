@@ -161,11 +161,8 @@ def test_the_simulator_is_deterministic_and_reaches_the_optimum(problem):
     assert abs(runs[0].dual - serial.dual) <= 1e-6 * abs(serial.dual)
 
 
-def test_guard_undoes_every_rise_of_the_dual(problem):
-    # 64 threads in lockstep, each missing the others' changes of the bias and of the common
-    # column (in views flushed every 64 rows): outer iterations that raise the dual, which the
-    # guard must undo, halving the delay, down to one thread if need be.
-    X, y = problem
+def _dual_recorder():
+    """(the dual objective after every outer iteration, the hook that records it)"""
     duals = []
 
     def record(progress):
@@ -173,6 +170,15 @@ def test_guard_undoes_every_rise_of_the_dual(problem):
         return True
 
     record.every_iteration = True
+    return duals, record
+
+
+def test_guard_undoes_every_rise_of_the_dual(problem):
+    # 64 threads in lockstep, each missing the others' changes of the bias and of the common
+    # column (in views flushed every 64 rows): outer iterations that raise the dual, which the
+    # guard must undo, halving the delay, down to one thread if need be.
+    X, y = problem
+    duals, record = _dual_recorder()
     serial = SOLVERS[1].solve(_sub(X, y, 1.0), None)
     sol = SOLVERS[1].solve(
         _sub(X, y, 1.0, options={"simulate_threads": 64,
@@ -195,13 +201,7 @@ def test_replicas_guard_undoes_the_rises_of_stale_replicas(problem, monkeypatch)
     # that runs them one after the other makes none rise, so no count is asserted.)
     X, y = problem
     monkeypatch.setattr(dcd_async, "CHUNK_ROWS", 16)
-    duals = []
-
-    def record(progress):
-        duals.append(progress.objectives()[1])
-        return True
-
-    record.every_iteration = True
+    duals, record = _dual_recorder()
     serial = SOLVERS[1].solve(_sub(X, y, 1.0), None)
     options = {"thread_scheme": "replicas", "bucket_size": 1,
                "thread_options": {"flush_rows": 10**6}}  # fmt: skip

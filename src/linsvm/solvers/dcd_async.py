@@ -291,6 +291,17 @@ def _flush(t, wx, view_start, stride, base, hot_weight, atomic) -> None:
         base[t, h] = value
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _store_figures(acc, t, pgmax, pgmin, terms, rows) -> None:
+    """Thread t's figures of the rows it just stepped, into its row of acc: written once a
+    chunk (the threads' rows of acc may share a cache line, which a write at every row would
+    send from core to core)."""
+    acc[t, _T_PGMAX] = pgmax
+    acc[t, _T_PGMIN] = pgmin
+    acc[t, _T_TERMS] = terms
+    acc[t, _T_ROWS] += rows
+
+
 @njit(cache=True, nogil=True)
 def _step_rows(
     t, s0, s1, since, flush_rows, indptr, xind, data, bias, regression, squared, p, rec, wx,
@@ -299,8 +310,7 @@ def _step_rows(
 ) -> int:  # fmt: skip
     """Thread t steps the rows order[s0:s1], flushing its hot weights every ``flush_rows``
     rows (``since``: rows since the last flush, returned updated); its figures added to
-    acc[t] at the end (the threads' rows of acc may share a cache line: written at every row
-    it would travel between cores).
+    acc[t] at the end (``_store_figures``).
 
     The steps are written out in the loop, the SVM's and the SVR's apart (as ``_step``,
     which the simulator calls): with the steps as inlined functions the
@@ -361,10 +371,7 @@ def _step_rows(
         if since >= flush_rows:
             _flush(t, wx, view_start, stride, base, hot_weight, True)
             since = 0
-    acc[t, _T_PGMAX] = pgmax
-    acc[t, _T_PGMIN] = pgmin
-    acc[t, _T_TERMS] = terms
-    acc[t, _T_ROWS] += s1 - s0
+    _store_figures(acc, t, pgmax, pgmin, terms, s1 - s0)
     return since
 
 
@@ -438,10 +445,7 @@ def _replica_rows(
             _replay(t, indptr, indices, data, bias, replica, order, step_log, chunk_start,
                     progress, seen, sync)  # fmt: skip
             since = 0
-    acc[t, _T_PGMAX] = pgmax
-    acc[t, _T_PGMIN] = pgmin
-    acc[t, _T_TERMS] = terms
-    acc[t, _T_ROWS] += s1 - s0
+    _store_figures(acc, t, pgmax, pgmin, terms, s1 - s0)
     return since
 
 

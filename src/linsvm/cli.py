@@ -258,6 +258,12 @@ def _number(text: str, kind, option: str):
         raise UsageError(f"option {option} needs a number, got {text!r}") from None
 
 
+def _choice(text: str, choices, option: str) -> str:
+    if text not in choices:
+        raise UsageError(f"{option} must be one of {', '.join(choices)}, got {text}")
+    return text
+
+
 # train's options without a value: the field each sets, and to what
 _TRAIN_FLAGS: dict[str, tuple[str, object]] = {
     "-q": ("quiet", True),
@@ -334,15 +340,9 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             label = _number(arg[2:], int, "-w<label>")
             opts.class_weight[label] = _number(value, float, arg)
         elif arg == "--thread-scheme":
-            if value not in SCHEMES:
-                raise UsageError(
-                    f"--thread-scheme must be one of {', '.join(SCHEMES)}, got {value}"
-                )
-            opts.thread_scheme = value
+            opts.thread_scheme = _choice(value, SCHEMES, arg)
         elif arg == "--map-mode":
-            if value not in MAP_MODES:
-                raise UsageError(f"--map-mode must be one of {', '.join(MAP_MODES)}, not {value}")
-            opts.map_mode = value
+            opts.map_mode = _choice(value, MAP_MODES, arg)
         else:
             raise UsageError(f"unknown option: {arg}")
         i += 2

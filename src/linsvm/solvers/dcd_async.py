@@ -233,6 +233,18 @@ def _add(indptr, xind, data, bias, wx, i, v, n_weights, shift, bias_view, atomic
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _terms_change(a, a_new, yi, diag, regression, squared, p) -> float:
+    """The change of the rows' terms of f when a row's dual variable moves from a to a_new:
+    the SVM's -alpha_i + 1/2 D_ii alpha_i^2, the SVR's -y_i beta_i + p |beta_i| + 1/2
+    lambda_i beta_i^2."""
+    d = a_new - a
+    change = p * (abs(a_new) - abs(a)) - yi * d if regression else -d
+    if squared:
+        change += 0.5 * diag * d * (a_new + a)
+    return change
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _step(i, dot, indptr, xind, data, bias, regression, squared, p, rec, wx, shrinking,
           pgmax_old, pgmin_old, removed, n_weights, shift, bias_view, atomic):  # fmt: skip
     """Row i's step at w'x_i = ``dot``, as the serial solver's: of the SVM dual
@@ -258,15 +270,8 @@ def _step(i, dot, indptr, xind, data, bias, regression, squared, p, rec, wx, shr
     if shrunk:
         removed[i] = 1
     elif moves:
-        d = a_new - a
-        if regression:
-            change = p * (abs(a_new) - abs(a)) - yi * d
-            step = d  # (w = sum_i beta_i x_i)
-        else:
-            change = -d
-            step = d * yi
-        if squared:
-            change += 0.5 * diag * d * (a_new + a)
+        change = _terms_change(a, a_new, yi, diag, regression, squared, p)
+        step = a_new - a if regression else (a_new - a) * yi  # (the SVR: w = sum_i beta_i x_i)
         rec[i, _ALPHA] = a_new
         _add(indptr, xind, data, bias, wx, i, step, n_weights, shift, bias_view, atomic)
     return shrunk, pg, change
@@ -376,18 +381,6 @@ def _step_rows(
 
 
 # ----------------------------------------------------------------------------- the replicas
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _terms_change(a, a_new, yi, diag, regression, squared, p) -> float:
-    """The change of the rows' terms of f when a row's dual variable moves from a to a_new:
-    the SVM's -alpha_i + 1/2 D_ii alpha_i^2, the SVR's -y_i beta_i + p |beta_i| + 1/2
-    lambda_i beta_i^2."""
-    d = a_new - a
-    change = p * (abs(a_new) - abs(a)) - yi * d if regression else -d
-    if squared:
-        change += 0.5 * diag * d * (a_new + a)
-    return change
 
 
 @njit(cache=True, nogil=True)
@@ -937,7 +930,7 @@ class AsyncThreads:
         self.chunk_rows = chunk_rows
         # the replicas' logged steps (w += step_log[s] x_order[s]), the rows published of each
         # chunk, and the rows of each chunk in each thread's replica (``_replay``)
-        n_logged = order.shape[0] if replicas else 0
+        step_log = np.zeros(order.shape[0] if replicas else 0)
         n_chunk_slots = max_chunks + 1 if replicas else 0
         self.shared = (
             X.indptr, self.xind, X.data, float(bias), int(loss), regression, p, rec, wx, active,
@@ -951,7 +944,7 @@ class AsyncThreads:
             self.control,
             np.empty(rec.shape[0] + n_weights),  # kept_alpha: alpha, then w, to undo with
             replicas,
-            np.zeros(n_logged),  # step_log
+            step_log,
             np.zeros(n_chunk_slots, dtype=np.int64),  # progress
             np.zeros((T, n_chunk_slots + 1), dtype=np.int64),  # seen
         )
@@ -973,7 +966,7 @@ class AsyncThreads:
             # they write (zeroed lazily by the system) touched.
             run_pinned(self._pool, self._cpus, self._sync, T, lambda t: None)
             wx.fill(0.0)
-            self.shared[-3].fill(0.0)  # step_log
+            step_log.fill(0.0)
 
     @property
     def one_thread(self) -> bool:

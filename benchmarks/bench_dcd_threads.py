@@ -176,6 +176,7 @@ class LinsvmCheck:
     min_gap: float = np.inf
     max_w_error: float = 0.0  # max |w - w(alpha)| / max |w|; threaded runs only
     threads_used: set[int] = field(default_factory=set)
+    threads_chosen: set[int] = field(default_factory=set)  # async: the counts measured fastest
     schemes: set[str] = field(default_factory=set)  # the schemes the threaded solves ran
     hot_features: set[int] = field(default_factory=set)
     chunk_rows: set[int] = field(default_factory=set)
@@ -262,6 +263,8 @@ class LinsvmThreads(LinsvmTool):
         if "hot_features" in fig:
             c.hot_features.add(int(fig["hot_features"]))
             c.chunk_rows.add(int(fig["chunk_rows"]))
+        if "threads_chosen" in fig:
+            c.threads_chosen.add(int(fig["threads_chosen"]))
         if "epochs_on_threads" in fig:
             c.epochs += int(result.n_iter)
             c.epochs_on_threads += int(fig["epochs_on_threads"])
@@ -685,9 +688,12 @@ PEER_SHORT = {**{SCHEME_FAMILY[x]: x for x in SCHEMES}, SNAP: "Snap ML", MC: "MC
 
 
 def _threads_used(c: LinsvmCheck) -> str:
-    """The threads a tool's solves ran: those asked for, and for the async scheme the share of
-    outer iterations on them (the rest on one thread: measured slower, or handed over)."""
+    """The threads a tool's solves ran: those asked for, for the async schemes the counts
+    measured fastest when they differ, and the share of outer iterations on more than one
+    (the rest on one thread: measured faster, or handed over)."""
     used = ", ".join(map(str, sorted(c.threads_used)))
+    if c.threads_chosen and c.threads_chosen != c.threads_used:
+        used += f" (fastest: {', '.join(map(str, sorted(c.threads_chosen)))})"
     if c.epochs:
         used += f" ({c.epochs_on_threads} of {c.epochs} epochs)"
     return used
@@ -759,13 +765,14 @@ def checks_table(problems: list[Problem]) -> list[str]:
     if not rows:
         return []
     lines = ["### linsvm's threaded runs", "",
-             "Over every timed run of each tool (all settings): the threads the solve used "
-             "and its scheme (async, replicas: and on how many of its outer iterations; the "
-             "others ran on one thread, measured faster there or handed over by the guard), its "
-             "hot features and rows a "
+             "Over every timed run of each tool (all settings): the threads the solve asked "
+             "for and its scheme (async, replicas: the thread counts their ladders measured "
+             "fastest where they differ, and on how many outer iterations more than one thread "
+             "ran; the others ran on one thread, measured faster there or handed over by the "
+             "guard), its hot features and rows a "
              "thread's chunk, the rounds the line search shortened (rounds), the outer "
-             "iterations the guard undid (async), the threads' speed-up over one thread a visited "
-             "row as the async solves measured it (median, range), the smallest duality gap "
+             "iterations the guard undid (async), the speed-up a visited row of the count chosen "
+             "over one thread at the solve's last ladder (median, range), the smallest duality gap "
              "P(w) - D(alpha) "
              "reported (must be >= 0), and the largest max|w - sum_i y_i alpha_i x_i| / max|w| "
              "(w as returned, the sum computed afresh by `linsvm.objective.primal_from_dual`).",

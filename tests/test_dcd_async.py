@@ -21,7 +21,12 @@ from linsvm.errors import InvalidInputError
 from linsvm.objective import LOSS_SQUARED_HINGE, primal_from_dual
 from linsvm.solvers import SOLVERS, Subproblem, _dual_threads, dcd_async
 from linsvm.solvers._dual import active_set, order_buffers
-from linsvm.solvers._dual_threads import PROBE_EVERY, ThreadSchedule, threads_line
+from linsvm.solvers._dual_threads import (
+    PROBE_EVERY,
+    TRUST_SPEEDUP,
+    ThreadSchedule,
+    threads_line,
+)
 from linsvm.solvers._random import new_state
 from linsvm.solvers.dcd import _prepare
 
@@ -137,8 +142,9 @@ def test_one_thread_gives_the_simulators_bits(problem, bias):
     real, simulated = _state(X, y, bias), _state(X, y, bias)
     assert real.n_hot >= 1
     sync = np.zeros(dcd_async._SYNC_SIZE, dtype=np.int64)
-    dcd_async.run_threads(0, 1, 3, *real.shared, sync)
-    dcd_async.run_simulated(1, 3, *simulated.shared, np.zeros_like(sync))
+    no_ladder = (np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0))
+    dcd_async.run_threads(0, 1, 3, *real.shared, *no_ladder, sync)
+    dcd_async.run_simulated(1, 3, *simulated.shared, *no_ladder, np.zeros_like(sync))
     assert real._istate[1] == simulated._istate[1] == 3
     assert np.array_equal(real._rec, simulated._rec)
     assert np.array_equal(real.guard, simulated.guard)
@@ -236,44 +242,84 @@ def test_which_scheme_auto_takes(problem, monkeypatch):
     assert plan(2).scheme == "async"
 
 
-def _feed(schedule, threads_seconds, serial_seconds, epochs):
-    """Run ``epochs`` outer iterations through the schedule, each timed as given (1 row)."""
+def _feed(schedule, ladder_rate, epochs, whole_rate=None):
+    """Run ``epochs`` outer iterations through the schedule: a ladder's phases measured at
+    ``ladder_rate(threads)`` seconds a row, whole outer iterations at ``whole_rate(threads)``
+    (the same by default), a row each. Returns the thread count of every outer iteration."""
+    whole_rate = whole_rate or ladder_rate
+    counts = []
     while schedule.epochs < epochs:
-        on_threads, k = schedule.next(epochs - schedule.epochs, False)
-        seconds = threads_seconds if on_threads else serial_seconds
-        schedule.record(on_threads, k, seconds * k, k)
+        n_threads, ladder, k = schedule.next(epochs - schedule.epochs, False)
+        if ladder:  # (one, half the top, the top)
+            assert len(ladder) == 1 + (n_threads > 1) + (n_threads > 3) and k == 1
+            assert ladder[0] == 1 and ladder[-1] == n_threads
+        rates = {c: ladder_rate(c) for c in ladder} if ladder else None
+        schedule.record(n_threads, k, rates, whole_rate(n_threads) * k, k)
+        counts += [n_threads] * k
+    return counts
 
 
-def test_schedule_keeps_the_faster_and_tries_the_other():
-    fast_threads = ThreadSchedule(True)
-    _feed(fast_threads, 1.0, 2.0, 3)
-    assert fast_threads.on_threads and fast_threads.epochs_on_threads == 1  # (1t, T, 1t)
-    _feed(fast_threads, 1.0, 2.0, 200)
-    serial_runs = fast_threads.epochs - fast_threads.epochs_on_threads
-    # the opening's two, then tries spaced 8, 16, 32, 64, 64 outer iterations apart
-    assert fast_threads.on_threads and fast_threads.switches == 0
-    assert 2 + 3 <= serial_runs <= 2 + 6
+def test_schedule_runs_the_count_its_ladders_measure_fastest():
+    # threads well ahead: all of them all along, checked by ladders at outer iterations 1,
+    # 3, then 8, 16, 32, 64 apart while the choice stands; no whole outer iteration on one
+    fast = ThreadSchedule(16, True)
+    assert fast.next(100, False) == (16, (), 1)  # (the first: all threads, no ladder)
+    fast.record(16, 1)
+    assert fast.next(100, False) == (16, (1, 8, 16), 1)
+    assert _feed(fast, lambda k: 1.0 / k**0.5, 200) == [16] * 199
+    assert fast.ladders == 2 + 5 and fast.trials == 0 and fast.switches == 0
+    assert fast.figures["thread_speedup"] == 4.0 and fast.figures["threads_chosen"] == 16
 
-    slow_threads = ThreadSchedule(True)
-    _feed(slow_threads, 2.0, 1.0, 20)
-    assert not slow_threads.on_threads
-    assert slow_threads.epochs_on_threads <= 2  # the opening's one, and one try
+    # threads that lose: the serial kernel once a ladder says so, ladders only on threads
+    slow = ThreadSchedule(2, True)
+    counts = _feed(slow, lambda k: 1.0 + 0.5 * (k - 1), 40)
+    assert counts[:3] == [2, 2, 1] and slow.count == 1 and slow.trials == 0
+    assert slow.epochs_on_threads == counts.count(2) == 1 + slow.ladders <= 6
+    assert not slow.figures["on_threads_at_end"]
 
-    # a close call keeps the tries every PROBE_EVERY
-    close = ThreadSchedule(True)
-    _feed(close, 1.0, 1.05, 3 + 4 * (PROBE_EVERY + 2))  # (a try and the run after it: 2)
-    assert close.epochs - close.epochs_on_threads >= 2 + 4
+    # a count between one and all: half of them, then the ladders around it
+    middle = ThreadSchedule(16, True)
+    rates = {1: 1.0, 4: 0.3, 8: 0.2, 16: 0.25}
+    _feed(middle, rates.get, 2)
+    assert middle.count == 8 and middle.ladder() == (1, 4, 8)
+    _feed(middle, rates.get, 4)
+    assert middle.count == 8 and middle.ladder() == (1, 8, 16)  # (the top won: above it too)
+    assert threads_line({**middle.figures, "n_threads": 16, "thread_scheme": "async"}).startswith(
+        "8 of 16 threads (the fastest count measured), async scheme"
+    )
 
-    # the machine changes under a solve: the next try finds it
-    changing = ThreadSchedule(True)
-    _feed(changing, 2.0, 1.0, 3)
-    assert not changing.on_threads
-    _feed(changing, 0.5, 1.0, 3 + PROBE_EVERY + 2)
-    assert changing.on_threads and changing.switches == 1
+    # the machine changes under a solve: the next ladder finds it
+    changing = ThreadSchedule(2, True)
+    _feed(changing, float, 3)
+    assert changing.count == 1
+    _feed(changing, lambda k: 0.4 / k, 3 + PROBE_EVERY + 2)
+    assert changing.count == 2 and changing.switches == 1
 
-    always = ThreadSchedule(False)
-    assert always.next(10, False) == (True, 10)
-    assert always.next(10, True) == (False, 10)  # (handed over by the guard)
+    # a ladder on too few rows to time (no rates) leaves the count as it was
+    few = ThreadSchedule(4, True)
+    few.record(4, 1, {})
+    assert few.count == 4 and few.ladders == 0 and few.next(5, False) == (4, (), 5)
+
+    always = ThreadSchedule(4, False)
+    assert always.next(10, False) == (4, (), 10)
+    assert always.next(10, True) == (1, (), 10)  # (handed over by the guard)
+
+
+def test_schedule_tries_a_close_ladder_on_whole_outer_iterations():
+    # a ladder less than TRUST_SPEEDUP ahead: the count, one thread, the count, whole
+    close = ThreadSchedule(2, True)
+    ahead = 1.0 / (0.9 * TRUST_SPEEDUP)  # (two threads' seconds a row in the ladder)
+    counts = _feed(close, lambda k: 1.0 if k == 1 else ahead, 5)
+    assert counts == [2, 2, 2, 1, 2] and close.trials == 1 and close.count == 2
+    assert close.figures["thread_speedup"] == pytest.approx(1.0 / ahead)
+
+    # ... where whole outer iterations show the threads losing: one thread goes on
+    losing = ThreadSchedule(2, True)
+    counts = _feed(losing, lambda k: 1.0 if k == 1 else ahead, 5 + PROBE_EVERY, float)
+    assert counts == [2, 2, 2, 1, 2] + [1] * PROBE_EVERY and losing.count == 1
+    # the next check: a ladder, close again, so another trial
+    counts = _feed(losing, lambda k: 1.0 if k == 1 else ahead, 9 + PROBE_EVERY, float)
+    assert counts == [2, 2, 1, 2] and losing.trials == 2 and losing.count == 1
 
 
 def test_measured_solve_reaches_the_optimum(problem):
@@ -286,6 +332,37 @@ def test_measured_solve_reaches_the_optimum(problem):
     assert fig["epochs_on_threads"] >= 2  # the first probes at least
     assert abs(sol.dual - serial.dual) <= 1e-6 * abs(serial.dual)
     _check_exact(X, y, -1.0, sol)
+
+
+@pytest.mark.parametrize("scheme", ["async", "replicas"])
+@pytest.mark.parametrize("solver", [1, 3, 13])
+def test_ladders_at_every_outer_iteration_reach_the_serial_optimum(
+    problem, regression, monkeypatch, solver, scheme
+):
+    # Every outer iteration a ladder (its phase of one by the serial pass on w or a replica,
+    # logged for the replicas to replay; then half the threads, then all), on chunks of 32
+    # rows so that the phases run: the serial optimum, w exact, the rates measured.
+    monkeypatch.setattr(_dual_threads, "PROBE_EVERY", 1)
+    monkeypatch.setattr(_dual_threads, "MAX_PROBE_EVERY", 1)
+    monkeypatch.setattr(_dual_threads, "FIRST_LADDER", 0)
+    monkeypatch.setattr(_dual_threads, "SECOND_LADDER", 1)
+    X, y = regression if solver == 13 else problem
+    options = {"p": 0.1} if solver == 13 else {}
+    serial = SOLVERS[solver].solve(_sub(X, y, 1.0, options=options), None)
+    for T in (2, 4):
+        threaded = SOLVERS[solver].solve(
+            _sub(X, y, 1.0, n_threads=T, options={
+                **options, "thread_scheme": scheme, "thread_choice": "measure",
+                "bucket_size": 4, "buckets_per_group": 2,
+            }), None,
+        )  # fmt: skip
+        fig = threaded.figures
+        assert 1 in fig["thread_rates"] and len(fig["thread_rates"]) >= 2
+        assert fig["epochs_on_threads"] >= 1
+        assert threaded.converged
+        assert abs(threaded.dual - serial.dual) <= 1e-6 * abs(serial.dual)
+        assert threaded.gap >= -1e-9 * abs(threaded.primal)
+        _check_exact(X, y, 1.0, threaded, regression=solver == 13)
 
 
 def test_hot_features_and_their_renumbering():

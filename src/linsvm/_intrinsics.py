@@ -8,6 +8,8 @@ A hint only: it never faults and has no effect on results.
 
 from __future__ import annotations
 
+import time
+
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -134,6 +136,29 @@ def spin_pause(typingctx):
 def yield_core(typingctx):
     """Give the core back to the operating system (POSIX ``sched_yield``)."""
     return types.void(), _call_without_arguments("sched_yield", ir.IntType(32))
+
+
+@intrinsic
+def monotonic_seconds(typingctx):
+    """The monotonic clock in seconds (POSIX ``clock_gettime(CLOCK_MONOTONIC)``, a 64-bit
+    ``timespec``), for kernels that time parts of their own work."""
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        f64 = ir.DoubleType()
+        spec = cgutils.alloca_once(builder, ir.LiteralStructType([i64, i64]))
+        # (the clock's number as this platform's Python knows it: 1 on Linux, 6 on macOS)
+        clock = ir.Constant(ir.IntType(32), time.CLOCK_MONOTONIC)
+        _call(builder, "clock_gettime", ir.IntType(32),
+              [clock, builder.bitcast(spec, ir.IntType(8).as_pointer())])  # fmt: skip
+        seconds = builder.load(cgutils.gep_inbounds(builder, spec, 0, 0))
+        nanoseconds = builder.load(cgutils.gep_inbounds(builder, spec, 0, 1))
+        return builder.fadd(
+            builder.sitofp(seconds, f64),
+            builder.fmul(builder.sitofp(nanoseconds, f64), ir.Constant(f64, 1e-9)),
+        )
+
+    return types.float64(), codegen
 
 
 # ----------------------------------------------------------------------------- arithmetic

@@ -25,13 +25,19 @@ Whether the threads pay depends on the machine as much as on the data: on a 2-co
 async scheme's two threads took 1.2-1.4x one thread's time an outer iteration (the shared
 w's cache lines travel between the cores at every add, and an atomic add costs about ten
 plain ones), the replicas' 0.8-1.1x (their replays cost as much memory traffic as the steps
-they share), where a 16-core machine has the bandwidth to gain. So the async and replicas
-solves measure it as they go (``ThreadSchedule``): its first outer iterations
-alternate between the serial kernel and the threads (one thread, threads, one thread), the
-faster a visited row goes on, and now and then the other is tried for one outer iteration
-again. A solve on threads that do not pay thus costs about one outer iteration on them and
-the threads' set-up more than the serial one. The rounds, the deterministic scheme, always
-run on their threads (a choice made on timings would make the model depend on them).
+they share), where a 16-core machine has the bandwidth to gain, though maybe not with every
+core. So the async and replicas solves measure how many threads pay as they go
+(``ThreadSchedule``): a *ladder* outer iteration steps its first chunks on one thread (by the
+serial solver's pass: the serial kernel's rate), the next on half the threads, the rest on
+all, timing each phase; the count with the lowest seconds a row runs the next outer
+iterations (one: the serial kernel), and later ladders check the choice. Measured inside one
+outer iteration, the counts compare on the same state and no outer iteration is spent on a
+loser; whole outer iterations alternated between one thread and the threads would compare
+different ones, and would spend two of a short solve's 5-8 on one thread (on 16 threads 6x
+faster a row, 2 + 4/6 outer iterations' time for 6: under 3x). A solve on threads that do
+not pay costs about a ladder's share of an outer iteration on them now and then. The
+rounds, the deterministic scheme, always run on all their threads (a choice made on timings
+would make the model depend on them).
 """
 
 from __future__ import annotations
@@ -71,6 +77,18 @@ REPLICAS_MAX_BYTES = 1 << 30
 PROBE_EVERY = 8
 MAX_PROBE_EVERY = 64
 CLEAR_MARGIN = 1.15
+# The outer iterations of the first two ladders. Not the solve's first: its first phase, the
+# very start of the solve, read the serial pass at 1.3-2.7x the seconds a row it takes in the
+# outer iterations after (pypi-recent, 2 threads), while the threads' phase after it in the
+# same outer iteration read as theirs do later.
+FIRST_LADDER = 1
+SECOND_LADDER = 3
+# A ladder whose count of threads beats one thread by less than this is tried on whole outer
+# iterations (``ThreadSchedule``). On a 2-core VM (pypi-recent -s 1, six solves) the ladders
+# of the second outer iteration put two threads 1.25-1.44x ahead of one, where the whole
+# outer iterations that followed measured 1.01-1.51x: a few milliseconds on one core are
+# easily stretched by whatever else the machine does.
+TRUST_SPEEDUP = 1.5
 # Runs in a row that may end with no outer iteration done (undone by the guard).
 MAX_STALLED_RUNS = 64
 
@@ -145,7 +163,8 @@ def start_threads(plan: ThreadPlan, sub: Subproblem, loss: int, rec, w, active, 
     ``rows_visited``), ``driver`` the partitioned dual whose place they are, and the
     ``ThreadSchedule`` of ``run_epochs``. ``p``: the SVR dual's width (None: the SVM's).
     Options: ``thread_options``, keyword arguments of the scheme's class; ``thread_choice``,
-    "measure" (the async scheme's default: ``ThreadSchedule``) or "threads" (always)."""
+    "measure" (the async schemes' default: ``ThreadSchedule``) or "threads" (all of them,
+    always)."""
     from .dcd_threads import ThreadedRounds, ThreadPlace
 
     options = dict(sub.option("thread_options", {}) or {})
@@ -164,7 +183,7 @@ def start_threads(plan: ThreadPlan, sub: Subproblem, loss: int, rec, w, active, 
     choice = sub.option("thread_choice", "measure")
     if choice not in ("measure", "threads"):
         raise InvalidInputError(f"thread_choice must be 'measure' or 'threads', got {choice!r}")
-    schedule = ThreadSchedule(measure and choice == "measure")
+    schedule = ThreadSchedule(plan.n_threads, measure and choice == "measure")
     return threads, PartitionedDual(ThreadPlace(threads), SHARED, w[np.newaxis]), schedule
 
 
@@ -180,22 +199,27 @@ def live_figures(threads, schedule: ThreadSchedule | None) -> dict:
     iteration (1 when the schedule or the guard gave it to one thread) and the scheme."""
     if threads is None:
         return {}
-    on_threads = schedule is None or (
-        schedule.last_on_threads and not getattr(threads, "one_thread", False)
-    )
-    return {"threads_now": threads.n_threads if on_threads else 1,
+    if getattr(threads, "one_thread", False):
+        now = 1
+    else:
+        now = threads.n_threads if schedule is None else schedule.last_count
+    return {"threads_now": now,
             "thread_scheme": threads.scheme}  # fmt: skip
 
 
 def threads_line(figures: dict) -> str | None:
     """The summary of a threaded solve's figures in words (None: it ran on one thread): the
-    threads asked for, the scheme, and for the async scheme how many outer iterations ran on
-    them, whether the guard handed the solve to one thread and what it undid."""
+    threads asked for (and the count measured fastest when fewer ran), the scheme, and for
+    the async schemes how many outer iterations ran on them, whether the guard handed the
+    solve to one thread and what it undid."""
     n_threads = figures.get("n_threads")
     if not n_threads:
         return None
     scheme = figures.get("thread_scheme", "rounds")
     line = f"{n_threads} threads, {scheme} scheme"
+    chosen = figures.get("threads_chosen", n_threads)
+    if 1 < chosen < n_threads:
+        line = f"{chosen} of {n_threads} threads (the fastest count measured), {scheme} scheme"
     if scheme in ("async", "replicas"):
         line += f", {figures.get('epochs_on_threads', 0)} outer iterations on the threads"
         if figures.get("handed_to_one_thread"):
@@ -214,102 +238,145 @@ def exact_weights(threads, schedule: ThreadSchedule | None = None) -> None:
     the rounds, whose w is their merged sum."""
     if threads is None or not hasattr(threads, "exact_weights"):
         return
-    if schedule is None or (schedule.last_on_threads and not threads.one_thread):
+    if schedule is None or (schedule.last_count > 1 and not threads.one_thread):
         threads.exact_weights()
 
 
 class ThreadSchedule:
-    """Which of the threads and the serial kernel runs the next outer iterations of a solve,
-    from their measured seconds a visited row (the module's note). ``measure`` False: always
-    the threads (the rounds; option ``thread_choice="threads"``).
+    """How many threads run the next outer iterations of a solve (1: the serial kernel), from
+    their seconds a row as measured on the solve itself (the module's note). ``measure``
+    False: always all of them (the rounds; option ``thread_choice="threads"``).
 
-    The first three outer iterations run one thread, the threads, one thread (the threaded
-    one judged against the mean of the two around it: the first outer iterations change
-    most rows, later ones fewer), and the faster goes on. Every ``interval`` outer
-    iterations the other is tried for one, then the chosen one runs one more, and the tried
-    one's rate is judged against the mean of the chosen one's around it. The interval starts
-    at ``PROBE_EVERY`` and doubles (up to ``MAX_PROBE_EVERY``) while the loser is clearly
-    slower (``CLEAR_MARGIN``): a machine where the threads do not pay costs about one outer
-    iteration on them in a run of 8-20."""
+    A *ladder* outer iteration runs its first chunks on one thread, the next on half the
+    ladder's top count, the rest on the top count (``AsyncThreads.set_run``), each phase
+    timed on the same state. The first outer iteration runs on all the threads, the second
+    is a ladder on all of them. A ladder that puts a count ``TRUST_SPEEDUP`` times ahead of
+    one thread, or one thread ahead of all, is taken at its word; a closer one is tried on
+    whole outer iterations (the count, one thread, the count: one thread judged against the
+    mean of the two around it, the first outer iterations changing the most rows), since
+    its phase of one lasts milliseconds, which whatever else the machine does may stretch.
+    The count chosen runs until the next check, a ladder, ``interval`` outer iterations on
+    (a first choice made by a ladder is checked by another at ``SECOND_LADDER``). The
+    interval starts at ``PROBE_EVERY`` and doubles (up to ``MAX_PROBE_EVERY``) while the
+    choice stands and wins clearly (``CLEAR_MARGIN``). The ladder's top is the count
+    chosen, or twice it (at most all) when the top won, so that a count given up is tried
+    again."""
 
-    def __init__(self, measure: bool) -> None:
+    def __init__(self, n_threads: int, measure: bool) -> None:
+        self.n_threads = int(n_threads)
         self.measure = measure
-        self.on_threads = True  # the mode chosen
+        self.count = self.n_threads  # the threads chosen (1: the serial kernel)
+        self.top = self.n_threads  # the next ladder's top count
         self.epochs = 0  # outer iterations run through the schedule
         self.epochs_on_threads = 0
-        self.last_on_threads = True  # where the last run ran
+        self.last_count = self.n_threads  # the threads of the last run
         self.switches = 0
+        self.ladders = 0
+        self.trials = 0
+        self.decisions = 0
         self.interval = PROBE_EVERY
-        self.next_try = 3  # (the first three are the opening)
-        self.trying: bool | None = None  # the mode tried, until the run after it is in
-        self.before = 0.0  # the chosen mode's rate before the try
-        self.rate = {True: [], False: []}  # seconds a row, by mode, latest last
+        self.next_check = FIRST_LADDER
+        self.rates: dict[int, float] = {}  # the last ladder's seconds a row, by count
+        self.speedup = np.nan  # one thread's seconds a row over the chosen count's, last seen
+        self.trial: list[int] = []  # the whole outer iterations of a trial left to run
+        self.trial_rates: list[tuple[int, float]] = []
 
-    def next(self, n_epochs: int, handed_over: bool) -> tuple[bool, int]:
-        """(on the threads, outer iterations) of the next run, at most ``n_epochs``."""
+    def ladder(self) -> tuple[int, ...]:
+        """The thread counts of the next ladder: one, half the top, the top."""
+        return tuple(sorted({1, max(1, self.top // 2), self.top}))
+
+    def next(self, n_epochs: int, handed_over: bool) -> tuple[int, tuple[int, ...], int]:
+        """(threads, ladder, outer iterations) of the next run, at most ``n_epochs``: one
+        thread is the serial kernel; a run with a ladder, or of a trial, is one outer
+        iteration."""
         if handed_over:
-            return False, n_epochs
+            return 1, (), n_epochs
         if not self.measure:
-            return True, n_epochs
-        if self.epochs < 3:  # one thread, threads, one thread
-            return self.epochs == 1, 1
-        if self.trying is not None:  # the run after a try: the chosen mode, for one
-            return self.on_threads, 1
-        if self.epochs >= self.next_try:
-            self.trying = not self.on_threads
-            self.before = self.rate[self.on_threads][-1] if self.rate[self.on_threads] else 0.0
-            return self.trying, 1
-        # (one thread runs an outer iteration a call: its rows are counted a call)
-        left = self.next_try - self.epochs
-        return self.on_threads, min(n_epochs, left) if self.on_threads else 1
+            return self.n_threads, (), n_epochs
+        if self.trial:
+            return self.trial[0], (), 1
+        if self.epochs >= self.next_check:
+            return self.top, self.ladder(), 1
+        return self.count, (), min(n_epochs, self.next_check - self.epochs)
 
-    def record(self, on_threads: bool, epochs: int, seconds: float, rows: int) -> None:
-        """A run's outer iterations, seconds and visited rows; at the end of the opening and
-        of each try, the faster mode is chosen."""
+    def record(self, n_threads: int, epochs: int, rates: dict[int, float] | None = None,
+               seconds: float = 0.0, rows: int = 0) -> None:  # fmt: skip
+        """A run's threads, outer iterations done and seconds, rows visited; a ladder's
+        rates (seconds a row by thread count; None: the run had no ladder). Decides the
+        count at the end of a ladder or of a trial."""
         self.epochs += epochs
-        self.last_on_threads = on_threads
-        if on_threads:
+        self.last_count = n_threads
+        if n_threads > 1:
             self.epochs_on_threads += epochs
         if not self.measure or epochs <= 0:
             return
-        if rows > 0 and seconds > 0.0:
-            self.rate[on_threads].append(seconds / rows)
-        if self.epochs == 3 and self.trying is None:  # the end of the opening
-            self._choose(self.rate[True][-1:], self.rate[False][-2:])
-        elif self.trying is not None and on_threads != self.trying:  # the end of a try
-            tried = self.rate[self.trying][-1:]
-            chosen = [r for r in (self.before, *self.rate[on_threads][-1:]) if r > 0.0]
-            if self.trying:
-                self._choose(tried, chosen)
-            else:
-                self._choose(chosen, tried)
-            self.trying = None
+        if self.trial:
+            if rows > 0 and seconds > 0.0:
+                self.trial_rates.append((n_threads, seconds / rows))
+            self.trial.pop(0)
+            if not self.trial:
+                self._end_trial()
+            return
+        if rates is None:
+            return
+        if len(rates) < 2 or 1 not in rates:  # (a ladder on too few rows: the count stands)
+            self.next_check = self.epochs + self.interval
+            return
+        self.ladders += 1
+        self.rates = dict(rates)
+        best = min(rates, key=lambda k: (rates[k], k))
+        self.top = min(self.n_threads, 2 * best) if best == max(rates) else max(best, 2)
+        speedup = rates[1] / rates[best]
+        if best > 1 and speedup < TRUST_SPEEDUP:
+            self.trial = [best, 1, best]
+            self.trial_rates = []
+            return
+        runner_up = min(r for k, r in rates.items() if k != best)
+        self._choose(best, speedup, runner_up > CLEAR_MARGIN * rates[best])
+        if self.decisions == 1:
+            self.next_check = max(SECOND_LADDER, self.epochs)
 
-    def _choose(self, threads: list[float], serial: list[float]) -> None:
-        """The mode of the lower mean rate (none measured: as before); the next try's time."""
-        if threads and serial:
-            t, s = float(np.mean(threads)), float(np.mean(serial))
-            choice = t <= s
-            self.switches += int(choice != self.on_threads and self.epochs > 3)
-            clear = max(t, s) > CLEAR_MARGIN * min(t, s)
-            if choice != self.on_threads or not clear:
-                self.interval = PROBE_EVERY
-            else:
-                self.interval = min(2 * self.interval, MAX_PROBE_EVERY)
-            self.on_threads = choice
-        self.next_try = self.epochs + self.interval
+    def _end_trial(self) -> None:
+        """The choice from a trial's whole outer iterations: one thread against the mean of
+        the threaded ones around it (none measured: as before)."""
+        self.trials += 1
+        threads = [r for k, r in self.trial_rates if k > 1]
+        serial = [r for k, r in self.trial_rates if k == 1]
+        counts = [k for k, _ in self.trial_rates if k > 1]
+        if not threads or not serial:
+            self.next_check = self.epochs + self.interval
+            return
+        t, s = float(np.mean(threads)), float(np.mean(serial))
+        self._choose(counts[0] if t <= s else 1, s / t, max(t, s) > CLEAR_MARGIN * min(t, s))
+
+    def _choose(self, count: int, speedup: float, clear: bool) -> None:
+        """Run ``count`` threads until the next check (``speedup``: one thread's seconds a
+        row over theirs), which comes sooner when the choice changed or was close."""
+        stands = self.decisions > 0 and count == self.count  # (the first is no switch)
+        self.switches += int(self.decisions > 0 and count != self.count)
+        self.decisions += 1
+        self.count = count
+        self.speedup = speedup
+        if not (stands and clear):
+            self.interval = PROBE_EVERY
+        self.next_check = self.epochs + self.interval
+        if stands and clear:
+            self.interval = min(2 * self.interval, MAX_PROBE_EVERY)
 
     @property
     def figures(self) -> dict:
-        """Where the outer iterations ran, and ``thread_speedup``: one thread's seconds a
-        visited row over the threads' (medians of the solve's runs; NaN until both ran)."""
-        threads, serial = self.rate[True], self.rate[False]
-        speedup = float(np.median(serial) / np.median(threads)) if threads and serial else np.nan
+        """Where the outer iterations ran, the threads chosen, the last ladder's rates and
+        ``thread_speedup``: one thread's seconds a row over the chosen count's, as last
+        measured (by a ladder or a trial; NaN: none)."""
         return {
             "epochs_on_threads": self.epochs_on_threads,
             "thread_choice_switches": self.switches,
-            "on_threads_at_end": self.on_threads,
-            "thread_speedup": speedup,
+            "on_threads_at_end": self.last_count > 1,
+            "threads_chosen": self.count,
+            "thread_ladders": self.ladders,
+            "thread_trials": self.trials,
+            "thread_rates": {k: float(v) for k, v in sorted(self.rates.items())},
+            "thread_speedup": float(self.speedup),
         }
 
 
@@ -323,18 +390,24 @@ def run_epochs(
     stalled = 0
     while n_epochs > 0 and not istate[I_CONVERGED]:
         handed_over = bool(getattr(threads, "one_thread", False))
-        on_threads, k = schedule.next(n_epochs, handed_over)
+        n_threads, ladder, k = schedule.next(n_epochs, handed_over)
         done = int(istate[I_ITER])
+        rates = None
         rows = int(istate[I_ACTIVE])
         started = time.perf_counter()
-        if on_threads:
+        if n_threads > 1:
+            if schedule.measure:
+                threads.set_run(n_threads, ladder)
             driver.outer(LocalTask(done, k), keep_start=False)
             rows = getattr(threads, "rows_visited", 0)
+            if ladder:
+                rates = threads.phase_rates
         else:
             serial(k)
         ran = int(istate[I_ITER]) - done
-        schedule.record(on_threads, ran, time.perf_counter() - started, rows if k == 1 or
-                        on_threads else 0)  # fmt: skip
+        # (one thread's rows are counted for a run of one outer iteration only)
+        schedule.record(n_threads, ran, rates, time.perf_counter() - started,
+                        rows if k == 1 or n_threads > 1 else 0)  # fmt: skip
         if ran > 0:
             stalled = 0
             n_epochs -= ran

@@ -58,10 +58,14 @@ the interleaving was. Unlike ``dcd_threads``' rounds, two runs with the same see
 order in which the threads' steps meet depends on timing. Both stop by the same rule, and the
 optima agree to the tolerance.
 
-**Whether they pay.** The solve measures the threads against the serial kernel as it goes
-and runs the faster (``_dual_threads.ThreadSchedule``): atomic adds cost about ten plain ones,
-and a shared w's cache lines travel between the cores that change them, which on a 2-core VM
-made two threads slower than one.
+**Whether they pay.** Atomic adds cost about ten plain ones, and a shared w's cache lines
+travel between the cores that change them, which on a 2-core VM made two threads slower than
+one. So the solve measures how many threads pay (``_dual_threads.ThreadSchedule``): now and
+then an outer iteration runs as a *ladder* (``run_threads``' ``ladder``), its first chunks
+on one thread, the next on half the threads, the rest on all, each phase timed by the
+threads (``monotonic_seconds``), and the fastest count runs until the next. A phase of one
+steps by the serial solver's pass (on w itself in the shared scheme, its steps logged for
+the replicas), so that it measures the serial kernel.
 
 **The replicas.** Each thread steps its rows against its own copy of w (thread 0's is w),
 by the serial solver's own pass (``dcd.svm_pass``, ``svr.svr_pass``) over a batch of
@@ -98,7 +102,13 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
-from .._intrinsics import atomic_add_float, atomic_fetch_add, atomic_load, atomic_store
+from .._intrinsics import (
+    atomic_add_float,
+    atomic_fetch_add,
+    atomic_load,
+    atomic_store,
+    monotonic_seconds,
+)
 from ..errors import InvalidInputError
 from ..objective import LOSS_SQUARED_HINGE
 from ..sparse_rows import row_axpy
@@ -144,6 +154,12 @@ HOT_MIN_SHARE = 0.01
 # on one thread (pypi-recent).
 CHUNK_ROWS = 1024
 CHUNK_GROUPS = 4
+# The share of an outer iteration's chunks that a ladder (``run_threads``) gives its phases
+# but the last, in proportion to their threads: long enough that the phase of one outlasts
+# what an outer iteration's start costs (the caches refilled after the set-up's copies: its
+# first milliseconds). At 1024 rows a chunk, 4 chunks a thread (pypi-recent: 4096 rows, 0.7
+# ms) read the serial pass 2-4x slower than its whole outer iterations ran.
+LADDER_SHARE = 0.25
 # Rows a thread takes at a time when w is recomputed from the dual variables.
 RECOMPUTE_CHUNK_ROWS = 4096
 # An outer iteration that raised the dual objective by more than this times |f| counts as a
@@ -545,19 +561,85 @@ def _sq_part(wx, lo, hi) -> float:
     return total
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _phases(ladder, n_chunks) -> tuple[int, int]:
+    """(phases, chunks a thread in each but the last) of an outer iteration of ``n_chunks``
+    on the thread counts ``ladder``: the phases but the last take LADDER_SHARE of the
+    chunks, as many a thread; one phase (all threads) when a thread would get none."""
+    n_phases = ladder.shape[0]
+    if n_phases <= 1:
+        return 1, 0
+    threads_before_last = 0
+    for phase in range(n_phases - 1):
+        threads_before_last += ladder[phase]
+    per_thread = int(n_chunks * LADDER_SHARE) // threads_before_last
+    return (n_phases, per_thread) if per_thread > 0 else (1, 0)
+
+
+@njit(cache=True, nogil=True)
+def _take_chunks(
+    t, end_chunk, n_chunks, n_active, since, flush_rows, alone, indptr, xind, data, bias,
+    regression, squared, p, rec, wx, replica, fstate, shrinking, removed, acc, active, order,
+    bucket_order, bucket_size, buckets_per_group, chunk_start, chunk_seed, rngs, use_prefetch,
+    n_weights, view_start, stride, base, hot_weight, replicas, indices, step_log, progress, seen,
+    sync,
+) -> int:  # fmt: skip
+    """Thread t takes chunks as they come (an atomic counter) and steps their rows, until the
+    counter passes ``end_chunk``; ``since`` returned updated (``_step_rows``). ``alone``: the
+    only thread running (a phase of one), which steps each chunk with the serial solver's
+    pass on its replica, or in the shared scheme on w itself (``indices``: the rows' own
+    feature numbers), logging the steps for the replicas to replay: one thread's rate is
+    then the serial kernel's."""
+    while True:
+        c = atomic_fetch_add(sync, _SYNC_NEXT, 1)
+        if c >= end_chunk:
+            return since
+        _prepare_chunk(
+            c, n_chunks, indptr, xind, data, rec, use_prefetch, active, order, bucket_order,
+            bucket_size, buckets_per_group, chunk_start, chunk_seed, n_active, rngs[t],
+        )  # fmt: skip
+        s0, s1 = chunk_start[c], chunk_start[c + 1]
+        if replicas or alone:
+            if replicas:
+                seen[t, c] = s1 - s0  # (its own: in its replica)
+            own = replica if replicas else wx[:n_weights]
+            # (alone: the chunk in one pass, nothing published or replayed before its end)
+            since = _replica_rows(
+                t, c, s0, s1, 0 if alone else since, s1 - s0 + 1 if alone else flush_rows,
+                indptr, indices, data, bias, regression, squared, p, rec, own, fstate,
+                shrinking, removed, acc, order, use_prefetch, step_log, chunk_start, progress,
+                seen, sync,
+            )  # fmt: skip
+            atomic_store(progress, c, s1 - s0)
+        else:
+            since = _step_rows(
+                t, s0, s1, since, flush_rows, indptr, xind, data, bias, regression, squared, p,
+                rec, wx, fstate, shrinking, removed, acc, order, use_prefetch, n_weights,
+                view_start, stride, base, hot_weight,
+            )  # fmt: skip
+
+
 @njit(cache=True, nogil=True)
 def run_threads(
     t, n_threads, n_epochs, indptr, xind, data, bias, loss, regression, p, rec, wx, active,
     trainable, fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group,
     use_prefetch, removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, acc,
     n_weights, view_start, stride, base, hot_weight, guard, control, kept_alpha, replicas,
-    step_log, progress, seen, sync,
+    indices, step_log, progress, seen, ladder, phase_chunks, phase_seconds, sync,
 ) -> None:  # fmt: skip
     """Thread t's side of up to ``n_epochs`` outer iterations (undone ones count); every
     thread calls it with the same arrays (thread 0 runs the serial parts), ``sync`` zeroed but
     for its spin limit. Returns when converged, handed over to one thread, or done.
     ``replicas``: the replicas scheme (``AsyncThreads``): thread t steps against its replica
-    wx[t * stride:][:n_weights], thread 0's being w."""
+    wx[t * stride:][:n_weights], thread 0's being w.
+
+    ``ladder``: thread counts, ascending, the last ``n_threads`` (empty: all threads all
+    along). Each outer iteration then runs in phases: the first chunks (``_phases``) on
+    ladder[0] threads, the next on ladder[1], ..., the rest on all; phase p takes chunks
+    phase_chunks[p] to phase_chunks[p + 1] (all zero: too few chunks for phases) in
+    phase_seconds[p] (thread 0's clock, from barrier to barrier). A phase of one thread
+    steps by the serial solver's pass (``_take_chunks``), so that its rate is the serial
+    kernel's."""
     squared = loss == LOSS_SQUARED_HINGE
     lo, hi = _weight_range(t, n_threads, n_weights)
     replica = wx[t * stride:t * stride + n_weights]
@@ -586,31 +668,46 @@ def run_threads(
         flush_rows = control[_C_FLUSH_ROWS]
         acc[t, _T_TERMS] = 0.0
         since = 0
+        n_phases, per_thread = _phases(ladder, n_chunks)
+        if t == 0:
+            phase_chunks[:] = 0
         _barrier(sync, n_threads)  # (all kept before any row changes)
-        while True:
-            c = atomic_fetch_add(sync, _SYNC_NEXT, 1)
-            if c >= n_chunks:
-                break
-            _prepare_chunk(
-                c, n_chunks, indptr, xind, data, rec, use_prefetch, active, order,
-                bucket_order, bucket_size, buckets_per_group, chunk_start, chunk_seed, n_active,
-                rngs[t],
-            )  # fmt: skip
-            if replicas:
-                seen[t, c] = chunk_start[c + 1] - chunk_start[c]  # (its own: in its replica)
-                since = _replica_rows(
-                    t, c, chunk_start[c], chunk_start[c + 1], since, flush_rows, indptr, xind,
-                    data, bias, regression, squared, p, rec, replica, fstate, shrinking,
-                    removed, acc, order, use_prefetch, step_log, chunk_start, progress, seen,
-                    sync,
+        if n_phases > 1 and t == 0:
+            # The phase of one is short: w read into this core's caches first, so that it
+            # does not pay alone what the set-up (the copies above) evicted.
+            acc[t, _T_SQ] = _sq_part(replica if replicas else wx, 0, n_weights)
+        first_chunk = 0
+        started = monotonic_seconds()
+        for phase in range(n_phases):
+            k = n_threads if phase == n_phases - 1 else ladder[phase]
+            end_chunk = n_chunks if k == n_threads else first_chunk + per_thread * k
+            if t < k:
+                alone = k == 1 and k < n_threads  # (a ladder's phase of one)
+                since = _take_chunks(
+                    t, end_chunk, n_chunks, n_active, since, flush_rows, alone, indptr, xind,
+                    data, bias, regression, squared, p, rec, wx, replica, fstate, shrinking,
+                    removed, acc, active, order, bucket_order, bucket_size, buckets_per_group,
+                    chunk_start, chunk_seed, rngs, use_prefetch, n_weights, view_start, stride,
+                    base, hot_weight, replicas, indices, step_log, progress, seen, sync,
                 )  # fmt: skip
-                atomic_store(progress, c, chunk_start[c + 1] - chunk_start[c])
-                continue
-            since = _step_rows(
-                t, chunk_start[c], chunk_start[c + 1], since, flush_rows, indptr, xind, data,
-                bias, regression, squared, p, rec, wx, fstate, shrinking, removed, acc, order,
-                use_prefetch, n_weights, view_start, stride, base, hot_weight,
-            )  # fmt: skip
+            if k == n_threads:
+                break
+            # The phase's end: its hot weights' changes in w, every view read back, the next
+            # phase's chunks counted from its first (the counter overshot by the takers).
+            if not replicas:
+                _flush(t, wx, view_start, stride, base, hot_weight, True)
+            _barrier(sync, n_threads)
+            if t == 0:
+                now = monotonic_seconds()
+                phase_seconds[phase] = now - started
+                started = now
+                phase_chunks[phase + 1] = end_chunk
+                atomic_store(sync, _SYNC_NEXT, end_chunk)
+            _barrier(sync, n_threads)
+            if not replicas:
+                _refresh(t, wx, view_start, stride, base, hot_weight)
+            since = 0
+            first_chunk = end_chunk
         if replicas:
             _barrier(sync, n_threads)  # (every step published)
             _replay(t, indptr, xind, data, bias, replica, order, step_log, chunk_start,
@@ -618,6 +715,9 @@ def run_threads(
         else:
             _flush(t, wx, view_start, stride, base, hot_weight, True)
         _barrier(sync, n_threads)  # (every change in w: w'w in parts)
+        if t == 0 and n_phases > 1:
+            phase_seconds[n_phases - 1] = monotonic_seconds() - started
+            phase_chunks[n_phases] = n_chunks
         acc[t, _T_SQ] = _sq_part(wx, lo, hi)
         _barrier(sync, n_threads)
         if t == 0:
@@ -636,13 +736,13 @@ def run_simulated(
     trainable, fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group,
     use_prefetch, removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, acc,
     n_weights, view_start, stride, base, hot_weight, guard, control, kept_alpha, replicas,
-    step_log, progress, seen, sync,
+    indices, step_log, progress, seen, ladder, phase_chunks, phase_seconds, sync,
 ) -> None:  # fmt: skip
     """``run_threads``' scheme for ``n_threads`` threads on this one, in lockstep (the
     module's note): chunk c goes to thread c mod T; at each step every thread with a row left
     reads w'x_i for its next row, then each in thread order steps it and adds its change.
     Deterministic. Sets sync[_SYNC_DONE] as ``run_threads``. The shared w's scheme only (the
-    replicas' arguments are not used)."""
+    replicas' arguments and the ladder are not used)."""
     squared = loss == LOSS_SQUARED_HINGE
     T = n_threads
     cursor = np.zeros(T, dtype=np.int64)  # the next position in order of each thread
@@ -856,6 +956,17 @@ def _row_terms(rec, regression, squared, p) -> float:
     return terms
 
 
+def _phase_rates(ladder, phase_chunks, phase_seconds, chunk_start) -> dict[int, float]:
+    """Seconds a row of each thread count of a ladder (``run_threads``; none when the phases
+    did not run)."""
+    rates = {}
+    for p, k in enumerate(ladder):
+        rows = chunk_start[phase_chunks[p + 1]] - chunk_start[phase_chunks[p]]
+        if rows > 0 and phase_seconds[p] > 0.0:
+            rates[int(k)] = float(phase_seconds[p] / rows)
+    return rates
+
+
 class AsyncThreads:
     """The work arrays and the threads of one asynchronous threaded (or simulated) solve.
 
@@ -927,23 +1038,26 @@ class AsyncThreads:
         self.guard = np.zeros(2)
         self.control = np.array([self.flush_rows_start, 0, 0], dtype=np.int64)
         max_chunks = order.shape[0] // chunk_rows + 2
+        self._chunk_start = np.zeros(max_chunks + 1, dtype=np.int64)  # (where chunk c starts)
         self.chunk_rows = chunk_rows
         # the replicas' logged steps (w += step_log[s] x_order[s]), the rows published of each
         # chunk, and the rows of each chunk in each thread's replica (``_replay``)
-        step_log = np.zeros(order.shape[0] if replicas else 0)
-        n_chunk_slots = max_chunks + 1 if replicas else 0
+        # (the shared scheme's thread logs its steps too when it runs alone: ``_take_chunks``)
+        step_log = np.zeros(order.shape[0])
+        n_chunk_slots = max_chunks + 1
         self.shared = (
             X.indptr, self.xind, X.data, float(bias), int(loss), regression, p, rec, wx, active,
             trainable, fstate, istate, rng, float(eps), bool(shrinking), int(bucket_size),
             int(buckets_per_group), bool(use_prefetch), removed, order, bucket_order,
             chunk_rows,
-            np.zeros(max_chunks + 1, dtype=np.int64),  # chunk_start
+            self._chunk_start,
             np.zeros(1, dtype=np.int64),  # chunk_seed
             np.zeros((T, _LINE), dtype=np.uint64),  # rngs: each thread's for its chunks
             self.acc, n_weights, view_start, stride, self.base, self.hot_weight, self.guard,
             self.control,
             np.empty(rec.shape[0] + n_weights),  # kept_alpha: alpha, then w, to undo with
             replicas,
+            X.indices,
             step_log,
             np.zeros(n_chunk_slots, dtype=np.int64),  # progress
             np.zeros((T, n_chunk_slots + 1), dtype=np.int64),  # seen
@@ -955,6 +1069,11 @@ class AsyncThreads:
         self._view_start, self._stride = view_start, stride
         self._istate = istate
         self.rows_visited = 0  # by the last ``advance``
+        self.running = T  # the threads of the next ``advance`` (``set_run``)
+        self._ladder = np.zeros(0, dtype=np.int64)
+        self._phase_chunks = np.zeros(1, dtype=np.int64)
+        self._phase_seconds = np.zeros(0)
+        self.phase_rates: dict[int, float] = {}  # seconds a row by thread count (``set_run``)
         self.simulate = bool(simulate) or T == 1
         self._sync = np.zeros(_SYNC_SIZE, dtype=np.int64)
         self._cpus = _usable_cpus()
@@ -987,23 +1106,45 @@ class AsyncThreads:
         self.guard[_G_TERMS] = _row_terms(self._rec, self._regression, self._squared, self._p)
         self.guard[_G_F] = 0.5 * _sq_part(self.w, 0, n_weights) + self.guard[_G_TERMS]
 
+    def set_run(self, n_threads: int, ladder: tuple[int, ...] = ()) -> None:
+        """The threads of the following ``advance`` calls: the first ``n_threads`` of those
+        started; with a ``ladder`` of thread counts (ascending, ending at ``n_threads``) the
+        next ``advance`` runs one outer iteration in phases on each count in turn
+        (``run_threads``) and leaves their seconds a row in ``phase_rates``."""
+        if not 1 <= n_threads <= self.n_threads or (ladder and ladder[-1] != n_threads):
+            raise ValueError(f"no run of {n_threads} threads, ladder {ladder}, "
+                             f"on {self.n_threads}")  # fmt: skip
+        self.running = int(n_threads)
+        self._ladder = np.array(ladder, dtype=np.int64)
+        self._phase_chunks = np.zeros(len(ladder) + 1, dtype=np.int64)
+        self._phase_seconds = np.zeros(len(ladder))
+
     def advance(self, n_epochs: int) -> None:
-        """Up to ``n_epochs`` outer iterations (fewer once converged or handed over)."""
+        """Up to ``n_epochs`` outer iterations (fewer once converged or handed over; one
+        with a ladder)."""
         if n_epochs <= 0 or self._istate[I_CONVERGED] or self.one_thread:
             return
         self._load()
         sync = self._sync
         sync[:] = 0
         self.acc[:, _T_ROWS] = 0.0
+        ladder = self._ladder
+        measured = (ladder, self._phase_chunks, self._phase_seconds)
         if self.simulate:
-            run_simulated(self.n_threads, int(n_epochs), *self.shared, sync)
+            run_simulated(self.n_threads, int(n_epochs), *self.shared, *measured, sync)
         else:
-            T = self.n_threads
+            T = self.running
+            if ladder.shape[0] > 1:
+                n_epochs = 1
+            self.acc[T:, _T_TERMS] = 0.0  # (the rows of threads that do not run)
+            self.acc[T:, _T_SQ] = 0.0
             # compiled (or loaded) here first: a thread that failed to start its kernel would
             # leave the others waiting
-            run_threads(0, T, 0, *self.shared, sync)
-            run_pinned(self._pool, self._cpus, sync, T,
-                       lambda t: run_threads(t, T, int(n_epochs), *self.shared, sync))
+            run_threads(0, T, 0, *self.shared, *measured, sync)
+            run_pinned(self._pool, self._cpus, sync, T, lambda t: run_threads(
+                t, T, int(n_epochs), *self.shared, *measured, sync))  # fmt: skip
+        self.phase_rates = _phase_rates(*measured, self._chunk_start)
+        self._ladder = np.zeros(0, dtype=np.int64)
         self.w[:] = self._wx[: self.w.shape[0]]
         self.rows_visited = int(self.acc[:, _T_ROWS].sum())
 

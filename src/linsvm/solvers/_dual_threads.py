@@ -27,17 +27,17 @@ w's cache lines travel between the cores at every add, and an atomic add costs a
 plain ones), the replicas' 0.8-1.1x (their replays cost as much memory traffic as the steps
 they share), where a 16-core machine has the bandwidth to gain, though maybe not with every
 core. So the async and replicas solves measure how many threads pay as they go
-(``ThreadSchedule``): a *ladder* outer iteration steps its first chunks on one thread (by the
-serial solver's pass: the serial kernel's rate), the next on half the threads, the rest on
-all, timing each phase; the count with the lowest seconds a row runs the next outer
-iterations (one: the serial kernel), and later ladders check the choice. Measured inside one
-outer iteration, the counts compare on the same state and no outer iteration is spent on a
-loser; whole outer iterations alternated between one thread and the threads would compare
-different ones, and would spend two of a short solve's 5-8 on one thread (on 16 threads 6x
-faster a row, 2 + 4/6 outer iterations' time for 6: under 3x). A solve on threads that do
-not pay costs about a ladder's share of an outer iteration on them now and then. The
-rounds, the deterministic scheme, always run on all their threads (a choice made on timings
-would make the model depend on them).
+(``ThreadSchedule``): a *ladder* outer iteration steps a quarter of its chunks on one thread
+(by the serial solver's pass: the serial kernel's rate) and on half the threads, shared in
+proportion to the threads, the rest on all, timing each phase; the count with the lowest
+seconds a row runs the next outer iterations (one: the serial kernel), and later ladders
+check the choice. Measured inside one outer iteration, the counts compare on the same state
+and no outer iteration is spent on a loser; only a close call (the threads less than
+``TRUST_SPEEDUP`` ahead, as on 2 cores) is settled on whole outer iterations, one of them on
+one thread. Alternating whole outer iterations from the start would spend two of a short
+solve's 5-8 on one thread: on 16 threads 6x faster a row, 2 + 4/6 outer iterations' time
+for 6, under 3x. The rounds, the deterministic scheme, always run on all their threads (a
+choice made on timings would make the model depend on them).
 """
 
 from __future__ import annotations

@@ -68,8 +68,9 @@ SCHEMES = ("auto", "async", "replicas", "rounds")
 # medians of 2) the replicas took 0.81-0.85x one thread's time on 3M generated rows and
 # 0.9-1.1x on pypi-recent, where the shared w took 1.4x; beyond two threads the shared w is
 # the scheme whose memory traffic still divides. On 2 cores to 1e-2 / 1e-3, `linsvm.train`
-# (benchmarks/RESULTS-dcd-threads.md): 3M generated rows -s 1 1.11x / 1.15x one thread with the
-# replicas, 0.92x / 0.95x with the shared w; -s 3 1.20x / 1.28x against 0.97x / 1.04x.
+# (benchmarks/RESULTS-dcd-threads.md, 3M generated rows, at one thread's tolerance settings):
+# -s 1 1.18x / 1.16x one thread with the replicas, 0.96x / 0.90x with the shared w; -s 3
+# 1.02x / 1.10x against 0.76x / 0.88x.
 REPLICAS_MAX_THREADS = 2
 REPLICAS_MAX_BYTES = 1 << 30
 # Outer iterations between two tries of the mode not chosen (threads or one thread); doubled

@@ -15,10 +15,10 @@ import pytest
 import scipy.sparse as sp
 
 import linsvm
-from linsvm import cli
+from linsvm import cli, parallel
 from linsvm.datasets import make_text_classification
 from linsvm.errors import InvalidInputError
-from linsvm.objective import LOSS_SQUARED_HINGE, primal_from_dual
+from linsvm.objective import LOSS_HINGE, LOSS_SQUARED_HINGE, primal_from_dual, svm_objectives
 from linsvm.solvers import SOLVERS, Subproblem, _dual_threads, dcd_async
 from linsvm.solvers._dual import active_set, order_buffers
 from linsvm.solvers._dual_threads import (
@@ -28,7 +28,7 @@ from linsvm.solvers._dual_threads import (
     threads_line,
 )
 from linsvm.solvers._random import new_state
-from linsvm.solvers.dcd import _prepare
+from linsvm.solvers.dcd import _prepare, prepare_records
 
 THREADS = (2, 4, 16, 64)
 # the async scheme on its threads whatever they measure (the schedule is tested on its own)
@@ -378,6 +378,54 @@ def test_hot_features_and_their_renumbering():
     remapped = dcd_async.remapped_indices(X, hot, 64, np.int32)
     expected = np.where(X.indices == 0, 64, np.where(X.indices == 7, 65, X.indices))
     assert np.array_equal(remapped, expected)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parallel, "PARALLEL_MIN_NNZ", 1)  # (rows side by side on 3 threads)
+        assert np.array_equal(dcd_async.remapped_indices(X, hot, 64, np.int32, 3), expected)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_set_up_and_objectives_on_the_threads(problem, solver, monkeypatch):
+    # A threaded solve fills its records and sums its primal and dual on its threads (rows
+    # side by side): the records are the serial set-up's, bit for bit (a warm start's w
+    # too), and the values those of the returned w and alpha.
+    X, y = problem
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_NNZ", 1)
+    n_rows, n_weights = X.shape[0], X.shape[1] + 1
+    C = np.random.default_rng(0).uniform(0.0, 2.0, n_rows) * (np.arange(n_rows) % 5 > 0)
+    alpha0 = np.random.default_rng(1).uniform(-0.5, 3.0, n_rows)
+    loss = LOSS_SQUARED_HINGE if solver == 1 else LOSS_HINGE
+    made = []
+    for n_threads in (1, 3):
+        rec, w = np.empty((n_rows, 4)), np.zeros(n_weights)
+        rows = prepare_records(
+            X.indptr, X.indices, X.data, 1.0, y, C, loss, alpha0, True, w, rec, np.int32, None,
+            np.zeros(0, np.int64), np.zeros(0), 1.0, n_threads,
+        )  # fmt: skip
+        made.append((rec, w, rows))
+    for serial, threaded in zip(made[0], made[1], strict=True):
+        np.testing.assert_array_equal(threaded, serial)
+    for scheme in ("async", "replicas"):
+        sol = SOLVERS[solver].solve(
+            Subproblem(X, y, C, eps=1e-3, max_iter=3000, bias=1.0, n_threads=3,
+                       options={**ASYNC, "thread_scheme": scheme}), None,
+        )  # fmt: skip
+        assert sol.figures["n_threads"] == 3
+        primal, dual, gap = svm_objectives(X, 1.0, y, C, sol.w, sol.alpha, loss)
+        assert sol.primal == pytest.approx(primal, rel=1e-12)
+        assert sol.dual == pytest.approx(dual, rel=1e-12)
+        assert sol.gap == pytest.approx(gap, rel=1e-6, abs=1e-12 * primal)
+
+
+def test_shared_w_recomputed_by_atomic_adds(problem, monkeypatch):
+    # where a replica of w per thread would take too much memory, the shared scheme's w is
+    # recomputed by atomic adds into it: exact all the same
+    X, y = problem
+    monkeypatch.setattr(dcd_async, "RECOMPUTE_MAX_BYTES", 0)
+    serial = SOLVERS[1].solve(_sub(X, y, 1.0), None)
+    threaded = SOLVERS[1].solve(_sub(X, y, 1.0, n_threads=4), None)
+    assert threaded.figures["thread_scheme"] == "async" and threaded.converged
+    assert abs(threaded.dual - serial.dual) <= 1e-6 * abs(serial.dual)
+    _check_exact(X, y, 1.0, threaded)
 
 
 def test_train_cli_and_options(problem, monkeypatch, tmp_path, capsys):

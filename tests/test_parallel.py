@@ -5,7 +5,9 @@
 - cross-validation predictions are the same for any number of threads (folds side by side);
 - decision values, predictions and probabilities are bit-identical for any number of threads
   (binary, multi-class, regression and one-class models; empty rows; features beyond the
-  model's), with the work forced into as many chunks as there are threads.
+  model's), with the work forced into as many chunks as there are threads;
+- sums over row chunks (``sum_row_chunks``, hypothesis): the chunks' parts added in row order
+  to the start, the serial sum's bits on one chunk, the same bits at every call.
 """
 
 from __future__ import annotations
@@ -104,3 +106,38 @@ def test_cross_validation_does_not_depend_on_threads(solver, n_classes):
             X, y, 5, solver=solver, sample_weight=weights, n_jobs=n_jobs
         )
         np.testing.assert_array_equal(threaded, serial)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    lengths=st.lists(st.integers(0, 30), min_size=0, max_size=40),
+    n_jobs=st.integers(1, 6),
+    start=st.floats(-1e3, 1e3),
+    seed=st.integers(0, 2**31),
+)
+def test_sums_over_row_chunks(lengths, n_jobs, start, seed):
+    indptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    values = np.random.default_rng(seed).standard_normal(len(lengths))
+    seen = []
+
+    def part(r0: int, r1: int, s: float) -> float:
+        seen.append((r0, r1, s))
+        for v in values[r0:r1]:
+            s += v
+        return s
+
+    serial = part(0, len(lengths), start)
+    seen.clear()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parallel, "PARALLEL_MIN_NNZ", 1)
+        total = parallel.sum_row_chunks(indptr, n_jobs, part, start)
+        chunks = sorted(seen)
+        again = parallel.sum_row_chunks(indptr, n_jobs, part, start)
+    assert total == again  # the same chunks, the same bits
+    # the start goes to the first chunk only; every row is in one chunk
+    assert [s for _, _, s in chunks] == [start] + [0.0] * (len(chunks) - 1)
+    assert [r for r0, r1, _ in chunks for r in range(r0, r1)] == list(range(len(lengths)))
+    if len(chunks) == 1:
+        assert total == serial
+    else:
+        assert total == pytest.approx(serial, rel=1e-12, abs=1e-9)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import numpy as np
 
@@ -25,6 +26,8 @@ from .errors import InvalidInputError
 # Below this many non-zeros a job runs on the calling thread (measured: a thread pool's start
 # and join cost tens of microseconds, a non-zero about a nanosecond).
 PARALLEL_MIN_NNZ = 200_000
+
+R = TypeVar("R")
 
 
 def effective_n_jobs(n_jobs: int | None) -> int:
@@ -58,18 +61,36 @@ def row_chunks(indptr: np.ndarray, n_chunks: int) -> list[tuple[int, int]]:
 
 
 def for_row_chunks(
-    indptr: np.ndarray, n_jobs: int | None, work: Callable[[int, int], None]
-) -> None:
+    indptr: np.ndarray, n_jobs: int | None, work: Callable[[int, int], R]
+) -> list[R]:
     """Run ``work(r0, r1)`` over row chunks: in ``n_jobs`` threads when there is enough work
     (``PARALLEL_MIN_NNZ`` non-zeros a thread), else once over all rows on this thread.
-    ``work`` must write only its own rows' results and release the GIL to gain anything."""
+    ``work`` must write only its own rows' results and release the GIL to gain anything.
+    Returns what the calls returned, in row order."""
     n_rows = indptr.shape[0] - 1
     nnz = int(indptr[-1] - indptr[0]) if n_rows > 0 else 0
     n_threads = min(effective_n_jobs(n_jobs), max(1, nnz // PARALLEL_MIN_NNZ))
     if n_threads <= 1:
-        work(0, n_rows)
-        return
+        return [work(0, n_rows)]
     chunks = row_chunks(indptr, n_threads)
     with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
-        for future in [pool.submit(work, r0, r1) for r0, r1 in chunks]:
-            future.result()
+        futures = [pool.submit(work, r0, r1) for r0, r1 in chunks]
+        return [future.result() for future in futures]
+
+
+def sum_row_chunks(
+    indptr: np.ndarray, n_jobs: int | None, part: Callable[[int, int, float], float],
+    start: float = 0.0,
+) -> float:  # fmt: skip
+    """``start`` plus the sum over rows that ``part(r0, r1, s)`` adds to s for rows [r0, r1),
+    over ``for_row_chunks``' chunks: the first chunk is given ``start``, the others 0, and
+    their results are added in row order. On one chunk that is ``part(0, n_rows, start)``:
+    the serial sum's bits; on several, the same sum for the same chunks at every call."""
+
+    def chunk(r0: int, r1: int) -> float:
+        return part(r0, r1, start if r0 == 0 else 0.0)
+
+    total, *rest = for_row_chunks(indptr, n_jobs, chunk)
+    for value in rest:
+        total += value
+    return total

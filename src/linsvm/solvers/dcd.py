@@ -33,6 +33,7 @@ from ..objective import (
     svm_objectives,
     svm_objectives_maintained,
 )
+from ..parallel import for_row_chunks
 from ..partitioned import stopping_measure
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
 from . import _dual
@@ -214,20 +215,14 @@ def dcd_svm_kernel(
 
 
 @njit(cache=True, nogil=True)
-def _prepare(
-    indptr, indices, data, bias, y, C, loss, alpha0, add_to_w, w, rec, index_dtype, fparams,
-    cols, vals, sigma=1.0,
-):  # fmt: skip
-    """Fill the per-row records; with ``add_to_w``, w += sum_i y_i alpha0_i x_i (warm start);
-    return the trainable rows. ``fparams`` not None: the rows are phi(x_i) (``cols``/``vals``:
-    room for one mapped row). The records' Qbar_ii is sigma Q_ii + D_ii (CoCoA+'s scaled
-    local problem; sigma = 1.0 gives Q_ii + D_ii exactly)."""
-    for i in range(y.shape[0]):
+def _fill_records(indptr, indices, data, bias, y, C, loss, alpha0, rec, fparams, cols, vals,
+                  sigma, lo, hi) -> None:  # fmt: skip
+    """The records of rows [lo, hi) (``_prepare``), alpha_i = alpha0_i within its bounds."""
+    for i in range(lo, hi):
         if fparams is None:
             sq = row_sq_norm(indptr, data, bias, i)
         else:
             sq = mapped_sq_norm(indptr, indices, data, bias, i, fparams, cols, vals)
-        a = 0.0
         if C[i] > 0.0:
             if loss == LOSS_SQUARED_HINGE:
                 a = max(alpha0[i], 0.0)
@@ -239,11 +234,51 @@ def _prepare(
             rec[i, _QBAR] = sigma * sq
             rec[i, _Y] = y[i]
             rec[i, _BOUND_OR_DIAG] = 0.0
-        if add_to_w and a != 0.0:
+
+
+@njit(cache=True, nogil=True)
+def _add_start(indptr, indices, data, bias, rec, w, fparams) -> None:
+    """w += sum_i y_i alpha_i x_i over the records' alpha (a warm start), in row order."""
+    for i in range(rec.shape[0]):
+        a = rec[i, _ALPHA]
+        if a != 0.0:
             if fparams is None:
-                row_axpy(indptr, indices, data, bias, i, y[i] * a, w)
+                row_axpy(indptr, indices, data, bias, i, rec[i, _Y] * a, w)
             else:
-                mapped_axpy(indptr, indices, data, bias, i, y[i] * a, w, fparams)
+                mapped_axpy(indptr, indices, data, bias, i, rec[i, _Y] * a, w, fparams)
+
+
+@njit(cache=True, nogil=True)
+def _prepare(
+    indptr, indices, data, bias, y, C, loss, alpha0, add_to_w, w, rec, index_dtype, fparams,
+    cols, vals, sigma=1.0,
+):  # fmt: skip
+    """Fill the per-row records; with ``add_to_w``, w += sum_i y_i alpha0_i x_i (warm start);
+    return the trainable rows. ``fparams`` not None: the rows are phi(x_i) (``cols``/``vals``:
+    room for one mapped row). The records' Qbar_ii is sigma Q_ii + D_ii (CoCoA+'s scaled
+    local problem; sigma = 1.0 gives Q_ii + D_ii exactly)."""
+    _fill_records(indptr, indices, data, bias, y, C, loss, alpha0, rec, fparams, cols, vals,
+                  sigma, 0, y.shape[0])  # fmt: skip
+    if add_to_w:
+        _add_start(indptr, indices, data, bias, rec, w, fparams)
+    return _dual.rows_with_cost(C, index_dtype)
+
+
+def prepare_records(
+    indptr, indices, data, bias, y, C, loss, alpha0, add_to_w, w, rec, index_dtype, fparams,
+    cols, vals, sigma=1.0, n_threads: int = 1,
+) -> np.ndarray:  # fmt: skip
+    """``_prepare``, its records filled on ``n_threads`` threads (rows side by side: the same
+    records; the warm start's w on one thread, in row order: the same bits). A feature map
+    formed on the fly fills them on this thread (one row's scratch)."""
+    if n_threads <= 1 or fparams is not None:
+        return _prepare(indptr, indices, data, bias, y, C, loss, alpha0, add_to_w, w, rec,
+                        index_dtype, fparams, cols, vals, sigma)  # fmt: skip
+    for_row_chunks(indptr, n_threads, lambda r0, r1: _fill_records(
+        indptr, indices, data, bias, y, C, loss, alpha0, rec, fparams, cols, vals, sigma, r0, r1,
+    ))  # fmt: skip
+    if add_to_w:
+        _add_start(indptr, indices, data, bias, rec, w, fparams)
     return _dual.rows_with_cost(C, index_dtype)
 
 
@@ -304,11 +339,11 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     fparams = None if fmap is None else fmap.params  # None: the plain kernels
     cols, vals = row_scratch(X.indptr, fparams)
     plan = thread_plan(sub, X, fparams is not None or sigma != 1.0)
-    # one thread: w stays exactly the running sum of these rows' steps (threads recompute it)
-    serial_only = plan.n_threads <= 1
-    trainable = _prepare(
+    # the threads of the set-up's and the objectives' sweeps of the rows
+    sweep_threads = 1 if plan.simulated else plan.n_threads
+    trainable = prepare_records(
         X.indptr, X.indices, X.data, bias, y, C, loss, alpha0, not partition, w, rec, index_dtype,
-        fparams, cols, vals, sigma,
+        fparams, cols, vals, sigma, sweep_threads,
     )  # fmt: skip
     fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
     istate = np.array([trainable.shape[0], 0, 0], dtype=np.int64)
@@ -333,9 +368,12 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
 
     def values() -> tuple[float, float, float]:
         alpha = np.ascontiguousarray(rec[:, _ALPHA])
-        if serial_only and not partition and fmap is None:
-            # w is these rows' running w(alpha): the dual needs no sweep of its own
-            return svm_objectives_maintained(X, bias, y, C, w, alpha, loss)
+        if not partition and fmap is None:
+            # w is these rows' w(alpha), up to rounding: the serial kernel's running sum, or
+            # the threads' (each scheme's w holds every step's change; the shared w's is
+            # recomputed from alpha at the end). So the dual needs no sweep of its own, and
+            # the threads share the margins' sweep.
+            return svm_objectives_maintained(X, bias, y, C, w, alpha, loss, sweep_threads)
         return svm_objectives(X, bias, y, C, w, alpha, loss, feature_map=fmap)
 
     def figures() -> dict:

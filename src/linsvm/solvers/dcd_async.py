@@ -111,6 +111,7 @@ from .._intrinsics import (
 )
 from ..errors import InvalidInputError
 from ..objective import LOSS_SQUARED_HINGE
+from ..parallel import for_row_chunks, sum_row_chunks
 from ..sparse_rows import row_axpy
 from ._dual import I_ACTIVE, I_CONVERGED, prefetch_ahead, prefetch_rows
 from .dcd import (
@@ -160,8 +161,11 @@ CHUNK_GROUPS = 4
 # first milliseconds). At 1024 rows a chunk, 4 chunks a thread (pypi-recent: 4096 rows, 0.7
 # ms) read the serial pass 2-4x slower than its whole outer iterations ran.
 LADDER_SHARE = 0.25
-# Rows a thread takes at a time when w is recomputed from the dual variables.
+# Rows a thread takes at a time when w is recomputed from the dual variables by atomic adds,
+# which the shared scheme does only when a replica of w for each thread would take more than
+# RECOMPUTE_MAX_BYTES in all (``AsyncThreads.exact_weights``).
 RECOMPUTE_CHUNK_ROWS = 4096
+RECOMPUTE_MAX_BYTES = 1 << 30
 # An outer iteration that raised the dual objective by more than this times |f| counts as a
 # rise (f is summed in float64 from a w whose atomic adds round in no fixed order, and its
 # changes near the optimum are tiny: below this, rounding and the delays cannot be told apart).
@@ -880,6 +884,12 @@ def recompute_replicas(t, n_threads, indptr, xind, data, bias, regression, rec, 
     _barrier(sync, n_threads)
 
 
+def replica_stride(n_weights: int) -> int:
+    """Where thread t's replica of w starts, over t: whole cache lines, and one between two
+    replicas."""
+    return -(-n_weights // 8) * 8 + 8
+
+
 @njit(cache=True, nogil=True)
 def recompute_serial(indptr, xind, data, bias, regression, rec, wx, n_weights, view_start,
                      stride, base, hot_weight) -> None:  # fmt: skip
@@ -932,13 +942,20 @@ def _remap(indices, slot_of, view_start, out) -> None:
         out[k] = indices[k] if slot < 0 else view_start + slot
 
 
-def remapped_indices(X, hot: np.ndarray, view_start: int, dtype) -> np.ndarray:
+def remapped_indices(X, hot: np.ndarray, view_start: int, dtype, n_threads: int = 1) -> np.ndarray:
     """X.indices with hot feature ``hot[s]`` renumbered ``view_start + s`` (past every
-    weight: where thread 0's view of it lies; thread t's is ``t * stride`` further)."""
+    weight: where thread 0's view of it lies; thread t's is ``t * stride`` further); copied
+    on ``n_threads`` threads."""
     slot_of = np.full(X.shape[1], -1, dtype=np.int64)
     slot_of[hot] = np.arange(hot.shape[0])
-    out = np.empty(X.indices.shape[0], dtype=dtype)
-    _remap(X.indices, slot_of, view_start, out)
+    indptr, indices = X.indptr, X.indices
+    out = np.empty(indices.shape[0], dtype=dtype)
+
+    def rows(r0: int, r1: int) -> None:
+        p0, p1 = indptr[r0], indptr[r1]
+        _remap(indices[p0:p1], slot_of, view_start, out[p0:p1])
+
+    for_row_chunks(indptr, n_threads, rows)
     return out
 
 
@@ -1000,12 +1017,17 @@ class AsyncThreads:
         self._p = p
         self.w = w
         self._rec = rec
+        self._indptr, self._indices = X.indptr, X.indices
+        self.simulate = bool(simulate) or T == 1
+        # the threads of the sweeps of every row outside the outer iterations (the set-up's,
+        # the guard's, w's recomputation): one for the simulator
+        self._sweep_threads = 1 if self.simulate else T
         n_weights = w.shape[0]
         if replicas:
             # Thread t's replica of w at wx[t * stride:], thread 0's being w; a cache line
             # between two. No views: every weight is in the thread's own replica.
             hot = hot_weight = np.zeros(0, dtype=np.int64)
-            stride = -(-n_weights // 8) * 8 + 8
+            stride = replica_stride(n_weights)
             wx = np.zeros(T * stride)
             view_start = n_weights
             self.xind = X.indices
@@ -1020,7 +1042,7 @@ class AsyncThreads:
             wx = np.zeros(n_weights + 8 + T * stride + 8)
             view_start = n_weights + (-(wx.ctypes.data // 8 + n_weights)) % 8
             index_dtype = np.int32 if view_start + T * stride < 2**31 else np.int64
-            self.xind = remapped_indices(X, hot, view_start, index_dtype)
+            self.xind = remapped_indices(X, hot, view_start, index_dtype, self._sweep_threads)
             self.base = np.zeros((T, stride))
         self.n_hot = int(hot.shape[0])
         self.hot_weight = hot_weight.astype(np.int64)
@@ -1074,7 +1096,6 @@ class AsyncThreads:
         self._phase_chunks = np.zeros(1, dtype=np.int64)
         self._phase_seconds = np.zeros(0)
         self.phase_rates: dict[int, float] = {}  # seconds a row by thread count (``set_run``)
-        self.simulate = bool(simulate) or T == 1
         self._sync = np.zeros(_SYNC_SIZE, dtype=np.int64)
         self._cpus = _usable_cpus()
         self._pool = None
@@ -1103,7 +1124,10 @@ class AsyncThreads:
             view = self._view_start + t * self._stride
             wx[view:view + values.shape[0]] = values
             self.base[t, : values.shape[0]] = values
-        self.guard[_G_TERMS] = _row_terms(self._rec, self._regression, self._squared, self._p)
+        rec = self._rec
+        self.guard[_G_TERMS] = sum_row_chunks(
+            self._indptr, self._sweep_threads, lambda r0, r1, start: start + _row_terms(
+                rec[r0:r1], self._regression, self._squared, self._p))  # fmt: skip
         self.guard[_G_F] = 0.5 * _sq_part(self.w, 0, n_weights) + self.guard[_G_TERMS]
 
     def set_run(self, n_threads: int, ladder: tuple[int, ...] = ()) -> None:
@@ -1151,22 +1175,31 @@ class AsyncThreads:
     def exact_weights(self) -> None:
         """w = sum_i y_i alpha_i x_i (the SVR: sum_i beta_i x_i), recomputed on the threads."""
         started = time.perf_counter()
+        T = self.n_threads
+        n_weights = self.w.shape[0]
+        sync = self._sync
+        sync[:] = 0
         if self.simulate:
             recompute_serial(*self._recompute_args)
-        elif self.replicas:
-            T = self.n_threads
-            sync = self._sync
-            sync[:] = 0
-            args = (*self._recompute_args[:8], self._stride)
+            wx = self._wx
+        elif self.replicas or T * replica_stride(n_weights) * 8 <= RECOMPUTE_MAX_BYTES:
+            # Each thread sums its share of the rows into a replica of w (the replicas', or
+            # made for this), then the replicas are added up: plain adds, the same sum at
+            # every run (the shared w's atomic adds ran 2.8x slower on 2 threads, pypi-recent).
+            if self.replicas:
+                wx, stride = self._wx, self._stride
+            else:
+                stride = replica_stride(n_weights)
+                wx = np.empty(T * stride)
+            indptr, _, data, bias, regression, rec = self._recompute_args[:6]
+            args = (indptr, self._indices, data, bias, regression, rec, wx, n_weights, stride)
             run_pinned(self._pool, self._cpus, sync, T,
                        lambda t: recompute_replicas(t, T, *args, sync))
         else:
-            T = self.n_threads
-            sync = self._sync
-            sync[:] = 0
+            wx = self._wx
             run_pinned(self._pool, self._cpus, sync, T,
                        lambda t: recompute_threads(t, T, *self._recompute_args, sync))
-        self.w[:] = self._wx[: self.w.shape[0]]
+        self.w[:] = wx[:n_weights]
         self.recompute_seconds = time.perf_counter() - started
 
     @property

@@ -54,7 +54,8 @@ def row_chunks(indptr: np.ndarray, n_chunks: int) -> list[tuple[int, int]]:
     n_chunks = max(1, min(int(n_chunks), n_rows))
     nnz = int(indptr[-1] - indptr[0])
     # the first row whose start reaches k/n of the non-zeros begins chunk k
-    targets = indptr[0] + (np.arange(1, n_chunks) * nnz) // n_chunks
+    # (in indptr's dtype: another would make searchsorted convert all of indptr first)
+    targets = (indptr[0] + (np.arange(1, n_chunks) * nnz) // n_chunks).astype(indptr.dtype)
     cuts = np.searchsorted(indptr[:-1], targets, side="left")
     bounds = np.unique(np.concatenate(([0], cuts, [n_rows])))
     return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]

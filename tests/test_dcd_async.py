@@ -15,7 +15,7 @@ import pytest
 import scipy.sparse as sp
 
 import linsvm
-from linsvm import cli, parallel
+from linsvm import cli, objective, parallel
 from linsvm.datasets import make_text_classification
 from linsvm.errors import InvalidInputError
 from linsvm.objective import LOSS_HINGE, LOSS_SQUARED_HINGE, primal_from_dual, svm_objectives
@@ -416,18 +416,18 @@ def test_set_up_and_objectives_on_the_threads(problem, solver, monkeypatch):
         assert sol.gap == pytest.approx(gap, rel=1e-6, abs=1e-12 * primal)
 
 
-def test_shared_w_recomputed_by_atomic_adds(problem, monkeypatch):
-    # where a replica of w per thread would take too much memory, the shared scheme's w is
-    # recomputed by atomic adds into it: exact all the same
+def test_shared_w_recomputed_on_fewer_threads_where_their_sums_would_not_fit(
+    problem, monkeypatch
+):
+    # w from alpha at the end: each thread sums its rows into its own w, as many threads as
+    # their w fit the cap (here one): exact all the same
     X, y = problem
-    monkeypatch.setattr(dcd_async, "RECOMPUTE_MAX_BYTES", 0)
+    monkeypatch.setattr(objective, "PARTIAL_WEIGHTS_MAX_BYTES", 8 * (X.shape[1] + 1))
     serial = SOLVERS[1].solve(_sub(X, y, 1.0), None)
     threaded = SOLVERS[1].solve(_sub(X, y, 1.0, n_threads=4), None)
     assert threaded.figures["thread_scheme"] == "async" and threaded.converged
     assert abs(threaded.dual - serial.dual) <= 1e-6 * abs(serial.dual)
     _check_exact(X, y, 1.0, threaded)
-
-
 def test_train_cli_and_options(problem, monkeypatch, tmp_path, capsys):
     X, y = problem
     monkeypatch.setattr(_dual_threads, "THREAD_MIN_NNZ", 1)

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import linsvm
-from linsvm import parallel
+from linsvm import objective, parallel
 from linsvm.errors import InvalidInputError
 
 
@@ -141,3 +141,39 @@ def test_sums_over_row_chunks(lengths, n_jobs, start, seed):
         assert total == serial
     else:
         assert total == pytest.approx(serial, rel=1e-12, abs=1e-9)
+
+
+def test_weights_from_dual_on_threads(monkeypatch):
+    # w = sum_i coef_i x_i: on one thread the serial sum's bits; on several, each thread's rows
+    # in its own w, added up by ranges of weights: the same bits at every call, as many
+    # threads as their w fit the memory cap
+    X, rng = _data()
+    coef = rng.standard_normal(X.shape[0]) * (rng.random(X.shape[0]) < 0.7)
+    ranges = []
+    run = objective.for_chunks
+
+    def counted(chunks, work):
+        ranges.append(len(chunks))
+        return run(chunks, work)
+
+    monkeypatch.setattr(objective, "for_chunks", counted)
+    for bias in (-1.0, 0.5):
+        n_w = X.shape[1] + (bias >= 0)
+        args = (X.indptr, X.indices, X.data, bias, coef, n_w)
+        ones = np.ones(X.shape[0])
+        serial = objective.primal_from_dual(X.indptr, X.indices, X.data, bias, ones, coef, n_w)
+        np.testing.assert_array_equal(objective.weights_from_dual(*args, 3), serial)
+        assert ranges == []  # (below the threshold: one thread)
+        monkeypatch.setattr(parallel, "PARALLEL_MIN_NNZ", 1)
+        three = objective.weights_from_dual(*args, 3)
+        assert ranges == [3, 3]  # (the rows, then the weights)
+        np.testing.assert_allclose(three, serial, rtol=1e-12, atol=1e-14)
+        np.testing.assert_array_equal(objective.weights_from_dual(*args, 3), three)
+        monkeypatch.setattr(objective, "PARTIAL_WEIGHTS_MAX_BYTES", 8 * n_w * 2)
+        ranges.clear()
+        np.testing.assert_allclose(objective.weights_from_dual(*args, 3), serial, rtol=1e-12,
+                                   atol=1e-14)  # fmt: skip
+        assert ranges == [2, 2]
+        monkeypatch.undo()
+        monkeypatch.setattr(objective, "for_chunks", counted)
+        ranges.clear()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .parallel import sum_row_chunks
+from .parallel import effective_n_jobs, for_chunks, row_chunks, sum_row_chunks, work_chunks
 from .sparse_rows import row_axpy, row_dot, row_sq_norm, sq_norm  # noqa: F401
 
 # Loss codes shared by the kernels (a small int rather than an object, so kernels stay cacheable).
@@ -66,6 +66,58 @@ def primal_from_dual(indptr, indices, data, bias, y, alpha, n_weights):
     for i in range(y.shape[0]):
         if alpha[i] != 0.0:
             row_axpy(indptr, indices, data, bias, i, y[i] * alpha[i], w)
+    return w
+
+
+# The most memory the threads of ``weights_from_dual`` may take for their own sums of w, all
+# together: fewer threads sum when each w is larger.
+PARTIAL_WEIGHTS_MAX_BYTES = 1 << 30
+
+
+@njit(cache=True, nogil=True)
+def _add_rows(indptr, indices, data, bias, coef, w) -> None:
+    """w += sum_i coef_i x_i over the rows of ``indptr``, in order."""
+    for i in range(coef.shape[0]):
+        if coef[i] != 0.0:
+            row_axpy(indptr, indices, data, bias, i, coef[i], w)
+
+
+@njit(cache=True, nogil=True)
+def _add_parts(parts, out, lo, hi) -> None:
+    """out[lo:hi] = parts[0, lo:hi] + parts[1, lo:hi] + ..., added in that order."""
+    for j in range(lo, hi):
+        total = parts[0, j]
+        for k in range(1, parts.shape[0]):
+            total += parts[k, j]
+        out[j] = total
+
+
+def weights_from_dual(
+    indptr, indices, data, bias: float, coef: np.ndarray, n_weights: int, n_threads: int = 1
+) -> np.ndarray:
+    """w = sum_i coef_i x_i, computed afresh (the SVM's coef_i = y_i alpha_i, the SVR's beta_i).
+
+    On one thread the rows are added in order: ``primal_from_dual``'s bits. On ``n_threads``
+    (as many as their own w fit in ``PARTIAL_WEIGHTS_MAX_BYTES``) each thread sums a chunk of
+    the rows into its own w, then the threads add those up by ranges of weights, chunk after
+    chunk: the same bits for the same chunks."""
+    fit = max(1, PARTIAL_WEIGHTS_MAX_BYTES // (8 * max(int(n_weights), 1)))
+    chunks = work_chunks(indptr, min(effective_n_jobs(n_threads), fit))
+    w = np.zeros(n_weights)
+    if len(chunks) == 1:
+        _add_rows(indptr, indices, data, bias, coef, w)
+        return w
+    parts = np.empty((len(chunks), n_weights))
+    starts = {r0: k for k, (r0, _) in enumerate(chunks)}
+
+    def rows(r0: int, r1: int) -> None:
+        part = parts[starts[r0]]
+        part[:] = 0.0  # (by the thread that fills it: its pages first touched there)
+        _add_rows(indptr[r0 : r1 + 1], indices, data, bias, coef[r0:r1], part)
+
+    for_chunks(chunks, rows)
+    for_chunks(row_chunks(np.arange(n_weights + 1), len(chunks)),
+               lambda lo, hi: _add_parts(parts, w, lo, hi))  # fmt: skip
     return w
 
 
@@ -463,16 +515,24 @@ def _svr_weights_from_dual(indptr, indices, data, bias, beta, n_weights):
 
 
 @njit(cache=True, nogil=True)
-def _svr_dual_value(indptr, indices, data, bias, y, C, beta, loss, p, n_weights) -> float:
-    w = _svr_weights_from_dual(indptr, indices, data, bias, beta, n_weights)
-    f = 0.5 * sq_norm(w)
+def svr_dual_beta_terms(y, C, beta, loss, p, start=0.0) -> float:
+    """start + sum_i (lambda_i/2 beta_i^2 + p |beta_i| - y_i beta_i), lambda_i = 1/(2 C_i)
+    for the L2 loss, 0 for the L1 loss (f(beta) with start = 1/2 ||w(beta)||^2), added in row
+    order."""
+    f = start
     for i in range(y.shape[0]):
         b = beta[i]
         if b != 0.0:
             if loss == SVR_LOSS_L2:
                 f += 0.25 * b * b / C[i]
             f += p * abs(b) - y[i] * b
-    return -f
+    return f
+
+
+@njit(cache=True, nogil=True)
+def _svr_dual_value(indptr, indices, data, bias, y, C, beta, loss, p, n_weights) -> float:
+    w = _svr_weights_from_dual(indptr, indices, data, bias, beta, n_weights)
+    return -svr_dual_beta_terms(y, C, beta, loss, p, 0.5 * sq_norm(w))
 
 
 @njit(cache=True, nogil=True)

@@ -61,6 +61,27 @@ def row_chunks(indptr: np.ndarray, n_chunks: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
 
 
+def work_chunks(indptr: np.ndarray, n_jobs: int | None) -> list[tuple[int, int]]:
+    """The row chunks ``for_row_chunks`` runs: one per thread of ``n_jobs`` while each holds
+    ``PARALLEL_MIN_NNZ`` non-zeros, else all rows in one."""
+    n_rows = indptr.shape[0] - 1
+    nnz = int(indptr[-1] - indptr[0]) if n_rows > 0 else 0
+    n_threads = min(effective_n_jobs(n_jobs), max(1, nnz // PARALLEL_MIN_NNZ))
+    if n_threads <= 1:
+        return [(0, n_rows)]
+    return row_chunks(indptr, n_threads)
+
+
+def for_chunks(chunks: list[tuple[int, int]], work: Callable[[int, int], R]) -> list[R]:
+    """``work(a, b)`` for each range of ``chunks``, one thread each (one range: on this
+    thread). Returns what the calls returned, in the ranges' order."""
+    if len(chunks) == 1:
+        return [work(*chunks[0])]
+    with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
+        futures = [pool.submit(work, a, b) for a, b in chunks]
+        return [future.result() for future in futures]
+
+
 def for_row_chunks(
     indptr: np.ndarray, n_jobs: int | None, work: Callable[[int, int], R]
 ) -> list[R]:
@@ -68,15 +89,7 @@ def for_row_chunks(
     (``PARALLEL_MIN_NNZ`` non-zeros a thread), else once over all rows on this thread.
     ``work`` must write only its own rows' results and release the GIL to gain anything.
     Returns what the calls returned, in row order."""
-    n_rows = indptr.shape[0] - 1
-    nnz = int(indptr[-1] - indptr[0]) if n_rows > 0 else 0
-    n_threads = min(effective_n_jobs(n_jobs), max(1, nnz // PARALLEL_MIN_NNZ))
-    if n_threads <= 1:
-        return [work(0, n_rows)]
-    chunks = row_chunks(indptr, n_threads)
-    with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
-        futures = [pool.submit(work, r0, r1) for r0, r1 in chunks]
-        return [future.result() for future in futures]
+    return for_chunks(work_chunks(indptr, n_jobs), work)
 
 
 def sum_row_chunks(

@@ -110,7 +110,7 @@ from .._intrinsics import (
     monotonic_seconds,
 )
 from ..errors import InvalidInputError
-from ..objective import LOSS_SQUARED_HINGE
+from ..objective import LOSS_SQUARED_HINGE, weights_from_dual
 from ..parallel import for_row_chunks, sum_row_chunks
 from ..sparse_rows import row_axpy
 from ._dual import I_ACTIVE, I_CONVERGED, prefetch_ahead, prefetch_rows
@@ -161,11 +161,6 @@ CHUNK_GROUPS = 4
 # first milliseconds). At 1024 rows a chunk, 4 chunks a thread (pypi-recent: 4096 rows, 0.7
 # ms) read the serial pass 2-4x slower than its whole outer iterations ran.
 LADDER_SHARE = 0.25
-# Rows a thread takes at a time when w is recomputed from the dual variables by atomic adds,
-# which the shared scheme does only when a replica of w for each thread would take more than
-# RECOMPUTE_MAX_BYTES in all (``AsyncThreads.exact_weights``).
-RECOMPUTE_CHUNK_ROWS = 4096
-RECOMPUTE_MAX_BYTES = 1 << 30
 # An outer iteration that raised the dual objective by more than this times |f| counts as a
 # rise (f is summed in float64 from a w whose atomic adds round in no fixed order, and its
 # changes near the optimum are tiny: below this, rounding and the delays cannot be told apart).
@@ -833,42 +828,11 @@ def run_simulated(
 
 
 @njit(cache=True, nogil=True)
-def recompute_threads(t, n_threads, indptr, xind, data, bias, regression, rec, wx, n_weights,
-                      view_start, stride, base, hot_weight, sync) -> None:  # fmt: skip
-    """Thread t's side of w = sum_i y_i alpha_i x_i (the SVR: sum_i beta_i x_i) over every
-    row, recomputed into wx; ``sync`` zeroed but for its spin limit."""
-    lo, hi = _weight_range(t, n_threads, n_weights)
-    wx[lo:hi] = 0.0
-    view = view_start + t * stride
-    wx[view:view + hot_weight.shape[0]] = 0.0
-    base[t, :] = 0.0
-    _barrier(sync, n_threads)
-    shift = np.uint64(t * stride)
-    bias_view = view + hot_weight.shape[0] - 1
-    n_rows = rec.shape[0]
-    n_chunks = (n_rows + RECOMPUTE_CHUNK_ROWS - 1) // RECOMPUTE_CHUNK_ROWS
-    while True:
-        c = atomic_fetch_add(sync, _SYNC_NEXT, 1)
-        if c >= n_chunks:
-            break
-        for i in range(c * RECOMPUTE_CHUNK_ROWS, min((c + 1) * RECOMPUTE_CHUNK_ROWS, n_rows)):
-            a = rec[i, _ALPHA]
-            if a != 0.0:
-                v = a if regression else a * rec[i, _Y]
-                _add(indptr, xind, data, bias, wx, i, v, n_weights, shift, bias_view, True)
-    _flush(t, wx, view_start, stride, base, hot_weight, True)
-    _barrier(sync, n_threads)
-    # (every thread's view read back after the last flush)
-    for h in range(hot_weight.shape[0]):
-        wx[view + h] = base[t, h] = wx[hot_weight[h]]
-
-
-@njit(cache=True, nogil=True)
 def recompute_replicas(t, n_threads, indptr, xind, data, bias, regression, rec, wx, n_weights,
                        stride, sync) -> None:  # fmt: skip
-    """The replicas scheme's ``recompute_threads``: thread t sums y_i alpha_i x_i over a fixed
-    share of the rows (the same sum at every run) into its replica, then its share of the
-    weights is added up across the replicas into w (thread 0's replica)."""
+    """w = sum_i y_i alpha_i x_i (the SVR: sum_i beta_i x_i) recomputed in the replicas, thread
+    t's side: it sums a fixed share of the rows (the same sum at every run) into its replica,
+    then its share of the weights is added up across the replicas into w (thread 0's)."""
     replica = wx[t * stride:t * stride + n_weights]
     replica[:] = 0.0
     n_rows = rec.shape[0]
@@ -882,29 +846,6 @@ def recompute_replicas(t, n_threads, indptr, xind, data, bias, regression, rec, 
         for j in range(lo, hi):
             wx[j] += wx[r * stride + j]
     _barrier(sync, n_threads)
-
-
-def replica_stride(n_weights: int) -> int:
-    """Where thread t's replica of w starts, over t: whole cache lines, and one between two
-    replicas."""
-    return -(-n_weights // 8) * 8 + 8
-
-
-@njit(cache=True, nogil=True)
-def recompute_serial(indptr, xind, data, bias, regression, rec, wx, n_weights, view_start,
-                     stride, base, hot_weight) -> None:  # fmt: skip
-    """``recompute_threads`` on this thread alone (the rows in order)."""
-    wx[:] = 0.0
-    base[:, :] = 0.0
-    bias_view = view_start + hot_weight.shape[0] - 1
-    for i in range(rec.shape[0]):
-        a = rec[i, _ALPHA]
-        if a != 0.0:
-            v = a if regression else a * rec[i, _Y]
-            _add(indptr, xind, data, bias, wx, i, v, n_weights, np.uint64(0), bias_view, False)
-    _flush(0, wx, view_start, stride, base, hot_weight, False)
-    for t in range(1, base.shape[0]):
-        _flush(t, wx, view_start, stride, base, hot_weight, False)
 
 
 # ----------------------------------------------------------------------------- set-up
@@ -1027,7 +968,7 @@ class AsyncThreads:
             # Thread t's replica of w at wx[t * stride:], thread 0's being w; a cache line
             # between two. No views: every weight is in the thread's own replica.
             hot = hot_weight = np.zeros(0, dtype=np.int64)
-            stride = replica_stride(n_weights)
+            stride = -(-n_weights // 8) * 8 + 8
             wx = np.zeros(T * stride)
             view_start = n_weights
             self.xind = X.indices
@@ -1084,10 +1025,7 @@ class AsyncThreads:
             np.zeros(n_chunk_slots, dtype=np.int64),  # progress
             np.zeros((T, n_chunk_slots + 1), dtype=np.int64),  # seen
         )
-        self._recompute_args = (
-            X.indptr, self.xind, X.data, float(bias), regression, rec, wx, n_weights,
-            view_start, stride, self.base, self.hot_weight,
-        )
+        self._recompute_args = (X.indptr, X.data, float(bias), regression, rec)
         self._view_start, self._stride = view_start, stride
         self._istate = istate
         self.rows_visited = 0  # by the last ``advance``
@@ -1177,28 +1115,22 @@ class AsyncThreads:
         started = time.perf_counter()
         T = self.n_threads
         n_weights = self.w.shape[0]
-        sync = self._sync
-        sync[:] = 0
-        if self.simulate:
-            recompute_serial(*self._recompute_args)
+        indptr, data, bias, regression, rec = self._recompute_args
+        if self.replicas:  # (in the replicas, which hold T copies of w already)
+            sync = self._sync
+            sync[:] = 0
             wx = self._wx
-        elif self.replicas or T * replica_stride(n_weights) * 8 <= RECOMPUTE_MAX_BYTES:
-            # Each thread sums its share of the rows into a replica of w (the replicas', or
-            # made for this), then the replicas are added up: plain adds, the same sum at
-            # every run (the shared w's atomic adds ran 2.8x slower on 2 threads, pypi-recent).
-            if self.replicas:
-                wx, stride = self._wx, self._stride
-            else:
-                stride = replica_stride(n_weights)
-                wx = np.empty(T * stride)
-            indptr, _, data, bias, regression, rec = self._recompute_args[:6]
-            args = (indptr, self._indices, data, bias, regression, rec, wx, n_weights, stride)
+            args = (indptr, self._indices, data, bias, regression, rec, wx, n_weights,
+                    self._stride)  # fmt: skip
             run_pinned(self._pool, self._cpus, sync, T,
                        lambda t: recompute_replicas(t, T, *args, sync))
         else:
-            wx = self._wx
-            run_pinned(self._pool, self._cpus, sync, T,
-                       lambda t: recompute_threads(t, T, *self._recompute_args, sync))
+            # (each thread's rows into its own w, then added up: plain adds, the same sum at
+            # every run; the shared w's atomic adds ran 2.8x slower on 2 threads, pypi-recent)
+            alpha = rec[:, _ALPHA]
+            coef = np.ascontiguousarray(alpha) if regression else alpha * rec[:, _Y]
+            wx = weights_from_dual(indptr, self._indices, data, bias, coef, n_weights,
+                                   self._sweep_threads)  # fmt: skip
         self.w[:] = wx[:n_weights]
         self.recompute_seconds = time.perf_counter() - started
 

@@ -109,19 +109,19 @@ from ..objective import (
     LOSS_SQUARED_HINGE,
     SVR_LOSS_L1,
     SVR_LOSS_L2,
-    primal_from_dual,
-    primal_value,
     sq_norm,
-    svm_dual_alpha_terms,
-    svr_objectives,
-    svr_weights_from_dual,
+    svm_objectives_maintained,
+    svr_dual_beta_terms,
+    svr_primal_value,
+    weights_from_dual,
 )
 from ..partitioned import stopping_measure
 from . import _base, _dual, svr
 from ._base import Hook, Progress, Solution, Subproblem, check_eps
 from ._cuda_compat import prepare_numba_cuda, prepare_simulator
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER
-from .dcd import _F_PGMAX_NEW, _F_PGMAX_OLD, _F_PGMIN_NEW, _F_PGMIN_OLD, _prepare
+from .dcd import _F_PGMAX_NEW, _F_PGMAX_OLD, _F_PGMIN_NEW, _F_PGMIN_OLD, prepare_records
+from .dcd_threads import _usable_cpus
 from .svr import _F_GMAX_NEW, _F_GMAX_OLD, _F_GNORM1_INIT, _F_GNORM1_NEW
 
 # The integer state: _dual's (I_ACTIVE, I_ITER, I_CONVERGED), then the rows shrunk now; the
@@ -466,10 +466,10 @@ class _SvmDual(_DualKind):
         return the trainable rows."""
         n_rows = X.shape[0]
         cols, vals = row_scratch(X.indptr, None)
-        return _prepare(
+        return prepare_records(
             X.indptr, X.indices, X.data, bias, y, C, self.loss,
             np.zeros(n_rows) if start is None else start, True, w, rec,
-            _dual.row_index_dtype(n_rows), None, cols, vals, 1.0,
+            _dual.row_index_dtype(n_rows), None, cols, vals, 1.0, host_threads(),
         )  # fmt: skip
 
     def thresholds(self, fstate: np.ndarray) -> tuple[float, float]:
@@ -498,10 +498,10 @@ class _SvmDual(_DualKind):
 
     def values(self, X, bias, y, C, alpha, n_weights) -> tuple[np.ndarray, float, float]:
         """(w, P(w), -f(alpha)) with w = sum_i y_i alpha_i x_i computed afresh in float64: one
-        pass for w, one for the losses (``linsvm.objective``)."""
-        w = primal_from_dual(X.indptr, X.indices, X.data, bias, y, alpha, n_weights)
-        primal = float(primal_value(X.indptr, X.indices, X.data, bias, y, C, w, self.loss))
-        dual = -float(svm_dual_alpha_terms(C, alpha, self.loss, 0.5 * sq_norm(w)))
+        pass for w, one for the losses (``linsvm.objective``), each on the host's threads."""
+        n_threads = host_threads()
+        w = weights_from_dual(X.indptr, X.indices, X.data, bias, y * alpha, n_weights, n_threads)
+        primal, dual, _ = svm_objectives_maintained(X, bias, y, C, w, alpha, self.loss, n_threads)
         return w, primal, dual
 
 
@@ -560,10 +560,20 @@ class _SvrDual(_DualKind):
         return (figures["gnorm1"] / init if init > 0 else 0.0), figures
 
     def values(self, X, bias, y, C, beta, n_weights) -> tuple[np.ndarray, float, float]:
-        """(w, P(w), -f(beta)) with w = sum_i beta_i x_i computed afresh in float64."""
-        w = svr_weights_from_dual(X, bias, beta)
-        primal, dual, _ = svr_objectives(X, bias, y, C, w, beta, self.loss, self.p)
+        """(w, P(w), -f(beta)) with w = sum_i beta_i x_i computed afresh in float64 (on the
+        host's threads)."""
+        w = weights_from_dual(X.indptr, X.indices, X.data, bias, beta, n_weights, host_threads())
+        primal = svr_primal_value(X, bias, y, C, w, self.loss, self.p)
+        dual = -float(svr_dual_beta_terms(y, C, beta, self.loss, self.p, 0.5 * sq_norm(w)))
         return w, primal, dual
+
+
+def host_threads() -> int:
+    """The host's threads for a GPU solve's sweeps of the rows on the CPU (the records at the
+    start, w and the objectives at the end): every core this process may use, idle while the
+    GPU works; results vary in their last bits with the count, as the GPU's own do run to
+    run."""
+    return len(_usable_cpus())
 
 
 def _kernels():

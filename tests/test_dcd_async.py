@@ -18,7 +18,15 @@ import linsvm
 from linsvm import cli, objective, parallel
 from linsvm.datasets import make_text_classification
 from linsvm.errors import InvalidInputError
-from linsvm.objective import LOSS_HINGE, LOSS_SQUARED_HINGE, primal_from_dual, svm_objectives
+from linsvm.objective import (
+    LOSS_HINGE,
+    LOSS_SQUARED_HINGE,
+    SVR_LOSS_L1,
+    SVR_LOSS_L2,
+    primal_from_dual,
+    svm_objectives,
+    svr_objectives,
+)
 from linsvm.solvers import SOLVERS, Subproblem, _dual_threads, dcd_async
 from linsvm.solvers._dual import active_set, order_buffers
 from linsvm.solvers._dual_threads import (
@@ -29,6 +37,7 @@ from linsvm.solvers._dual_threads import (
 )
 from linsvm.solvers._random import new_state
 from linsvm.solvers.dcd import _prepare, prepare_records
+from linsvm.solvers.svr import prepare_svr_records
 
 THREADS = (2, 4, 16, 64)
 # the async scheme on its threads whatever they measure (the schedule is tested on its own)
@@ -414,6 +423,36 @@ def test_set_up_and_objectives_on_the_threads(problem, solver, monkeypatch):
         assert sol.primal == pytest.approx(primal, rel=1e-12)
         assert sol.dual == pytest.approx(dual, rel=1e-12)
         assert sol.gap == pytest.approx(gap, rel=1e-6, abs=1e-12 * primal)
+
+
+@pytest.mark.parametrize("solver", [12, 13])
+def test_svr_set_up_and_objectives_on_the_threads(regression, solver, monkeypatch):
+    # the SVR dual's as the SVM's above: records the serial set-up's bits (a warm start's w
+    # too), values those of the returned w and beta
+    X, y = regression
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_NNZ", 1)
+    loss = SVR_LOSS_L2 if solver == 12 else SVR_LOSS_L1
+    n_rows = X.shape[0]
+    C = np.random.default_rng(0).uniform(0.0, 2.0, n_rows) * (np.arange(n_rows) % 5 > 0)
+    beta0 = np.random.default_rng(1).uniform(-3.0, 3.0, n_rows)
+    made = []
+    for n_threads in (1, 3):
+        rec, w = np.empty((n_rows, 4)), np.zeros(X.shape[1] + 1)
+        rows = prepare_svr_records(X.indptr, X.indices, X.data, 1.0, y, C, loss, rec,
+                                   np.int32, beta0, True, w, n_threads)  # fmt: skip
+        made.append((rec, w, rows))
+    for serial, threaded in zip(made[0], made[1], strict=True):
+        np.testing.assert_array_equal(threaded, serial)
+    for scheme in ("async", "replicas"):
+        sol = SOLVERS[solver].solve(
+            Subproblem(X, y, C, eps=1e-3, max_iter=3000, bias=1.0, n_threads=3,
+                       options={**ASYNC, "thread_scheme": scheme, "p": 0.1}), None,
+        )  # fmt: skip
+        assert sol.figures["n_threads"] == 3
+        primal, dual, gap = svr_objectives(X, 1.0, y, C, sol.w, sol.alpha, loss, 0.1)
+        assert sol.primal == pytest.approx(primal, rel=1e-12)
+        assert sol.dual == pytest.approx(dual, rel=1e-12)
+        assert sol.gap == pytest.approx(gap, rel=1e-6, abs=1e-12 * abs(primal))
 
 
 def test_shared_w_recomputed_on_fewer_threads_where_their_sums_would_not_fit(

@@ -497,7 +497,13 @@ def _svr_primal_value(indptr, indices, data, bias, y, C, w, loss, p, reg_bias) -
     ww = sq_norm(w)
     if not reg_bias:
         ww -= w[w.shape[0] - 1] * w[w.shape[0] - 1]
-    total = 0.5 * ww
+    return svr_loss_sum(indptr, indices, data, bias, y, C, w, loss, p, 0.5 * ww)
+
+
+@njit(cache=True, nogil=True)
+def svr_loss_sum(indptr, indices, data, bias, y, C, w, loss, p, start=0.0) -> float:
+    """start + sum_i C_i xi(w'x_i - y_i): the SVR primal's loss part, added in row order."""
+    total = start
     for i in range(y.shape[0]):
         if C[i] > 0.0:
             d = row_dot(indptr, indices, data, bias, i, w) - y[i]
@@ -588,6 +594,28 @@ def svr_dual_point(X, bias, y, C, w, p) -> np.ndarray:
         X.indptr, X.indices, X.data, float(bias), np.asarray(y, np.float64),
         np.asarray(C, np.float64), np.asarray(w, np.float64), float(p),
     )  # fmt: skip
+
+
+def svr_objectives_maintained(
+    X, bias: float, y: np.ndarray, C: np.ndarray, w: np.ndarray, beta: np.ndarray, loss: int,
+    p: float, n_threads: int = 1,
+) -> tuple[float, float, float]:  # fmt: skip
+    """``svr_objectives`` where w is a dual solver's maintained sum_i beta_i x_i over these
+    rows (``svm_objectives_maintained``'s SVR twin: one sweep of the rows, on ``n_threads``)."""
+    b, code, p = float(bias), _loss_code(loss), float(p)
+    indptr, indices, data = X.indptr, X.indices, X.data
+    half_sq = 0.5 * sq_norm(w)
+
+    def losses(r0: int, r1: int, start: float) -> float:
+        return svr_loss_sum(indptr[r0:r1 + 1], indices, data, b, y[r0:r1], C[r0:r1], w, code, p,
+                            start)  # fmt: skip
+
+    def beta_terms(r0: int, r1: int, start: float) -> float:
+        return svr_dual_beta_terms(y[r0:r1], C[r0:r1], beta[r0:r1], code, p, start)
+
+    primal = sum_row_chunks(indptr, n_threads, losses, half_sq)
+    dual = -sum_row_chunks(indptr, n_threads, beta_terms, half_sq)
+    return float(primal), float(dual), float(primal - dual)
 
 
 def svr_objectives(X, bias, y, C, w, beta, loss, p) -> tuple[float, float, float]:

@@ -524,10 +524,10 @@ class _SvrDual(_DualKind):
         """Fill rec (l, 4) from the start (None: beta = 0), w += its sum_i beta_i x_i; return
         the trainable rows."""
         n_rows = X.shape[0]
-        return svr.prepare_svr(
+        return svr.prepare_svr_records(
             X.indptr, X.indices, X.data, bias, y, C, self.loss, rec,
             _dual.row_index_dtype(n_rows), np.zeros(0) if start is None else start,
-            start is not None, w,
+            start is not None, w, host_threads(),
         )  # fmt: skip
 
     def thresholds(self, fstate: np.ndarray) -> tuple[float, float]:

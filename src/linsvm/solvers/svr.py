@@ -59,8 +59,10 @@ from ..objective import (
     SVR_LOSS_L2,
     svr_dual_point,
     svr_dual_value,
+    svr_objectives_maintained,
     svr_primal_value,
 )
+from ..parallel import for_row_chunks
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm
 from . import _dual
 from ._base import Hook, Solution, Subproblem, check_eps, check_number
@@ -292,14 +294,9 @@ def svr_end_iteration(
 
 
 @njit(cache=True, nogil=True)
-def prepare_svr(indptr, indices, data, bias, y, C, loss, rec, index_dtype, beta0, use_beta0, w):
-    """Fill the (l, 4) records; return the rows with C_i > 0.
-
-    Cold (``use_beta0`` False): beta = 0 and w (zeros) is left alone. Warm: beta_i = beta0_i
-    projected into the feasible set (clipped to [-C_i, C_i] for the L1 loss, as is for the L2
-    loss, 0 where C_i = 0) and w += beta_i x_i, so that w = w(beta) on return.
-    """
-    for i in range(y.shape[0]):
+def _fill_svr_records(indptr, data, bias, y, C, loss, rec, beta0, use_beta0, lo, hi) -> None:
+    """The records of rows [lo, hi) (``prepare_svr``)."""
+    for i in range(lo, hi):
         sq = row_sq_norm(indptr, data, bias, i)
         lam = 0.0
         col3 = 0.0
@@ -318,8 +315,42 @@ def prepare_svr(indptr, indices, data, bias, y, C, loss, rec, index_dtype, beta0
         rec[i, _H] = sq + lam
         rec[i, _Y] = y[i]
         rec[i, _LAMBDA_OR_BOUND] = col3
+
+
+@njit(cache=True, nogil=True)
+def _add_beta(indptr, indices, data, bias, rec, w) -> None:
+    """w += sum_i beta_i x_i over the records' beta (a warm start), in row order."""
+    for i in range(rec.shape[0]):
+        b = rec[i, _BETA]
         if b != 0.0:
             row_axpy(indptr, indices, data, bias, i, b, w)
+
+
+@njit(cache=True, nogil=True)
+def prepare_svr(indptr, indices, data, bias, y, C, loss, rec, index_dtype, beta0, use_beta0, w):
+    """Fill the (l, 4) records; return the rows with C_i > 0.
+
+    Cold (``use_beta0`` False): beta = 0 and w (zeros) is left alone. Warm: beta_i = beta0_i
+    projected into the feasible set (clipped to [-C_i, C_i] for the L1 loss, as is for the L2
+    loss, 0 where C_i = 0) and w += beta_i x_i, so that w = w(beta) on return.
+    """
+    _fill_svr_records(indptr, data, bias, y, C, loss, rec, beta0, use_beta0, 0, y.shape[0])
+    if use_beta0:
+        _add_beta(indptr, indices, data, bias, rec, w)
+    return _dual.rows_with_cost(C, index_dtype)
+
+
+def prepare_svr_records(indptr, indices, data, bias, y, C, loss, rec, index_dtype, beta0,
+                        use_beta0, w, n_threads: int = 1) -> np.ndarray:  # fmt: skip
+    """``prepare_svr``, its records filled on ``n_threads`` threads (rows side by side: the
+    same records; a warm start's w on one thread, in row order: the same bits)."""
+    if n_threads <= 1:
+        return prepare_svr(indptr, indices, data, bias, y, C, loss, rec, index_dtype, beta0,
+                           use_beta0, w)  # fmt: skip
+    for_row_chunks(indptr, n_threads, lambda r0, r1: _fill_svr_records(
+        indptr, data, bias, y, C, loss, rec, beta0, use_beta0, r0, r1))  # fmt: skip
+    if use_beta0:
+        _add_beta(indptr, indices, data, bias, rec, w)
     return _dual.rows_with_cost(C, index_dtype)
 
 
@@ -379,9 +410,13 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
     rec = np.empty((n_rows, 4))
     index_dtype = _dual.row_index_dtype(n_rows)
     no_beta0 = np.zeros(0)
-    trainable = prepare_svr(
-        X.indptr, X.indices, X.data, bias, y, C, loss, rec, index_dtype, no_beta0, False, w
-    )
+    plan = thread_plan(sub, X, False)
+    # the threads of the set-up's and the objectives' sweeps of the rows
+    sweep_threads = 1 if plan.simulated else plan.n_threads
+    trainable = prepare_svr_records(
+        X.indptr, X.indices, X.data, bias, y, C, loss, rec, index_dtype, no_beta0, False, w,
+        sweep_threads,
+    )  # fmt: skip
     fstate = np.array([np.inf, 0.0, 0.0, 0.0])
     istate = np.array([trainable.shape[0], 0, 0, 0], dtype=np.int64)
 
@@ -390,7 +425,7 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
 
     # (threads as the SVM dual's: ``_dual_threads``)
     run = _dual.ShrinkingDual(
-        sub, thread_plan(sub, X, False), loss, rec, w, trainable, fstate, istate, eps, shrinking,
+        sub, plan, loss, rec, w, trainable, fstate, istate, eps, shrinking,
         (bucket_size, buckets_per_group), serial, p=p,
     )  # fmt: skip
 
@@ -401,9 +436,9 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
         gnorm1_ref = float(fstate[_F_GNORM1_INIT])
         use_beta0 = gnorm1_ref > 0.0  # else beta = 0 is optimal: restart cold, ignore beta0
         w[:] = 0.0
-        prepare_svr(
+        prepare_svr_records(
             X.indptr, X.indices, X.data, bias, y, C, loss, rec, index_dtype,
-            beta0 if use_beta0 else no_beta0, use_beta0, w,
+            beta0 if use_beta0 else no_beta0, use_beta0, w, sweep_threads,
         )  # fmt: skip
         fstate[:] = (np.inf, gnorm1_ref if use_beta0 else 0.0, 0.0, 0.0)
         istate[:] = (reset_active(run.active, trainable), 0, 0, int(use_beta0))
@@ -422,9 +457,10 @@ def solve_svr_dual(sub: Subproblem, hook: Hook | None, loss: int) -> Solution:
         return measure, run.live_figures(v)
 
     def values() -> tuple[float, float, float]:
-        primal = svr_primal_value(X, bias, y, C, w, loss, p)
-        dual = svr_dual_value(X, bias, y, C, np.ascontiguousarray(rec[:, _BETA]), loss, p)
-        return primal, dual, primal - dual
+        # w is sum_i beta_i x_i up to rounding (the serial kernel's running sum or the
+        # threads': ``dcd._solve_svm_dual``'s values): one sweep, the threads sharing it
+        return svr_objectives_maintained(X, bias, y, C, w, rec[:, _BETA], loss, p,
+                                         sweep_threads)  # fmt: skip
 
     def figures() -> dict:
         n_sv = int(np.count_nonzero(rec[:, _BETA]))

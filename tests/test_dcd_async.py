@@ -392,54 +392,29 @@ def test_hot_features_and_their_renumbering():
         assert np.array_equal(dcd_async.remapped_indices(X, hot, 64, np.int32, 3), expected)
 
 
-@pytest.mark.parametrize("solver", [1, 3])
-def test_set_up_and_objectives_on_the_threads(problem, solver, monkeypatch):
+@pytest.mark.parametrize("solver", [1, 3, 12, 13])
+def test_set_up_and_objectives_on_the_threads(problem, regression, solver, monkeypatch):
     # A threaded solve fills its records and sums its primal and dual on its threads (rows
     # side by side): the records are the serial set-up's, bit for bit (a warm start's w
-    # too), and the values those of the returned w and alpha.
-    X, y = problem
+    # too), and the values those of the returned w and alpha (the SVR's beta).
+    svr = solver in (12, 13)
+    X, y = regression if svr else problem
     monkeypatch.setattr(parallel, "PARALLEL_MIN_NNZ", 1)
-    n_rows, n_weights = X.shape[0], X.shape[1] + 1
-    C = np.random.default_rng(0).uniform(0.0, 2.0, n_rows) * (np.arange(n_rows) % 5 > 0)
-    alpha0 = np.random.default_rng(1).uniform(-0.5, 3.0, n_rows)
-    loss = LOSS_SQUARED_HINGE if solver == 1 else LOSS_HINGE
-    made = []
-    for n_threads in (1, 3):
-        rec, w = np.empty((n_rows, 4)), np.zeros(n_weights)
-        rows = prepare_records(
-            X.indptr, X.indices, X.data, 1.0, y, C, loss, alpha0, True, w, rec, np.int32, None,
-            np.zeros(0, np.int64), np.zeros(0), 1.0, n_threads,
-        )  # fmt: skip
-        made.append((rec, w, rows))
-    for serial, threaded in zip(made[0], made[1], strict=True):
-        np.testing.assert_array_equal(threaded, serial)
-    for scheme in ("async", "replicas"):
-        sol = SOLVERS[solver].solve(
-            Subproblem(X, y, C, eps=1e-3, max_iter=3000, bias=1.0, n_threads=3,
-                       options={**ASYNC, "thread_scheme": scheme}), None,
-        )  # fmt: skip
-        assert sol.figures["n_threads"] == 3
-        primal, dual, gap = svm_objectives(X, 1.0, y, C, sol.w, sol.alpha, loss)
-        assert sol.primal == pytest.approx(primal, rel=1e-12)
-        assert sol.dual == pytest.approx(dual, rel=1e-12)
-        assert sol.gap == pytest.approx(gap, rel=1e-6, abs=1e-12 * primal)
-
-
-@pytest.mark.parametrize("solver", [12, 13])
-def test_svr_set_up_and_objectives_on_the_threads(regression, solver, monkeypatch):
-    # the SVR dual's as the SVM's above: records the serial set-up's bits (a warm start's w
-    # too), values those of the returned w and beta
-    X, y = regression
-    monkeypatch.setattr(parallel, "PARALLEL_MIN_NNZ", 1)
-    loss = SVR_LOSS_L2 if solver == 12 else SVR_LOSS_L1
     n_rows = X.shape[0]
     C = np.random.default_rng(0).uniform(0.0, 2.0, n_rows) * (np.arange(n_rows) % 5 > 0)
-    beta0 = np.random.default_rng(1).uniform(-3.0, 3.0, n_rows)
+    start = np.random.default_rng(1).uniform(-3.0, 3.0, n_rows)
+    loss = {1: LOSS_SQUARED_HINGE, 3: LOSS_HINGE, 12: SVR_LOSS_L2, 13: SVR_LOSS_L1}[solver]
     made = []
     for n_threads in (1, 3):
         rec, w = np.empty((n_rows, 4)), np.zeros(X.shape[1] + 1)
-        rows = prepare_svr_records(X.indptr, X.indices, X.data, 1.0, y, C, loss, rec,
-                                   np.int32, beta0, True, w, n_threads)  # fmt: skip
+        if svr:
+            rows = prepare_svr_records(X.indptr, X.indices, X.data, 1.0, y, C, loss, rec,
+                                       np.int32, start, True, w, n_threads)  # fmt: skip
+        else:
+            rows = prepare_records(
+                X.indptr, X.indices, X.data, 1.0, y, C, loss, start, True, w, rec, np.int32,
+                None, np.zeros(0, np.int64), np.zeros(0), 1.0, n_threads,
+            )  # fmt: skip
         made.append((rec, w, rows))
     for serial, threaded in zip(made[0], made[1], strict=True):
         np.testing.assert_array_equal(threaded, serial)
@@ -449,7 +424,10 @@ def test_svr_set_up_and_objectives_on_the_threads(regression, solver, monkeypatc
                        options={**ASYNC, "thread_scheme": scheme, "p": 0.1}), None,
         )  # fmt: skip
         assert sol.figures["n_threads"] == 3
-        primal, dual, gap = svr_objectives(X, 1.0, y, C, sol.w, sol.alpha, loss, 0.1)
+        if svr:
+            primal, dual, gap = svr_objectives(X, 1.0, y, C, sol.w, sol.alpha, loss, 0.1)
+        else:
+            primal, dual, gap = svm_objectives(X, 1.0, y, C, sol.w, sol.alpha, loss)
         assert sol.primal == pytest.approx(primal, rel=1e-12)
         assert sol.dual == pytest.approx(dual, rel=1e-12)
         assert sol.gap == pytest.approx(gap, rel=1e-6, abs=1e-12 * abs(primal))

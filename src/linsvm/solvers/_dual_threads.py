@@ -69,8 +69,8 @@ SCHEMES = ("auto", "async", "replicas", "rounds")
 # 0.9-1.1x on pypi-recent, where the shared w took 1.4x; beyond two threads the shared w is
 # the scheme whose memory traffic still divides. On 2 cores to 1e-2 / 1e-3, `linsvm.train`
 # (benchmarks/RESULTS-dcd-threads.md, 3M generated rows, at one thread's tolerance settings):
-# -s 1 1.18x / 1.16x one thread with the replicas, 0.96x / 0.90x with the shared w; -s 3
-# 1.02x / 1.10x against 0.76x / 0.88x.
+# -s 1 1.24x / 1.21x one thread with the replicas, 1.06x / 0.95x with the shared w; -s 3 to
+# 1e-3 1.34x against 1.14x.
 REPLICAS_MAX_THREADS = 2
 REPLICAS_MAX_BYTES = 1 << 30
 # Outer iterations between two tries of the mode not chosen (threads or one thread); doubled

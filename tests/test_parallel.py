@@ -177,3 +177,13 @@ def test_weights_from_dual_on_threads(monkeypatch):
         monkeypatch.undo()
         monkeypatch.setattr(objective, "for_chunks", counted)
         ranges.clear()
+
+
+def test_cast_rows_on_threads(split_everything):
+    X, _ = _data()
+    for values, dtype in ((X.data, np.float32), (X.indices.astype(np.int64), np.int32)):
+        for n_jobs in (1, 3):
+            cast = parallel.cast_rows(X.indptr, values, dtype, n_jobs)
+            assert cast.dtype == dtype
+            np.testing.assert_array_equal(cast, values.astype(dtype))
+    assert parallel.cast_rows(X.indptr, X.data, np.float64, 3) is X.data  # (nothing to do)

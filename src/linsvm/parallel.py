@@ -108,3 +108,19 @@ def sum_row_chunks(
     for value in rest:
         total += value
     return total
+
+
+def cast_rows(indptr: np.ndarray, values: np.ndarray, dtype, n_jobs: int | None) -> np.ndarray:
+    """A CSR array of the rows' entries (``indices`` or ``data``, at the positions ``indptr``
+    gives) as ``dtype``, converted on ``n_jobs`` threads (a row chunk each; NumPy's copy
+    releases the GIL); ``values`` itself when it is that already."""
+    if values.dtype == dtype and values.flags.c_contiguous:
+        return values
+    out = np.empty(values.shape[0], dtype=dtype)
+
+    def rows(r0: int, r1: int) -> None:
+        a, b = int(indptr[r0]), int(indptr[r1])
+        np.copyto(out[a:b], values[a:b], casting="same_kind")
+
+    for_row_chunks(indptr, n_jobs, rows)
+    return out

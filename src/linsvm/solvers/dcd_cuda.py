@@ -115,6 +115,7 @@ from ..objective import (
     svr_primal_value,
     weights_from_dual,
 )
+from ..parallel import cast_rows
 from ..partitioned import stopping_measure
 from . import _base, _dual, svr
 from ._base import Hook, Progress, Solution, Subproblem, check_eps
@@ -254,10 +255,11 @@ class DeviceRows:
                 raise InvalidInputError(
                     f"device='cuda' takes at most 2**31 - 1 features, X has {X.shape[1]}"
                 )
+            n_threads = host_threads()
             self.arrays = (
                 cuda.to_device(np.ascontiguousarray(X.indptr, dtype=_index_dtype(nnz))),
-                cuda.to_device(np.ascontiguousarray(X.indices, dtype=np.int32)),
-                cuda.to_device(np.ascontiguousarray(X.data, dtype=DEVICE_DATA_DTYPE)),
+                cuda.to_device(cast_rows(X.indptr, X.indices, np.int32, n_threads)),
+                cuda.to_device(cast_rows(X.indptr, X.data, DEVICE_DATA_DTYPE, n_threads)),
             )
         if key is None:
             return self.arrays
@@ -279,7 +281,7 @@ def hot_indices(X, hot: np.ndarray) -> np.ndarray:
     """X's feature numbers (int32) with hot feature ``hot[s]`` numbered ``hot_base(X) + s``."""
     from .dcd_async import remapped_indices
 
-    return remapped_indices(X, hot, hot_base(X), np.int32)
+    return remapped_indices(X, hot, hot_base(X), np.int32, host_threads())
 
 
 def free_memory(cuda) -> tuple[float, float]:

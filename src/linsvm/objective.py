@@ -60,26 +60,24 @@ def primal_value(indptr, indices, data, bias, y, C, w, loss) -> float:
 
 
 @njit(cache=True, nogil=True)
+def add_rows(indptr, indices, data, bias, coef, w) -> None:
+    """w += sum_i coef_i x_i over the rows of ``indptr``, in order."""
+    for i in range(coef.shape[0]):
+        if coef[i] != 0.0:
+            row_axpy(indptr, indices, data, bias, i, coef[i], w)
+
+
+@njit(cache=True, nogil=True)
 def primal_from_dual(indptr, indices, data, bias, y, alpha, n_weights):
     """w(alpha) = sum_i y_i alpha_i x_i, computed afresh (not the solver's running w)."""
     w = np.zeros(n_weights)
-    for i in range(y.shape[0]):
-        if alpha[i] != 0.0:
-            row_axpy(indptr, indices, data, bias, i, y[i] * alpha[i], w)
+    add_rows(indptr, indices, data, bias, y * alpha, w)
     return w
 
 
 # The most memory the threads of ``weights_from_dual`` may take for their own sums of w, all
 # together: fewer threads sum when each w is larger.
 PARTIAL_WEIGHTS_MAX_BYTES = 1 << 30
-
-
-@njit(cache=True, nogil=True)
-def _add_rows(indptr, indices, data, bias, coef, w) -> None:
-    """w += sum_i coef_i x_i over the rows of ``indptr``, in order."""
-    for i in range(coef.shape[0]):
-        if coef[i] != 0.0:
-            row_axpy(indptr, indices, data, bias, i, coef[i], w)
 
 
 @njit(cache=True, nogil=True)
@@ -105,7 +103,7 @@ def weights_from_dual(
     chunks = work_chunks(indptr, min(effective_n_jobs(n_threads), fit))
     w = np.zeros(n_weights)
     if len(chunks) == 1:
-        _add_rows(indptr, indices, data, bias, coef, w)
+        add_rows(indptr, indices, data, bias, coef, w)
         return w
     parts = np.empty((len(chunks), n_weights))
     starts = {r0: k for k, (r0, _) in enumerate(chunks)}
@@ -113,7 +111,7 @@ def weights_from_dual(
     def rows(r0: int, r1: int) -> None:
         part = parts[starts[r0]]
         part[:] = 0.0  # (by the thread that fills it: its pages first touched there)
-        _add_rows(indptr[r0 : r1 + 1], indices, data, bias, coef[r0:r1], part)
+        add_rows(indptr[r0 : r1 + 1], indices, data, bias, coef[r0:r1], part)
 
     for_chunks(chunks, rows)
     for_chunks(row_chunks(np.arange(n_weights + 1), len(chunks)),
@@ -215,6 +213,14 @@ def svm_objectives(
     return float(primal), float(dual), float(primal - dual)
 
 
+def _objectives_by_chunks(indptr, n_threads: int, half_sq: float, losses, dual_terms):
+    """(P, D, P - D) of a maintained w: P = half_sq + the rows' losses, D = -(half_sq + the
+    rows' dual terms), each summed over row chunks on ``n_threads`` (``sum_row_chunks``)."""
+    primal = sum_row_chunks(indptr, n_threads, losses, half_sq)
+    dual = -sum_row_chunks(indptr, n_threads, dual_terms, half_sq)
+    return float(primal), float(dual), float(primal - dual)
+
+
 def svm_objectives_maintained(
     X, bias: float, y: np.ndarray, C: np.ndarray, w: np.ndarray, alpha: np.ndarray, loss: int,
     n_threads: int = 1,
@@ -235,9 +241,7 @@ def svm_objectives_maintained(
     def alpha_terms(r0: int, r1: int, start: float) -> float:
         return svm_dual_alpha_terms(C[r0:r1], alpha[r0:r1], loss, start)
 
-    primal = sum_row_chunks(indptr, n_threads, losses, half_sq)
-    dual = -sum_row_chunks(indptr, n_threads, alpha_terms, half_sq)
-    return float(primal), float(dual), float(primal - dual)
+    return _objectives_by_chunks(indptr, n_threads, half_sq, losses, alpha_terms)
 
 
 # The logistic-regression dual (Yu, Huang, Lin 2011), 0 < alpha_i < C_i:
@@ -514,9 +518,7 @@ def svr_loss_sum(indptr, indices, data, bias, y, C, w, loss, p, start=0.0) -> fl
 @njit(cache=True, nogil=True)
 def _svr_weights_from_dual(indptr, indices, data, bias, beta, n_weights):
     w = np.zeros(n_weights)
-    for i in range(beta.shape[0]):
-        if beta[i] != 0.0:
-            row_axpy(indptr, indices, data, bias, i, beta[i], w)
+    add_rows(indptr, indices, data, bias, beta, w)
     return w
 
 
@@ -613,9 +615,7 @@ def svr_objectives_maintained(
     def beta_terms(r0: int, r1: int, start: float) -> float:
         return svr_dual_beta_terms(y[r0:r1], C[r0:r1], beta[r0:r1], code, p, start)
 
-    primal = sum_row_chunks(indptr, n_threads, losses, half_sq)
-    dual = -sum_row_chunks(indptr, n_threads, beta_terms, half_sq)
-    return float(primal), float(dual), float(primal - dual)
+    return _objectives_by_chunks(indptr, n_threads, half_sq, losses, beta_terms)
 
 
 def svr_objectives(X, bias, y, C, w, beta, loss, p) -> tuple[float, float, float]:

@@ -109,10 +109,8 @@ from ..objective import (
     LOSS_SQUARED_HINGE,
     SVR_LOSS_L1,
     SVR_LOSS_L2,
-    sq_norm,
     svm_objectives_maintained,
-    svr_dual_beta_terms,
-    svr_primal_value,
+    svr_objectives_maintained,
     weights_from_dual,
 )
 from ..parallel import cast_rows
@@ -564,9 +562,10 @@ class _SvrDual(_DualKind):
     def values(self, X, bias, y, C, beta, n_weights) -> tuple[np.ndarray, float, float]:
         """(w, P(w), -f(beta)) with w = sum_i beta_i x_i computed afresh in float64 (on the
         host's threads)."""
-        w = weights_from_dual(X.indptr, X.indices, X.data, bias, beta, n_weights, host_threads())
-        primal = svr_primal_value(X, bias, y, C, w, self.loss, self.p)
-        dual = -float(svr_dual_beta_terms(y, C, beta, self.loss, self.p, 0.5 * sq_norm(w)))
+        n_threads = host_threads()
+        w = weights_from_dual(X.indptr, X.indices, X.data, bias, beta, n_weights, n_threads)
+        primal, dual, _ = svr_objectives_maintained(X, bias, y, C, w, beta, self.loss, self.p,
+                                                    n_threads)  # fmt: skip
         return w, primal, dual
 
 

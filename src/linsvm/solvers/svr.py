@@ -57,6 +57,7 @@ from ..errors import InvalidInputError
 from ..objective import (
     SVR_LOSS_L1,
     SVR_LOSS_L2,
+    add_rows,
     svr_dual_point,
     svr_dual_value,
     svr_objectives_maintained,
@@ -318,15 +319,6 @@ def _fill_svr_records(indptr, data, bias, y, C, loss, rec, beta0, use_beta0, lo,
 
 
 @njit(cache=True, nogil=True)
-def _add_beta(indptr, indices, data, bias, rec, w) -> None:
-    """w += sum_i beta_i x_i over the records' beta (a warm start), in row order."""
-    for i in range(rec.shape[0]):
-        b = rec[i, _BETA]
-        if b != 0.0:
-            row_axpy(indptr, indices, data, bias, i, b, w)
-
-
-@njit(cache=True, nogil=True)
 def prepare_svr(indptr, indices, data, bias, y, C, loss, rec, index_dtype, beta0, use_beta0, w):
     """Fill the (l, 4) records; return the rows with C_i > 0.
 
@@ -336,7 +328,7 @@ def prepare_svr(indptr, indices, data, bias, y, C, loss, rec, index_dtype, beta0
     """
     _fill_svr_records(indptr, data, bias, y, C, loss, rec, beta0, use_beta0, 0, y.shape[0])
     if use_beta0:
-        _add_beta(indptr, indices, data, bias, rec, w)
+        add_rows(indptr, indices, data, bias, rec[:, _BETA], w)  # (w += beta_i x_i)
     return _dual.rows_with_cost(C, index_dtype)
 
 
@@ -350,7 +342,7 @@ def prepare_svr_records(indptr, indices, data, bias, y, C, loss, rec, index_dtyp
     for_row_chunks(indptr, n_threads, lambda r0, r1: _fill_svr_records(
         indptr, data, bias, y, C, loss, rec, beta0, use_beta0, r0, r1))  # fmt: skip
     if use_beta0:
-        _add_beta(indptr, indices, data, bias, rec, w)
+        add_rows(indptr, indices, data, bias, rec[:, _BETA], w)  # (w += beta_i x_i)
     return _dual.rows_with_cost(C, index_dtype)
 
 

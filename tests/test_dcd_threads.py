@@ -8,16 +8,21 @@ does not depend on timing, and this is where a timing bug would show.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import linsvm
 from linsvm.datasets import make_text_classification
 from linsvm.errors import InvalidInputError
 from linsvm.objective import primal_from_dual, svm_dual_value, svr_dual_value
 from linsvm.solvers import SOLVERS, Subproblem, _dual_threads
-from linsvm.solvers.dcd_threads import simulate
+from linsvm.solvers._dual import drop_shrunk
+from linsvm.solvers.dcd_threads import _drop_shrunk_on_threads, simulate
 
 THREADS = (2, 4, 16, 64)
 
@@ -289,3 +294,33 @@ def test_train_gives_threads_to_the_svr(regression, monkeypatch):
     )
     assert warm.results_[0].figures["n_threads"] == 4
     assert warm.results_[0].gap >= 0.0
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    st.lists(st.tuples(st.booleans(), st.booleans()), max_size=200),
+    st.integers(1, 9),
+)
+# (the first ranges dropping all their rows, or none, while the last keep theirs)
+@example([(True, True)] * 6 + [(True, False)] * 6, 2)
+@example([(True, False)] * 5 + [(False, False)] * 3 + [(True, True)] * 5, 3)
+def test_threads_drop_the_shrunk_rows_as_the_serial_drop(rows, n_threads):
+    """n_threads real threads (oversubscribed here) drop the shrunk rows of their ranges of
+    the active set and join them: the active set and the cleared marks of
+    ``_dual.drop_shrunk``, in order, with more threads than rows and ranges that keep nothing
+    or everything."""
+    active = np.array([i for i, (is_active, _) in enumerate(rows) if is_active], dtype=np.int32)
+    removed = np.array([is_active and shrunk for is_active, shrunk in rows], dtype=np.uint8)
+    n_active = active.shape[0]
+    serial_active, serial_removed = active.copy(), removed.copy()
+    n_serial = drop_shrunk(serial_active, n_active, serial_removed)
+    kept = np.zeros((n_threads, 8))
+    scratch = np.full(max(n_active, 1), -1, dtype=np.int32)
+    sync = np.zeros(64, dtype=np.int64)  # (no spinning: the threads yield while they wait)
+    with ThreadPoolExecutor(n_threads) as pool:
+        counts = list(pool.map(lambda t: _drop_shrunk_on_threads(
+            t, n_threads, active, n_active, removed, kept[:, 4], scratch, sync),
+            range(n_threads)))  # fmt: skip
+    assert counts == [n_serial] * n_threads
+    assert np.array_equal(active[:n_serial], serial_active[:n_serial])
+    assert not removed.any()

@@ -103,9 +103,19 @@ def end_iteration(
     """Close an outer iteration: drop the shrunk rows, apply the stopping rule (LIBLINEAR's:
     max PG - min PG <= eps and both within eps of zero, on the active set, then once more on
     every row), set the next iteration's shrinking thresholds. True once converged."""
+    n_kept = _dual.drop_shrunk(active, n_active, removed)
+    return close_iteration(active, n_kept, trainable_rows, fstate, istate, pgmax_new, pgmin_new,
+                           eps)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def close_iteration(
+    active, n_active, trainable_rows, fstate, istate, pgmax_new, pgmin_new, eps
+) -> bool:
+    """``end_iteration`` once the shrunk rows are dropped (``n_active`` kept): the stopping
+    rule and the next thresholds. (Threads drop their shares of the rows themselves.)"""
     inf = np.inf
     n_all = trainable_rows.shape[0]
-    n_active = _dual.drop_shrunk(active, n_active, removed)
     istate[I_ITER] += 1
     fstate[_F_PGMAX_NEW] = pgmax_new
     fstate[_F_PGMIN_NEW] = pgmin_new

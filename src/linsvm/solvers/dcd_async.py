@@ -113,7 +113,7 @@ from ..errors import InvalidInputError
 from ..objective import LOSS_SQUARED_HINGE, weights_from_dual
 from ..parallel import for_row_chunks
 from ..sparse_rows import row_axpy
-from ._dual import I_ACTIVE, I_CONVERGED, prefetch_ahead, prefetch_rows
+from ._dual import I_ACTIVE, I_CONVERGED, drop_shrunk, prefetch_ahead, prefetch_rows
 from .dcd import (
     _ALPHA,
     _BOUND_OR_DIAG,
@@ -135,6 +135,7 @@ from .dcd_threads import (
     SAMPLE_SEED,
     _barrier,
     _begin_iteration,
+    _drop_shrunk_on_threads,
     _end_iteration,
     _prepare_chunk,
     _usable_cpus,
@@ -170,6 +171,8 @@ F_RISE_RTOL = 1e-10
 # the largest violation and the violations' 1-norm; the columns ``dcd_threads`` combines),
 # the change of the rows' terms of f, the thread's part of w'w, and the rows it visited.
 _T_TERMS, _T_SQ, _T_ROWS = 2, 3, 4
+# (and the rows it kept of its range of the active set: ``_drop_shrunk_on_threads``)
+_T_KEPT = 5
 # More of the barrier array (``dcd_threads``' layout): the next chunk to take.
 _SYNC_NEXT = 40
 _SYNC_SIZE = 48
@@ -488,29 +491,43 @@ def _replay(t, indptr, indices, data, bias, replica, order, step_log, chunk_star
 # ----------------------------------------------------------------------------- an iteration
 
 
-@njit(cache=True, nogil=True)
-def _end_epoch(active, istate, fstate, removed, trainable, acc, eps, regression, guard,
-               control, rec, wx, n_weights, kept_alpha) -> int:  # fmt: skip
-    """The serial end of an outer iteration (thread 0), every thread's hot weights flushed and
-    its part of w'w in acc. The guard first: f from 1/2 w'w and the rows' terms; an outer
-    iteration that raised it (or made it non-finite) is undone, alpha and w put back as it
-    found them (``kept_alpha``, and the weights kept after them in the same array), its
-    shrinking marks cleared, and not counted; ``flush_rows`` is halved, or at 1 the solve
-    handed over to one thread. Otherwise the serial solver's shrinking and stopping rule.
-    Returns _CONVERGED, _HAND_OVER or _GO_ON."""
+@njit(cache=True, nogil=True, inline="always")
+def _dual_value(acc, guard) -> tuple[float, float]:
+    """(f, the rows' terms of f) at an outer iteration's end: 1/2 w'w from every thread's
+    part of w'w and the terms changed by its steps, added in thread order."""
     sq = 0.0
     terms = guard[_G_TERMS]
     for t in range(acc.shape[0]):
         sq += acc[t, _T_SQ]
         terms += acc[t, _T_TERMS]
-    f = 0.5 * sq + terms
-    if not f - guard[_G_F] <= F_RISE_RTOL * abs(guard[_G_F]):  # (NaN counts as a rise)
+    return 0.5 * sq + terms, terms
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rose(f, guard) -> bool:
+    """Whether f rose past rounding since the guard's last check (NaN counts as a rise)."""
+    return not f - guard[_G_F] <= F_RISE_RTOL * abs(guard[_G_F])
+
+
+@njit(cache=True, nogil=True)
+def _end_epoch(active, istate, fstate, removed, trainable, acc, eps, regression, guard,
+               control, rec, wx, n_weights, kept_alpha, n_kept) -> int:  # fmt: skip
+    """The serial end of an outer iteration (thread 0), every thread's hot weights flushed,
+    its part of w'w in acc, and unless the guard undoes the outer iteration, its shrunk rows
+    dropped (``n_kept`` left: the callers judge by ``_rose`` too). The guard first: f from
+    1/2 w'w and the rows' terms; an outer iteration that raised it (or made it non-finite)
+    is undone, alpha and w put back as it found them (``kept_alpha``, and the weights kept
+    after them in the same array), its shrinking marks cleared, and not counted;
+    ``flush_rows`` is halved, or at 1 the solve handed over to one thread. Otherwise the
+    serial solver's stopping rule. Returns _CONVERGED, _HAND_OVER or _GO_ON."""
+    f, terms = _dual_value(acc, guard)
+    n_active = istate[I_ACTIVE]
+    if _rose(f, guard):
         control[_C_UNDONE] += 1
         n_rows = rec.shape[0]
         for i in range(n_rows):
             rec[i, _ALPHA] = kept_alpha[i]
         wx[:n_weights] = kept_alpha[n_rows:]
-        n_active = istate[I_ACTIVE]
         for s in range(n_active):
             removed[active[s]] = 0
         if control[_C_FLUSH_ROWS] > 1:
@@ -520,7 +537,7 @@ def _end_epoch(active, istate, fstate, removed, trainable, acc, eps, regression,
         return _HAND_OVER
     guard[_G_TERMS] = terms
     guard[_G_F] = f
-    if _end_iteration(active, istate, fstate, removed, trainable, acc, eps, regression):
+    if _end_iteration(active, n_kept, istate, fstate, trainable, acc, eps, regression):
         return _CONVERGED
     return _HAND_OVER if control[_C_ONE_THREAD] else _GO_ON
 
@@ -719,10 +736,16 @@ def run_threads(
             phase_chunks[n_phases] = n_chunks
         acc[t, _T_SQ] = _sq_part(wx, lo, hi)
         _barrier(sync, n_threads)
+        # (the shrunk rows dropped by all threads, unless the guard is to undo the outer
+        # iteration: every thread judges that alike, the same sums in the same order)
+        n_kept = n_active
+        if not _rose(_dual_value(acc, guard)[0], guard):
+            n_kept = _drop_shrunk_on_threads(t, n_threads, active, n_active, removed,
+                                             acc[:, _T_KEPT], order, sync)  # fmt: skip
         if t == 0:
             atomic_store(sync, _SYNC_DONE, _end_epoch(
                 active, istate, fstate, removed, trainable, acc, eps, regression, guard,
-                control, rec, wx, n_weights, kept_alpha,
+                control, rec, wx, n_weights, kept_alpha, n_kept,
             ))  # fmt: skip
         _barrier(sync, n_threads)
         if atomic_load(sync, _SYNC_DONE) != _GO_ON:
@@ -815,9 +838,12 @@ def run_simulated(
             _flush(t, wx, view_start, stride, base, hot_weight, False)
             lo, hi = _weight_range(t, T, n_weights)
             acc[t, _T_SQ] = _sq_part(wx, lo, hi)
+        n_kept = n_active
+        if not _rose(_dual_value(acc, guard)[0], guard):
+            n_kept = drop_shrunk(active, n_active, removed)
         done = _end_epoch(
             active, istate, fstate, removed, trainable, acc, eps, regression, guard, control,
-            rec, wx, n_weights, kept_alpha,
+            rec, wx, n_weights, kept_alpha, n_kept,
         )  # fmt: skip
         sync[_SYNC_DONE] = done
         if done != _GO_ON:

@@ -274,7 +274,16 @@ def svr_end_iteration(
     ``removed`` shrunk): the shrunk rows dropped, the violations' largest ``gmax_new`` and
     1-norm ``gnorm1_new`` recorded, LIBLINEAR's stopping rule applied (gnorm1 <= eps times the
     first outer iteration's, then a re-check on every row). True once converged."""
-    n_active = _dual.drop_shrunk(active, n_active, removed)
+    n_kept = _dual.drop_shrunk(active, n_active, removed)
+    return svr_close_iteration(active, n_kept, trainable_rows, fstate, istate, gmax_new,
+                               gnorm1_new, eps)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def svr_close_iteration(
+    active, n_active, trainable_rows, fstate, istate, gmax_new, gnorm1_new, eps
+) -> bool:
+    """``svr_end_iteration`` once the shrunk rows are dropped (``n_active`` kept)."""
     if istate[I_ITER] == 0 and istate[_I_REF_GIVEN] == 0:
         fstate[_F_GNORM1_INIT] = gnorm1_new
     istate[I_ITER] += 1

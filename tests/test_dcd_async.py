@@ -390,6 +390,10 @@ def test_hot_features_and_their_renumbering():
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(parallel, "PARALLEL_MIN_NNZ", 1)  # (rows side by side on 3 threads)
         assert np.array_equal(dcd_async.remapped_indices(X, hot, 64, np.int32, 3), expected)
+        # (the sample counted in parts on threads: the same features)
+        patch.setattr(dcd_async, "PARALLEL_MIN_NNZ", 1)
+        assert list(dcd_async.hot_features(X, max_hot=8, min_share=0.3, n_threads=3)) == [0, 5, 7]
+        assert list(dcd_async.hot_features(X, max_hot=1, min_share=0.3, n_threads=7)) == [0]
 
 
 @pytest.mark.parametrize("solver", [1, 3, 12, 13])

@@ -380,7 +380,7 @@ def hot_plan(sub: Subproblem, n_weights: int) -> tuple[np.ndarray | None, np.nda
         raise InvalidInputError(f"flush_rounds must be an integer >= 1, got {flush_rounds!r}")
     if not sub.option("hot_views", HOT_VIEWS):
         return None, np.zeros(0, dtype=np.int64), int(flush_rounds)
-    hot = hot_features(sub.X, min(GPU_MAX_HOT, MAX_HOT_SLOTS - 1), HOT_MIN_SHARE)
+    hot = hot_features(sub.X, min(GPU_MAX_HOT, MAX_HOT_SLOTS - 1), HOT_MIN_SHARE, host_threads())
     weights = hot if sub.bias < 0 else np.append(hot, n_weights - 1)
     # (no hot feature: the rows' own numbers serve; the bias alone may still have a view)
     return (hot if hot.shape[0] else None), weights.astype(np.int64), int(flush_rounds)

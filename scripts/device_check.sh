@@ -8,6 +8,8 @@
 # Prepare here (see benchmarks/README.md, bench_gpu): the Snap ML wheel for the machine's
 # Python in .whl/ and pypi-recent.xz, pypi-recent.t.xz in .data/ (both ignored by git, so
 # carry them: carry=[".whl", ".data"]). On the machine: bash scripts/device_check.sh
+# A dry run here (no GPU: bench_gpu says so and the exit status is 1; the threads' report is
+# written): PATH="$PWD/.venv/bin:$PATH" OUT=/tmp/linsvm-device bash scripts/device_check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/linsvm-device}"

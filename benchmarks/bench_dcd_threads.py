@@ -15,12 +15,13 @@ The problem: C = 1, no bias, the L2-loss SVM (``-s 1``) and the L1-loss SVM (``-
 
 **Time to accuracy (real threads).** For each thread count T of ``--threads``: linsvm
 (``linsvm.train(..., n_jobs=T)``: T threads within the one binary sub-problem, where the data
-has at least T * ``linsvm.solvers._dual_threads.THREAD_MIN_NNZ`` non-zeros, fewer otherwise:
-the report gives the threads used; its default scheme ("auto": the replicas at 2 threads, the
-shared w's async scheme above), measured against one thread as the solve goes, and each scheme
-named in ``--schemes`` (default ``auto,async,rounds``) as a column of its own), Snap ML
-(``SupportVectorMachine(n_jobs=T, fit_intercept=False, regularizer=1/C)``; with ``--gpu``
-also on the GPU) and multi-core LIBLINEAR (``-m T``, in its own venv, driven by
+has at least 2 * ``linsvm.solvers._dual_threads.THREAD_MIN_NNZ`` non-zeros and, beyond two
+threads, T * ``MANY_THREADS_MIN_NNZ`` (T * ``THREAD_MIN_NNZ`` for the rounds), fewer
+otherwise: the report gives the threads used; its default scheme ("auto": the replicas at 2
+threads, the shared w's async scheme above), measured against one thread as the solve goes,
+and each scheme named in ``--schemes`` (default ``auto,async,rounds``) as a column of its
+own), Snap ML (``SupportVectorMachine(n_jobs=T, fit_intercept=False, regularizer=1/C)``;
+with ``--gpu`` also on the GPU) and multi-core LIBLINEAR (``-m T``, in its own venv, driven by
 ``benchmarks/multicore_worker.py``). linsvm on one thread is measured
 whatever ``--threads`` says: it is the speed-up's reference. Timing is ``benchmarks/harness.py``'s
 tolerance sweep: each tool's tolerance from loose to tight (linsvm's and multi-core LIBLINEAR's
@@ -857,7 +858,8 @@ def report(problems: list[Problem], sims: list[SimulatedSet], lineup: Lineup, ar
         "`rounds`: `thread_scheme=` that scheme (`rounds`: the deterministic one). "
         "`threads used`: the threads linsvm's solve "
         "ran (`linsvm.train` gives a solve one thread per "
-        "`linsvm.solvers._dual_threads.THREAD_MIN_NNZ` non-zeros at most). Ratios are of those "
+        "`linsvm.solvers._dual_threads.THREAD_MIN_NNZ` non-zeros at most up to two, one per "
+        "`MANY_THREADS_MIN_NNZ` beyond, the rounds excepted). Ratios are of those "
         "times: the speed-up is linsvm on 1 thread over linsvm on T (above 1: the threads "
         "gain); `linsvm / peer` is linsvm on T threads over the peer on T (below 1: linsvm "
         "faster). "
@@ -999,7 +1001,7 @@ def parse_args(argv=None):
 
 
 def main(argv=None) -> None:
-    from linsvm.solvers._dual_threads import THREAD_MIN_NNZ
+    from linsvm.solvers._dual_threads import MANY_THREADS_MIN_NNZ, THREAD_MIN_NNZ
 
     args = parse_args(argv)
     warnings.simplefilter("ignore", category=UserWarning)
@@ -1030,7 +1032,9 @@ def main(argv=None) -> None:
         + f"); repeats: {args.repeats} (median); a sweep stops after a run over "
         f"{args.max_run_seconds:g} s; a multi-core LIBLINEAR fit is ended after "
         f"{args.kill_seconds:g} s",
-        f"linsvm.solvers._dual_threads.THREAD_MIN_NNZ = {THREAD_MIN_NNZ:,} non-zeros a thread"
+        f"linsvm.solvers._dual_threads.THREAD_MIN_NNZ = {THREAD_MIN_NNZ:,} non-zeros a thread "
+        f"up to two threads, MANY_THREADS_MIN_NNZ = {MANY_THREADS_MIN_NNZ:,} beyond (not the "
+        "rounds)"
         + (" (smoke run: the solver called with thread_min_nnz=1 instead of linsvm.train)"
            if args.thread_min_nnz else ""),
         "tools run: " + ", ".join(t.name for t in lineup.tools),

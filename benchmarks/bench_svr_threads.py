@@ -15,10 +15,11 @@ the SVR's coordinate step.
 **Time to accuracy.** For each tool, eps from loose to tight (1, 0.3, 0.1, ... 1e-4), one run a
 setting until one reaches 1e-3; for each target the loosest setting that reached it is run
 ``--repeats`` times in all and its median taken. linsvm is ``linsvm.train(..., n_jobs=T)`` (T
-threads where the data has T * ``THREAD_MIN_NNZ`` non-zeros; the report gives the threads
-used); LIBLINEAR (``liblinear-official``) runs on one thread: neither it nor multi-core
-LIBLINEAR has a threaded SVR dual. A run is the training call alone (LIBLINEAR's ``problem``
-built beforehand); each w is scored afterwards by ``svr_primal_value`` against P*, the lowest
+threads where the data has 2 * ``THREAD_MIN_NNZ`` non-zeros and, beyond two threads, T *
+``MANY_THREADS_MIN_NNZ``; the report gives the threads used); LIBLINEAR
+(``liblinear-official``) runs on one thread: neither it nor multi-core LIBLINEAR has a
+threaded SVR dual. A run is the training call alone (LIBLINEAR's ``problem`` built
+beforehand); each w is scored afterwards by ``svr_primal_value`` against P*, the lowest
 primal seen, first from a tight serial run whose duality gap certifies it.
 
 **Epochs by simulated threads** (``--simulate``): ``dcd_threads.simulate`` runs the T-thread

@@ -10,6 +10,8 @@ Real threads run oversubscribed here (up to 64 on a small machine): a timing bug
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -249,6 +251,27 @@ def test_which_scheme_auto_takes(problem, monkeypatch):
     # replicas that would not fit their memory bound: the shared w
     monkeypatch.setattr(_dual_threads, "REPLICAS_MAX_BYTES", 8 * X.shape[1])
     assert plan(2).scheme == "async"
+
+
+def test_how_many_threads_a_solve_takes(problem):
+    # One per THREAD_MIN_NNZ non-zeros up to two; beyond, the schemes that never wait inside
+    # an outer iteration one per MANY_THREADS_MIN_NNZ; the rounds keep the first share.
+    X, y = problem
+    min_nnz, many_min_nnz = _dual_threads.THREAD_MIN_NNZ, _dual_threads.MANY_THREADS_MIN_NNZ
+
+    def plan(n_threads, nnz, **options):
+        sub = Subproblem(X, y, np.ones(X.shape[0]), 0.1, 10, n_threads=n_threads, options=options)
+        rows = SimpleNamespace(indptr=np.array([0, nnz]), shape=(1, 100))
+        return _dual_threads.thread_plan(sub, rows, False)
+
+    pypi_recent = 9_408_880
+    assert plan(16, pypi_recent) == _dual_threads.ThreadPlan(16, "async")
+    assert plan(16, pypi_recent, thread_scheme="rounds").n_threads == pypi_recent // min_nnz
+    assert plan(64, pypi_recent).n_threads == pypi_recent // many_min_nnz
+    assert plan(2, pypi_recent) == _dual_threads.ThreadPlan(2, "replicas")
+    assert plan(16, 2 * min_nnz - 1).n_threads == 1  # (not enough for two)
+    assert plan(16, 2 * min_nnz).n_threads == 2 * min_nnz // many_min_nnz
+    assert plan(16, 10, thread_min_nnz=1).n_threads == 10  # (a smaller share: the option's)
 
 
 def _feed(schedule, ladder_rate, epochs, whole_rate=None):

@@ -209,7 +209,8 @@ def train(
         side (the kernels release the GIL; the model is the same whatever the number), then
         what is left, ``n_jobs // sub-problems``, to each sub-problem's solver where it has a
         threaded form (the registry's ``threads``): the dual CD of -s 1, 3, 12 and 13 (at
-        most one thread per ``solvers._dual_threads.THREAD_MIN_NNZ`` non-zeros; the scheme is
+        most one thread per ``solvers._dual_threads.THREAD_MIN_NNZ`` non-zeros up to two,
+        beyond them one per ``MANY_THREADS_MIN_NNZ`` but for the rounds; the scheme is
         ``thread_scheme``'s), the primal Newton solvers -s 0, 2, 11 their passes over the rows
         in row chunks (a result equal to the serial one up to the order of sums, the same bits
         for the same number). Never more busy threads than ``n_jobs``. One thread is the

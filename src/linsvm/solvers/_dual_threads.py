@@ -17,9 +17,9 @@ checkpoints, interrupts), each a place of the partitioned dual (``partitioned.SH
   the work between them on most data.
 
 ``thread_plan`` picks the threads and the scheme: at most one thread per ``THREAD_MIN_NNZ``
-non-zeros (below that the threads' meeting costs more than the work they share), and the
-option ``thread_scheme``'s, "auto" being the replicas on 2 threads and async on more
-(``REPLICAS_MAX_THREADS``).
+non-zeros (below that two threads lost to one), beyond two threads one per
+``MANY_THREADS_MIN_NNZ`` (but the rounds), and the option ``thread_scheme``'s, "auto" being
+the replicas on 2 threads and async on more (``REPLICAS_MAX_THREADS``).
 
 Whether the threads pay depends on the machine as much as on the data: on a 2-core VM the
 async scheme's two threads took 1.2-1.4x one thread's time an outer iteration (the shared
@@ -59,6 +59,17 @@ from ._dual import I_ACTIVE, I_CONVERGED, I_ITER
 # 0.76-1.13x) and gained on all of pypi-recent (9.4M): small data sits in the cache, where the
 # serial solver's step costs nanoseconds and the threads' meeting dominates.
 THREAD_MIN_NNZ = 2_000_000
+# Beyond two threads (on data that pays two), the schemes that never wait inside an outer
+# iteration (async, replicas) take one thread per this many non-zeros: pypi-recent's 9.4M
+# all 16 threads of a 16-core machine, where THREAD_MIN_NNZ allowed 4 (and 4x one thread there
+# then needed every thread to be as fast as the serial solver). What a thread's share must
+# outweigh is an outer iteration's fixed cost: a few barriers and a thread's part of the
+# copies and sums (2-3 ms of pypi-recent's 81 ms outer iteration on 2 threads, divided by
+# the threads), against about 6 ms of steps for 500k non-zeros (at the async kernel's 0.55x
+# the serial kernel's speed a thread). The schedule's ladder still measures whether they pay
+# (one thread, half, all) and keeps the fastest. The rounds keep THREAD_MIN_NNZ: they meet
+# every few hundred rows.
+MANY_THREADS_MIN_NNZ = 500_000
 
 SCHEMES = ("auto", "async", "replicas", "rounds")
 # "auto" takes the replicas at up to this many threads (while they take at most
@@ -131,9 +142,11 @@ def _scheme(sub: Subproblem, n_threads: int, n_weights: int, simulated: bool) ->
 
 def thread_plan(sub: Subproblem, X, serial_only: bool) -> ThreadPlan:
     """The plan of a solve: ``sub.n_threads`` real threads, at most one per
-    ``THREAD_MIN_NNZ`` non-zeros; or option ``simulate_threads`` = T, the scheme's arithmetic
-    for T threads run on this one. ``serial_only``: the solve cannot take threads (a feature
-    map formed on the fly, CoCoA+'s local problems with sigma' > 1)."""
+    ``THREAD_MIN_NNZ`` non-zeros (option ``thread_min_nnz``), and beyond two, for the schemes
+    but the rounds, one per ``MANY_THREADS_MIN_NNZ`` (or the option's, if smaller); or option
+    ``simulate_threads`` = T, the scheme's arithmetic for T threads run on this one.
+    ``serial_only``: the solve cannot take threads (a feature map formed on the fly, CoCoA+'s
+    local problems with sigma' > 1)."""
     simulated = sub.option("simulate_threads")
     if simulated is not None:
         if isinstance(simulated, bool) or not isinstance(simulated, int | np.integer):
@@ -147,10 +160,14 @@ def thread_plan(sub: Subproblem, X, serial_only: bool) -> ThreadPlan:
         return ThreadPlan(int(simulated), _scheme(sub, int(simulated), X.shape[1], True), True)
     if serial_only or sub.n_threads <= 1:
         return ThreadPlan(1, "serial")
-    min_nnz = int(sub.option("thread_min_nnz", THREAD_MIN_NNZ))
-    n_threads = max(1, min(int(sub.n_threads), int(X.indptr[-1]) // max(min_nnz, 1)))
+    min_nnz = max(int(sub.option("thread_min_nnz", THREAD_MIN_NNZ)), 1)
+    nnz = int(X.indptr[-1])
+    n_threads = max(1, min(int(sub.n_threads), nnz // min_nnz))
     if n_threads == 1:
         return ThreadPlan(1, "serial")
+    if check_scheme(sub.option("thread_scheme") or "auto") != "rounds":
+        many_min_nnz = min(min_nnz, MANY_THREADS_MIN_NNZ)
+        n_threads = max(n_threads, min(int(sub.n_threads), nnz // many_min_nnz))
     return ThreadPlan(n_threads, _scheme(sub, n_threads, X.shape[1] + 1, False))
 
 

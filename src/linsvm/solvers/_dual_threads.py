@@ -63,12 +63,12 @@ THREAD_MIN_NNZ = 2_000_000
 # iteration (async, replicas) take one thread per this many non-zeros: pypi-recent's 9.4M
 # all 16 threads of a 16-core machine, where THREAD_MIN_NNZ allowed 4 (and 4x one thread there
 # then needed every thread to be as fast as the serial solver). What a thread's share must
-# outweigh is an outer iteration's fixed cost: a few barriers and a thread's part of the
-# copies and sums (2-3 ms of pypi-recent's 81 ms outer iteration on 2 threads, divided by
-# the threads), against about 6 ms of steps for 500k non-zeros (at the async kernel's 0.55x
-# the serial kernel's speed a thread). The schedule's ladder still measures whether they pay
-# (one thread, half, all) and keeps the fastest. The rounds keep THREAD_MIN_NNZ: they meet
-# every few hundred rows.
+# outweigh is an outer iteration's fixed cost: a few barriers and the copies and sums the
+# threads divide among them (pypi-recent, on one thread: alpha and w kept for the guard
+# 1.1 ms, the shrunk rows dropped 0.7-3 ms, w'w 0.2 ms), against about 6 ms of steps for
+# 500k non-zeros (at the async kernel's 0.55x the serial kernel's speed a thread). The
+# schedule's ladder still measures whether they pay (one thread, half, all) and keeps the
+# fastest. The rounds keep THREAD_MIN_NNZ: they meet every few hundred rows.
 MANY_THREADS_MIN_NNZ = 500_000
 
 SCHEMES = ("auto", "async", "replicas", "rounds")

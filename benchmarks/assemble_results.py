@@ -49,6 +49,8 @@ SECTIONS = [
      "RESULTS-dcd-threads-pypi.md"),
     ("Threads within one SVR dual solve: -s 12 / -s 13 vs one thread and LIBLINEAR "
      "(bench_svr_threads.py)", "RESULTS-svr-threads.md"),
+    ("Where a threaded outer iteration's time goes: the shared w's parts taken away "
+     "(bench_async_costs.py)", "RESULTS-async-costs.md"),
     ("The Newton solvers on 1 and 2 threads (bench_threads_primal.py)",
      "RESULTS-threads-primal.md"),
     ("Degree-2 maps and hashing vs kernel SVMs and scikit-learn (bench_poly2.py)",

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The measurements a lent machine (16 cores, one NVIDIA GPU) is for, in one run of about 8
+# The measurements a lent machine (16 cores, one NVIDIA GPU) is for, in one run of about 9
 # minutes: the GPU solver (plain and with hot views) against Snap ML's GPU solver
 # (benchmarks/bench_gpu.py), then threads within one solve at 1, 4, 8 and 16 threads, the
 # default scheme (the shared w's async one above 2 threads) and the replicas, against Snap ML
-# (benchmarks/bench_dcd_threads.py --big-machine). Reports go to $OUT.
+# (benchmarks/bench_dcd_threads.py --big-machine), then where an outer iteration's time goes
+# at 8 and 16 threads (benchmarks/bench_async_costs.py). Reports go to $OUT.
 #
 # Prepare here (see benchmarks/README.md, bench_gpu): the Snap ML wheel for the machine's
 # Python in .whl/ and pypi-recent.xz, pypi-recent.t.xz in .data/ (both ignored by git, so
@@ -22,9 +23,11 @@ export PYTHONPATH="$SITE:src:." LINSVM_SHARED_DATA=.data PYTHONUNBUFFERED=1
 export LINSVM_BENCH_SCRATCH=/tmp/linsvm-bench-data
 { nvidia-smi --query-gpu=name,memory.total --format=csv,noheader; nproc; } > "$OUT/machine.txt" 2>&1
 status=0
-timeout 270 python3 -m benchmarks.bench_gpu --repeats 2 --no-cpu --max-run-seconds 15 \
+timeout 255 python3 -m benchmarks.bench_gpu --repeats 2 --no-cpu --max-run-seconds 15 \
     --out "$OUT/RESULTS-gpu.md" > "$OUT/bench_gpu.log" 2>&1 || status=$?
-timeout 230 python3 -m benchmarks.bench_dcd_threads --big-machine --max-minutes 3.5 \
+timeout 225 python3 -m benchmarks.bench_dcd_threads --big-machine --max-minutes 3.4 \
     --out "$OUT/RESULTS-dcd-threads-16core.md" > "$OUT/bench_dcd_threads.log" 2>&1 || status=$?
+timeout 60 python3 -m benchmarks.bench_async_costs --threads 8,16 --solvers 1 --repeats 2 \
+    --out "$OUT/RESULTS-async-costs-16core.md" > "$OUT/bench_async_costs.log" 2>&1 || status=$?
 tail -n 3 "$OUT"/*.log
 exit "$status"

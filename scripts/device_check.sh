@@ -8,7 +8,9 @@
 #
 # Prepare here (see benchmarks/README.md, bench_gpu): the Snap ML wheel for the machine's
 # Python in .whl/ and pypi-recent.xz, pypi-recent.t.xz in .data/ (both ignored by git, so
-# carry them: carry=[".whl", ".data"]). On the machine: bash scripts/device_check.sh
+# carry them: carry=[".whl", ".data"]). The tracked tree (11 MB), the wheel and .data must
+# stay under 64 MiB: pypi-recent.xz alone is 41 MB, its .t.xz 10 MB more (optional: without
+# it the reports have no test accuracy). On the machine: bash scripts/device_check.sh
 # A dry run here (no GPU: bench_gpu says so and the exit status is 1; the threads' report is
 # written): PATH="$PWD/.venv/bin:$PATH" OUT=/tmp/linsvm-device bash scripts/device_check.sh
 set -uo pipefail

@@ -7,10 +7,10 @@
 # at 8 and 16 threads (benchmarks/bench_async_costs.py). Reports go to $OUT.
 #
 # Prepare here (see benchmarks/README.md, bench_gpu): the Snap ML wheel for the machine's
-# Python in .whl/ and pypi-recent.xz, pypi-recent.t.xz in .data/ (both ignored by git, so
-# carry them: carry=[".whl", ".data"]). The tracked tree (11 MB), the wheel and .data must
-# stay under 64 MiB: pypi-recent.xz alone is 41 MB, its .t.xz 10 MB more (optional: without
-# it the reports have no test accuracy). On the machine: bash scripts/device_check.sh
+# Python (3.12, tagged manylinux_2_28) in .whl/ and pypi-recent.xz in .data/ (both ignored by
+# git, so carry them: carry=[".whl", ".data"]). The tracked tree (11 MB), the wheel (7.9 MB)
+# and .data must stay under 64 MiB: pypi-recent.xz is 41 MB, so pypi-recent.t.xz (10 MB) does
+# not fit and the reports have no test accuracy. On the machine: bash scripts/device_check.sh
 # A dry run here (no GPU: bench_gpu says so and the exit status is 1; the threads' report is
 # written): PATH="$PWD/.venv/bin:$PATH" OUT=/tmp/linsvm-device bash scripts/device_check.sh
 set -uo pipefail
@@ -18,9 +18,12 @@ cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/linsvm-device}"
 mkdir -p "$OUT"
 SITE=/tmp/linsvm-site
-if ls .whl/*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --target "$SITE" .whl/*.whl
-fi
+for wheel in .whl/*.whl; do
+    [ -e "$wheel" ] || continue
+    # (a wheel is a zip of its files: unpacked as they are where the image's Python has no pip)
+    python3 -m pip install -q --no-index --no-deps --target "$SITE" "$wheel" \
+        || python3 -m zipfile -e "$wheel" "$SITE"
+done
 export PYTHONPATH="$SITE:src:." LINSVM_SHARED_DATA=.data PYTHONUNBUFFERED=1
 export LINSVM_BENCH_SCRATCH=/tmp/linsvm-bench-data
 { nvidia-smi --query-gpu=name,memory.total --format=csv,noheader; nproc; } > "$OUT/machine.txt" 2>&1

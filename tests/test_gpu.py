@@ -257,6 +257,99 @@ def test_cuda_target_loads_on_numpy_without_row_stack():
     assert run.stdout.strip().endswith("loaded")
 
 
+# Every launch recorded by the test below, compiled by the CUDA target itself (NVVM, to PTX)
+# for the GPUs users have, on a NumPy without row_stack (as above); no GPU needed: where none
+# is, numba-cuda asks the current device only for its compute capability, given it here.
+# Exit status 3: no NVVM/NVRTC libraries here (the dev extras install them on Linux x86-64).
+_COMPILE_LAUNCHES = """
+import pickle, sys
+import numpy as np
+if "row_stack" in np.__dict__:
+    del np.row_stack
+    np.__all__ = [name for name in np.__all__ if name != "row_stack"]
+from linsvm.solvers import _dcd_cuda_kernels as kernels
+from numba import cuda
+try:
+    from cuda.pathfinder import load_nvidia_dynamic_lib
+    for lib in ("nvrtc", "nvvm"):
+        load_nvidia_dynamic_lib(lib)
+except Exception as e:
+    print(f"no CUDA compiler libraries here: {e}".splitlines()[0])
+    sys.exit(3)
+if not cuda.is_available():
+    import numba.cuda.dispatcher as dispatcher
+    class TargetDevice:
+        compute_capability = None
+    dispatcher.get_current_device = lambda: TargetDevice
+with open(sys.argv[1], "rb") as f:
+    launches = pickle.load(f)
+for cc in ((8, 0), (9, 0)):
+    TargetDevice.compute_capability = cc
+    for name, signature in launches:
+        ptx, _ = cuda.compile_ptx(getattr(kernels, name).py_func, signature, cc=cc)
+        assert ".entry" in ptx, name
+        print(name, cc, len(ptx))
+"""
+
+
+@needs_numba_cuda
+def test_every_launch_compiles_for_the_gpu(monkeypatch, tmp_path):
+    # The simulator runs the kernels as Python: code it accepts may not compile for a GPU (a
+    # NumPy call the CUDA target lacks, a type it cannot unify, in the kernels or in the CPU
+    # solvers' coordinate steps they share). So the solves below record the argument types of
+    # every launch, and the CUDA target compiles each in a process of its own.
+    import pickle
+    import subprocess
+
+    import numba
+
+    from linsvm.solvers import _dcd_cuda_kernels as kernels
+
+    names = ("dcd_epoch", "dual_objective_partials", "reduce_partials", "keep_state",
+             "clear_shrunk")  # fmt: skip
+    launches = set()
+
+    class Recorded:
+        def __init__(self, name, kernel):
+            self.name, self.kernel = name, kernel
+
+        def __getitem__(self, config):
+            launch = self.kernel[config]
+
+            def call(*args):  # (the simulator's device arrays hold a NumPy array)
+                types = tuple(numba.typeof(getattr(a, "_ary", a)) for a in args)
+                launches.add((self.name, types))
+                return launch(*args)
+
+            return call
+
+    for name in names:
+        monkeypatch.setattr(kernels, name, Recorded(name, getattr(kernels, name)))
+    X, y = tiny_problem(n_rows=24, n_features=40)
+    X_regression, y_regression = tiny_regression(n_rows=24, n_features=40)
+    for solver in (1, 3, 12, 13):
+        regression = solver in (12, 13)
+        for hot_views in (False, True):
+            options = {"hot_views": hot_views, **({"p": 0.1} if regression else {})}
+            sub = Subproblem(X_regression if regression else X,
+                             y_regression if regression else np.where(y > 0, 1.0, -1.0),
+                             np.ones(24), eps=0.5, max_iter=20, bias=1.0 if hot_views else -1.0,
+                             options=options)  # fmt: skip
+            SOLVERS[solver].solve_on("cuda")(sub, None)
+    assert {name for name, _ in launches} == set(names)
+    recorded = tmp_path / "launches.pkl"
+    recorded.write_bytes(pickle.dumps(sorted(launches, key=repr)))
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    run = subprocess.run(
+        [sys.executable, "-c", _COMPILE_LAUNCHES, str(recorded)], env=env,
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    if run.returncode == 3:
+        pytest.skip(run.stdout.strip())
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert len(run.stdout.splitlines()) == 2 * len(launches)
+
+
 @needs_numba_cuda
 def test_simulator_threads_of_a_block_share_one_shared_array(monkeypatch):
     # numba-cuda's simulator makes a shared array on the first thread that asks, unlocked: a
@@ -551,3 +644,41 @@ def test_cli_gpu_svr_writes_liblinears_model(tmp_path):
     scale = np.abs(cpu.coef_).max()
     np.testing.assert_allclose(gpu.coef_, cpu.coef_, atol=1e-3 * scale)
     np.testing.assert_allclose(gpu.bias_weights_, cpu.bias_weights_, atol=1e-3 * scale)
+
+
+_WITHOUT_NVRTC = """
+import numpy as np
+from numba.cuda.cudadrv import nvrtc
+from linsvm.errors import InvalidInputError
+from linsvm.solvers import dcd_cuda
+assert dcd_cuda.compiler_missing() is None  # (the dev extras install NVRTC and NVVM)
+def not_found():
+    raise OSError('Failure finding "libnvrtc.so.13"\\nsearched: ...')
+nvrtc.get_supported_ccs = not_found
+assert dcd_cuda.compiler_missing() == 'NVRTC: Failure finding "libnvrtc.so.13"'
+from numba import cuda
+cuda.is_available = lambda: True  # (a GPU, as far as the check before is concerned)
+try:
+    dcd_cuda.cuda_module()
+except InvalidInputError as error:
+    print(error)
+"""
+
+
+@needs_numba_cuda
+def test_a_gpu_without_the_cuda_compiler_is_a_one_line_error():
+    # numba-cuda compiles the kernels at their first launch with NVRTC and NVVM, shared
+    # libraries it looks for apart from the driver: missing, they are named before anything
+    # is copied to the GPU, not raised from inside numba-cuda's compiler.
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    run = subprocess.run([sys.executable, "-c", _WITHOUT_NVRTC], env=env, capture_output=True,
+                         text=True, timeout=300)  # fmt: skip
+    if run.returncode != 0 and "compiler_missing() is None" in run.stderr:
+        pytest.skip("no CUDA compiler libraries here (the dev extras install them on Linux)")
+    assert run.returncode == 0, run.stderr[-2000:]
+    message = run.stdout.strip()
+    assert len(message.splitlines()) == 1
+    assert "cannot compile for the GPU (NVRTC: Failure finding" in message
+    assert dcd_cuda.COMPILER_HINT in message

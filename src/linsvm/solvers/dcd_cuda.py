@@ -180,7 +180,37 @@ def cuda_module():
         )
     if simulated(cuda):
         prepare_simulator()
+    else:
+        missing = compiler_missing()
+        if missing is not None:
+            raise InvalidInputError(
+                f"device='cuda': numba-cuda cannot compile for the GPU ({missing}): install "
+                f"the CUDA compiler libraries matching the driver, {COMPILER_HINT}"
+            )
     return cuda
+
+
+COMPILER_HINT = "pip install 'numba-cuda[cu13]' (or [cu12]), or a CUDA toolkit"
+
+
+def compiler_missing() -> str | None:
+    """What keeps numba-cuda from compiling a kernel (its NVRTC or NVVM library not found),
+    in one line, or None. Asked before the first launch, where numba-cuda would otherwise
+    raise from deep inside; skipped (None) if numba-cuda's modules have moved."""
+    try:
+        from numba.cuda.cudadrv import nvrtc, nvvm
+    except ImportError:
+        return None
+    for name, load in (("NVRTC", getattr(nvrtc, "get_supported_ccs", None)),
+                       ("NVVM", getattr(nvvm, "NVVM", None))):  # fmt: skip
+        if load is None:
+            continue
+        try:
+            load()
+        except Exception as error:  # (DynamicLibNotFoundError, NvvmSupportError, ...)
+            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            return f"{name}: {first or type(error).__name__}"[:300]
+    return None
 
 
 def check_available() -> None:

@@ -272,6 +272,11 @@ def main(argv=None) -> int:
     for tool in tools:
         tool.warm_up()
     cache = ReferenceCache(scratch_dir() / PSTAR_CACHE)
+    header = report_header(
+        "The dual coordinate descent on one GPU: time to relative primal accuracy", "bench_gpu",
+        [f"targets {', '.join(f'{t:g}' for t in TARGETS)}; C = 1, no bias; {args.repeats} "
+         "repeats; times in seconds, from CSR in host memory (copy to the GPU included)"],
+    )
     sections: list[str] = []
     for name in args.datasets.split(","):
         ds = smoke_dataset() if args.smoke else load_dataset(name, args.synthetic_rows)
@@ -295,14 +300,19 @@ def main(argv=None) -> int:
                 rows.append((tool, bench))
             # P* may have been lowered by a run: the accuracies are read after all runs
             sections += problem_section(ds, loss, ref, rows)
+            # (after every problem: a run cut short by a lent machine's time keeps what it has)
+            write_report(report(header, notes, tools, gpu, sections), args.out)
         for tool in tools:
             tool.release()
-    header = report_header(
-        "The dual coordinate descent on one GPU: time to relative primal accuracy", "bench_gpu",
-        [f"targets {', '.join(f'{t:g}' for t in TARGETS)}; C = 1, no bias; {args.repeats} "
-         "repeats; times in seconds, from CSR in host memory (copy to the GPU included)"]
-        + notes,
-    )
+    write_report(report(header, notes, tools, gpu, sections), args.out)
+    return 0
+
+
+def report(header: list[str], notes: list[str], tools: list[Tool], gpu: LinsvmGPU,
+           sections: list[str]) -> list[str]:
+    """The report's lines: its header (``report_header``'s) with the notes, the problems
+    measured so far, the GPU runs' figures."""
+    header = header[:-1] + [f"- {note}" for note in notes] + [""]
     gpu_lines = [f"- linsvm GPU, {LOSS_SHORT[loss]}: {fig['device']}, {fig['threads_per_row']} "
                  f"threads a row, {fig['rows_in_flight_start']} rows in flight at the start; "
                  f"halvings (epochs undone): at most {fig['max_halvings']} in a run, "
@@ -318,8 +328,7 @@ def main(argv=None) -> int:
                           f"{fig['min_in_flight']} rows in flight; max |GPU's running w - "
                           f"w(alpha)| / max |w| {fmt_sci(fig['w_error'])}"
                           for loss, fig in sorted(tool.figures.items())]
-    write_report(header + sections + ["## The GPU runs", ""] + gpu_lines, args.out)
-    return 0
+    return header + sections + ["## The GPU runs", ""] + gpu_lines
 
 
 def problem_section(ds, loss: int, ref: Reference, rows) -> list[str]:

@@ -657,6 +657,11 @@ def not_found():
 nvrtc.get_supported_ccs = not_found
 assert dcd_cuda.compiler_missing() == 'NVRTC: Failure finding "libnvrtc.so.13"'
 from numba import cuda
+if not cuda.is_available() and dcd_cuda.driver_problem():  # (its reason in the one line)
+    try:
+        dcd_cuda.cuda_module()
+    except InvalidInputError as error:
+        assert f"finds none ({dcd_cuda.driver_problem()}; nvidia-smi" in str(error), error
 cuda.is_available = lambda: True  # (a GPU, as far as the check before is concerned)
 try:
     dcd_cuda.cuda_module()

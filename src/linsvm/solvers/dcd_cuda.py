@@ -174,9 +174,10 @@ def cuda_module():
     except Exception:  # a broken driver install reports itself in many ways
         available = False
     if not available:
+        why = driver_problem()
         raise InvalidInputError(
             "device='cuda' needs an NVIDIA GPU and its driver: numba-cuda finds none "
-            "(nvidia-smi should list the GPU)"
+            f"({why + '; ' if why else ''}nvidia-smi should list the GPU)"
         )
     if simulated(cuda):
         prepare_simulator()
@@ -188,6 +189,18 @@ def cuda_module():
                 f"the CUDA compiler libraries matching the driver, {COMPILER_HINT}"
             )
     return cuda
+
+
+def driver_problem() -> str | None:
+    """Why numba-cuda's driver did not start, in one line (no driver library, one too old
+    for its CUDA bindings, no device), or None when it gives no reason."""
+    try:
+        from numba.cuda.cudadrv.driver import driver
+    except ImportError:
+        return None
+    error = getattr(driver, "initialization_error", None)
+    lines = [line.strip() for line in str(error or "").splitlines() if line.strip()]
+    return lines[0].rstrip(".")[:200] if lines else None
 
 
 COMPILER_HINT = "pip install 'numba-cuda[cu13]' (or [cu12]), or a CUDA toolkit"

@@ -72,10 +72,17 @@ block's rows of a round one after another, each row's w'x_i corrected by the hot
 the rows before it, and adds the hot changes to the view, while the row's threads add the
 rest to w as before; every ``flush_rounds`` rounds (``DEFAULT_FLUSH_ROUNDS``) the block adds
 its view's changes to w atomically and reads it back, as the CPU's async threads do with
-theirs. A block's rows then meet the hot weights as serial coordinate descent does, and the
-overshoot on them comes from the blocks in flight, not from every row in flight (a factor of
-rows a block fewer); the safeguard stays. The rows' feature numbers are copied to the GPU a
-second time with the hot ones renumbered past the weights (4 bytes a non-zero).
+theirs. A block's rows then meet the hot weights as serial coordinate descent does, and fewer
+readers (the blocks in flight, not the rows) push them as if alone; the safeguard stays. Yet a
+view misses the other blocks' changes of up to (blocks in flight - 1) x rows a block x
+``flush_rounds`` rows, no fewer than a row without views misses, and in the CPU's lockstep
+simulator (``dcd_async``) the rows missed decide, not the readers: on pypi-recent -s 1, reads
+of the hot weights missing about 1000 rows undid outer iterations whether 16 threads flushed
+every 64 rows, 64 every 16 or 128 every 8, and missing 112-127 rows kept the serial ones
+with 8 readers or 128. So the views may not let more rows be in flight than the plain
+kernel; only a GPU can say (``benchmarks/bench_gpu.py`` reports both). The rows' feature
+numbers are copied to the GPU a second time with the hot ones renumbered past the weights (4
+bytes a non-zero).
 
 Not here: -s 7 (dual logistic regression). Its coordinate step is an inner Newton solve (up
 to 101 steps, each with logarithms) run by one thread while the rest of its row's threads

@@ -268,13 +268,11 @@ if "row_stack" in np.__dict__:
     del np.row_stack
     np.__all__ = [name for name in np.__all__ if name != "row_stack"]
 from linsvm.solvers import _dcd_cuda_kernels as kernels
+from linsvm.solvers.dcd_cuda import compiler_missing
 from numba import cuda
-try:
-    from cuda.pathfinder import load_nvidia_dynamic_lib
-    for lib in ("nvrtc", "nvvm"):
-        load_nvidia_dynamic_lib(lib)
-except Exception as e:
-    print(f"no CUDA compiler libraries here: {e}".splitlines()[0])
+missing = compiler_missing()
+if missing is not None:
+    print(f"no CUDA compiler libraries here: {missing}")
     sys.exit(3)
 if not cuda.is_available():
     import numba.cuda.dispatcher as dispatcher

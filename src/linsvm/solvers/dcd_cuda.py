@@ -172,7 +172,7 @@ def cuda_module():
     try:
         from numba import cuda
     except ImportError as error:  # e.g. its CUDA bindings
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        first = _first_line(error) or type(error).__name__
         raise InvalidInputError(
             f"device='cuda': numba-cuda cannot be imported ({first}): {INSTALL_HINT}"
         ) from None
@@ -205,9 +205,8 @@ def driver_problem() -> str | None:
         from numba.cuda.cudadrv.driver import driver
     except ImportError:
         return None
-    error = getattr(driver, "initialization_error", None)
-    lines = [line.strip() for line in str(error or "").splitlines() if line.strip()]
-    return lines[0].rstrip(".")[:200] if lines else None
+    reason = _first_line(getattr(driver, "initialization_error", None) or "")
+    return reason.rstrip(".")[:200] or None
 
 
 COMPILER_HINT = "pip install 'numba-cuda[cu13]' (or [cu12]), or a CUDA toolkit"
@@ -228,9 +227,13 @@ def compiler_missing() -> str | None:
         try:
             load()
         except Exception as error:  # (DynamicLibNotFoundError, NvvmSupportError, ...)
-            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            return f"{name}: {first or type(error).__name__}"[:300]
+            return f"{name}: {_first_line(error) or type(error).__name__}"[:300]
     return None
+
+
+def _first_line(message) -> str:
+    """The first non-blank line of an error or message, stripped ("" if none)."""
+    return next((line.strip() for line in str(message).splitlines() if line.strip()), "")
 
 
 def check_available() -> None:

@@ -125,9 +125,10 @@ def _flush_views(me, n_threads, hot_weight, n_slots, view, kept, w):
 def dcd_epoch(
     indptr, indices, data, bias, bias_index, rec, w, flags, n_rows, half_bits, k0, k1, k2, k3,
     regression, squared, p, shrinking, upper_old, lower_old, partial, views, hot_base,
-    hot_weight, flush_rounds,
+    hot_weight, flush_rounds, block, block_weight, position_start, position_stop,
 ):  # fmt: skip
-    """One epoch (outer iteration) of dual CD over the rows whose flag is ACTIVE.
+    """One epoch (outer iteration) of dual CD over the rows whose flag is ACTIVE, or the part
+    of it at positions ``position_start`` to ``position_stop`` of its order.
 
     indptr (l+1,), indices (nnz,) int32, data (nnz,) float32 or float64: the CSR rows;
     bias >= 0 adds the implicit feature whose weight is w[bias_index]; rec (l, 4) float64
@@ -147,6 +148,11 @@ def dcd_epoch(
     descent does; their other features' changes are added to w by the row's threads as
     without views. Every ``flush_rounds`` rounds, and at the end, the block adds its view's
     changes to w and reads the view back.
+
+    ``block`` (``dcd_cuda``'s hot block; not with ``views``): the hot features, numbered as
+    for the views, and the bias (last, when bias >= 0) are a primal block whose weights,
+    block_weight (n_slots,), stay fixed during the launch: the rows read them there and add
+    their changes to the other weights only.
     """
     lane = cuda.threadIdx.x
     slot = cuda.threadIdx.y
@@ -178,11 +184,12 @@ def dcd_epoch(
     shrunk_now = 0.0
     measure_sum = 0.0
     stride = cuda.gridDim.x * rows_per_block
-    base = cuda.blockIdx.x * rows_per_block
-    while base < n_rows:  # the same number of rounds for every thread of the block
+    base = position_start + cuda.blockIdx.x * rows_per_block
+    block_bias_slot = block_weight.shape[0] - 1
+    while base < position_stop:  # the same number of rounds for every thread of the block
         s = base + slot
         i = int64(-1)
-        if s < n_rows:
+        if s < position_stop:
             i = device_order_position(s, n_rows, half_bits, k0, k1, k2, k3)
             if flags[i] != ACTIVE:
                 i = -1
@@ -196,6 +203,8 @@ def dcd_epoch(
             j = indices[k]
             if views and j >= hot_base:
                 acc += view[j - hot_base] * data[k]
+            elif block and j >= hot_base:
+                acc += block_weight[j - hot_base] * data[k]
             else:
                 acc += w[j] * data[k]
         sums[me] = acc
@@ -261,7 +270,7 @@ def dcd_epoch(
             if i >= 0:
                 dot = sums[me]
                 if bias >= 0.0:
-                    dot += bias * w[bias_index]
+                    dot += bias * (block_weight[block_bias_slot] if block else w[bias_index])
                 a = rec[i, ALPHA]
                 yi = rec[i, Y]
                 if regression:
@@ -292,9 +301,9 @@ def dcd_epoch(
         if step != 0.0:
             for k in range(start + lane, end, width):
                 j = indices[k]
-                if not views or j < hot_base:
+                if not (views or block) or j < hot_base:
                     cuda.atomic.add(w, j, step * data[k])
-            if lane == 0 and bias >= 0.0 and not views:
+            if lane == 0 and bias >= 0.0 and not (views or block):
                 cuda.atomic.add(w, bias_index, step * bias)
         if views:
             for h in range(me, n_slots, n_threads):
@@ -333,10 +342,13 @@ def dcd_epoch(
 
 
 @cuda.jit(cache=True)
-def dual_objective_partials(rec, w, regression, squared, p, partial):
+def dual_objective_partials(rec, w, regression, squared, p, offset, partial):
     """Each block's part of the dual objective (the form dual CD decreases) into
     partial[blockIdx.x, OBJECTIVE]: 1/2 w'w plus ``row_dual_terms`` over the rows (the SVM or,
     ``regression``, the SVR dual; ``squared``: the L2 loss; p: the SVR's tube half width).
+    With a hot block (offset (l,), each row's margin on the block; empty without one) w holds
+    the other weights and the form is the dual of the problem with the block fixed: each row
+    adds alpha_i y_i offset_i.
 
     rec (l, 4), w (n [+1],): the running state; partial (gridDim.x or more, N_FIGURES). A 1-D
     launch of a power-of-two number of threads, at most MAX_BLOCK_THREADS."""
@@ -350,6 +362,8 @@ def dual_objective_partials(rec, w, regression, squared, p, partial):
     for i in range(start, rec.shape[0], stride):
         acc += row_dual_terms(rec[i, ALPHA], rec[i, Y], rec[i, BOUND_OR_DIAG], squared,
                               regression, p)  # fmt: skip
+        if offset.shape[0] > 0:
+            acc += rec[i, ALPHA] * rec[i, Y] * offset[i]
     scratch[t] = acc
     cuda.syncthreads()
     half = cuda.blockDim.x // 2
@@ -435,3 +449,115 @@ def clear_shrunk(flags):
     for i in range(start, flags.shape[0], cuda.gridsize(1)):
         if flags[i] == SHRUNK:
             flags[i] = ACTIVE
+
+
+# ------------------------------------------------------------------ the hot block's Newton step
+# (``dcd_cuda._HotBlock``: the L2-loss SVM's primal over the block's weights u, the other
+# weights fixed, 1/2 u'u + sum_i C_i max(0, 1 - y_i m_i)^2; its vectors of the block's length
+# live on the host, each sweep of the rows is one of these launches.)
+
+
+@cuda.jit(device=True)
+def _row_slot_sum(acc, me, lane, width, sums):
+    """The sum over a row slot's threads of their ``acc`` (thread ``me``, ``lane`` of
+    ``width``), in ``sums``; every thread of the block must call it."""
+    sums[me] = acc
+    cuda.syncthreads()
+    half = width // 2
+    while half > 0:
+        if lane < half:
+            sums[me] += sums[me + half]
+        cuda.syncthreads()
+        half //= 2
+    return sums[me - lane]
+
+
+@cuda.jit(cache=True)
+def rows_times(indptr, indices, data, v, scale, out):
+    """out_i = scale_i x_i'v over CSR rows (scale empty: 1): X_B u, y * X_B s, or with the
+    block's transposed rows X_B' t. Launch as ``dcd_epoch``: blockDim (threads a row, rows a
+    block), any grid."""
+    lane = cuda.threadIdx.x
+    width = cuda.blockDim.x
+    me = cuda.threadIdx.y * width + lane
+    sums = cuda.shared.array(MAX_BLOCK_THREADS, float64)
+    n_rows = out.shape[0]
+    stride = cuda.gridDim.x * cuda.blockDim.y
+    base = cuda.blockIdx.x * cuda.blockDim.y
+    while base < n_rows:  # the same number of rounds for every thread of the block
+        i = base + cuda.threadIdx.y
+        acc = 0.0
+        if i < n_rows:
+            for k in range(indptr[i] + lane, indptr[i + 1], width):
+                acc += v[indices[k]] * data[k]
+        total = _row_slot_sum(acc, me, lane, width, sums)
+        if lane == 0 and i < n_rows:
+            out[i] = total * (scale[i] if scale.shape[0] > 0 else 1.0)
+        cuda.syncthreads()
+        base += stride
+
+
+@cuda.jit(cache=True)
+def block_slacks(indptr, indices, data, bias, bias_index, w, hot_base, block_weight, rec,
+                 flags, slack, weight, coef):  # fmt: skip
+    """For the block's Newton step, each row's slack z_i = 1 - y_i w'x_i (the rows as
+    ``dcd_epoch`` reads them: hot features numbered from hot_base, their weights and the
+    bias's in block_weight), weight_i = 2 C_i where z_i > 0 (else 0: the generalised
+    Hessian's rows) and coef_i = weight_i z_i y_i (the loss's gradient: X_B' coef). C_i is
+    1 / (2 D_ii) of the records; a row that never trains (C_i = 0) weighs 0."""
+    lane = cuda.threadIdx.x
+    width = cuda.blockDim.x
+    me = cuda.threadIdx.y * width + lane
+    sums = cuda.shared.array(MAX_BLOCK_THREADS, float64)
+    n_rows = rec.shape[0]
+    bias_slot = block_weight.shape[0] - 1
+    stride = cuda.gridDim.x * cuda.blockDim.y
+    base = cuda.blockIdx.x * cuda.blockDim.y
+    while base < n_rows:
+        i = base + cuda.threadIdx.y
+        acc = 0.0
+        if i < n_rows:
+            for k in range(indptr[i] + lane, indptr[i + 1], width):
+                j = indices[k]
+                acc += (block_weight[j - hot_base] if j >= hot_base else w[j]) * data[k]
+        total = _row_slot_sum(acc, me, lane, width, sums)
+        if lane == 0 and i < n_rows:
+            if bias >= 0.0:
+                total += bias * block_weight[bias_slot]
+            yi = rec[i, Y]
+            z = 1.0 - yi * total
+            c2 = 0.0
+            if z > 0.0 and flags[i] != FIXED:
+                c2 = 1.0 / rec[i, BOUND_OR_DIAG]
+            slack[i] = z
+            weight[i] = c2
+            coef[i] = c2 * z * yi
+        cuda.syncthreads()
+        base += stride
+
+
+@cuda.jit(cache=True)
+def block_line_values(slack, slope, rec, flags, trials, partial):
+    """Each block's part of sum_i C_i max(0, z_i - t d_i)^2 for every trial step t of
+    ``trials`` (T,) into partial[blockIdx.x, :T] (z: the slacks, d: y_i x_i's change of
+    margin along the step, C_i = 1 / (2 D_ii); rows that never train left out). A 1-D launch
+    of a power-of-two number of threads, at most MAX_BLOCK_THREADS."""
+    t = cuda.threadIdx.x
+    scratch = cuda.shared.array(MAX_BLOCK_THREADS, float64)
+    for k in range(trials.shape[0]):
+        acc = 0.0
+        for i in range(cuda.grid(1), slack.shape[0], cuda.gridsize(1)):
+            z = slack[i] - trials[k] * slope[i]
+            if z > 0.0 and flags[i] != FIXED:
+                acc += 0.5 * z * z / rec[i, BOUND_OR_DIAG]
+        scratch[t] = acc
+        cuda.syncthreads()
+        half = cuda.blockDim.x // 2
+        while half > 0:
+            if t < half:
+                scratch[t] += scratch[t + half]
+            cuda.syncthreads()
+            half //= 2
+        if t == 0:
+            partial[cuda.blockIdx.x, k] = scratch[0]
+        cuda.syncthreads()

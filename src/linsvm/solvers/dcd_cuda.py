@@ -159,6 +159,20 @@ DEFAULT_FLUSH_ROUNDS = 2
 # The default of option ``hot_views`` (off until measured on a GPU against the plain kernel:
 # ``benchmarks/bench_gpu.py`` runs both).
 HOT_VIEWS = False
+# The hot block (option ``hot_block``, -s 1; the module's docstring): its default (off until
+# measured on a GPU: ``benchmarks/bench_gpu.py`` runs it), the rows in flight it starts from
+# unless ``rows_in_flight`` says, its features when chosen by the rows in flight (those in
+# more than HOT_BLOCK_ROWS_SHARED / R of the rows, at most HOT_BLOCK_MAX), its Newton steps an
+# epoch by default (option ``hot_steps``), each step's conjugate-gradient iterations at most
+# and their relative tolerance (TRON's), and the line search's trial steps (halving from 1).
+HOT_BLOCK = False
+HOT_BLOCK_ROWS_IN_FLIGHT = 16384
+HOT_BLOCK_ROWS_SHARED = 3.0
+HOT_BLOCK_MAX = 16384
+DEFAULT_HOT_STEPS = 4
+HOT_BLOCK_CG = 5
+HOT_BLOCK_CG_RTOL = 0.1
+HOT_BLOCK_TRIALS = 8
 
 INSTALL_HINT = "pip install 'linsvm[cuda]'"
 
@@ -376,11 +390,12 @@ def _power_of_two_at_least(n: float) -> int:
     return 1 << max(0, math.ceil(math.log2(max(n, 1.0))))
 
 
-def launch_plan(sub: Subproblem, cuda) -> tuple[int, int, int]:
+def launch_plan(sub: Subproblem, cuda,
+                default_in_flight: int = DEFAULT_ROWS_IN_FLIGHT) -> tuple[int, int, int]:
     """(threads per row, rows per block, blocks) of the epoch kernel.
 
     Options ``threads_per_row`` (a power of two up to 32), ``rows_per_block`` (at most 32,
-    their product at most 256) and ``rows_in_flight`` (default ``DEFAULT_ROWS_IN_FLIGHT``; the
+    their product at most 256) and ``rows_in_flight`` (default ``default_in_flight``; the
     start: the safeguard may halve it) override the choice: threads per row the power of two
     near half the mean row length (4 to 32: a row is read in about two rounds), rows per block
     filling ``BLOCK_THREADS`` (no more than the rows in flight), blocks enough for the rows in
@@ -399,7 +414,7 @@ def launch_plan(sub: Subproblem, cuda) -> tuple[int, int, int]:
     if per_row is None:
         per_row = min(MAX_THREADS_PER_ROW, max(4, _power_of_two_at_least(mean_nnz / 2)))
     per_block = sub.option("rows_per_block") or max(1, BLOCK_THREADS // per_row)
-    in_flight = sub.option("rows_in_flight") or DEFAULT_ROWS_IN_FLIGHT
+    in_flight = sub.option("rows_in_flight") or default_in_flight
     for name, value in (("threads_per_row", per_row), ("rows_per_block", per_block),
                         ("rows_in_flight", in_flight)):  # fmt: skip
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
@@ -437,6 +452,193 @@ def hot_plan(sub: Subproblem, n_weights: int) -> tuple[np.ndarray | None, np.nda
     weights = hot if sub.bias < 0 else np.append(hot, n_weights - 1)
     # (no hot feature: the rows' own numbers serve; the bias alone may still have a view)
     return (hot if hot.shape[0] else None), weights.astype(np.int64), int(flush_rounds)
+
+
+def block_features(sub: Subproblem, rows_in_flight: int) -> np.ndarray | None:
+    """The hot block's features (ascending) of option ``hot_block`` (default ``HOT_BLOCK``):
+    False, none (no block); an integer k, the k in most rows; True, those in more than
+    ``HOT_BLOCK_ROWS_SHARED`` / ``rows_in_flight`` of the rows (at most ``HOT_BLOCK_MAX``, the
+    most shared first): a read of any other weight then misses few changes of it, as the
+    staleness benchmark's hot-block runs keep the serial epochs with about 3. The bias, when
+    there is one, joins the block in any case."""
+    option = sub.option("hot_block", HOT_BLOCK)
+    if option is False or option is None or (not isinstance(option, bool) and option == 0):
+        return None
+    if not isinstance(option, bool) and (
+        not isinstance(option, int | np.integer) or option < 0
+    ):
+        raise InvalidInputError(
+            f"hot_block must be True, False or a number of features >= 0, got {option!r}"
+        )
+    if sub.option("hot_views", HOT_VIEWS):
+        raise InvalidInputError("hot_block and hot_views are two schemes: choose one")
+    X = sub.X
+    counts = np.bincount(X.indices, minlength=X.shape[1])
+    if option is True:
+        least = HOT_BLOCK_ROWS_SHARED * X.shape[0] / max(rows_in_flight, 1)
+        k = min(HOT_BLOCK_MAX, int(np.count_nonzero(counts > least)))
+    else:
+        k = min(int(option), X.shape[1])
+    ranked = np.argsort(-counts, kind="stable")[:k]
+    return np.sort(ranked[counts[ranked] > 0]).astype(np.int64)
+
+
+class _HotBlock:
+    """The hot block of a GPU solve of the L2-loss SVM (option ``hot_block``; the module's
+    docstring): its features, their rows as CSR over the block (X_B, the bias's column last)
+    and transposed (X_B'), its weights u on the host (float64) and on the GPU, its Newton
+    step, and the norms of the primal's gradient over the block at the first step and at the
+    last (its part of the stopping rule)."""
+
+    def __init__(self, X, features: np.ndarray, bias: float, steps: int) -> None:
+        import scipy.sparse as sp
+
+        self.features = features
+        rows = sp.csr_matrix(X)[:, features]
+        if bias >= 0.0:
+            rows = sp.hstack([rows, np.full((X.shape[0], 1), bias)], format="csr")
+        rows = sp.csr_matrix(rows, dtype=np.float64)
+        self.squares = np.asarray(rows.multiply(rows).sum(axis=1)).ravel()  # |x_iB|^2
+        self.rows = sp.csr_matrix(rows, dtype=DEVICE_DATA_DTYPE)
+        self.columns = sp.csr_matrix(self.rows.T, dtype=DEVICE_DATA_DTYPE)
+        self.n_slots = self.rows.shape[1]
+        self.steps = steps
+        self.u = np.zeros(self.n_slots)
+        # |g| at the first Newton step and at the last, -1 before the first (in the state: a
+        # checkpoint resumes them)
+        self.gradient_norms = np.full(2, -1.0)
+
+    def take_weights(self, w: np.ndarray, bias_index: int, bias: float) -> None:
+        """u from w's entries (the start's w = sum_i y_i alpha_i x_i); w keeps the others."""
+        self.u[: self.features.shape[0]] = w[self.features]
+        w[self.features] = 0.0
+        if bias >= 0.0:
+            self.u[-1] = w[bias_index]
+            w[bias_index] = 0.0
+
+    def restrict_curvature(self, rec: np.ndarray, kernels) -> None:
+        """Each row's Q_ii over its features off the block (D_ii included): the exact step
+        of the dual with the block fixed. (With the whole |x_i|^2 the rows lag the block
+        where it holds most of a row, as a bias does: ``benchmarks/bench_staleness.py``.)"""
+        qbar = rec[:, kernels.QBAR] - self.squares
+        rec[:, kernels.QBAR] = np.maximum(qbar, rec[:, kernels.BOUND_OR_DIAG])
+
+    def nbytes(self, n_rows: int) -> int:
+        """Bytes on the GPU: X_B and X_B', seven vectors over the rows."""
+        nnz = int(self.rows.nnz)
+        return 2 * nnz * 8 + (n_rows + self.n_slots + 2) * 8 + n_rows * 7 * 8
+
+    def copy_to_device(self, cuda, y: np.ndarray, simulated_launch: bool) -> None:
+        n_rows = self.rows.shape[0]
+        self.d_rows = tuple(cuda.to_device(a) for a in (
+            self.rows.indptr.astype(np.int64), self.rows.indices.astype(np.int32),
+            self.rows.data))  # fmt: skip
+        self.d_columns = tuple(cuda.to_device(a) for a in (
+            self.columns.indptr.astype(np.int64), self.columns.indices.astype(np.int32),
+            self.columns.data))  # fmt: skip
+        self.d_u = cuda.to_device(self.u)
+        self.d_vector = cuda.to_device(np.zeros(self.n_slots))
+        self.d_slots_out = cuda.device_array(self.n_slots, dtype=np.float64)
+        self.d_y = cuda.to_device(y)
+        self.d_none = cuda.to_device(np.zeros(0))
+        self.d_slack, self.d_weight, self.d_coef, self.d_products, self.d_slope, \
+            self.d_offset = (cuda.device_array(n_rows, dtype=np.float64) for _ in range(6))
+        self.trials = np.concatenate([[0.0], 0.5 ** np.arange(HOT_BLOCK_TRIALS)])
+        self.d_trials = cuda.to_device(self.trials)
+        # launches: the block's rows (short) and its columns (long), as the epoch's layout
+        mean = self.rows.nnz / max(n_rows, 1)
+        if simulated_launch:
+            self.rows_launch = (2, 2, 2)
+            self.columns_launch = (2, 2, 2)
+            self.line_launch = (2, 4)
+        else:
+            per_row = min(32, max(1, _power_of_two_at_least(mean / 2)))
+            per_block = BLOCK_THREADS // per_row
+            self.rows_launch = (per_row, per_block,
+                                max(1, min(65535, math.ceil(n_rows / per_block))))
+            self.columns_launch = (32, 4, max(1, min(65535, math.ceil(self.n_slots / 4))))
+            self.line_launch = (STATE_BLOCKS, 256)
+        self.d_line = cuda.device_array((self.line_launch[0], self.trials.shape[0]),
+                                        dtype=np.float64)  # fmt: skip
+
+    def _times(self, kernels, rows: bool, d_vector, d_scale, d_out) -> None:
+        per_row, per_block, blocks = self.rows_launch if rows else self.columns_launch
+        indptr, indices, data = self.d_rows if rows else self.d_columns
+        kernels.rows_times[blocks, (per_row, per_block)](indptr, indices, data, d_vector,
+                                                         d_scale, d_out)  # fmt: skip
+
+    def transposed_times(self, kernels, d_row_values) -> np.ndarray:
+        """X_B' v for a vector over the rows on the GPU, to the host."""
+        self._times(kernels, False, d_row_values, self.d_none, self.d_slots_out)
+        return self.d_slots_out.copy_to_host()
+
+    def refresh_offset(self, kernels) -> None:
+        """Each row's margin on the block, X_B u (the dual objective's offsets)."""
+        self.d_u.copy_to_device(self.u)
+        self._times(kernels, True, self.d_u, self.d_none, self.d_offset)
+
+    def newton_step(self, run) -> None:
+        """One Newton step on u for the other weights as they are on the GPU: conjugate
+        gradients on (I + X_B' D_w X_B) s = -g (at most ``HOT_BLOCK_CG``, relative tolerance
+        ``HOT_BLOCK_CG_RTOL``), then the first of the trial steps 1, 1/2, ... that lowers the
+        primal by at least 1% of its slope's promise (none: u stays)."""
+        kernels = run.kernels
+        per_row, per_block, blocks = self.rows_launch
+        kernels.block_slacks[blocks, (per_row, per_block)](
+            run.d_indptr, run.d_indices, run.d_data, run.bias, run.bias_index, run.d_w,
+            hot_base(run.X), self.d_u, run.d_rec, run.d_flags, self.d_slack, self.d_weight,
+            self.d_coef,
+        )  # fmt: skip
+        g = self.u - self.transposed_times(kernels, self.d_coef)
+        norm = float(np.linalg.norm(g))
+        if self.gradient_norms[0] < 0.0:
+            self.gradient_norms[0] = norm
+        self.gradient_norms[1] = norm
+        s = np.zeros_like(g)
+        r = -g
+        d = r.copy()
+        rr = float(r @ r)
+        tolerance = HOT_BLOCK_CG_RTOL * math.sqrt(rr)
+        for _ in range(HOT_BLOCK_CG):
+            if math.sqrt(rr) <= tolerance:
+                break
+            self.d_vector.copy_to_device(d)
+            self._times(kernels, True, self.d_vector, self.d_weight, self.d_products)
+            hd = d + self.transposed_times(kernels, self.d_products)
+            step = rr / float(d @ hd)
+            s += step * d
+            r -= step * hd
+            rr, rr_old = float(r @ r), rr
+            d = r + (rr / rr_old) * d
+        self.d_vector.copy_to_device(s)
+        self._times(kernels, True, self.d_vector, self.d_y, self.d_slope)
+        blocks, threads = self.line_launch
+        kernels.block_line_values[blocks, threads](
+            self.d_slack, self.d_slope, run.d_rec, run.d_flags, self.d_trials, self.d_line
+        )
+        losses = self.d_line.copy_to_host().sum(axis=0)
+        values = [0.5 * float((self.u + t * s) @ (self.u + t * s)) + loss
+                  for t, loss in zip(self.trials, losses, strict=True)]  # fmt: skip
+        slope = float(g @ s)
+        for t, value in zip(self.trials[1:], values[1:], strict=True):
+            if value <= values[0] + 0.01 * t * slope:
+                self.u += t * s
+                break
+        self.refresh_offset(kernels)
+
+    def rule_holds(self, eps: float) -> bool:
+        """The block's part of the stopping rule: the primal's gradient over the block at the
+        last Newton step within ``eps`` times the first's (TRON's rule, -s 2)."""
+        first, last = self.gradient_norms
+        return bool(first >= 0.0 and last <= eps * first)
+
+    def place(self, w: np.ndarray, bias_index: int, bias: float) -> np.ndarray:
+        """The whole w: the other weights ``w`` (a copy) with the block's put back."""
+        w = w.copy()
+        w[self.features] = self.u[: self.features.shape[0]]
+        if bias >= 0.0:
+            w[bias_index] = self.u[-1]
+        return w
 
 
 def _splitmix64(x: int) -> int:
@@ -723,8 +925,24 @@ class _DeviceRun:
         self.shrinking = bool(sub.option("shrinking", True))
         self.n_weights = sub.n_weights
         self.monotone = bool(sub.option("monotone", True))
-        self.per_row, self.plan_per_block, self.plan_blocks = launch_plan(sub, cuda)
+        wants_block = sub.option("hot_block", HOT_BLOCK) not in (False, None, 0)
+        if wants_block and (kind.regression or not kind.squared):
+            raise InvalidInputError(
+                "hot_block takes the L2-loss SVM (-s 1) only: the block's Newton step needs "
+                "a smooth primal"
+            )
+        self.per_row, self.plan_per_block, self.plan_blocks = launch_plan(
+            sub, cuda, HOT_BLOCK_ROWS_IN_FLIGHT if wants_block else DEFAULT_ROWS_IN_FLIGHT
+        )
         self.hot, self.hot_weight, self.flush_rounds = hot_plan(sub, self.n_weights)
+        self.block = None
+        features = block_features(sub, self.plan_blocks * self.plan_per_block)
+        if features is not None and (features.shape[0] or self.bias >= 0.0):
+            steps = sub.option("hot_steps", DEFAULT_HOT_STEPS)
+            if isinstance(steps, bool) or not isinstance(steps, int | np.integer) or steps < 1:
+                raise InvalidInputError(f"hot_steps must be an integer >= 1, got {steps!r}")
+            self.block = _HotBlock(X, features, self.bias, int(steps))
+            self.hot = features
         self._prepare_state()
         self._plan_state_launches()
 
@@ -749,6 +967,10 @@ class _DeviceRun:
         self.launch = np.array([self.plan_blocks, self.plan_per_block, 0], dtype=np.int64)
         state = {"rec": self.rec, "w": self.w, "flags": self.flags, "fstate": self.fstate,
                  "istate": self.istate}  # fmt: skip
+        if self.block is not None:  # w keeps the other weights, the block's own u
+            self.block.take_weights(self.w, self.n_weights - 1, self.bias)
+            self.block.restrict_curvature(self.rec, kernels)
+            state.update(block_weight=self.block.u, block_gradients=self.block.gradient_norms)
         if sub.resume is not None:
             _base.restore_state(state, sub.resume)
             _restore_launch(self.launch, sub.resume)
@@ -777,10 +999,13 @@ class _DeviceRun:
         cuda, kernels = self.cuda, self.kernels
         n_rows, n_weights = self.X.shape[0], self.n_weights
         sizes = f"dual variables and records {_mib(n_rows * 33)}, w {_mib(n_weights * 8)}"
+        state_bytes = state_nbytes(n_rows, n_weights, self.n_partials, self.monotone)
+        if self.block is not None:
+            state_bytes += self.block.nbytes(n_rows)
+            sizes += f", hot block {_mib(self.block.nbytes(n_rows))}"
         self.d_indptr, self.d_indices, self.d_data = holder.get(
-            cuda, state_nbytes(n_rows, n_weights, self.n_partials, self.monotone), sizes,
-            self.hot,
-        )  # fmt: skip
+            cuda, state_bytes, sizes, self.hot
+        )
         self.d_hot_weight = cuda.to_device(self.hot_weight)
         self.views = self.hot_weight.shape[0] > 0
         self.d_rec = cuda.to_device(self.rec)
@@ -788,6 +1013,11 @@ class _DeviceRun:
         self.d_flags = cuda.to_device(self.flags)
         self.d_partial = cuda.to_device(np.zeros((self.n_partials, kernels.N_FIGURES)))
         self.d_figures = cuda.device_array(kernels.N_FIGURES, dtype=np.float64)
+        self.d_no_offset = cuda.to_device(np.zeros(0))
+        self.d_no_block = cuda.to_device(np.zeros(1))
+        if self.block is not None:
+            self.block.copy_to_device(cuda, self.y, simulated(cuda))
+            self.block.refresh_offset(kernels)
         if self.monotone:  # the last accepted state
             self.d_alpha_kept = cuda.device_array(n_rows, dtype=np.float64)
             self.d_w_kept = cuda.device_array(n_weights, dtype=np.float64)
@@ -803,8 +1033,9 @@ class _DeviceRun:
     def figures_now(self, n_epoch_blocks: int) -> np.ndarray:
         """The epoch's figures with f(alpha) now: the epoch's one synchronisation."""
         kind, kernels = self.kind, self.kernels
+        offset = self.d_no_offset if self.block is None else self.block.d_offset
         kernels.dual_objective_partials[self.n_partials, self.state_threads](
-            self.d_rec, self.d_w, kind.regression, kind.squared, kind.p, self.d_partial
+            self.d_rec, self.d_w, kind.regression, kind.squared, kind.p, offset, self.d_partial
         )
         kernels.reduce_partials[1, self.reduce_threads](
             self.d_partial, n_epoch_blocks, self.d_figures
@@ -828,6 +1059,9 @@ class _DeviceRun:
 
     def _epoch(self) -> None:
         """One epoch's kernel, then its acceptance (the safeguard) and its end on the host."""
+        if self.block is not None:
+            self._block_epoch()
+            return
         kind, kernels, istate, launch = self.kind, self.kernels, self.istate, self.launch
         blocks, per_block = int(launch[L_BLOCKS]), int(launch[L_ROWS_PER_BLOCK])
         k0, k1, k2, k3 = order_keys(self.sub.seed, int(istate[I_ITER]), self.half_bits)
@@ -837,6 +1071,7 @@ class _DeviceRun:
             self.d_w, self.d_flags, self.X.shape[0], self.half_bits, k0, k1, k2, k3,
             kind.regression, kind.squared, kind.p, self.shrinking, upper_old, lower_old,
             self.d_partial, self.views, hot_base(self.X), self.d_hot_weight, self.flush_rounds,
+            False, self.d_no_block, 0, self.X.shape[0],
         )  # fmt: skip
         figures = self.figures_now(blocks)
         f_new = float(figures[kernels.OBJECTIVE])
@@ -849,6 +1084,52 @@ class _DeviceRun:
         _end_epoch(kind, figures, self.fstate, istate, self.eps, self.n_trainable, self.d_flags)
         if guarded and not istate[I_CONVERGED]:
             self.keep(restore=False)
+
+    def _block_epoch(self) -> None:
+        """An epoch with the hot block: ``hot_steps`` parts of the order, each launched with
+        the block's weights fixed, accepted by the safeguard (the dual of the problem with
+        the block fixed must not rise; else the part runs again with the rows in flight
+        halved) and followed by the block's Newton step; the rule on the parts' figures
+        together, and on the block's gradient (``_HotBlock.rule_holds``)."""
+        kind, kernels, istate, launch = self.kind, self.kernels, self.istate, self.launch
+        block = self.block
+        k0, k1, k2, k3 = order_keys(self.sub.seed, int(istate[I_ITER]), self.half_bits)
+        upper_old, lower_old = kind.thresholds(self.fstate)
+        n_rows = self.X.shape[0]
+        parts = block.steps
+        together = np.array([-np.inf, np.inf, 0.0, 0.0, 0.0, 0.0])
+        for part in range(parts):
+            start, stop = n_rows * part // parts, n_rows * (part + 1) // parts
+            while True:
+                blocks, per_block = int(launch[L_BLOCKS]), int(launch[L_ROWS_PER_BLOCK])
+                kernels.dcd_epoch[blocks, (self.per_row, per_block)](
+                    self.d_indptr, self.d_indices, self.d_data, self.bias, self.bias_index,
+                    self.d_rec, self.d_w, self.d_flags, n_rows, self.half_bits, k0, k1, k2, k3,
+                    kind.regression, kind.squared, kind.p, self.shrinking, upper_old,
+                    lower_old, self.d_partial, False, hot_base(self.X), self.d_hot_weight,
+                    self.flush_rounds, True, block.d_u, start, stop,
+                )  # fmt: skip
+                figures = self.figures_now(blocks)
+                f_new = float(figures[kernels.OBJECTIVE])
+                guarded = self.monotone and blocks * per_block > 1
+                if guarded and not objective_kept(f_new, self.objective):
+                    self.keep(restore=True)  # the part again, R halved
+                    halve_launch(launch)
+                    continue
+                break
+            together[kernels.PG_MAX] = max(together[kernels.PG_MAX], figures[kernels.PG_MAX])
+            together[kernels.PG_MIN] = min(together[kernels.PG_MIN], figures[kernels.PG_MIN])
+            for k in (kernels.KEPT, kernels.SHRUNK_NOW, kernels.MEASURE_SUM):
+                together[k] += figures[k]
+            block.newton_step(self)
+            self.objective = float(self.figures_now(0)[kernels.OBJECTIVE])  # (u moved: f too)
+            if self.monotone:
+                self.keep(restore=False)
+        together[kernels.OBJECTIVE] = self.objective
+        _end_epoch(kind, together, self.fstate, istate, self.eps, self.n_trainable,
+                   self.d_flags)  # fmt: skip
+        if istate[I_CONVERGED] and not block.rule_holds(self.eps):
+            istate[I_CONVERGED] = 0
 
     def reference_epoch(self) -> None:
         """The SVR dual's warm start: the cold start's first epoch, discarded but for its
@@ -874,13 +1155,18 @@ class _DeviceRun:
     def fetch(self) -> tuple[np.ndarray, np.ndarray]:
         """(the GPU's running w, alpha) copied to the host."""
         rec_now = self.d_rec.copy_to_host()
-        return self.d_w.copy_to_host(), np.ascontiguousarray(rec_now[:, 0])
+        w = self.d_w.copy_to_host()
+        if self.block is not None:
+            w = self.block.place(w, self.bias_index, self.bias)
+        return w, np.ascontiguousarray(rec_now[:, 0])
 
     def snapshot(self) -> dict[str, np.ndarray]:
+        block = {} if self.block is None else {
+            "block_weight": self.block.u, "block_gradients": self.block.gradient_norms}
         return _base.copy_state(
             rec=self.d_rec.copy_to_host(), w=self.d_w.copy_to_host(),
             flags=self.d_flags.copy_to_host(), fstate=self.fstate, istate=self.istate,
-            launch=self.launch,
+            launch=self.launch, **block,
         )  # fmt: skip
 
     def launch_figures(self) -> dict:
@@ -903,17 +1189,28 @@ class _DeviceRun:
             measure=measure,
             figures={"n_active": int(istate[I_ACTIVE]), **rule, **self.launch_figures()},
             state=self.snapshot,
-            objectives=lambda: kind.values(
-                self.X, self.bias, self.y, self.C, self.fetch()[1], self.n_weights
-            )[1:3],
+            objectives=lambda: self.values(self.fetch()[1])[1:3],
         )
+
+    def values(self, alpha: np.ndarray) -> tuple[np.ndarray, float, float]:
+        """(w, P(w), -f(alpha)) in float64 on the host: w = sum_i y_i alpha_i x_i (SVR: sum_i
+        beta_i x_i) afresh; with the hot block, its weights then the block's own u (the
+        primal's Newton block: at the optimum they are the same), P at that w and the gap
+        P(w) + f(alpha) >= 0 by weak duality whatever the two are."""
+        X, bias, y, C = self.X, self.bias, self.y, self.C
+        w, primal, dual = self.kind.values(X, bias, y, C, alpha, self.n_weights)
+        if self.block is not None:
+            w = self.block.place(w, self.bias_index, bias)
+            primal = svm_objectives_maintained(X, bias, y, C, w, alpha, self.kind.loss,
+                                               host_threads())[0]  # fmt: skip
+        return w, primal, dual
 
     def solution(self, w_device: np.ndarray, alpha: np.ndarray, converged: bool,
                  stop_reason: str, device_name: str, final_launch: dict) -> Solution:  # fmt: skip
         """The Solution at the returned alpha: w and the objectives afresh in float64, the
         rule's figures, the device's and the launch's."""
         kind = self.kind
-        w, primal, dual = kind.values(self.X, self.bias, self.y, self.C, alpha, self.n_weights)
+        w, primal, dual = self.values(alpha)
         scale = float(np.max(np.abs(w))) if w.size else 0.0
         w_error = float(np.max(np.abs(w_device - w)) / scale) if scale > 0 else 0.0
         rule = kind.measures(self.fstate)[1]
@@ -938,6 +1235,8 @@ class _DeviceRun:
                 "device_w_error": w_error,
                 "hot_views": int(self.hot_weight.shape[0]),
                 "flush_rounds": self.flush_rounds,
+                "hot_block": 0 if self.block is None else self.block.n_slots,
+                "hot_steps": 0 if self.block is None else self.block.steps,
             },
         )
 

@@ -38,6 +38,7 @@ if __name__ == "__main__" and "--smoke" in sys.argv[1:]:
 import argparse
 import time
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -87,6 +88,7 @@ PSTAR_CACHE = "pstar-gpu.json"
 LOSS_SHORT = {LOSS_SQUARED_HINGE: "-s 1", LOSS_HINGE: "-s 3"}
 SMOKE = {"datasets": "smoke", "repeats": 1, "losses": "1"}
 SMOKE_EPS_GRID = (0.1, 1e-3, 1e-6)
+SMOKE_BLOCK = 8  # features in the hot block
 SMOKE_SNAP_TOL_GRID = (1e-3,)
 
 
@@ -152,6 +154,54 @@ class LinsvmGPUViews(LinsvmGPU):
         result = model.results_[0]
         self.figures[loss]["hot_views"] = result.figures["hot_views"]
         self.figures[loss]["flush_rounds"] = result.figures["flush_rounds"]
+        return w
+
+
+class LinsvmGPUBlock(LinsvmGPU):
+    """``LinsvmGPU`` with the hot block on (``dcd_cuda.HOT_BLOCK``, the default of option
+    ``hot_block``, set for its fits alone; -s 1 only): its rows in flight start at
+    ``dcd_cuda.HOT_BLOCK_ROWS_IN_FLIGHT``, its block the features shared by more than a few
+    of them."""
+
+    name = "linsvm GPU hot block"
+
+    def __init__(self, eps_grid=EPS_GRID, block: bool | int = True) -> None:
+        super().__init__(eps_grid)
+        self.block = block  # (--smoke: a number of features, as its rows in flight share none)
+
+    def supports(self, loss: int) -> bool:
+        return loss == LOSS_SQUARED_HINGE
+
+    def warm_up(self) -> None:
+        """The block's kernels compiled (or loaded from numba-cuda's cache), -s 1 on 32 rows."""
+        import linsvm
+        from linsvm.datasets import make_text_classification
+
+        X, y = make_text_classification(32, n_features=100, nnz_per_row=4, random_state=2)
+        with self._block_on(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", linsvm.ConvergenceWarning)
+            linsvm.train(X, y, solver=1, device="cuda", max_iter=2)
+
+    def fit(self, loss: int, setting: Setting):
+        with self._block_on():
+            return super().fit(loss, setting)
+
+    @contextmanager
+    def _block_on(self):
+        from linsvm.solvers import dcd_cuda
+
+        before = dcd_cuda.HOT_BLOCK
+        dcd_cuda.HOT_BLOCK = self.block
+        try:
+            yield
+        finally:
+            dcd_cuda.HOT_BLOCK = before
+
+    def weights(self, loss: int, setting: Setting, model, sign: float) -> np.ndarray:
+        w = super().weights(loss, setting, model, sign)
+        result = model.results_[0]
+        self.figures[loss]["hot_block"] = result.figures["hot_block"]
+        self.figures[loss]["hot_steps"] = result.figures["hot_steps"]
         return w
 
 
@@ -235,6 +285,8 @@ def parse_args(argv=None):
     parser.add_argument("--no-cpu", action="store_true", help="leave out linsvm on the CPU")
     parser.add_argument("--no-views", action="store_true",
                         help="leave out linsvm GPU with hot views (option hot_views)")
+    parser.add_argument("--no-block", action="store_true",
+                        help="leave out linsvm GPU with the hot block (option hot_block, -s 1)")
     parser.add_argument("--smoke", action="store_true",
                         help="numba-cuda's simulator on tiny data, no Snap ML (checks the script)")
     parser.add_argument("--out", default=str(BENCH_DIR / "RESULTS-gpu.md"))
@@ -261,6 +313,9 @@ def main(argv=None) -> int:
     tools: list[Tool] = [gpu]
     if not args.no_views:
         tools.append(LinsvmGPUViews(SMOKE_EPS_GRID if args.smoke else EPS_GRID))
+    if not args.no_block:
+        tools.append(LinsvmGPUBlock(SMOKE_EPS_GRID, SMOKE_BLOCK) if args.smoke
+                     else LinsvmGPUBlock(EPS_GRID))
     notes: list[str] = []
     missing = snapml_missing() if not args.smoke else "Snap ML GPU skipped: --smoke"
     if missing:
@@ -293,6 +348,8 @@ def main(argv=None) -> int:
                 cache.put(key, loss, ref)
             rows = []
             for tool in tools:
+                if not getattr(tool, "supports", lambda _: True)(loss):
+                    continue
                 bench = ToolBench(tool, ds, loss, ref, args.repeats, args.max_run_seconds,
                                   targets=TARGETS)
                 bench.probe(None)
@@ -321,6 +378,15 @@ def report(header: list[str], notes: list[str], tools: list[Tool], gpu: LinsvmGP
                  f"{fmt_sci(fig['w_error'])}"
                  for loss, fig in sorted(gpu.figures.items())]
     for tool in tools:
+        if isinstance(tool, LinsvmGPUBlock):
+            gpu_lines += [f"- linsvm GPU hot block, {LOSS_SHORT[loss]}: {fig['hot_block']} "
+                          f"weights in the block, {fig['hot_steps']} Newton steps an epoch, "
+                          f"{fig['rows_in_flight_start']} rows in flight at the start; "
+                          f"halvings at most {fig['max_halvings']} in a run, leaving at least "
+                          f"{fig['min_in_flight']} rows in flight; smallest duality gap "
+                          f"{fmt_sci(fig['min_gap'])}, max |GPU's running w - returned w| / "
+                          f"max |w| {fmt_sci(fig['w_error'])}"
+                          for loss, fig in sorted(tool.figures.items())]
         if isinstance(tool, LinsvmGPUViews):
             gpu_lines += [f"- linsvm GPU hot views, {LOSS_SHORT[loss]}: {fig['hot_views']} hot "
                           f"weights a block's view, flushed every {fig['flush_rounds']} rounds; "

@@ -29,12 +29,14 @@ def test_smoke_run_writes_a_report(tmp_path, monkeypatch):
     assert "Snap ML GPU skipped: --smoke" in text
     rows = [line for line in text.splitlines() if line.startswith("| linsvm ")]
     assert [row.split("|")[1].strip() for row in rows] == [
-        "linsvm GPU", "linsvm GPU hot views", "linsvm CPU 1t"
+        "linsvm GPU", "linsvm GPU hot views", "linsvm GPU hot block", "linsvm CPU 1t"
     ]
-    # the GPU solver reaches every target, 1e-5 included, with and without hot views
-    assert "n/a" not in rows[0] and "n/a" not in rows[1]
+    # the GPU solver reaches every target, 1e-5 included, plain, with hot views, with the
+    # hot block
+    assert all("n/a" not in row for row in rows[:3])
     assert "rows in flight; smallest duality gap" in text
     assert "hot weights a block's view, flushed every 2 rounds" in text
+    assert "8 weights in the block, 4 Newton steps an epoch" in text
 
 
 def test_no_gpu_is_a_clean_exit(monkeypatch, capsys):

@@ -108,6 +108,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
+from numba import njit
 
 from ..errors import InvalidInputError
 from ..features._rows import row_scratch
@@ -120,7 +121,7 @@ from ..objective import (
     svr_objectives_maintained,
     weights_from_dual,
 )
-from ..parallel import cast_rows
+from ..parallel import cast_rows, for_chunks, work_chunks
 from ..partitioned import stopping_measure
 from . import _base, _dual, svr
 from ._base import Hook, Progress, Solution, Subproblem, check_eps
@@ -456,7 +457,7 @@ def hot_plan(sub: Subproblem, n_weights: int) -> tuple[np.ndarray | None, np.nda
 
 def block_features(sub: Subproblem, rows_in_flight: int) -> np.ndarray | None:
     """The hot block's features (ascending) of option ``hot_block`` (default ``HOT_BLOCK``):
-    False, none (no block); an integer k, the k in most rows; True, those in more than
+    False, none (no block); an integer k, the k in most rows; True, those in at least
     ``HOT_BLOCK_ROWS_SHARED`` / ``rows_in_flight`` of the rows (at most ``HOT_BLOCK_MAX``, the
     most shared first): a read of any other weight then misses few changes of it, as the
     staleness benchmark's hot-block runs keep the serial epochs with about 3. The bias, when
@@ -472,15 +473,97 @@ def block_features(sub: Subproblem, rows_in_flight: int) -> np.ndarray | None:
         )
     if sub.option("hot_views", HOT_VIEWS):
         raise InvalidInputError("hot_block and hot_views are two schemes: choose one")
-    X = sub.X
-    counts = np.bincount(X.indices, minlength=X.shape[1])
+    from .dcd_async import hot_features
+
     if option is True:
-        least = HOT_BLOCK_ROWS_SHARED * X.shape[0] / max(rows_in_flight, 1)
-        k = min(HOT_BLOCK_MAX, int(np.count_nonzero(counts > least)))
+        share, most = HOT_BLOCK_ROWS_SHARED / max(rows_in_flight, 1), HOT_BLOCK_MAX
     else:
-        k = min(int(option), X.shape[1])
-    ranked = np.argsort(-counts, kind="stable")[:k]
-    return np.sort(ranked[counts[ranked] > 0]).astype(np.int64)
+        share, most = 0.0, int(option)
+    # (counted on a sample of the rows, as the CPU's async threads pick their hot features)
+    return hot_features(sub.X, most, share, host_threads()).astype(np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _count_block(indptr, indices, slot_of, bias, r0, r1, row_count, column_count) -> None:
+    """For rows [r0, r1): each row's entries in the block (row_count (l,)) and each slot's
+    (column_count (n_slots,), zeroed; the bias's slot last when bias >= 0)."""
+    bias_slot = column_count.shape[0] - 1
+    for i in range(r0, r1):
+        count = 0
+        for k in range(indptr[i], indptr[i + 1]):
+            s = slot_of[indices[k]]
+            if s >= 0:
+                count += 1
+                column_count[s] += 1
+        if bias >= 0.0:
+            count += 1
+            column_count[bias_slot] += 1
+        row_count[i] = count
+
+
+@njit(cache=True, nogil=True)
+def _fill_block(indptr, indices, data, slot_of, bias, r0, r1, row_ptr, fill, row_slots,
+                row_values, column_rows, column_values, squares) -> None:  # fmt: skip
+    """For rows [r0, r1): their entries of X_B by rows and by columns (``fill``: where this
+    range's entries of each column start), and each row's squared norm on the block."""
+    bias_slot = fill.shape[0] - 1
+    for i in range(r0, r1):
+        p = row_ptr[i]
+        total = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            s = slot_of[indices[k]]
+            if s >= 0:
+                v = data[k]
+                row_slots[p] = s
+                row_values[p] = v
+                column_rows[fill[s]] = i
+                column_values[fill[s]] = v
+                fill[s] += 1
+                p += 1
+                total += float(v) * float(v)
+        if bias >= 0.0:
+            row_slots[p] = bias_slot
+            row_values[p] = bias
+            column_rows[fill[bias_slot]] = i
+            column_values[fill[bias_slot]] = bias
+            fill[bias_slot] += 1
+            total += bias * bias
+        squares[i] = total
+
+
+def block_rows(X, features: np.ndarray, bias: float, n_threads: int):
+    """X_B, X's rows on the block (``features``' slots, then the bias's when bias >= 0), as
+    CSR by rows and by columns (rows ascending: the transpose's CSR), float32 values, and
+    each row's squared norm on it in float64. Two passes over X, each on ``n_threads``
+    threads by row chunks (each chunk's entries of a column after the chunks before)."""
+    import scipy.sparse as sp
+
+    n_rows = X.shape[0]
+    n_slots = features.shape[0] + (1 if bias >= 0.0 else 0)
+    slot_of = np.full(X.shape[1], -1, dtype=np.int64)
+    slot_of[features] = np.arange(features.shape[0])
+    chunks = work_chunks(X.indptr, n_threads)
+    row_count = np.zeros(n_rows, dtype=np.int64)
+    column_counts = np.zeros((len(chunks), n_slots), dtype=np.int64)
+    for_chunks(list(enumerate(chunks)), lambda c, _: _count_block(
+        X.indptr, X.indices, slot_of, bias, *chunks[c], row_count, column_counts[c]))  # fmt: skip
+    row_ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(row_count, out=row_ptr[1:])
+    column_ptr = np.zeros(n_slots + 1, dtype=np.int64)
+    np.cumsum(column_counts.sum(axis=0), out=column_ptr[1:])
+    # where each chunk's entries of each column start
+    starts = column_ptr[:-1] + np.cumsum(column_counts, axis=0) - column_counts
+    nnz = int(row_ptr[-1])
+    row_slots, column_rows = np.empty(nnz, np.int32), np.empty(nnz, np.int32)
+    row_values = np.empty(nnz, DEVICE_DATA_DTYPE)
+    column_values = np.empty(nnz, DEVICE_DATA_DTYPE)
+    squares = np.zeros(n_rows)
+    for_chunks(list(enumerate(chunks)), lambda c, _: _fill_block(
+        X.indptr, X.indices, X.data, slot_of, bias, *chunks[c], row_ptr, starts[c], row_slots,
+        row_values, column_rows, column_values, squares))  # fmt: skip
+    rows = sp.csr_matrix((row_values, row_slots, row_ptr), (n_rows, n_slots))
+    columns = sp.csr_matrix((column_values, column_rows, column_ptr), (n_slots, n_rows))
+    return rows, columns, squares
 
 
 class _HotBlock:
@@ -491,16 +574,9 @@ class _HotBlock:
     last (its part of the stopping rule)."""
 
     def __init__(self, X, features: np.ndarray, bias: float, steps: int) -> None:
-        import scipy.sparse as sp
-
         self.features = features
-        rows = sp.csr_matrix(X)[:, features]
-        if bias >= 0.0:
-            rows = sp.hstack([rows, np.full((X.shape[0], 1), bias)], format="csr")
-        rows = sp.csr_matrix(rows, dtype=np.float64)
-        self.squares = np.asarray(rows.multiply(rows).sum(axis=1)).ravel()  # |x_iB|^2
-        self.rows = sp.csr_matrix(rows, dtype=DEVICE_DATA_DTYPE)
-        self.columns = sp.csr_matrix(self.rows.T, dtype=DEVICE_DATA_DTYPE)
+        # (squares: |x_iB|^2 in float64)
+        self.rows, self.columns, self.squares = block_rows(X, features, bias, host_threads())
         self.n_slots = self.rows.shape[1]
         self.steps = steps
         self.u = np.zeros(self.n_slots)

@@ -84,6 +84,32 @@ kernel; only a GPU can say (``benchmarks/bench_gpu.py`` reports both). The rows'
 numbers are copied to the GPU a second time with the hot ones renumbered past the weights (4
 bytes a non-zero).
 
+The hot block (option ``hot_block``, the L2-loss SVM -s 1 only; off by default, ``HOT_BLOCK``,
+until measured on a GPU). The features most rows share leave the dual: their weights u (and
+the bias's) are a primal block that stays fixed while the rows step, so no read of them is
+stale, and the rows change only the other weights. ``hot_steps`` times an epoch (after that
+share of its order) the block is set by one Newton step on the primal with the other weights
+fixed, 1/2 u'u + sum_i C_i max(0, 1 - y_i (c_i + u'x_iB))^2 (c_i: the row's margin on the
+other weights): conjugate gradients on (I + X_B' D X_B) s = -g, D_ii = 2 C_i where the row's
+slack is positive, at most ``HOT_BLOCK_CG`` products (each a sweep of the block's rows, then
+of its columns: X_B is copied by rows and by columns), and a backtracking line search whose
+trial steps are summed in one launch. A row's step is the exact one of the dual with the
+block fixed (its curvature over its other features: with the whole |x_i|^2 the rows lag a
+block that holds most of a row, such as a bias). The fixed point of the alternation is the
+optimum (there u = sum_i y_i alpha_i x_iB). Chosen by the rows in flight R (``hot_block=True``:
+the features in at least ``HOT_BLOCK_ROWS_SHARED`` / R of a sample of the rows, so that a
+read of any other weight misses only a few changes of it; R starts at
+``HOT_BLOCK_ROWS_IN_FLIGHT``) or by number (``hot_block=k``). What it is for, modelled on one
+thread by ``benchmarks/bench_staleness.py`` (reads of w missing tau steps): on pypi-recent
+-s 1 the plain kernel's reads diverge at tau 1024, while with the features in 3/tau of the
+rows in the block (2048 at tau 4096, 8192 at tau 16384) they take the serial epochs or fewer
+to 1e-2 and 1e-3 (5 / 7 and 4 / 8 against 6 / 8), at 28 sweeps of the block's non-zeros an
+epoch (four Newton steps of at most five products). The safeguard stays, on the dual of the
+problem with the block fixed (``dual_objective_partials`` with the block's margins), part by
+part. The stopping rule is the CPU solver's on alpha (the block fixed) and, for the block,
+its gradient within ``eps`` times its first (TRON's rule). The result's w is sum_i y_i alpha_i
+x_i off the block and u on it; the gap P(w) + f(alpha) is >= 0 by weak duality.
+
 Not here: -s 7 (dual logistic regression). Its coordinate step is an inner Newton solve (up
 to 101 steps, each with logarithms) run by one thread while the rest of its row's threads
 wait, on a pair of variables per row (alpha_i and C_i - alpha_i, a five-column record the
@@ -944,18 +970,21 @@ def _solve(sub: Subproblem, kind: _SvmDual | _SvrDual, hook: Hook | None) -> Sol
     ``svr.solve_svr_dual``: this GPU's own first cold epoch, run and discarded). Options:
     ``p`` (SVR: the tube's half width, default 0.1), ``shrinking`` (True), ``threads_per_row``,
     ``rows_per_block``, ``rows_in_flight`` (``launch_plan``), ``monotone`` (True: the
-    safeguard of the module's docstring; False: no epoch is undone). Not a partition's solver:
-    no ``w0``, ``sigma`` or implicit feature map.
+    safeguard of the module's docstring; False: no epoch is undone), ``hot_views`` and
+    ``flush_rounds`` (the hot views), ``hot_block`` and ``hot_steps`` (the hot block, -s 1).
+    Not a partition's solver: no ``w0``, ``sigma`` or implicit feature map.
 
     Solution.w: sum_i y_i alpha_i x_i (SVR: sum_i beta_i x_i) computed afresh in float64 from
-    the returned alpha and the data as given (not the GPU's running w); primal, dual and gap
-    from it. Figures: the rule's (``pg_max``, ``pg_min``; SVR: ``gnorm1``, ``gnorm1_init``,
-    ``gmax``, ``n_sv``), ``device``, ``threads_per_row``, ``rows_per_block`` and
-    ``rows_in_flight`` (at the end: after any halving), ``rows_in_flight_start`` (the launch
-    plan's, before any halving), ``rows_in_flight_halvings`` (epochs undone by the safeguard,
-    each halving R), ``dual_objective`` (f of the last epoch as the GPU summed it, the
-    minimised form: the dual value is -f), and ``device_w_error``, max |running w - w| /
-    max |w|: what the float32 rows and the atomic adds' rounding left in the GPU's w.
+    the returned alpha and the data as given (not the GPU's running w), the hot block's own
+    weights on it; primal, dual and gap from it. Figures: the rule's (``pg_max``, ``pg_min``;
+    SVR: ``gnorm1``, ``gnorm1_init``, ``gmax``, ``n_sv``), ``device``, ``threads_per_row``,
+    ``rows_per_block`` and ``rows_in_flight`` (at the end: after any halving),
+    ``rows_in_flight_start`` (the launch plan's, before any halving),
+    ``rows_in_flight_halvings`` (epochs undone by the safeguard, each halving R),
+    ``dual_objective`` (f of the last epoch as the GPU summed it, the minimised form: the dual
+    value is -f), ``device_w_error``, max |running w - w| / max |w|: what the float32 rows
+    and the atomic adds' rounding left in the GPU's w, ``hot_views`` and ``flush_rounds``,
+    ``hot_block`` (its weights, 0 without) and ``hot_steps``.
     """
     cuda = cuda_module()
     run = _DeviceRun(sub, kind, cuda)

@@ -155,9 +155,10 @@ def epochs_to_accuracy(X, y, loss: int, tau: int, max_epochs: int, seed: int = 1
     emptied as a kernel launch ends) ``hot_block_step`` sets them anew for the other weights
     as they are. A row's step is the exact one of the dual with the block fixed (its
     curvature |x_i|^2 + D_ii over its other features only); with its whole |x_i|^2 the rows
-    lag the block where the block holds most of a row (a bias: 30 epochs to 6e-7 on a
-    64-row test problem where this takes 12), though it is the more forgiving of a block
-    too small for tau (reuters, tau 1024, 256 features: 7 epochs to 1e-2 against 4)."""
+    lag the block where the block holds most of a row (a bias: 22 epochs to 6e-7 on a
+    64-row test problem where this takes 11), though it is the more forgiving of a block
+    too small for tau (reuters, tau 1024, 512 features: 5 / 6 epochs to 1e-2 / 1e-3
+    against 4 / 6)."""
     squared = loss == LOSS_SQUARED_HINGE
     # C = 1: D_ii = 1/2 for the L2 loss, the bound U_i = 1 for the L1 loss (the records' column)
     bound_or_diag = 0.5 if squared else 1.0

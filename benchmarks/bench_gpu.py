@@ -133,41 +133,56 @@ class LinsvmGPU(LinsvmTool):
         return sign * model.coef_[0]
 
 
-class LinsvmGPUViews(LinsvmGPU):
-    """``LinsvmGPU`` with the blocks' hot views on (``dcd_cuda.HOT_VIEWS``, the default of
-    option ``hot_views``, set for its fits alone): the variant to measure against it."""
+class LinsvmGPUVariant(LinsvmGPU):
+    """``LinsvmGPU`` with one of ``dcd_cuda``'s module defaults (``default``) set to ``value``
+    for its fits alone: a variant to measure against it, whose result ``figures`` it keeps."""
 
-    name = "linsvm GPU hot views"
+    default = ""
+    figure_names: tuple[str, ...] = ()
 
-    def fit(self, loss: int, setting: Setting):
+    def __init__(self, eps_grid=EPS_GRID, value=True) -> None:
+        super().__init__(eps_grid)
+        self.value = value
+
+    @contextmanager
+    def variant_on(self):
         from linsvm.solvers import dcd_cuda
 
-        before = dcd_cuda.HOT_VIEWS
-        dcd_cuda.HOT_VIEWS = True
+        before = getattr(dcd_cuda, self.default)
+        setattr(dcd_cuda, self.default, self.value)
         try:
-            return super().fit(loss, setting)
+            yield
         finally:
-            dcd_cuda.HOT_VIEWS = before
+            setattr(dcd_cuda, self.default, before)
+
+    def fit(self, loss: int, setting: Setting):
+        with self.variant_on():
+            return super().fit(loss, setting)
 
     def weights(self, loss: int, setting: Setting, model, sign: float) -> np.ndarray:
         w = super().weights(loss, setting, model, sign)
-        result = model.results_[0]
-        self.figures[loss]["hot_views"] = result.figures["hot_views"]
-        self.figures[loss]["flush_rounds"] = result.figures["flush_rounds"]
+        for name in self.figure_names:
+            self.figures[loss][name] = model.results_[0].figures[name]
         return w
 
 
-class LinsvmGPUBlock(LinsvmGPU):
-    """``LinsvmGPU`` with the hot block on (``dcd_cuda.HOT_BLOCK``, the default of option
-    ``hot_block``, set for its fits alone; -s 1 only): its rows in flight start at
-    ``dcd_cuda.HOT_BLOCK_ROWS_IN_FLIGHT``, its block the features shared by more than a few
-    of them."""
+class LinsvmGPUViews(LinsvmGPUVariant):
+    """The blocks' hot views on (``dcd_cuda.HOT_VIEWS``, option ``hot_views``)."""
+
+    name = "linsvm GPU hot views"
+    default = "HOT_VIEWS"
+    figure_names = ("hot_views", "flush_rounds")
+
+
+class LinsvmGPUBlock(LinsvmGPUVariant):
+    """The hot block on (``dcd_cuda.HOT_BLOCK``, option ``hot_block``; -s 1 only): its rows in
+    flight start at ``dcd_cuda.HOT_BLOCK_ROWS_IN_FLIGHT``, its block the features shared by
+    more than a few of them (``value`` True; --smoke: a number of features, as its few rows
+    in flight share none)."""
 
     name = "linsvm GPU hot block"
-
-    def __init__(self, eps_grid=EPS_GRID, block: bool | int = True) -> None:
-        super().__init__(eps_grid)
-        self.block = block  # (--smoke: a number of features, as its rows in flight share none)
+    default = "HOT_BLOCK"
+    figure_names = ("hot_block", "hot_steps")
 
     def supports(self, loss: int) -> bool:
         return loss == LOSS_SQUARED_HINGE
@@ -178,31 +193,9 @@ class LinsvmGPUBlock(LinsvmGPU):
         from linsvm.datasets import make_text_classification
 
         X, y = make_text_classification(32, n_features=100, nnz_per_row=4, random_state=2)
-        with self._block_on(), warnings.catch_warnings():
+        with self.variant_on(), warnings.catch_warnings():
             warnings.simplefilter("ignore", linsvm.ConvergenceWarning)
             linsvm.train(X, y, solver=1, device="cuda", max_iter=2)
-
-    def fit(self, loss: int, setting: Setting):
-        with self._block_on():
-            return super().fit(loss, setting)
-
-    @contextmanager
-    def _block_on(self):
-        from linsvm.solvers import dcd_cuda
-
-        before = dcd_cuda.HOT_BLOCK
-        dcd_cuda.HOT_BLOCK = self.block
-        try:
-            yield
-        finally:
-            dcd_cuda.HOT_BLOCK = before
-
-    def weights(self, loss: int, setting: Setting, model, sign: float) -> np.ndarray:
-        w = super().weights(loss, setting, model, sign)
-        result = model.results_[0]
-        self.figures[loss]["hot_block"] = result.figures["hot_block"]
-        self.figures[loss]["hot_steps"] = result.figures["hot_steps"]
-        return w
 
 
 class LinsvmCPU(LinsvmTool):

@@ -121,6 +121,21 @@ def _flush_views(me, n_threads, hot_weight, n_slots, view, kept, w):
         kept[h] = value
 
 
+@cuda.jit(device=True)
+def _row_slot_sum(acc, me, lane, width, sums):
+    """The sum over a row slot's threads of their ``acc`` (thread ``me``, ``lane`` of
+    ``width``), in ``sums``; every thread of the block must call it."""
+    sums[me] = acc
+    cuda.syncthreads()
+    half = width // 2
+    while half > 0:
+        if lane < half:
+            sums[me] += sums[me + half]
+        cuda.syncthreads()
+        half //= 2
+    return sums[me - lane]
+
+
 @cuda.jit(cache=True)
 def dcd_epoch(
     indptr, indices, data, bias, bias_index, rec, w, flags, n_rows, half_bits, k0, k1, k2, k3,
@@ -207,16 +222,9 @@ def dcd_epoch(
                 acc += block_weight[j - hot_base] * data[k]
             else:
                 acc += w[j] * data[k]
-        sums[me] = acc
         if lane == 0:
             rows[slot] = i
-        cuda.syncthreads()
-        half = width // 2
-        while half > 0:
-            if lane < half:
-                sums[me] += sums[me + half]
-            cuda.syncthreads()
-            half //= 2
+        _row_slot_sum(acc, me, lane, width, sums)  # (each slot's w'x_i at its lane 0's place)
         if views and me == 0:
             # the block's rows one after another against the hot weights (the docstring)
             for r in range(rows_per_block):
@@ -341,6 +349,23 @@ def dcd_epoch(
         partial[b, MEASURE_SUM] = measure_sum
 
 
+@cuda.jit(device=True)
+def _block_total(acc, t, scratch):
+    """The sum over a 1-D block's threads of their ``acc`` (thread ``t``), by a tree in
+    ``scratch``; every thread of the block must call it, and gets the total."""
+    scratch[t] = acc
+    cuda.syncthreads()
+    half = cuda.blockDim.x // 2
+    while half > 0:
+        if t < half:
+            scratch[t] += scratch[t + half]
+        cuda.syncthreads()
+        half //= 2
+    total = scratch[0]
+    cuda.syncthreads()  # (every thread has read it before the scratch is written again)
+    return total
+
+
 @cuda.jit(cache=True)
 def dual_objective_partials(rec, w, regression, squared, p, offset, partial):
     """Each block's part of the dual objective (the form dual CD decreases) into
@@ -364,16 +389,9 @@ def dual_objective_partials(rec, w, regression, squared, p, offset, partial):
                               regression, p)  # fmt: skip
         if offset.shape[0] > 0:
             acc += rec[i, ALPHA] * rec[i, Y] * offset[i]
-    scratch[t] = acc
-    cuda.syncthreads()
-    half = cuda.blockDim.x // 2
-    while half > 0:
-        if t < half:
-            scratch[t] += scratch[t + half]
-        cuda.syncthreads()
-        half //= 2
+    total = _block_total(acc, t, scratch)
     if t == 0:
-        partial[cuda.blockIdx.x, OBJECTIVE] = scratch[0]
+        partial[cuda.blockIdx.x, OBJECTIVE] = total
 
 
 @cuda.jit(cache=True)
@@ -457,21 +475,6 @@ def clear_shrunk(flags):
 # live on the host, each sweep of the rows is one of these launches.)
 
 
-@cuda.jit(device=True)
-def _row_slot_sum(acc, me, lane, width, sums):
-    """The sum over a row slot's threads of their ``acc`` (thread ``me``, ``lane`` of
-    ``width``), in ``sums``; every thread of the block must call it."""
-    sums[me] = acc
-    cuda.syncthreads()
-    half = width // 2
-    while half > 0:
-        if lane < half:
-            sums[me] += sums[me + half]
-        cuda.syncthreads()
-        half //= 2
-    return sums[me - lane]
-
-
 @cuda.jit(cache=True)
 def rows_times(indptr, indices, data, v, scale, out):
     """out_i = scale_i x_i'v over CSR rows (scale empty: 1): X_B u, y * X_B s, or with the
@@ -550,14 +553,6 @@ def block_line_values(slack, slope, rec, flags, trials, partial):
             z = slack[i] - trials[k] * slope[i]
             if z > 0.0 and flags[i] != FIXED:
                 acc += 0.5 * z * z / rec[i, BOUND_OR_DIAG]
-        scratch[t] = acc
-        cuda.syncthreads()
-        half = cuda.blockDim.x // 2
-        while half > 0:
-            if t < half:
-                scratch[t] += scratch[t + half]
-            cuda.syncthreads()
-            half //= 2
+        total = _block_total(acc, t, scratch)
         if t == 0:
-            partial[cuda.blockIdx.x, k] = scratch[0]
-        cuda.syncthreads()
+            partial[cuda.blockIdx.x, k] = total

@@ -592,6 +592,30 @@ def test_hot_block_keeps_the_rows_in_flight_that_a_heavy_feature_undoes():
     check_block_w(X, y, resumed, -1.0, block)
 
 
+@pytest.mark.parametrize("bias", [-1.0, 2.0])
+def test_hot_block_rows_and_columns_are_x_on_the_block(monkeypatch, bias):
+    # built by row chunks on 3 threads (each chunk's entries of a column after the earlier
+    # chunks'): the same as scipy's column selection and transpose, in float32
+    from linsvm.parallel import row_chunks
+
+    monkeypatch.setattr(dcd_cuda, "work_chunks", lambda indptr, n: row_chunks(indptr, 3))
+    X, _ = tiny_problem(n_rows=300, n_features=200)
+    features = np.array([0, 3, 17, 40, 199])
+    rows, columns, squares = dcd_cuda.block_rows(X, features, bias, 3)
+    expected = X[:, features].astype(np.float64)
+    if bias >= 0:
+        expected = sp.hstack([expected, np.full((X.shape[0], 1), bias)], format="csr")
+    np.testing.assert_array_equal(rows.toarray(), expected.toarray().astype(np.float32))
+    np.testing.assert_array_equal(columns.toarray(), rows.toarray().T)
+    assert np.all(np.diff(columns.indices[columns.indptr[0]:columns.indptr[1]]) > 0)
+    np.testing.assert_allclose(squares, expected.multiply(expected).sum(axis=1).A1, rtol=1e-12)
+    # a holder builds them once for the solves that share it (one-vs-rest's)
+    holder = dcd_cuda.DeviceRows(X)
+    first = holder.block_rows(features, bias)
+    assert holder.block_rows(features, bias) is first
+    assert holder.block_rows(features[:2], bias) is not first
+
+
 @needs_numba_cuda
 def test_hot_block_options_are_checked():
     X, y = tiny_problem()

@@ -323,6 +323,27 @@ class DeviceRows:
         self.X = X
         self.arrays: tuple | None = None
         self.hot: tuple[bytes, object] | None = None  # (the hot features' key, indices)
+        # the hot block's rows and columns: (its key, the host's, the GPU's or None)
+        self.block: tuple[bytes, tuple, tuple | None] | None = None
+
+    def block_rows(self, features: np.ndarray, bias: float) -> tuple:
+        """``block_rows``' (rows, columns, squares) of X for this block, built once for the
+        solves that share this holder (one-vs-rest's sub-problems)."""
+        key = features.tobytes() + np.float64(bias).tobytes()
+        if self.block is None or self.block[0] != key:
+            self.block = (key, block_rows(self.X, features, bias, host_threads()), None)
+        return self.block[1]
+
+    def block_on_device(self, cuda) -> tuple[tuple, tuple]:
+        """The block's (rows, columns) on the GPU, (indptr, indices, data) each, copied on
+        first use (after ``block_rows``)."""
+        key, host, device = self.block
+        if device is None:
+            device = tuple(tuple(cuda.to_device(a) for a in (
+                m.indptr.astype(np.int64), m.indices.astype(np.int32), m.data))
+                for m in host[:2])  # fmt: skip
+            self.block = (key, host, device)
+        return device
 
     def get(self, cuda, state_bytes: int, state_sizes: str, hot: np.ndarray | None = None):
         """(indptr, indices, data) on the GPU; a one-line error, before any copy, when the
@@ -362,6 +383,7 @@ class DeviceRows:
     def release(self) -> None:
         self.arrays = None  # numba-cuda frees device arrays once unreferenced
         self.hot = None
+        self.block = None
 
 
 def hot_base(X) -> int:
@@ -546,7 +568,7 @@ def _fill_block(indptr, indices, data, slot_of, bias, r0, r1, row_ptr, fill, row
                 column_values[fill[s]] = v
                 fill[s] += 1
                 p += 1
-                total += float(v) * float(v)
+                total += np.float64(v) * np.float64(v)
         if bias >= 0.0:
             row_slots[p] = bias_slot
             row_values[p] = bias
@@ -599,10 +621,12 @@ class _HotBlock:
     step, and the norms of the primal's gradient over the block at the first step and at the
     last (its part of the stopping rule)."""
 
-    def __init__(self, X, features: np.ndarray, bias: float, steps: int) -> None:
+    def __init__(self, holder: DeviceRows, features: np.ndarray, bias: float,
+                 steps: int) -> None:  # fmt: skip
         self.features = features
+        self.holder = holder
         # (squares: |x_iB|^2 in float64)
-        self.rows, self.columns, self.squares = block_rows(X, features, bias, host_threads())
+        self.rows, self.columns, self.squares = holder.block_rows(features, bias)
         self.n_slots = self.rows.shape[1]
         self.steps = steps
         self.u = np.zeros(self.n_slots)
@@ -632,12 +656,7 @@ class _HotBlock:
 
     def copy_to_device(self, cuda, y: np.ndarray, simulated_launch: bool) -> None:
         n_rows = self.rows.shape[0]
-        self.d_rows = tuple(cuda.to_device(a) for a in (
-            self.rows.indptr.astype(np.int64), self.rows.indices.astype(np.int32),
-            self.rows.data))  # fmt: skip
-        self.d_columns = tuple(cuda.to_device(a) for a in (
-            self.columns.indptr.astype(np.int64), self.columns.indices.astype(np.int32),
-            self.columns.data))  # fmt: skip
+        self.d_rows, self.d_columns = self.holder.block_on_device(cuda)
         self.d_u = cuda.to_device(self.u)
         self.d_vector = cuda.to_device(np.zeros(self.n_slots))
         self.d_slots_out = cuda.device_array(self.n_slots, dtype=np.float64)
@@ -987,9 +1006,9 @@ def _solve(sub: Subproblem, kind: _SvmDual | _SvrDual, hook: Hook | None) -> Sol
     ``hot_block`` (its weights, 0 without) and ``hot_steps``.
     """
     cuda = cuda_module()
-    run = _DeviceRun(sub, kind, cuda)
     holder, owned = _rows_holder(sub.X)
     try:
+        run = _DeviceRun(sub, kind, cuda, holder)
         run.copy_to_device(holder)
         run.accept_start()
         if run.reference_run:
@@ -1010,7 +1029,8 @@ class _DeviceRun:
     (records, w, flags, the rule's figures, the counters, the launch now) and their device
     arrays once copied; its steps are the epochs, the safeguard and the hook's views."""
 
-    def __init__(self, sub: Subproblem, kind: _SvmDual | _SvrDual, cuda) -> None:
+    def __init__(self, sub: Subproblem, kind: _SvmDual | _SvrDual, cuda,
+                 holder: DeviceRows) -> None:  # fmt: skip
         """Check the problem, plan the launch, prepare the records from the start (or the
         checkpoint): everything before the first copy to the GPU."""
         kernels = _kernels()
@@ -1046,7 +1066,7 @@ class _DeviceRun:
             steps = sub.option("hot_steps", DEFAULT_HOT_STEPS)
             if isinstance(steps, bool) or not isinstance(steps, int | np.integer) or steps < 1:
                 raise InvalidInputError(f"hot_steps must be an integer >= 1, got {steps!r}")
-            self.block = _HotBlock(X, features, self.bias, int(steps))
+            self.block = _HotBlock(holder, features, self.bias, int(steps))
             self.hot = features
         self._prepare_state()
         self._plan_state_launches()

@@ -327,9 +327,9 @@ def test_every_launch_compiles_for_the_gpu(monkeypatch, tmp_path):
     X_regression, y_regression = tiny_regression(n_rows=24, n_features=40)
     for solver in (1, 3, 12, 13):
         regression = solver in (12, 13)
-        # (plain, hot views, and for -s 1 the hot block; the schemes with a bias)
+        # (plain, hot views, and for -s 1 and -s 12 the hot block; the schemes with a bias)
         for hot_views, hot_block in ((False, False), (True, False), (False, True)):
-            if hot_block and solver != 1:
+            if hot_block and solver not in (1, 12):
                 continue
             options = {"hot_views": hot_views, **({"p": 0.1} if regression else {}),
                        **({"hot_block": 3} if hot_block else {})}  # fmt: skip
@@ -562,6 +562,31 @@ def test_hot_block_reaches_the_cpu_optimum():
 
 
 @needs_numba_cuda
+def test_hot_block_of_the_svr_reaches_the_cpu_optimum_and_warm_starts():
+    # -s 12: the block's primal is the squared epsilon-insensitive loss's; a warm start runs
+    # the cold start's first epoch for the rule's reference, then moves its block to u again
+    X, y = tiny_regression(seed=3)
+    bias = 1.0
+    options = {"p": 0.1, "hot_block": 4, "hot_steps": 2}
+    sub = Subproblem(X, y, np.ones(X.shape[0]), eps=1e-3, max_iter=300, bias=bias,
+                     options=options)  # fmt: skip
+    gpu = dcd_cuda.solve_l2svr_dual_cuda(sub)
+    cpu = SOLVERS[12].solve(sub.but(eps=1e-9))
+    assert gpu.converged and gpu.figures["hot_block"] == 5
+    assert abs(gpu.primal - cpu.primal) <= OPTIMUM_RTOL * cpu.primal
+    from linsvm.objective import svr_weights_from_dual
+
+    w = svr_weights_from_dual(X, bias, gpu.alpha)
+    off = np.ones(w.size, dtype=bool)
+    off[block_of(X, 4, bias)] = False
+    np.testing.assert_array_equal(gpu.w[off], w[off])
+    assert gpu.gap >= -1e-12 * abs(gpu.primal)
+    warm = dcd_cuda.solve_l2svr_dual_cuda(sub.but(alpha0=gpu.alpha))
+    assert warm.converged and warm.figures["gnorm1_init"] > 0
+    assert abs(warm.primal - cpu.primal) <= OPTIMUM_RTOL * cpu.primal
+
+
+@needs_numba_cuda
 def test_hot_block_keeps_the_rows_in_flight_that_a_heavy_feature_undoes():
     # The overshoot problem's launch of 16 rows raises f without the safeguard and is halved
     # with it (the test above); with its heavy column in the block (chosen by the rows in
@@ -620,9 +645,9 @@ def test_hot_block_rows_and_columns_are_x_on_the_block(monkeypatch, bias):
 def test_hot_block_options_are_checked():
     X, y = tiny_problem()
     sub = _subproblem(X, y, options={"hot_block": 3})
-    for solver in (3, 12, 13):
+    for solver in (3, 13):
         options = {"hot_block": 3, **({"p": 0.1} if solver > 3 else {})}
-        with pytest.raises(InvalidInputError, match="L2-loss SVM"):
+        with pytest.raises(InvalidInputError, match="the L2 losses only"):
             SOLVERS[solver].solve_on("cuda")(sub.but(options=options), None)
     for options, match in (({"hot_block": 3, "hot_views": True}, "choose one"),
                            ({"hot_block": -1}, "hot_block must be"),

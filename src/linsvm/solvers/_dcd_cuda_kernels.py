@@ -373,7 +373,7 @@ def dual_objective_partials(rec, w, regression, squared, p, offset, partial):
     ``regression``, the SVR dual; ``squared``: the L2 loss; p: the SVR's tube half width).
     With a hot block (offset (l,), each row's margin on the block; empty without one) w holds
     the other weights and the form is the dual of the problem with the block fixed: each row
-    adds alpha_i y_i offset_i.
+    adds alpha_i y_i offset_i (SVR: beta_i offset_i).
 
     rec (l, 4), w (n [+1],): the running state; partial (gridDim.x or more, N_FIGURES). A 1-D
     launch of a power-of-two number of threads, at most MAX_BLOCK_THREADS."""
@@ -388,7 +388,7 @@ def dual_objective_partials(rec, w, regression, squared, p, offset, partial):
         acc += row_dual_terms(rec[i, ALPHA], rec[i, Y], rec[i, BOUND_OR_DIAG], squared,
                               regression, p)  # fmt: skip
         if offset.shape[0] > 0:
-            acc += rec[i, ALPHA] * rec[i, Y] * offset[i]
+            acc += rec[i, ALPHA] * (offset[i] if regression else rec[i, Y] * offset[i])
     total = _block_total(acc, t, scratch)
     if t == 0:
         partial[cuda.blockIdx.x, OBJECTIVE] = total
@@ -470,9 +470,10 @@ def clear_shrunk(flags):
 
 
 # ------------------------------------------------------------------ the hot block's Newton step
-# (``dcd_cuda._HotBlock``: the L2-loss SVM's primal over the block's weights u, the other
-# weights fixed, 1/2 u'u + sum_i C_i max(0, 1 - y_i m_i)^2; its vectors of the block's length
-# live on the host, each sweep of the rows is one of these launches.)
+# (``dcd_cuda._HotBlock``: the primal over the block's weights u, the other weights fixed, of
+# the L2-loss SVM, 1/2 u'u + sum_i C_i max(0, 1 - y_i m_i)^2, or SVR, 1/2 u'u + sum_i C_i
+# max(0, |m_i - y_i| - p)^2; its vectors of the block's length live on the host, each sweep
+# of the rows is one of these launches.)
 
 
 @cuda.jit(cache=True)
@@ -502,12 +503,14 @@ def rows_times(indptr, indices, data, v, scale, out):
 
 @cuda.jit(cache=True)
 def block_slacks(indptr, indices, data, bias, bias_index, w, hot_base, block_weight, rec,
-                 flags, slack, weight, coef):  # fmt: skip
+                 flags, regression, p, slack, weight, coef):  # fmt: skip
     """For the block's Newton step, each row's slack z_i = 1 - y_i w'x_i (the rows as
     ``dcd_epoch`` reads them: hot features numbered from hot_base, their weights and the
     bias's in block_weight), weight_i = 2 C_i where z_i > 0 (else 0: the generalised
-    Hessian's rows) and coef_i = weight_i z_i y_i (the loss's gradient: X_B' coef). C_i is
-    1 / (2 D_ii) of the records; a row that never trains (C_i = 0) weighs 0."""
+    Hessian's rows) and coef_i = weight_i z_i y_i (minus the loss's gradient: X_B' coef).
+    ``regression`` (the SVR, tube half width p): slack_i is the residual r_i = w'x_i - y_i,
+    z_i = |r_i| - p, coef_i = -weight_i z_i sign(r_i). C_i is 1 / (2 D_ii) (SVR: 1 / (2
+    lambda_i)) of the records; a row that never trains (C_i = 0) weighs 0."""
     lane = cuda.threadIdx.x
     width = cuda.blockDim.x
     me = cuda.threadIdx.y * width + lane
@@ -528,29 +531,38 @@ def block_slacks(indptr, indices, data, bias, bias_index, w, hot_base, block_wei
             if bias >= 0.0:
                 total += bias * block_weight[bias_slot]
             yi = rec[i, Y]
-            z = 1.0 - yi * total
+            residual = total - yi
+            z = abs(residual) - p if regression else 1.0 - yi * total
             c2 = 0.0
             if z > 0.0 and flags[i] != FIXED:
                 c2 = 1.0 / rec[i, BOUND_OR_DIAG]
-            slack[i] = z
+            slack[i] = residual if regression else z
             weight[i] = c2
-            coef[i] = c2 * z * yi
+            if regression:
+                coef[i] = -c2 * z if residual > 0.0 else c2 * z
+            else:
+                coef[i] = c2 * z * yi
         cuda.syncthreads()
         base += stride
 
 
 @cuda.jit(cache=True)
-def block_line_values(slack, slope, rec, flags, trials, partial):
+def block_line_values(slack, slope, rec, flags, regression, p, trials, partial):
     """Each block's part of sum_i C_i max(0, z_i - t d_i)^2 for every trial step t of
     ``trials`` (T,) into partial[blockIdx.x, :T] (z: the slacks, d: y_i x_i's change of
-    margin along the step, C_i = 1 / (2 D_ii); rows that never train left out). A 1-D launch
-    of a power-of-two number of threads, at most MAX_BLOCK_THREADS."""
+    margin along the step, C_i = 1 / (2 D_ii); rows that never train left out); SVR
+    (``regression``): of sum_i C_i max(0, |r_i + t d_i| - p)^2 (r: the residuals, d: x_i's
+    change of margin). A 1-D launch of a power-of-two number of threads, at most
+    MAX_BLOCK_THREADS."""
     t = cuda.threadIdx.x
     scratch = cuda.shared.array(MAX_BLOCK_THREADS, float64)
     for k in range(trials.shape[0]):
         acc = 0.0
         for i in range(cuda.grid(1), slack.shape[0], cuda.gridsize(1)):
-            z = slack[i] - trials[k] * slope[i]
+            if regression:
+                z = abs(slack[i] + trials[k] * slope[i]) - p
+            else:
+                z = slack[i] - trials[k] * slope[i]
             if z > 0.0 and flags[i] != FIXED:
                 acc += 0.5 * z * z / rec[i, BOUND_OR_DIAG]
         total = _block_total(acc, t, scratch)

@@ -84,14 +84,15 @@ kernel; only a GPU can say (``benchmarks/bench_gpu.py`` reports both). The rows'
 numbers are copied to the GPU a second time with the hot ones renumbered past the weights (4
 bytes a non-zero).
 
-The hot block (option ``hot_block``, the L2-loss SVM -s 1 only; off by default, ``HOT_BLOCK``,
-until measured on a GPU). The features most rows share leave the dual: their weights u (and
-the bias's) are a primal block that stays fixed while the rows step, so no read of them is
-stale, and the rows change only the other weights. ``hot_steps`` times an epoch (after that
-share of its order) the block is set by one Newton step on the primal with the other weights
-fixed, 1/2 u'u + sum_i C_i max(0, 1 - y_i (c_i + u'x_iB))^2 (c_i: the row's margin on the
-other weights): conjugate gradients on (I + X_B' D X_B) s = -g, D_ii = 2 C_i where the row's
-slack is positive, at most ``HOT_BLOCK_CG`` products (each a sweep of the block's rows, then
+The hot block (option ``hot_block``, the L2 losses -s 1 and -s 12, whose primals are smooth;
+off by default, ``HOT_BLOCK``, until measured on a GPU). The features most rows share leave
+the dual: their weights u (and the bias's) are a primal block that stays fixed while the rows
+step, so no read of them is stale, and the rows change only the other weights. ``hot_steps``
+times an epoch (after that share of its order) the block is set by one Newton step on the
+primal with the other weights fixed, 1/2 u'u + sum_i C_i max(0, 1 - y_i (c_i + u'x_iB))^2
+(c_i: the row's margin on the other weights; the SVR: max(0, |c_i + u'x_iB - y_i| - p)^2):
+conjugate gradients on (I + X_B' D X_B) s = -g, D_ii = 2 C_i where the row's loss is
+positive, at most ``HOT_BLOCK_CG`` products (each a sweep of the block's rows, then
 of its columns: X_B is copied by rows and by columns), and a backtracking line search whose
 trial steps are summed in one launch. A row's step is the exact one of the dual with the
 block fixed (its curvature over its other features: with the whole |x_i|^2 the rows lag a
@@ -108,7 +109,9 @@ epoch (four Newton steps of at most five products). The safeguard stays, on the 
 problem with the block fixed (``dual_objective_partials`` with the block's margins), part by
 part. The stopping rule is the CPU solver's on alpha (the block fixed) and, for the block,
 its gradient within ``eps`` times its first (TRON's rule). The result's w is sum_i y_i alpha_i
-x_i off the block and u on it; the gap P(w) + f(alpha) is >= 0 by weak duality.
+x_i (SVR: sum_i beta_i x_i) off the block and u on it; the gap P(w) + f(alpha) is >= 0 by
+weak duality. A warm start of the SVR (which first runs the cold start's first epoch for its
+rule's reference) moves the warm w's block part to u again.
 
 Not here: -s 7 (dual logistic regression). Its coordinate step is an inner Newton solve (up
 to 101 steps, each with logarithms) run by one thread while the rest of its row's threads
@@ -186,12 +189,13 @@ DEFAULT_FLUSH_ROUNDS = 2
 # The default of option ``hot_views`` (off until measured on a GPU against the plain kernel:
 # ``benchmarks/bench_gpu.py`` runs both).
 HOT_VIEWS = False
-# The hot block (option ``hot_block``, -s 1; the module's docstring): its default (off until
-# measured on a GPU: ``benchmarks/bench_gpu.py`` runs it), the rows in flight it starts from
-# unless ``rows_in_flight`` says, its features when chosen by the rows in flight (those in
-# more than HOT_BLOCK_ROWS_SHARED / R of the rows, at most HOT_BLOCK_MAX), its Newton steps an
-# epoch by default (option ``hot_steps``), each step's conjugate-gradient iterations at most
-# and their relative tolerance (TRON's), and the line search's trial steps (halving from 1).
+# The hot block (option ``hot_block``, -s 1 and -s 12; the module's docstring): its default
+# (off until measured on a GPU: ``benchmarks/bench_gpu.py`` runs it), the rows in flight it
+# starts from unless ``rows_in_flight`` says, its features when chosen by the rows in flight
+# (those in at least HOT_BLOCK_ROWS_SHARED / R of the rows, at most HOT_BLOCK_MAX), its
+# Newton steps an epoch by default (option ``hot_steps``), each step's conjugate-gradient
+# iterations at most and their relative tolerance (TRON's), and the line search's trial
+# steps (halving from 1).
 HOT_BLOCK = False
 HOT_BLOCK_ROWS_IN_FLIGHT = 16384
 HOT_BLOCK_ROWS_SHARED = 3.0
@@ -615,7 +619,7 @@ def block_rows(X, features: np.ndarray, bias: float, n_threads: int):
 
 
 class _HotBlock:
-    """The hot block of a GPU solve of the L2-loss SVM (option ``hot_block``; the module's
+    """The hot block of a GPU solve of the L2-loss SVM or SVR (option ``hot_block``; the module's
     docstring): its features, their rows as CSR over the block (X_B, the bias's column last)
     and transposed (X_B'), its weights u on the host (float64) and on the GPU, its Newton
     step, and the norms of the primal's gradient over the block at the first step and at the
@@ -705,10 +709,11 @@ class _HotBlock:
         primal by at least 1% of its slope's promise (none: u stays)."""
         kernels = run.kernels
         per_row, per_block, blocks = self.rows_launch
+        regression, p = run.kind.regression, run.kind.p
         kernels.block_slacks[blocks, (per_row, per_block)](
             run.d_indptr, run.d_indices, run.d_data, run.bias, run.bias_index, run.d_w,
-            hot_base(run.X), self.d_u, run.d_rec, run.d_flags, self.d_slack, self.d_weight,
-            self.d_coef,
+            hot_base(run.X), self.d_u, run.d_rec, run.d_flags, regression, p, self.d_slack,
+            self.d_weight, self.d_coef,
         )  # fmt: skip
         g = self.u - self.transposed_times(kernels, self.d_coef)
         norm = float(np.linalg.norm(g))
@@ -732,11 +737,14 @@ class _HotBlock:
             rr, rr_old = float(r @ r), rr
             d = r + (rr / rr_old) * d
         self.d_vector.copy_to_device(s)
-        self._times(kernels, True, self.d_vector, self.d_y, self.d_slope)
+        # the margins' change along s: times y_i for the SVM's slacks, as it is for the SVR's
+        self._times(kernels, True, self.d_vector, self.d_none if regression else self.d_y,
+                    self.d_slope)  # fmt: skip
         blocks, threads = self.line_launch
         kernels.block_line_values[blocks, threads](
-            self.d_slack, self.d_slope, run.d_rec, run.d_flags, self.d_trials, self.d_line
-        )
+            self.d_slack, self.d_slope, run.d_rec, run.d_flags, regression, p, self.d_trials,
+            self.d_line,
+        )  # fmt: skip
         losses = self.d_line.copy_to_host().sum(axis=0)
         values = [0.5 * float((self.u + t * s) @ (self.u + t * s)) + loss
                   for t, loss in zip(self.trials, losses, strict=True)]  # fmt: skip
@@ -990,7 +998,8 @@ def _solve(sub: Subproblem, kind: _SvmDual | _SvrDual, hook: Hook | None) -> Sol
     ``p`` (SVR: the tube's half width, default 0.1), ``shrinking`` (True), ``threads_per_row``,
     ``rows_per_block``, ``rows_in_flight`` (``launch_plan``), ``monotone`` (True: the
     safeguard of the module's docstring; False: no epoch is undone), ``hot_views`` and
-    ``flush_rounds`` (the hot views), ``hot_block`` and ``hot_steps`` (the hot block, -s 1).
+    ``flush_rounds`` (the hot views), ``hot_block`` and ``hot_steps`` (the hot block, -s 1 and
+    -s 12).
     Not a partition's solver: no ``w0``, ``sigma`` or implicit feature map.
 
     Solution.w: sum_i y_i alpha_i x_i (SVR: sum_i beta_i x_i) computed afresh in float64 from
@@ -1051,10 +1060,10 @@ class _DeviceRun:
         self.n_weights = sub.n_weights
         self.monotone = bool(sub.option("monotone", True))
         wants_block = sub.option("hot_block", HOT_BLOCK) not in (False, None, 0)
-        if wants_block and (kind.regression or not kind.squared):
+        if wants_block and not kind.squared:
             raise InvalidInputError(
-                "hot_block takes the L2-loss SVM (-s 1) only: the block's Newton step needs "
-                "a smooth primal"
+                "hot_block takes the L2 losses only (-s 1, -s 12): the block's Newton step "
+                "needs a smooth primal"
             )
         self.per_row, self.plan_per_block, self.plan_blocks = launch_plan(
             sub, cuda, HOT_BLOCK_ROWS_IN_FLIGHT if wants_block else DEFAULT_ROWS_IN_FLIGHT
@@ -1265,6 +1274,11 @@ class _DeviceRun:
         self.w[:] = 0.0
         start = self.alpha0 if reference > 0.0 else None
         kind.prepare(self.X, self.bias, self.y, self.C, start, self.w, self.rec)
+        if self.block is not None:  # (the warm start's w: its block's part to u, as at the start)
+            self.block.take_weights(self.w, self.bias_index, self.bias)
+            self.block.restrict_curvature(self.rec, self.kernels)
+            self.block.gradient_norms[:] = -1.0
+            self.block.refresh_offset(self.kernels)
         self.flags[:] = self.first_flags
         kind.reset_thresholds(fstate)
         fstate[_F_GNORM1_INIT] = reference
@@ -1323,11 +1337,16 @@ class _DeviceRun:
         primal's Newton block: at the optimum they are the same), P at that w and the gap
         P(w) + f(alpha) >= 0 by weak duality whatever the two are."""
         X, bias, y, C = self.X, self.bias, self.y, self.C
-        w, primal, dual = self.kind.values(X, bias, y, C, alpha, self.n_weights)
+        kind = self.kind
+        w, primal, dual = kind.values(X, bias, y, C, alpha, self.n_weights)
         if self.block is not None:
             w = self.block.place(w, self.bias_index, bias)
-            primal = svm_objectives_maintained(X, bias, y, C, w, alpha, self.kind.loss,
-                                               host_threads())[0]  # fmt: skip
+            if kind.regression:
+                primal = svr_objectives_maintained(X, bias, y, C, w, alpha, kind.loss, kind.p,
+                                                   host_threads())[0]  # fmt: skip
+            else:
+                primal = svm_objectives_maintained(X, bias, y, C, w, alpha, kind.loss,
+                                                   host_threads())[0]  # fmt: skip
         return w, primal, dual
 
     def solution(self, w_device: np.ndarray, alpha: np.ndarray, converged: bool,

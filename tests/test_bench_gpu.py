@@ -36,7 +36,7 @@ def test_smoke_run_writes_a_report(tmp_path, monkeypatch):
     assert all("n/a" not in row for row in rows[:3])
     assert "rows in flight; smallest duality gap" in text
     assert "hot weights a block's view, flushed every 2 rounds" in text
-    assert "8 weights in the block, 4 Newton steps an epoch" in text
+    assert "8 weights in the block, Newton steps an epoch: 1," in text
 
 
 def test_no_gpu_is_a_clean_exit(monkeypatch, capsys):

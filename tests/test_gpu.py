@@ -565,7 +565,7 @@ def test_hot_block_reaches_the_cpu_optimum():
 def test_hot_block_of_the_svr_reaches_the_cpu_optimum_and_warm_starts():
     # -s 12: the block's primal is the squared epsilon-insensitive loss's; a warm start runs
     # the cold start's first epoch for the rule's reference, then moves its block to u again
-    X, y = tiny_regression(seed=3)
+    X, y = tiny_regression(n_rows=40, n_features=200, seed=3)
     bias = 1.0
     options = {"p": 0.1, "hot_block": 4, "hot_steps": 2}
     sub = Subproblem(X, y, np.ones(X.shape[0]), eps=1e-3, max_iter=300, bias=bias,

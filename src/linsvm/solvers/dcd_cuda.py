@@ -507,13 +507,9 @@ def hot_plan(sub: Subproblem, n_weights: int) -> tuple[np.ndarray | None, np.nda
     return (hot if hot.shape[0] else None), weights.astype(np.int64), int(flush_rounds)
 
 
-def block_features(sub: Subproblem, rows_in_flight: int) -> np.ndarray | None:
-    """The hot block's features (ascending) of option ``hot_block`` (default ``HOT_BLOCK``):
-    False, none (no block); an integer k, the k in most rows; True, those in at least
-    ``HOT_BLOCK_ROWS_SHARED`` / ``rows_in_flight`` of the rows (at most ``HOT_BLOCK_MAX``, the
-    most shared first): a read of any other weight then misses few changes of it, as the
-    staleness benchmark's hot-block runs keep the serial epochs with about 3. The bias, when
-    there is one, joins the block in any case."""
+def block_option(sub: Subproblem) -> bool | int | None:
+    """Option ``hot_block`` (default ``HOT_BLOCK``) checked: None (no block: False, None or
+    0), True (chosen by the rows in flight) or a number of features."""
     option = sub.option("hot_block", HOT_BLOCK)
     if option is False or option is None or (not isinstance(option, bool) and option == 0):
         return None
@@ -525,6 +521,15 @@ def block_features(sub: Subproblem, rows_in_flight: int) -> np.ndarray | None:
         )
     if sub.option("hot_views", HOT_VIEWS):
         raise InvalidInputError("hot_block and hot_views are two schemes: choose one")
+    return True if option is True else int(option)
+
+
+def block_features(X, option: bool | int, rows_in_flight: int) -> np.ndarray:
+    """The hot block's features (ascending) for ``block_option``'s value: an integer k, the k
+    in most rows; True, those in at least ``HOT_BLOCK_ROWS_SHARED`` / ``rows_in_flight`` of
+    the rows (at most ``HOT_BLOCK_MAX``, the most shared first): a read of any other weight
+    then misses few changes of it, as the staleness benchmark's hot-block runs keep the
+    serial epochs with about 3. The bias, when there is one, joins the block in any case."""
     from .dcd_async import hot_features
 
     if option is True:
@@ -532,7 +537,7 @@ def block_features(sub: Subproblem, rows_in_flight: int) -> np.ndarray | None:
     else:
         share, most = 0.0, int(option)
     # (counted on a sample of the rows, as the CPU's async threads pick their hot features)
-    return hot_features(sub.X, most, share, host_threads()).astype(np.int64)
+    return hot_features(X, most, share, host_threads()).astype(np.int64)
 
 
 @njit(cache=True, nogil=True)
@@ -1059,18 +1064,19 @@ class _DeviceRun:
         self.shrinking = bool(sub.option("shrinking", True))
         self.n_weights = sub.n_weights
         self.monotone = bool(sub.option("monotone", True))
-        wants_block = sub.option("hot_block", HOT_BLOCK) not in (False, None, 0)
-        if wants_block and not kind.squared:
+        option = block_option(sub)
+        if option is not None and not kind.squared:
             raise InvalidInputError(
                 "hot_block takes the L2 losses only (-s 1, -s 12): the block's Newton step "
                 "needs a smooth primal"
             )
         self.per_row, self.plan_per_block, self.plan_blocks = launch_plan(
-            sub, cuda, HOT_BLOCK_ROWS_IN_FLIGHT if wants_block else DEFAULT_ROWS_IN_FLIGHT
+            sub, cuda, DEFAULT_ROWS_IN_FLIGHT if option is None else HOT_BLOCK_ROWS_IN_FLIGHT
         )
         self.hot, self.hot_weight, self.flush_rounds = hot_plan(sub, self.n_weights)
         self.block = None
-        features = block_features(sub, self.plan_blocks * self.plan_per_block)
+        features = None if option is None else block_features(
+            X, option, self.plan_blocks * self.plan_per_block)  # fmt: skip
         if features is not None and (features.shape[0] or self.bias >= 0.0):
             steps = sub.option("hot_steps", DEFAULT_HOT_STEPS)
             if isinstance(steps, bool) or not isinstance(steps, int | np.integer) or steps < 1:
@@ -1179,9 +1185,7 @@ class _DeviceRun:
     def accept_start(self) -> None:
         """The state on the GPU is the start: its f, and its kept copy."""
         self.objective = float(self.figures_now(0)[self.kernels.OBJECTIVE])
-        launch = self.launch
-        if self.monotone and launch[L_BLOCKS] * launch[L_ROWS_PER_BLOCK] > 1:
-            self.keep(restore=False)
+        self._keep_if_guarded()
 
     def advance(self, n_epochs: int) -> None:
         """Up to ``n_epochs`` more accepted epochs (fewer once converged); an epoch that the
@@ -1192,78 +1196,66 @@ class _DeviceRun:
             self._epoch()
 
     def _epoch(self) -> None:
-        """One epoch's kernel, then its acceptance (the safeguard) and its end on the host."""
-        if self.block is not None:
-            self._block_epoch()
-            return
-        kind, kernels, istate, launch = self.kind, self.kernels, self.istate, self.launch
-        blocks, per_block = int(launch[L_BLOCKS]), int(launch[L_ROWS_PER_BLOCK])
-        k0, k1, k2, k3 = order_keys(self.sub.seed, int(istate[I_ITER]), self.half_bits)
-        upper_old, lower_old = kind.thresholds(self.fstate)
-        kernels.dcd_epoch[blocks, (self.per_row, per_block)](
-            self.d_indptr, self.d_indices, self.d_data, self.bias, self.bias_index, self.d_rec,
-            self.d_w, self.d_flags, self.X.shape[0], self.half_bits, k0, k1, k2, k3,
-            kind.regression, kind.squared, kind.p, self.shrinking, upper_old, lower_old,
-            self.d_partial, self.views, hot_base(self.X), self.d_hot_weight, self.flush_rounds,
-            False, self.d_no_block, 0, self.X.shape[0],
-        )  # fmt: skip
-        figures = self.figures_now(blocks)
-        f_new = float(figures[kernels.OBJECTIVE])
-        guarded = self.monotone and blocks * per_block > 1
-        if guarded and not objective_kept(f_new, self.objective):
-            self.keep(restore=True)  # undo the epoch; the same order again, R halved
-            halve_launch(launch)
-            return
-        self.objective = f_new
-        _end_epoch(kind, figures, self.fstate, istate, self.eps, self.n_trainable, self.d_flags)
-        if guarded and not istate[I_CONVERGED]:
-            self.keep(restore=False)
-
-    def _block_epoch(self) -> None:
-        """An epoch with the hot block: ``hot_steps`` parts of the order, each launched with
-        the block's weights fixed, accepted by the safeguard (the dual of the problem with
-        the block fixed must not rise; else the part runs again with the rows in flight
-        halved) and followed by the block's Newton step; the rule on the parts' figures
-        together, and on the block's gradient (``_HotBlock.rule_holds``)."""
-        kind, kernels, istate, launch = self.kind, self.kernels, self.istate, self.launch
-        block = self.block
-        k0, k1, k2, k3 = order_keys(self.sub.seed, int(istate[I_ITER]), self.half_bits)
-        upper_old, lower_old = kind.thresholds(self.fstate)
+        """One epoch: its kernel (with the hot block, ``hot_steps`` launches over parts of the
+        order, each followed by the block's Newton step), each launch accepted by the
+        safeguard, then its end on the host (the rule on the parts' figures together and,
+        with the block, on the block's gradient: ``_HotBlock.rule_holds``)."""
+        kind, kernels, istate, block = self.kind, self.kernels, self.istate, self.block
+        keys = order_keys(self.sub.seed, int(istate[I_ITER]), self.half_bits)
+        thresholds = kind.thresholds(self.fstate)
         n_rows = self.X.shape[0]
-        parts = block.steps
+        parts = 1 if block is None else block.steps
         together = np.array([-np.inf, np.inf, 0.0, 0.0, 0.0, 0.0])
         for part in range(parts):
-            start, stop = n_rows * part // parts, n_rows * (part + 1) // parts
-            while True:
-                blocks, per_block = int(launch[L_BLOCKS]), int(launch[L_ROWS_PER_BLOCK])
-                kernels.dcd_epoch[blocks, (self.per_row, per_block)](
-                    self.d_indptr, self.d_indices, self.d_data, self.bias, self.bias_index,
-                    self.d_rec, self.d_w, self.d_flags, n_rows, self.half_bits, k0, k1, k2, k3,
-                    kind.regression, kind.squared, kind.p, self.shrinking, upper_old,
-                    lower_old, self.d_partial, False, hot_base(self.X), self.d_hot_weight,
-                    self.flush_rounds, True, block.d_u, start, stop,
-                )  # fmt: skip
-                figures = self.figures_now(blocks)
-                f_new = float(figures[kernels.OBJECTIVE])
-                guarded = self.monotone and blocks * per_block > 1
-                if guarded and not objective_kept(f_new, self.objective):
-                    self.keep(restore=True)  # the part again, R halved
-                    halve_launch(launch)
-                    continue
-                break
+            figures = self._accepted_launch(keys, thresholds, n_rows * part // parts,
+                                            n_rows * (part + 1) // parts)  # fmt: skip
             together[kernels.PG_MAX] = max(together[kernels.PG_MAX], figures[kernels.PG_MAX])
             together[kernels.PG_MIN] = min(together[kernels.PG_MIN], figures[kernels.PG_MIN])
             for k in (kernels.KEPT, kernels.SHRUNK_NOW, kernels.MEASURE_SUM):
                 together[k] += figures[k]
-            block.newton_step(self)
-            self.objective = float(self.figures_now(0)[kernels.OBJECTIVE])  # (u moved: f too)
-            if self.monotone:
-                self.keep(restore=False)
+            if block is not None:
+                block.newton_step(self)
+                self.objective = float(self.figures_now(0)[kernels.OBJECTIVE])  # (u moved)
+            if part < parts - 1:
+                self._keep_if_guarded()
         together[kernels.OBJECTIVE] = self.objective
         _end_epoch(kind, together, self.fstate, istate, self.eps, self.n_trainable,
                    self.d_flags)  # fmt: skip
-        if istate[I_CONVERGED] and not block.rule_holds(self.eps):
+        if block is not None and istate[I_CONVERGED] and not block.rule_holds(self.eps):
             istate[I_CONVERGED] = 0
+        if not istate[I_CONVERGED]:  # (after _end_epoch: it may make shrunk rows active)
+            self._keep_if_guarded()
+
+    def _guarded(self) -> bool:
+        """Whether the safeguard acts: on, and more than one row in flight."""
+        return self.monotone and self.launch[L_BLOCKS] * self.launch[L_ROWS_PER_BLOCK] > 1
+
+    def _keep_if_guarded(self) -> None:
+        if self._guarded():
+            self.keep(restore=False)
+
+    def _accepted_launch(self, keys, thresholds, start: int, stop: int) -> np.ndarray:
+        """The epoch kernel over positions [start, stop) of the order, run again with the rows
+        in flight halved (from the kept state) while the safeguard refuses it; its figures."""
+        kind, kernels, launch, block = self.kind, self.kernels, self.launch, self.block
+        while True:
+            blocks, per_block = int(launch[L_BLOCKS]), int(launch[L_ROWS_PER_BLOCK])
+            kernels.dcd_epoch[blocks, (self.per_row, per_block)](
+                self.d_indptr, self.d_indices, self.d_data, self.bias, self.bias_index,
+                self.d_rec, self.d_w, self.d_flags, self.X.shape[0], self.half_bits, *keys,
+                kind.regression, kind.squared, kind.p, self.shrinking, *thresholds,
+                self.d_partial, self.views, hot_base(self.X), self.d_hot_weight,
+                self.flush_rounds, block is not None,
+                self.d_no_block if block is None else block.d_u, start, stop,
+            )  # fmt: skip
+            figures = self.figures_now(blocks)
+            f_new = float(figures[kernels.OBJECTIVE])
+            if self._guarded() and not objective_kept(f_new, self.objective):
+                self.keep(restore=True)  # undo it; the same order again, R halved
+                halve_launch(launch)
+                continue
+            self.objective = f_new
+            return figures
 
     def reference_epoch(self) -> None:
         """The SVR dual's warm start: the cold start's first epoch, discarded but for its

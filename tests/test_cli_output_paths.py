@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -191,3 +193,53 @@ def test_read_only_folder_and_file_fail_before_training(shared_folder, capsys, m
         )
     assert (shared_folder / "rw" / "kept.model").read_text() == "keep me"
     assert sorted(p.name for p in (shared_folder / "ro").iterdir()) == []
+
+
+# ------------------------------------------------------- links, devices, pipes, permissions
+
+
+def test_predict_writes_a_named_pipe_in_place(data, tmp_path, capsys):
+    """A pipe (or a device: /dev/null, /dev/stdout on a terminal) is written as LIBLINEAR
+    writes it; a rename over it would leave a plain file where the pipe was."""
+    model = tmp_path / "m"
+    assert main(["train", "-q", str(data), str(model)]) == 0
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()))
+    reader.start()
+    assert main(["predict", "-q", str(data), str(model), str(pipe)]) == 0
+    reader.join(timeout=60)
+    assert stat.S_ISFIFO(pipe.stat().st_mode)
+    expected = tmp_path / "out"
+    assert main(["predict", "-q", str(data), str(model), str(expected)]) == 0
+    assert received == [expected.read_bytes()]
+    assert main(["predict", "-q", str(data), str(model), os.devnull]) == 0
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+def test_a_link_stays_a_link_and_a_file_keeps_its_permissions(tmp_path):
+    real = tmp_path / "real.model"
+    real.write_text("old")
+    real.chmod(0o600)
+    link = tmp_path / "link.model"
+    link.symlink_to(real.name)
+    check_writable(link)
+    _atomic.atomic_write_bytes(link, b"new")
+    assert link.is_symlink() and real.read_text() == "new"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.model", "real.model"]
+
+
+def test_a_cache_is_not_written_to_a_device_nor_over_its_data(data, tmp_path, capsys, no_work):
+    assert main(["cache", str(data), os.devnull]) == 1
+    assert capsys.readouterr().err == (
+        f"linsvm cache: error: {os.devnull}: not a regular file, and this file is read back\n"
+    )
+    link = tmp_path / "link.txt"
+    link.symlink_to(data)
+    for target in (data, link):
+        assert main(["cache", str(data), str(target)]) == 1
+        assert capsys.readouterr().err == (
+            f"linsvm cache: error: {target}: the cache would replace its own data file\n"
+        )

@@ -26,7 +26,7 @@ import sys
 import time
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -1056,7 +1056,10 @@ def run_cache(argv: list[str]) -> int:
     if len(files) != 2:
         raise UsageError("expected data_file cache_file")
     source, target = files
-    check_writable(target)
+    check_writable(target, read_back=True)
+    with suppress(OSError):  # (a missing source is the reader's to report)
+        if os.path.samefile(source, target):
+            raise UsageError(f"{target}: the cache would replace its own data file")
     summary = write_cache(source, target, block_bytes=max(1, int(block_mb * 2**20)),
                           progress=_progress_timer(quiet))  # fmt: skip
     if not quiet:

@@ -7,6 +7,11 @@ limit, ``path`` a folder) name ``path``, the user's name for the file, never the
 temporary file nor nothing at all; errors of anything else done while writing (reading the
 input, say) are left as they are, naming their own file.
 
+A symbolic link stays a link: the file it names is the one replaced. The new file keeps the
+permissions of the file it replaces. A target that is not a regular file (``/dev/null``, a
+terminal or pipe behind ``/dev/stdout``, a named pipe) is written in place, as LIBLINEAR
+writes it: a rename would put a plain file in its place.
+
 What a killed writer leaves
 ---------------------------
 Where the system offers it (Linux's O_TMPFILE on ext4, xfs, btrfs, tmpfs, ...) the temporary
@@ -83,9 +88,18 @@ class TempFile:
 
     def __init__(self, path: str | os.PathLike, mode: str = "wb") -> None:
         self.path = os.fspath(path)
-        remove_leftovers(self.path)
         readable = "+" in mode
-        fd, self.name = _create(self.path, readable)
+        self.target, existing = _target(self.path)
+        self.in_place = existing is not None and not stat.S_ISREG(existing.st_mode)
+        if self.in_place:
+            fd, self.name = _open_in_place(self.path, readable), None
+        else:
+            remove_leftovers(self.target)
+            with errors_naming(self.path):
+                fd, self.name = _create(self.target, readable)
+            if existing is not None:  # the new file keeps the old one's permissions
+                with contextlib.suppress(OSError):
+                    os.fchmod(fd, stat.S_IMODE(existing.st_mode))
         try:
             raw = io.FileIO(fd, "r+" if readable else "w", closefd=True)
         except BaseException:
@@ -98,15 +112,18 @@ class TempFile:
     def publish(self) -> None:
         """Flush the file to disk and rename it over ``path``; then close it."""
         f = self.file
+        if self.in_place:
+            f.close()  # (flushes; a device or a pipe has nothing to sync or rename)
+            return
         with errors_naming(self.path):
             f.flush()
             os.fsync(f.fileno())
             if self.name is None:
-                self.name = _link_hidden(f.fileno(), self.path)
+                self.name = _link_hidden(f.fileno(), self.target)
             if fcntl is None:
                 f.close()  # a system without flock may refuse to rename an open file
             # renamed while open: its lock keeps other writers of path from removing it
-            os.replace(self.name, self.path)
+            os.replace(self.name, self.target)
             self.name = None
             f.close()
 
@@ -120,14 +137,15 @@ class TempFile:
             self.file.close()
 
 
-def check_writable(path: str | os.PathLike) -> None:
+def check_writable(path: str | os.PathLike, read_back: bool = False) -> None:
     """Raise now the OSError (naming ``path``) that writing ``path`` later would raise: its
     folder missing, not a folder or not writable, ``path`` a folder or an existing file that
     may not be written. For commands that check their outputs before their work.
 
     ``path`` itself is neither created nor truncated: the folder is proved writable by the
     temporary file a write would start with, discarded at once (unnamed where the system
-    offers O_TMPFILE, else a hidden name removed at once).
+    offers O_TMPFILE, else a hidden name removed at once). ``read_back``: the writer reads
+    the file back (``TempFile(path, "w+b")``), which a device or a pipe refuses.
     """
     name = os.fsdecode(os.fspath(path))
     if os.path.isdir(name):
@@ -137,6 +155,11 @@ def check_writable(path: str | os.PathLike) -> None:
     effective = os.access in os.supports_effective_ids
     if os.path.exists(name) and not os.access(name, os.W_OK, effective_ids=effective):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name)
+    _, existing = _target(name)
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
+        if read_back:
+            _open_in_place(name, readable=True)  # (raises)
+        return  # written in place (a pipe is not opened here: that would wait for a reader)
     TempFile(name).discard()
 
 
@@ -180,6 +203,27 @@ def remove_leftovers(path: str | os.PathLike) -> int:
         finally:
             os.close(fd)
     return removed
+
+
+def _target(path: str) -> tuple[str, os.stat_result | None]:
+    """(the file a write of ``path`` replaces, its status or None while there is none):
+    through symbolic links, so that a link stays a link to the file it names, rewritten."""
+    try:
+        existing = os.stat(path)
+    except OSError:
+        existing = None
+    return (os.path.realpath(path) if os.path.islink(path) else path), existing
+
+
+def _open_in_place(path: str, readable: bool) -> int:
+    """A descriptor to write a device, a pipe or a socket at ``path`` with (``/dev/null``,
+    ``/dev/stdout`` on a terminal or a pipe), as LIBLINEAR's fopen does: replacing it by a
+    renamed file would put a plain file in the place of the device. A file read back after
+    it is written (a cache) cannot be one of them."""
+    if readable:
+        raise OSError(errno.ESPIPE, "not a regular file, and this file is read back", path)
+    with errors_naming(path):
+        return os.open(path, os.O_WRONLY)
 
 
 def _create(path: str, readable: bool) -> tuple[int, str | None]:

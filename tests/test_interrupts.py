@@ -143,6 +143,21 @@ def test_resume_gives_the_uninterrupted_model(problem, tmp_path, solver, options
     same_model(resumed, full)
 
 
+def test_a_hook_that_stops_the_run_saves_its_state(problem, tmp_path):
+    """A hook returning False stops the run as a signal does: the checkpoint holds the
+    state, and the resumed run is the uninterrupted one."""
+    X, y = problem
+    path = tmp_path / "run.ckpt"
+    options = dict(solver=1, eps=1e-6, seed=5)
+    stopped = quiet_train(X, y, checkpoint=path, hook=lambda p: p.iteration < 3, **options)
+    assert stopped.interrupted and stopped.results_[0].n_iter == 3
+    iterations = []
+    resumed = quiet_train(X, y, resume=path, hook=lambda p: iterations.append(p.iteration),
+                          **options)  # fmt: skip
+    assert iterations[0] == 4
+    same_model(resumed, quiet_train(X, y, **options))
+
+
 def test_resume_during_the_fallback(problem, tmp_path):
     """-s 1 reaches its cap, -s 2 takes over, the run is stopped inside -s 2 and resumed."""
     X, y = problem

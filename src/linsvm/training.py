@@ -35,7 +35,7 @@ import os
 import sys
 import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
@@ -63,7 +63,7 @@ from .problems import (
     warn_interrupted,
 )
 from .solvers import MAP_MODES, SOLVERS, Hook, Progress, Solution, SolverSpec, Subproblem
-from .solvers._base import chain_hooks
+from .solvers._base import chain_hooks, wants_every_iteration
 from .solvers._dual_threads import check_scheme
 from .solvers.svr import check_p
 
@@ -803,16 +803,19 @@ class _Runner:
     timer: ProgressTimer | None = None  # timed progress lines (not with verbose)
 
     def hook(self, slot: int, solver: int, iterations_before: int) -> Hook:
-        saving = None
+        user_hook, saving = self.user_hook, None
         if self.checkpointer is not None:
+            user_hook, user_stopped = _stop_noted(self.user_hook)
             saving = self.checkpointer.hook(
-                slot, solver, iterations_before, lambda: self.stop.requested
-            )
+                slot, solver, iterations_before,
+                lambda: self.stop.requested or user_stopped(),
+            )  # fmt: skip
         lines = _print_progress if self.verbose else None
         if self.timer is not None:
             lines = self._timed_lines(slot, solver, iterations_before)
-        # saving comes before the stop request, so that a stopped run's last state is saved
-        return chain_hooks(lines, self.user_hook, saving, self.stop.hook)
+        # saving comes after the user's hook and before the stop request, so that the last
+        # state of a run either stops is saved
+        return chain_hooks(lines, user_hook, saving, self.stop.hook)
 
     def _timed_lines(self, slot: int, solver: int, iterations_before: int) -> Hook:
         """A hook printing a progress line when the timer says one is due: the sub-problem's
@@ -943,6 +946,21 @@ class _Runner:
         if self.checkpointer is not None and sol.stop_reason != solvers.INTERRUPTED:
             self.checkpointer.finish(slot, sol)
         return sol
+
+
+def _stop_noted(hook: Hook | None) -> tuple[Hook | None, Callable[[], bool]]:
+    """``hook`` and a function saying whether it has asked to stop (returned False)."""
+    if hook is None:
+        return None, lambda: False
+    asked = [False]
+
+    def noted(progress: Progress):
+        go_on = hook(progress)
+        asked[0] = asked[0] or go_on is False
+        return go_on
+
+    noted.every_iteration = wants_every_iteration(hook)
+    return noted, lambda: asked[0]
 
 
 def _zero_iterations(spec: SolverSpec, sub: Subproblem) -> Solution:

@@ -181,6 +181,21 @@ def test_bad_max_iter(data, max_iter):
         linsvm.train(X, y, max_iter=max_iter)
 
 
+@pytest.mark.parametrize("solver", [1, 3, 4, 7, 12, 5])
+def test_a_numpy_integer_seed_is_the_same_seed(data, solver):
+    X, y = data
+    y = y * 1.5 if solver == 12 else y
+    np.testing.assert_array_equal(linsvm.train(X, y, solver=solver, seed=np.int64(3)).coef_,
+                                  linsvm.train(X, y, solver=solver, seed=3).coef_)  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", [1.0, None, "1", True])
+def test_bad_seed(data, seed):
+    X, y = data
+    with _raises("seed must be an integer"):
+        linsvm.train(X, y, seed=seed)
+
+
 @pytest.mark.parametrize("bias", [np.nan, np.inf])
 def test_bad_bias(data, bias):
     X, y = data

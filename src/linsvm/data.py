@@ -78,7 +78,8 @@ def _first_bad_value(X: sp.csr_matrix, name: str, below: float | None) -> Invali
     data = X.data
     bad = ~np.isfinite(data)
     if below is not None:
-        bad |= np.abs(data) >= below
+        # (float64: a float32 array compared with 2^500 casts the bound and warns)
+        bad |= np.abs(data.astype(np.float64, copy=False)) >= below
     p = int(np.flatnonzero(bad)[0])
     row = int(np.searchsorted(X.indptr, p, side="right")) - 1
     where = f"row {row}, column {int(X.indices[p])}"

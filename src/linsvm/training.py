@@ -64,6 +64,7 @@ from .problems import (
 )
 from .solvers import MAP_MODES, SOLVERS, Hook, Progress, Solution, SolverSpec, Subproblem
 from .solvers._base import chain_hooks, wants_every_iteration
+from .solvers._columns import check_seed
 from .solvers._dual_threads import check_scheme
 from .solvers.svr import check_p
 
@@ -282,6 +283,7 @@ def train(
     Model
         ``model.interrupted`` tells whether a signal or the hook stopped it early.
     """
+    seed = check_seed(seed)  # (a NumPy integer too: the generators take a Python int)
     if memory is not None or client is not None or _is_path(X) or place_options:
         options = {k: v for k, v in locals().items()
                    if k not in ("X", "y", "memory", "client", "place_options")}  # fmt: skip

@@ -133,10 +133,29 @@ def test_bad_data_names_file_and_line(tmp_path, capsys):
     assert not (tmp_path / "m").exists()
 
 
-def test_non_integer_labels_rejected(tmp_path, capsys):
-    data = write(tmp_path / "d.txt", "1 1:1\n2.5 1:-1\n")
-    assert main(["train", str(data), str(tmp_path / "m")]) == 1
-    assert "not an integer" in capsys.readouterr().err
+@pytest.mark.parametrize("memory", [[], ["--memory", "1G"]], ids=["in-memory", "blocks"])
+@pytest.mark.parametrize(
+    "label, message",
+    [("2.5", "2.5 of instance 2 is not an integer"),
+     ("3000000000", "3000000000 of instance 2 is out of the range of LIBLINEAR's labels"),
+     ("-1e20", "-1e+20 of instance 2 is out of the range")],
+)  # fmt: skip
+def test_labels_a_model_file_cannot_hold_are_refused_before_training(
+    tmp_path, capsys, monkeypatch, label, message, memory
+):
+    data = write(tmp_path / "d.txt", f"1 1:1\n{label} 1:-1\n")
+
+    def trained(*args, **kwargs):
+        raise AssertionError("trained on labels that cannot be saved")
+
+    monkeypatch.setattr("linsvm.outofcore.measured_overhead", lambda solver: None)  # (a run)
+    monkeypatch.setattr("linsvm.runner._BlocksRun.train", trained)
+    monkeypatch.setattr("linsvm.training._Runner.run_all", trained)
+    assert main(["train", "-q", *memory, str(data), str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"linsvm train: error: {data}: class label {message}")
+    assert err.count("\n") == 1
+    assert not (tmp_path / "m").exists()
 
 
 def test_empty_and_one_class(tmp_path, capsys):

@@ -458,12 +458,19 @@ def read_weight_file(path: str, n_rows: int) -> np.ndarray:
 
 
 def integer_labels(y: np.ndarray, path: str) -> np.ndarray:
-    """Class labels as int64; a non-integer label is an error (LIBLINEAR's model files)."""
+    """Class labels as int64; a label that is not an integer, or not one of LIBLINEAR's
+    (a C int, as its model files hold them), is an error before any training."""
     bad = np.flatnonzero(y != np.round(y))
     if bad.size:
         raise InvalidInputError(
             f"{path}: class label {y[bad[0]]:g} of instance {bad[0] + 1} is not an integer "
             "(LIBLINEAR classifiers need integer labels)"
+        )
+    bad = np.flatnonzero((y < -(2.0**31)) | (y >= 2.0**31))
+    if bad.size:
+        raise InvalidInputError(
+            f"{path}: class label {y[bad[0]]:.17g} of instance {bad[0] + 1} is out of the "
+            "range of LIBLINEAR's labels (-2^31 to 2^31 - 1)"
         )
     return y.astype(np.int64)
 
@@ -743,6 +750,7 @@ def _train_in_blocks(opts: TrainOptions, timer: ProgressTimer | None) -> int:
             opts.training_file, memory=memory, verbose=not opts.quiet, progress=timer,
             checkpoint=opts.checkpoint, checkpoint_every=opts.checkpoint_every,
             resume=opts.resume, n_jobs=opts.n_jobs, **params,
+            place_options={"labels_check": lambda y: integer_labels(y, opts.training_file)},
         )  # fmt: skip
     return _finish(model, opts, caught, time.perf_counter() - start, "outer iteration")
 

@@ -125,6 +125,7 @@ def train_blocks(
     resume: str | os.PathLike | None = None,
     held_out: np.ndarray | None = None,
     overhead_bytes: int | None = None,
+    labels_check: Callable[[np.ndarray], object] | None = None,
 ) -> Model:
     """Train -s 1, -s 3 or -s 7 by block minimisation over ``source``, in about ``memory``
     bytes. Returns the Model, with one Solution per binary sub-problem (alpha, primal, dual
@@ -160,7 +161,8 @@ def train_blocks(
     passed, on Ctrl-C, and at the end; ``resume`` from it continues to the model the
     uninterrupted run gives (the same data, options and memory, else a one-line error).
     ``held_out``: a boolean mask of the rows that take no part (cost 0; cross-validation
-    trains on the other folds).
+    trains on the other folds). ``labels_check(labels)``, called with the rows' labels before
+    any training, may refuse them by raising (the command line's model files hold integers).
     """
     spec, params, loss, epochs, selective, inner_iter = _block_options(
         solver, C, eps, bias, selective, inner_iter, max_outer
@@ -168,6 +170,8 @@ def train_blocks(
     budget = parse_memory(memory)
     if source.n_rows == 0:
         raise InvalidInputError("no training data: 0 rows")
+    if labels_check is not None:
+        labels_check(source.labels())
     labels, class_index = classes(source.labels())
     targets = RowTargets(class_index, class_costs(labels, params.C, class_weight), params.C,
                          held_out)  # fmt: skip

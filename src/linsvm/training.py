@@ -274,9 +274,9 @@ def train(
         duality gap to stop at (default 1e-3), ``max_iter`` the rounds.
     place_options : mapping, optional
         Options of the place itself, passed on: with ``memory``, ``runner.train_blocks``'s
-        (``inner_iter``, ``selective``, ``max_block_bytes``, ``on_outer``, ``held_out``); with
-        ``client``, ``distributed.train_cocoa``'s (``n_partitions``, ``local_passes``,
-        ``snapshot_every``, ``on_round``).
+        (``inner_iter``, ``selective``, ``max_block_bytes``, ``on_outer``, ``held_out``,
+        ``labels_check``); with ``client``, ``distributed.train_cocoa``'s (``n_partitions``,
+        ``local_passes``, ``snapshot_every``, ``on_round``).
 
     Returns
     -------

@@ -251,6 +251,9 @@ MALFORMED = {
     "too many weights": GOOD + "7 \n",
     "weights of a model without bias": GOOD.replace("bias 1", "bias -1"),
     "non-number weight": GOOD.replace("-0.25", "abc"),
+    "weight with an underscore": GOOD.replace("-0.25", "-0_25"),  # (Python's, not C's)
+    "weight with other digits": GOOD.replace("-0.25", "-0.\u0662\u0665"),
+    "cut inside the last weight": GOOD.replace("2 \n", "2"),
     "nan weight": GOOD.replace("-0.25", "nan"),
     "non-number nr_feature": GOOD.replace("nr_feature 3", "nr_feature three"),
     "non-number bias": GOOD.replace("bias 1", "bias one"),
@@ -282,6 +285,23 @@ def test_malformed_file_raises_model_format_error(tmp_path, what):
     with pytest.raises(ModelFormatError) as err:
         linsvm.load_model(path)
     assert str(path) in str(err.value), f"the message must name the file: {err.value}"
+
+
+def test_weights_are_read_a_piece_at_a_time(monkeypatch):
+    """Pieces cut anywhere (here a few characters each) give the weights of the whole."""
+    import linsvm.io.model_file as model_file
+
+    text = MALFORMED["too many weights"].replace("nr_feature 3", "nr_feature 4")
+    whole = model_file.parse_model_text(text)
+    for chars in (1, 3, 7):
+        monkeypatch.setattr(model_file, "WEIGHT_PIECE_CHARS", chars)
+        fields = model_file.parse_model_text(text)
+        np.testing.assert_array_equal(fields.coef, [[0.5, -0.25, 1e-3, 2.0]])
+        np.testing.assert_array_equal(fields.coef, whole.coef)
+        with pytest.raises(ModelFormatError, match="expected 5 weights .*, found 4"):
+            model_file.parse_model_text(GOOD.replace("nr_feature 3", "nr_feature 4"))
+        with pytest.raises(ModelFormatError, match="bad weight 'abc'"):
+            model_file.parse_model_text(MALFORMED["non-number weight"])
 
 
 def test_binary_file_raises_model_format_error(tmp_path):

@@ -37,6 +37,7 @@ import collections
 import io
 import math
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -227,18 +228,23 @@ def write_model_file(path: str | os.PathLike, fields: ModelFields) -> None:
 
 
 def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
-    """The fields of LIBLINEAR model-file text (as LIBLINEAR's ``load_model`` reads it)."""
-    tokens = text.split()
-    pos = 0
+    """The fields of LIBLINEAR model-file text (as LIBLINEAR's ``load_model`` reads it).
+
+    The header is read a word at a time up to ``w``; the weights a piece of the text at a
+    time (``_weights``), so that loading takes little memory beyond the text and the weights.
+    """
+    words = _WORD.finditer(text)
+    pos = 0  # (where the header's last word ends)
     header: dict[str, object] = {}
     feature_map = None
 
     def take(what: str) -> str:
         nonlocal pos
-        if pos >= len(tokens):
+        word = next(words, None)
+        if word is None:
             raise ModelFormatError(f"{name}: unexpected end of file while reading {what}")
-        pos += 1
-        return tokens[pos - 1]
+        pos = word.end()
+        return word.group()
 
     def take_number(what: str, kind=int):
         tok = take(what)
@@ -255,17 +261,17 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
             raise ModelFormatError(f"{name}: bad {what} {tok!r}")
         return value
 
-    if tokens[:1] == ["feature_map"]:
+    key = take("the header")
+    if key == "feature_map":
         # linsvm's extension: key/value pairs up to solver_type (checked by the Model)
-        end = tokens.index("solver_type") if "solver_type" in tokens else len(tokens)
-        pairs = tokens[1:end]
+        pairs = []
+        while (key := take("the feature_map line")) != "solver_type":
+            pairs.append(key)
         if len(pairs) % 2:
             raise ModelFormatError(f"{name}: the feature_map line must hold key/value pairs")
         feature_map = dict(zip(pairs[::2], pairs[1::2], strict=True))
-        pos = end
 
     while True:
-        key = take("the header")
         if key == "solver_type":
             sname = take("solver_type")
             if sname not in SOLVER_BY_NAME:
@@ -287,6 +293,7 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
             break
         else:
             raise ModelFormatError(f"{name}: unknown text in model file: {key!r}")
+        key = take("the header")
 
     for required, key in (
         ("solver", "solver_type"),
@@ -307,18 +314,7 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
         raise ModelFormatError(f"{name}: a classification model needs a 'label' line")
     nr_w = 1 if nr_class == 2 and not SOLVERS[solver].multiclass else nr_class
     w_size = nr_feature + (1 if bias >= 0 else 0)
-    values = tokens[pos:]
-    if len(values) != w_size * nr_w:
-        raise ModelFormatError(
-            f"{name}: expected {w_size * nr_w} weights ({w_size} rows of {nr_w}), "
-            f"found {len(values)}"
-        )
-    try:
-        w = np.array(values, dtype=np.float64).reshape(w_size, nr_w)
-    except ValueError as exc:
-        raise ModelFormatError(f"{name}: bad weight: {exc}") from None
-    if not np.isfinite(w).all():
-        raise ModelFormatError(f"{name}: weights contain NaN or infinity")
+    w = _weights(text, pos, w_size, nr_w, name).reshape(w_size, nr_w)
     return ModelFields(
         solver=solver,
         labels=np.array(header.get("label", []), dtype=np.int64),
@@ -328,6 +324,59 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
         rho=float(header.get("rho", 0.0)),
         feature_map=feature_map,
     )
+
+
+_WORD = re.compile(r"\S+")
+_SPACE = re.compile(r"\s")
+# Characters of the text converted to weights at a time (a list of their words costs some
+# 60 bytes a word: the whole text at once took 16 times a model's size to load).
+WEIGHT_PIECE_CHARS = 1 << 22
+
+
+def _weights(text: str, start: int, w_size: int, nr_w: int, name: str) -> np.ndarray:
+    """The w_size x nr_w weights in text[start:], flat, converted a piece at a time."""
+    expected = w_size * nr_w
+    w = np.empty(expected)
+    found = 0
+    end_of_text = len(text)
+    while start < end_of_text:
+        cut = _SPACE.search(text, min(start + WEIGHT_PIECE_CHARS, end_of_text))
+        stop = end_of_text if cut is None else cut.start()
+        piece = text[start:stop]
+        words = piece.split()
+        if found + len(words) <= expected:
+            try:
+                # (C's strtod, as LIBLINEAR reads them: not Python's "1_0" nor other digits)
+                if "_" in piece or not piece.isascii():
+                    raise ValueError
+                w[found : found + len(words)] = np.array(words, dtype=np.float64)
+            except ValueError:
+                bad = next((word for word in words if not _is_number(word)), piece[:40])
+                raise ModelFormatError(f"{name}: bad weight {bad!r}") from None
+        found += len(words)
+        start = stop
+    if found != expected:
+        raise ModelFormatError(
+            f"{name}: expected {expected} weights ({w_size} rows of {nr_w}), found {found}"
+        )
+    if expected and not text[-1:].isspace():
+        # (LIBLINEAR ends each line of weights with a newline: a file cut in the middle of
+        # its last weight would otherwise load with a shorter number)
+        raise ModelFormatError(f"{name}: the file ends inside a weight (cut short?)")
+    if not np.isfinite(w).all():
+        raise ModelFormatError(f"{name}: weights contain NaN or infinity")
+    return w
+
+
+def _is_number(word: str) -> bool:
+    """Whether the word is a number as LIBLINEAR writes them (decimal, inf, nan)."""
+    if "_" in word or not word.isascii():
+        return False
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
 
 
 def read_model_file(path: str | os.PathLike) -> ModelFields:

@@ -34,6 +34,35 @@ def test_search_matches_cross_validation_at_each_C():
         assert rate == pytest.approx(np.mean(cold == y), abs=1.0 / len(y) + 1e-12)
 
 
+@pytest.mark.parametrize("solver", [2, 11])
+def test_search_takes_per_row_weights_with_their_rows(solver, tmp_path, capsys):
+    """-W's weights go with their rows into each fold: weights of 1 change nothing, and each
+    fold's solve at a C is the weighted cross-validation's at that C."""
+    X, y = make_sparse_problem(n_rows=120, n_features=10, seed=4)
+    if solver == 11:
+        y = X @ np.linspace(-1, 1, 10)
+    options = dict(solver=solver, n_folds=3, verbose=False, eps=1e-8, seed=2)
+    plain = find_parameter_C(X, y, **options)
+    ones = find_parameter_C(X, y, sample_weight=np.ones(120), **options)
+    assert ones.path == plain.path
+    weights = np.random.default_rng(1).uniform(0.0, 3.0, 120)
+    weighted = find_parameter_C(X, y, sample_weight=weights, **options)
+    assert weighted.path != plain.path
+    for C, score in weighted.path[::4]:
+        cold = linsvm.cross_validation(X, y, 3, seed=2, solver=solver, C=C, eps=1e-8,
+                                       sample_weight=weights)  # fmt: skip
+        expected = np.mean((cold - y) ** 2) if solver == 11 else np.mean(cold == y)
+        # (warm and cold starts stop at slightly different points: MSE to 1%, accuracy to a row)
+        tolerance = 1e-2 * expected if solver == 11 else 1.0 / len(y) + 1e-12
+        assert score == pytest.approx(expected, abs=tolerance)
+    data, weight_file = tmp_path / "d.txt", tmp_path / "w.txt"
+    linsvm.write_libsvm(X, y, data)
+    weight_file.write_text("".join(f"{float(v)!r}\n" for v in weights))
+    assert main(["train", "-C", "-s", str(solver), "-v", "3", "-W", str(weight_file),
+                 str(data)]) == 0  # fmt: skip
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("Best C = ")
+
+
 def test_init_sol_warm_start_reaches_the_same_optimum():
     X, y = make_sparse_problem(n_rows=300, n_features=25, seed=1)
     small = linsvm.train(X, y, solver=0, C=0.1, bias=1.0, eps=1e-8)

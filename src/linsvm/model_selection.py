@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .data import as_csr, check_labels
+from .data import as_csr, check_labels, check_sample_weight
 from .errors import InvalidInputError
 from .interrupts import stop_on_signals
 from .parallel import effective_n_jobs
@@ -125,7 +125,10 @@ def find_parameter_C(
     else:
         C = min(start_C(X, solver, bias, y, p), max_C)
 
-    folds = [(X[fit], y[fit], X[test], test) for fit, test in splits]
+    # per-row weights (-W) go with their rows into each fold's training part
+    weights = check_sample_weight(params.pop("sample_weight", None), n_rows)
+    folds = [(X[fit], y[fit], None if weights is None else weights[fit], X[test], test)
+             for fit, test in splits]  # fmt: skip
     n_folds = len(folds)
     n_threads = min(effective_n_jobs(n_jobs), n_folds)
     with stop_on_signals() as stop, warnings.catch_warnings():
@@ -161,10 +164,10 @@ def _walk_C(
     predicted = np.empty(y.shape[0], dtype=np.float64 if regression else y.dtype)
 
     def fold(f: int, C: float) -> np.ndarray:
-        X_fit, y_fit, X_test, test = folds[f]
+        X_fit, y_fit, weights_fit, X_test, test = folds[f]
         model = train(
             X_fit, y_fit, solver=solver, C=C, init_sol=previous[f], seed=seed, hook=hook,
-            n_jobs=1 if n_threads > 1 else n_jobs, **params,
+            n_jobs=1 if n_threads > 1 else n_jobs, sample_weight=weights_fit, **params,
         )  # fmt: skip
         # A stop request ends the whole search, not one of its solves; train's own signal
         # handler (serial search) may have taken it when its solve was finishing anyway.

@@ -66,6 +66,8 @@ def test_parse_liblinear_options():
     assert opts.class_weight == {1: 2.0, -1: 0.5}
     assert opts.quiet and opts.model_file == "out.model"
     assert parse_train_args(["dir/heart"]).model_file == "heart.model"
+    # LIBLINEAR multiplies a class's C by each weight given for it
+    assert parse_train_args(["-w1", "2", "-w1", "3", "d"]).class_weight == {1: 6.0}
 
 
 def test_train_predict_roundtrip(tmp_path, capsys):

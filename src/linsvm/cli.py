@@ -338,7 +338,9 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             _set_train_value(opts, arg, value)
         elif arg.startswith("-w") and len(arg) > 2:
             label = _number(arg[2:], int, "-w<label>")
-            opts.class_weight[label] = _number(value, float, arg)
+            # (as LIBLINEAR: a label given twice has its C multiplied by both weights)
+            weight = _number(value, float, arg)
+            opts.class_weight[label] = opts.class_weight.get(label, 1.0) * weight
         elif arg == "--thread-scheme":
             opts.thread_scheme = _choice(value, SCHEMES, arg)
         elif arg == "--map-mode":

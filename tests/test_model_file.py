@@ -468,6 +468,19 @@ def test_single_class_liblinear_model(tmp_path):
     np.testing.assert_array_equal(model.predict(X), ll_pred)
 
 
+def test_single_class_logistic_model_gives_probability_one(tmp_path):
+    """LIBLINEAR's predict_probability normalises the one class's sigmoid: 1 for every row."""
+    ll = pytest.importorskip("liblinear.liblinearutil")
+    X, _ = _problem(2, seed=5)
+    y = np.full(X.shape[0], 7.0)
+    _ll_save(_ll_train(y, X, "-s 0", -1.0), tmp_path / "one.model")
+    model = linsvm.load_model(tmp_path / "one.model")
+    _, _, ll_prob = ll.predict(np.zeros(X.shape[0]), sp.csr_matrix(X),
+                               ll.load_model(str(tmp_path / "one.model")), "-b 1 -q")  # fmt: skip
+    np.testing.assert_array_equal(model.predict_proba(X), ll_prob)
+    np.testing.assert_array_equal(model.predict_proba(X), np.ones((X.shape[0], 1)))
+
+
 def test_model_file_module_does_not_import_the_model():
     # one direction only: linsvm.model builds on linsvm.io.model_file (plain fields), never
     # the reverse, so neither needs a lazy import to break a cycle

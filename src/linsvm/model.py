@@ -242,6 +242,8 @@ class Model:
                 "probability output is only supported for logistic regression (-s 0, 6, 7)"
             )
         dec = self.decision_function(X, n_jobs)
+        if len(self.labels_) == 1:  # (a model of one class: LIBLINEAR normalises its one)
+            return np.ones((dec.shape[0], 1))
         if dec.ndim == 1:
             first = _sigmoid(dec)
             return np.column_stack([first, 1.0 - first])

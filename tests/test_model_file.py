@@ -318,6 +318,27 @@ def test_crlf_and_extra_blanks_are_accepted(tmp_path):
     np.testing.assert_array_equal(model.coef_, [[0.5, -0.25, 1e-3]])
 
 
+def test_a_width_beyond_a_c_int_cannot_be_saved(tmp_path, capsys):
+    """nr_feature is a C int: the writer refuses a wider model, and the command line refuses
+    such an index before training."""
+    from linsvm.cli import main
+    from linsvm.io.model_file import MAX_NR_FEATURE, ModelFields, write_model_file
+
+    wide = ModelFields(solver=1, labels=np.array([1, -1]), bias=-1.0, bias_weights=None,
+                       rho=0.0, feature_map=None,
+                       coef=np.broadcast_to(0.0, (1, MAX_NR_FEATURE)))  # (no memory)  # fmt: skip
+    with pytest.raises(ModelFormatError, match="at most 2147483647"):
+        write_model_file(tmp_path / "wide.model", wide)
+    data = tmp_path / "wide.txt"
+    data.write_text(f"1 {MAX_NR_FEATURE}:1\n-1 2:1\n")
+    assert main(["train", str(data), str(tmp_path / "m")]) == 1
+    assert capsys.readouterr().err == (
+        f"linsvm train: error: {data}: feature index {MAX_NR_FEATURE}: LIBLINEAR's model files "
+        "hold at most 2147483647 features (nr_feature is a C int)\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wide.txt"]
+
+
 @pytest.mark.parametrize("labels", [[0.5, 1.5], ["spam", "ham"], [1, 2**40]])
 def test_non_integer_labels_cannot_be_saved(tmp_path, labels):
     X, y = _problem(2, seed=3)

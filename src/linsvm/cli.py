@@ -609,6 +609,8 @@ def _read_training_set(opts: TrainOptions, feature_map) -> tuple[object, np.ndar
     as integers."""
     import linsvm
 
+    from .io.model_file import MAX_NR_FEATURE
+
     start = time.perf_counter()
     # a width whose weights cannot fit is refused at its line, unless hashing narrows it
     hashed = feature_map is not None and feature_map.hash_bits is not None
@@ -616,6 +618,11 @@ def _read_training_set(opts: TrainOptions, feature_map) -> tuple[object, np.ndar
     read_seconds = time.perf_counter() - start
     if X.shape[0] == 0:
         raise InvalidInputError(f"{opts.training_file}: no training instances")
+    if not hashed and X.shape[1] >= MAX_NR_FEATURE:
+        raise InvalidInputError(
+            f"{opts.training_file}: feature index {X.shape[1]}: LIBLINEAR's model files hold "
+            f"at most {MAX_NR_FEATURE - 1} features (nr_feature is a C int)"
+        )
     if SOLVERS[opts.solver].kind == CLASSIFICATION:
         y = integer_labels(y, opts.training_file)
     return X, y, read_seconds

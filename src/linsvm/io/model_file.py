@@ -111,6 +111,10 @@ def format_model_text(
     return sink.getvalue().decode("ascii")
 
 
+# nr_feature and the labels are C ints in LIBLINEAR's files (and in its reader here)
+MAX_NR_FEATURE = 2**31
+
+
 def _header_text(
     solver: int,
     labels,
@@ -132,7 +136,11 @@ def _header_text(
         lines.append("label " + " ".join(str(v) for v in ints))
     else:
         lines.append("nr_class 2")
-    lines.append(f"nr_feature {np.shape(coef)[1]}")
+    nr_feature = np.shape(coef)[1]
+    if nr_feature >= MAX_NR_FEATURE:
+        raise ModelFormatError(f"{nr_feature} features: LIBLINEAR's model files hold at most "
+                               f"{MAX_NR_FEATURE - 1} (nr_feature is a C int)")  # fmt: skip
+    lines.append(f"nr_feature {nr_feature}")
     lines.append(f"bias {bias:.17g}")
     if spec.kind == ONECLASS:
         lines.append(f"rho {rho:.17g}")

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -125,6 +126,20 @@ def test_errors_are_one_line(argv, message, capsys):
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_regression_scores_of_huge_targets_print_no_warnings(tmp_path, capsys):
+    """Targets near the float64 limit overflow the scores' sums (to inf, as LIBLINEAR's):
+    the scores say so, and no NumPy warning reaches stderr."""
+    data = write(tmp_path / "r.txt", "1e300 1:1\n-1e300 2:1\n")
+    model = tmp_path / "m"
+    assert main(["train", "-q", "-s", "12", str(data), str(model)]) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["predict", str(data), str(model), str(tmp_path / "out")]) == 0
+    captured = capsys.readouterr()
+    assert "Mean squared error = inf" in captured.out
+    assert captured.err.startswith("read + predict ") and captured.err.count("\n") == 1
 
 
 def test_bad_data_names_file_and_line(tmp_path, capsys):

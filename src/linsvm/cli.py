@@ -483,10 +483,10 @@ def regression_scores(predicted: np.ndarray, y: np.ndarray) -> tuple[float, floa
     if n == 0:
         return 0.0, float("nan")
     v, t = predicted.astype(np.float64), y.astype(np.float64)
-    mse = float(np.mean((v - t) ** 2))
-    num = (n * np.dot(v, t) - v.sum() * t.sum()) ** 2
-    den = (n * np.dot(v, v) - v.sum() ** 2) * (n * np.dot(t, t) - t.sum() ** 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (as _Scores)
+        mse = float(np.mean((v - t) ** 2))
+        num = (n * np.dot(v, t) - v.sum() * t.sum()) ** 2
+        den = (n * np.dot(v, v) - v.sum() ** 2) * (n * np.dot(t, t) - t.sum() ** 2)
         return mse, float(num / den)
 
 
@@ -669,6 +669,7 @@ def _find_parameters(opts: TrainOptions, X, y, params: dict, caught) -> int:
 
     regression = SOLVERS[opts.solver].kind == REGRESSION
     del params["C"]
+    print(f"Doing parameter search with {opts.n_folds}-fold cross validation.")
     search = find_parameters(
         X,
         y,
@@ -681,7 +682,7 @@ def _find_parameters(opts: TrainOptions, X, y, params: dict, caught) -> int:
     _print_warnings(caught, opts.quiet)
     if regression:
         print(
-            f"Best C = {search.best_C:g} Best p = {search.best_p:g} CV MSE = {search.best_rate:g}"
+            f"Best C = {search.best_C:g} Best p = {search.best_p:g}  CV MSE = {search.best_rate:g}"
         )
     else:
         print(f"Best C = {search.best_C:g}  CV accuracy = {100.0 * search.best_rate:g}%")
@@ -1019,17 +1020,20 @@ class _Scores:
         self.n += y.shape[0]
         if predicted.dtype.kind in "iuf" and y.dtype.kind in "iuf":
             v, t = predicted.astype(np.float64), y.astype(np.float64)
-            self.sums += [np.dot(v - t, v - t), v.sum(), t.sum(), np.dot(v, t), np.dot(v, v),
-                          np.dot(t, t)]  # fmt: skip
+            # (targets near the float64 limit overflow the sums to inf, as LIBLINEAR's do:
+            # its scores then print inf or nan, and so do these, without NumPy's warnings)
+            with np.errstate(over="ignore", invalid="ignore"):
+                self.sums += [np.dot(v - t, v - t), v.sum(), t.sum(), np.dot(v, t),
+                              np.dot(v, v), np.dot(t, t)]  # fmt: skip
         self.correct += int(np.sum(predicted == y))
 
     def regression(self) -> tuple[float, float]:
         """(mean squared error, squared correlation coefficient), as ``regression_scores``."""
         n = self.n
         sq, v, t, vt, vv, tt = self.sums
-        num = (n * vt - v * t) ** 2
-        den = (n * vv - v * v) * (n * tt - t * t)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            num = (n * vt - v * t) ** 2
+            den = (n * vv - v * v) * (n * tt - t * t)
             return sq / n, float(np.float64(num) / den)
 
 

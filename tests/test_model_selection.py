@@ -65,6 +65,28 @@ def test_search_takes_per_row_weights_with_their_rows(solver, tmp_path, capsys):
     assert capsys.readouterr().out.strip().splitlines()[-1].startswith("Best C = ")
 
 
+def test_a_fold_trained_on_one_class_predicts_it_as_liblinear_does(tmp_path, capsys):
+    """Five rows of one class, one of another, 3 folds: the fold holding the odd row trains on
+    one class only. LIBLINEAR's -v and -C train a model of that class there, which predicts
+    it; so do these (they refused the whole run before)."""
+    ll = pytest.importorskip("liblinear.liblinearutil")
+    text = "1 1:1\n1 1:0.9 2:0.1\n1 1:0.8\n2 2:1\n1 1:0.7\n1 1:1 3:1\n"
+    data = tmp_path / "d.txt"
+    data.write_text(text)
+    X, y = linsvm.read_libsvm(data)
+    for solver in (1, 2):
+        predicted = linsvm.cross_validation(X, y, 3, solver=solver)
+        ll_y, ll_x = ll.svm_read_problem(str(data))
+        ll_rate = ll.train(ll_y, ll_x, f"-v 3 -q -s {solver}")
+        assert 100.0 * np.mean(predicted == y) == pytest.approx(ll_rate)
+    search = find_parameter_C(X, y, solver=2, n_folds=3, verbose=False)
+    assert search.path and search.best_rate == pytest.approx(ll_rate / 100.0)
+    assert main(["train", "-q", "-v", "3", str(data)]) == 0
+    assert capsys.readouterr().out.startswith("Cross Validation Accuracy = ")
+    with pytest.raises(linsvm.InvalidInputError, match="only one class"):
+        linsvm.train(X[:3], y[:3])  # (training itself still refuses one class)
+
+
 def test_init_sol_warm_start_reaches_the_same_optimum():
     X, y = make_sparse_problem(n_rows=300, n_features=25, seed=1)
     small = linsvm.train(X, y, solver=0, C=0.1, bias=1.0, eps=1e-8)

@@ -32,6 +32,7 @@ from .training import (
     SIGNAL_POLL_SECONDS,
     ConvergenceWarning,
     TrainingInterrupted,
+    _single_class,
     cv_folds,
     map_once,
     train,
@@ -165,6 +166,10 @@ def _walk_C(
 
     def fold(f: int, C: float) -> np.ndarray:
         X_fit, y_fit, weights_fit, X_test, test = folds[f]
+        single = _single_class(y_fit, solver)
+        if single is not None:  # (as cross_validation: LIBLINEAR's one-class model)
+            predicted[test] = single
+            return np.zeros(1)
         model = train(
             X_fit, y_fit, solver=solver, C=C, init_sol=previous[f], seed=seed, hook=hook,
             n_jobs=1 if n_threads > 1 else n_jobs, sample_weight=weights_fit, **params,

@@ -1058,6 +1058,11 @@ def cross_validation(
 
         def fold(f: int) -> None:
             fit, test = folds[f]  # built now: one fold's rows per busy thread at a time
+            single = _single_class(y[fit], params.get("solver", 1))
+            if single is not None:  # (LIBLINEAR's model of one class predicts it)
+                predicted[test] = single
+                folds_done.append(f)
+                return
             model = train(
                 X[fit], y[fit], sample_weight=None if sw is None else sw[fit], seed=seed,
                 n_jobs=1 if n_threads > 1 else n_jobs, hook=hook,
@@ -1087,6 +1092,17 @@ def cross_validation(
     if stop.requested:
         raise KeyboardInterrupt
     return predicted
+
+
+def _single_class(y_fit: np.ndarray, solver) -> object | None:
+    """The one class of a fold's training rows, when a classifier's fold has only one (a
+    small or sorted data set): LIBLINEAR's -v trains a model of that one class, which predicts
+    it for every row; None otherwise."""
+    spec = solvers.get_solver(solver)
+    if spec.kind != solvers.CLASSIFICATION or y_fit.shape[0] == 0:
+        return None
+    first = y_fit[0]
+    return first if bool(np.all(y_fit == first)) else None
 
 
 __all__ = ["ConvergenceWarning", "TrainingInterrupted", "cross_validation", "train"]

@@ -116,13 +116,14 @@ def test_cross_validation(small_files, capsys):
         (["train", "/nonexistent/file"], "No such file"),
         (["train", "-c", "0", str(A9A)], "C must be > 0"),
         (["train", "-e", "-1", str(A9A)], "eps must be >= 0"),
-        (["predict", str(A9A_T), "/nonexistent.model", "out"], "No such file"),
-        (["predict", str(A9A_T), str(A9A), "out"], "unknown text in model file"),
+        (["predict", str(A9A_T), "/nonexistent.model", "{tmp}/out"], "No such file"),
+        (["predict", str(A9A_T), str(A9A), "{tmp}/out"], "unknown text in model file"),
         (["frobnicate"], "unknown command"),
     ],
 )
-def test_errors_are_one_line(argv, message, capsys):
-    assert main(argv) == 1
+def test_errors_are_one_line(argv, message, capsys, tmp_path):
+    # (outputs in a fresh folder: the demo leaves a folder "out" in the repository's root)
+    assert main([arg.format(tmp=tmp_path) for arg in argv]) == 1
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1 and "Traceback" not in err

@@ -312,6 +312,20 @@ def test_cap_advice_fits_the_data_and_keeps_the_loss():
     assert any("switching to -s 2 (the same loss, in the primal)" in str(w.message) for w in caught)
 
 
+@pytest.mark.parametrize("solver", [1, 7, 12])
+def test_without_the_fallback_a_dual_stops_at_its_cap(solver):
+    X, y = make_sparse_problem(n_rows=200, n_features=5, seed=2, density=0.6)
+    y = X.toarray()[:, 0] if solver == 12 else y
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = linsvm.train(X, y, solver=solver, C=100.0, eps=1e-12, max_iter=2,
+                             fallback=False)  # fmt: skip
+    (result,) = model.results_
+    assert result.solver == solver and result.n_iter == 2 and not result.converged
+    messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(messages) == 1 and "switching" not in messages[0]
+
+
 def test_default_cap_is_300(data):
     X, y = data
     with pytest.warns(ConvergenceWarning, match=r"\(300\)"):

@@ -253,6 +253,15 @@ def test_convergence_warning_and_random_state():
     X, y = make_sparse_problem(n_rows=200, n_features=20, seed=12)
     with pytest.warns(ConvergenceWarning, match="failed to converge"):
         LinearSVC(dual=True, max_iter=1, tol=1e-10, random_state=0).fit(X, y)
+    # max_iter is the cap, as scikit-learn's: no primal solve after it (LIBLINEAR's command
+    # line goes on with -s 2 there)
+    for estimator in (LinearSVC(dual=True, max_iter=3, tol=1e-10),
+                      LogisticRegression(dual=True, max_iter=3, tol=1e-10)):  # fmt: skip
+        with pytest.warns(ConvergenceWarning, match="failed to converge"):
+            estimator.fit(X, y)
+        assert np.max(estimator.n_iter_) == 3
+        dual_solver = 1 if isinstance(estimator, LinearSVC) else 7
+        assert {r.solver for r in estimator.model_.results_} == {dual_solver}
     a = LinearSVC(dual=True, random_state=np.random.RandomState(3)).fit(X, y)
     b = LinearSVC(dual=True, random_state=np.random.RandomState(3)).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)

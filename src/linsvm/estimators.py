@@ -18,9 +18,9 @@ Beyond scikit-learn, every estimator has
   its 0.1 is relative to the first iteration's violation, and on w8a the objective stays
   far above the optimum; prefer a number there);
 - ``tol=0`` for every estimator (scikit-learn's ``LinearSVC`` and ``LinearSVR`` refuse it): no
-  stopping rule, the solver runs ``max_iter`` outer iterations exactly (and no fallback to
-  the primal at the cap); ``max_iter=0`` fits the solver's start point (w = 0, n_iter_ 0, with
-  scikit-learn's ConvergenceWarning), as scikit-learn's liblinear does;
+  stopping rule, the solver runs ``max_iter`` outer iterations exactly; ``max_iter=0`` fits
+  the solver's start point (w = 0, n_iter_ 0, with scikit-learn's ConvergenceWarning), as
+  scikit-learn's liblinear does;
 - ``warm_start=True``: the next ``fit`` on the same rows restarts the solver from the previous
   fit's dual variables (dual solvers) or weights (primal solvers), e.g. along a path of growing
   ``C``; a fit on other rows, features or classes starts cold;
@@ -244,6 +244,8 @@ class _LiblinearMixin:
                     device=getattr(self, "device", "cpu"),
                     thread_scheme=getattr(self, "thread_scheme", "auto"),
                     objectives=bool(self.objectives),
+                    # max_iter is the cap, as in scikit-learn (no primal solve after it)
+                    fallback=False,
                     **params,
                 )
         for w in caught:

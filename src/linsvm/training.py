@@ -106,6 +106,7 @@ def train(
     device: str = "cpu",
     thread_scheme: str = "auto",
     objectives: bool = True,
+    fallback: bool = True,
     memory: str | int | None = None,
     client=None,
     place_options: Mapping | None = None,
@@ -237,6 +238,11 @@ def train(
         feature maps form w(alpha) afresh in the same pass). False: the dual solvers skip
         that pass and report NaN, for callers that time fits or score the model their own
         way.
+    fallback : bool
+        True (default): a dual solver that reaches ``max_iter`` before its tolerance hands on
+        to the primal solver of the same loss (-s 1 -> 2, 7 -> 0, 12 -> 11), as LIBLINEAR
+        2.50 does, and its result counts both solvers' iterations. False: it stops at the cap
+        with a ConvergenceWarning, as scikit-learn's liblinear does (its estimators' choice).
     checkpoint : path, optional
         Save the run's state there (atomically) every ``checkpoint_every`` seconds, when a
         sub-problem finishes and when the run is interrupted.
@@ -314,8 +320,11 @@ def train(
         "buckets_per_group": buckets_per_group,
         "thread_scheme": check_scheme(thread_scheme),
     }
-    if not objectives:  # (only then an option: checkpoints of default runs stay as they were)
+    # (only then options: checkpoints of default runs stay as they were)
+    if not objectives:
         options["objectives"] = False
+    if not fallback:
+        options["fallback"] = False
     # as_csr checked X's values above; a materialised map's phi(X) is left to the solvers
     checked = feature_map is None or implicit_map is not None
     if spec.kind == solvers.ONECLASS:
@@ -894,6 +903,7 @@ class _Runner:
         if (
             sol.stop_reason == solvers.MAX_ITER
             and spec.fallback is not None
+            and sub.option("fallback", True)
             and sub.max_iter > 0
             and self.params.eps > 0
         ):

@@ -95,6 +95,29 @@ def test_estimators_fit_on_the_cluster(client):
 
 
 
+def test_an_estimator_with_a_client_clones_pickles_and_cross_validates(client):
+    """clone shares the Client (a live connection cannot be copied); a pickled estimator holds
+    its scheduler's address, and a fit of it connects there; cross_val_score clones."""
+    import pickle
+
+    from sklearn.base import clone
+    from sklearn.model_selection import cross_val_score
+
+    X, y = text_like(n_rows=300, seed=2)
+    estimator = linsvm.LinearSVC(client=client, tol=1e-4, fit_intercept=False, C=0.5)
+    twin = clone(estimator)
+    assert twin.client is client and twin.get_params()["C"] == 0.5
+    scores = cross_val_score(estimator, X, y, cv=2)
+    assert scores.shape == (2,) and np.all(scores > 0.5)
+    fitted = estimator.fit(X, y)
+    copy = pickle.loads(pickle.dumps(fitted))
+    assert copy.client == client.scheduler.address and estimator.client is client
+    np.testing.assert_array_equal(copy.coef_, fitted.coef_)
+    objective = fitted.objective_[0]
+    copy.fit(X, y)  # (CoCoA+ runs differ in the last digits: both within tol of the optimum)
+    assert abs(copy.objective_[0] - objective) <= 1e-3 * objective
+
+
 def test_cli_a_bad_file_read_by_the_workers_is_one_line(tmp_path):
     """The workers' error comes back as the client's one line, with nothing printed by the
     worker processes (they share the terminal: a subprocess shows what they print)."""

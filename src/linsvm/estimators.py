@@ -36,8 +36,10 @@ Beyond scikit-learn, every estimator has
   mapped features' columns, ``feature_map_`` is the map bound to ``n_features_in_``,
   ``n_features_in_`` stays the width of the rows the estimator takes, and ``dual="auto"``
   compares the rows with the mapped columns (2^hash_bits: usually the dual);
-- ``client`` (``LinearSVC``, ``LogisticRegression``): a ``dask.distributed.Client``; ``fit``
-  then trains on that cluster by CoCoA+ (``linsvm.distributed.train``: the dual solvers -s 1,
+- ``client`` (``LinearSVC``, ``LogisticRegression``): a ``dask.distributed.Client`` (or a
+  scheduler's address, or "local:N", connected for each fit; clones share the Client, and a
+  pickled estimator holds its scheduler's address); ``fit`` then trains on that cluster by
+  CoCoA+ (``linsvm.distributed.train``: the dual solvers -s 1,
   -s 3 and -s 7 only, so ``LinearSVC(dual="auto")`` takes the dual and ``LogisticRegression``
   needs ``dual=True``; ``tol`` is the relative duality gap to stop at, ``max_iter`` the
   rounds). X and y pass through the client once, scattered to the workers; to keep data off
@@ -290,12 +292,46 @@ class _LiblinearMixin:
         ]
         if unsupported:
             raise ValueError(f"client= does not go with {', '.join(unsupported)}")
-        return distributed_train(
-            X, y_train, client=self.client, solver=solver, C=float(self.C),
-            eps=None if self.tol == _TOL_PRESET else float(self.tol), bias=bias,
-            class_weight=class_weight, max_rounds=max(int(self.max_iter), 1), seed=seed,
-            verbose=bool(self.verbose),
-        )  # fmt: skip
+        client, cluster = self.client, None
+        if isinstance(client, str):  # (an address, or "local:N": connected for this fit)
+            from .distributed import client_for
+
+            client, cluster = client_for(client)
+        try:
+            return distributed_train(
+                X, y_train, client=client, solver=solver, C=float(self.C),
+                eps=None if self.tol == _TOL_PRESET else float(self.tol), bias=bias,
+                class_weight=class_weight, max_rounds=max(int(self.max_iter), 1), seed=seed,
+                verbose=bool(self.verbose),
+            )  # fmt: skip
+        finally:
+            if client is not self.client:
+                client.close()
+                if cluster is not None:
+                    cluster.close()
+
+    def __sklearn_clone__(self):
+        """scikit-learn's clone, sharing a dask Client rather than copying it (a live
+        connection cannot be copied: clone, and so GridSearchCV and cross_val_score, failed)."""
+        client = getattr(self, "client", None)
+        if client is None or isinstance(client, str):
+            return super().__sklearn_clone__()
+        self.client = None
+        try:
+            twin = super().__sklearn_clone__()
+        finally:
+            self.client = client
+        twin.client = client
+        return twin
+
+    def __getstate__(self):
+        """Pickled (or deep-copied) with a dask Client's scheduler address in its place: a
+        live connection cannot be pickled; a fit of the copy connects to that address."""
+        state = super().__getstate__()
+        client = state.get("client")
+        if client is not None and not isinstance(client, str):
+            state = {**state, "client": client.scheduler.address}
+        return state
 
     def _solver_max_iter(self, solver: int) -> int:
         """The iteration cap: ``max_iter`` (0: the solver's start point, w = 0 but for -s 7's

@@ -268,6 +268,31 @@ def test_convergence_warning_and_random_state():
     assert a.n_features_in_ == 20 and a.n_iter_ >= 1
 
 
+def test_ctrl_c_ends_a_fit_as_in_scikit_learn(monkeypatch):
+    """train returns the iterate a Ctrl-C stopped at; a fit raises KeyboardInterrupt, so that
+    a search over fits ends too."""
+    import os
+    import signal
+
+    import linsvm.estimators
+
+    X, y = make_sparse_problem(n_rows=300, n_features=20, seed=12)
+    trained = linsvm.estimators.train
+
+    def train_then_ctrl_c(*args, **kwargs):
+        def hook(progress):
+            if progress.iteration == 2:
+                os.kill(os.getpid(), signal.SIGINT)
+
+        return trained(*args, hook=hook, **kwargs)
+
+    monkeypatch.setattr(linsvm.estimators, "train", train_then_ctrl_c)
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        LinearSVC(dual=True, tol=1e-12, max_iter=10_000).fit(X, y)
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize(("penalty", "loss"), [("l2", "hinge"), ("l1", "squared_hinge")])
 def test_other_losses_match_sklearn(n_classes, penalty, loss):

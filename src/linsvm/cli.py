@@ -40,6 +40,7 @@ from .errors import (
     ZeroIndexError,
     import_extra,
 )
+from .interrupts import caller_ends_on_sigterm
 from .io._atomic import check_writable
 from .solvers import (
     CLASSIFICATION,
@@ -1123,7 +1124,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     try:
-        return commands[command](rest)
+        with caller_ends_on_sigterm():  # (exit status 143 after its line: run_train)
+            return commands[command](rest)
     except (LinsvmError, OSError) as exc:
         print(f"linsvm {command}: error: {_one_line(exc)}", file=sys.stderr)
         return 1

@@ -36,6 +36,9 @@ Beyond scikit-learn, every estimator has
   mapped features' columns, ``feature_map_`` is the map bound to ``n_features_in_``,
   ``n_features_in_`` stays the width of the rows the estimator takes, and ``dual="auto"``
   compares the rows with the mapped columns (2^hash_bits: usually the dual);
+- Ctrl-C during ``fit`` raises KeyboardInterrupt once the solver has stopped at the end of its
+  outer iteration (a second one at once), as scikit-learn's estimators do; ``linsvm.train``
+  instead returns the iterate it stopped at;
 - ``client`` (``LinearSVC``, ``LogisticRegression``): a ``dask.distributed.Client`` (or a
   scheduler's address, or "local:N", connected for each fit; clones share the Client, and a
   pickled estimator holds its scheduler's address); ``fit`` then trains on that cluster by
@@ -250,6 +253,10 @@ class _LiblinearMixin:
                     fallback=False,
                     **params,
                 )
+        if model.stop_signal is not None:
+            # scikit-learn's way: Ctrl-C ends the fit (and a search over fits), where train
+            # returns the iterate it stopped at
+            raise KeyboardInterrupt
         for w in caught:
             if not issubclass(w.category, ConvergenceWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

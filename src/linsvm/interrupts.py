@@ -7,6 +7,11 @@ The solver returns its current iterate marked ``stop_reason="interrupted"``; ``t
 the model with it (and the command line exits non-zero, after writing a checkpoint if asked).
 A second Ctrl-C raises KeyboardInterrupt at once, for a user who does not want to wait.
 
+A SIGTERM asks the process to end, not only the training: once the solvers have stopped (and
+a checkpoint has been written, if asked), it is passed on to the handler it had before, so a
+process left with SIGTERM's default action ends as it would have without linsvm. The command
+line (`caller_ends_on_sigterm`) ends on its own terms instead: its line, exit status 143.
+
 Signal handlers can only be installed from the main thread; elsewhere (training in a worker
 thread of the caller's) signals keep their usual meaning.
 """
@@ -19,6 +24,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from .solvers._base import Progress
+
+# Whether the caller ends the process itself after a SIGTERM (the command line); otherwise
+# ``stop_on_signals`` passes the signal on when the block ends.
+_caller_ends_on_sigterm = False
 
 
 class StopRequest:
@@ -71,3 +80,22 @@ def stop_on_signals() -> Iterator[StopRequest]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        if (
+            request.signal == signal.SIGTERM
+            and signal.SIGTERM in previous
+            and not _caller_ends_on_sigterm
+        ):
+            signal.raise_signal(signal.SIGTERM)  # (its default action: the process ends)
+
+
+@contextmanager
+def caller_ends_on_sigterm() -> Iterator[None]:
+    """Within the block, a SIGTERM stops training and is not passed on: the caller (the
+    command line) reads ``model.stop_signal`` and ends the process itself."""
+    global _caller_ends_on_sigterm
+    saved = _caller_ends_on_sigterm
+    _caller_ends_on_sigterm = True
+    try:
+        yield
+    finally:
+        _caller_ends_on_sigterm = saved

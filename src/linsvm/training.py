@@ -287,7 +287,10 @@ def train(
     Returns
     -------
     Model
-        ``model.interrupted`` tells whether a signal or the hook stopped it early.
+        ``model.interrupted`` tells whether a signal or the hook stopped it early. Ctrl-C
+        (SIGINT) stops the solvers at the end of their outer iteration and returns that
+        iterate; a SIGTERM stops them likewise, then (the checkpoint written) is passed on to
+        the handler it had, ending the process by default (``linsvm.interrupts``).
     """
     seed = check_seed(seed)  # (a NumPy integer too: the generators take a Python int)
     if memory is not None or client is not None or _is_path(X) or place_options:

@@ -119,6 +119,12 @@ def test_cross_validation(small_files, capsys):
         (["predict", str(A9A_T), "/nonexistent.model", "{tmp}/out"], "No such file"),
         (["predict", str(A9A_T), str(A9A), "{tmp}/out"], "unknown text in model file"),
         (["frobnicate"], "unknown command"),
+        (["train", "--memory", "1G", "--no-shrinking", str(A9A)],
+         "--memory does not go with --no-shrinking"),
+        (["train", "--memory", "inf", str(A9A)], "memory must be a size such as 2G"),
+        (["train", "-v", "3", "--checkpoint", "{tmp}/c", str(A9A)],
+         "-v does not go with --checkpoint/--resume"),
+        (["train", "--hash-bits", "31", str(A9A)], "--hash-bits 31: a model file holds at most"),
     ],
 )
 def test_errors_are_one_line(argv, message, capsys, tmp_path):

@@ -372,13 +372,26 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
         raise UsageError("--gamma and --coef0 scale the degree-2 map: give --poly2 too")
     if opts.map_mode != "auto" and not (opts.poly2 or opts.hash_bits is not None):
         raise UsageError("--map-mode needs a feature map (--poly2 or --hash-bits)")
+    if opts.hash_bits is not None and opts.hash_bits >= 31 and opts.n_folds == 0:
+        # (the model's 2^31 columns: nr_feature is a C int in the model file)
+        raise UsageError("--hash-bits 31: a model file holds at most 2^31 - 1 features; "
+                         "use at most 30 bits")  # fmt: skip
     if opts.memory is not None:
         if opts.solver not in (1, 3, 7):
             raise UsageError("--memory: block minimisation trains -s 1, -s 3 and -s 7")
+        # (block minimisation has its own order, shrinking and one thread a block)
         _refuse_clashes("--memory", (
             ("-C", opts.find_C), ("-W", opts.weight_file),
             ("--poly2/--hash-bits", opts.poly2 or opts.hash_bits is not None),
+            ("--no-shrinking", not opts.shrinking),
+            ("--bucket-size", opts.bucket_size is not None),
+            ("--buckets-per-group", opts.buckets_per_group is not None),
+            ("--thread-scheme", opts.thread_scheme != "auto"),
         ))  # fmt: skip
+    if opts.n_folds:
+        # (-v and -C write no model: nothing to save or continue)
+        _refuse_clashes("-C" if opts.find_C else "-v",
+                        (("--checkpoint/--resume", opts.checkpoint or opts.resume),))  # fmt: skip
     if opts.dask is not None:
         if opts.solver not in (1, 3, 7):
             raise UsageError("--dask: distributed training (CoCoA+) trains -s 1, -s 3 and -s 7")

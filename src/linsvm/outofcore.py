@@ -72,6 +72,8 @@ RUN_SLACK_BYTES = 1 << 20
 # The smallest training block a budget must leave room for (smaller blocks train, but a
 # pass then reads the data in thousands of pieces); less when the whole data is smaller.
 MIN_BLOCK_BYTES = 1 << 20
+# The step a measured overhead is rounded up to (measured_overhead).
+OVERHEAD_STEP_BYTES = 16 << 20
 # Blocks' worth of memory selective block minimisation holds at its peak (see plan_blocks).
 SELECTIVE_SHARES = 7
 # Units (pieces of stored blocks) a training block is drawn from in the epoch mode (Plan).
@@ -124,8 +126,8 @@ def parse_memory(text: str | int) -> int:
         scale = units.get(raw[-1:], 1)
         number = raw[:-1] if raw[-1:] in units else raw
         try:
-            value = int(float(number) * scale)
-        except ValueError:
+            value = int(float(number) * scale)  # (inf and nan: OverflowError, ValueError)
+        except (ValueError, OverflowError):
             raise InvalidInputError(
                 f"memory must be a size such as 2G, 512M or a number of bytes, got {text!r}"
             ) from None
@@ -278,6 +280,9 @@ def measured_overhead(solver: int = 1) -> int | None:
     constant ``FIXED_OVERHEAD_BYTES``.
 
     ``train --memory`` counts this in its budget: the command's process holds nothing else.
+    Rounded up to ``OVERHEAD_STEP_BYTES``: the measure varies by a few MiB from run to run,
+    and the blocks planned from it decide the model's last bits, so the same command gives
+    the same model unless a measure crosses a step.
     """
     X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 2.0]]))
     with warnings.catch_warnings():
@@ -285,7 +290,10 @@ def measured_overhead(solver: int = 1) -> int | None:
         train_blocks(ArrayBlocks(X, np.array([1, -1, 1, -1]), 2), solver=solver,
                      memory=1 << 40, max_outer=2)  # fmt: skip
     return_freed_arrays_to_the_system()
-    return _resident_bytes()
+    resident = _resident_bytes()
+    if resident is None:
+        return None
+    return -(-resident // OVERHEAD_STEP_BYTES) * OVERHEAD_STEP_BYTES
 
 
 def _resident_bytes() -> int | None:

@@ -160,6 +160,18 @@ def test_cross_validation_in_blocks_matches_the_in_memory_folds(tmp_path, capsys
     assert abs(accuracy - 100.0 * in_memory / 800) <= 2.0
 
 
+def test_a_fold_trained_on_one_class_predicts_it_in_blocks_as_in_memory():
+    """Three rows of one class and one of another in 4 folds: three folds train on one class,
+    and predict it, as the in-memory cross-validation (and LIBLINEAR) does."""
+    from linsvm.outofcore import cross_validate_blocks
+
+    X = sp.csr_matrix(np.array([[1.0, 0, 0], [0, 1.0, 0], [2.0, 0, 0], [0, 0, 1.0]]))
+    y = np.array([1.0, 1.0, 1.0, -1.0])
+    in_memory = int(np.count_nonzero(linsvm.cross_validation(X, y, 4, seed=1) == y))
+    correct, n_rows = cross_validate_blocks(ArrayBlocks(X, y, 2), 4, seed=1, solver=1)
+    assert (correct, n_rows) == (in_memory, 4)
+
+
 def test_group_blocks_and_memory_sizes():
     rows = np.array([10, 10, 10, 10])
     nbytes = np.array([100, 100, 100, 100])

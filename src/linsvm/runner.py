@@ -554,11 +554,17 @@ def cross_validate_blocks(
         fold_of[folds.held_out(f)] = f
     n_folds = len(folds)
     del folds
+    labels = source.labels()
     correct = 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrainingInterrupted)
         for f in range(int(fold_of.max(initial=0)) + 1):
             held_out = fold_of == f
+            kept = labels[~held_out]
+            if kept.shape[0] and np.all(kept == kept[0]):
+                # one class to train on: LIBLINEAR's model of it predicts it (as in memory)
+                correct += int(np.count_nonzero(labels[held_out] == kept[0]))
+                continue
             model = train_blocks(
                 source, held_out=held_out, seed=seed,
                 progress=timer.labelled(f"fold {f + 1} of {n_folds}") if timer else None,

@@ -393,6 +393,35 @@ def test_predict_refuses_non_finite_values_in_the_models_features(bad, dtype):
             model.decision_function(bad_X, n_jobs=1)
 
 
+def test_prediction_ignores_columns_beyond_the_model_dense_or_sparse():
+    """Columns past the model's features are ignored, NaN in them too, dense as sparse."""
+    X, y = make_sparse_problem(n_rows=60, n_features=6, seed=0, density=0.5)
+    model = linsvm.train(X, y)
+    wider = np.hstack([X.toarray(), np.full((60, 1), np.nan)])
+    expected = model.predict(X)
+    np.testing.assert_array_equal(model.predict(wider), expected)
+    np.testing.assert_array_equal(model.predict(sp.csr_matrix(wider)), expected)
+    wider[3, 2] = np.inf  # (a feature the model has)
+    with _raises("NaN or infinity"):
+        model.predict(wider)
+
+
+def test_a_hook_answering_numpys_false_stops_the_solver(data):
+    """A comparison of the progress's arrays answers numpy.False_: it stops as False does."""
+    X, y = data
+    with pytest.warns(linsvm.TrainingInterrupted):
+        model = linsvm.train(X, y, eps=1e-12, hook=lambda p: np.abs(p.w).max() < 0.0)
+    assert model.interrupted and model.results_[0].n_iter == 1
+
+
+def test_cross_validation_of_integer_targets_predicts_real_numbers():
+    X, _ = make_sparse_problem(n_rows=120, n_features=6, seed=3, density=0.5)
+    y = np.rint(4 * (X @ np.linspace(-1, 1, 6))).astype(np.int64)
+    predicted = linsvm.cross_validation(X, y, 3, solver=11)
+    assert predicted.dtype == np.float64 and np.any(predicted != np.rint(predicted))
+    assert linsvm.cross_validation(X, y.astype(np.float32), 3, solver=12).dtype == np.float64
+
+
 def test_every_error_class_survives_pickling():
     """Errors travel back from Dask workers pickled: each must come back as itself."""
     import pickle

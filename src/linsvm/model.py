@@ -202,7 +202,7 @@ class Model:
             if not all_finite(out.ravel()) and not all_finite(X.data):
                 raise InvalidInputError("X contains NaN or infinity")
         else:
-            X = _dense_input(X)
+            X = _dense_input(X, self.n_features)
             m = min(X.shape[1], self.n_features)
             out = X[:, :m] @ self.coef_[:, :m].T + offset
         return out[:, 0] if out.shape[1] == 1 else out
@@ -266,11 +266,13 @@ class Model:
         )
 
 
-def _dense_input(X) -> np.ndarray:
+def _dense_input(X, width: int | None = None) -> np.ndarray:
+    """X as a float64 2-D array, its values finite in the first ``width`` columns (those a
+    model uses: the rest are ignored, as in sparse X; None: all)."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise InvalidInputError(f"X must be 2-D, got shape {X.shape}")
-    if not np.isfinite(X).all():
+    if not np.isfinite(X[:, :width]).all():
         raise InvalidInputError("X contains NaN or infinity")
     return X
 

@@ -63,7 +63,7 @@ from .problems import (
     warn_interrupted,
 )
 from .solvers import MAP_MODES, SOLVERS, Hook, Progress, Solution, SolverSpec, Subproblem
-from .solvers._base import chain_hooks, wants_every_iteration
+from .solvers._base import asks_to_stop, chain_hooks, wants_every_iteration
 from .solvers._columns import check_seed
 from .solvers._dual_threads import check_scheme
 from .solvers.svr import check_p
@@ -971,7 +971,7 @@ def _stop_noted(hook: Hook | None) -> tuple[Hook | None, Callable[[], bool]]:
 
     def noted(progress: Progress):
         go_on = hook(progress)
-        asked[0] = asked[0] or go_on is False
+        asked[0] = asked[0] or asks_to_stop(go_on)
         return go_on
 
     noted.every_iteration = wants_every_iteration(hook)
@@ -1056,7 +1056,9 @@ def cross_validation(
     sw = check_sample_weight(params.pop("sample_weight", None), n_rows)
     folds = cv_folds(n_rows, n_folds, seed)
     n_threads = min(effective_n_jobs(n_jobs), len(folds))
-    predicted = np.empty(n_rows, dtype=y.dtype)
+    kind = solvers.get_solver(params.get("solver", 1)).kind
+    # (a regression's predictions are real numbers whatever y's type; one-class's are +-1)
+    predicted = np.empty(n_rows, dtype=y.dtype if kind == solvers.CLASSIFICATION else np.float64)
     timer = params.pop("progress", False)
     if timer and not params.get("verbose"):
         timer = timer if isinstance(timer, ProgressTimer) else ProgressTimer()

@@ -92,7 +92,7 @@ from ..problems import (
     partition_solutions,
     warn_interrupted,
 )
-from ..solvers._base import CONVERGED, INTERRUPTED, MAX_ITER
+from ..solvers._base import CONVERGED, INTERRUPTED, MAX_ITER, asks_to_stop
 from . import _partition
 from ._partition import LOSSES, DataKey, PartitionLost, RoundTask, Setup
 
@@ -516,7 +516,7 @@ class _Run:
                 events = []
                 if self.verbose:
                     _print_round(progress)
-                go_on = self.on_round is None or self.on_round(progress) is not False
+                go_on = self.on_round is None or not asks_to_stop(self.on_round(progress))
                 if reason == CONVERGED or not solving:
                     break
                 if stop.requested or not go_on:

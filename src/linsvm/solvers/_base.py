@@ -238,11 +238,17 @@ def wants_every_iteration(hook: Hook | None) -> bool:
     return hook is not None and getattr(hook, "every_iteration", True)
 
 
+def asks_to_stop(answer: object) -> bool:
+    """Whether a hook's answer is False: Python's or NumPy's (a comparison of the progress's
+    arrays gives ``numpy.False_``); None, as any other answer, goes on."""
+    return isinstance(answer, bool | np.bool_) and not answer
+
+
 def ask(hook: Hook | None, progress: Callable[[], Progress]) -> bool:
     """Call the hook (if any) with the progress made; True if the solver should go on."""
     if hook is None:
         return True
-    return hook(progress()) is not False
+    return not asks_to_stop(hook(progress()))
 
 
 def drive(
@@ -293,7 +299,7 @@ def chain_hooks(*hooks: Hook | None) -> Hook | None:
     def chained(progress: Progress) -> bool:
         go_on = True
         for h in present:
-            if h(progress) is False:
+            if asks_to_stop(h(progress)):
                 go_on = False
         return go_on
 

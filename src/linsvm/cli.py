@@ -372,7 +372,7 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
         raise UsageError("--gamma and --coef0 scale the degree-2 map: give --poly2 too")
     if opts.map_mode != "auto" and not (opts.poly2 or opts.hash_bits is not None):
         raise UsageError("--map-mode needs a feature map (--poly2 or --hash-bits)")
-    if opts.hash_bits is not None and opts.hash_bits >= 31 and opts.n_folds == 0:
+    if opts.hash_bits == 31 and opts.n_folds == 0:  # (more bits: the map's own range error)
         # (the model's 2^31 columns: nr_feature is a C int in the model file)
         raise UsageError("--hash-bits 31: a model file holds at most 2^31 - 1 features; "
                          "use at most 30 bits")  # fmt: skip

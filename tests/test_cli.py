@@ -125,6 +125,8 @@ def test_cross_validation(small_files, capsys):
         (["train", "-v", "3", "--checkpoint", "{tmp}/c", str(A9A)],
          "-v does not go with --checkpoint/--resume"),
         (["train", "--hash-bits", "31", str(A9A)], "--hash-bits 31: a model file holds at most"),
+        (["train", "-q", "--memory", "1G", "--max-iter", "0", str(A9A), "{tmp}/m"],
+         "block minimisation runs at least one outer iteration"),
     ],
 )
 def test_errors_are_one_line(argv, message, capsys, tmp_path):

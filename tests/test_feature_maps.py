@@ -324,7 +324,7 @@ def test_cli_train_and_predict_apply_the_map(tmp_path, capsys):
     np.testing.assert_array_equal(np.loadtxt(out), api.predict(X))
     capsys.readouterr()
     assert main(["train", "--poly2", "--hash-bits", "5", str(data), str(model_path)]) == 0
-    assert "share a column" in capsys.readouterr().out
+    assert "land in a column already taken" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -444,7 +444,8 @@ def test_cli_collision_note_says_when_it_is_estimated(tmp_path, capsys, monkeypa
     model_path = tmp_path / "m.model"
     assert main(["train", "--poly2", "--hash-bits", "14", str(data), str(model_path)]) == 0
     whole = capsys.readouterr().out
-    assert "distinct mapped features share a column" in whole and "about" not in whole
+    assert "distinct mapped features land in a column already taken" in whole
+    assert "about" not in whole
     monkeypatch.setattr(maps, "COLLISION_SAMPLE_KEYS", 1000)
     assert main(["train", "--poly2", "--hash-bits", "14", str(data), str(model_path)]) == 0
     sampled = capsys.readouterr().out

@@ -917,18 +917,19 @@ def _gap_figures(result, spec) -> str:
 
 
 def _collision_note(model, X) -> str:
-    """"; 123 of 4567 distinct mapped features share a column" for a hashed map ("" for an
-    exact one): a hashing pass over the training rows after training, counted on a sample of
-    the columns when the rows map to many entries (the note then says so)."""
+    """"; 123 of 4567 distinct mapped features land in a column already taken" for a hashed
+    map ("" for an exact one): the features beyond the first of each column they occupy (two
+    features in one column: 1), by a hashing pass over the training rows after training,
+    counted on a sample of the columns when the rows map to many entries (the note then says
+    so)."""
     if model.feature_map.hash_bits is None:
         return ""
     distinct, columns, share = model.feature_map.estimate_collisions(X)
+    what = (f"{distinct - columns} of {distinct} distinct mapped features land in a column "
+            "already taken")  # fmt: skip
     if share == 1:
-        return f"; {distinct - columns} of {distinct} distinct mapped features share a column"
-    return (
-        f"; about {distinct - columns} of {distinct} distinct mapped features share a column "
-        f"(counted on 1/{share} of the columns)"
-    )
+        return f"; {what}"
+    return f"; about {what} (counted on 1/{share} of the columns)"
 
 
 def _interrupted(model, opts: TrainOptions, unit: str = "iteration") -> int:

@@ -236,8 +236,12 @@ def _block_options(solver, C, eps, bias, selective, inner_iter, max_outer):
     epochs = loss != LOSS_LOGISTIC and not selective and inner_iter in (None, 1)
     if inner_iter is None:
         inner_iter = 1 if epochs else DEFAULT_INNER_ITER
-    if inner_iter < 1 or max_outer < 1:
-        raise InvalidInputError("inner_iter and max_outer must be >= 1")
+    if max_outer < 1:
+        # (the command line's --max-iter and train's max_iter are the outer iterations here)
+        raise InvalidInputError(f"block minimisation runs at least one outer iteration: "
+                                f"max_iter (max_outer) must be >= 1, got {max_outer}")  # fmt: skip
+    if inner_iter < 1:
+        raise InvalidInputError(f"inner_iter must be >= 1, got {inner_iter}")
     return spec, params, loss, epochs, bool(selective), inner_iter
 
 

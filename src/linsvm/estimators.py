@@ -279,10 +279,9 @@ class _LiblinearMixin:
 
     def _train_distributed(self, X, y_train, solver: int, bias: float, seed: int,
                            class_weight=None, sample_weight=None) -> Model:  # fmt: skip
-        """``linsvm.distributed.train`` on ``self.client`` (the options it cannot take are a
-        ValueError, as scikit-learn reports bad parameters)."""
-        from .distributed import train as distributed_train
-
+        """``linsvm.train`` on ``self.client`` by CoCoA+ (a Client, or an address or "local:N"
+        that the call connects; the options it cannot take are a ValueError, as
+        scikit-learn reports bad parameters)."""
         if solver not in (1, 3, 7):
             raise ValueError(
                 f"client= trains the dual solvers -s 1, -s 3 and -s 7 (CoCoA+), not -s {solver}"
@@ -299,23 +298,12 @@ class _LiblinearMixin:
         ]
         if unsupported:
             raise ValueError(f"client= does not go with {', '.join(unsupported)}")
-        client, cluster = self.client, None
-        if isinstance(client, str):  # (an address, or "local:N": connected for this fit)
-            from .distributed import client_for
-
-            client, cluster = client_for(client)
-        try:
-            return distributed_train(
-                X, y_train, client=client, solver=solver, C=float(self.C),
-                eps=None if self.tol == _TOL_PRESET else float(self.tol), bias=bias,
-                class_weight=class_weight, max_rounds=max(int(self.max_iter), 1), seed=seed,
-                verbose=bool(self.verbose),
-            )  # fmt: skip
-        finally:
-            if client is not self.client:
-                client.close()
-                if cluster is not None:
-                    cluster.close()
+        return train(
+            X, y_train, client=self.client, solver=solver, C=float(self.C),
+            eps=None if self.tol == _TOL_PRESET else float(self.tol), bias=bias,
+            class_weight=class_weight, max_iter=max(int(self.max_iter), 1), seed=seed,
+            verbose=bool(self.verbose),
+        )  # fmt: skip
 
     def __sklearn_clone__(self):
         """scikit-learn's clone, sharing a dask Client rather than copying it (a live

@@ -26,13 +26,13 @@ from .data import as_csr, check_labels, check_sample_weight
 from .errors import InvalidInputError
 from .interrupts import stop_on_signals
 from .parallel import effective_n_jobs
+from .problems import single_class
 from .solvers import REGRESSION, SOLVERS, list_where
 from .solvers._base import chain_hooks
 from .training import (
     SIGNAL_POLL_SECONDS,
     ConvergenceWarning,
     TrainingInterrupted,
-    _single_class,
     cv_folds,
     map_once,
     train,
@@ -166,7 +166,7 @@ def _walk_C(
 
     def fold(f: int, C: float) -> np.ndarray:
         X_fit, y_fit, weights_fit, X_test, test = folds[f]
-        single = _single_class(y_fit, solver)
+        single = None if regression else single_class(y_fit)
         if single is not None:  # (as cross_validation: LIBLINEAR's one-class model)
             predicted[test] = single
             return np.zeros(1)

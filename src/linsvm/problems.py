@@ -83,6 +83,16 @@ def check_classes(labels: np.ndarray) -> None:
         )
 
 
+def single_class(y: np.ndarray):
+    """The one class of ``y`` when it holds exactly one, else None: a cross-validation fold's
+    training rows on small or sorted data, where LIBLINEAR trains a model of that class, which
+    predicts it for every row."""
+    if y.shape[0] == 0:
+        return None
+    first = y[0]
+    return first if bool(np.all(y == first)) else None
+
+
 def classes(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(labels in LIBLINEAR's order, class index per row) of classification targets, at
     least two classes."""

@@ -83,6 +83,7 @@ from .problems import (
     cv_folds,
     n_weight_vectors,
     partition_solutions,
+    single_class,
     warn_at_cap,
     warn_interrupted,
 )
@@ -564,10 +565,9 @@ def cross_validate_blocks(
         warnings.simplefilter("ignore", TrainingInterrupted)
         for f in range(int(fold_of.max(initial=0)) + 1):
             held_out = fold_of == f
-            kept = labels[~held_out]
-            if kept.shape[0] and np.all(kept == kept[0]):
-                # one class to train on: LIBLINEAR's model of it predicts it (as in memory)
-                correct += int(np.count_nonzero(labels[held_out] == kept[0]))
+            single = single_class(labels[~held_out])
+            if single is not None:  # (LIBLINEAR's model of one class predicts it, as in memory)
+                correct += int(np.count_nonzero(labels[held_out] == single))
                 continue
             model = train_blocks(
                 source, held_out=held_out, seed=seed,

@@ -59,6 +59,7 @@ from .problems import (
     cv_folds,
     one_vs_rest,
     show_label,
+    single_class,
     warn_at_cap,
     warn_interrupted,
 )
@@ -531,6 +532,8 @@ def _train_on_cluster(X, y, client, solver: int, options: dict, place_options: d
     call and closes after it)."""
     from .distributed import client_for, train_cocoa
 
+    # (a client this call connects, to an address or a LocalCluster it starts, it closes)
+    given = client
     client, cluster = client_for(client) if isinstance(client, str) else (client, None)
     max_iter = options["max_iter"]
     try:
@@ -542,8 +545,9 @@ def _train_on_cluster(X, y, client, solver: int, options: dict, place_options: d
             **place_options,
         )  # fmt: skip
     finally:
-        if cluster is not None:
+        if client is not given:
             client.close()
+        if cluster is not None:
             cluster.close()
 
 
@@ -1056,9 +1060,9 @@ def cross_validation(
     sw = check_sample_weight(params.pop("sample_weight", None), n_rows)
     folds = cv_folds(n_rows, n_folds, seed)
     n_threads = min(effective_n_jobs(n_jobs), len(folds))
-    kind = solvers.get_solver(params.get("solver", 1)).kind
+    classifier = solvers.get_solver(params.get("solver", 1)).kind == solvers.CLASSIFICATION
     # (a regression's predictions are real numbers whatever y's type; one-class's are +-1)
-    predicted = np.empty(n_rows, dtype=y.dtype if kind == solvers.CLASSIFICATION else np.float64)
+    predicted = np.empty(n_rows, dtype=y.dtype if classifier else np.float64)
     timer = params.pop("progress", False)
     if timer and not params.get("verbose"):
         timer = timer if isinstance(timer, ProgressTimer) else ProgressTimer()
@@ -1073,7 +1077,7 @@ def cross_validation(
 
         def fold(f: int) -> None:
             fit, test = folds[f]  # built now: one fold's rows per busy thread at a time
-            single = _single_class(y[fit], params.get("solver", 1))
+            single = single_class(y[fit]) if classifier else None
             if single is not None:  # (LIBLINEAR's model of one class predicts it)
                 predicted[test] = single
                 folds_done.append(f)
@@ -1107,17 +1111,6 @@ def cross_validation(
     if stop.requested:
         raise KeyboardInterrupt
     return predicted
-
-
-def _single_class(y_fit: np.ndarray, solver) -> object | None:
-    """The one class of a fold's training rows, when a classifier's fold has only one (a
-    small or sorted data set): LIBLINEAR's -v trains a model of that one class, which predicts
-    it for every row; None otherwise."""
-    spec = solvers.get_solver(solver)
-    if spec.kind != solvers.CLASSIFICATION or y_fit.shape[0] == 0:
-        return None
-    first = y_fit[0]
-    return first if bool(np.all(y_fit == first)) else None
 
 
 __all__ = ["ConvergenceWarning", "TrainingInterrupted", "cross_validation", "train"]

@@ -232,3 +232,13 @@ def test_nan_label_or_weight_names_its_row(where):
     (y if where == "y" else weights)[4] = np.nan
     with pytest.raises(linsvm.InvalidInputError, match=r"contains NaN or infinity \(row 4\)"):
         linsvm.train(sp.csr_matrix(X), y, sample_weight=weights)
+
+
+def test_l2_loss_dual_at_tiny_C_is_a_lower_bound():
+    """At C = 1e-300 the dual variables are about C and the dual's alpha^2 / (4C) term must be
+    formed without alpha^2 (it underflows to 0, leaving the dual twice the primal)."""
+    X, y = _problem()
+    model = linsvm.train(sp.csr_matrix(X), y, solver=1, C=1e-300, fallback=False)
+    result = model.results_[0]
+    assert result.primal > 0.0
+    assert result.dual <= result.primal * (1 + 1e-9)

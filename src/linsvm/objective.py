@@ -154,7 +154,7 @@ def svm_dual_alpha_terms(C, alpha, loss, start=0.0) -> float:
         a = alpha[i]
         if a != 0.0:
             if loss == LOSS_SQUARED_HINGE:
-                f += 0.5 * a * a * (0.5 / C[i])
+                f += 0.25 * a * (a / C[i])  # a / C first: a * a underflows at tiny C
             f -= a
     return f
 
@@ -532,7 +532,7 @@ def svr_dual_beta_terms(y, C, beta, loss, p, start=0.0) -> float:
         b = beta[i]
         if b != 0.0:
             if loss == SVR_LOSS_L2:
-                f += 0.25 * b * b / C[i]
+                f += 0.25 * b * (b / C[i])  # b / C first: b * b underflows at tiny C
             f += p * abs(b) - y[i] * b
     return f
 

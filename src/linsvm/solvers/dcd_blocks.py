@@ -69,7 +69,7 @@ def svm_block_epoch(indptr, indices, data, bias, rows, class_index, k, c_pos, c_
         loss_total += ci * loss_value(loss, yi * dot)
         a = alpha[r]
         if a != 0.0:
-            alpha_terms += (0.5 * a * a * (0.5 / ci) if squared else 0.0) - a
+            alpha_terms += (0.25 * a * (a / ci) if squared else 0.0) - a
         if shrunk[r] == 0:
             fill_record(rec, i, a, yi, ci, sq, squared, 1.0)
             active[n_active] = i

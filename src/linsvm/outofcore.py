@@ -12,16 +12,18 @@ training blocks under the budget (``plan_blocks``), the reader (``Reader``), the
 across blocks (``SupportCache``) and the two places, each a partition's local solve for
 ``partitioned.PartitionedDual``:
 
-- **Epochs (the SVM duals' default, ``EpochPlace``).** An outer iteration is one epoch of the
+- **Epochs (the duals' default, ``EpochPlace``).** An outer iteration is one epoch of the
   in-memory solver (``dcd.py``) a block at a time: its own pass (``dcd_blocks.svm_block_epoch``,
   over per-row records made as the block streams by) over each training block in the bucketed
   order, shrinking against the previous epoch's extremes with the marks kept across blocks
   and epochs (``Shrinking``), and the training blocks drawn afresh every epoch from small units
   of the data (``Plan``: with fixed blocks visited in turn, one pass a visit converges several
   times slower per epoch than the in-memory order, whatever the rows' order in the file).
-- **Classic (``BlockPlace``;** ``selective=True`` or ``inner_iter > 1``; -s 7 always): fixed
-  blocks, each solved for ``inner_iter`` passes, with the support vectors of the other blocks
-  joined.
+  The LR dual (-s 7) goes by epochs too, its pass over a block the in-memory solver's
+  (``dcd_blocks.lr_block_epoch``), with its own state across blocks and epochs
+  (``LogisticEpochs``: every row's C_i - alpha_i, the inner Newton tolerance).
+- **Classic (``BlockPlace``;** ``selective=True`` or ``inner_iter > 1``): fixed blocks, each
+  solved for ``inner_iter`` passes, with the support vectors of the other blocks joined.
 
 The run itself (the classes and targets, the outer loop, LIBLINEAR's stopping rule and its
 check at the final w, Solutions, checkpoints) is ``runner.train_blocks``'s, which
@@ -54,7 +56,8 @@ from .solvers import Subproblem
 from .solvers._base import Progress
 from .solvers._dual import cache_resident, choose_order, order_buffers
 from .solvers._random import new_state
-from .solvers.dcd_blocks import check_block, enter_interior, svm_block_epoch
+from .solvers.dcd_blocks import check_block, enter_interior, lr_block_epoch, svm_block_epoch
+from .solvers.dual_lr import INNER_EPS_FLOOR, INNER_EPS_START
 
 # Default passes of the dual solver over a block per visit (Yu et al. found a few passes per
 # block best: more solves a block's sub-problem beyond what the stale rest of w justifies).
@@ -515,21 +518,84 @@ class Shrinking:
         self.pg_max_old[:] = np.where(pg_max > 0.0, pg_max, np.inf)
         self.pg_min_old[:] = np.where(pg_min < 0.0, pg_min, -np.inf)
 
+    @property
+    def nbytes(self) -> int:
+        return self.shrunk.nbytes
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The checkpoint's arrays (names as stored)."""
+        return {"shrunk": self.shrunk, "pg_max_old": self.pg_max_old,
+                "pg_min_old": self.pg_min_old}  # fmt: skip
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        for name, array in self.arrays().items():
+            array[:] = arrays[name]
+
+
+@dataclass
+class LogisticEpochs:
+    """The LR dual's epoch-mode state across blocks and epochs (saved in checkpoints): every
+    row's C_i - alpha_i, kept apart from alpha_i as the solver keeps its pairs (alpha_i near
+    C_i loses the difference's digits otherwise, and its gradient's log term with them); per
+    sub-problem the inner Newton tolerance of the epoch, and the epoch's Newton steps and
+    rows visited so far. As the in-memory solver after an outer iteration, the tolerance is
+    divided by 10 (down to ``inner_eps_min``) after an epoch whose steps numbered at most a
+    tenth of its rows."""
+
+    alpha_complement: np.ndarray  # (n_vectors, n_rows)
+    inner_eps: np.ndarray  # (n_vectors,)
+    newton: np.ndarray  # (n_vectors,) int64
+    visited: np.ndarray  # (n_vectors,) int64
+    inner_eps_min: float
+
+    @classmethod
+    def fresh(cls, n_vectors: int, n_rows: int, eps: float) -> LogisticEpochs:
+        # (the solver's floor: eps = 0 keeps 1e-8, else every inner loop runs to its cap)
+        floor = min(INNER_EPS_FLOOR, eps) if eps > 0 else INNER_EPS_FLOOR
+        return cls(np.zeros((n_vectors, n_rows)), np.full(n_vectors, INNER_EPS_START),
+                   np.zeros(n_vectors, dtype=np.int64), np.zeros(n_vectors, dtype=np.int64),
+                   floor)  # fmt: skip
+
+    def clear(self) -> None:
+        """Nothing to re-check: the LR dual shrinks no rows."""
+
+    def next_epoch(self, pg_max: np.ndarray, pg_min: np.ndarray) -> None:
+        """The next epoch's inner tolerance, from this one's Newton steps."""
+        few = self.newton <= self.visited // 10
+        self.inner_eps[few] = np.maximum(self.inner_eps_min, 0.1 * self.inner_eps[few])
+        self.newton[:] = 0
+        self.visited[:] = 0
+
+    @property
+    def nbytes(self) -> int:
+        return self.alpha_complement.nbytes
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The checkpoint's arrays (names as stored)."""
+        return {"alpha_complement": self.alpha_complement, "inner_eps": self.inner_eps,
+                "newton": self.newton, "visited": self.visited}  # fmt: skip
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        for name, array in self.arrays().items():
+            array[:] = arrays[name]
+
 
 class EpochPlace:
-    """Blocks of the rows as partitions solved in turn, one pass each: the SVM duals' epoch
-    mode. An outer iteration is one epoch of the in-memory solver over every row, visited a
-    block at a time (``_svm_block_epoch``): the bucketed order within the block, shrinking
-    state kept across blocks and epochs (``Shrinking``). Nothing is copied but the block as
-    read; no rows join it (with rows shuffled into blocks when the cache was written, a
-    block's pass is as random as the in-memory solver's; docs: "Blocks")."""
+    """Blocks of the rows as partitions solved in turn, one pass each: the dual solvers'
+    epoch mode. An outer iteration is one epoch of the in-memory solver over every row,
+    visited a block at a time (``svm_block_epoch``, ``lr_block_epoch``): the bucketed order
+    within the block, the state kept across blocks and epochs (``Shrinking`` for the SVM
+    duals, ``LogisticEpochs`` for the LR dual). Nothing is copied but the block as read; no
+    rows join it (with rows shuffled into blocks when the cache was written, a block's pass is
+    as random as the in-memory solver's; docs: "Blocks")."""
 
-    def __init__(self, reader, targets, alpha, shrinking, bias, loss, seed) -> None:
+    def __init__(self, reader, targets, alpha, epoch_state, bias, loss, seed) -> None:
         self.reader = reader
         self.targets = targets
         self.alpha = alpha
-        self.shrinking = shrinking
+        self.epoch_state = epoch_state
         self.bias = bias
+        self.logistic = loss == LOSS_LOGISTIC
         self.squared = loss == LOSS_SQUARED_HINGE
         self.seed = seed
         self.n_partitions = reader.n_groups
@@ -543,7 +609,8 @@ class EpochPlace:
         if not self._work or self._work[0].shape[0] < n_rows:
             index_dtype = np.int32 if n_rows < 2**31 - 1 else np.int64
             order, bucket_order = order_buffers(n_rows, bucket_size, index_dtype)
-            self._work = (np.empty((n_rows, 4)), np.zeros(n_rows, dtype=np.uint8),
+            record_width = 5 if self.logistic else 4
+            self._work = (np.empty((n_rows, record_width)), np.zeros(n_rows, dtype=np.uint8),
                           np.empty(max(n_rows, 1), dtype=index_dtype), order, bucket_order)
         return self._work
 
@@ -555,7 +622,7 @@ class EpochPlace:
         n_rows = X_b.shape[0]
         block_loss, alpha_terms = np.zeros(n_vectors), np.zeros(n_vectors)
         pg_max, pg_min = np.full(n_vectors, -np.inf), np.full(n_vectors, np.inf)
-        shrinking, targets = self.shrinking, self.targets
+        state, targets = self.epoch_state, self.targets
         if isinstance(rows, slice):
             rows = np.arange(rows.start, rows.stop)
         if self.order is None:
@@ -569,12 +636,23 @@ class EpochPlace:
         held_out = self._none if targets.held_out is None else targets.held_out
         for k in range(n_vectors):
             rng = new_state(self.seed + task.outer * 7919 + g * 131 + k)
+            if self.logistic:
+                block_loss[k], alpha_terms[k], gmax, newton, visited = lr_block_epoch(
+                    X_b.indptr, X_b.indices, X_b.data, self.bias, rows, targets.class_index,
+                    k, *targets.costs(k), held_out, self.alpha[k], state.alpha_complement[k],
+                    W[k], task.W_start[k], state.inner_eps[k], bucket_size, buckets_per_group,
+                    use_prefetch, rng, rec, active, order, bucket_order,
+                )  # fmt: skip
+                pg_max[k], pg_min[k] = gmax, -gmax
+                state.newton[k] += newton
+                state.visited[k] += visited
+                continue
             block_loss[k], alpha_terms[k], pg_max[k], pg_min[k], _ = svm_block_epoch(
                 X_b.indptr, X_b.indices, X_b.data, self.bias, rows, targets.class_index, k,
                 *targets.costs(k), held_out, self.squared, self.alpha[k], W[k],
-                task.W_start[k], shrinking.shrunk[k], shrinking.pg_max_old[k],
-                shrinking.pg_min_old[k], bucket_size, buckets_per_group, use_prefetch, rng,
-                rec, removed, active, order, bucket_order,
+                task.W_start[k], state.shrunk[k], state.pg_max_old[k], state.pg_min_old[k],
+                bucket_size, buckets_per_group, use_prefetch, rng, rec, removed, active, order,
+                bucket_order,
             )  # fmt: skip
         del X_b
         return [PartResult(g, loss=block_loss, dual_terms=alpha_terms, pg_max=pg_max,
@@ -655,10 +733,12 @@ class Reader:
         self.pool.shutdown(wait=True)
 
 
-def check_pass(reader: Reader, W, alpha, targets: RowTargets, bias, loss):
+def check_pass(reader: Reader, W, alpha, targets: RowTargets, bias, loss, alpha_c=None):
     """Over every row at W, one round of the reader from its first block (where it stands
     after a complete outer iteration): per sub-problem the extremes of the stopping rule's
-    per-row quantity (``dcd_blocks.check_block``) and the loss sums. Shapes (n_vectors,)."""
+    per-row quantity (``dcd_blocks.check_block``) and the loss sums. Shapes (n_vectors,).
+    ``alpha_c``: the LR dual's C_i - alpha_i as kept apart (``LogisticEpochs``), if any."""
+    none = np.zeros(0)
     pg_max = np.full(W.shape[0], -np.inf)
     pg_min = np.full(W.shape[0], np.inf)
     losses = np.zeros(W.shape[0])
@@ -668,7 +748,8 @@ def check_pass(reader: Reader, W, alpha, targets: RowTargets, bias, loss):
             y_b, c_b = targets.rows(k, rows)
             total, hi, lo = check_block(
                 X_b.indptr, X_b.indices, X_b.data, bias, y_b, c_b,
-                np.ascontiguousarray(alpha[k, rows]), W[k], loss,
+                np.ascontiguousarray(alpha[k, rows]),
+                none if alpha_c is None else np.ascontiguousarray(alpha_c[k, rows]), W[k], loss,
             )  # fmt: skip
             losses[k] += total
             pg_max[k] = max(pg_max[k], hi)
@@ -682,6 +763,7 @@ __all__ = [
     "BlockLayout",
     "BlockSource",
     "CacheBlocks",
+    "LogisticEpochs",
     "cross_validate_blocks",
     "cross_validate_cache",
     "group_blocks",

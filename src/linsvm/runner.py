@@ -59,6 +59,7 @@ from .outofcore import (
     BlockLayout,
     BlockPlace,
     EpochPlace,
+    LogisticEpochs,
     Reader,
     Shrinking,
     check_pass,
@@ -149,11 +150,12 @@ def train_blocks(
     line within a long outer iteration (the blocks done) when the timer says one is due.
 
     ``selective`` (Chang and Roth, KDD 2011): rows of other blocks with alpha > 0, up to a
-    block's worth of memory, join every block's solve (``outofcore.SupportCache``). The SVM
-    duals' default is the epoch mode instead (``outofcore``: one epoch of the in-memory solver
-    a block at a time). The LR dual (-s 7) has every alpha_i > 0, so no rows to select: it
-    trains the blocks alone, and its rule is LIBLINEAR's max_i |g_i| < eps over all rows (g
-    the dual's gradient).
+    block's worth of memory, join every block's solve (``outofcore.SupportCache``). The
+    default (``inner_iter`` 1, not selective) is the epoch mode instead (``outofcore``: one
+    epoch of the in-memory solver a block at a time). The LR dual (-s 7) has every
+    alpha_i > 0, so no rows to select (selective is refused); its rule is LIBLINEAR's
+    max_i |g_i| < eps over all rows (g the dual's gradient), and in epochs it keeps every
+    row's C_i - alpha_i too (8 bytes a row and sub-problem, counted in the budget).
 
     Ctrl-C stops after the current block (a second one at once) and returns the current model
     (``model.interrupted``; its primal and gap NaN: no pass over the data is made for them).
@@ -183,21 +185,23 @@ def train_blocks(
     n_weights = source.n_features + (1 if params.bias >= 0 else 0)
     W = np.zeros((n_vectors, n_weights))
     alpha = np.zeros((n_vectors, source.n_rows))
-    shrinking = Shrinking.fresh(n_vectors, source.n_rows if epochs else 0)
+    epoch_rows = source.n_rows if epochs else 0
+    epoch_state = (LogisticEpochs.fresh(n_vectors, epoch_rows, params.eps)
+                   if loss == LOSS_LOGISTIC else Shrinking.fresh(n_vectors, epoch_rows))
     if resume is not None and overhead_bytes is not None:
         # the blocks follow the overhead, and a measure varies from process to process: a
         # resumed run plans with the interrupted run's
         overhead_bytes = _stored_overhead(resume, overhead_bytes)
     # w at the outer iteration's start (the exact objectives there) is a second w: only w
     # and alpha themselves come on top of the budget
-    run_bytes = targets.nbytes + shrinking.shrunk.nbytes + W.nbytes + RowTargets.CHUNK_BYTES
+    run_bytes = targets.nbytes + epoch_state.nbytes + W.nbytes + RowTargets.CHUNK_BYTES
     layout = plan_blocks(source, budget, n_vectors, run_bytes, overhead_bytes, selective,
                          epochs, max_block_bytes, seed)  # fmt: skip
     meta = None
     if checkpoint is not None or resume is not None:
         meta = _run_meta(layout, spec.number, params, class_weight, inner_iter, seed, selective,
                          epochs, None if overhead_bytes is None else layout.overhead)  # fmt: skip
-    run = _BlocksRun(spec, params, loss, epochs, targets, layout, W, alpha, shrinking, seed)
+    run = _BlocksRun(spec, params, loss, epochs, targets, layout, W, alpha, epoch_state, seed)
     run.verbose, run.progress, run.on_outer = verbose, progress, on_outer
     saver = _RunCheckpoints(checkpoint, checkpoint_every, meta)
     return run.train(labels, inner_iter, max_outer, saver, resume)
@@ -233,8 +237,8 @@ def _block_options(solver, C, eps, bias, selective, inner_iter, max_outer):
             "selective block minimisation keeps the rows with alpha > 0, which in the LR dual "
             "(-s 7) are all rows: train -s 7 with selective=False"
         )
-    # the SVM duals' default: epochs of the in-memory solver, a block at a time
-    epochs = loss != LOSS_LOGISTIC and not selective and inner_iter in (None, 1)
+    # the default: epochs of the in-memory solver, a block at a time
+    epochs = not selective and inner_iter in (None, 1)
     if inner_iter is None:
         inner_iter = 1 if epochs else DEFAULT_INNER_ITER
     if max_outer < 1:
@@ -289,10 +293,11 @@ class _BlocksRun:
     """One run of block minimisation: its arrays, its place, and the outer loop over it."""
 
     def __init__(self, spec, params, loss, epochs, targets: RowTargets, layout: BlockLayout,
-                 W, alpha, shrinking: Shrinking, seed: int) -> None:  # fmt: skip
+                 W, alpha, epoch_state: Shrinking | LogisticEpochs, seed: int) -> None:  # fmt: skip
         self.spec, self.params, self.loss, self.epochs = spec, params, loss, epochs
         self.targets, self.layout, self.seed = targets, layout, seed
-        self.W, self.alpha, self.shrinking = W, alpha, shrinking
+        # the epoch mode's state across blocks and epochs (empty arrays in the classic mode)
+        self.W, self.alpha, self.epoch_state = W, alpha, epoch_state
         self.tolerance = [solvers.solver_tolerance(spec, params.eps, targets.signs(k))
                           for k in range(W.shape[0])]  # fmt: skip
         self.verbose = False
@@ -308,7 +313,7 @@ class _BlocksRun:
     def _place(self, reader: Reader):
         bias, loss = self.params.bias, self.loss
         if self.epochs:
-            return EpochPlace(reader, self.targets, self.alpha, self.shrinking, bias, loss,
+            return EpochPlace(reader, self.targets, self.alpha, self.epoch_state, bias, loss,
                               self.seed)  # fmt: skip
         return BlockPlace(reader, self.layout.support, self.targets, self.alpha, self.spec.solve,
                           bias, loss, self.tolerance, self.seed)  # fmt: skip
@@ -345,7 +350,7 @@ class _BlocksRun:
                     # LIBLINEAR's re-check of the shrunk rows, without steps)
                     final_measure, final_loss = self._check(reader)
                     if self.epochs:
-                        self.shrinking.clear()
+                        self.epoch_state.clear()
                     if final_measure <= max(self.tolerance):
                         results = self._solutions(final_loss, outer, CONVERGED)
                         break
@@ -403,15 +408,16 @@ class _BlocksRun:
         if self.on_outer is not None:
             self.on_outer(report)
         if self.epochs:
-            self.shrinking.next_epoch(sums.pg_max, sums.pg_min)
+            self.epoch_state.next_epoch(sums.pg_max, sums.pg_min)
         return measure <= max(self.tolerance)
 
     def _check(self, reader: Reader) -> tuple[float, np.ndarray]:
         """(LIBLINEAR's measure over every row at W, per-class loss sums at W): one round of
         the reader, from its first block (where it stands after a complete outer iteration)."""
-        pg_max, pg_min, losses = check_pass(reader, self.W, self.alpha, self.targets,
-                                            self.params.bias, self.loss)  # fmt: skip
         logistic = self.loss == LOSS_LOGISTIC
+        alpha_c = self.epoch_state.alpha_complement if logistic and self.epochs else None
+        pg_max, pg_min, losses = check_pass(reader, self.W, self.alpha, self.targets,
+                                            self.params.bias, self.loss, alpha_c)  # fmt: skip
         measure = max(stopping_measure(pg_max[k], pg_min[k], logistic)
                       for k in range(self.W.shape[0]))  # fmt: skip
         return measure, losses
@@ -465,13 +471,12 @@ class _RunCheckpoints:
         return self.path is not None and time.perf_counter() - self.last >= self.every
 
     def save(self, outer: int, group: int, run: _BlocksRun, reader_at: tuple[int, int]) -> None:
-        support, shrinking, state = run.layout.support, run.shrinking, run.state
+        support, state = run.layout.support, run.state
         meta = dict(self.meta, outer=outer, group=group, reader=list(reader_at), mb=state.mb,
                     rng=support.rng.bit_generator.state)  # fmt: skip
         arrays = state.arrays()
         arrays.update(W=run.W, alpha=run.alpha, support_rows=support.rows,
-                      shrunk=shrinking.shrunk, pg_max_old=shrinking.pg_max_old,
-                      pg_min_old=shrinking.pg_min_old)  # fmt: skip
+                      **run.epoch_state.arrays())  # fmt: skip
         if support.X is not None:
             arrays.update(support_data=support.X.data, support_indices=support.X.indices,
                           support_indptr=support.X.indptr)  # fmt: skip
@@ -505,9 +510,7 @@ def _restore(path, meta: dict, run: _BlocksRun) -> tuple[int, int, tuple[int, in
     try:
         run.W[:] = arrays["W"]
         run.alpha[:] = arrays["alpha"]
-        run.shrinking.shrunk[:] = arrays["shrunk"]
-        run.shrinking.pg_max_old[:] = arrays["pg_max_old"]
-        run.shrinking.pg_min_old[:] = arrays["pg_min_old"]
+        run.epoch_state.load(arrays)
         run.state.load(arrays)
         run.state.mb, run.state.started = float(stored["mb"]), time.perf_counter()
         support = run.layout.support

@@ -5,6 +5,8 @@ own rows.
 
 - ``svm_block_epoch``: a block's share of an epoch of the SVM duals (-s 1, -s 3), the
   in-memory solver's pass (``dcd.svm_pass``) over the block's active rows;
+- ``lr_block_epoch``: the same for the LR dual (-s 7), the in-memory solver's pass
+  (``dual_lr.lr_dual_kernel``, one outer iteration) over the block's rows;
 - ``check_block``: LIBLINEAR's stopping measure and the loss over a block at a fixed w (the
   check at the final w);
 - ``enter_interior``: the LR dual's (-s 7) start inside (0, C) for rows a block's solve takes
@@ -16,11 +18,22 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..objective import LOSS_HINGE, LOSS_LOGISTIC, LOSS_SQUARED_HINGE, loss_value
+from ..objective import LOSS_HINGE, LOSS_LOGISTIC, LOSS_SQUARED_HINGE, _xlogx_rel, loss_value
 from ..sparse_rows import row_axpy, row_dot, row_dot_sq_norm
 from ._dual import visiting_order
 from .dcd import ALPHA_COLUMN, fill_record, svm_coordinate, svm_pass
-from .dual_lr import INIT_CAP, INIT_FRACTION
+from .dual_lr import (
+    _A,
+    _C,
+    _CA,
+    _F_GMAX,
+    _I_NEWTON,
+    _QII,
+    _Y,
+    INIT_CAP,
+    INIT_FRACTION,
+    lr_dual_kernel,
+)
 
 
 @njit(cache=True, nogil=True)
@@ -87,11 +100,76 @@ def svm_block_epoch(indptr, indices, data, bias, rows, class_index, k, c_pos, c_
 
 
 @njit(cache=True, nogil=True)
-def check_block(indptr, indices, data, bias, y, C, alpha, w, loss):
+def lr_block_epoch(indptr, indices, data, bias, rows, class_index, k, c_pos, c_neg, held_out,
+                   alpha, alpha_c, w, w_start, inner_eps, bucket_size, buckets_per_group,
+                   use_prefetch, rng, rec, active, order, bucket_order):  # fmt: skip
+    """One block's share of an epoch of the LR dual (-s 7): the in-memory solver's outer
+    iteration (``lr_dual_kernel``) over the block's trainable rows in its bucketed order, at
+    the inner Newton tolerance ``inner_eps`` of the whole epoch (the caller lowers it between
+    epochs, as the solver does between outer iterations, from the whole epoch's Newton steps).
+
+    The block's row i is row ``rows[i]`` of the whole data, whose arrays ``class_index``,
+    ``held_out`` (a mask, or empty: none), ``alpha`` and ``alpha_c`` (C_i - alpha_i, kept
+    apart so that an alpha near C_i keeps its relative accuracy, as the solver's pairs) are
+    given whole; targets and costs as in ``svm_block_epoch``.
+
+    First, in storage order: the block's loss at ``w_start`` and its terms of the dual at the
+    epoch's start (sum of alpha_i log(alpha_i/C_i) + (C_i - alpha_i) log((C_i - alpha_i)/C_i)),
+    and each row's record; a row not yet inside (0, C_i) (never visited) enters as the
+    solver's own start does (``enter_interior``), w with it. Then the pass, and the records'
+    pairs written back.
+
+    Shapes: as ``svm_block_epoch``'s; rec at least (l, 5). Returns (loss at w_start, dual
+    terms at the start, max |g_i| over the pass (the solver's measure), Newton steps taken,
+    rows visited).
+    """
+    n_rows = rows.shape[0]
+    loss_total = 0.0
+    alpha_terms = 0.0
+    n_active = 0
+    for i in range(n_rows):
+        r = rows[i]
+        positive = class_index[r] == k
+        yi = 1.0 if positive else -1.0
+        ci = c_pos if positive else c_neg
+        if held_out.shape[0] and held_out[r]:
+            ci = 0.0
+        if ci <= 0.0:
+            continue
+        dot, sq = row_dot_sq_norm(indptr, indices, data, bias, i, w_start)
+        loss_total += ci * loss_value(LOSS_LOGISTIC, yi * dot)
+        a, ac = alpha[r], alpha_c[r]
+        alpha_terms += _xlogx_rel(a, ci) + _xlogx_rel(ac, ci)
+        if a <= 0.0 or ac <= 0.0:
+            lo = min(INIT_FRACTION * ci, INIT_CAP)
+            start = lo if a <= 0.0 else ci - lo
+            row_axpy(indptr, indices, data, bias, i, yi * (start - a), w)
+            a, ac = (lo, ci - lo) if a <= 0.0 else (ci - lo, lo)
+        rec[i, _A], rec[i, _CA], rec[i, _QII], rec[i, _Y], rec[i, _C] = a, ac, sq, yi, ci
+        active[n_active] = i
+        n_active += 1
+    fstate = np.array([inner_eps, np.inf, inner_eps])
+    istate = np.array([n_active, 0, 0, 0], dtype=np.int64)
+    # eps -1: the pass never counts as converged here (the caller applies the rule); the
+    # floor inner_eps: the tolerance stays the epoch's
+    lr_dual_kernel(indptr, indices, data, bias, rec, w, active[:n_active], fstate, istate, rng,
+                   -1.0, inner_eps, 1, bucket_size, buckets_per_group, use_prefetch, order,
+                   bucket_order)  # fmt: skip
+    for s in range(n_active):
+        i = active[s]
+        alpha[rows[i]] = rec[i, _A]
+        alpha_c[rows[i]] = rec[i, _CA]
+    gmax = fstate[_F_GMAX] if n_active > 0 else 0.0
+    return loss_total, alpha_terms, gmax, istate[_I_NEWTON], n_active
+
+
+@njit(cache=True, nogil=True)
+def check_block(indptr, indices, data, bias, y, C, alpha, alpha_c, w, loss):
     """Over a block's rows at fixed w: (sum_i C_i xi(y_i w'x_i), max g, min g), g the
     stopping rule's per-row quantity: for the SVM duals the projected gradient (LIBLINEAR's
     measure), as the solver's own coordinate step computes it; for the LR dual the gradient
-    y_i w'x_i + log(alpha_i / (C_i - alpha_i)) (-inf at alpha_i = 0)."""
+    y_i w'x_i + log(alpha_i / (C_i - alpha_i)) (-inf at alpha_i = 0), with C_i - alpha_i
+    from ``alpha_c`` where given (non-empty: kept apart, accurate near C_i)."""
     squared = loss == LOSS_SQUARED_HINGE
     total = 0.0
     g_max = -np.inf
@@ -103,7 +181,8 @@ def check_block(indptr, indices, data, bias, y, C, alpha, w, loss):
         total += C[i] * loss_value(loss, y[i] * dot)
         if loss == LOSS_LOGISTIC:
             a = alpha[i]
-            g = -np.inf if a <= 0.0 else y[i] * dot + np.log(a / (C[i] - a))
+            ac = alpha_c[i] if alpha_c.shape[0] else C[i] - a
+            g = -np.inf if a <= 0.0 else y[i] * dot + np.log(a / ac)
         else:
             bound_or_diag = 0.5 / C[i] if squared else C[i]
             # no shrinking: the step's PG only (its Qbar and new alpha are not used)

@@ -87,6 +87,25 @@ def test_train_predict_roundtrip(tmp_path, capsys):
     assert accuracy > 84.0  # a9a's test accuracy for a linear SVM at C = 1 is about 85%
 
 
+def test_predict_prints_scores_as_liblinears_printf(tmp_path, capsys):
+    """The accuracy divided before it is scaled (87/640 is 13.5937% in LIBLINEAR, 13.5938% the
+    other way), and a NaN r^2 (constant predictions: 0/0) as glibc's "-nan"."""
+    model = tmp_path / "m"
+    model.write_text("solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 1 -1\nnr_feature 1\n"
+                     "bias -1\nw\n1 \n")  # fmt: skip
+    test = tmp_path / "t"
+    test.write_text("1 1:1\n" * 87 + "-1 1:1\n" * 553)
+    assert main(["predict", str(test), str(model), str(tmp_path / "o")]) == 0
+    assert capsys.readouterr().out == "Accuracy = 13.5937% (87/640)\n"
+    model.write_text("solver_type L2R_L2LOSS_SVR\nnr_class 2\nnr_feature 1\nbias -1\nw\n0.5 \n")
+    test.write_text("3 1:1\n")
+    assert main(["predict", str(test), str(model), str(tmp_path / "o")]) == 0
+    assert capsys.readouterr().out == (
+        "Mean squared error = 6.25 (regression)\n"
+        "Squared correlation coefficient = -nan (regression)\n"
+    )
+
+
 def test_train_output_and_multiclass(small_files, capsys):
     folder, train = small_files
     model_file = folder / "m"

@@ -262,6 +262,10 @@ MALFORMED = {
     "unknown header key": GOOD.replace("bias 1\n", "bias 1\nfoo 3\n"),
     "negative nr_feature": GOOD.replace("nr_feature 3", "nr_feature -3"),
     "truncated header": "solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 1",
+    # (more weights than the text can hold: refused before a 640 GiB array is asked for)
+    "header asking for 2^31 x 40 weights": (
+        "solver_type MCSVM_CS\nnr_class 40\nlabel " + " ".join(map(str, range(1, 41)))
+        + "\nnr_feature 2147483647\nbias -1\nw\n0.5 \n"),
     "empty file": "",
 }
 

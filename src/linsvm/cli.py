@@ -20,6 +20,7 @@ line every outer iteration instead.
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sys
@@ -491,6 +492,14 @@ def integer_labels(y: np.ndarray, path: str) -> np.ndarray:
     return y.astype(np.int64)
 
 
+def printf_g(value: float) -> str:
+    """``value`` as C's printf("%g") writes it with glibc: Python's "g", except a NaN whose
+    sign bit is set (0/0 on x86, a constant prediction's r^2) is "-nan"."""
+    if math.isnan(value):
+        return "-nan" if np.signbit(value) else "nan"
+    return f"{value:g}"
+
+
 def regression_scores(predicted: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """(mean squared error, squared correlation coefficient) as LIBLINEAR's predict reports."""
     n = y.shape[0]
@@ -712,8 +721,8 @@ def _cross_validate(opts: TrainOptions, X, y, params: dict, timer, caught) -> in
     _print_warnings(caught, opts.quiet)
     if SOLVERS[opts.solver].kind == REGRESSION:
         mse, r2 = regression_scores(predicted, y)
-        print(f"Cross Validation Mean squared error = {mse:g}")
-        print(f"Cross Validation Squared correlation coefficient = {r2:g}")
+        print(f"Cross Validation Mean squared error = {printf_g(mse)}")
+        print(f"Cross Validation Squared correlation coefficient = {printf_g(r2)}")
     else:
         accuracy = 100.0 * np.mean(predicted == y)
         print(f"Cross Validation Accuracy = {accuracy:g}%")
@@ -1015,10 +1024,12 @@ def run_predict(argv: list[str]) -> int:
     if not quiet:
         if model.kind == REGRESSION:
             mse, r2 = score.regression()
-            print(f"Mean squared error = {mse:g} (regression)")
-            print(f"Squared correlation coefficient = {r2:g} (regression)")
+            print(f"Mean squared error = {printf_g(mse)} (regression)")
+            print(f"Squared correlation coefficient = {printf_g(r2)} (regression)")
         else:
-            accuracy = 100.0 * score.correct / score.n
+            # (LIBLINEAR's predict.c divides first: 100 * c / n rounds differently at a tie,
+            # 87/640 gives 13.5937% there and 13.5938% so)
+            accuracy = score.correct / score.n * 100
             print(f"Accuracy = {accuracy:g}% ({score.correct}/{score.n})")
         print(f"read + predict {seconds:.3f} s", file=sys.stderr)
     return 0

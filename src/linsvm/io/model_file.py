@@ -344,9 +344,14 @@ WEIGHT_PIECE_CHARS = 1 << 22
 def _weights(text: str, start: int, w_size: int, nr_w: int, name: str) -> np.ndarray:
     """The w_size x nr_w weights in text[start:], flat, converted a piece at a time."""
     expected = w_size * nr_w
+    end_of_text = len(text)
+    if expected > (end_of_text - start + 1) // 2:
+        # (each weight takes a digit and a blank at least: a header asking for more weights
+        # than that is refused before their array is made, which could be any size)
+        raise ModelFormatError(f"{name}: expected {expected} weights ({w_size} rows of {nr_w}), "
+                               f"found {len(text[start:].split())}")  # fmt: skip
     w = np.empty(expected)
     found = 0
-    end_of_text = len(text)
     while start < end_of_text:
         cut = _SPACE.search(text, min(start + WEIGHT_PIECE_CHARS, end_of_text))
         stop = end_of_text if cut is None else cut.start()
@@ -370,7 +375,8 @@ def _weights(text: str, start: int, w_size: int, nr_w: int, name: str) -> np.nda
     if expected and not text[-1:].isspace():
         # (LIBLINEAR ends each line of weights with a newline: a file cut in the middle of
         # its last weight would otherwise load with a shorter number)
-        raise ModelFormatError(f"{name}: the file ends inside a weight (cut short?)")
+        raise ModelFormatError(f"{name}: the file ends inside a weight, with no newline "
+                               "after its last one (cut short?)")  # fmt: skip
     if not np.isfinite(w).all():
         raise ModelFormatError(f"{name}: weights contain NaN or infinity")
     return w

@@ -440,3 +440,18 @@ def test_every_error_class_survives_pickling():
         assert type(back) is type(error)
         assert str(back) == str(error)
         assert vars(back) == vars(error)
+
+
+def test_non_contiguous_csr_arrays_train():
+    """CSR whose arrays are views into larger ones (valid SciPy) trains as its copy does."""
+    rng = np.random.default_rng(0)
+    dense = rng.standard_normal((60, 5))
+    y = np.where(dense[:, 0] > 0, 1, -1)
+    X = sp.csr_matrix(dense)
+    columns = np.empty((X.nnz, 2))
+    columns[:, 0] = X.data
+    view = sp.csr_matrix((columns[:, 0], X.indices, X.indptr), shape=X.shape)
+    assert not view.data.flags.c_contiguous
+    for solver in (1, 7):
+        np.testing.assert_array_equal(linsvm.train(view, y, solver=solver).coef_,
+                                      linsvm.train(X, y, solver=solver).coef_)

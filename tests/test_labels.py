@@ -54,3 +54,15 @@ def test_many_rows_take_the_chunked_path(n):
     labels, index = group_labels(y)
     np.testing.assert_array_equal(labels, [8.0, 3.0, -1.0])
     np.testing.assert_array_equal(labels[index], y)
+
+
+def test_plus_one_first_whatever_the_container_of_numbers():
+    """-1/+1 in an object array (a pandas column of objects) is ordered as the same numbers
+    in a numeric one, +1 first; booleans and strings keep their order of appearance."""
+    y = np.array([-1, 1, 1, -1])
+    for values in (y, y.astype(float), y.astype(object), np.array([-1, 1.0, 1, -1], dtype=object)):
+        labels, class_index = group_labels(values)
+        assert list(labels) == [1, -1]
+        np.testing.assert_array_equal(class_index, [1, 0, 0, 1])
+    assert list(group_labels(np.array(["-1", "1"], dtype=object))[0]) == ["-1", "1"]
+    assert list(group_labels(np.array([False, True], dtype=object))[0]) == [False, True]

@@ -8,6 +8,7 @@ converted once here, with clear errors for what cannot be trained on.
 from __future__ import annotations
 
 import math
+import numbers as numbers_abc
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -101,11 +102,12 @@ def as_csr(
 ) -> sp.csr_matrix:
     """X (any SciPy sparse matrix/array or 2-D array-like) as canonical CSR of float32/float64.
 
-    CSR input with sorted indices, no duplicates, a float32/float64 dtype and int32/int64
-    indices is returned as is (same arrays, no copy). ``check_finite=False`` leaves the check
-    for NaN and infinity to a caller whose own pass over the values reveals them; ``n_jobs``:
-    threads for that check (``all_finite``). ``trainable``: also refuse values of magnitude
-    ``TRAINABLE_MAX`` or more (in the same pass). The error names the first bad value's row.
+    CSR input with sorted indices, no duplicates, a float32/float64 dtype, int32/int64
+    indices and contiguous arrays is returned as is (same arrays, no copy).
+    ``check_finite=False`` leaves the check for NaN and infinity to a caller whose own pass
+    over the values reveals them; ``n_jobs``: threads for that check (``all_finite``).
+    ``trainable``: also refuse values of magnitude ``TRAINABLE_MAX`` or more (in the same
+    pass). The error names the first bad value's row.
     """
     if sp.issparse(X) or np.iscomplexobj(X):
         if np.iscomplexobj(X):
@@ -123,6 +125,10 @@ def as_csr(
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()  # also sorts the indices
+        if not all(a.flags.c_contiguous for a in (X.data, X.indices, X.indptr)):
+            # (views into larger arrays: the kernels are compiled for contiguous ones)
+            X = sp.csr_matrix((np.ascontiguousarray(X.data), np.ascontiguousarray(X.indices),
+                               np.ascontiguousarray(X.indptr)), shape=X.shape)  # fmt: skip
         if not isinstance(X, sp.csr_matrix):
             X = sp.csr_matrix(X)  # shares the arrays of a csr_array
     else:
@@ -267,8 +273,11 @@ def group_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _binary_order(labels: np.ndarray, class_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Labels -1 and +1 (in this order of appearance) swapped so that +1 comes first."""
-    if labels.shape[0] == 2 and labels.dtype.kind in "iuf" and labels[0] == -1 and labels[1] == 1:
+    """Labels -1 and +1 (in this order of appearance) swapped so that +1 comes first: numbers,
+    also in an object array (a pandas column of objects), booleans not."""
+    numbers = labels.dtype.kind in "iuf" or (labels.dtype.kind == "O" and all(
+        isinstance(v, numbers_abc.Real) and not isinstance(v, (bool, np.bool_)) for v in labels))
+    if labels.shape[0] == 2 and numbers and labels[0] == -1 and labels[1] == 1:
         labels = labels[::-1].copy()
         np.subtract(1, class_index, out=class_index)
     return labels, class_index

@@ -45,7 +45,7 @@ import numpy as np
 from . import solvers
 from ._progress import ProgressTimer
 from .checkpoint import DEFAULT_EVERY_SECONDS, Checkpointer, Resume, fingerprint
-from .data import as_csr, check_labels, check_sample_weight
+from .data import all_finite, as_csr, check_labels, check_sample_weight
 from .errors import InvalidInputError
 from .features import FeatureMap
 from .interrupts import StopRequest, stop_on_signals
@@ -657,7 +657,9 @@ class _Problem:
                 self.w0[k] = w0
 
     def model(self, solutions: list[Solution]) -> Model:
-        W = np.vstack([np.atleast_2d(sol.w) for sol in solutions])
+        # (one weight vector: a view of it, not a copy; w may be gigabytes wide)
+        W = (np.atleast_2d(solutions[0].w) if len(solutions) == 1
+             else np.vstack([np.atleast_2d(sol.w) for sol in solutions]))  # fmt: skip
         labels = self.labels if self.labels is not None else np.array([])
         extra = dict(self.model_args)
         if self.spec.kind == solvers.ONECLASS:
@@ -942,7 +944,7 @@ class _Runner:
 
     def _finish(self, slot: int, sub: Subproblem, sol: Solution) -> Solution:
         spec = SOLVERS[sol.solver]
-        if not np.isfinite(sol.w).all():
+        if not all_finite(np.ascontiguousarray(sol.w, dtype=np.float64).ravel()):
             # the data's values are bounded (as_csr), so only a state resumed from a damaged
             # or crafted checkpoint gets here: an error, never a NaN model
             where = f" (resumed from {self.resumed.path}: damaged?)" if self.resumed else ""

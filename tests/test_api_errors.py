@@ -393,10 +393,12 @@ def test_predict_refuses_non_finite_values_in_the_models_features(bad, dtype):
             model.decision_function(bad_X, n_jobs=1)
 
 
-def test_prediction_ignores_columns_beyond_the_model_dense_or_sparse():
-    """Columns past the model's features are ignored, NaN in them too, dense as sparse."""
+@pytest.mark.parametrize("mapped", [False, True])
+def test_prediction_ignores_columns_beyond_the_model_dense_or_sparse(mapped):
+    """Columns past the model's features are ignored, NaN in them too, dense as sparse, with
+    a feature map as without."""
     X, y = make_sparse_problem(n_rows=60, n_features=6, seed=0, density=0.5)
-    model = linsvm.train(X, y)
+    model = linsvm.train(X, y, feature_map=linsvm.FeatureMap() if mapped else None)
     wider = np.hstack([X.toarray(), np.full((60, 1), np.nan)])
     expected = model.predict(X)
     np.testing.assert_array_equal(model.predict(wider), expected)
@@ -404,6 +406,17 @@ def test_prediction_ignores_columns_beyond_the_model_dense_or_sparse():
     wider[3, 2] = np.inf  # (a feature the model has)
     with _raises("NaN or infinity"):
         model.predict(wider)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (np.ones((3, 6)) + 1j, "X is complex"),
+    (np.array([["a"] * 6] * 3), "X must be numeric"),
+])  # fmt: skip
+def test_prediction_refuses_what_training_refuses(bad, message):
+    X, y = make_sparse_problem(n_rows=60, n_features=6, seed=0, density=0.5)
+    model = linsvm.train(X, y)
+    with _raises(message):
+        model.predict(bad)
 
 
 def test_a_hook_answering_numpys_false_stops_the_solver(data):

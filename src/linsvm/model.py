@@ -179,7 +179,8 @@ class Model:
         """
         offset = self.intercept_ - self.rho
         if self.feature_map is not None and not sp.issparse(X):
-            X = sp.csr_matrix(_dense_input(X))
+            width = self.n_input_features  # (the columns beyond it are ignored, as sparse)
+            X = sp.csr_matrix(_dense_input(X, width)[:, :width])
         if sp.issparse(X):
             # The values are checked through the results: a NaN or an infinity in a feature
             # the model has makes its row's decision values non-finite (x w with w = 0 is
@@ -269,7 +270,12 @@ class Model:
 def _dense_input(X, width: int | None = None) -> np.ndarray:
     """X as a float64 2-D array, its values finite in the first ``width`` columns (those a
     model uses: the rest are ignored, as in sparse X; None: all)."""
-    X = np.asarray(X, dtype=np.float64)
+    if np.iscomplexobj(X):
+        raise InvalidInputError("X is complex; linsvm needs real values")
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:  # (strings, pandas' NA, ...)
+        raise InvalidInputError(f"X must be numeric: {exc}") from None
     if X.ndim != 2:
         raise InvalidInputError(f"X must be 2-D, got shape {X.shape}")
     if not np.isfinite(X[:, :width]).all():

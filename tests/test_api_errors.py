@@ -468,3 +468,17 @@ def test_non_contiguous_csr_arrays_train():
     for solver in (1, 7):
         np.testing.assert_array_equal(linsvm.train(view, y, solver=solver).coef_,
                                       linsvm.train(X, y, solver=solver).coef_)
+
+
+def test_csr_arrays_pointing_outside_the_matrix_are_refused():
+    """SciPy builds CSR from arrays unchecked: an index past the columns is refused in training
+    and prediction (the kernels would read and write past w)."""
+    indptr = np.arange(0, 13, 2)
+    indices = np.tile([0, 1_000_000], 6).astype(np.int32)
+    X = sp.csr_matrix((np.linspace(-1, 1, 12), indices, indptr), shape=(6, 3))
+    y = np.array([1, -1, 1, -1, 1, -1])
+    with _raises("column index 1000000 outside 0..2"):
+        linsvm.train(X, y)
+    model = linsvm.train(np.eye(3), [1, -1, 1])
+    with _raises("not a valid CSR matrix"):
+        model.predict(X)

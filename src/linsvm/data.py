@@ -122,6 +122,7 @@ def as_csr(
             X = sp.csr_matrix(
                 (X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)), shape=X.shape
             )
+        _check_structure(X, name)
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()  # also sorts the indices
@@ -145,6 +146,20 @@ def as_csr(
     if check_finite and not all_finite(X.data, n_jobs, below):
         raise _first_bad_value(X, name, below)
     return X
+
+
+def _check_structure(X: sp.csr_matrix, name: str) -> None:
+    """Refuse CSR arrays that point outside the matrix (SciPy builds them unchecked from
+    arrays; the kernels would read and write past w): column indices outside 0..n-1, a row
+    pointer that does not start at 0 and end at the entries' count."""
+    indptr, indices = X.indptr, X.indices
+    if indptr.shape[0] != X.shape[0] + 1 or indptr[0] != 0 or indptr[-1] > indices.shape[0]:
+        raise InvalidInputError(f"{name} is not a valid CSR matrix: its row pointer does not "
+                                f"fit its {indices.shape[0]} entries")  # fmt: skip
+    if indices.shape[0] and (indices.min() < 0 or indices.max() >= X.shape[1]):
+        bad = indices[(indices < 0) | (indices >= X.shape[1])][0]
+        raise InvalidInputError(f"{name} is not a valid CSR matrix: column index {bad} "
+                                f"outside 0..{X.shape[1] - 1}")  # fmt: skip
 
 
 def check_labels(y, n_rows: int) -> np.ndarray:

@@ -263,6 +263,26 @@ def test_truncated_checkpoint_is_refused(problem, tmp_path):
         linsvm.train(X, y, solver=3, eps=1e-6, resume=path)
 
 
+@pytest.mark.parametrize("search", ["cross_validation", "find_parameter_C"])
+def test_sigterm_ends_a_run_of_trainings_as_sigterm(problem, search):
+    """Under the command line (which ends the process itself), a SIGTERM during -v or -C
+    ends the run with an interrupt that names it: the command exits 143, not Ctrl-C's 130."""
+    from linsvm.interrupts import caller_ends_on_sigterm, interrupting_signal
+    from linsvm.model_selection import find_parameter_C
+
+    X, y = problem
+    hook = signal_at(2, signal.SIGTERM)
+    run = linsvm.cross_validation if search == "cross_validation" else find_parameter_C
+    with caller_ends_on_sigterm(), pytest.raises(KeyboardInterrupt) as info:
+        if search == "cross_validation":
+            run(X, y, 5, solver=3, eps=1e-12, max_iter=1_000_000, hook=hook)
+        else:
+            run(X, y, solver=0, n_folds=5, verbose=False, eps=1e-12, max_iter=1_000_000,
+                hook=hook)
+    assert hook.sent
+    assert interrupting_signal(info.value) == signal.SIGTERM
+
+
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_ctrl_c_ends_the_whole_cross_validation(problem, n_jobs):
     X, y = problem

@@ -41,7 +41,7 @@ from .errors import (
     ZeroIndexError,
     import_extra,
 )
-from .interrupts import caller_ends_on_sigterm
+from .interrupts import caller_ends_on_sigterm, interrupting_signal
 from .io._atomic import check_writable
 from .solvers import (
     CLASSIFICATION,
@@ -1154,9 +1154,13 @@ def main(argv: list[str] | None = None) -> int:
     except (LinsvmError, OSError) as exc:
         print(f"linsvm {command}: error: {_one_line(exc)}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"linsvm {command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        # (128 + the signal, as a process it ended: 130 for Ctrl-C, 143 for a SIGTERM that
+        # ended a cross-validation or a search for C)
+        signum = interrupting_signal(exc)
+        by = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
+        print(f"linsvm {command}: interrupted{by}", file=sys.stderr)
+        return 128 + signum
 
 
 if __name__ == "__main__":

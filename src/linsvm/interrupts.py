@@ -30,6 +30,21 @@ from .solvers._base import Progress
 _caller_ends_on_sigterm = False
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """A run of many trainings (cross-validation, the search for C) ended by a stop request.
+    ``signum``: the signal that asked it (SIGINT or SIGTERM; None where unknown, taken as
+    SIGINT), so that the command line ends as that signal asks (exit status 128 + it)."""
+
+    def __init__(self, signum: int | None = None) -> None:
+        super().__init__()
+        self.signum = signum
+
+
+def interrupting_signal(exc: KeyboardInterrupt) -> int:
+    """The signal a KeyboardInterrupt stands for: a RunInterrupted's, else SIGINT."""
+    return getattr(exc, "signum", None) or signal.SIGINT
+
+
 class StopRequest:
     """Whether a signal asked training to stop, and which."""
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from .data import as_csr, check_labels, check_sample_weight
 from .errors import InvalidInputError
-from .interrupts import stop_on_signals
+from .interrupts import RunInterrupted, StopRequest, stop_on_signals
 from .parallel import effective_n_jobs
 from .problems import single_class
 from .solvers import REGRESSION, SOLVERS, list_where
@@ -142,20 +142,20 @@ def find_parameter_C(
         pool = ThreadPoolExecutor(max_workers=n_threads) if n_threads > 1 else None
         try:
             search = _walk_C(
-                folds, solver, C, max_C, regression, y, seed, n_threads, n_jobs, hook, pool,
-                verbose, p, params,
+                folds, solver, C, max_C, regression, y, seed, n_threads, n_jobs, hook, stop,
+                pool, verbose, p, params,
             )  # fmt: skip
         finally:
             if pool is not None:
                 pool.shutdown(cancel_futures=True)
     if stop.requested:
-        raise KeyboardInterrupt
+        raise RunInterrupted(stop.signal)
     return search
 
 
 def _walk_C(
-    folds, solver, C, max_C, regression, y, seed, n_threads, n_jobs, hook, pool, verbose, p,
-    params,
+    folds, solver, C, max_C, regression, y, seed, n_threads, n_jobs, hook, stop: StopRequest,
+    pool, verbose, p, params,
 ) -> ParameterSearch:  # fmt: skip
     """``find_parameter_C``'s loop over C, the folds of each C in turn or in ``pool``."""
     n_folds = len(folds)
@@ -177,7 +177,7 @@ def _walk_C(
         # A stop request ends the whole search, not one of its solves; train's own signal
         # handler (serial search) may have taken it when its solve was finishing anyway.
         if model.interrupted or model.stop_signal is not None:
-            raise KeyboardInterrupt
+            raise RunInterrupted(model.stop_signal or stop.signal)
         predicted[test] = model.predict(X_test, n_jobs=1 if n_threads > 1 else -1)
         return _stacked_weights(model)
 

@@ -48,7 +48,7 @@ from ._progress import ProgressTimer
 from .checkpoint import DEFAULT_EVERY_SECONDS, read_checkpoint, write_checkpoint
 from .data import as_csr
 from .errors import InvalidInputError
-from .interrupts import stop_on_signals
+from .interrupts import RunInterrupted, stop_on_signals
 from .io.blocks import BlockSource, open_cache_blocks
 from .model import Model
 from .objective import LOSS_LOGISTIC
@@ -578,7 +578,7 @@ def cross_validate_blocks(
                 **params,
             )  # fmt: skip
             if model.interrupted or model.stop_signal is not None:
-                raise KeyboardInterrupt
+                raise RunInterrupted(model.stop_signal)
             r0 = 0
             for k in range(source.n_blocks):
                 X_b, y_b = source.blocks(k, k + 1)

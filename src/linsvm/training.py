@@ -48,7 +48,7 @@ from .checkpoint import DEFAULT_EVERY_SECONDS, Checkpointer, Resume, fingerprint
 from .data import all_finite, as_csr, check_labels, check_sample_weight
 from .errors import InvalidInputError
 from .features import FeatureMap
-from .interrupts import StopRequest, stop_on_signals
+from .interrupts import RunInterrupted, StopRequest, stop_on_signals
 from .model import Model
 from .parallel import effective_n_jobs
 from .problems import (
@@ -1093,7 +1093,7 @@ def cross_validation(
             # A stop request ends the whole cross-validation, also one that train's own
             # handler took as the fold's solve was finishing anyway (not interrupted then)
             if model.interrupted or model.stop_signal is not None:
-                raise KeyboardInterrupt
+                raise RunInterrupted(model.stop_signal or stop.signal)
             predicted[test] = model.predict(X[test], n_jobs=1 if n_threads > 1 else -1)
             folds_done.append(f)
             if timer is not None:
@@ -1111,7 +1111,7 @@ def cross_validation(
                 for future in futures:
                     future.result()
     if stop.requested:
-        raise KeyboardInterrupt
+        raise RunInterrupted(stop.signal)
     return predicted
 
 

@@ -142,6 +142,13 @@ def test_more_partitions_than_workers_and_the_model_file(client, tmp_path):
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
 
 
+def test_the_round_cap_warns_as_every_cap_does(client):
+    X, y = text_like(seed=2)
+    with pytest.warns(linsvm.ConvergenceWarning, match=r"\(3\) of -s 3 on the cluster"):
+        model = dist.train(X, y, client=client, solver=3, max_rounds=3)
+    assert model.results_[0].stop_reason == "max_iter"
+
+
 def test_a_killed_worker_does_not_change_the_model(client):
     X, y = text_like(n_classes=3, seed=6)
     common = dict(client=client, solver=1, C=1.0, eps=1e-6, snapshot_every=3, max_rounds=500)

@@ -90,6 +90,7 @@ from ..problems import (
     class_costs,
     n_weight_vectors,
     partition_solutions,
+    warn_at_cap,
     warn_interrupted,
 )
 from ..solvers._base import CONVERGED, INTERRUPTED, MAX_ITER, asks_to_stop
@@ -525,6 +526,9 @@ class _Run:
                 t += 1
         if reason == INTERRUPTED:
             warn_interrupted(iterate="the last evaluated iterate", stacklevel=4)
+        elif reason == MAX_ITER:
+            warn_at_cap(max_rounds, solvers.get_solver(self.solver).label, " on the cluster",
+                        "raise max_iter (rounds) or eps", stacklevel=4)  # fmt: skip
         return self._model(W, primal, dual, t, reason, stop.signal)
 
     def _round(self, W: np.ndarray, task: RoundTask) -> list:

@@ -87,6 +87,25 @@ def test_train_predict_roundtrip(tmp_path, capsys):
     assert accuracy > 84.0  # a9a's test accuracy for a linear SVM at C = 1 is about 85%
 
 
+@pytest.mark.parametrize("solver", ["1", "3", "5", "7", "12", "2"])
+def test_train_prints_liblinears_objective_value(tmp_path, capsys, solver):
+    """LIBLINEAR's "Objective value" line: the dual objective f(alpha) its dual solvers
+    minimise (minus the dual value), the primal value of -s 5 and -s 6; none for the Newton
+    solvers, which print iteration lines there."""
+    model_file = tmp_path / "m"
+    assert main(["train", "-s", solver, str(A9A), str(model_file)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("optimization finished")
+    summary = dict(pair.split(" = ") for pair in lines[-2].split("  ") if " = " in pair)
+    if solver == "2":
+        assert not any(line.startswith("Objective value") for line in lines)
+        return
+    assert lines[1].startswith("Objective value = ")
+    value = float(lines[1].split(" = ")[1])
+    expected = float(summary["primal"]) if solver == "5" else -float(summary["dual"])
+    assert value == pytest.approx(expected, abs=1e-6, rel=1e-9)
+
+
 def test_predict_prints_scores_as_liblinears_printf(tmp_path, capsys):
     """The accuracy divided before it is scaled (87/640 is 13.5937% in LIBLINEAR, 13.5938% the
     other way), and a NaN r^2 (constant predictions: 0/0) as glibc's "-nan"."""

@@ -740,6 +740,9 @@ def _print_train_summary(
         if threads is not None:
             print(f"{head}threads: {threads}")
         spec = _spec_of(r, opts)
+        objective = _liblinear_objective(r, spec)
+        if objective is not None:
+            print(f"{head}Objective value = {objective:f}")
         if _shows_support_vectors(r, spec):
             print(f"{head}nSV = {r.n_sv}")
         line = f"{head}primal = {r.primal:.10g}{_gap_figures(r, spec)}"
@@ -898,6 +901,22 @@ def _spec_of(result, opts: TrainOptions):
     """The registry's entry of the solver that produced ``result`` (after a fallback at the
     cap, e.g. -s 2 after -s 1, not the one asked for)."""
     return SOLVERS.get(result.solver, SOLVERS[opts.solver])
+
+
+# LIBLINEAR's "Objective value" line: the dual solvers print f(alpha), the dual objective
+# they minimise (minus linsvm's dual value), the L1-regularised ones their primal value; its
+# Newton solvers print iteration lines instead.
+_OBJECTIVE_IS_DUAL = (1, 3, 4, 7, 12, 13, 21)
+_OBJECTIVE_IS_PRIMAL = (5, 6)
+
+
+def _liblinear_objective(result, spec) -> float | None:
+    """The value LIBLINEAR prints as "Objective value" for this solver, or None."""
+    if spec.number in _OBJECTIVE_IS_DUAL and np.isfinite(result.dual):
+        return -result.dual
+    if spec.number in _OBJECTIVE_IS_PRIMAL and np.isfinite(result.primal):
+        return result.primal
+    return None
 
 
 def _shows_support_vectors(result, spec) -> bool:

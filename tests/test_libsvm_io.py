@@ -269,6 +269,17 @@ def test_float32_refuses_a_value_it_cannot_hold():
         assert X.data.tolist() == [1e39, float(halfway)]
 
 
+def test_data_to_train_on_refuses_values_that_overflow_training_at_their_line(tmp_path):
+    """read with check_width (data to train on): a value of 2^500 or more is refused at its
+    line, as the training's own check would refuse it by row and column afterwards."""
+    path = tmp_path / "d"
+    path.write_text("1 1:1\n\n-1 2:1\n1 1:2 5:-1e200\n")
+    with pytest.raises(DataFormatError) as info:
+        read_libsvm(path, check_width=True)
+    assert info.value.line == 4 and "'-1e200' of feature 5 is 2^500" in info.value.what
+    assert read_libsvm(path)[0].data.min() == -1e200  # (only training cannot take it)
+
+
 def test_long_tokens_are_truncated_in_messages():
     with pytest.raises(DataFormatError) as info:
         parse("1 1:" + "z" * 500 + "\n")

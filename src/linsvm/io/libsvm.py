@@ -41,6 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _memory
+from ..data import TRAINABLE_MAX
 from ..errors import DataFormatError, InvalidInputError, ZeroIndexError
 from ..parallel import effective_n_jobs
 from . import _parse
@@ -213,6 +214,8 @@ class _Options:
     index_limit: int  # largest index allowed as written in the file
     # with check_width: the bytes this process can allocate, which bound index_limit
     memory_room: int | None = None
+    # with check_width: values too large to train on are refused at their line too
+    trainable: bool = False
 
     @classmethod
     def check(cls, dtype, n_features, zero_based, query_id, check_width=False) -> _Options:
@@ -249,13 +252,14 @@ class _Options:
         else:
             index_limit = n_features
         return cls(dtype, n_features, zero_based, bool(query_id), zero_based is False,
-                   index_limit, memory_room)
+                   index_limit, memory_room, bool(check_width))
 
     @property
     def value_limit(self) -> float:
         """Magnitude from which a feature value cannot be held in ``dtype`` (it would round
-        to infinity)."""
-        return FLOAT32_OVERFLOW if self.dtype == np.dtype(np.float32) else math.inf
+        to infinity), or (data to train on) trained on (``data.TRAINABLE_MAX``)."""
+        limit = FLOAT32_OVERFLOW if self.dtype == np.dtype(np.float32) else math.inf
+        return min(limit, TRAINABLE_MAX) if self.trainable else limit
 
     def check_cache_width(self, name: str, cache) -> None:
         """With check_width, for a cache (`linsvm.io.cache.Cache`) read in place of its text:
@@ -656,7 +660,11 @@ def _token_text(buf: bytes, start: int, end: int, limit: int = 40) -> str:
 
 
 def _out_of_range(token: str, index: int, options: _Options) -> str:
-    """Why value ``token`` of feature ``index`` (as written) cannot be read."""
+    """Why value ``token`` of feature ``index`` (as written) cannot be read, or trained on
+    (float64: only a value past ``TRAINABLE_MAX`` gets here; float32's limit is lower)."""
+    if options.dtype == np.dtype(np.float64):
+        return (f"value '{token}' of feature {index} is 2^500 (3.3e150) or more: it overflows "
+                "float64 in training; scale the features")
     return (f"value '{token}' is beyond the range of {options.dtype.name} (feature {index}); "
             "read the data as float64")
 

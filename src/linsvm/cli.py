@@ -88,7 +88,7 @@ options:
        default 5; -B 1 -R: sgd's unregularized bias)
     39 sgd-qn -- L1-loss SVC by SGD-QN (--max-iter epochs, default 5)
     40 tron -- L2-regularized L2-loss SVC by trust-region Newton, LIBLINEAR 1.x (-e as -s 2)
-  (30-39 take one C: no -wi, -W; models are saved as -s 3 / -s 2 models)
+  (30-33 and 35-39 take one C: no -wi, -W; models are saved as -s 3 / -s 2 models)
 -c cost : set the parameter C (default 1)
 -p epsilon : set the epsilon in loss function of SVR (default 0.1)
 -n nu : set the parameter nu of one-class SVM (default 0.5)
@@ -119,8 +119,9 @@ options:
     model for the same -m and seed, bit for bit); auto (default): replicas at 2 threads,
     async above
 --seed N : seed of the random coordinate order (default 1)
---max-iter N : cap on outer iterations (default 300 for the dual solvers, 1000 Newton
-    iterations for the primal ones, as LIBLINEAR; -s 1 continues with -s 2 at its cap)
+--max-iter N : cap on outer iterations (default as LIBLINEAR: 300 for the dual solvers,
+    1000 Newton iterations for the primal ones; -s 4 100000, -s 5 and -s 21 1000, -s 6 100;
+    -s 1 continues with -s 2 at its cap)
 --bucket-size N, --buckets-per-group N : the coordinate order (default 16 and 16;
     1 and 1 give a plain random permutation, as LIBLINEAR)
 --no-shrinking : turn shrinking off
@@ -139,8 +140,9 @@ Data larger than memory (-s 1, 3 and 7):
     number without a unit is bytes):
     the data (a cache from "linsvm cache", or text converted to a temporary one) is read a
     block at a time; w and alpha (8 bytes a row) come on top; --max-iter caps the outer
-    iterations (default 100); Ctrl-C stops after the current block; --checkpoint /
-    --resume as for the other solvers; -v n cross-validates in the same memory. The size
+    iterations (default 300, as in memory: one is an epoch of the in-memory solver);
+    Ctrl-C stops after the current block; --checkpoint / --resume as for the other
+    solvers; -v n cross-validates in the same memory. The size
     counts the process itself (interpreter, libraries, compiled code: 160-220 MB,
     measured at the start) and the labels (1 byte a row); a size that leaves less than
     1 MB a block is refused, with the smallest that trains

@@ -13,7 +13,7 @@ Beyond scikit-learn, every estimator has
 - ``tol="liblinear"``: the faster tolerance preset, LIBLINEAR's own default stopping tolerance
   for the chosen solver (what ``linsvm train`` and LIBLINEAR's ``train`` use: 0.1 for the dual
   solvers, 0.01 for the primal Newton and L1 solvers, relative to the gradient at w = 0, and
-  0.001 for -s 11), instead of scikit-learn's 1e-4, which makes the dual solvers run far longer
+  1e-4 for -s 11), instead of scikit-learn's 1e-4, which makes the dual solvers run far longer
   for predictions that rarely change (loose for ``LinearSVR``'s default dual solver, -s 13:
   its 0.1 is relative to the first iteration's violation, and on w8a the objective stays
   far above the optimum; prefer a number there);

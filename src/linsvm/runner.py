@@ -115,7 +115,7 @@ def train_blocks(
     memory: str | int = "2G",
     class_weight=None,
     inner_iter: int | None = None,
-    max_outer: int = DEFAULT_MAX_OUTER,
+    max_outer: int | None = None,
     seed: int = 1,
     verbose: bool = False,
     progress: ProgressTimer | None = None,
@@ -167,7 +167,7 @@ def train_blocks(
     trains on the other folds). ``labels_check(labels)``, called with the rows' labels before
     any training, may refuse them by raising (the command line's model files hold integers).
     """
-    spec, params, loss, epochs, selective, inner_iter = _block_options(
+    spec, params, loss, epochs, selective, inner_iter, max_outer = _block_options(
         solver, C, eps, bias, selective, inner_iter, max_outer
     )
     budget = parse_memory(memory)
@@ -224,7 +224,9 @@ def cross_validate_cache(
 
 def _block_options(solver, C, eps, bias, selective, inner_iter, max_outer):
     """The solver's spec and parameters, its loss, whether the run goes by epochs, and the
-    options' values once checked: (spec, params, loss, epochs, selective, inner_iter)."""
+    options' values once checked: (spec, params, loss, epochs, selective, inner_iter,
+    max_outer). max_outer None: the in-memory solver's cap for the epochs (an outer iteration
+    is one of its epochs), ``DEFAULT_MAX_OUTER`` for the classic mode."""
     spec = solvers.get_solver(solver)
     if spec.number not in LOSSES:
         raise InvalidInputError(
@@ -241,13 +243,15 @@ def _block_options(solver, C, eps, bias, selective, inner_iter, max_outer):
     epochs = not selective and inner_iter in (None, 1)
     if inner_iter is None:
         inner_iter = 1 if epochs else DEFAULT_INNER_ITER
+    if max_outer is None:
+        max_outer = spec.max_iter if epochs else DEFAULT_MAX_OUTER
     if max_outer < 1:
         # (the command line's --max-iter and train's max_iter are the outer iterations here)
         raise InvalidInputError(f"block minimisation runs at least one outer iteration: "
                                 f"max_iter (max_outer) must be >= 1, got {max_outer}")  # fmt: skip
     if inner_iter < 1:
         raise InvalidInputError(f"inner_iter must be >= 1, got {inner_iter}")
-    return spec, params, loss, epochs, bool(selective), inner_iter
+    return spec, params, loss, epochs, bool(selective), inner_iter, max_outer
 
 
 @dataclass

@@ -270,8 +270,9 @@ def train(
         memory ("2G", "500M", or bytes), as ``linsvm train --memory``: the budget counts this
         process as measured when training starts, w and alpha come on top (README: "Data
         larger than memory"). A text file is converted to a temporary cache first (in
-        $TMPDIR). ``max_iter`` caps the outer iterations (default 100); ``checkpoint`` and
-        ``resume`` as in memory. ``linsvm.outofcore.train_cache`` is this with a fixed
+        $TMPDIR). ``max_iter`` caps the outer iterations (default the solver's in-memory cap,
+        300: an outer iteration is one of its epochs); ``checkpoint`` and ``resume`` as in
+        memory. ``linsvm.outofcore.train_cache`` is this with a fixed
         overhead instead of a measured one.
     client : dask.distributed.Client or "local:N", optional
         Train -s 1, 3 or 7 by CoCoA+ on the cluster's workers (``distributed.train_cocoa``;
@@ -522,7 +523,7 @@ def _train_in_blocks(path, memory, solver: int, options: dict, place_options: di
     with as_cache(path, options["n_jobs"], timer, announce=options["verbose"]) as cache:
         return train_cache(
             cache, memory=budget, solver=solver, progress=timer,
-            max_outer=100 if max_iter is None else max_iter,
+            max_outer=max_iter,
             overhead_bytes=measured_overhead(solver), **params, **place_options,
         )  # fmt: skip
 

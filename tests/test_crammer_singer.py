@@ -348,3 +348,24 @@ def test_class_index_as_int_or_float_and_errors():
         solve_crammer_singer(sub.but(C=-sub.C))
     with pytest.raises(InvalidInputError, match="alpha0"):
         solve_crammer_singer(sub.but(alpha0=np.zeros((X.shape[0], K + 1))))
+
+
+def test_a_feature_of_huge_values_gives_no_worse_than_zero():
+    """Values of 1e10 and more make ||x_i||^2 so large that the block solve's answer is its
+    rounding: such steps are left out, so W stays feasible (sum_m w_m = 0) and the model no
+    worse than W = 0 (it was worse by a factor 17 at 1e10)."""
+    import warnings
+
+    import linsvm
+
+    rng = np.random.default_rng(1)
+    f = rng.normal(size=(40, 2))
+    y = np.where(f[:, 0] + 0.5 * f[:, 1] > 0, 1.0, -1.0)
+    for scale in (1e10, 1e30):
+        X = sp.csr_matrix(np.c_[f[:, 0] * scale, f[:, 1]])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = linsvm.train(X, y, solver=4, max_iter=2000)
+        r = model.results_[0]
+        assert np.abs(model.coef_.sum(axis=0)).max() <= 1e-12 * max(np.abs(model.coef_).max(), 1)
+        assert r.primal <= 40.0 * (1 + 1e-12)  # P(0) = sum_i C_i = 40

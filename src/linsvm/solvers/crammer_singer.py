@@ -39,8 +39,9 @@ Differences from LIBLINEAR, none of which changes the problem solved: rows with 
 out; a row with x_i = 0 (no features and no bias) cannot move W, and its block is set to its
 dual optimum (a_i^{y_i} = C_i, a_i^m = -C_i for one other class m) so that the reported dual
 is tight (LIBLINEAR leaves it at zero, which costs C_i of duality gap); W is updated with every
-changed dual variable (LIBLINEAR skips changes below 1e-12, so its W and a drift apart by that
-much); per-row sample weights are allowed (LIBLINEAR 2.50 has only class weights for -s 4).
+changed dual variable, and a block step whose largest change is at most 1e-12 C_i is
+left out whole (LIBLINEAR skips changes below 1e-12 in W only, so its W and a drift apart by
+that much); per-row sample weights are allowed (LIBLINEAR 2.50 has only class weights for -s 4).
 
 Layout: the weights are kept as LIBLINEAR does, W[j, m] for feature j and class m (the K
 classes of one feature are neighbours: one cache line per feature for the gradient and update),
@@ -72,6 +73,12 @@ SOLVER = 4
 # first shrinking tolerance is max(EPS_SHRINK_FACTOR * eps, 1).
 _SPREAD_SKIP = 1.0e-12
 EPS_SHRINK_FACTOR = 10.0
+# A block step whose largest change is at most this times C_i is left out, W and alpha both:
+# the sorting solve works at the scale A C_i (A = ||x_i||^2), so its answer holds about 1e-16
+# C_i of rounding; where the true step is smaller (features of 1e10 and more: A ~ 1e20+), the
+# step is that rounding, and added to W through x_i it made the model worse than W = 0
+# (LIBLINEAR skips changes below 1e-12 for the same reason, keeping them in alpha).
+_STEP_NOISE = 1.0e-12
 _INSERTION_SORT_MAX = 24
 
 # istate / fstate layouts (the counters and thresholds carried between kernel calls): istate
@@ -259,6 +266,12 @@ def cs_kernel(
             for m in range(n_act):
                 B[m] = G[m] - A * a_i[perm[m]]
             _solve_block(A, yidx, Cy, n_act, B, D, a_new)
+            largest = 0.0
+            for m in range(n_act):
+                largest = max(largest, abs(a_new[m] - a_i[perm[m]]))
+            if largest <= _STEP_NOISE * Cy:
+                s += 1
+                continue
             nz = 0
             for m in range(n_act):
                 c = perm[m]

@@ -106,6 +106,14 @@ def test_train_prints_liblinears_objective_value(tmp_path, capsys, solver):
     assert value == pytest.approx(expected, abs=1e-6, rel=1e-9)
 
 
+@pytest.mark.parametrize("argv", [["-s", "pegasos", "--max-iter", "3"],
+                                  ["-s", "sgd-s", "-e", "0", "--max-iter", "3"]])
+def test_verbose_warns_only_where_a_tolerance_was_missed(tmp_path, capsys, argv):
+    """Fixed epochs (Pegasos) or -e 0 set no tolerance to miss: no "WARNING: max iter"."""
+    assert main(["train", "--verbose", *argv, str(A9A), str(tmp_path / "m")]) == 0
+    assert "WARNING" not in capsys.readouterr().err
+
+
 def test_predict_prints_scores_as_liblinears_printf(tmp_path, capsys):
     """The accuracy divided before it is scaled (87/640 is 13.5937% in LIBLINEAR, 13.5938% the
     other way), and a NaN r^2 (constant predictions: 0/0) as glibc's "-nan"."""

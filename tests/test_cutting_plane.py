@@ -153,6 +153,19 @@ def test_svmperf_default_rule_is_svm_perfs():
     assert sol.primal - p_star <= 1.0 * X.shape[0] * cp.DEFAULT_SVMPERF_EPS / 100
 
 
+def test_svmperf_stops_by_its_rule_only_after_a_solved_reduced_dual():
+    """At large C the reduced dual's solve can stop at its step cap: the rule on the cut's
+    violation bounds P - P* only at a solved QP, so it waits for one (all-zero rows with a
+    bias: P* = 4e7 + 1/2 at w_bias = -1; it stopped at w = 0, P = 5e7, called converged)."""
+    X = sp.csr_matrix((50, 3))
+    y = np.where(np.arange(50) < 20, 1.0, -1.0)
+    sol = run("svmperf", X, y, 1e6, bias=1.0)
+    assert sol.figures["qp_capped"] > 0
+    assert sol.converged
+    assert sol.primal - (4e7 + 0.5) <= 1e6 * 50 * cp.DEFAULT_SVMPERF_EPS / 100
+    assert sol.w[-1] == pytest.approx(-1.0, abs=1e-6)
+
+
 def test_bound_below_optimum_at_every_iteration_and_small_buffer():
     """Every iteration's reduced dual bounds P* from below; a two-cut buffer (aggregation
     every iteration) still converges."""

@@ -447,3 +447,15 @@ def test_same_primal_as_sgd_2_0(tmp_path_factory, load_shared, k, program, bias,
         assert ours.figures["t0"] == ref["t0"]
     else:
         assert ours.figures["eta0"] == ref["eta0"]
+
+
+@pytest.mark.parametrize("solve", [solve_svmsgd, solve_asgd])
+def test_a_small_C_l_trains(solve):
+    """C l <= 1 (lambda >= 1): every eta >= 1 is refused by the cost (+inf), and the search
+    starts below 1/lambda instead of stopping at 1 (which refused a valid C)."""
+    X, y = _problem(270, 13, seed=2)
+    C = 0.003  # C l = 0.81
+    sol = solve(_sub(X, y, C, 3, -1.0, shuffle=False))
+    lam = 1.0 / (C * X.shape[0])
+    assert 0.0 < sol.figures["eta0"] * lam < 1.0
+    assert np.isfinite(sol.w).all()

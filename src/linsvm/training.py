@@ -963,7 +963,7 @@ class _Runner:
                     ConvergenceWarning,
                     stacklevel=4,
                 )
-        if self.verbose and stopped_short:
+        if self.verbose and stopped_short and spec.stops_on_tolerance and self.params.eps > 0:
             print(f"WARNING: {sol.stop_reason.replace('_', ' ')}", file=sys.stderr)
         if self.checkpointer is not None and sol.stop_reason != solvers.INTERRUPTED:
             self.checkpointer.finish(slot, sol)

@@ -744,13 +744,15 @@ class _CuttingPlaneRun:
         """One iteration: add the pending cut and solve, then the pass(es) at w_c."""
         pb, X, istate, fstate = self.pb, self.pb.X, self.istate, self.fstate
         kkt_tol, gap_rel = self.qp_tolerances()
+        capped_before = int(istate[_I_QP_CAPPED])
         _add_cut_and_solve(self.cuts, self.gram, self.offsets, self.alpha, self.grad,
                            self.last_active, self.keep, self.w_c, istate, fstate, kkt_tol,
                            gap_rel, pb.inactive_limit)  # fmt: skip
         istate[_I_ITER] += 1
         m = int(istate[_I_CUTS])
         if self.method == SVMPERF:
-            primal, measure, done, size = self.svmperf_pass()
+            qp_solved = int(istate[_I_QP_CAPPED]) == capped_before
+            primal, measure, done, size = self.svmperf_pass(qp_solved)
         else:
             primal, measure, done, size = self.ocas_pass()
         if istate[_I_ITER] % CUT_REFRESH == 0:
@@ -764,10 +766,11 @@ class _CuttingPlaneRun:
         if done:
             istate[_I_CONVERGED] = 1
 
-    def svmperf_pass(self) -> tuple[float, float, bool, int]:
+    def svmperf_pass(self, qp_solved: bool = True) -> tuple[float, float, bool, int]:
         """H(w_c), P(w_c) and the next cut in one pass; w_b kept as the point of least P.
         Returns (P(w_c), the slack violation in svm_perf's units, whether to stop, the next
-        cut's rows)."""
+        cut's rows). The violation's rule bounds P - P* only at a solved reduced dual: after
+        a solve stopped at ``QP_MAX_STEPS`` (large C) only the certified gap may stop."""
         pb, X, fstate = self.pb, self.pb.X, self.fstate
         ww, bound = float(fstate[_F_WC_WC]), float(fstate[_F_BOUND])
         hinge, size = _margin_pass_with_cut(X.indptr, X.indices, X.data, pb.bias, pb.y, self.w_c,
@@ -779,7 +782,7 @@ class _CuttingPlaneRun:
         violation = max(0.0, hinge - float(fstate[_F_XI]))  # svm_perf's ceps, in sums
         fstate[_F_MIN_VIOLATION] = min(fstate[_F_MIN_VIOLATION], violation)
         measure = 100.0 * violation / pb.n_rows
-        done = (pb.eps > 0.0 and measure <= pb.eps) or (
+        done = (qp_solved and pb.eps > 0.0 and measure <= pb.eps) or (
             pb.tol_rel > 0.0 and primal - bound <= pb.tol_rel * abs(primal)
         )
         return primal, measure, done, size

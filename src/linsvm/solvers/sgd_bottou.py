@@ -208,8 +208,12 @@ def _evaluate_eta(indptr, indices, data, fbias, y, sample, eta, lam, free_bias, 
 
 @njit(cache=True, nogil=True)
 def _determine_eta0(indptr, indices, data, fbias, y, sample, lam, free_bias, v, renorm_first):
-    """(eta0, cost evaluations): sgd's search from eta = 1, 2 (module docstring)."""
+    """(eta0, cost evaluations): sgd's search from eta = 1, 2 (module docstring); from the
+    largest power of 2 below 1/lam when lam >= 1 (a small C l), where every eta >= 1 shrinks
+    w by 1 - eta lam <= 0 (cost +inf) and the search could not tell 1 from 2."""
     lo_eta = 1.0
+    while lo_eta * lam >= 1.0:
+        lo_eta /= ETA_FACTOR
     lo_cost = _evaluate_eta(indptr, indices, data, fbias, y, sample, lo_eta, lam, free_bias, v,
                             renorm_first)  # fmt: skip
     hi_eta = lo_eta * ETA_FACTOR

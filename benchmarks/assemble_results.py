@@ -60,6 +60,8 @@ SECTIONS = [
      "(bench_outofcore.py)", "RESULTS-outofcore.md"),
     ("Data larger than memory: pypi-recent, -s 3 (bench_outofcore.py --text)",
      "RESULTS-outofcore-pypi.md"),
+    ("Data larger than memory: pypi-recent, -s 7 (bench_outofcore.py --text --solvers 7)",
+     "RESULTS-outofcore-lr-pypi.md"),
     ("Data larger than memory, 18M rows under a 1G budget (bench_outofcore.py --size large)",
      "RESULTS-outofcore-large.md"),
     ("Data larger than the machine's RAM: block minimisation in a memory cgroup "

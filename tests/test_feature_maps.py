@@ -450,3 +450,18 @@ def test_cli_collision_note_says_when_it_is_estimated(tmp_path, capsys, monkeypa
     assert main(["train", "--poly2", "--hash-bits", "14", str(data), str(model_path)]) == 0
     sampled = capsys.readouterr().out
     assert "(counted on 1/4 of the columns)" in sampled and "; about " in sampled
+
+
+@pytest.mark.parametrize("map_mode", ["materialise", "implicit"])
+def test_values_the_map_would_square_past_the_trainable_are_refused(map_mode):
+    """1e100 trains without a map (below 2^500); the degree-2 map squares it past the bound:
+    refused in one line (it trained a zero or wrong model), in -v too."""
+    X = sp.csr_matrix(np.array([[1e100, 1.0], [1.0, 2.0], [0.5, 0.0], [2.0, 1.0]]))
+    y = np.array([1, -1, 1, -1])
+    linsvm.train(X, y, solver=2)
+    with pytest.raises(InvalidInputError, match=r"\(row 0, column 0\).*feature map squares"):
+        linsvm.train(X, y, solver=1, feature_map=FeatureMap(), map_mode=map_mode)
+    with pytest.raises(InvalidInputError, match="feature map squares"):
+        linsvm.cross_validation(X, y, 2, solver=2, feature_map=FeatureMap())
+    linsvm.train(X.multiply(1e-30).tocsr(), y, solver=1, feature_map=FeatureMap(),
+                 map_mode=map_mode)  # (1e70 is below the bound)

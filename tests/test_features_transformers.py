@@ -228,6 +228,9 @@ def test_token_collisions():
         ([["ok", 3]], "string", "not str"),
         ([[b"bytes"]], "string", "not str"),
         (["a single text"], "string", "single str"),
+        (np.array(["a text", "another"]), "string", "single str"),  # (np.str_ elements)
+        ([{"a": 10**400}], "dict", "real numbers"),
+        ([{"a": 1.0}, {"b": None}], "dict", "document 1, token 0: token values must be numbers"),
         ("not documents", "string", "iterable of documents"),
         ([["\ud800"]], "string", "UTF-8"),
         ([{"a": float("nan")}], "dict", "not finite"),

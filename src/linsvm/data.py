@@ -73,9 +73,11 @@ def all_finite(values: np.ndarray, n_jobs: int | None = -1, below: float | None 
         return not any(list(found))
 
 
-def _first_bad_value(X: sp.csr_matrix, name: str, below: float | None) -> InvalidInputError:
+def _first_bad_value(X: sp.csr_matrix, name: str, below: float | None,
+                     why: str = "") -> InvalidInputError:  # fmt: skip
     """The error naming the first value of X (row and column, 0-based) that is NaN or
-    infinite, or (``below``) too large to train on."""
+    infinite, or (``below``, a power of 2) too large to train on (``why``: what makes it so,
+    said in the message)."""
     data = X.data
     bad = ~np.isfinite(data)
     if below is not None:
@@ -86,8 +88,9 @@ def _first_bad_value(X: sp.csr_matrix, name: str, below: float | None) -> Invali
     where = f"row {row}, column {int(X.indices[p])}"
     if np.isfinite(data[p]):
         return InvalidInputError(
-            f"{name} holds {float(data[p]):.3g} ({where}): values of magnitude 2^500 (3.3e150) "
-            "or more overflow float64 in training; scale the features"
+            f"{name} holds {float(data[p]):.3g} ({where}): values of magnitude "
+            f"2^{math.log2(below):.0f} ({below:.2g}) or more overflow float64 in training{why}; "
+            "scale the features"
         )
     return InvalidInputError(f"{name} contains NaN or infinity ({where})")
 
@@ -160,6 +163,15 @@ def _check_structure(X: sp.csr_matrix, name: str) -> None:
         bad = indices[(indices < 0) | (indices >= X.shape[1])][0]
         raise InvalidInputError(f"{name} is not a valid CSR matrix: column index {bad} "
                                 f"outside 0..{X.shape[1] - 1}")  # fmt: skip
+
+
+def check_trainable(X: sp.csr_matrix, below: float, why: str, name: str = "X",
+                    n_jobs: int | None = -1) -> None:
+    """Refuse values of X of magnitude ``below`` (rounded down to a power of 2) or more, which
+    something done to them in training (``why``) would make too large to train on."""
+    below = 2.0 ** math.floor(math.log2(below))
+    if below < TRAINABLE_MAX and not all_finite(X.data, n_jobs, below):
+        raise _first_bad_value(X, name, below, why)
 
 
 def check_labels(y, n_rows: int) -> np.ndarray:

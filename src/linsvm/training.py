@@ -45,7 +45,14 @@ import numpy as np
 from . import solvers
 from ._progress import ProgressTimer
 from .checkpoint import DEFAULT_EVERY_SECONDS, Checkpointer, Resume, fingerprint
-from .data import all_finite, as_csr, check_labels, check_sample_weight
+from .data import (
+    TRAINABLE_MAX,
+    all_finite,
+    as_csr,
+    check_labels,
+    check_sample_weight,
+    check_trainable,
+)
 from .errors import InvalidInputError
 from .features import FeatureMap
 from .interrupts import RunInterrupted, StopRequest, stop_on_signals
@@ -692,7 +699,8 @@ def _place_map(
     feature_map: FeatureMap, map_mode: str, spec: SolverSpec, X
 ) -> tuple[FeatureMap, bool]:
     """The map bound to the data's width (a map bound before keeps its width), and whether
-    the solver forms it implicitly."""
+    the solver forms it implicitly. X's values are checked for what the map makes of them
+    (X holds none of ``TRAINABLE_MAX`` or more; phi(X) squares them)."""
     if not isinstance(feature_map, FeatureMap):
         raise InvalidInputError(
             f"feature_map must be a linsvm.features.FeatureMap, got {type(feature_map).__name__}"
@@ -701,6 +709,8 @@ def _place_map(
         raise InvalidInputError(f"map_mode must be one of {MAP_MODES}, got {map_mode!r}")
     if feature_map.n_input is None:
         feature_map = feature_map.bind(X.shape[1])
+    check_trainable(X, feature_map.largest_input(TRAINABLE_MAX),
+                    " once the feature map squares it")  # fmt: skip
     if map_mode == "implicit" and not spec.implicit_map:
         raise InvalidInputError(
             f"{spec.label} cannot form the feature map implicitly; "

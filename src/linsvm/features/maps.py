@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from ..data import as_csr
 from ..errors import InvalidInputError
 from ..parallel import for_row_chunks
 from ._rows import (
@@ -128,6 +129,16 @@ class FeatureMap:
         coef0 = self.coef0 if self.coef0 is not None else 0.0
         return math.sqrt(2.0 * gamma * coef0), gamma, math.sqrt(2.0) * gamma, coef0
 
+    def largest_input(self, limit: float) -> float:
+        """The magnitude of an input value below which every entry of phi(x) stays below
+        ``limit`` (each entry a coefficient times x_j, x_j^2 or x_j x_k)."""
+        c_lin, c_sq, c_cross, _ = self.coefficients()
+        bound = limit / c_lin if c_lin > 0.0 else math.inf
+        c_square = max(c_sq, c_cross)
+        if c_square > 0.0:
+            bound = min(bound, math.sqrt(limit / c_square))
+        return bound
+
     @property
     def n_output(self) -> int:
         """Columns of phi(X): 2^hash_bits, or n + n(n+1)/2 (+1 for a constant) exactly."""
@@ -151,8 +162,10 @@ class FeatureMap:
     def transform(self, X, n_jobs: int | None = -1) -> sp.csr_matrix:
         """phi(X) as canonical CSR of shape (n_rows, n_output), float64.
 
-        X: canonical CSR (``linsvm.data.as_csr``). ``n_jobs``: threads over rows (the result
-        does not depend on it)."""
+        X: any sparse matrix or 2-D array (made canonical CSR by ``linsvm.data.as_csr``, a
+        no-op for canonical CSR: unsorted or repeated indices would pair the wrong entries).
+        ``n_jobs``: threads over rows (the result does not depend on it)."""
+        X = as_csr(X, check_finite=False)
         params = self.params
         indptr, indices, data = X.indptr, X.indices, X.data
         n_rows = X.shape[0]
@@ -224,6 +237,7 @@ class FeatureMap:
     def _count_in_columns(self, X, share: int) -> tuple[int, int]:
         """(distinct mapped features, columns they occupy) among the columns c with
         c mod share == 0 (share: a power of two)."""
+        X = as_csr(X, check_finite=False)
         params = self.params
         n_keys = int(_row_bounds(X.indptr, params).sum())
         # room for the expected sample and its spread; the kernel grows it if need be

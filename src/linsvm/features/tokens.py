@@ -160,7 +160,8 @@ def _flatten(documents, input_type: str):
         )
     docs = documents if isinstance(documents, list) else list(documents)
     kinds = set(map(type, docs))
-    if str in kinds or bytes in kinds:
+    # (subclasses too: NumPy's str_ and bytes_, the elements of an array of texts)
+    if any(issubclass(kind, (str, bytes)) for kind in kinds):
         raise InvalidInputError(
             "a document is a single str: give each document as an iterable of tokens "
             "(e.g. text.split()), not the text itself"
@@ -213,9 +214,15 @@ def _as_values(raw_values: list, doc_ptr: np.ndarray) -> np.ndarray:
         raise InvalidInputError(
             f"{_where(doc_ptr, bad)}: token values must be numbers, got {_short(raw_values[bad])}"
         )
+    if arr.dtype.kind == "O":
+        bad = next((t for t, v in enumerate(raw_values)
+                    if v is None or isinstance(v, (str, bytes))), None)  # fmt: skip
+        if bad is not None:
+            raise InvalidInputError(f"{_where(doc_ptr, bad)}: token values must be numbers, "
+                                    f"got {_short(raw_values[bad])}")  # fmt: skip
     try:
         arr = arr.astype(np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InvalidInputError(f"token values must be real numbers ({exc})") from None
     finite = np.isfinite(arr)
     if not finite.all():

@@ -22,7 +22,11 @@ __all__ = ["Poly2Features", "TokenHasher"]
 
 
 def _exact_map(transformer: Poly2Features) -> bool:
-    return transformer.hash_bits is None
+    """Whether the columns have names: the fitted map's, else the parameters' (a set_params
+    after fit changes nothing until the next fit)."""
+    fitted = getattr(transformer, "feature_map_", None)
+    hash_bits = transformer.hash_bits if fitted is None else fitted.hash_bits
+    return hash_bits is None
 
 
 class Poly2Features(TransformerMixin, BaseEstimator):

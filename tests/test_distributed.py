@@ -372,3 +372,38 @@ def test_a_bad_file_is_the_readers_error(client, tmp_path):
         dist.train(bad, client=client)
     with pytest.raises(InvalidInputError):
         dist.train(tmp_path / "missing.svm", client=client)
+
+
+def test_a_local_cluster_leaves_ctrl_c_to_this_process():
+    """The workers of local:N are this process's children: a Ctrl-C at the terminal reaches
+    them too, and they died mid-round. They start with SIGINT ignored."""
+    client, cluster = dist.client_for("local:1")
+    try:
+        handlers = client.run(lambda: signal.getsignal(signal.SIGINT) == signal.SIG_IGN)
+        assert list(handlers.values()) == [True]
+    finally:
+        client.close()
+        cluster.close()
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # (this process's restored)
+
+
+def test_labels_width_and_weights_are_checked_before_any_round(client, monkeypatch):
+    from linsvm import _memory
+
+    X, y = text_like(n_rows=200, seed=4)
+
+    def refuse(what):
+        def check(value):
+            raise InvalidInputError(f"refused {what} {value!r}")
+        return check
+
+    rounds = []
+    train = dist.train_cocoa
+    with pytest.raises(InvalidInputError, match="refused labels"):
+        train(X, y, client=client, labels_check=refuse("labels"), on_round=rounds.append)
+    with pytest.raises(InvalidInputError, match="refused width 4000"):
+        train(X, y, client=client, width_check=refuse("width"), on_round=rounds.append)
+    monkeypatch.setattr(_memory, "allocatable_memory", lambda: 1000)
+    with pytest.raises(InvalidInputError, match="do not fit in this process"):
+        train(X, y, client=client, on_round=rounds.append)
+    assert rounds == []

@@ -64,6 +64,12 @@ def test_cli_trains_on_a_local_cluster_and_writes_the_usual_model(tmp_path, caps
         (["--partitions", "2"], "go with --dask"),
         (["--dask", "local:0"], "N >= 1"),
         (["--dask", "local:two"], "needs a number"),
+        (["--dask", "local:2", "--no-shrinking"], "does not go with --no-shrinking"),
+        (["--dask", "local:2", "-m", "2"], "does not go with -m"),
+        (["--dask", "local:2", "-e", "0"], "-e (the relative duality gap to stop at) must be > 0"),
+        (["--dask", "local:2", "--partitions", "0"], "--partitions must be >= 1"),
+        (["--dask", "foo"], "'foo' is not a scheduler's address"),
+        (["--dask", "localhost:abc"], "is not a scheduler's address"),
     ],
 )
 def test_cli_refuses_what_distributed_training_cannot_do(tmp_path, capsys, args, message):

@@ -232,6 +232,27 @@ def test_periodic_checkpoint_without_interrupt(problem, tmp_path):
     same_model(quiet_train(X, y, solver=3, eps=1e-6, resume=path), model)
 
 
+def test_a_checkpoint_path_that_cannot_be_written_is_refused_before_training(problem,
+                                                                            tmp_path):  # fmt: skip
+    X, y = problem
+    with pytest.raises(InvalidInputError, match=r"checkpoint .*missing.*: No such file"):
+        linsvm.train(X, y, checkpoint=tmp_path / "missing" / "run.ckpt",
+                     hook=lambda p: pytest.fail("trained before the path was checked"))
+
+
+def test_a_threaded_runs_checkpoint_resumes_on_its_thread_count_only(tmp_path):
+    """The threads decide a threaded dual solve's path: a resume on another count would give
+    neither run's model, and is refused."""
+    from conftest import make_sparse_problem
+
+    X, y = make_sparse_problem(n_rows=90_000, n_features=2000, seed=3, density=0.0235)
+    assert X.nnz >= 4_000_000  # (two threads from 2M non-zeros a thread)
+    path = tmp_path / "run.ckpt"
+    quiet_train(X, y, solver=3, n_jobs=2, thread_scheme="rounds", max_iter=2, checkpoint=path)
+    with pytest.raises(InvalidInputError, match=r"differs in: threads"):
+        quiet_train(X, y, solver=3, n_jobs=1, thread_scheme="rounds", max_iter=2, resume=path)
+
+
 def test_checkpoint_of_another_problem_is_refused(problem, tmp_path):
     X, y = problem
     path = tmp_path / "run.ckpt"

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InvalidInputError
-from .io._atomic import atomic_write_bytes
+from .io._atomic import atomic_write_bytes, check_writable
 from .solvers._base import Hook, Progress, Solution
 
 FORMAT = "linsvm-checkpoint"
@@ -45,6 +45,10 @@ VERSION = 1
 PLACES = {"memory": "in memory", "blocks": "in blocks (--memory)"}
 # Block checkpoints written before the one format (same arrays, their own format name).
 _OLD_BLOCKS_FORMAT = ("linsvm-blocks-checkpoint", 2)
+# Entries of a run's meta recorded only where they apply (a GPU's state; the threads of a
+# threaded solve), so that other runs' checkpoints stay as they were: a resume compares them
+# where either run has one.
+OPTIONAL_META = ("device", "threads")
 # Periodic checkpoints of `linsvm train --checkpoint FILE` are this many seconds apart unless
 # `--every` says otherwise.
 DEFAULT_EVERY_SECONDS = 60.0
@@ -84,6 +88,16 @@ def _scalar(value: Any) -> Any:
     return None
 
 
+def check_checkpoint_path(path: str | os.PathLike) -> None:
+    """Refuse, before any training, a checkpoint path that cannot be written (its folder
+    missing or read-only, a folder): the first write would fail after the work."""
+    try:
+        check_writable(path)
+    except OSError as exc:
+        raise InvalidInputError(f"checkpoint {os.fsdecode(os.fspath(path))}: "
+                                f"{exc.strerror or exc}") from None  # fmt: skip
+
+
 class Checkpointer:
     """Collects the sub-problems' states and writes them to ``path`` every ``every`` seconds,
     when a sub-problem finishes, and when the run is stopped."""
@@ -91,6 +105,7 @@ class Checkpointer:
     def __init__(self, path: str | os.PathLike, every: float, meta: dict[str, Any]) -> None:
         if not (every > 0):
             raise InvalidInputError(f"checkpoint interval must be > 0 seconds, got {every}")
+        check_checkpoint_path(path)
         self.path = os.fspath(path)
         self.every = float(every)
         self.meta = meta
@@ -166,12 +181,15 @@ def write_checkpoint(path: str, place: str, meta: dict[str, Any],
     atomic_write_bytes(path, buffer.getvalue())
 
 
-def read_checkpoint(path: str, place: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def read_checkpoint(
+    path: str, place: str, meta_only: bool = False
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """(meta, arrays) of the checkpoint at ``path`` written by a run in ``place``, each array
     checked before it is read (``_read_arrays``); a file that is not one, is damaged or is of
-    a run in another place is refused in one line (InvalidInputError)."""
+    a run in another place is refused in one line (InvalidInputError). ``meta_only``: the
+    other arrays are not read (empty dict)."""
     try:
-        arrays = _read_arrays(path)
+        arrays = _read_arrays(path, ("meta",) if meta_only else None)
         meta = json.loads(arrays.pop("meta").tobytes().decode())
     except FileNotFoundError:
         raise InvalidInputError(f"checkpoint {path}: no such file") from None
@@ -201,13 +219,16 @@ def read_checkpoint(path: str, place: str) -> tuple[dict[str, Any], dict[str, np
 _ARRAY_KINDS = "biuf"
 
 
-def _read_arrays(path: str) -> dict[str, np.ndarray]:
-    """The archive's arrays by name, each checked before it is read: a stored member (as
-    ``np.savez`` writes them) whose ``.npy`` header describes exactly the bytes that follow,
-    so that no header can make the reader allocate more than the file holds."""
+def _read_arrays(path: str, names=None) -> dict[str, np.ndarray]:
+    """The archive's arrays by name (``names``: only those), each checked before it is read:
+    a stored member (as ``np.savez`` writes them) whose ``.npy`` header describes exactly the
+    bytes that follow, so that no header can make the reader allocate more than the file
+    holds."""
     arrays = {}
     with zipfile.ZipFile(path) as archive:
         for info in archive.infolist():
+            if names is not None and info.filename[: -len(".npy")] not in names:
+                continue
             # stored, unencrypted, no patch data (flag bits 0, 5, 6), a version zipfile reads
             if info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy") \
                     or info.flag_bits & 0x61 or info.extract_version > zipfile.MAX_EXTRACT_VERSION:
@@ -348,11 +369,14 @@ class Resume:
                                         f"sub-problem {slot})")
 
     def check(self, meta: dict[str, Any]) -> None:
-        """Refuse a checkpoint of another problem or of other options, naming what differs."""
+        """Refuse a checkpoint of another problem or of other options, naming what differs
+        (the entries a run records only when they apply count where either run has them)."""
+        names = list(meta) + [name for name in OPTIONAL_META
+                              if name in self.meta and name not in meta]  # fmt: skip
         differ = [
             name
-            for name, value in meta.items()
-            if json.loads(json.dumps(value)) != self.meta.get(name)
+            for name in names
+            if json.loads(json.dumps(meta.get(name))) != self.meta.get(name)
         ]
         if differ:
             raise InvalidInputError(

@@ -404,7 +404,21 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             ("--poly2/--hash-bits", opts.poly2 or opts.hash_bits is not None),
             ("--checkpoint/--resume", opts.checkpoint or opts.resume),
             ("-R", not opts.regularize_bias),
+            # (each worker's solver has its own order, shrinking and one thread)
+            ("--no-shrinking", not opts.shrinking),
+            ("--bucket-size", opts.bucket_size is not None),
+            ("--buckets-per-group", opts.buckets_per_group is not None),
+            ("--thread-scheme", opts.thread_scheme != "auto"),
+            ("-m", opts.n_jobs != 1),
         ))  # fmt: skip
+        # (checked before a cluster is started)
+        if opts.eps is not None and not opts.eps > 0:
+            raise UsageError(f"--dask: -e (the relative duality gap to stop at) must be > 0, "
+                             f"got {opts.eps:g}")  # fmt: skip
+        for name, value in (("--max-iter", opts.max_iter), ("--partitions", opts.partitions),
+                            ("--local-passes", opts.local_passes)):  # fmt: skip
+            if value is not None and value < 1:
+                raise UsageError(f"--dask: {name} must be >= 1, got {value}")
     elif opts.partitions is not None or opts.local_passes is not None:
         raise UsageError("--partitions and --local-passes go with --dask")
     if opts.device == "cuda" and (opts.memory is not None or opts.dask is not None):
@@ -474,6 +488,17 @@ def read_weight_file(path: str, n_rows: int) -> np.ndarray:
     if len(weights) != n_rows:
         raise InvalidInputError(f"{path}: {len(weights)} weights for {n_rows} training instances")
     return np.array(weights)
+
+
+def _model_file_width(width: int, path: str) -> None:
+    """Refuse a width LIBLINEAR's model file cannot hold (nr_feature is a C int)."""
+    from .io.model_file import MAX_NR_FEATURE
+
+    if width >= MAX_NR_FEATURE:
+        raise InvalidInputError(
+            f"{path}: feature index {width}: LIBLINEAR's model files hold at most "
+            f"{MAX_NR_FEATURE - 1} features (nr_feature is a C int)"
+        )
 
 
 def integer_labels(y: np.ndarray, path: str) -> np.ndarray:
@@ -634,7 +659,6 @@ def _read_training_set(opts: TrainOptions, feature_map) -> tuple[object, np.ndar
     as integers."""
     import linsvm
 
-    from .io.model_file import MAX_NR_FEATURE
 
     start = time.perf_counter()
     # a width whose weights cannot fit is refused at its line, unless hashing narrows it
@@ -643,11 +667,8 @@ def _read_training_set(opts: TrainOptions, feature_map) -> tuple[object, np.ndar
     read_seconds = time.perf_counter() - start
     if X.shape[0] == 0:
         raise InvalidInputError(f"{opts.training_file}: no training instances")
-    if not hashed and X.shape[1] >= MAX_NR_FEATURE:
-        raise InvalidInputError(
-            f"{opts.training_file}: feature index {X.shape[1]}: LIBLINEAR's model files hold "
-            f"at most {MAX_NR_FEATURE - 1} features (nr_feature is a C int)"
-        )
+    if not hashed:
+        _model_file_width(X.shape[1], opts.training_file)
     if SOLVERS[opts.solver].kind == CLASSIFICATION:
         y = integer_labels(y, opts.training_file)
     return X, y, read_seconds
@@ -850,6 +871,9 @@ def _train_distributed(opts: TrainOptions) -> int:
             _as_given(path, opts.training_file),
         ):
             warnings.simplefilter("always")
+            # (what a model file cannot hold, refused once the workers have read the data)
+            extra["labels_check"] = lambda y: integer_labels(y, opts.training_file)
+            extra["width_check"] = lambda width: _model_file_width(width, opts.training_file)
             model = linsvm.train(
                 path, client=client, solver=opts.solver, C=opts.C, eps=opts.eps,
                 bias=opts.bias, class_weight=opts.class_weight or None, seed=opts.seed,

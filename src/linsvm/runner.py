@@ -36,7 +36,6 @@ import os
 import sys
 import time
 import warnings
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,7 +44,12 @@ import scipy.sparse as sp
 
 from . import solvers
 from ._progress import ProgressTimer
-from .checkpoint import DEFAULT_EVERY_SECONDS, read_checkpoint, write_checkpoint
+from .checkpoint import (
+    DEFAULT_EVERY_SECONDS,
+    check_checkpoint_path,
+    read_checkpoint,
+    write_checkpoint,
+)
 from .data import as_csr
 from .errors import InvalidInputError
 from .interrupts import RunInterrupted, stop_on_signals
@@ -200,7 +204,8 @@ def train_blocks(
     meta = None
     if checkpoint is not None or resume is not None:
         meta = _run_meta(layout, spec.number, params, class_weight, inner_iter, seed, selective,
-                         epochs, None if overhead_bytes is None else layout.overhead)  # fmt: skip
+                         epochs, None if overhead_bytes is None else layout.overhead,
+                         max_outer)  # fmt: skip
     run = _BlocksRun(spec, params, loss, epochs, targets, layout, W, alpha, epoch_state, seed)
     run.verbose, run.progress, run.on_outer = verbose, progress, on_outer
     saver = _RunCheckpoints(checkpoint, checkpoint_every, meta)
@@ -436,7 +441,7 @@ class _BlocksRun:
 
 
 def _run_meta(layout: BlockLayout, solver, params, class_weight, inner_iter, seed, selective,
-              epochs, overhead: int | None) -> dict:  # fmt: skip
+              epochs, overhead: int | None, max_outer: int) -> dict:  # fmt: skip
     """What a checkpoint must match to be resumed: the data and everything that decides the
     path (the blocks' grouping follows the memory budget, and a measured overhead)."""
     source = layout.source
@@ -455,6 +460,7 @@ def _run_meta(layout: BlockLayout, solver, params, class_weight, inner_iter, see
         "units": source.block_rows().tolist(),
         "support_capacity": int(layout.support.capacity),
         "epochs": bool(epochs),
+        "max_outer": int(max_outer),
     }
     if overhead is not None:
         meta["overhead"] = overhead
@@ -466,6 +472,8 @@ class _RunCheckpoints:
     "blocks": plain arrays and JSON meta, no pickle)."""
 
     def __init__(self, path, every: float, meta: dict | None) -> None:
+        if path is not None:
+            check_checkpoint_path(path)
         self.path = None if path is None else os.fspath(path)
         self.every = float(every)
         self.meta = meta
@@ -492,10 +500,9 @@ def _stored_overhead(path, default: int) -> int:
     """The measured overhead a block checkpoint's run planned with (``default`` if it has
     none or cannot be read: ``_restore`` then says what is wrong with it)."""
     try:
-        with np.load(path, allow_pickle=False) as saved:
-            stored = json.loads(saved["meta"].tobytes().decode())
+        stored, _ = read_checkpoint(os.fsdecode(os.fspath(path)), "blocks", meta_only=True)
         return int(stored.get("overhead", default))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, zipfile.BadZipFile):
+    except (InvalidInputError, TypeError, ValueError):
         return default
 
 

@@ -73,7 +73,7 @@ from .problems import (
 from .solvers import MAP_MODES, SOLVERS, Hook, Progress, Solution, SolverSpec, Subproblem
 from .solvers._base import asks_to_stop, chain_hooks, wants_every_iteration
 from .solvers._columns import check_seed
-from .solvers._dual_threads import check_scheme
+from .solvers._dual_threads import check_scheme, planned_threads
 from .solvers.svr import check_p
 
 # How often the main thread looks for signals while worker threads train.
@@ -354,7 +354,7 @@ def train(
     if checkpoint is not None or resume is not None:
         # what identifies the run (a pass over the data: only when checkpoints are used)
         meta = _checkpoint_meta(problem, params, seed, class_weight, warm_start is not None
-                                or init_sol is not None, X, y, sw, device)  # fmt: skip
+                                or init_sol is not None, X, y, sw, device, n_threads)  # fmt: skip
     resumed = _resumed(resume, meta, problem, spec)
     with stop_on_signals() as stop, _rows_on(device, X):
         checkpointer = Checkpointer(checkpoint, checkpoint_every, meta) if checkpoint else None
@@ -416,9 +416,10 @@ def _check_starts_and_weights(spec: SolverSpec, warm_start, init_sol, sample_wei
 
 
 def _checkpoint_meta(problem: _Problem, params, seed: int, class_weight, warm: bool, X, y, sw,
-                     device: str) -> dict:  # fmt: skip
+                     device: str, n_threads: int = 1) -> dict:  # fmt: skip
     """What identifies a run, for its checkpoints: the options that decide the result and
-    the data's fingerprint."""
+    the data's fingerprint; the threads of a threaded dual solve (their count decides its
+    path: a resume on another count would give neither run's model)."""
     feature_map, implicit_map = problem.feature_map, problem.implicit_map
     meta = {
         "solver": params.spec.number,
@@ -437,6 +438,12 @@ def _checkpoint_meta(problem: _Problem, params, seed: int, class_weight, warm: b
     }
     if device != "cpu":  # its state is the GPU solver's
         meta["device"] = device
+    elif params.spec.threads and params.spec.dual:
+        within = max(1, n_threads // problem.n_subproblems)
+        planned = planned_threads(within, int(X.indptr[-1]),
+                                  problem.options.get("thread_scheme") or "auto")  # fmt: skip
+        if planned > 1:  # (only then: checkpoints of serial runs stay as they were)
+            meta["threads"] = planned
     return meta
 
 

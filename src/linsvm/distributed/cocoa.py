@@ -66,9 +66,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import math
 import os
+import signal
 import sys
+import threading
 import time
 import uuid
 import warnings
@@ -79,7 +82,8 @@ from typing import Any
 import numpy as np
 from distributed import wait
 
-from .. import solvers
+from .. import _memory, solvers
+from .._memory import format_bytes
 from ..data import as_csr, check_labels, group_labels
 from ..errors import InvalidInputError, LinsvmError
 from ..interrupts import stop_on_signals
@@ -166,6 +170,8 @@ def train_cocoa(
     seed: int = 1,
     verbose: bool = False,
     on_round: Callable[[RoundProgress], bool | None] | None = None,
+    labels_check: Callable[[np.ndarray], object] | None = None,
+    width_check: Callable[[int], object] | None = None,
 ) -> Model:
     """Train -s 1, -s 3 or -s 7 on a Dask cluster by CoCoA+ (module docstring).
 
@@ -194,6 +200,11 @@ def train_cocoa(
     seed : seeds every local solve (with the round, partition and sub-problem).
     verbose : a progress line per round on stderr.
     on_round : called with a ``RoundProgress`` after each round; returning False stops.
+    labels_check, width_check : called with the data's labels (in LIBLINEAR's order) and its
+        number of features once the workers have read it, before any round: either may
+        refuse them by raising (the command line's model files hold integer labels and at
+        most 2^31 - 1 features). Weights too large for this process's memory are refused
+        then too.
 
     Returns
     -------
@@ -223,6 +234,7 @@ def train_cocoa(
         n_partitions = n_workers
     n_partitions = _count(n_partitions, "n_partitions")
     run = _Run(client, spec.number, params, class_weight, seed, verbose, on_round)
+    run.labels_check, run.width_check = labels_check, width_check
     try:
         run.plan(source, y, n_partitions)
         return run.train(eps, local_passes, max_rounds, snapshot_every)
@@ -252,6 +264,8 @@ class _Run:
         self.labels: np.ndarray | None = None  # likewise its labels, in LIBLINEAR's order
         self.sent = 0
         self.received = 0
+        self.labels_check: Callable[[np.ndarray], object] | None = None
+        self.width_check: Callable[[int], object] | None = None
 
     # ------------------------------------------------------------------------- partitions
 
@@ -293,6 +307,12 @@ class _Run:
                 stacklevel=3,
             )
         check_classes(labels)
+        if self.labels_check is not None:
+            self.labels_check(labels)
+        if self.width_check is not None:
+            self.width_check(int(n_features))
+        _check_weights_fit(n_weight_vectors(labels.shape[0]),
+                           int(n_features) + (1 if self.params.bias >= 0 else 0))  # fmt: skip
         params = self.params
         self.config = Setup(
             solver=self.solver,
@@ -679,14 +699,69 @@ def client_for(target: str):
         count = target.removeprefix("local:")
         if not count.isdigit() or int(count) < 1:
             raise InvalidInputError(f"local:N needs a number of workers N >= 1, got {target!r}")
-        cluster = LocalCluster(
-            n_workers=int(count), threads_per_worker=1, processes=True, dashboard_address=":0"
-        )
+        # The workers are this process's children, in its process group: a Ctrl-C at the
+        # terminal reaches them too, and they died mid-round while this process was stopping
+        # the run (tracebacks, and a 30 s wait on them). Started with SIGINT ignored, they
+        # keep ignoring it (an ignored signal stays so across exec, and Python leaves it);
+        # this process ends them when it closes the cluster.
+        with _sigint_ignored():
+            cluster = LocalCluster(
+                n_workers=int(count), threads_per_worker=1, processes=True,
+                dashboard_address=":0",
+            )  # fmt: skip
         return Client(cluster), cluster
+    _check_address(target)
     try:
         return Client(target, timeout="30s"), None
     except OSError as exc:
         raise InvalidInputError(f"{target}: cannot reach the scheduler ({exc})") from None
+
+
+def _check_address(target: str) -> None:
+    """Refuse what is not a scheduler's address before a Client is made of it: a Client that
+    fails in its constructor can hang its process where another Client runs (its __del__
+    waits on the event loop they share)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(target)
+        if scheme in ("tcp", "tls", "ws", "wss", "ucx") and not parse_host_port(location)[0]:
+            raise ValueError("missing host")
+    except (ValueError, TypeError) as exc:
+        raise InvalidInputError(f"{target!r} is not a scheduler's address, e.g. "
+                                f"tcp://host:8786 or local:4 ({exc})") from None  # fmt: skip
+
+
+# Copies of W the client holds at once in a round (W, the round's start, the snapshot's, the
+# sum of the partitions' changes).
+_W_COPIES = 4
+
+
+def _check_weights_fit(n_vectors: int, n_weights: int) -> None:
+    """Refuse, before any round, weights whose copies would not fit in this process: W is
+    dense and broadcast whole every round, so a width of billions of features would take
+    tens of GB (and the process be killed) where the data itself is small."""
+    room = _memory.allocatable_memory()
+    needs = _W_COPIES * n_vectors * n_weights * _memory.WEIGHT_BYTES
+    if room is not None and needs > room:
+        raise InvalidInputError(
+            f"the model's weights ({n_vectors} x {n_weights} float64, {_W_COPIES} copies a "
+            f"round: {format_bytes(needs)}) do not fit in this process's "
+            f"{format_bytes(room)}; hash the features or drop the widest indices"
+        )
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """SIGINT ignored within the block (from the main thread; elsewhere as it is)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def check_client(client) -> None:

@@ -158,17 +158,28 @@ def thread_plan(sub: Subproblem, X, serial_only: bool) -> ThreadPlan:
                 "the threaded schemes take neither an implicit feature map nor sigma > 1"
             )
         return ThreadPlan(int(simulated), _scheme(sub, int(simulated), X.shape[1], True), True)
-    if serial_only or sub.n_threads <= 1:
+    if serial_only:
         return ThreadPlan(1, "serial")
-    min_nnz = max(int(sub.option("thread_min_nnz", THREAD_MIN_NNZ)), 1)
-    nnz = int(X.indptr[-1])
-    n_threads = max(1, min(int(sub.n_threads), nnz // min_nnz))
+    n_threads = planned_threads(int(sub.n_threads), int(X.indptr[-1]),
+                                sub.option("thread_scheme") or "auto",
+                                int(sub.option("thread_min_nnz", THREAD_MIN_NNZ)))  # fmt: skip
     if n_threads == 1:
         return ThreadPlan(1, "serial")
-    if check_scheme(sub.option("thread_scheme") or "auto") != "rounds":
-        many_min_nnz = min(min_nnz, MANY_THREADS_MIN_NNZ)
-        n_threads = max(n_threads, min(int(sub.n_threads), nnz // many_min_nnz))
     return ThreadPlan(n_threads, _scheme(sub, n_threads, X.shape[1] + 1, False))
+
+
+def planned_threads(n_threads: int, nnz: int, scheme: str = "auto",
+                    min_nnz: int = THREAD_MIN_NNZ) -> int:  # fmt: skip
+    """The real threads a solve of ``nnz`` non-zeros is given out of ``n_threads``: at most one
+    per ``min_nnz``, and beyond two, for the schemes but the rounds, one per
+    ``MANY_THREADS_MIN_NNZ`` (or ``min_nnz``, if smaller)."""
+    if n_threads <= 1:
+        return 1
+    min_nnz = max(min_nnz, 1)
+    planned = max(1, min(n_threads, nnz // min_nnz))
+    if planned > 1 and check_scheme(scheme) != "rounds":
+        planned = max(planned, min(n_threads, nnz // min(min_nnz, MANY_THREADS_MIN_NNZ)))
+    return planned
 
 
 def start_threads(plan: ThreadPlan, sub: Subproblem, loss: int, rec, w, active, trainable,

@@ -199,3 +199,14 @@ def test_train_n_jobs_uses_threads_within_a_binary_problem(text_like, small_chun
     assert made == [2]
     p_serial, p_threaded = serial.results_[0].primal, threaded.results_[0].primal
     assert abs(p_threaded - p_serial) <= REL_TOL * abs(p_serial)
+
+
+def test_the_summary_says_how_many_threads_ran_the_passes(text_like, small_chunks):
+    from linsvm.solvers._dual_threads import threads_line
+
+    X, y, _ = text_like
+    serial = linsvm.train(X, y, solver=2, C=4.0, bias=1.0)
+    threaded = linsvm.train(X, y, solver=2, C=4.0, bias=1.0, n_jobs=2)
+    assert threads_line(serial.results_[0].figures) is None
+    assert threads_line(threaded.results_[0].figures) == (
+        "2 threads (each pass over the rows in chunks)")

@@ -245,6 +245,8 @@ def threads_line(figures: dict) -> str | None:
     if not n_threads:
         return None
     scheme = figures.get("thread_scheme", "rounds")
+    if scheme == "row chunks":  # (the Newton solvers: each pass's sums over chunks of rows)
+        return f"{n_threads} threads (each pass over the rows in chunks)"
     line = f"{n_threads} threads, {scheme} scheme"
     chosen = figures.get("threads_chosen", n_threads)
     if 1 < chosen < n_threads:

@@ -577,6 +577,7 @@ class RowPasses:
     """
 
     def __init__(self, X, bias, y, C, rows, loss, p, reg_bias, n_w, n_threads):
+        self.n_threads = n_threads
         self.X, self.bias, self.y, self.C, self.rows = X, bias, y, C, rows
         self.loss, self.p, self.reg_bias = loss, p, reg_bias
         nnz = np.concatenate(([0], np.cumsum(X.indptr[rows + 1] - X.indptr[rows])))
@@ -868,9 +869,12 @@ def _newton_loop(
     else:
         stop_reason = final_stop_reason(stop, _STOP_REASONS, went_on, n_iter, max_iter)
     stop_ratio = grad_norm / grad_norm0 if grad_norm0 > 0 else 0.0
+    # (the summary's threads line: how many ran the passes)
+    threaded = {} if passes is None else {"n_threads": passes.n_threads,
+                                          "thread_scheme": "row chunks"}  # fmt: skip
     return newton_solution(
         solver, w, f, bounds, n_iter, stop_reason, grad_norm, grad_norm0, stop_ratio, n_cg_total,
-        history,
+        history, **threaded,
     )  # fmt: skip
 
 

@@ -36,6 +36,17 @@ from .dual_lr import (
 )
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _row_target(r, class_index, k, c_pos, c_neg, held_out):
+    """(y_r, C_r) of row r in sub-problem k: +1 and ``c_pos`` for class k, else -1 and
+    ``c_neg``; C_r = 0 where held out (``held_out`` a mask, or empty: none)."""
+    positive = class_index[r] == k
+    ci = c_pos if positive else c_neg
+    if held_out.shape[0] and held_out[r]:
+        ci = 0.0
+    return (1.0 if positive else -1.0), ci
+
+
 @njit(cache=True, nogil=True)
 def svm_block_epoch(indptr, indices, data, bias, rows, class_index, k, c_pos, c_neg,
                      held_out, squared, alpha, w, w_start, shrunk, pgmax_old, pgmin_old,
@@ -71,11 +82,7 @@ def svm_block_epoch(indptr, indices, data, bias, rows, class_index, k, c_pos, c_
     n_active = 0
     for i in range(n_rows):
         r = rows[i]
-        positive = class_index[r] == k
-        yi = 1.0 if positive else -1.0
-        ci = c_pos if positive else c_neg
-        if held_out.shape[0] and held_out[r]:
-            ci = 0.0
+        yi, ci = _row_target(r, class_index, k, c_pos, c_neg, held_out)
         if ci <= 0.0:
             continue
         dot, sq = row_dot_sq_norm(indptr, indices, data, bias, i, w_start)
@@ -129,11 +136,7 @@ def lr_block_epoch(indptr, indices, data, bias, rows, class_index, k, c_pos, c_n
     n_active = 0
     for i in range(n_rows):
         r = rows[i]
-        positive = class_index[r] == k
-        yi = 1.0 if positive else -1.0
-        ci = c_pos if positive else c_neg
-        if held_out.shape[0] and held_out[r]:
-            ci = 0.0
+        yi, ci = _row_target(r, class_index, k, c_pos, c_neg, held_out)
         if ci <= 0.0:
             continue
         dot, sq = row_dot_sq_norm(indptr, indices, data, bias, i, w_start)

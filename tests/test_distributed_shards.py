@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linsvm.data import group_labels
+from linsvm.data import TRAINABLE_MAX, group_labels
 from linsvm.distributed.shards import (
     Shard,
     ShardData,
@@ -34,9 +34,12 @@ from linsvm.io import libsvm, read_libsvm, write_cache, write_libsvm
 
 # ----------------------------------------------------------------------------- generated text
 
+# (shards are read to be trained on: a value of TRAINABLE_MAX or more is refused at its line,
+# test_a_value_too_large_to_train_on_is_refused_at_its_line)
+_BELOW_TRAINABLE = np.nextafter(TRAINABLE_MAX, 0.0)
 NUMBERS = st.one_of(
     st.integers(-50, 50).map(str),
-    st.floats(allow_nan=False, allow_infinity=False, width=64).map(repr),
+    st.floats(min_value=-_BELOW_TRAINABLE, max_value=_BELOW_TRAINABLE, width=64).map(repr),
     st.sampled_from(["0.5", "-.25", "1e-3", "+3", "-0", "1.", "4.9e-324"]),
 )
 LABELS = st.sampled_from(["1", "-1", "+1", "2", "3.5", "0", "7"])
@@ -462,3 +465,11 @@ def test_workers_read_their_shards():
         assert_same_rows(datas, read_libsvm(path))
         X.sort_indices()
         assert_same_rows(from_collection, (X, y))
+
+
+def test_a_value_too_large_to_train_on_is_refused_at_its_line(tmp_path):
+    path = tmp_path / "data.svm"
+    path.write_text("1 1:1\n-1 2:1\n1 3:1e200\n")
+    [shard] = text_shards(path, [], path.stat().st_size)
+    with pytest.raises(DataFormatError, match=r"data.svm:3: value '1e200' of feature 3"):
+        load_shard(shard)

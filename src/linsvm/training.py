@@ -41,13 +41,13 @@ from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from . import solvers
 from ._progress import ProgressTimer
 from .checkpoint import DEFAULT_EVERY_SECONDS, Checkpointer, Resume, fingerprint
 from .data import (
     TRAINABLE_MAX,
-    all_finite,
     as_csr,
     check_labels,
     check_sample_weight,
@@ -962,7 +962,7 @@ class _Runner:
 
     def _finish(self, slot: int, sub: Subproblem, sol: Solution) -> Solution:
         spec = SOLVERS[sol.solver]
-        if not all_finite(np.ascontiguousarray(sol.w, dtype=np.float64).ravel()):
+        if not _finite(np.ascontiguousarray(sol.w, dtype=np.float64).ravel()):
             # the data's values are bounded (as_csr), so only a state resumed from a damaged
             # or crafted checkpoint gets here: an error, never a NaN model
             where = f" (resumed from {self.resumed.path}: damaged?)" if self.resumed else ""
@@ -985,6 +985,15 @@ class _Runner:
         if self.checkpointer is not None and sol.stop_reason != solvers.INTERRUPTED:
             self.checkpointer.finish(slot, sol)
         return sol
+
+
+@njit(cache=True, nogil=True)
+def _finite(values) -> bool:
+    """Whether no value is NaN or infinite: one pass, no temporary (w may be gigabytes)."""
+    for v in values:
+        if not np.isfinite(v):
+            return False
+    return True
 
 
 def _stop_noted(hook: Hook | None) -> tuple[Hook | None, Callable[[], bool]]:

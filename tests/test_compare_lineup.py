@@ -109,6 +109,8 @@ def test_split_is_seeded_and_disjoint():
     )
     with pytest.raises(InvalidInputError, match="cannot hold out"):
         split_rows(X[:3], y[:3], 0.1, seed=1)
+    # any integer seed, as the solvers take (a negative one was a NumPy traceback)
+    assert split_rows(X, y, 0.2, seed=-1)[2].shape[0] == 10
 
 
 def test_several_data_sets_one_row_each(tmp_path, capsys):

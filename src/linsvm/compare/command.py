@@ -214,7 +214,9 @@ def split_rows(X, y: np.ndarray, test_fraction: float, seed: int):
             "file or another --test-fraction"
         )
     held = np.zeros(n_rows, dtype=bool)
-    held[np.random.default_rng(seed).choice(n_rows, size=n_test, replace=False)] = True
+    # (any integer seed, as the solvers take: NumPy's generator takes only non-negative ones)
+    rng = np.random.default_rng(seed % 2**64)
+    held[rng.choice(n_rows, size=n_test, replace=False)] = True
     return X[~held], y[~held], X[held], y[held]
 
 

@@ -92,8 +92,11 @@ def parse_args(argv=None):
         help="solver clock: wall time, or CPU time on a machine shared with others",
     )  # fmt: skip
     p.add_argument("--out", default=str(BENCH_DIR / "RESULTS-compare.md"))
-    p.add_argument("--figures", default=str(BENCH_DIR / "figures"))
+    p.add_argument("--figures", default=None,
+                   help="folder of the figures (default: figures/ beside --out)")
     args = p.parse_args(argv)
+    if args.figures is None:  # (a run elsewhere leaves the committed figures as they are)
+        args.figures = str(Path(args.out).parent / "figures")
     if args.datasets is None:
         args.datasets = "reuters" if args.quick else ",".join(DEFAULT_DATASETS)
     args.datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]

@@ -98,9 +98,10 @@ def main(argv=None) -> None:
     )
     lines += [
         "Times are the decision values of the file's rows by a model trained on the file. "
-        "`all / 1` is the speed-up of all cores over one; `all / sklearn` compares with "
-        "scikit-learn's sparse product (below 1: linsvm faster). `identical`: the threaded "
-        "values equal the serial ones bit for bit; `= sklearn`: np.allclose.",
+        "`all / 1` is the time on all cores over the time on one (below 1: faster); "
+        "`all / sklearn` compares with scikit-learn's sparse product (below 1: linsvm "
+        "faster). `identical`: the threaded values equal the serial ones bit for bit; "
+        "`= sklearn`: np.allclose.",
         "",
     ]
     lines += markdown_table(

@@ -425,8 +425,8 @@ def main(argv=None) -> None:
              "sklearn MB/s", "speed-up (sklearn s / linsvm s)", "same matrix"], rows)
     if trows:
         lines += ["", "## Threads and peak memory", "",
-                  "One fresh process per read (median over the processes: 5, 3 for the large "
-                  "generated file); RSS before = RSS of the process before the read "
+                  "One fresh process per read (median over the processes: the `reads` "
+                  "column); RSS before = RSS of the process before the read "
                   "(interpreter, libraries, compiled kernels); added = peak RSS during the "
                   "read minus that; result = CSR data + indices + indptr + labels; CPU s = "
                   "user + system time of the read, all threads (median). Block 'whole text "

@@ -273,7 +273,7 @@ def bench_problem(ds: Dataset, solver: int, liblinear: Liblinear | None, args,
 def main(argv=None) -> None:
     args = parse_args(argv)
     lines = report_header("SVR dual on threads (-s 12, -s 13)", "bench_svr_threads", [
-        f"- p = {P}, C = {C:g}, no bias; targets: each set's +-1 labels; median of "
+        f"p = {P}, C = {C:g}, no bias; targets: each set's +-1 labels; median of "
         f"{args.repeats} runs at the loosest eps reaching each target",
     ])  # fmt: skip
     simulate_counts = args.simulate

@@ -383,7 +383,7 @@ def main(argv=None) -> None:
     lines += markdown_table(
         ["dataset", "solver", "fit 1t s", "fit 2t s", "1t/2t",
          "to 1e-2 1t", "to 1e-2 2t", "1t/2t", "to 1e-3 1t", "to 1e-3 2t", "1t/2t",
-         "LIBLINEAR fit s", "LL to 1e-2", "LL to 1e-3", "2t / LL", "|dP|/P"],
+         "LIBLINEAR fit s", "LL to 1e-2", "LL to 1e-3", "2t / LL", "\\|dP\\|/P"],
         rows,
     )  # fmt: skip
     lines += ["", "## -s 5 and -s 6", ""] + l1_notes

@@ -136,19 +136,27 @@ def as_csr(
         if not isinstance(X, sp.csr_matrix):
             X = sp.csr_matrix(X)  # shares the arrays of a csr_array
     else:
-        arr = np.asarray(X)
-        if arr.ndim != 2:
-            raise InvalidInputError(f"{name} must be 2-D, got shape {arr.shape}")
-        if arr.dtype not in _FLOAT_DTYPES:
-            try:
-                arr = arr.astype(np.float64)
-            except (TypeError, ValueError) as exc:
-                raise InvalidInputError(f"{name} must be numeric: {exc}") from None
-        X = sp.csr_matrix(arr)
+        X = sp.csr_matrix(dense_values(X, name))
     below = TRAINABLE_MAX if trainable else None
     if check_finite and not all_finite(X.data, n_jobs, below):
         raise _first_bad_value(X, name, below)
     return X
+
+
+def dense_values(X, name: str = "X") -> np.ndarray:
+    """Array-like X as a 2-D array of float32 or float64 (other numbers cast to float64);
+    complex values, non-numbers (strings, pandas' NA) and other shapes refused in one line."""
+    if np.iscomplexobj(X):
+        raise InvalidInputError(f"{name} is complex; linsvm needs real values")
+    try:
+        arr = np.asarray(X)
+        if arr.ndim == 2 and arr.dtype not in _FLOAT_DTYPES:
+            arr = arr.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{name} must be numeric: {exc}") from None
+    if arr.ndim != 2:
+        raise InvalidInputError(f"{name} must be 2-D, got shape {arr.shape}")
+    return arr
 
 
 def _check_structure(X: sp.csr_matrix, name: str) -> None:

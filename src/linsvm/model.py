@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .data import all_finite, as_csr
+from .data import all_finite, as_csr, dense_values
 from .errors import InvalidInputError, ModelFormatError
 from .features import FeatureMap
 from .features._rows import mapped_dot
@@ -270,14 +270,7 @@ class Model:
 def _dense_input(X, width: int | None = None) -> np.ndarray:
     """X as a float64 2-D array, its values finite in the first ``width`` columns (those a
     model uses: the rest are ignored, as in sparse X; None: all)."""
-    if np.iscomplexobj(X):
-        raise InvalidInputError("X is complex; linsvm needs real values")
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:  # (strings, pandas' NA, ...)
-        raise InvalidInputError(f"X must be numeric: {exc}") from None
-    if X.ndim != 2:
-        raise InvalidInputError(f"X must be 2-D, got shape {X.shape}")
+    X = dense_values(X).astype(np.float64, copy=False)
     if not np.isfinite(X[:, :width]).all():
         raise InvalidInputError("X contains NaN or infinity")
     return X

@@ -489,8 +489,20 @@ class BlockPlace:
                            figures={"mb": megabytes})]  # fmt: skip
 
 
+class _EpochState:
+    """What the epoch mode's states share: their checkpoint arrays (``arrays``, by the names
+    stored) are loaded back in place."""
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        for name, array in self.arrays().items():
+            array[:] = arrays[name]
+
+
 @dataclass
-class Shrinking:
+class Shrinking(_EpochState):
     """The epoch mode's shrinking state, across blocks and epochs (saved in checkpoints): a
     mark a row and sub-problem (1: shrunk, skipped until the marks are cleared), and the
     thresholds an epoch shrinks against, the previous epoch's projected-gradient extremes
@@ -527,13 +539,9 @@ class Shrinking:
         return {"shrunk": self.shrunk, "pg_max_old": self.pg_max_old,
                 "pg_min_old": self.pg_min_old}  # fmt: skip
 
-    def load(self, arrays: dict[str, np.ndarray]) -> None:
-        for name, array in self.arrays().items():
-            array[:] = arrays[name]
-
 
 @dataclass
-class LogisticEpochs:
+class LogisticEpochs(_EpochState):
     """The LR dual's epoch-mode state across blocks and epochs (saved in checkpoints): every
     row's C_i - alpha_i, kept apart from alpha_i as the solver keeps its pairs (alpha_i near
     C_i loses the difference's digits otherwise, and its gradient's log term with them); per
@@ -574,10 +582,6 @@ class LogisticEpochs:
         """The checkpoint's arrays (names as stored)."""
         return {"alpha_complement": self.alpha_complement, "inner_eps": self.inner_eps,
                 "newton": self.newton, "visited": self.visited}  # fmt: skip
-
-    def load(self, arrays: dict[str, np.ndarray]) -> None:
-        for name, array in self.arrays().items():
-            array[:] = arrays[name]
 
 
 class EpochPlace:

@@ -969,8 +969,10 @@ class _Runner:
             raise InvalidInputError(f"{spec.label}{_where(sub)}: the weights became NaN or "
                                     f"infinite{where}")
         stopped_short = sol.stop_reason not in (solvers.CONVERGED, solvers.INTERRUPTED)
-        # eps = 0 sets no tolerance to fall short of: its runs end as asked, unwarned
-        if stopped_short and spec.stops_on_tolerance and self.params.eps > 0:
+        # eps = 0 (or fixed epochs) sets no tolerance to fall short of: those runs end as
+        # asked, unwarned
+        missed = stopped_short and spec.stops_on_tolerance and self.params.eps > 0
+        if missed:
             if sol.stop_reason == solvers.MAX_ITER:
                 _warn(sub, spec, sol, spec.advice_at_cap(sub.X.shape[0], sub.n_features))
             else:
@@ -980,7 +982,7 @@ class _Runner:
                     ConvergenceWarning,
                     stacklevel=4,
                 )
-        if self.verbose and stopped_short and spec.stops_on_tolerance and self.params.eps > 0:
+        if self.verbose and missed:
             print(f"WARNING: {sol.stop_reason.replace('_', ' ')}", file=sys.stderr)
         if self.checkpointer is not None and sol.stop_reason != solvers.INTERRUPTED:
             self.checkpointer.finish(slot, sol)

@@ -356,6 +356,33 @@ def test_predict_b_any_nonzero_is_probability(tmp_path, capsys):
     assert "only supported for logistic regression" in capsys.readouterr().err
 
 
+def test_predict_b_takes_an_integer(tmp_path, capsys):
+    model_file = tmp_path / "lr.model"
+    assert main(["train", "-q", "-s", "0", str(A9A), str(model_file)]) == 0
+    capsys.readouterr()
+    assert main(["predict", "-b", "1.0", str(A9A_T), str(model_file), str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().err.strip().endswith("option -b needs an integer, got '1.0'")
+
+
+def test_predict_b_far_from_every_class_prints_glibcs_nan(tmp_path, capsys):
+    # every one-vs-rest sigmoid underflows to 0 on the first row: LIBLINEAR divides 0 by 0
+    # and its printf("%g") writes -nan; no NumPy warning reaches the terminal
+    model_file = write(
+        tmp_path / "m",
+        "solver_type L2R_LR\nnr_class 3\nlabel 1 2 3\nnr_feature 1\nbias -1\nw\n-1 -1 -1 \n",
+    )
+    test_file = write(tmp_path / "t", "1 1:1000\n2 1:1\n")
+    out_file = tmp_path / "out"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["predict", "-q", "-b", "1", str(test_file), str(model_file),
+                     str(out_file)]) == 0  # fmt: skip
+    lines = out_file.read_text().splitlines()
+    assert lines[0] == "labels 1 2 3"
+    assert lines[1] == "1 -nan -nan -nan"
+    assert lines[2].split()[1:] == ["0.333333"] * 3
+
+
 def test_predict_on_an_empty_test_file_is_an_error(tmp_path, capsys):
     model_file = tmp_path / "m"
     assert main(["train", "-q", str(A9A), str(model_file)]) == 0

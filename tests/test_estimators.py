@@ -364,6 +364,24 @@ def test_model_has_the_estimators_labels(tmp_path, n_classes):
         np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
 
 
+def test_exact_ties_are_broken_as_scikit_learn_by_the_estimator_as_liblinear_by_model_():
+    # an empty row without an intercept scores 0 for every class; labels first seen 3, 1, 2
+    X, y = make_sparse_problem(n_rows=90, n_features=8, n_classes=3, seed=2)
+    y = np.array([3, 1, 2])[np.unique(y, return_inverse=True)[1]]
+    y[:3] = [3, 1, 2]
+    empty = sp.csr_matrix((1, X.shape[1]))
+    est = LinearSVC(fit_intercept=False, random_state=0).fit(X, y)
+    assert est.model_.labels_.tolist() == [3, 1, 2]
+    assert est.predict(empty).tolist() == [1] and est.model_.predict(empty).tolist() == [3]
+    binary = y != 2
+    est.fit(X[binary], y[binary])  # 3 seen first: LIBLINEAR's w is positive for 3
+    assert est.model_.labels_.tolist() == [3, 1]
+    assert est.predict(empty).tolist() == [1] and est.model_.predict(empty).tolist() == [1]
+    est.fit(X[binary], 4 - y[binary])  # 1 seen first (from 3): now the two part
+    assert est.model_.labels_.tolist() == [1, 3]
+    assert est.predict(empty).tolist() == [1] and est.model_.predict(empty).tolist() == [3]
+
+
 def test_model_of_string_labels_refuses_to_be_saved(tmp_path):
     import linsvm
 

@@ -169,7 +169,7 @@ PREDICT_USAGE = """\
 Usage: linsvm predict [options] test_file model_file output_file
 options:
 -b probability_estimates : whether to output probability estimates, 0 or 1 (default 0;
-    any non-zero number is 1, as LIBLINEAR); only for logistic regression models
+    any non-zero integer is 1, as LIBLINEAR); only for logistic regression models
 -q : quiet mode (no outputs)
 """
 
@@ -259,7 +259,8 @@ def _number(text: str, kind, option: str):
     try:
         return kind(text)
     except ValueError:
-        raise UsageError(f"option {option} needs a number, got {text!r}") from None
+        wanted = "an integer" if kind is int else "a number"
+        raise UsageError(f"option {option} needs {wanted}, got {text!r}") from None
 
 
 def _choice(text: str, choices, option: str) -> str:
@@ -1056,7 +1057,7 @@ def run_predict(argv: list[str]) -> int:
             if probability:
                 proba = model.predict_proba(X)
                 lines = (
-                    f"{v:g} " + " ".join(f"{p:g}" for p in row) + "\n"
+                    f"{v:g} " + " ".join(printf_g(p) for p in row) + "\n"
                     for v, row in zip(predicted.tolist(), proba.tolist(), strict=True)
                 )
             else:

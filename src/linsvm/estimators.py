@@ -398,7 +398,10 @@ class _LiblinearClassifier(_LiblinearMixin, LinearClassifierMixin, SparseCoefMix
             sample_weight=sample_weight,
         )
         labels = np.asarray(model.labels_).astype(np.int64)
-        # the model in the user's labels: saved, it predicts what the estimator predicts
+        # the model in the user's labels and LIBLINEAR's label order (the file `linsvm train`
+        # writes): saved, it predicts what the estimator predicts but on exact ties of
+        # decision values, which the estimator breaks as scikit-learn (the first of classes_;
+        # classes_[0] at a binary 0) and the model as LIBLINEAR (its first label; labels_[1])
         self.model_ = _with_labels(model, self.classes_[labels])
         coef = model.coef_
         intercept = np.broadcast_to(self._intercept(model), coef.shape[0])

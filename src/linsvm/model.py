@@ -249,7 +249,9 @@ class Model:
             first = _sigmoid(dec)
             return np.column_stack([first, 1.0 - first])
         prob = _sigmoid(dec)
-        return prob / prob.sum(axis=1, keepdims=True)
+        # (every sigmoid 0 on a row far from all classes: 0/0, NaN, as LIBLINEAR's)
+        with np.errstate(invalid="ignore"):
+            return prob / prob.sum(axis=1, keepdims=True)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model in LIBLINEAR's text format, atomically.

@@ -175,3 +175,59 @@ def test_search_raises_no_convergence_warnings(solver):
     assert search.path
     with pytest.warns(linsvm.ConvergenceWarning):  # the same solve outside the search warns
         linsvm.train(X, y, solver=solver, C=search.path[-1][0], max_iter=1, eps=1e-12)
+
+
+def test_cli_search_says_which_solver_it_chose_as_liblinear(tmp_path, capsys):
+    X, y = make_sparse_problem(n_rows=60, n_features=6, seed=2)
+    data = tmp_path / "d.txt"
+    linsvm.write_libsvm(X, y, data)
+    assert main(["train", "-q", "-C", "-v", "2", str(data)]) == 0
+    assert capsys.readouterr().err == "Solver not specified. Using -s 2\n"
+    assert main(["train", "-q", "-C", "-s", "0", "-v", "2", str(data)]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_regression_search_refuses_a_negative_p(tmp_path, capsys):
+    from linsvm.model_selection import find_parameters
+
+    X, _ = make_sparse_problem(n_rows=40, n_features=4, seed=7)
+    y = X @ np.ones(4)
+    data = tmp_path / "r.txt"
+    linsvm.write_libsvm(X, y, data)
+    assert main(["train", "-C", "-s", "11", "-p", "-1", str(data)]) == 1
+    err = capsys.readouterr().err
+    assert err.strip().endswith("p must be >= 0, got -1.0") and len(err.splitlines()) == 1
+    with pytest.raises(linsvm.InvalidInputError, match="p must be >= 0"):
+        find_parameters(X, y, solver=11, initial_p=-0.5, verbose=False)
+
+
+def test_search_takes_solvers_by_name_and_refuses_unknown_ones_and_C():
+    X, y = make_sparse_problem(n_rows=60, n_features=6, seed=2)
+    by_number = find_parameter_C(X, y, solver=2, n_folds=2, verbose=False)
+    assert find_parameter_C(X, y, solver="2", n_folds=2, verbose=False).path == by_number.path
+    with pytest.raises(linsvm.InvalidInputError, match="unknown solver type 99"):
+        find_parameter_C(X, y, solver=99, verbose=False)
+    with pytest.raises(linsvm.InvalidInputError, match="give its start as initial_C"):
+        find_parameter_C(X, y, C=3.0, verbose=False)
+
+
+@pytest.mark.parametrize("solver, max_C", [(2, MAX_C), (11, 2.0**20)])
+def test_search_on_zero_rows_starts_at_the_largest_C_as_liblinear(solver, max_C):
+    # LIBLINEAR's calc_start_C divides by max x'x = 0: the start is infinite, clipped to max C
+    import scipy.sparse as sp
+
+    X = sp.csr_matrix((30, 3))
+    y = np.where(np.arange(30) % 3 == 0, 1.0, -1.0)
+    if solver == 11:
+        y = np.linspace(-1.0, 2.0, 30)
+    search = find_parameter_C(X, y, solver=solver, n_folds=3, verbose=False, p=0.0)
+    assert [C for C, _ in search.path] == [max_C] and search.reached_max_C
+
+
+def test_regression_search_warns_of_leave_one_out_once(capfd):
+    from linsvm.model_selection import find_parameters
+
+    X, _ = make_sparse_problem(n_rows=8, n_features=3, seed=7)
+    y = X @ np.ones(3) + 0.5
+    find_parameters(X, y, solver=11, n_folds=20, verbose=False)
+    assert capfd.readouterr().err.count("WARNING: # folds > # data") == 1

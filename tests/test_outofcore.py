@@ -174,6 +174,30 @@ def test_cross_validation_in_blocks_matches_the_in_memory_folds(tmp_path, capsys
     assert abs(accuracy - 100.0 * in_memory / 800) <= 2.0
 
 
+def test_cross_validation_in_blocks_caps_folds_as_training_in_blocks(tmp_path, monkeypatch):
+    # -v --memory without --max-iter: each fold's cap is the in-memory solver's, as for
+    # train --memory (a lower one stopped the folds early and lowered the accuracy)
+    from linsvm import runner, solvers
+    from linsvm.cli import main
+
+    caps = []
+    options = runner._block_options
+
+    def recording(*args):
+        checked = options(*args)
+        caps.append(checked[-1])
+        return checked
+
+    monkeypatch.setattr(runner, "_block_options", recording)
+    X, y = problem(n_rows=200, n_classes=2, seed=12)
+    text = tmp_path / "data.txt"
+    linsvm.write_libsvm(X, y, text)
+    assert main(["train", "-q", "-v", "2", "--memory", "1G", "-s", "1", str(text)]) == 0
+    assert main(["train", "-q", "--memory", "1G", "-s", "1", str(text), str(tmp_path / "m")]) == 0
+    # (max_outer=2: measured_overhead's warm-up of the kernels, before each run)
+    assert [cap for cap in caps if cap != 2] == [solvers.SOLVERS[1].max_iter] * 3
+
+
 def test_a_fold_trained_on_one_class_predicts_it_in_blocks_as_in_memory():
     """Three rows of one class and one of another in 4 folds: three folds train on one class,
     and predict it, as the in-memory cross-validation (and LIBLINEAR) does."""

@@ -118,7 +118,7 @@ options:
     kept (runs differ in their last bits); or rounds (merged in a fixed order: the same
     model for the same -m and seed, bit for bit); auto (default): replicas at 2 threads,
     async above
---seed N : seed of the random coordinate order (default 1)
+--seed N : seed of the random coordinate order and of -v/-C's folds (default 1)
 --max-iter N : cap on outer iterations (default as LIBLINEAR: 300 for the dual solvers,
     1000 Newton iterations for the primal ones; -s 4 100000, -s 5 and -s 21 1000, -s 6 100;
     -s 1 continues with -s 2 at its cap)
@@ -364,6 +364,7 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
         # LIBLINEAR: -C searches with 5 folds unless -v says otherwise, and -s 2 by default
         opts.n_folds = opts.n_folds or 5
         if not opts.solver_given:
+            print("Solver not specified. Using -s 2", file=sys.stderr)  # (LIBLINEAR's, -q too)
             opts.solver = 2
         if not SOLVERS[opts.solver].c_search:
             raise UsageError(
@@ -825,7 +826,7 @@ def _cross_validate_in_blocks(opts: TrainOptions, timer, memory: int, params: di
     with as_cache(opts.training_file, opts.n_jobs, timer, announce=not opts.quiet) as path:
         return cross_validate_cache(
             path, opts.n_folds, memory=memory, progress=timer,
-            max_outer=100 if max_iter is None else max_iter,
+            max_outer=max_iter,  # (None: the in-memory solver's cap, as train --memory)
             # --memory is the whole process's: what it holds before training is measured
             overhead_bytes=measured_overhead(opts.solver), **params,
         )  # fmt: skip

@@ -27,7 +27,7 @@ from .errors import InvalidInputError
 from .interrupts import RunInterrupted, StopRequest, stop_on_signals
 from .parallel import effective_n_jobs
 from .problems import single_class
-from .solvers import REGRESSION, SOLVERS, list_where
+from .solvers import REGRESSION, SOLVERS, get_solver, list_where
 from .solvers._base import chain_hooks
 from .training import (
     SIGNAL_POLL_SECONDS,
@@ -59,12 +59,13 @@ def start_C(X, solver: int, bias: float, y=None, p: float = 0.0) -> float:
     """LIBLINEAR's calc_start_C: the power of two below a C for which w is nearly 0.
 
     -s 0: 1/(l max x'x); -s 2: 1/(2 l max x'x); -s 11: 0.01 sum_i max(|y_i| - p, 0)^2 /
-    (8 (sum_i |y_i|)^2 max x'x), infinite when no target lies outside the tube.
+    (8 (sum_i |y_i|)^2 max x'x); infinite when every row is zero (then the search, as
+    LIBLINEAR's, starts and ends at its largest C) or no target lies outside the tube.
     """
     sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
     max_xx = float(sq.max()) + (bias * bias if bias >= 0 else 0.0) if sq.size else 0.0
     if max_xx <= 0:
-        return 1.0
+        return math.inf
     n_rows = X.shape[0]
     search = SOLVERS[solver].c_search
     if search == "svr":
@@ -107,18 +108,22 @@ def find_parameter_C(
     ``n_jobs`` goes to each ``train``. The path and best C do not depend on ``n_jobs``.
     Ctrl-C ends the whole search (KeyboardInterrupt), not one of its solves.
     """
-    if not SOLVERS[solver].c_search:
+    spec = get_solver(solver)
+    if not spec.c_search:
         raise InvalidInputError(
             "warm-start parameter search only available for "
             + list_where(lambda spec: bool(spec.c_search), flags=True)
         )
+    if "C" in params:
+        raise InvalidInputError("the search walks C: give its start as initial_C, not C")
+    solver = spec.number
     X = as_csr(X, n_jobs=n_jobs, trainable=True)
     X, params = map_once(X, solver, params, n_jobs)  # C's start is computed on phi(X)
     n_rows = X.shape[0]
     y = check_labels(y, n_rows)
     splits = cv_folds(n_rows, n_folds, seed)
     bias = float(params.get("bias", -1.0))
-    regression = SOLVERS[solver].kind == REGRESSION
+    regression = spec.kind == REGRESSION
     max_C = MAX_C_REGRESSION if regression else MAX_C
     p = float(params.get("p", 0.1))
     if initial_C and initial_C > 0:
@@ -127,11 +132,8 @@ def find_parameter_C(
         C = min(start_C(X, solver, bias, y, p), max_C)
 
     # per-row weights (-W) go with their rows into each fold's training part
-    weights = check_sample_weight(params.pop("sample_weight", None), n_rows)
-    folds = [(X[fit], y[fit], None if weights is None else weights[fit], X[test], test)
-             for fit, test in splits]  # fmt: skip
-    n_folds = len(folds)
-    n_threads = min(effective_n_jobs(n_jobs), n_folds)
+    row_weights = check_sample_weight(params.pop("sample_weight", None), n_rows)
+    n_threads = min(effective_n_jobs(n_jobs), len(splits))
     with stop_on_signals() as stop, warnings.catch_warnings():
         # as LIBLINEAR's -C: the path's solves at large C often hit the iteration cap, and the
         # search only compares their CV scores (set here, in the calling thread: the filters
@@ -142,8 +144,8 @@ def find_parameter_C(
         pool = ThreadPoolExecutor(max_workers=n_threads) if n_threads > 1 else None
         try:
             search = _walk_C(
-                folds, solver, C, max_C, regression, y, seed, n_threads, n_jobs, hook, stop,
-                pool, verbose, p, params,
+                X, y, row_weights, splits, solver, C, max_C, regression, seed, n_threads, n_jobs,
+                hook, stop, pool, verbose, p, params,
             )  # fmt: skip
         finally:
             if pool is not None:
@@ -154,31 +156,34 @@ def find_parameter_C(
 
 
 def _walk_C(
-    folds, solver, C, max_C, regression, y, seed, n_threads, n_jobs, hook, stop: StopRequest,
-    pool, verbose, p, params,
+    X, y, row_weights, splits, solver, C, max_C, regression, seed, n_threads, n_jobs, hook,
+    stop: StopRequest, pool, verbose, p, params,
 ) -> ParameterSearch:  # fmt: skip
     """``find_parameter_C``'s loop over C, the folds of each C in turn or in ``pool``."""
-    n_folds = len(folds)
+    n_folds = len(splits)
     search = ParameterSearch(best_C=C, best_rate=math.inf if regression else 0.0)
     previous: list[np.ndarray | None] = [None] * n_folds
     unchanged = 0
     predicted = np.empty(y.shape[0], dtype=np.float64 if regression else y.dtype)
 
     def fold(f: int, C: float) -> np.ndarray:
-        X_fit, y_fit, weights_fit, X_test, test = folds[f]
-        single = None if regression else single_class(y_fit)
+        # a fold's rows are gathered when it trains (LIBLINEAR points at them): every fold's
+        # copy held through the walk would be (folds - 1) times X
+        fit, test = splits[f]
+        single = None if regression else single_class(y[fit])
         if single is not None:  # (as cross_validation: LIBLINEAR's one-class model)
             predicted[test] = single
             return np.zeros(1)
         model = train(
-            X_fit, y_fit, solver=solver, C=C, init_sol=previous[f], seed=seed, hook=hook,
-            n_jobs=1 if n_threads > 1 else n_jobs, sample_weight=weights_fit, **params,
+            X[fit], y[fit], solver=solver, C=C, init_sol=previous[f], seed=seed, hook=hook,
+            n_jobs=1 if n_threads > 1 else n_jobs,
+            sample_weight=None if row_weights is None else row_weights[fit], **params,
         )  # fmt: skip
         # A stop request ends the whole search, not one of its solves; train's own signal
         # handler (serial search) may have taken it when its solve was finishing anyway.
         if model.interrupted or model.stop_signal is not None:
             raise RunInterrupted(model.stop_signal or stop.signal)
-        predicted[test] = model.predict(X_test, n_jobs=1 if n_threads > 1 else -1)
+        predicted[test] = model.predict(X[test], n_jobs=1 if n_threads > 1 else -1)
         return _stacked_weights(model)
 
     while C <= max_C:
@@ -238,8 +243,12 @@ def find_parameters(
     ``n_jobs`` as for ``find_parameter_C`` (the folds of each C side by side).
     """
     params["n_jobs"] = n_jobs
-    if SOLVERS[solver].kind != REGRESSION:
+    if get_solver(solver).kind != REGRESSION:
         return find_parameter_C(X, y, solver, n_folds, initial_C, seed, verbose, **params)
+    if initial_p is not None and not initial_p >= 0:
+        raise InvalidInputError(f"p must be >= 0, got {initial_p}")
+    if 2 <= len(y) < n_folds:  # (LIBLINEAR's leave-one-out warning once, not once a p)
+        n_folds = len(cv_folds(len(y), n_folds, seed))
     y_abs_max = float(np.max(np.abs(np.asarray(y, dtype=np.float64)))) if len(y) else 0.0
     top = P_STEPS - 1
     if initial_p is not None and initial_p > 0 and y_abs_max > 0:

@@ -217,9 +217,11 @@ def dual_alpha_terms(cost: np.ndarray, alpha: np.ndarray, loss: int, start: floa
 
 
 class CVFolds(Sequence):
-    """LIBLINEAR's cross-validation folds, fold ``f`` being (training rows, held-out rows).
+    """Cross-validation folds as LIBLINEAR cuts them, fold ``f`` being (training rows,
+    held-out rows).
 
-    Rows are shuffled with ``seed`` and cut into ``len(self)`` consecutive parts. Only the
+    Rows are shuffled with ``seed`` (NumPy's generator: not LIBLINEAR's ``rand()``, so the
+    split is not LIBLINEAR's) and cut into ``len(self)`` consecutive parts. Only the
     permutation is kept (8 bytes a row): a fold's index arrays are built when it is asked for,
     so that walking the folds in turn needs memory of one fold, not of folds x rows (with as
     many folds as rows that would be rows squared).
@@ -245,7 +247,7 @@ class CVFolds(Sequence):
 
 
 def cv_folds(n_rows: int, n_folds: int, seed: int) -> CVFolds:
-    """LIBLINEAR's cross-validation folds (``CVFolds``); with more folds than rows it is
+    """Cross-validation folds (``CVFolds``); with more folds than rows it is
     leave-one-out, with LIBLINEAR's warning."""
     if n_folds < 2:
         raise InvalidInputError(f"n-fold cross validation: n must be >= 2, got {n_folds}")

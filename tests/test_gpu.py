@@ -652,9 +652,84 @@ def test_hot_block_options_are_checked():
     for options, match in (({"hot_block": 3, "hot_views": True}, "choose one"),
                            ({"hot_block": -1}, "hot_block must be"),
                            ({"hot_block": 2.5}, "hot_block must be"),
-                           ({"hot_block": 3, "hot_steps": 0}, "hot_steps must be")):  # fmt: skip
+                           ({"hot_block": 3, "hot_steps": 0}, "hot_steps must be"),
+                           # (checked whether or not the block picks a feature)
+                           ({"hot_block": True, "hot_steps": 0}, "hot_steps must be"),
+                           ({"threads_per_row": 0}, "threads_per_row must be an integer"),
+                           ({"rows_per_block": 0}, "rows_per_block must be an integer"),
+                           ({"rows_in_flight": 0}, "rows_in_flight must be an integer"),
+                           ({"flush_rounds": 0}, "flush_rounds must be an integer")):  # fmt: skip
         with pytest.raises(InvalidInputError, match=match):
             dcd_cuda.solve_l2svc_dual_cuda(sub.but(options=options))
+
+
+@needs_numba_cuda
+def test_a_hot_block_state_resumes_only_with_the_hot_block():
+    X, y = tiny_problem(seed=2)
+    sub = _subproblem(X, y, options={"hot_block": 3})
+    states = {}
+
+    def stop_after_two(progress):
+        if progress.iteration == 2:
+            states["at 2"] = progress.state()
+            return False
+        return True
+
+    dcd_cuda.solve_l2svc_dual_cuda(sub, stop_after_two)
+    plain = sub.but(options={}, resume=states["at 2"])
+    with pytest.raises(InvalidInputError, match="a solve with the hot block"):
+        dcd_cuda.solve_l2svc_dual_cuda(plain)
+
+
+@needs_numba_cuda
+def test_values_beyond_float32_are_refused_on_the_gpu(tmp_path, capsys):
+    X, y = tiny_problem()
+    X = X.astype(np.float64)
+    X.data[5] = 1e39  # (infinite as float32: the GPU's copy of the rows)
+    with pytest.raises(InvalidInputError, match="overflow the GPU's float32 range"):
+        linsvm.train(X, y, solver=3, device="cuda")
+    data = tmp_path / "huge.svm"
+    linsvm.write_libsvm(X, y, data)
+    assert cli.main(["train", "--gpu", "-s", "3", str(data), str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "float32" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "m").exists()
+
+
+def test_options_of_the_cpu_threads_are_refused_on_the_gpu(tmp_path, capsys):
+    # the GPU's order is its own, and no CPU threads share its solve: these would be ignored
+    X, y = tiny_problem()
+    for option in ({"thread_scheme": "rounds"}, {"bucket_size": 1}, {"buckets_per_group": 2}):
+        with pytest.raises(InvalidInputError, match="device='cuda' does not take"):
+            linsvm.train(X, y, solver=1, device="cuda", **option)
+    data = tmp_path / "tiny.svm"
+    linsvm.write_libsvm(X, y, data)
+    for flags in (["--thread-scheme", "rounds"], ["--bucket-size", "8"]):
+        assert cli.main(["train", "--gpu", *flags, str(data), str(tmp_path / "m")]) == 1
+        assert f"--gpu does not go with {flags[0]}" in capsys.readouterr().err
+
+
+@needs_numba_cuda
+def test_numbas_own_cuda_target_is_a_one_line_error(tmp_path):
+    # numba-cuda redirects numba.cuda from a .pth file, which Python reads only in
+    # site-packages: here (python -S) numba.cuda is numba's own old target
+    import subprocess
+    import sysconfig
+
+    script = (
+        "import sys; sys.path.append(sys.argv[1]); sys.path.insert(0, sys.argv[2])\n"
+        "from linsvm.errors import InvalidInputError\n"
+        "from linsvm.solvers import dcd_cuda\n"
+        "try:\n    dcd_cuda.cuda_module()\nexcept InvalidInputError as error:\n"
+        "    print(error)\n"
+    )
+    source = os.path.dirname(os.path.dirname(linsvm.__file__))
+    run = subprocess.run([sys.executable, "-S", "-c", script, sysconfig.get_paths()["purelib"],
+                          source], capture_output=True, text=True, timeout=120)  # fmt: skip
+    if "numba.cuda is numba's own" not in run.stdout:
+        # (a numba without its old CUDA target: numba.cuda then does not import at all)
+        assert "cannot be imported" in run.stdout, run.stdout + run.stderr
+    assert run.returncode == 0 and len(run.stdout.strip().splitlines()) == 1
 
 
 def test_halving_and_acceptance_rules():

@@ -423,8 +423,14 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
                 raise UsageError(f"--dask: {name} must be >= 1, got {value}")
     elif opts.partitions is not None or opts.local_passes is not None:
         raise UsageError("--partitions and --local-passes go with --dask")
-    if opts.device == "cuda" and (opts.memory is not None or opts.dask is not None):
-        raise UsageError("--gpu does not go with --memory or --dask")
+    if opts.device == "cuda":
+        # (the GPU's order is its own, and no CPU threads share its solve)
+        _refuse_clashes("--gpu", (
+            ("--memory", opts.memory is not None), ("--dask", opts.dask is not None),
+            ("--thread-scheme", opts.thread_scheme != "auto"),
+            ("--bucket-size", opts.bucket_size is not None),
+            ("--buckets-per-group", opts.buckets_per_group is not None),
+        ))  # fmt: skip
     if opts.map_mode == "implicit" and not SOLVERS[opts.solver].implicit_map:
         raise UsageError(
             f"--map-mode implicit: -s {opts.solver} cannot form the map implicitly; "

@@ -74,10 +74,10 @@ def all_finite(values: np.ndarray, n_jobs: int | None = -1, below: float | None 
 
 
 def _first_bad_value(X: sp.csr_matrix, name: str, below: float | None,
-                     why: str = "") -> InvalidInputError:  # fmt: skip
+                     why: str = "float64 in training") -> InvalidInputError:  # fmt: skip
     """The error naming the first value of X (row and column, 0-based) that is NaN or
-    infinite, or (``below``, a power of 2) too large to train on (``why``: what makes it so,
-    said in the message)."""
+    infinite, or (``below``, a power of 2) too large to train on (``why``: what such a value
+    overflows, said in the message)."""
     data = X.data
     bad = ~np.isfinite(data)
     if below is not None:
@@ -89,7 +89,7 @@ def _first_bad_value(X: sp.csr_matrix, name: str, below: float | None,
     if np.isfinite(data[p]):
         return InvalidInputError(
             f"{name} holds {float(data[p]):.3g} ({where}): values of magnitude "
-            f"2^{math.log2(below):.0f} ({below:.2g}) or more overflow float64 in training{why}; "
+            f"2^{math.log2(below):.0f} ({below:.2g}) or more overflow {why}; "
             "scale the features"
         )
     return InvalidInputError(f"{name} contains NaN or infinity ({where})")
@@ -176,7 +176,7 @@ def _check_structure(X: sp.csr_matrix, name: str) -> None:
 def check_trainable(X: sp.csr_matrix, below: float, why: str, name: str = "X",
                     n_jobs: int | None = -1) -> None:
     """Refuse values of X of magnitude ``below`` (rounded down to a power of 2) or more, which
-    something done to them in training (``why``) would make too large to train on."""
+    would overflow what ``why`` says in training."""
     below = 2.0 ** math.floor(math.log2(below))
     if below < TRAINABLE_MAX and not all_finite(X.data, n_jobs, below):
         raise _first_bad_value(X, name, below, why)

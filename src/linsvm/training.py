@@ -312,6 +312,13 @@ def train(
     if device == "cuda":
         from .solvers.dcd_cuda import check_available
 
+        given = [name for name, value in (("thread_scheme", thread_scheme != "auto"),
+                                          ("bucket_size", bucket_size is not None),
+                                          ("buckets_per_group", buckets_per_group is not None))
+                 if value]  # fmt: skip
+        if given:
+            # (the GPU's order is its own, and no CPU threads share its solve)
+            raise InvalidInputError(f"device='cuda' does not take {', '.join(given)}")
         check_available()
         if map_mode == "auto":
             map_mode = "materialise"
@@ -320,6 +327,10 @@ def train(
     if X.shape[0] == 0:
         raise InvalidInputError("no training data: X has 0 rows")
     X, feature_map, implicit_map = _map_rows(X, feature_map, map_mode, spec, n_threads)
+    if device == "cuda":
+        # (the GPU's copy of the rows is float32: a larger value would be infinite there)
+        check_trainable(X, float(np.finfo(np.float32).max), "the GPU's float32 range",
+                        n_jobs=n_threads)  # fmt: skip
     _check_starts_and_weights(spec, warm_start, init_sol, sample_weight, class_weight)
     if spec.kind == solvers.ONECLASS:
         y = sw = None
@@ -717,7 +728,7 @@ def _place_map(
     if feature_map.n_input is None:
         feature_map = feature_map.bind(X.shape[1])
     check_trainable(X, feature_map.largest_input(TRAINABLE_MAX),
-                    " once the feature map squares it")  # fmt: skip
+                    "float64 in training once the feature map squares them")  # fmt: skip
     if map_mode == "implicit" and not spec.implicit_map:
         raise InvalidInputError(
             f"{spec.label} cannot form the feature map implicitly; "

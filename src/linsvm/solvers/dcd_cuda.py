@@ -132,6 +132,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -221,6 +222,14 @@ def cuda_module():
         raise InvalidInputError(
             f"device='cuda': numba-cuda cannot be imported ({first}): {INSTALL_HINT}"
         ) from None
+    if not _is_numba_cuda(cuda):
+        # numba-cuda takes over the name numba.cuda from a .pth file, which Python reads
+        # only in site-packages (not on PYTHONPATH, nor from pip install --target)
+        raise InvalidInputError(
+            "device='cuda': numba.cuda is numba's own CUDA target, not numba-cuda's (numba-cuda "
+            "must be installed in site-packages, where its .pth file redirects numba.cuda): "
+            f"{INSTALL_HINT}"
+        )
     try:
         available = cuda.is_available()
     except Exception:  # a broken driver install reports itself in many ways
@@ -279,6 +288,14 @@ def compiler_missing() -> str | None:
 def _first_line(message) -> str:
     """The first non-blank line of an error or message, stripped ("" if none)."""
     return next((line.strip() for line in str(message).splitlines() if line.strip()), "")
+
+
+def _is_numba_cuda(cuda) -> bool:
+    """Whether the module ``cuda`` (numba.cuda) lies in the numba_cuda package."""
+    spec = importlib.util.find_spec("numba_cuda")
+    places = list(spec.submodule_search_locations or []) if spec is not None else []
+    where = os.path.realpath(getattr(cuda, "__file__", None) or "")
+    return any(where.startswith(os.path.realpath(place) + os.sep) for place in places)
 
 
 def check_available() -> None:
@@ -443,6 +460,12 @@ def _power_of_two_at_least(n: float) -> int:
     return 1 << max(0, math.ceil(math.log2(max(n, 1.0))))
 
 
+def _check_count(name: str, value) -> None:
+    """A one-line error unless the option's ``value`` is an integer >= 1."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise InvalidInputError(f"{name} must be an integer >= 1, got {value!r}")
+
+
 def launch_plan(sub: Subproblem, cuda,
                 default_in_flight: int = DEFAULT_ROWS_IN_FLIGHT) -> tuple[int, int, int]:
     """(threads per row, rows per block, blocks) of the epoch kernel.
@@ -462,16 +485,14 @@ def launch_plan(sub: Subproblem, cuda,
     ):
         per_row, per_block, blocks = SIMULATOR_PLAN
         return per_row, per_block, max(1, min(blocks, math.ceil(n_rows / per_block)))
+    for name in ("threads_per_row", "rows_per_block", "rows_in_flight"):
+        _check_count(name, sub.option(name, 1))
     mean_nnz = X.indptr[-1] / max(n_rows, 1)
     per_row = sub.option("threads_per_row")
     if per_row is None:
         per_row = min(MAX_THREADS_PER_ROW, max(4, _power_of_two_at_least(mean_nnz / 2)))
-    per_block = sub.option("rows_per_block") or max(1, BLOCK_THREADS // per_row)
-    in_flight = sub.option("rows_in_flight") or default_in_flight
-    for name, value in (("threads_per_row", per_row), ("rows_per_block", per_block),
-                        ("rows_in_flight", in_flight)):  # fmt: skip
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-            raise InvalidInputError(f"{name} must be an integer >= 1, got {value!r}")
+    per_block = sub.option("rows_per_block", max(1, BLOCK_THREADS // per_row))
+    in_flight = sub.option("rows_in_flight", default_in_flight)
     if per_row > MAX_THREADS_PER_ROW or per_row & (per_row - 1):
         raise InvalidInputError(
             f"threads_per_row must be a power of two up to {MAX_THREADS_PER_ROW}, got {per_row}"
@@ -495,10 +516,7 @@ def hot_plan(sub: Subproblem, n_weights: int) -> tuple[np.ndarray | None, np.nda
     from .dcd_async import HOT_MIN_SHARE, hot_features
 
     flush_rounds = sub.option("flush_rounds", DEFAULT_FLUSH_ROUNDS)
-    if isinstance(flush_rounds, bool) or not isinstance(flush_rounds, int | np.integer) or (
-        flush_rounds < 1
-    ):
-        raise InvalidInputError(f"flush_rounds must be an integer >= 1, got {flush_rounds!r}")
+    _check_count("flush_rounds", flush_rounds)
     if not sub.option("hot_views", HOT_VIEWS):
         return None, np.zeros(0, dtype=np.int64), int(flush_rounds)
     hot = hot_features(sub.X, min(GPU_MAX_HOT, MAX_HOT_SLOTS - 1), HOT_MIN_SHARE, host_threads())
@@ -1077,10 +1095,9 @@ class _DeviceRun:
         self.block = None
         features = None if option is None else block_features(
             X, option, self.plan_blocks * self.plan_per_block)  # fmt: skip
+        steps = sub.option("hot_steps", DEFAULT_HOT_STEPS)
+        _check_count("hot_steps", steps)
         if features is not None and (features.shape[0] or self.bias >= 0.0):
-            steps = sub.option("hot_steps", DEFAULT_HOT_STEPS)
-            if isinstance(steps, bool) or not isinstance(steps, int | np.integer) or steps < 1:
-                raise InvalidInputError(f"hot_steps must be an integer >= 1, got {steps!r}")
             self.block = _HotBlock(holder, features, self.bias, int(steps))
             self.hot = features
         self._prepare_state()
@@ -1112,6 +1129,12 @@ class _DeviceRun:
             self.block.restrict_curvature(self.rec, kernels)
             state.update(block_weight=self.block.u, block_gradients=self.block.gradient_norms)
         if sub.resume is not None:
+            if self.block is None and "block_weight" in sub.resume:
+                # (its w lacks the block's weights and its curvatures are the block's)
+                raise InvalidInputError(
+                    "the state to resume from is of a solve with the hot block; resume it "
+                    "with the same hot_block"
+                )
             _base.restore_state(state, sub.resume)
             _restore_launch(self.launch, sub.resume)
         self.n_trainable = int(trainable.shape[0])

@@ -98,10 +98,13 @@ import sys
 sys.modules["sklearn"] = None  # as if scikit-learn were not installed
 import linsvm
 from linsvm import *  # the names there are, without the estimators
+from linsvm.features import *  # likewise without the transformers
 from linsvm.errors import MissingExtraError
-for name in ("LinearSVC", "LinearSVR", "LogisticRegression", "Poly2Features", "TokenHasher"):
+for name in ("LinearSVC", "LinearSVR", "LogisticRegression", "Poly2Features", "TokenHasher",
+             "features.Poly2Features", "features.TokenHasher"):
+    module, _, name = ("linsvm." + name).rpartition(".")
     try:
-        exec(f"from linsvm import {name}")
+        exec(f"from {module} import {name}")
     except MissingExtraError as exc:
         print(exc)
     else:
@@ -113,9 +116,10 @@ def test_estimators_without_scikit_learn_name_the_extra():
     run = subprocess.run([sys.executable, "-c", SKLEARN_ABSENT], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert len(lines) == 5
+    assert len(lines) == 7
     for name, line in zip(
-        ("LinearSVC", "LinearSVR", "LogisticRegression", "Poly2Features", "TokenHasher"),
+        ("LinearSVC", "LinearSVR", "LogisticRegression", "Poly2Features", "TokenHasher",
+         "features.Poly2Features", "features.TokenHasher"),
         lines, strict=True,
     ):  # fmt: skip
         assert line == (

@@ -6,8 +6,6 @@
 from . import _numba_cache  # noqa: F401
 
 # isort: split
-import importlib.util
-
 from . import features
 from .errors import (
     DataFormatError,
@@ -16,6 +14,7 @@ from .errors import (
     MissingExtraError,
     ModelFormatError,
     import_extra,
+    installed,
 )
 from .features import _TRANSFORMERS, FeatureMap, hash_tokens
 from .io import read_libsvm, write_libsvm
@@ -68,13 +67,6 @@ __all__ = [
 ]
 
 
-def _installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ValueError:  # in sys.modules without a spec: there, then
-        return True
-
-
 # ``from linsvm import *`` takes the estimators only where scikit-learn is there to import
-if _installed("sklearn"):
+if installed("sklearn"):
     __all__ += [*_ESTIMATORS, *_TRANSFORMERS]

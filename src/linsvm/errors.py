@@ -45,6 +45,16 @@ class MissingExtraError(LinsvmError, ImportError):
     (``pip install 'linsvm[extra]'``); an ImportError too, for code that catches those."""
 
 
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported (found, not imported)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ValueError:  # in sys.modules without a spec: there, then
+        return True
+
+
 def import_extra(
     module: str, extra: str, purpose: str, package: str = "", provides: tuple[str, ...] = ()
 ) -> ModuleType:

@@ -352,7 +352,7 @@ def test_class_index_as_int_or_float_and_errors():
 
 def test_a_feature_of_huge_values_gives_no_worse_than_zero():
     """Values of 1e10 and more make ||x_i||^2 so large that the block solve's answer is its
-    rounding: such steps are left out, so W stays feasible (sum_m w_m = 0) and the model no
+    rounding: such steps are left out of W, so W stays feasible (sum_m w_m = 0) and the model no
     worse than W = 0 (it was worse by a factor 17 at 1e10)."""
     import warnings
 
@@ -369,3 +369,19 @@ def test_a_feature_of_huge_values_gives_no_worse_than_zero():
         r = model.results_[0]
         assert np.abs(model.coef_.sum(axis=0)).max() <= 1e-12 * max(np.abs(model.coef_).max(), 1)
         assert r.primal <= 40.0 * (1 + 1e-12)  # P(0) = sum_i C_i = 40
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_tiny_last_step_puts_alpha_on_its_bound(seed):
+    # the true class's alpha a rounding short of C_i: its last step (1e-16) must still be taken
+    # in alpha, or the row is never shrunk, its gradient spread counted in every outer
+    # iteration, and the solve ran to its 100000-iteration cap (LIBLINEAR: 61 iterations)
+    import linsvm
+
+    x = [0, 0, -0.5, 0, 0, 0, 0, 0, 0, 0, 0, -0.25, -0.25, -0.75, 0, 0, 0]
+    y = [1, -1, 1, -1, -1, 1, 1, -1, -1, -1, 1, -1, 1, -1, 1, 1, -1]
+    X = np.array(x).reshape(-1, 1)
+    r = linsvm.train(X, np.array(y), solver=4, C=1.0, bias=1.0, seed=seed).results_[0]
+    assert r.converged and r.n_iter < 1000
+    # (LIBLINEAR's primal at the default eps: 16.2692; the stalled runs ended at 16.94)
+    assert r.primal <= 16.2692 * 1.01 and r.gap <= 0.1 * r.primal

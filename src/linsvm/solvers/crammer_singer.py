@@ -73,11 +73,12 @@ SOLVER = 4
 # first shrinking tolerance is max(EPS_SHRINK_FACTOR * eps, 1).
 _SPREAD_SKIP = 1.0e-12
 EPS_SHRINK_FACTOR = 10.0
-# A block step whose largest change is at most this times C_i is left out, W and alpha both:
-# the sorting solve works at the scale A C_i (A = ||x_i||^2), so its answer holds about 1e-16
-# C_i of rounding; where the true step is smaller (features of 1e10 and more: A ~ 1e20+), the
-# step is that rounding, and added to W through x_i it made the model worse than W = 0
-# (LIBLINEAR skips changes below 1e-12 for the same reason, keeping them in alpha).
+# A change of alpha_i^m of at most this times C_i is kept in alpha but not added to W, as
+# LIBLINEAR's 1e-12: the sorting solve works at the scale A C_i (A = ||x_i||^2), so its answer
+# holds about 1e-16 C_i of rounding; where the true step is smaller (features of 1e10 and
+# more: A ~ 1e20+), the step is that rounding, and added to W through x_i it made the model
+# worse than W = 0. Kept in alpha, a tiny last step still puts alpha_i^m on its bound, where it
+# is shrunk (left out of alpha too, such runs looped to the iteration cap).
 _STEP_NOISE = 1.0e-12
 _INSERTION_SORT_MAX = 24
 
@@ -266,18 +267,12 @@ def cs_kernel(
             for m in range(n_act):
                 B[m] = G[m] - A * a_i[perm[m]]
             _solve_block(A, yidx, Cy, n_act, B, D, a_new)
-            largest = 0.0
-            for m in range(n_act):
-                largest = max(largest, abs(a_new[m] - a_i[perm[m]]))
-            if largest <= _STEP_NOISE * Cy:
-                s += 1
-                continue
             nz = 0
             for m in range(n_act):
                 c = perm[m]
                 d = a_new[m] - a_i[c]
-                if d != 0.0:
-                    a_i[c] = a_new[m]
+                a_i[c] = a_new[m]  # (always: a bound reached by a tiny step is then held)
+                if abs(d) > _STEP_NOISE * Cy:
                     d_ind[nz] = np.uint64(c)
                     d_val[nz] = d
                     nz += 1

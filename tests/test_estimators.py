@@ -338,7 +338,8 @@ def test_saved_model_predicts_what_the_estimator_predicts(tmp_path, capsys, shar
     est = LinearSVC(tol="liblinear", random_state=0).fit(X, y)
     model_file, out_file = tmp_path / "a9a.model", tmp_path / "a9a.out"
     est.model_.save(model_file)
-    assert "\nlabel -1 1\n" in model_file.read_text()
+    # (a9a's first label is -1: LIBLINEAR, and `linsvm train`, put +1 first)
+    assert "\nlabel 1 -1\n" in model_file.read_text()
     np.testing.assert_array_equal(est.model_.predict(X_test), est.predict(X_test))
     capsys.readouterr()
     assert main(["predict", str(test_file), str(model_file), str(out_file)]) == 0
@@ -395,6 +396,29 @@ def test_model_of_string_labels_refuses_to_be_saved(tmp_path):
     assert message.startswith(f"{target}: cannot save: class label ")
     assert "not an integer" in message and "\n" not in message
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("Estimator", [LinearSVC, LogisticRegression])
+@pytest.mark.parametrize("multi_class", ["ovr", "crammer_singer"])
+def test_model_of_minus_one_first_puts_plus_one_first_as_liblinear(Estimator, multi_class):
+    import linsvm
+
+    if multi_class == "crammer_singer" and Estimator is LogisticRegression:
+        pytest.skip("Crammer-Singer is LinearSVC's")
+    X, y = make_sparse_problem(n_rows=80, n_features=6, seed=3)
+    y = np.where(y > 0, 1, -1)
+    y[0] = -1
+    params = {"multi_class": multi_class} if multi_class != "ovr" else {}
+    est = Estimator(random_state=0, warm_start=True, tol=1e-8, **params).fit(X, y)
+    solver = 4 if multi_class == "crammer_singer" else est.model_.solver
+    model = linsvm.train(X, y, solver=solver, bias=1.0, eps=1e-8, seed=0)
+    assert est.model_.labels_.tolist() == model.labels_.tolist() == [1, -1]
+    np.testing.assert_allclose(est.model_.coef_, model.coef_, rtol=1e-4, atol=1e-6)
+    np.testing.assert_array_equal(est.model_.predict(X), est.predict(X))
+    # a warm start from the swapped model_ restarts at its optimum
+    first = est.n_iter_
+    est.fit(X, y)
+    assert est.n_iter_ <= max(first // 2, 2)
 
 
 def test_warm_start_with_the_users_labels():

@@ -307,12 +307,18 @@ def group_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _binary_order(labels, class_index)
 
 
-def _binary_order(labels: np.ndarray, class_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Labels -1 and +1 (in this order of appearance) swapped so that +1 comes first: numbers,
-    also in an object array (a pandas column of objects), booleans not."""
+def minus_one_first(labels: np.ndarray) -> bool:
+    """Whether ``labels`` (in order of appearance) are -1 then +1, which LIBLINEAR swaps so
+    that +1 comes first: numbers, also in an object array (a pandas column of objects),
+    booleans not."""
     numbers = labels.dtype.kind in "iuf" or (labels.dtype.kind == "O" and all(
         isinstance(v, numbers_abc.Real) and not isinstance(v, (bool, np.bool_)) for v in labels))
-    if labels.shape[0] == 2 and numbers and labels[0] == -1 and labels[1] == 1:
+    return labels.shape[0] == 2 and numbers and labels[0] == -1 and labels[1] == 1
+
+
+def _binary_order(labels: np.ndarray, class_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Labels -1 and +1 (in this order of appearance) swapped so that +1 comes first."""
+    if minus_one_first(labels):
         labels = labels[::-1].copy()
         np.subtract(1, class_index, out=class_index)
     return labels, class_index

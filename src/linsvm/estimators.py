@@ -52,6 +52,7 @@ Beyond scikit-learn, every estimator has
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -66,7 +67,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .data import as_csr, group_labels
+from .data import as_csr, group_labels, minus_one_first
 from .features import FeatureMap
 from .model import Model
 from .solvers import CLASSIFICATION, MAP_MODES, SOLVERS
@@ -167,6 +168,22 @@ def _with_labels(model: Model, labels: np.ndarray) -> Model:
     )
 
 
+def _two_labels_swapped(model: Model) -> Model:
+    """The binary classifier ``model`` with its two labels in the other order (the same
+    decisions): one weight vector negated, or Crammer-Singer's two swapped."""
+    labels = model.labels_[::-1].copy()
+    if model.coef_.shape[0] == 1:
+        coef, bias_weights = -model.coef_, -model.bias_weights_
+        results = [replace(r, w=-r.w) for r in model.results_]
+    else:
+        coef, bias_weights = model.coef_[::-1], model.bias_weights_[::-1]
+        results = [replace(r, w=r.w[::-1].copy(),
+                           alpha=None if r.alpha is None else r.alpha[:, ::-1].copy())
+                   for r in model.results_]  # fmt: skip
+    return Model(model.solver, labels, coef, model.bias, bias_weights, rho=model.rho,
+                 results=results, p=model.p, feature_map=model.feature_map)  # fmt: skip
+
+
 def _keep_parameters(estimator, parameters: dict) -> None:
     """scikit-learn's ``__init__``: every parameter kept as given under its own name (``fit``
     validates them); ``parameters`` the ``locals()`` of that ``__init__``."""
@@ -212,11 +229,12 @@ class _LiblinearMixin:
             return None
         if model.kind == CLASSIFICATION:
             _, first = np.unique(y_train, return_index=True)
-            encoded = y_train[np.sort(first)]  # LIBLINEAR's order: first appearance
-            labels = self.classes_[encoded]
+            encoded = y_train[np.sort(first)]  # train's order: first appearance
+            swapped = minus_one_first(self.classes_[encoded])
+            labels = self.classes_[encoded[::-1] if swapped else encoded]  # model_'s order
             if labels.shape != model.labels_.shape or np.any(labels != model.labels_):
                 return None
-            model = _with_labels(model, encoded)
+            model = _with_labels(_two_labels_swapped(model) if swapped else model, encoded)
         return model
 
     def _train(self, X, y_train, solver: int, **params) -> Model:
@@ -398,6 +416,9 @@ class _LiblinearClassifier(_LiblinearMixin, LinearClassifierMixin, SparseCoefMix
             sample_weight=sample_weight,
         )
         labels = np.asarray(model.labels_).astype(np.int64)
+        if minus_one_first(self.classes_[labels]):
+            # (train saw 0 and 1: LIBLINEAR's -1/+1 rule, +1 first, applied to the user's)
+            model, labels = _two_labels_swapped(model), labels[::-1]
         # the model in the user's labels and LIBLINEAR's label order (the file `linsvm train`
         # writes): saved, it predicts what the estimator predicts but on exact ties of
         # decision values, which the estimator breaks as scikit-learn (the first of classes_;

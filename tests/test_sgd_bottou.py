@@ -219,6 +219,21 @@ def test_sgdqn_default_skip_and_t0_search():
     assert sol.figures["t0"] == QN_T0_CANDIDATES[int(np.nanargmin(costs))]
 
 
+def test_sgdqn_counts_stored_zeros_as_no_data():
+    # the same values with zeros stored in the CSR arrays: the same skip, the same model
+    import linsvm
+
+    X, y = _problem(60, 8, seed=5)
+    stored = X.copy()
+    stored.data[::3] = 0.0
+    plain = stored.copy()
+    plain.eliminate_zeros()
+    a = linsvm.train(stored, y, solver="sgd-qn", seed=1).results_[0]
+    b = linsvm.train(plain, y, solver="sgd-qn", seed=1).results_[0]
+    assert a.figures["skip"] == b.figures["skip"] == int(16 * 60 * 9 / plain.nnz)
+    np.testing.assert_array_equal(a.w, b.w)
+
+
 @pytest.mark.parametrize("bias, reg_bias", [(-1.0, True), (1.0, False)])
 def test_eta0_search_follows_sgds_rule(bias, reg_bias):
     X, y = _problem(1500, 20, seed=6)

@@ -370,12 +370,16 @@ def _asgd_epochs(indptr, indices, data, fbias, y, order, rng, shuffle_rows, lam,
 
 
 @njit(cache=True, nogil=True)
-def _qn_skip(indptr, fbias, rows, n_weights) -> int:
-    """floor(16 l' d / nnz') over the rows ``rows`` (at least 1), d = n_weights + 1."""
+def _qn_skip(indptr, data, fbias, rows, n_weights) -> int:
+    """floor(16 l' d / nnz') over the rows ``rows`` (at least 1), d = n_weights + 1; nnz'
+    counts the values that are not zero (zeros stored in a CSR matrix are no data)."""
     nnz = 0.0
     for k in range(rows.shape[0]):
         i = rows[k]
-        nnz += indptr[i + 1] - indptr[i] + (1 if fbias >= 0.0 else 0)
+        nnz += 1 if fbias >= 0.0 else 0
+        for p in range(indptr[i], indptr[i + 1]):
+            if data[p] != 0.0:
+                nnz += 1
     if nnz == 0.0:
         return 1
     return max(1, int(QN_SKIP_FACTOR * rows.shape[0] * (n_weights + 1) / nnz))
@@ -491,7 +495,7 @@ def _determine_t0(indptr, indices, data, fbias, y, sample, lam, n_w, n_epochs, c
         B[:] = 1.0 / (lam * t0)
         fstate[:] = 0.0
         istate[_IQ_EPOCHS] = 0
-        istate[_IQ_SKIP] = _qn_skip(indptr, fbias, sample, n_w)
+        istate[_IQ_SKIP] = _qn_skip(indptr, data, fbias, sample, n_w)
         for _ in range(n_epochs):
             _qn_epoch(indptr, indices, data, fbias, y, sample, lam, w, w_prev, B, curv, fstate,
                       istate)  # fmt: skip
@@ -709,7 +713,8 @@ def solve_sgdqn(sub: Subproblem, hook: Hook | None = None) -> Solution:
         fstate[_FQ_T0] = t0
         B[:] = 1.0 / (lam * t0)
         all_rows = np.arange(pb.n_rows, dtype=setup.order.dtype)
-        istate[_IQ_SKIP] = skip if skip is not None else _qn_skip(X.indptr, fbias, all_rows, n_w)
+        istate[_IQ_SKIP] = (skip if skip is not None
+                            else _qn_skip(X.indptr, X.data, fbias, all_rows, n_w))  # fmt: skip
 
     def advance(n_epochs: int) -> None:
         _qn_epochs(X.indptr, X.indices, X.data, fbias, y, setup.order, setup.rng, setup.shuffle,

@@ -421,6 +421,21 @@ def test_checkpoint_and_resume_give_the_uninterrupted_model(tmp_path, monkeypatc
     assert resumed.results_[0].n_iter == whole.results_[0].n_iter
 
 
+@pytest.mark.parametrize("solver", [3, 7])
+def test_resuming_a_converged_runs_checkpoint_gives_its_model(tmp_path, solver):
+    # the last checkpoint of a run that converged: resumed, the same model and no epoch more
+    X, y = problem(n_rows=500, seed=11)
+    options = dict(solver=solver, C=0.7, eps=1e-3, max_block_bytes=1)
+    path = tmp_path / "run.ckpt"
+    whole = train_blocks(ArrayBlocks(X, y, 4), checkpoint=path, **options)
+    assert whole.results_[0].converged
+    resumed = train_blocks(ArrayBlocks(X, y, 4), resume=path, **options)
+    a, b = resumed.results_[0], whole.results_[0]
+    np.testing.assert_array_equal(a.w, b.w)
+    np.testing.assert_array_equal(a.alpha, b.alpha)
+    assert (a.n_iter, a.converged, a.primal, a.dual) == (b.n_iter, True, b.primal, b.dual)
+
+
 def test_a_checkpoint_of_another_run_is_refused(tmp_path):
     X, y = problem(n_rows=300, seed=12)
     path = tmp_path / "run.ckpt"

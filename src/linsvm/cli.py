@@ -898,7 +898,7 @@ def _finish(model, opts: TrainOptions, caught, seconds: float, unit: str) -> int
     """The end of ``train --memory`` / ``--dask``: the interrupted-run exit, or the warnings,
     the model file and a line per sub-problem (``unit`` names what n_iter counts, as the
     progress lines do: "outer iteration", "round")."""
-    if model.stop_signal is not None or model.interrupted:
+    if model.interrupted:  # (a signal during the last check pass: the run has ended anyway)
         return _interrupted(model, opts, unit)
     save_seconds = _save_model(model, opts, caught)
     if not opts.quiet:

@@ -330,10 +330,10 @@ class _BlocksRun:
     def train(self, labels, inner_iter: int, max_outer: int, saver: _RunCheckpoints,
               resume) -> Model:  # fmt: skip
         W, n_vectors = self.W, self.W.shape[0]
-        first_outer, first_group, reader_at = 1, 0, (0, 0)
+        first_outer, first_group, reader_at, finished = 1, 0, (0, 0), False
         if resume is not None:
             self.state = self._fresh_state()  # filled from the checkpoint
-            first_outer, first_group, reader_at = _restore(resume, saver.meta, self)
+            first_outer, first_group, reader_at, finished = _restore(resume, saver.meta, self)
         iterations = first_outer - 1
         results: list[Solution] | None = None
         final_loss = np.full(n_vectors, np.nan)
@@ -341,7 +341,9 @@ class _BlocksRun:
                                                *reader_at) as reader:  # fmt: skip
             place = self._place(reader)
             driver = PartitionedDual(place, IN_TURN, W)
-            for outer in range(first_outer, max_outer + 1):
+            if finished:  # the last checkpoint of a converged run: its model, no epoch more
+                results = self._solutions(self._check(reader)[1], iterations, CONVERGED)
+            for outer in range(first_outer, 0 if finished else max_outer + 1):
                 if first_group == 0:
                     self.state = None  # its copy of w goes before the next is made: two w
                     self.state = self._fresh_state()
@@ -369,7 +371,8 @@ class _BlocksRun:
         if saver.path is not None and not self.interrupted:
             self.state = None
             self.state = self._fresh_state()
-            saver.save(iterations + 1, 0, self, reader.at(next_round=True))
+            saver.save(iterations + 1, 0, self, reader.at(next_round=True),
+                       converged=results is not None)  # fmt: skip
         if results is None:
             reason = INTERRUPTED if self.interrupted else MAX_ITER
             if self.interrupted:
@@ -482,10 +485,13 @@ class _RunCheckpoints:
     def due(self) -> bool:
         return self.path is not None and time.perf_counter() - self.last >= self.every
 
-    def save(self, outer: int, group: int, run: _BlocksRun, reader_at: tuple[int, int]) -> None:
+    def save(self, outer: int, group: int, run: _BlocksRun, reader_at: tuple[int, int],
+             converged: bool = False) -> None:  # fmt: skip
         support, state = run.layout.support, run.state
         meta = dict(self.meta, outer=outer, group=group, reader=list(reader_at), mb=state.mb,
                     rng=support.rng.bit_generator.state)  # fmt: skip
+        if converged:  # (resumed, it gives the model again instead of another epoch)
+            meta["converged"] = True
         arrays = state.arrays()
         arrays.update(W=run.W, alpha=run.alpha, support_rows=support.rows,
                       **run.epoch_state.arrays())  # fmt: skip
@@ -506,9 +512,9 @@ def _stored_overhead(path, default: int) -> int:
         return default
 
 
-def _restore(path, meta: dict, run: _BlocksRun) -> tuple[int, int, tuple[int, int]]:
+def _restore(path, meta: dict, run: _BlocksRun) -> tuple[int, int, tuple[int, int], bool]:
     """Load a checkpoint into the run's arrays; (outer iteration, block, the reader's round
-    and block) to continue from."""
+    and block) to continue from, and whether the run had converged there."""
     name = os.fsdecode(os.fspath(path))
     stored, arrays = read_checkpoint(name, "blocks")
     differ = [key for key, value in meta.items()
@@ -534,7 +540,8 @@ def _restore(path, meta: dict, run: _BlocksRun) -> tuple[int, int, tuple[int, in
             )
         support.rng.bit_generator.state = stored["rng"]
         round_, position = stored["reader"]
-        return int(stored["outer"]), int(stored["group"]), (int(round_), int(position))
+        return (int(stored["outer"]), int(stored["group"]), (int(round_), int(position)),
+                stored.get("converged") is True)  # fmt: skip
     except (KeyError, ValueError, TypeError) as error:
         raise InvalidInputError(f"checkpoint {name}: damaged ({type(error).__name__}: "
                                 f"{error})") from None  # fmt: skip

@@ -622,3 +622,19 @@ def test_conversion_memory_is_bounded(tmp_path):
     assert text_growth > 0.8 * csr_bytes  # the measure sees a whole CSR
     assert cache_growth < 0.25 * csr_bytes, (cache_growth, text_growth, csr_bytes)
     assert_identical(open_cache(tmp_path / "big.lsvc").read(), read_libsvm(source))
+
+
+def test_a_conversion_for_training_in_memory_takes_blocks_of_a_32nd_of_it(tmp_path):
+    # train --memory SIZE on text: the temporary cache's blocks are held to SIZE / 32
+    from linsvm.io.cache import as_cache
+
+    rng = np.random.default_rng(0)
+    rows = [f"{i % 2 * 2 - 1} " + " ".join(f"{c}:{rng.normal():.6g}" for c in range(1, 200))
+            for i in range(2000)]  # fmt: skip
+    source = tmp_path / "data.txt"
+    source.write_text("\n".join(rows) + "\n")
+    with as_cache(source, memory=32 << 20) as path, open_cache(path) as cache:
+        sizes = cache.block_rows * (8 + 4) + cache.block_nnz * 12
+        assert cache.n_blocks > 3 and sizes.max() <= (1 << 20) + 3000
+    with as_cache(source) as path, open_cache(path) as cache:
+        assert cache.n_blocks == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -196,6 +197,22 @@ def test_cross_validation_in_blocks_caps_folds_as_training_in_blocks(tmp_path, m
     assert main(["train", "-q", "--memory", "1G", "-s", "1", str(text), str(tmp_path / "m")]) == 0
     # (max_outer=2: measured_overhead's warm-up of the kernels, before each run)
     assert [cap for cap in caps if cap != 2] == [solvers.SOLVERS[1].max_iter] * 3
+
+
+def test_summary_names_the_classes_as_in_memory(tmp_path, capsys):
+    from linsvm.cli import main
+
+    X, y = problem(n_rows=300, n_classes=3, seed=12)
+    text = tmp_path / "data.txt"
+    linsvm.write_libsvm(X, y, text)
+    capsys.readouterr()
+    heads = {}
+    for place in ([], ["--memory", "1G"]):
+        assert main(["train", *place, "-s", "1", str(text), str(tmp_path / "m")]) == 0
+        out = capsys.readouterr().out
+        heads[bool(place)] = list(dict.fromkeys(re.findall(r"^\[class [^]]*\]", out, re.M)))
+    assert heads[True] == heads[False] and len(heads[True]) == 3, heads
+    assert all(re.fullmatch(r"\[class -?\d+\]", head) for head in heads[True])
 
 
 def test_a_fold_trained_on_one_class_predicts_it_in_blocks_as_in_memory():

@@ -121,7 +121,7 @@ options:
 --seed N : seed of the random coordinate order and of -v/-C's folds (default 1)
 --max-iter N : cap on outer iterations (default as LIBLINEAR: 300 for the dual solvers,
     1000 Newton iterations for the primal ones; -s 4 100000, -s 5 and -s 21 1000, -s 6 100;
-    -s 1 continues with -s 2 at its cap)
+    -s 1 continues with -s 2 at its cap, but in blocks and on a cluster, which warn)
 --bucket-size N, --buckets-per-group N : the coordinate order (default 16 and 16;
     1 and 1 give a plain random permutation, as LIBLINEAR)
 --no-shrinking : turn shrinking off
@@ -829,7 +829,8 @@ def _cross_validate_in_blocks(opts: TrainOptions, timer, memory: int, params: di
     from .runner import cross_validate_cache
 
     max_iter = params.pop("max_iter")
-    with as_cache(opts.training_file, opts.n_jobs, timer, announce=not opts.quiet) as path:
+    with as_cache(opts.training_file, opts.n_jobs, timer, announce=not opts.quiet,
+                  memory=memory) as path:  # fmt: skip
         return cross_validate_cache(
             path, opts.n_folds, memory=memory, progress=timer,
             max_outer=max_iter,  # (None: the in-memory solver's cap, as train --memory)
@@ -928,7 +929,8 @@ def _by_class(model) -> Iterator[tuple[str, object]]:
     class, "[class 3] ", where there are several sub-problems, and is "" otherwise."""
     several = len(model.results_) > 1
     for k, result in enumerate(model.results_):
-        yield (f"[class {model.labels_[k]}] " if several else ""), result
+        # (the command line's labels are integers; a cache's are stored as floats)
+        yield (f"[class {int(model.labels_[k])}] " if several else ""), result
 
 
 def _spec_of(result, opts: TrainOptions):

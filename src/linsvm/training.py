@@ -545,7 +545,8 @@ def _train_in_blocks(path, memory, solver: int, options: dict, place_options: di
     max_iter = options["max_iter"]
     params = {k: options[k] for k in ("C", "eps", "bias", "class_weight", "seed", "verbose",
                                       "checkpoint", "checkpoint_every", "resume")}  # fmt: skip
-    with as_cache(path, options["n_jobs"], timer, announce=options["verbose"]) as cache:
+    with as_cache(path, options["n_jobs"], timer, announce=options["verbose"],
+                  memory=budget) as cache:  # fmt: skip
         return train_cache(
             cache, memory=budget, solver=solver, progress=timer,
             max_outer=max_iter,

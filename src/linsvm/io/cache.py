@@ -166,12 +166,16 @@ def _dtype_field(dtype: np.dtype) -> bytes:
 # ----------------------------------------------------------------------------- writing
 
 
+# bytes of arrays a block of a cache holds, by default
+DEFAULT_BLOCK_BYTES = 64 << 20
+
+
 def write_cache(
     source: str | os.PathLike,
     target: str | os.PathLike,
     *,
     dtype=np.float64,
-    block_bytes: int = 64 << 20,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
     n_jobs: int | None = -1,
     zero_based: bool | str = False,
     check_width: bool = False,
@@ -936,10 +940,12 @@ def open_cache(path: str | os.PathLike) -> Cache:
 
 @contextlib.contextmanager
 def as_cache(path: str | os.PathLike, n_jobs: int | None = None,
-             progress: ProgressTimer | None = None, announce: bool = False):  # fmt: skip
+             progress: ProgressTimer | None = None, announce: bool = False,
+             memory: int | None = None):  # fmt: skip
     """The path of a cache of the file at ``path``: itself if it is one, else a temporary
     cache converted from its text (in $TMPDIR, removed when the block ends; ``announce``
-    says so on stderr)."""
+    says so on stderr). ``memory``: the bytes the conversion's blocks share with what the
+    process holds already (a 32nd of it a block, at most write_cache's default)."""
     import sys
     import tempfile
 
@@ -951,7 +957,10 @@ def as_cache(path: str | os.PathLike, n_jobs: int | None = None,
             print(f"converting {os.fspath(path)} to a temporary cache in {folder}",
                   file=sys.stderr)  # fmt: skip
         cache = os.path.join(folder, "data.lsvc")
-        write_cache(path, cache, n_jobs=n_jobs, check_width=True, progress=progress)
+        block_bytes = (DEFAULT_BLOCK_BYTES if memory is None
+                       else min(DEFAULT_BLOCK_BYTES, max(1 << 20, memory // 32)))  # fmt: skip
+        write_cache(path, cache, n_jobs=n_jobs, check_width=True, progress=progress,
+                    block_bytes=block_bytes)  # fmt: skip
         yield cache
 
 

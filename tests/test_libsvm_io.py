@@ -445,6 +445,23 @@ def test_number_kernel_statuses():
     ]
 
 
+def test_an_exponent_past_its_clamp_reads_as_python_float(tmp_path):
+    # 99,990 digits offset an exponent of 1,000,005: the clamped exponent must not make a
+    # finite value of what float() says is infinite (or zero)
+    import linsvm
+
+    big = "0." + "0" * 99990 + "1e1000005"
+    small = "1" + "0" * 99990 + "e-1000005"
+    assert float(big) == math.inf and float(small) == 0.0
+    data = tmp_path / "d.txt"
+    data.write_text(f"1 1:{small} 2:1\n-1 2:2\n")
+    X, _ = linsvm.read_libsvm(data)
+    assert X[0, 0] == 0.0
+    data.write_text(f"1 1:{big}\n-1 2:2\n")
+    with pytest.raises(linsvm.DataFormatError, match=r"d.txt:1: .*inf"):
+        linsvm.read_libsvm(data)
+
+
 # ----------------------------------------------------------------------------- writer
 
 

@@ -260,11 +260,18 @@ def _parse_float(buf, s, e):
         if i >= e or buf[i] < 48 or buf[i] > 57:
             return 0.0, NUM_BAD
         exp_value = 0
+        clamped = False
         while i < e and 48 <= buf[i] <= 57:
-            if exp_value < 100000:  # clamp: anything beyond is 0 or inf anyway
+            if exp_value < 100000:
                 exp_value = exp_value * 10 + np.int64(buf[i] - 48)
+            else:
+                clamped = True
             i += 1
         exp10 += -exp_value if exp_neg else exp_value
+        if clamped and i == e:
+            # (the exponent's value is not held: with 1e5 digits or more before the point,
+            # or zeros after it, a clamped exponent can still be in range; float() decides)
+            return 0.0, NUM_FALLBACK
     if i != e:
         return 0.0, NUM_BAD
     if man == _U0:

@@ -6,7 +6,12 @@ Each non-empty line is one row::
 
 Indices are 1-based by default and must be strictly ascending within a row. Blank lines and
 lines holding only a comment are skipped; CRLF line endings, tabs, leading/trailing blanks and
-a missing final newline are accepted. A row may have no features at all.
+a missing final newline are accepted. A row may have no features at all. Where LIBLINEAR's
+reader differs (as scikit-learn's does): a vertical tab, form feed or lone carriage return
+separates features here (LIBLINEAR ends the row there, dropping what follows), and numbers
+are decimal (C's strtod in LIBLINEAR also takes hexadecimal, 0x1p3) with the value right
+after the colon (LIBLINEAR skips blanks there, "2: 0.5"): such lines are refused, at their
+line.
 
 Values written explicitly as 0 are kept as stored entries of the matrix (as LIBLINEAR does);
 `write_libsvm` writes only the nonzeros.

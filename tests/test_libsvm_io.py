@@ -199,7 +199,8 @@ def test_index_limit_without_n_features():
 
 ERROR_CASES = [
     ("1 1:1\n1 3:abc\n", 2, "bad value 'abc' for feature 3"),
-    ("1 1:1\n\n1 3:\n", 3, "bad value '' for feature 3"),
+    ("1 1:1\n\n1 3:\n", 3, "no value after '3:'"),
+    ("1 1:1\n1 2: 0.5\n", 2, "no value after '2:' (the value must follow the colon"),
     ("1 1:1.2.3\n", 1, "bad value '1.2.3' for feature 1"),
     ("1 1:1\n1 0:1\n", 2, "index 0 is not allowed with 1-based indices"),
     ("1 1:1\n1 -3:1\n", 2, "negative index -3"),

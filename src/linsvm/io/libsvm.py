@@ -713,6 +713,8 @@ _ERROR_MESSAGES = {
 def _error_message(status: int, token: str, a: int, b: int, options: _Options) -> str:
     """Human-readable text for an error code of `_parse.parse_buffer`."""
     n_features, zero_based = options.n_features, options.zero_based
+    if status == _parse.BAD_VALUE and token == "":
+        return f"no value after '{a}:' (the value must follow the colon, with no blank)"
     if status in _ERROR_MESSAGES:
         return _ERROR_MESSAGES[status].format(token=token, a=a, b=b)
     if status == _parse.INDEX_TOO_LARGE:

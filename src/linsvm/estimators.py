@@ -70,9 +70,10 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from .data import as_csr, group_labels, minus_one_first
 from .features import FeatureMap
 from .model import Model
+from .problems import silenced
 from .solvers import CLASSIFICATION, MAP_MODES, SOLVERS
 from .solvers._dual_threads import SCHEMES
-from .training import ConvergenceWarning, train
+from .training import ConvergenceWarning, TrainingInterrupted, train
 
 __all__ = ["LinearSVC", "LinearSVR", "LogisticRegression", "liblinear_solver_type"]
 
@@ -245,8 +246,8 @@ class _LiblinearMixin:
         if self.verbose:
             print("[LibLinear]", end="")
         warm = self._warm_model(X, y_train)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        # (a stop raises KeyboardInterrupt below: its warning would say what that says)
+        with silenced(ConvergenceWarning, TrainingInterrupted):
             if getattr(self, "client", None) is not None:
                 model = self._train_distributed(X, y_train, solver, bias, seed, **params)
             else:
@@ -275,9 +276,6 @@ class _LiblinearMixin:
             # scikit-learn's way: Ctrl-C ends the fit (and a search over fits), where train
             # returns the iterate it stopped at
             raise KeyboardInterrupt
-        for w in caught:
-            if not issubclass(w.category, ConvergenceWarning):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         self.model_ = model
         self.feature_map_ = model.feature_map
         self._n_samples_fit = X.shape[0]

@@ -15,7 +15,6 @@ best C are those of the serial search.
 from __future__ import annotations
 
 import math
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from .data import as_csr, check_labels, check_sample_weight
 from .errors import InvalidInputError
 from .interrupts import RunInterrupted, StopRequest, stop_on_signals
 from .parallel import effective_n_jobs
-from .problems import single_class
+from .problems import silenced, single_class, submit
 from .solvers import REGRESSION, SOLVERS, get_solver, list_where
 from .solvers._base import chain_hooks
 from .training import (
@@ -134,12 +133,9 @@ def find_parameter_C(
     # per-row weights (-W) go with their rows into each fold's training part
     row_weights = check_sample_weight(params.pop("sample_weight", None), n_rows)
     n_threads = min(effective_n_jobs(n_jobs), len(splits))
-    with stop_on_signals() as stop, warnings.catch_warnings():
-        # as LIBLINEAR's -C: the path's solves at large C often hit the iteration cap, and the
-        # search only compares their CV scores (set here, in the calling thread: the filters
-        # are global, not per thread)
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        warnings.simplefilter("ignore", TrainingInterrupted)
+    # as LIBLINEAR's -C: the path's solves at large C often hit the iteration cap, and the
+    # search only compares their CV scores
+    with stop_on_signals() as stop, silenced(ConvergenceWarning, TrainingInterrupted):
         hook = chain_hooks(params.pop("hook", None), stop.hook)
         pool = ThreadPoolExecutor(max_workers=n_threads) if n_threads > 1 else None
         try:
@@ -190,7 +186,7 @@ def _walk_C(
         if pool is None:
             weights = [fold(f, C) for f in range(n_folds)]
         else:
-            futures = [pool.submit(fold, f, C) for f in range(n_folds)]
+            futures = [submit(pool, fold, f, C) for f in range(n_folds)]
             # Wake up now and then: a signal is handled only when the main thread runs Python.
             while futures_wait(futures, timeout=SIGNAL_POLL_SECONDS).not_done:
                 pass

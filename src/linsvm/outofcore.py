@@ -36,7 +36,6 @@ from __future__ import annotations
 import ctypes
 import os
 import time
-import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -51,7 +50,7 @@ from .io.blocks import ArrayBlocks, BlockBuffer, BlockSource, CacheBlocks, stack
 from .model import Model
 from .objective import LOSS_HINGE, LOSS_LOGISTIC, LOSS_SQUARED_HINGE, loss_sum
 from .partitioned import LocalTask, PartResult
-from .problems import RowTargets
+from .problems import ConvergenceWarning, RowTargets, silenced
 from .solvers import Subproblem
 from .solvers._base import Progress
 from .solvers._dual import cache_resident, choose_order, order_buffers
@@ -290,8 +289,7 @@ def measured_overhead(solver: int = 1) -> int | None:
     the same model unless a measure crosses a step.
     """
     X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 2.0]]))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # not converged in two outer iterations: no matter
+    with silenced(ConvergenceWarning):  # not converged in two outer iterations: no matter
         train_blocks(ArrayBlocks(X, np.array([1, -1, 1, -1]), 2), solver=solver,
                      memory=1 << 40, max_outer=2)  # fmt: skip
     return_freed_arrays_to_the_system()

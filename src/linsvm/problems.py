@@ -7,9 +7,12 @@ run gives.
 
 from __future__ import annotations
 
+import contextvars
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor, Future
+from contextlib import contextmanager
 
 import numpy as np
 from numba import njit
@@ -30,10 +33,42 @@ class TrainingInterrupted(UserWarning):
     current iterate of each sub-problem, not converged."""
 
 
+# The categories of linsvm's own warnings that a caller has silenced, for what it calls
+# (``silenced``). Not warnings.catch_warnings: that sets the process's filters, and two callers
+# on two threads (an estimator's fits in a threaded grid search) restored each other's and
+# left every later warning of the program silenced.
+_SILENCED: contextvars.ContextVar[tuple[type[Warning], ...]] = contextvars.ContextVar(
+    "linsvm_silenced_warnings", default=()
+)
+
+
+@contextmanager
+def silenced(*categories: type[Warning]) -> Iterator[None]:
+    """Within the block, linsvm's warnings of ``categories`` are not issued: on this thread,
+    and on the threads linsvm gives its work to from it (``submit``)."""
+    token = _SILENCED.set(_SILENCED.get() + categories)
+    try:
+        yield
+    finally:
+        _SILENCED.reset(token)
+
+
+def warn(message: str, category: type[Warning], stacklevel: int = 2) -> None:
+    """``warnings.warn`` unless ``category`` is silenced (``stacklevel`` as there, counted
+    from the caller)."""
+    if not issubclass(category, _SILENCED.get()):
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
+
+
+def submit(pool: Executor, fn: Callable, *args) -> Future:
+    """``pool.submit(fn, *args)``, run with what this thread has silenced."""
+    return pool.submit(contextvars.copy_context().run, fn, *args)
+
+
 def warn_interrupted(why: str = "", iterate: str = "the current iterate",
                      stacklevel: int = 3) -> None:  # fmt: skip
     """The warning of a run stopped early (``why``: " by SIGINT", " by the hook", or "")."""
-    warnings.warn(
+    warn(
         f"training interrupted{why}: the model holds {iterate}, not converged",
         TrainingInterrupted,
         stacklevel=stacklevel,
@@ -61,7 +96,7 @@ def partition_solutions(W: np.ndarray, primal, dual, n_iter: int, reason: str, s
 def warn_at_cap(cap: int, label: str, where: str = "", advice: str = "",
                 stacklevel: int = 3) -> None:  # fmt: skip
     """The warning of a solver stopped by its iteration cap before its tolerance."""
-    warnings.warn(
+    warn(
         f"reaching max number of iterations ({cap}) of {label}{where}"
         + (f"; {advice}" if advice else ""),
         ConvergenceWarning,

@@ -35,7 +35,6 @@ import math
 import os
 import sys
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -88,6 +87,7 @@ from .problems import (
     cv_folds,
     n_weight_vectors,
     partition_solutions,
+    silenced,
     single_class,
     warn_at_cap,
     warn_interrupted,
@@ -582,8 +582,7 @@ def cross_validate_blocks(
     del folds
     labels = source.labels()
     correct = 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TrainingInterrupted)
+    with silenced(TrainingInterrupted):
         for f in range(int(fold_of.max(initial=0)) + 1):
             held_out = fold_of == f
             single = single_class(labels[~held_out])

@@ -34,7 +34,6 @@ import inspect
 import os
 import sys
 import threading
-import warnings
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
@@ -66,7 +65,10 @@ from .problems import (
     cv_folds,
     one_vs_rest,
     show_label,
+    silenced,
     single_class,
+    submit,
+    warn,
     warn_at_cap,
     warn_interrupted,
 )
@@ -897,7 +899,7 @@ class _Runner:
             solutions = [self.run(slot) for slot in range(n_subproblems)]
         else:
             with ThreadPoolExecutor(max_workers=n_threads) as pool:
-                futures = [pool.submit(self.run, slot) for slot in range(n_subproblems)]
+                futures = [submit(pool, self.run, slot) for slot in range(n_subproblems)]
                 # Wake up now and then: a signal delivered to a worker thread is handled only
                 # when the main thread runs Python code.
                 while futures_wait(futures, timeout=SIGNAL_POLL_SECONDS).not_done:
@@ -988,7 +990,7 @@ class _Runner:
             if sol.stop_reason == solvers.MAX_ITER:
                 _warn(sub, spec, sol, spec.advice_at_cap(sub.X.shape[0], sub.n_features))
             else:
-                warnings.warn(
+                warn(
                     f"{spec.label} stopped ({sol.stop_reason.replace('_', ' ')}){_where(sub)} "
                     "before reaching the tolerance",
                     ConvergenceWarning,
@@ -1112,10 +1114,7 @@ def cross_validation(
     else:
         timer = None
     folds_done = []  # (list.append is atomic: folds may end side by side)
-    with stop_on_signals() as stop, warnings.catch_warnings():
-        # (set here, in the calling thread: the filters are global, not per thread)
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        warnings.simplefilter("ignore", TrainingInterrupted)
+    with stop_on_signals() as stop, silenced(ConvergenceWarning, TrainingInterrupted):
         hook = chain_hooks(params.pop("hook", None), stop.hook)
 
         def fold(f: int) -> None:
@@ -1146,7 +1145,7 @@ def cross_validation(
                 fold(f)
         else:
             with ThreadPoolExecutor(max_workers=n_threads) as pool:
-                futures = [pool.submit(fold, f) for f in range(len(folds))]
+                futures = [submit(pool, fold, f) for f in range(len(folds))]
                 while futures_wait(futures, timeout=SIGNAL_POLL_SECONDS).not_done:
                     pass
                 for future in futures:

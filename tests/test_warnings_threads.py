@@ -1,0 +1,55 @@
+"""linsvm's warnings when it is called from several threads at once.
+
+Where linsvm leaves its own warnings unsaid for what it calls (the estimators' convergence
+warnings, which give way to scikit-learn's; the folds of a cross-validation), that holds on
+the calling thread and the threads linsvm starts from it, not the process: the warning
+filters of the process stay as they were, and another thread's warnings are issued.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+import pytest
+from conftest import make_sparse_problem
+
+import linsvm
+from linsvm.problems import silenced, warn
+from linsvm.training import ConvergenceWarning
+
+
+def test_what_one_thread_silences_another_still_says():
+    entered, done = threading.Event(), threading.Event()
+
+    def quiet_caller():
+        with silenced(ConvergenceWarning):
+            entered.set()
+            done.wait(30)
+
+    thread = threading.Thread(target=quiet_caller)
+    thread.start()
+    try:
+        assert entered.wait(30)
+        with pytest.warns(ConvergenceWarning, match="said"):
+            warn("said", ConvergenceWarning)
+    finally:
+        done.set()
+        thread.join()
+    with silenced(ConvergenceWarning), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn("unsaid", ConvergenceWarning)  # (an error if it were issued)
+
+
+def test_folds_on_two_threads_leave_the_process_warnings_as_they_were():
+    X, y = make_sparse_problem(n_rows=1500, n_features=40, seed=4)
+    filters, show = list(warnings.filters), warnings.showwarning
+    threads = [threading.Thread(target=linsvm.cross_validation, args=(X, y, 3),
+                                kwargs={"solver": solver}) for solver in (1, 3)]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert warnings.filters == filters and warnings.showwarning is show
+    with pytest.warns(ConvergenceWarning):
+        linsvm.train(X, y, solver=1, max_iter=1)

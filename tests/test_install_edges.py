@@ -285,6 +285,33 @@ def test_read_only_install_without_a_home_starts(tmp_path):
         shutil.rmtree(temporary)
 
 
+NUMBA_CACHE_PROBE = """
+import numpy as np
+from linsvm.data import all_finite
+print(all_finite(np.ones(40)))
+"""
+
+
+def test_a_damaged_numba_cache_file_is_a_miss_and_healed(tmp_path):
+    # a cache file cut short (a full disk, a killed process): the kernel compiles again, and
+    # the next save writes a sound index
+    env = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path)
+
+    def probe() -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", NUMBA_CACHE_PROBE], env=env,
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+
+    assert probe().stdout == "True\n"
+    (index,) = tmp_path.rglob("*_any_at_least*.nbi")
+    (data,) = tmp_path.rglob("*_any_at_least*.nbc")
+    for damaged, size in ((data, 100), (index, 0)):
+        damaged.write_bytes(damaged.read_bytes()[:size])
+        run = probe()
+        assert (run.returncode, run.stdout, run.stderr) == (0, "True\n", "")
+        assert index.stat().st_size > 0
+
+
 # ----------------------------------------------------------------------------- the summary
 
 

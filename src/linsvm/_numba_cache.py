@@ -128,4 +128,48 @@ def use_fallback_cache(
     return folder
 
 
+def tolerate_cache_faults() -> None:
+    """Numba's cache of linsvm's kernels kept as a cache: a file of it that cannot be read (cut
+    short by a full disk or a killed process: Numba raises from its unpickling, on every run
+    after) is a miss, and its index is removed so that the next save writes a sound one; a
+    save that fails (a full disk, a folder made read-only) leaves the kernel compiled in
+    memory, uncached. Other packages' kernels are left to Numba. Idempotent; a no-op on a
+    Numba without ``numba.core.caching.Cache``."""
+    import contextlib
+
+    try:
+        from numba.core.caching import Cache
+    except ImportError:
+        return
+    if getattr(Cache, "_linsvm_tolerant", False):
+        return
+    load, save = Cache.load_overload, Cache.save_overload
+
+    def ours(cache) -> bool:
+        module = getattr(getattr(cache, "_py_func", None), "__module__", "") or ""
+        return module == "linsvm" or module.startswith("linsvm.")
+
+    def load_overload(self, sig, target_context):
+        if not ours(self):
+            return load(self, sig, target_context)
+        try:
+            return load(self, sig, target_context)
+        except Exception:  # (whatever unpickling a damaged file raises)
+            index = getattr(getattr(self, "_cache_file", None), "_index_path", None)
+            if index is not None:
+                with contextlib.suppress(OSError):
+                    os.remove(index)
+            return None
+
+    def save_overload(self, sig, data):
+        if not ours(self):
+            return save(self, sig, data)
+        with contextlib.suppress(OSError, EOFError, ValueError, TypeError):
+            save(self, sig, data)
+
+    Cache.load_overload, Cache.save_overload = load_overload, save_overload
+    Cache._linsvm_tolerant = True
+
+
 use_fallback_cache()
+tolerate_cache_faults()

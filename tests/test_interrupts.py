@@ -315,3 +315,45 @@ def test_ctrl_c_ends_the_whole_cross_validation(problem, n_jobs):
         )
     assert hook.sent  # the signal came during a fold
     assert signal.getsignal(signal.SIGINT) is before  # handlers restored
+
+
+COMMAND_LOADING = """
+import os, signal, sys, time
+sys.argv[0] = sys.argv[1]  # (the console script's name, or a program's)
+import linsvm
+os.kill(os.getpid(), signal.SIGINT)  # while the command would still be loading
+time.sleep(5)
+print("not interrupted")
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_ctrl_c_while_the_command_loads_is_one_line_and_a_program_keeps_its_own():
+    run = subprocess.run([sys.executable, "-c", COMMAND_LOADING, "/usr/bin/linsvm"],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert (run.returncode, run.stdout, run.stderr) == (130, "", "linsvm: interrupted\n")
+    run = subprocess.run([sys.executable, "-c", COMMAND_LOADING, "program.py"],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    # (Python's own way: a KeyboardInterrupt, the process ended by the signal)
+    assert run.returncode == -signal.SIGINT and "KeyboardInterrupt" in run.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_an_ignored_sigint_stays_ignored_while_training(problem):
+    # (a job a script starts in the background is kept from the terminal's Ctrl-C so)
+    X, y = problem
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        seen = []
+
+        def hook(progress):
+            seen.append(signal.getsignal(signal.SIGINT))
+            if progress.iteration == 2:
+                os.kill(os.getpid(), signal.SIGINT)
+            return True
+
+        model = linsvm.train(X, y, solver=1, eps=1e-3, hook=hook)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert seen and all(handler is signal.SIG_IGN for handler in seen)
+    assert not model.interrupted and model.stop_signal is None

@@ -1,6 +1,10 @@
 """linsvm: large-scale linear classification (LIBLINEAR's solver family) in Python + Numba."""
 
-# First, before any module defines a cached kernel: a writable Numba cache where the install
+# First, before anything slow to import: a Ctrl-C while the command is loading is one line.
+from . import _command_start  # noqa: F401
+
+# isort: split
+# Then, before any module defines a cached kernel: a writable Numba cache where the install
 # has none (a read-only install used by an account with no writable home); importing the
 # module is what sets it up.
 from . import _numba_cache  # noqa: F401

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._command_start import command_started
 from ._progress import ProgressTimer
 from .checkpoint import DEFAULT_EVERY_SECONDS
 from .errors import (
@@ -1183,6 +1184,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    command_started()  # (from here a Ctrl-C is this function's to report)
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in HELP_FLAGS:
         print(MAIN_USAGE, end="")

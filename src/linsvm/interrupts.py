@@ -71,7 +71,8 @@ def stop_on_signals() -> Iterator[StopRequest]:
     """Within the block, SIGINT and SIGTERM request a stop instead of ending the process.
 
     SIGTERM is taken over only where it still has its default action (a program that
-    installed its own handler keeps it). The previous handlers are restored on exit.
+    installed its own handler keeps it), and neither where it is ignored. The previous
+    handlers are restored on exit.
     """
     request = StopRequest()
     if threading.current_thread() is not threading.main_thread():
@@ -86,7 +87,9 @@ def stop_on_signals() -> Iterator[StopRequest]:
     previous = {}
     for sig in (signal.SIGINT, signal.SIGTERM):
         current = signal.getsignal(sig)
-        if sig == signal.SIGTERM and current is not signal.SIG_DFL:
+        if current is signal.SIG_IGN or (sig == signal.SIGTERM and current is not signal.SIG_DFL):
+            # (ignored: as a job started in the background by a script, kept from the
+            # terminal's Ctrl-C, should stay)
             continue
         previous[sig] = current
         signal.signal(sig, on_signal)

@@ -101,3 +101,36 @@ def test_a_bad_line_late_in_the_file_leaves_the_output_untouched(files, tmp_path
     err = capsys.readouterr().err
     assert f"{bad}:{X.shape[0] + 1}:" in err and "\n" not in err.strip()
     assert out.read_text() == "before\n"
+
+
+CUT_WHILE_READ = """
+import os, sys
+import numpy as np
+import linsvm
+from linsvm.io.stream import iter_libsvm
+path = sys.argv[1]
+chunks = iter_libsvm(path)
+X, y = next(chunks)
+os.truncate(path, 4096)  # (cp of another file over it, a full disk's cut)
+print(float(X.data.sum()) == float(X.data.sum()), flush=True)  # the rows handed out stay
+try:
+    next(chunks)
+except linsvm.LinsvmError as error:
+    print(str(error).split(": ", 1)[1])
+"""
+
+
+def test_a_cache_cut_short_while_predict_reads_it_is_an_error_not_sigbus(tmp_path):
+    # predict streams a cache a block at a time: the rows it holds are its own copies
+    import subprocess
+    import sys
+
+    X, y = data(n_rows=4000)
+    text = tmp_path / "d.txt"
+    linsvm.write_libsvm(X, y, text)
+    write_cache(text, tmp_path / "cut.lsvc", block_bytes=20_000)
+    run = subprocess.run([sys.executable, "-c", CUT_WHILE_READ, str(tmp_path / "cut.lsvc")],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 0, (run.returncode, run.stderr)
+    lines = run.stdout.splitlines()
+    assert lines[0] == "True" and lines[1].startswith("truncated to 4096 of ")

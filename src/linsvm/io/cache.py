@@ -567,7 +567,6 @@ class Cache:
         # and the file's stamp then (``_stamp``)
         self._read_checked = np.zeros(n_blocks, dtype=bool)
         self._read_stamp = _stamp(os.fstat(self._fd))
-        self._chunk: np.ndarray | None = None
 
     @property
     def checksum(self) -> int:
@@ -675,7 +674,8 @@ class Cache:
         if _stamp(status) != self._read_stamp:
             self._read_checked[:] = False
             self._read_stamp = _stamp(status)
-        if not self._read_checked[k]:
+        checked_before = bool(self._read_checked[k])
+        if not checked_before:
             self._checksum_by_reads(k)
             self._read_checked[k] = True
         offset, n_rows, nnz, _, _, _ = self._table[k].tolist()
@@ -700,19 +700,34 @@ class Cache:
             bad = _first_nonfinite_row(y[:n], piece[0], piece[2])
         if bad != -1:
             where = "indptr" if bad == -2 else f"row {self.row_starts[k] + r0 + bad}"
-            raise CacheFormatError(self.path, f"block {k} is invalid ({where}: changed while "
-                                              "in use)")
+            # (its checksum read sound before: the file changed since; just now: a forged one)
+            since = ": changed while in use" if checked_before else ""
+            raise CacheFormatError(self.path, f"block {k} is invalid ({where}{since})")
         indptr[: n + 1] += pos
         return pos + p1 - p0
+
+    def read_block(self, k: int) -> tuple[sp.csr_matrix, np.ndarray]:
+        """Block ``k`` read from the file (``read_rows``: a copy, checked), not mapped: a file
+        cut short meanwhile is an error, where a mapped page past its end ends the process
+        (SIGBUS). Returns X (block_rows[k], n_features), y as ``block``."""
+        n_rows, nnz = int(self.block_rows[k]), int(self.block_nnz[k])
+        y = np.empty(n_rows, dtype=np.float64)
+        indptr = np.empty(n_rows + 1, dtype=self.index_dtype)
+        indices = np.empty(nnz, dtype=self.index_dtype)
+        data = np.empty(nnz, dtype=self.dtype)
+        self.read_rows(k, 0, n_rows, y, indptr, indices, data, 0)
+        X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, self.n_features), copy=False)
+        X.has_canonical_format = True  # (read_rows checked the rows' structure)
+        return X, y
 
     def _checksum_by_reads(self, k: int) -> None:
         """Block ``k``'s CRC-32 compared with the table's, its bytes read a chunk at a time."""
         offset, _, _, length, expected, _ = self._table[k].tolist()
-        if self._chunk is None:
-            self._chunk = np.empty(_CHECK_CHUNK, dtype=np.uint8)
+        # (a buffer of the call's own: blocks may be checked on several threads at once)
+        buffer = np.empty(min(_CHECK_CHUNK, max(length, 1)), dtype=np.uint8)
         crc = 0
         for done in range(0, length, _CHECK_CHUNK):
-            chunk = self._chunk[: min(_CHECK_CHUNK, length - done)]
+            chunk = buffer[: min(_CHECK_CHUNK, length - done)]
             try:
                 _pread_into(self._fd, chunk, offset + done)
             except OSError as e:
@@ -756,25 +771,26 @@ class Cache:
         self._map.madvise(getattr(mmap, advice), start, offset + length - start)
 
     def blocks(
-        self, k0: int, k1: int, n_jobs: int | None = -1, verify: bool = True
+        self, k0: int, k1: int, n_jobs: int | None = -1
     ) -> tuple[sp.csr_matrix, np.ndarray]:
-        """Blocks k0 to k1 - 1 as one CSR matrix and label array, copied (writable).
+        """Blocks k0 to k1 - 1 as one CSR matrix and label array, read from the file
+        (writable).
 
         Index arrays are int32 when their nnz and n_features fit in int32, else int64 (as
-        `read_libsvm`). Blocks are checked (`verify`) and copied in ``n_jobs`` threads.
+        `read_libsvm`). Blocks are read and checked as ``read_rows`` does, in ``n_jobs``
+        threads.
         """
         if not 0 <= k0 <= k1 <= self.n_blocks:
             raise IndexError(f"blocks {k0}:{k1} out of range (the cache has {self.n_blocks})")
-        return self._assemble(k0, k1, self.dtype, self.n_features, effective_n_jobs(n_jobs),
-                              verify)
+        return self._assemble(k0, k1, self.dtype, self.n_features, effective_n_jobs(n_jobs))
 
     def read(self, n_jobs: int | None = -1) -> tuple[sp.csr_matrix, np.ndarray]:
         """The whole data: the arrays `read_libsvm` gives for the text the cache was made
         from (with the cache's dtype)."""
         return self.blocks(0, self.n_blocks, n_jobs)
 
-    def _assemble(self, k0: int, k1: int, dtype, n_cols: int, n_threads: int,
-                  verify: bool = True) -> tuple[sp.csr_matrix, np.ndarray]:
+    def _assemble(self, k0: int, k1: int, dtype, n_cols: int,
+                  n_threads: int) -> tuple[sp.csr_matrix, np.ndarray]:  # fmt: skip
         rows = self.row_starts[k0 : k1 + 1] - self.row_starts[k0]
         starts = np.concatenate([[0], np.cumsum(self.block_nnz[k0:k1])]).astype(np.int64)
         n_rows, nnz = int(rows[-1]), int(starts[-1])
@@ -786,17 +802,22 @@ class Cache:
         y = np.empty(n_rows, dtype=np.float64)
 
         def copy(k: int) -> None:
-            by, bindptr, bindices, bdata = self._arrays(k, verify)
-            check_value_range(self.path, bdata, bindptr, bindices, int(self.row_starts[k]),
-                              dtype, self.zero_based)
+            # read, not mapped (``read_block``): a cut of the file while it is read is an
+            # error, not SIGBUS; straight into the result where the dtypes are the cache's
             r, s = rows[k - k0], rows[k - k0 + 1]
             a, b = starts[k - k0], starts[k - k0 + 1]
-            y[r:s] = by
-            np.add(bindptr[1:], a, out=indptr[r + 1 : s + 1], casting="unsafe")
-            indices[a:b] = bindices
-            data[a:b] = bdata
-            del by, bindptr, bindices, bdata
-            self.release(k)  # copied: its mapped pages need not stay in this process
+            if data.dtype == self.dtype and indices.dtype == self.index_dtype:
+                block_indptr = np.empty(s - r + 1, dtype=self.index_dtype)
+                self.read_rows(k, 0, s - r, y[r:s], block_indptr, indices, data, int(a))
+                indptr[r + 1 : s + 1] = block_indptr[1:]
+                return
+            X_k, y_k = self.read_block(k)
+            check_value_range(self.path, X_k.data, X_k.indptr, X_k.indices,
+                              int(self.row_starts[k]), dtype, self.zero_based)  # fmt: skip
+            y[r:s] = y_k
+            np.add(X_k.indptr[1:], a, out=indptr[r + 1 : s + 1], casting="unsafe")
+            indices[a:b] = X_k.indices
+            data[a:b] = X_k.data
 
         n_threads = min(n_threads, k1 - k0)
         if n_threads <= 1:

@@ -52,12 +52,11 @@ def _cache_chunks(path, n_features: int) -> Iterator[tuple[sp.csr_matrix, np.nda
 
     with open_cache(path) as cache:
         for k in range(cache.n_blocks):
-            X, y = cache.block(k)
+            # (read, not mapped: a file cut short meanwhile is an error, not SIGBUS)
+            X, y = cache.read_block(k)
             if X.shape[1] < n_features:
                 X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
             yield X, y
-            del X, y
-            cache.release(k)
 
 
 __all__ = ["iter_libsvm"]

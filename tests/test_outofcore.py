@@ -215,6 +215,35 @@ def test_summary_names_the_classes_as_in_memory(tmp_path, capsys):
     assert all(re.fullmatch(r"\[class -?\d+\]", head) for head in heads[True])
 
 
+def test_cross_validation_in_blocks_scores_pieces_not_whole_stored_blocks(tmp_path,
+                                                                          monkeypatch):  # fmt: skip
+    # the held-out rows are scored a piece at a time (read into one buffer): a stored block
+    # copied whole (64 MB by default) took -v --memory past its budget
+    from linsvm.io import cache as cache_module
+    from linsvm.io.cache import write_cache
+    from linsvm.runner import SCORING_SHARE, cross_validate_cache
+
+    X, y = problem(n_rows=3000, n_features=400, n_classes=2, seed=12)
+    text, path = tmp_path / "data.txt", tmp_path / "data.lsvc"
+    linsvm.write_libsvm(X, y, text)
+    write_cache(text, path)  # (one stored block)
+    read = []
+    read_rows = cache_module.Cache.read_rows
+
+    def recording(self, k, r0, r1, *args):
+        read.append(r1 - r0)
+        return read_rows(self, k, r0, r1, *args)
+
+    monkeypatch.setattr(cache_module.Cache, "read_rows", recording)
+    monkeypatch.setattr(cache_module.Cache, "blocks", None)  # (no whole copies)
+    memory = 20 << 20  # (with no overhead counted: 1.25 MiB pieces, the data twice that)
+    data_bytes = X.nnz * 12 + 3000 * 16
+    assert data_bytes > 2 * memory // SCORING_SHARE
+    correct, n_rows = cross_validate_cache(path, 3, memory=memory, solver=1, overhead_bytes=0)
+    assert n_rows == 3000 and correct > 2000
+    assert max(read) * data_bytes / 3000 <= 1.1 * memory / SCORING_SHARE
+
+
 def test_a_fold_trained_on_one_class_predicts_it_in_blocks_as_in_memory():
     """Three rows of one class and one of another in 4 folds: three folds train on one class,
     and predict it, as the in-memory cross-validation (and LIBLINEAR) does."""

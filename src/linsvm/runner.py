@@ -52,13 +52,14 @@ from .checkpoint import (
 from .data import as_csr
 from .errors import InvalidInputError
 from .interrupts import RunInterrupted, stop_on_signals
-from .io.blocks import BlockSource, open_cache_blocks
+from .io.blocks import BlockBuffer, BlockSource, open_cache_blocks
 from .model import Model
 from .objective import LOSS_LOGISTIC
 from .outofcore import (
     DEFAULT_INNER_ITER,
     DEFAULT_MAX_OUTER,
     LOSSES,
+    MIN_BLOCK_BYTES,
     BlockLayout,
     BlockPlace,
     EpochPlace,
@@ -559,6 +560,9 @@ def _print_outer(p: OuterProgress) -> None:
     )
 
 
+# The share of the memory budget a piece of the data scored after each fold of -v takes.
+SCORING_SHARE = 16
+
 def cross_validate_blocks(
     source: BlockSource, n_folds: int, seed: int = 1, **params
 ) -> tuple[int, int]:
@@ -581,6 +585,12 @@ def cross_validate_blocks(
     n_folds = len(folds)
     del folds
     labels = source.labels()
+    # the held-out rows are scored a piece of a stored block at a time, read into one
+    # buffer: a stored block copied whole (64 MB by default) took the run past its memory
+    budget = parse_memory(params.get("memory", "2G"))
+    scoring = (source.split(max(MIN_BLOCK_BYTES, budget // SCORING_SHARE))
+               if hasattr(source, "split") else source)  # fmt: skip
+    buffer = BlockBuffer()
     correct = 0
     with silenced(TrainingInterrupted):
         for f in range(int(fold_of.max(initial=0)) + 1):
@@ -597,8 +607,8 @@ def cross_validate_blocks(
             if model.interrupted or model.stop_signal is not None:
                 raise RunInterrupted(model.stop_signal)
             r0 = 0
-            for k in range(source.n_blocks):
-                X_b, y_b = source.blocks(k, k + 1)
+            for k in range(scoring.n_blocks):
+                X_b, y_b = scoring.gather(np.array([k]), out=buffer)
                 r1 = r0 + X_b.shape[0]
                 mine = held_out[r0:r1]
                 if mine.any():

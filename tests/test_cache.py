@@ -425,6 +425,13 @@ def test_crafted_indices_are_refused(good_cache, tmp_path):
         path = tmp_path / f"crafted{value}.lsvc"
         path.write_bytes(bytes(data))
         assert refused(path) == f"{path}: block 0 is invalid ({what})"
+    # a forged NaN value: said so
+    data = bytearray(good_cache.read_bytes())
+    data[offset + at[3] : offset + at[3] + 8] = struct.pack("<d", float("nan"))
+    _rechecksum(data, cache)
+    path = tmp_path / "crafted-nan.lsvc"
+    path.write_bytes(bytes(data))
+    assert refused(path) == f"{path}: block 0 is invalid (row 0: NaN or infinity)"
 
 
 def test_cache_of_a_cache_is_refused(good_cache, tmp_path):

@@ -339,6 +339,23 @@ def test_a_ctrl_c_while_the_command_loads_is_one_line_and_a_program_keeps_its_ow
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_program_run_with_python_m_keeps_its_ctrl_c(tmp_path):
+    # sys.argv[0] is "-m" while any module run with -m is found: only linsvm's is the command
+    package = tmp_path / "program"
+    package.mkdir()
+    (package / "__init__.py").write_text("import linsvm\n")
+    (package / "__main__.py").write_text(
+        "import os, signal, sys\n"
+        "try:\n    os.kill(os.getpid(), signal.SIGINT)\n    import time; time.sleep(5)\n"
+        "except KeyboardInterrupt:\n    print('cleaned up'); sys.exit(3)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
+    run = subprocess.run([sys.executable, "-m", "program"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert (run.returncode, run.stdout) == (3, "cleaned up\n"), run.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_an_ignored_sigint_stays_ignored_while_training(problem):
     # (a job a script starts in the background is kept from the terminal's Ctrl-C so)
     X, y = problem

@@ -24,10 +24,21 @@ def interrupted_while_starting(signum, frame) -> None:
 
 
 def started_as_command() -> bool:
-    """Whether this process is the ``linsvm`` command (its console script, or ``python -m
-    linsvm``, whose sys.argv[0] is "-m" while the package is imported)."""
+    """Whether this process is the ``linsvm`` command: its console script, or ``python -m
+    linsvm`` (sys.argv[0] is "-m" while the module named there and its packages are imported,
+    whichever it is: the interpreter's own arguments say which)."""
     argv = getattr(sys, "argv", None) or [""]
-    return os.path.basename(argv[0]) == "linsvm" or argv[0] == "-m"
+    if os.path.basename(argv[0]) == "linsvm":
+        return True
+    if argv[0] != "-m":
+        return False
+    arguments = list(getattr(sys, "orig_argv", []))
+    for i, argument in enumerate(arguments[1:], start=1):
+        if argument == "-m":
+            return arguments[i + 1 : i + 2] == ["linsvm"]
+        if argument.startswith("-m"):
+            return argument == "-mlinsvm"
+    return False
 
 
 def command_started() -> None:

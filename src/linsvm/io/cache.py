@@ -695,11 +695,11 @@ class Cache:
         except (OSError, ValueError) as e:  # cut short
             raise CacheFormatError(self.path, f"block {k} could not be read: {e}") from None
         piece = (indptr[: n + 1], indices[pos : pos + p1 - p0], data[pos : pos + p1 - p0])
-        bad = _first_bad_row(piece[0], piece[1], self.n_features)
+        bad, what = _first_bad_row(piece[0], piece[1], self.n_features), ""
         if bad == -1:
-            bad = _first_nonfinite_row(y[:n], piece[0], piece[2])
+            bad, what = _first_nonfinite_row(y[:n], piece[0], piece[2]), ": NaN or infinity"
         if bad != -1:
-            where = "indptr" if bad == -2 else f"row {self.row_starts[k] + r0 + bad}"
+            where = "indptr" if bad == -2 else f"row {self.row_starts[k] + r0 + bad}{what}"
             # (its checksum read sound before: the file changed since; just now: a forged one)
             since = ": changed while in use" if checked_before else ""
             raise CacheFormatError(self.path, f"block {k} is invalid ({where}{since})")

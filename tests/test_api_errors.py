@@ -47,6 +47,24 @@ def test_non_finite_X(data, bad, kind):
         linsvm.train(X_bad, y)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_dense_rows_become_scipys_csr(dtype, order):
+    # (linsvm's two compiled passes, not SciPy's COO: the same arrays, half the peak)
+    from linsvm.data import dense_to_csr
+
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((50, 30)) * (rng.random((50, 30)) < 0.3)
+    A[3, 4], A[5, :], A[6, 2] = np.nan, 0.0, -0.0
+    A = np.asarray(A, dtype=dtype, order=order)
+    X, expected = dense_to_csr(A), sp.csr_matrix(A)
+    assert X.dtype == expected.dtype and X.shape == expected.shape
+    np.testing.assert_array_equal(X.indptr, expected.indptr)
+    np.testing.assert_array_equal(X.indices, expected.indices)
+    np.testing.assert_array_equal(X.data, expected.data)  # (NaN kept: refused after)
+    assert dense_to_csr(np.zeros((0, 3))).shape == (0, 3)
+
+
 @pytest.mark.parametrize("X", [np.zeros((0, 4)), sp.csr_matrix((0, 4)), []])
 def test_no_rows(X):
     with _raises("0 rows|2-D"):

@@ -175,6 +175,7 @@ def test_cross_validation_in_blocks_matches_the_in_memory_folds(tmp_path, capsys
     assert abs(accuracy - 100.0 * in_memory / 800) <= 2.0
 
 
+@pytest.mark.usefixtures("fresh_process_overhead")
 def test_cross_validation_in_blocks_caps_folds_as_training_in_blocks(tmp_path, monkeypatch):
     # -v --memory without --max-iter: each fold's cap is the in-memory solver's, as for
     # train --memory (a lower one stopped the folds early and lowered the accuracy)
@@ -199,6 +200,7 @@ def test_cross_validation_in_blocks_caps_folds_as_training_in_blocks(tmp_path, m
     assert [cap for cap in caps if cap != 2] == [solvers.SOLVERS[1].max_iter] * 3
 
 
+@pytest.mark.usefixtures("fresh_process_overhead")
 def test_summary_names_the_classes_as_in_memory(tmp_path, capsys):
     from linsvm.cli import main
 

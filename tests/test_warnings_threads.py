@@ -53,3 +53,11 @@ def test_folds_on_two_threads_leave_the_process_warnings_as_they_were():
     assert warnings.filters == filters and warnings.showwarning is show
     with pytest.warns(ConvergenceWarning):
         linsvm.train(X, y, solver=1, max_iter=1)
+
+
+def test_a_warning_points_at_the_users_call():
+    # (not at a line inside linsvm, however deep the call that warns)
+    X, y = make_sparse_problem(n_rows=120, n_features=10, n_classes=3, seed=4)
+    with pytest.warns(ConvergenceWarning) as caught:
+        linsvm.train(X, y, solver=1, max_iter=1, n_jobs=1)
+    assert {w.filename for w in caught} == {__file__}

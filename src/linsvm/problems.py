@@ -8,6 +8,7 @@ run gives.
 from __future__ import annotations
 
 import contextvars
+import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -53,11 +54,20 @@ def silenced(*categories: type[Warning]) -> Iterator[None]:
         _SILENCED.reset(token)
 
 
+# linsvm's own source folder: its warnings point at the first frame outside it
+_PACKAGE_FOLDER = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
 def warn(message: str, category: type[Warning], stacklevel: int = 2) -> None:
-    """``warnings.warn`` unless ``category`` is silenced (``stacklevel`` as there, counted
-    from the caller)."""
-    if not issubclass(category, _SILENCED.get()):
-        warnings.warn(message, category, stacklevel=stacklevel + 1)
+    """``warnings.warn`` unless ``category`` is silenced, shown at the line of the user's code
+    that called into linsvm (the first frame outside the package); ``stacklevel``, counted
+    from the caller as there, where there is none (a worker thread's)."""
+    if issubclass(category, _SILENCED.get()):
+        return
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_FOLDER):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, category, stacklevel=level if frame is not None else stacklevel + 1)
 
 
 def submit(pool: Executor, fn: Callable, *args) -> Future:

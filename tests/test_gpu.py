@@ -36,13 +36,8 @@ TIGHT = 1e-6
 
 
 @pytest.fixture(autouse=True)
-def _fast_simulator():
-    """The simulator's threads wait on each other at every syncthreads while its manager
-    polls them: a short GIL switch interval makes that 10x faster."""
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    yield
-    sys.setswitchinterval(before)
+def _simulator(gpu_simulator):
+    """Every test here runs under the faster simulator (conftest.py's ``gpu_simulator``)."""
 
 
 def tiny_problem(n_rows=64, n_features=400, n_classes=2, seed=0):

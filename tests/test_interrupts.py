@@ -21,6 +21,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -52,14 +53,19 @@ def multiclass():
     return X, y
 
 
-def signal_at(iteration: int, signum: int = signal.SIGINT, index: int | None = None):
-    """A hook that sends ``signum`` to this process when a solver reaches ``iteration``."""
+def signal_at(iteration: int, signum: int = signal.SIGINT, index: int | None = None,
+              settle: float = 0.0):  # fmt: skip
+    """A hook that sends ``signum`` to this process when a solver reaches ``iteration``.
+    ``settle``: seconds the hook then sleeps (a hook run in a worker thread: the main thread
+    runs the signal's handler when it gets the GIL, and a tiny sub-problem may otherwise end
+    first on a busy machine)."""
     sent = []
 
     def hook(progress):
         if progress.iteration >= iteration and not sent and index in (None, progress.index):
             sent.append(progress.iteration)
             os.kill(os.getpid(), signum)
+            time.sleep(settle)
 
     hook.sent = sent
     return hook
@@ -216,7 +222,8 @@ def test_resume_one_vs_rest(multiclass, tmp_path, n_jobs):
     options = dict(solver=3, eps=1e-6, n_jobs=n_jobs, seed=3)
     # the signal comes in sub-problem 2: one at a time, 0 and 1 are finished and saved as
     # they are; in threads, whatever runs then stops and is saved with its state
-    stopped = quiet_train(X, y, checkpoint=path, hook=signal_at(2, index=2), **options)
+    hook = signal_at(2, index=2, settle=0.3 if n_jobs > 1 else 0.0)
+    stopped = quiet_train(X, y, checkpoint=path, hook=hook, **options)
     assert stopped.interrupted
     if n_jobs == 1:
         assert [r.stop_reason != "interrupted" for r in stopped.results_] == [1, 1, 0, 0]

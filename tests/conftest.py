@@ -169,9 +169,10 @@ def gpu_simulator():
     """numba-cuda's simulator with a block barrier that wakes on arrival rather than by polling
     (``_simulator_barrier.py``: 3-4x faster on the GPU solver's kernels), and a short GIL switch
     interval, so that a block's threads interleave finely and races between them show."""
-    import _simulator_barrier
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":  # (a real GPU: nothing to change)
+        import _simulator_barrier
 
-    _simulator_barrier.install()
+        _simulator_barrier.install()
     before = sys.getswitchinterval()
     sys.setswitchinterval(1e-5)
     yield

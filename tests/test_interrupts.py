@@ -324,6 +324,34 @@ def test_ctrl_c_ends_the_whole_cross_validation(problem, n_jobs):
     assert signal.getsignal(signal.SIGINT) is before  # handlers restored
 
 
+@pytest.mark.parametrize("search", ["cross_validation", "find_parameter_C"])
+def test_folds_queued_when_ctrl_c_comes_never_start(problem, search, monkeypatch):
+    """Folds side by side (two threads): a Ctrl-C in the first ends the run, and the folds
+    still queued behind it are not trained (each would run an outer iteration first)."""
+    from linsvm import model_selection, training
+
+    X, y = problem
+    started, train = [], training.train
+
+    def counted_train(*args, **kwargs):
+        started.append(1)
+        return train(*args, **kwargs)
+
+    module = training if search == "cross_validation" else model_selection
+    monkeypatch.setattr(module, "train", counted_train)
+    hook = signal_at(2, settle=0.3)
+    with pytest.raises(KeyboardInterrupt):
+        if search == "cross_validation":
+            training.cross_validation(X, y, 40, solver=3, eps=1e-12, max_iter=1_000_000,
+                                      n_jobs=2, hook=hook)  # fmt: skip
+        else:
+            model_selection.find_parameter_C(X, y, solver=0, n_folds=40, verbose=False,
+                                             eps=1e-12, max_iter=1_000_000, n_jobs=2,
+                                             hook=hook)  # fmt: skip
+    assert hook.sent
+    assert len(started) <= 4  # (the two folds running, and any started before the handler)
+
+
 COMMAND_LOADING = """
 import os, signal, sys, time
 sys.argv[0] = sys.argv[1]  # (the console script's name, or a program's)

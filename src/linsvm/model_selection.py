@@ -163,6 +163,8 @@ def _walk_C(
     predicted = np.empty(y.shape[0], dtype=np.float64 if regression else y.dtype)
 
     def fold(f: int, C: float) -> np.ndarray:
+        if stop.requested:  # (a fold still queued when Ctrl-C came never starts)
+            raise RunInterrupted(stop.signal)
         # a fold's rows are gathered when it trains (LIBLINEAR points at them): every fold's
         # copy held through the walk would be (folds - 1) times X
         fit, test = splits[f]

@@ -1118,6 +1118,8 @@ def cross_validation(
         hook = chain_hooks(params.pop("hook", None), stop.hook)
 
         def fold(f: int) -> None:
+            if stop.requested:  # (a fold still queued when Ctrl-C came never starts)
+                raise RunInterrupted(stop.signal)
             fit, test = folds[f]  # built now: one fold's rows per busy thread at a time
             single = single_class(y[fit]) if classifier else None
             if single is not None:  # (LIBLINEAR's model of one class predicts it)
@@ -1144,12 +1146,15 @@ def cross_validation(
             for f in range(len(folds)):
                 fold(f)
         else:
-            with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            pool = ThreadPoolExecutor(max_workers=n_threads)
+            try:
                 futures = [submit(pool, fold, f) for f in range(len(folds))]
                 while futures_wait(futures, timeout=SIGNAL_POLL_SECONDS).not_done:
                     pass
                 for future in futures:
                     future.result()
+            finally:  # (a second Ctrl-C: the queued folds are dropped, not waited for)
+                pool.shutdown(cancel_futures=True)
     if stop.requested:
         raise RunInterrupted(stop.signal)
     return predicted

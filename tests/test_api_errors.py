@@ -377,6 +377,13 @@ def test_cross_validation_bad_folds(data):
     X, y = data
     with _raises("n must be >= 2"):
         linsvm.cross_validation(X, y, 1)
+    # one row: its one fold would train on nothing (not "X has 0 rows" of the whole data)
+    with _raises("cross validation needs at least 2 rows, got 1"):
+        linsvm.cross_validation(X[:1], y[:1], 5)
+    from linsvm.model_selection import find_parameter_C
+
+    with _raises("cross validation needs at least 2 rows, got 1"):
+        find_parameter_C(X[:1], y[:1], solver=2, n_folds=5, verbose=False)
 
 
 def test_s1_falls_back_to_primal_newton_at_the_cap():

@@ -298,6 +298,8 @@ def cv_folds(n_rows: int, n_folds: int, seed: int) -> CVFolds:
         raise InvalidInputError(f"n-fold cross validation: n must be >= 2, got {n_folds}")
     if n_rows == 0:
         raise InvalidInputError("no training data: X has 0 rows")
+    if n_rows == 1:  # (its one fold would train on nothing)
+        raise InvalidInputError("cross validation needs at least 2 rows, got 1")
     if n_folds > n_rows:
         print(
             "WARNING: # folds > # data. Will use # folds = # data instead "

@@ -49,10 +49,20 @@ def test_warnings_of_threaded_sub_problems_reach_the_caller():
 
 @pytest.mark.parametrize(
     "n_jobs, expected",
-    [(None, 1), (1, 1), (3, 3), (np.int64(2), 2), (-1, os.cpu_count() or 1)],
+    [(None, 1), (1, 1), (3, 3), (np.int64(2), 2), (-1, len(os.sched_getaffinity(0)))],
 )
 def test_effective_n_jobs(n_jobs, expected):
     assert effective_n_jobs(n_jobs) == expected
+
+
+def test_all_cores_are_those_the_process_may_use(monkeypatch):
+    """-1 counts the cores of the process's affinity (taskset, a container's cpuset), as
+    joblib does, not the machine's."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {5}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    assert effective_n_jobs(-1) == 1 and effective_n_jobs(-2) == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    assert effective_n_jobs(-1) == 4 and effective_n_jobs(-2) == 3
 
 
 def test_effective_n_jobs_never_below_one():

@@ -30,16 +30,25 @@ PARALLEL_MIN_NNZ = 200_000
 R = TypeVar("R")
 
 
+def usable_cores() -> int:
+    """The processors this process may run on (its affinity mask, as ``taskset`` or a
+    container's cpuset sets it; the machine's count where that cannot be asked)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def effective_n_jobs(n_jobs: int | None) -> int:
-    """Threads for ``n_jobs`` by joblib's convention: None -> 1, -1 -> all cores, -2 -> all
-    but one, ...; 0 and non-integers are errors."""
+    """Threads for ``n_jobs`` by joblib's convention: None -> 1, -1 -> all cores this process
+    may use, -2 -> all but one, ...; 0 and non-integers are errors."""
     if n_jobs is None:
         return 1
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
         raise InvalidInputError(f"n_jobs must be a non-zero integer or None, got {n_jobs!r}")
     if n_jobs > 0:
         return int(n_jobs)
-    return max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
+    return max(1, usable_cores() + 1 + int(n_jobs))
 
 
 def row_chunks(indptr: np.ndarray, n_chunks: int) -> list[tuple[int, int]]:

@@ -13,7 +13,7 @@ import linsvm
 from linsvm.cli import main as cli_main
 from linsvm.errors import InvalidInputError
 from linsvm.io import write_libsvm
-from linsvm.parallel import effective_n_jobs
+from linsvm.parallel import effective_n_jobs, usable_cores
 
 
 def _four_classes(seed: int = 0, n_rows: int = 240, n_features: int = 12):
@@ -49,7 +49,7 @@ def test_warnings_of_threaded_sub_problems_reach_the_caller():
 
 @pytest.mark.parametrize(
     "n_jobs, expected",
-    [(None, 1), (1, 1), (3, 3), (np.int64(2), 2), (-1, len(os.sched_getaffinity(0)))],
+    [(None, 1), (1, 1), (3, 3), (np.int64(2), 2), (-1, usable_cores())],
 )
 def test_effective_n_jobs(n_jobs, expected):
     assert effective_n_jobs(n_jobs) == expected

@@ -22,6 +22,7 @@ from linsvm.errors import InvalidInputError
 from linsvm.objective import primal_from_dual, svm_dual_value, svr_dual_value
 from linsvm.solvers import SOLVERS, Subproblem, _dual_threads
 from linsvm.solvers._dual import drop_shrunk
+from linsvm.solvers._dual_threads import threads_line
 from linsvm.solvers.dcd_threads import _drop_shrunk_on_threads, simulate
 
 THREADS = (2, 4, 16, 64)
@@ -98,6 +99,14 @@ def test_threads_taken_off_their_cores_hand_over_to_one_thread(problem):
     )  # fmt: skip
     assert handed.n_iter >= 3
     assert handed.figures["spells_on_one_thread"] >= 1
+    # the summary says how many of its outer iterations ran on one thread
+    on_one = handed.figures["epochs_on_one_thread"]
+    assert 1 <= on_one < handed.n_iter
+    assert threads_line(handed.figures).endswith(
+        f", {on_one} outer iterations on one thread (the threads were found off their cores)"
+    )
+    assert threaded.figures["epochs_on_one_thread"] == 0
+    assert "one thread" not in threads_line(threaded.figures)
     assert np.array_equal(handed.w, threaded.w)
     assert np.array_equal(handed.alpha, threaded.alpha)
     assert handed.n_iter == threaded.n_iter

@@ -228,8 +228,8 @@ def live_figures(threads, schedule: ThreadSchedule | None) -> dict:
     iteration (1 when the schedule or the guard gave it to one thread) and the scheme."""
     if threads is None:
         return {}
-    if getattr(threads, "one_thread", False):
-        now = 1
+    if getattr(threads, "one_thread", False) or getattr(threads, "last_on_one_thread", False):
+        now = 1  # (the async guard's hand-over; a spell of the rounds off their cores)
     else:
         now = threads.n_threads if schedule is None else schedule.last_count
     return {"threads_now": now,
@@ -259,6 +259,9 @@ def threads_line(figures: dict) -> str | None:
             line += " (one thread was faster)"
         if figures.get("undone_epochs"):
             line += f", {figures['undone_epochs']} undone"
+    elif figures.get("epochs_on_one_thread"):  # (the rounds: same arithmetic, one thread)
+        line += (f", {figures['epochs_on_one_thread']} outer iterations on one thread (the "
+                 "threads were found off their cores)")  # fmt: skip
     return line
 
 

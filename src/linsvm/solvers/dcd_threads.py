@@ -98,6 +98,7 @@ from ..sparse_rows import row_dot, row_dot_and_split
 from ._dual import (
     I_ACTIVE,
     I_CONVERGED,
+    I_ITER,
     drop_shrunk,
     prefetch_ahead,
     prefetch_rows,
@@ -1110,6 +1111,10 @@ class ThreadedRounds:
         self._istate = istate
         self._on_one_thread = 0
         self._backoff = OFF_CORE_BACKOFF
+        # (what the summary and progress lines say: the outer iterations the spells ran, and
+        # whether the last one ran on one thread)
+        self.epochs_on_one_thread = 0
+        self.last_on_one_thread = False
         self.round_changes = np.zeros(int(keep_round_changes))
         self._sync = np.zeros(_SYNC_HANDED + _LINE * (T + 1), dtype=np.int64)
         self._pool = None
@@ -1125,10 +1130,15 @@ class ThreadedRounds:
         while left > 0 and not self._istate[I_CONVERGED]:
             if self.simulate or self._on_one_thread > 0:
                 spell = left if self.simulate else min(left, self._on_one_thread)
+                done = int(self._istate[I_ITER])
                 run_simulated(T, spell, *self.shared, self.stats, self.round_changes)
+                if not self.simulate:
+                    self.epochs_on_one_thread += int(self._istate[I_ITER]) - done
+                    self.last_on_one_thread = True
                 self._on_one_thread -= 0 if self.simulate else spell
                 left -= spell
                 continue
+            self.last_on_one_thread = False
             if self._threads_off_cores():
                 self._on_one_thread = self._backoff
                 self._backoff *= 2
@@ -1167,6 +1177,7 @@ class ThreadedRounds:
             "rounds": int(self.stats[_S_ROUNDS]),
             "shortened_rounds": int(self.stats[_S_SHORTENED]),
             "spells_on_one_thread": int(self.stats[_S_ON_ONE_THREAD]),
+            "epochs_on_one_thread": self.epochs_on_one_thread,
         }
         if self.round_changes.shape[0]:
             kept = min(int(self.stats[_S_ROUNDS]), self.round_changes.shape[0])

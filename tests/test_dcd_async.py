@@ -327,10 +327,15 @@ def test_schedule_runs_the_count_its_ladders_measure_fastest():
     _feed(changing, lambda k: 0.4 / k, 3 + PROBE_EVERY + 2)
     assert changing.count == 2 and changing.switches == 1
 
-    # a ladder on too few rows to time (no rates) leaves the count as it was
+    # a ladder on too few rows to time (no rates): whole outer iterations decide (the
+    # count, one thread, the count), here for one thread
     few = ThreadSchedule(4, True)
     few.record(4, 1, {})
-    assert few.count == 4 and few.ladders == 0 and few.next(5, False) == (4, (), 5)
+    assert few.ladders == 0 and few.next(5, False) == (4, (), 1)
+    for n_threads, seconds in ((4, 2.0), (1, 1.0), (4, 2.0)):
+        assert few.next(5, False) == (n_threads, (), 1)
+        few.record(n_threads, 1, None, seconds, 1)
+    assert few.trials == 1 and few.count == 1 and few.next(5, False) == (1, (), 5)
 
     always = ThreadSchedule(4, False)
     assert always.next(10, False) == (4, (), 10)
@@ -362,6 +367,8 @@ def test_measured_solve_reaches_the_optimum(problem):
     )
     fig = sol.figures
     assert fig["epochs_on_threads"] >= 2  # the first probes at least
+    # 1,500 rows are two chunks, too few for a ladder's phases: whole outer iterations measure
+    assert fig["thread_ladders"] == 0 and fig["thread_trials"] >= 1
     assert abs(sol.dual - serial.dual) <= 1e-6 * abs(serial.dual)
     _check_exact(X, y, -1.0, sol)
 

@@ -353,8 +353,12 @@ class ThreadSchedule:
             return
         if rates is None:
             return
-        if len(rates) < 2 or 1 not in rates:  # (a ladder on too few rows: the count stands)
-            self.next_check = self.epochs + self.interval
+        if len(rates) < 2 or 1 not in rates:
+            # a ladder on too few rows (no chunk for a phase of one): whole outer iterations
+            # decide instead, as for a close ladder; threads never measured were kept however
+            # slow (3,000 dense rows: 2-4x one thread's time)
+            self.trial = [self.top, 1, self.top]
+            self.trial_rates = []
             return
         self.ladders += 1
         self.rates = dict(rates)

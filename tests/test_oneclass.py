@@ -241,7 +241,7 @@ def test_max_iter_and_float32(load_shared):
     assert a.figures["rho"] == b.figures["rho"]
 
 
-def test_edge_cases_as_liblinear():
+def test_edge_cases_as_liblinear(tmp_path):
     X = _generated()
     # nu = 1: every alpha at its bound 1; no free row, no row at 0: LIBLINEAR's rho is +inf
     _, _, rho_ll, _ = _liblinear(X, 1.0, 0.01)
@@ -249,6 +249,18 @@ def test_edge_cases_as_liblinear():
     assert np.all(sol.alpha == 1.0) and sol.figures["rho"] == rho_ll == np.inf
     ours = Model(21, np.array([]), sol.w[None, :], -1.0, rho=sol.figures["rho"])
     assert np.all(ours.predict(X) == -1.0)
+    # ... written "rho inf", as LIBLINEAR writes it, and read back (LIBLINEAR reads it too)
+    from linsvm.errors import ModelFormatError
+
+    path = tmp_path / "oneclass.model"
+    ours.save(path)
+    text = path.read_text()
+    assert "\nrho inf\n" in text
+    again = linsvm.load_model(path)
+    assert again.rho == np.inf and np.all(again.predict(X) == -1.0)
+    path.write_text(text.replace("rho inf", "rho nan"))
+    with pytest.raises(ModelFormatError, match="bad rho 'nan'"):
+        linsvm.load_model(path)
     # one row
     _, w1, rho1, _ = _liblinear(X[:1], 0.5, 0.01)
     sol = solve(X[:1], 0.5)

@@ -254,18 +254,19 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
         pos = word.end()
         return word.group()
 
-    def take_number(what: str, kind=int):
+    def take_number(what: str, kind=int, infinite: bool = False):
         tok = take(what)
         try:
             value = kind(tok)
         except ValueError:
             value = None
         # LIBLINEAR's fields are C ints (decimal digits; not Python's "1_000" or "١") and
-        # finite doubles
+        # finite doubles; ``infinite``: also +-inf (not NaN)
         if value is None or (kind is int and not (tok.lstrip("+-").isascii()
                                                   and tok.lstrip("+-").isdigit()
                                                   and -(2**31) <= value < 2**31)) or (
-                kind is float and not math.isfinite(value)):
+                kind is float and not (math.isfinite(value)
+                                       or (infinite and math.isinf(value)))):  # fmt: skip
             raise ModelFormatError(f"{name}: bad {what} {tok!r}")
         return value
 
@@ -292,7 +293,9 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
         elif key == "bias":
             header["bias"] = take_number("bias", float)
         elif key == "rho":
-            header["rho"] = take_number("rho", float)
+            # (inf: -s 21 with nu = 1, every row at its bound, as LIBLINEAR writes and reads it;
+            # every decision value is then -inf)
+            header["rho"] = take_number("rho", float, infinite=True)
         elif key == "label":
             if "nr_class" not in header:
                 raise ModelFormatError(f"{name}: 'label' before 'nr_class'")

@@ -197,6 +197,30 @@ def test_regression_scores_of_huge_targets_print_no_warnings(tmp_path, capsys):
     assert captured.err.startswith("read + predict ") and captured.err.count("\n") == 1
 
 
+def test_regression_scores_are_liblinears_sums_in_row_order_whatever_the_pieces():
+    """The squared correlation n vt - v t cancels (targets near 1e5): LIBLINEAR's digits come
+    only from its additions in row order, which the scores make whatever pieces the rows
+    come in (per core, per cache block)."""
+    from linsvm.cli import _Scores, regression_scores
+
+    rng = np.random.default_rng(0)
+    target = 1e5 + 300.0 * rng.standard_normal(5000)
+    predicted = target + 150.0 * rng.standard_normal(5000)
+    sums = [0.0] * 6  # (LIBLINEAR's predict.c: doubles added row after row)
+    for v, t in zip(predicted.tolist(), target.tolist(), strict=True):
+        sums = [sums[0] + (v - t) * (v - t), sums[1] + v, sums[2] + t, sums[3] + v * t,
+                sums[4] + v * v, sums[5] + t * t]  # fmt: skip
+    sq, v, t, vt, vv, tt = sums
+    n = target.shape[0]
+    expected = (sq / n, (n * vt - v * t) * (n * vt - v * t) / ((n * vv - v * v) * (n * tt - t * t)))
+    assert regression_scores(predicted, target) == expected
+    for cuts in ([2500], [1, 17, 4000], list(range(100, 5000, 100))):
+        scores = _Scores()
+        for p_part, t_part in zip(np.split(predicted, cuts), np.split(target, cuts), strict=True):
+            scores.add(p_part, t_part)
+        assert scores.regression() == expected
+
+
 def test_bad_data_names_file_and_line(tmp_path, capsys):
     bad = write(tmp_path / "bad.txt", "1 1:1\n# comment\n-1 2:1 1:3\n")
     assert main(["train", str(bad), str(tmp_path / "m")]) == 1

@@ -31,6 +31,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from ._command_start import command_started
 from ._progress import ProgressTimer
@@ -536,17 +537,41 @@ def printf_g(value: float) -> str:
     return f"{value:g}"
 
 
+@njit(cache=True)
+def _add_regression_sums(predicted, target, sums) -> None:
+    """Add to ``sums`` (6,) the sums of (v - t)^2, v, t, v t, v^2 and t^2 over the rows, in
+    one pass in row order, as LIBLINEAR's predict and cross-validation take them: the squared
+    correlation n vt - v t cancels, so only the same order of additions prints LIBLINEAR's
+    digits, whatever pieces the rows come in (targets near the float64 limit overflow the
+    sums to inf, as LIBLINEAR's do: the scores then print inf or nan)."""
+    for i in range(predicted.shape[0]):
+        v = predicted[i]
+        t = target[i]
+        sums[0] += (v - t) * (v - t)
+        sums[1] += v
+        sums[2] += t
+        sums[3] += v * t
+        sums[4] += v * v
+        sums[5] += t * t
+
+
+def _scores_from_sums(n: int, sums: np.ndarray) -> tuple[float, float]:
+    """(mean squared error, squared correlation coefficient) from ``_add_regression_sums``."""
+    sq, v, t, vt, vv, tt = (float(s) for s in sums)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        num = np.float64(n * vt - v * t) * (n * vt - v * t)
+        den = np.float64(n * vv - v * v) * (n * tt - t * t)
+        return float(np.float64(sq) / n), float(num / den)
+
+
 def regression_scores(predicted: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """(mean squared error, squared correlation coefficient) as LIBLINEAR's predict reports."""
     n = y.shape[0]
     if n == 0:
         return 0.0, float("nan")
-    v, t = predicted.astype(np.float64), y.astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (as _Scores)
-        mse = float(np.mean((v - t) ** 2))
-        num = (n * np.dot(v, t) - v.sum() * t.sum()) ** 2
-        den = (n * np.dot(v, v) - v.sum() ** 2) * (n * np.dot(t, t) - t.sum() ** 2)
-        return mse, float(num / den)
+    sums = np.zeros(6)
+    _add_regression_sums(predicted.astype(np.float64), y.astype(np.float64), sums)
+    return _scores_from_sums(n, sums)
 
 
 @contextmanager
@@ -1101,22 +1126,12 @@ class _Scores:
     def add(self, predicted: np.ndarray, y: np.ndarray) -> None:
         self.n += y.shape[0]
         if predicted.dtype.kind in "iuf" and y.dtype.kind in "iuf":
-            v, t = predicted.astype(np.float64), y.astype(np.float64)
-            # (targets near the float64 limit overflow the sums to inf, as LIBLINEAR's do:
-            # its scores then print inf or nan, and so do these, without NumPy's warnings)
-            with np.errstate(over="ignore", invalid="ignore"):
-                self.sums += [np.dot(v - t, v - t), v.sum(), t.sum(), np.dot(v, t),
-                              np.dot(v, v), np.dot(t, t)]  # fmt: skip
+            _add_regression_sums(predicted.astype(np.float64), y.astype(np.float64), self.sums)
         self.correct += int(np.sum(predicted == y))
 
     def regression(self) -> tuple[float, float]:
         """(mean squared error, squared correlation coefficient), as ``regression_scores``."""
-        n = self.n
-        sq, v, t, vt, vv, tt = self.sums
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            num = (n * vt - v * t) ** 2
-            den = (n * vv - v * v) * (n * tt - t * t)
-            return sq / n, float(np.float64(num) / den)
+        return _scores_from_sums(self.n, self.sums)
 
 
 def run_compare(argv: list[str]) -> int:

@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from conftest import make_sparse_problem
 
 import linsvm
@@ -123,6 +124,20 @@ def test_probability_estimates_match_liblinear(tmp_path, n_classes):
     model = linsvm.load_model(path)
     np.testing.assert_allclose(model.predict_proba(X), np.array(ll_prob), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(model.predict_proba(X).sum(axis=1), 1.0)
+
+
+def test_probabilities_of_extreme_decision_values_are_liblinears(tmp_path):
+    """Decision values of -720 and -740: LIBLINEAR's 1 / (1 + exp(-z)) is exactly 0 there
+    (exp overflows), and so are linsvm's (not a subnormal number)."""
+    liblinear = pytest.importorskip("liblinear.liblinearutil")
+    path = tmp_path / "lr.model"
+    path.write_text("solver_type L2R_LR\nnr_class 2\nlabel -1 1\nnr_feature 1\nbias -1\nw\n1 \n")
+    X = sp.csr_matrix(np.array([[-720.0], [-740.0], [-700.0], [30.0]]))
+    y = np.array([-1, -1, -1, 1])
+    _, _, ll_prob = liblinear.predict(y, X, liblinear.load_model(str(path)), "-b 1 -q")
+    prob = linsvm.load_model(path).predict_proba(X)
+    np.testing.assert_array_equal(prob, np.array(ll_prob))
+    assert prob[0, 0] == prob[1, 0] == 0.0
 
 
 def test_cli_probability_output(tmp_path, capsys):

@@ -30,13 +30,11 @@ from .solvers._base import INTERRUPTED, Solution
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
-    """1 / (1 + exp(-z)) without overflow warnings for large |z|."""
-    out = np.empty_like(z)
-    positive = z >= 0
-    out[positive] = 1.0 / (1.0 + np.exp(-z[positive]))
-    ez = np.exp(z[~positive])
-    out[~positive] = ez / (1.0 + ez)
-    return out
+    """1 / (1 + exp(-z)), LIBLINEAR's formula for every z (so that ``predict -b 1`` writes its
+    digits: below z = -709.78 exp(-z) overflows and the probability is 0, where exp(z) / (1 +
+    exp(z)) would give a subnormal number), without the overflow's warning."""
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-z))
 
 
 @njit(cache=True, nogil=True)

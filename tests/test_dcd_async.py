@@ -544,3 +544,41 @@ def test_warm_start_across_losses(problem, monkeypatch):
     assert abs(warm.results_[0].dual - serial.results_[0].dual) <= 1e-6 * abs(
         serial.results_[0].dual
     )
+
+
+def test_solves_side_by_side_hold_cores_of_their_own(problem, monkeypatch):
+    """One-vs-rest sub-problems solved side by side, each on threads: each solve pins its
+    threads to processors no other running solve holds (all of them pinned to the first few
+    would spin on each other's cores), and gives them back when it ends."""
+    from linsvm.solvers import dcd_threads
+
+    monkeypatch.setattr(dcd_threads, "_usable_cpus", lambda: list(range(8)))
+    a, b = dcd_threads.claim_cpus(3), dcd_threads.claim_cpus(3)
+    assert (a, b, dcd_threads.claim_cpus(3)) == ([0, 1, 2], [3, 4, 5], [])  # ([]: unpinned)
+    dcd_threads.release_cpus(a)
+    assert dcd_threads.claim_cpus(2) == [0, 1]
+    dcd_threads.release_cpus([0, 1])
+    dcd_threads.release_cpus(b)
+
+    claims = []
+    claim = dcd_threads.claim_cpus
+
+    def recorded(n_threads):
+        held = set(dcd_threads._held_cpus)
+        cpus = claim(n_threads)
+        claims.append((held, cpus))
+        return cpus
+
+    monkeypatch.setattr(dcd_threads, "claim_cpus", recorded)
+    monkeypatch.setattr(dcd_async, "claim_cpus", recorded)
+    monkeypatch.setattr(dcd_threads, "_pin_to", lambda cpu: None)
+    monkeypatch.setattr(_dual_threads, "THREAD_MIN_NNZ", 1)
+    X, _ = problem
+    labels = np.arange(X.shape[0]) % 4  # (four sub-problems side by side, two threads each)
+    with pytest.warns(linsvm.ConvergenceWarning):  # (5 outer iterations: enough here)
+        model = linsvm.train(X, labels, solver=3, max_iter=5, n_jobs=8, thread_scheme="async")
+    assert [r.figures["n_threads"] for r in model.results_] == [2] * 4
+    assert len(claims) == 4
+    for held, cpus in claims:  # each solve's processors held by no other running then
+        assert len(cpus) == 2 and not held & set(cpus)
+    assert dcd_threads._held_cpus == set()  # all given back

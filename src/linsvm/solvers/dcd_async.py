@@ -138,7 +138,8 @@ from .dcd_threads import (
     _drop_shrunk_on_threads,
     _end_iteration,
     _prepare_chunk,
-    _usable_cpus,
+    claim_cpus,
+    release_cpus,
     run_pinned,
 )
 from .svr import svr_coordinate, svr_pass
@@ -1069,9 +1070,10 @@ class AsyncThreads:
         self._phase_seconds = np.zeros(0)
         self.phase_rates: dict[int, float] = {}  # seconds a row by thread count (``set_run``)
         self._sync = np.zeros(_SYNC_SIZE, dtype=np.int64)
-        self._cpus = _usable_cpus()
+        self._cpus = []
         self._pool = None
         if not self.simulate:
+            self._cpus = claim_cpus(T)
             self._pool = ThreadPoolExecutor(max_workers=T, thread_name_prefix="linsvm-async")
             # What the first outer iteration on the threads would otherwise pay, and the
             # schedule count against them: the threads started, and the pages of the arrays
@@ -1201,3 +1203,5 @@ class AsyncThreads:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+        release_cpus(self._cpus)
+        self._cpus = []

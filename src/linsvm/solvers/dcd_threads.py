@@ -79,6 +79,7 @@ thread, before the threads are tried again (``ON_CORE_MIN``, ``OFF_CORE_BACKOFF`
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -989,6 +990,34 @@ def _usable_cpus() -> list[int]:
         return list(range(os.cpu_count() or 1))
 
 
+# The processors held by the threaded solves running now. One-vs-rest sub-problems solved side
+# by side each run threads of their own: each solve takes processors no other holds, so that
+# four solves of 4 threads on 16 cores use the 16, not the first 4 four times over (pinned,
+# spinning on each other's cores).
+_held_lock = threading.Lock()
+_held_cpus: set[int] = set()
+
+
+def claim_cpus(n_threads: int) -> list[int]:
+    """``n_threads`` processors for one solve's threads, none held by another solve (in the
+    order of ``_usable_cpus``), held until ``release_cpus``; [] when too few are free: the
+    threads then run unpinned and wait by yielding (``run_pinned``)."""
+    usable = _usable_cpus()
+    with _held_lock:
+        free = [cpu for cpu in usable if cpu not in _held_cpus]
+        if n_threads > len(free):
+            return []
+        chosen = free[:n_threads]
+        _held_cpus.update(chosen)
+    return chosen
+
+
+def release_cpus(cpus: list[int]) -> None:
+    """Give back what ``claim_cpus`` returned."""
+    with _held_lock:
+        _held_cpus.difference_update(cpus)
+
+
 def _pin_to(cpu: int) -> None:
     """Keep the calling thread on one processor. Threads that meet every few microseconds
     must not share one: the scheduler, waking one beside the other on the same processor,
@@ -1002,10 +1031,10 @@ def _pin_to(cpu: int) -> None:
 def run_pinned(pool: ThreadPoolExecutor, cpus: list[int], sync: np.ndarray, n_threads: int,
                work: Callable[[int], None]) -> bool:  # fmt: skip
     """``work(t)`` for every thread t < ``n_threads`` on the pool, each pinned to a processor
-    of its own (``cpus``: ``_usable_cpus()``) when there are enough; returns once all are
+    of its own (``cpus``: from ``claim_cpus``) when there are enough; returns once all are
     done. sync[_SYNC_SPINS] is set first: waits spin before yielding only when every thread
     has a core of its own. Returns whether they had."""
-    own_cores = n_threads <= len(cpus)
+    own_cores = 0 < n_threads <= len(cpus)
     sync[_SYNC_SPINS] = WAIT_SPINS if own_cores else 0
 
     def side(t: int) -> None:
@@ -1118,8 +1147,9 @@ class ThreadedRounds:
         self.round_changes = np.zeros(int(keep_round_changes))
         self._sync = np.zeros(_SYNC_HANDED + _LINE * (T + 1), dtype=np.int64)
         self._pool = None
-        self._cpus = _usable_cpus()
+        self._cpus = []
         if not self.simulate:
+            self._cpus = claim_cpus(T)
             self._pool = ThreadPoolExecutor(max_workers=T, thread_name_prefix="linsvm-dcd")
 
     def advance(self, n_epochs: int) -> None:
@@ -1188,6 +1218,8 @@ class ThreadedRounds:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+        release_cpus(self._cpus)
+        self._cpus = []
 
 
 class ThreadPlace:

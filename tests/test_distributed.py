@@ -149,6 +149,25 @@ def test_the_round_cap_warns_as_every_cap_does(client):
     assert model.results_[0].stop_reason == "max_iter"
 
 
+def test_a_cluster_without_workers_yet_is_waited_for(monkeypatch):
+    """Workers that have not joined yet (a cluster just started, a nanny restarting one):
+    training waits for one, up to REPLACEMENT_WAIT_SECONDS, then refuses in one line."""
+    from linsvm.distributed import cocoa
+
+    X, y = text_like(n_rows=200, n_features=50, nnz=5, seed=3)
+    monkeypatch.setattr(cocoa, "REPLACEMENT_WAIT_SECONDS", 20.0)
+    cluster = distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None)
+    with cluster, distributed.Client(cluster) as empty:
+        threading.Timer(0.5, cluster.scale, (1,)).start()
+        model = dist.train(X, y, client=empty, solver=1, eps=1e-3)
+        assert model.results_[0].converged
+    monkeypatch.setattr(cocoa, "REPLACEMENT_WAIT_SECONDS", 0.3)
+    cluster = distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None)
+    with cluster, distributed.Client(cluster) as empty:
+        with pytest.raises(InvalidInputError, match=r"has no workers \(waited 0.3 s for one\)"):
+            dist.train(X, y, client=empty, solver=1)
+
+
 def test_a_killed_worker_does_not_change_the_model(client):
     X, y = text_like(n_classes=3, seed=6)
     common = dict(client=client, solver=1, C=1.0, eps=1e-6, snapshot_every=3, max_rounds=500)
@@ -181,6 +200,7 @@ def test_a_worker_killed_mid_round_on_file_shards(client, files):
     model is the uninterrupted run's."""
     common = dict(client=client, solver=1, C=1.0, eps=1e-6, snapshot_every=4,
                   n_partitions=4, max_rounds=500)  # fmt: skip
+    client.wait_for_workers(2, timeout=60)  # (the test before killed one: its nanny restarts it)
     uninterrupted = dist.train(files["whole"], **common)
     events = []
     killed = []

@@ -227,9 +227,11 @@ def train_cocoa(
     max_rounds = _count(max_rounds, "max_rounds")
     snapshot_every = _count(snapshot_every, "snapshot_every")
     check_client(client)
-    n_workers = len(_workers(client))
+    n_workers = len(_workers_soon(client))
     if n_workers == 0:
-        raise InvalidInputError("the Dask cluster has no workers")
+        raise InvalidInputError(
+            f"the Dask cluster has no workers (waited {REPLACEMENT_WAIT_SECONDS:g} s for one)"
+        )
     if n_partitions is None:
         n_partitions = n_workers
     n_partitions = _count(n_partitions, "n_partitions")
@@ -783,6 +785,15 @@ def check_client(client) -> None:
 def _workers(client) -> list[str]:
     """The cluster's workers' addresses, sorted."""
     return sorted(client.scheduler_info(n_workers=-1)["workers"])
+
+
+def _workers_soon(client) -> list[str]:
+    """``_workers``; when there are none yet, waits up to ``REPLACEMENT_WAIT_SECONDS`` for one
+    (a cluster just started, or a nanny restarting a worker killed a moment before)."""
+    deadline = time.monotonic() + REPLACEMENT_WAIT_SECONDS
+    while not (workers := _workers(client)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return workers
 
 
 def _count(value, name: str) -> int:

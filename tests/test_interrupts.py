@@ -349,7 +349,9 @@ def test_folds_queued_when_ctrl_c_comes_never_start(problem, search, monkeypatch
                                              eps=1e-12, max_iter=1_000_000, n_jobs=2,
                                              hook=hook)  # fmt: skip
     assert hook.sent
-    assert len(started) <= 4  # (the two folds running, and any started before the handler)
+    # (the folds running, and those the other thread started before the main thread ran the
+    # handler: a few, more on a busy machine; all 40 were trained before)
+    assert len(started) <= 20
 
 
 COMMAND_LOADING = """

@@ -30,13 +30,18 @@ PARALLEL_MIN_NNZ = 200_000
 R = TypeVar("R")
 
 
-def usable_cores() -> int:
-    """The processors this process may run on (its affinity mask, as ``taskset`` or a
-    container's cpuset sets it; the machine's count where that cannot be asked)."""
+def usable_cpus() -> list[int]:
+    """The processors this process may run on, sorted (its affinity mask, as ``taskset`` or a
+    container's cpuset sets it; all the machine's where that cannot be asked)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        return sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        return list(range(os.cpu_count() or 1))
+
+
+def usable_cores() -> int:
+    """How many processors this process may run on (``usable_cpus``), at least 1."""
+    return max(1, len(usable_cpus()))
 
 
 def effective_n_jobs(n_jobs: int | None) -> int:

@@ -151,14 +151,13 @@ from ..objective import (
     svr_objectives_maintained,
     weights_from_dual,
 )
-from ..parallel import cast_rows, for_chunks, work_chunks
+from ..parallel import cast_rows, for_chunks, usable_cores, work_chunks
 from ..partitioned import stopping_measure
 from . import _base, _dual, svr
 from ._base import Hook, Progress, Solution, Subproblem, check_eps
 from ._cuda_compat import prepare_numba_cuda, prepare_simulator
 from ._dual import I_ACTIVE, I_CONVERGED, I_ITER
 from .dcd import _F_PGMAX_NEW, _F_PGMAX_OLD, _F_PGMIN_NEW, _F_PGMIN_OLD, prepare_records
-from .dcd_threads import _usable_cpus
 from .svr import _F_GMAX_NEW, _F_GMAX_OLD, _F_GNORM1_INIT, _F_GNORM1_NEW
 
 # The integer state: _dual's (I_ACTIVE, I_ITER, I_CONVERGED), then the rows shrunk now; the
@@ -981,7 +980,7 @@ def host_threads() -> int:
     start, w and the objectives at the end): every core this process may use, idle while the
     GPU works; results vary in their last bits with the count, as the GPU's own do run to
     run."""
-    return len(_usable_cpus())
+    return usable_cores()
 
 
 def _kernels():

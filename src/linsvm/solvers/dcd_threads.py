@@ -95,6 +95,7 @@ from .._intrinsics import (
     yield_core,
 )
 from ..objective import LOSS_SQUARED_HINGE
+from ..parallel import usable_cpus as _usable_cpus
 from ..sparse_rows import row_dot, row_dot_and_split
 from ._dual import (
     I_ACTIVE,
@@ -980,14 +981,6 @@ def feature_owners(blocks: np.ndarray, n_features: int, n_threads: int) -> np.nd
         cuts = np.searchsorted(cumulative, targets, side="left") + 1
         owner_start[1:n_threads] = np.minimum(cuts << OWNER_BLOCK_SHIFT, n_features)
     return np.maximum.accumulate(owner_start)
-
-
-def _usable_cpus() -> list[int]:
-    """The processors this process may run on (all of them where that cannot be asked)."""
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return list(range(os.cpu_count() or 1))
 
 
 # The processors held by the threaded solves running now. One-vs-rest sub-problems solved side

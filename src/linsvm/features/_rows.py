@@ -190,8 +190,11 @@ def mapped_row(indptr, indices, data, i, params, cols, vals) -> int:
         # Hashed columns come in any order. Exact ones are already ascending: the x_j below
         # n_input, then the pairs by (k, j), then the constant.
         order = np.argsort(cols[:m], kind="mergesort")
-        cols[:m] = cols[:m][order]
-        vals[:m] = vals[:m][order]
+        sorted_cols = cols[:m][order]
+        sorted_vals = vals[:m][order]
+        for t in range(m):
+            cols[t] = sorted_cols[t]
+            vals[t] = sorted_vals[t]
     # add the entries that share a column; drop exact zeros
     out = 0
     for t in range(m):

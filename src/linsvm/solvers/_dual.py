@@ -104,7 +104,8 @@ def active_set(rows: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
 @njit(cache=True, nogil=True)
 def reset_active(active, trainable_rows) -> int:
     n = trainable_rows.shape[0]
-    active[:n] = trainable_rows
+    for s in range(n):
+        active[s] = trainable_rows[s]
     return n
 
 
@@ -172,7 +173,8 @@ def prefetch_rows(order, start, stop, indptr, indices, data, rec_flat, rec_width
 def visiting_order(active, n_active, order, bucket_order, bucket_size, buckets_per_group, rng):
     """This iteration's order: random groups of buckets, rows shuffled within each group."""
     if bucket_size == 1 and buckets_per_group == 1:  # a plain permutation (LIBLINEAR's)
-        order[:n_active] = active[:n_active]
+        for s in range(n_active):
+            order[s] = active[s]
         shuffle(order, 0, n_active, rng)
         return
     n_buckets = (n_active + bucket_size - 1) // bucket_size

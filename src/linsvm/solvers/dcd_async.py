@@ -528,7 +528,8 @@ def _end_epoch(active, istate, fstate, removed, trainable, acc, eps, regression,
         n_rows = rec.shape[0]
         for i in range(n_rows):
             rec[i, _ALPHA] = kept_alpha[i]
-        wx[:n_weights] = kept_alpha[n_rows:]
+        for j in range(n_weights):
+            wx[j] = kept_alpha[n_rows + j]
         for s in range(n_active):
             removed[active[s]] = 0
         if control[_C_FLUSH_ROWS] > 1:
@@ -551,7 +552,8 @@ def _keep(t, n_threads, rec, wx, n_weights, kept_alpha) -> None:
     for i in range(n_rows * t // n_threads, n_rows * (t + 1) // n_threads):
         kept_alpha[i] = rec[i, _ALPHA]
     lo, hi = _weight_range(t, n_threads, n_weights)
-    kept_alpha[n_rows + lo:n_rows + hi] = wx[lo:hi]
+    for j in range(lo, hi):
+        kept_alpha[n_rows + j] = wx[j]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -676,7 +678,8 @@ def run_threads(
         n_chunks = atomic_load(sync, _SYNC_N_CHUNKS)
         if replicas:  # (every replica w as the outer iteration starts)
             if t > 0:
-                replica[:] = wx[:n_weights]
+                for j in range(n_weights):
+                    replica[j] = wx[j]
             seen[t, :n_chunks] = 0
             seen[t, last] = 0
         else:

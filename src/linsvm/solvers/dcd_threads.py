@@ -308,11 +308,13 @@ def _drop_shrunk_on_threads(t, n_threads, active, n_active, removed, kept, scrat
             start = n_kept
         n_kept += int(kept[u])
     mine = int(kept[t])
-    scratch[start:start + mine] = active[lo:lo + mine]
+    for s in range(mine):
+        scratch[start + s] = active[lo + s]
     _barrier(sync, n_threads)
     first = n_kept * t // n_threads
     last = n_kept * (t + 1) // n_threads
-    active[first:last] = scratch[first:last]
+    for s in range(first, last):
+        active[s] = scratch[s]
     _barrier(sync, n_threads)
     return n_kept
 
@@ -781,7 +783,8 @@ def run_threads(
             if in_sequence:  # the hot weights' changes so far, from the thread before
                 if t > 0:
                     _wait_while_equal(sync, _SYNC_HANDED + _LINE * t, rounds_done - 1)
-                    hot[:] = handed[t - 1]
+                    for k in range(hot.shape[0]):
+                        hot[k] = handed[t - 1, k]
                 else:
                     hot[:] = 0.0
             _steps(

@@ -408,7 +408,8 @@ def l1r_lr_kernel(
     gnorm1_init = fstate[LR_GNORM1_INIT]
     gnorm1_new = fstate[LR_GNORM1_NEW]
     w_norm = fstate[LR_W_NORM]
-    wpd[:] = w
+    for j in range(n_w):
+        wpd[j] = w[j]
 
     if istate[LR_STARTED] == 0:
         istate[LR_STARTED] = 1
@@ -537,7 +538,8 @@ def l1r_lr_kernel(
             n_ls += 1
 
         if n_ls < MAX_LINE_SEARCH:
-            w[:] = wpd
+            for j in range(n_w):
+                w[j] = wpd[j]
             w_norm = w_norm_new
             loss_sum = 0.0
             for i in range(n_rows):
@@ -552,7 +554,8 @@ def l1r_lr_kernel(
                 loss_sum += C[i] * (max(-zi, 0.0) + tail_new[i])
         else:
             istate[LR_FAILURES] += 1
-            wpd[:] = w
+            for j in range(n_w):
+                wpd[j] = w[j]
             margins(colptr, rowpos, vals, w, z)
             loss_sum = _logistic_state(z, C, e, tail, tau, D)
 

@@ -188,7 +188,7 @@ def _sorted_pairs(vals, rows, k, largest, out_rows) -> None:
         while e < k and v[e] == v[s]:
             e += 1
         if e - s > 1:
-            r[s:e] = np.sort(r[s:e])
+            r[s:e].sort()
         s = e
     for s in range(k):
         out_rows[s] = r[k - 1 - s] if largest else r[s]

@@ -80,6 +80,18 @@ def test_both_classes_roughly_balanced(small):
     assert 0.4 < np.mean(y > 0) < 0.6
 
 
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(n_samples=20000, n_features=10000, nnz_per_row=1),
+     dict(n_samples=2000, n_features=2, nnz_per_row=5),
+     dict(n_samples=2001, n_features=50, nnz_per_row=1, informative=0.5, zipf_exponent=2)],
+)  # fmt: skip
+def test_classes_balanced_when_many_rows_tie_at_the_median(kwargs):
+    """Short rows share scores (often 0): a coin on each tied row left 62% of one class."""
+    _, y = make_text_classification(**kwargs, label_noise=0.0, random_state=0)
+    assert np.count_nonzero(y == 1) == kwargs["n_samples"] // 2
+
+
 def test_label_noise_rate():
     kw = dict(n_samples=20000, n_features=3000, nnz_per_row=15, random_state=5)
     X, y_clean = make_text_classification(label_noise=0.0, **kw)
@@ -114,6 +126,12 @@ def test_small_vocabulary_rows_still_distinct():
         dict(n_samples=10, label_noise=0.6),
         dict(n_samples=10, zipf_exponent=-1),
         dict(n_samples=10, dtype=np.int32),
+        dict(n_samples=10, dtype="foo"),
+        dict(n_samples=2.7),
+        dict(n_samples=float("nan")),
+        dict(n_samples=10, n_features=2.5),
+        dict(n_samples=10, nnz_per_row="5"),
+        dict(n_samples=10, informative="0.1"),
     ],
 )
 def test_invalid_arguments(kwargs):

@@ -236,12 +236,48 @@ def test_bad_feature_map_lines_are_refused_in_one_line(tmp_path, edit, message):
         {"hash_bits": 32},
         {"hash_bits": 2.5},
         {"degree": 1, "hash_bits": 4, "gamma": 1.0},
+        {"degree": 2.0},  # (its model file would say "degree 2.0", which no reader takes)
+        {"degree": True, "hash_bits": 4},
+        {"hash_bits": 10, "n_input": 2**32},  # (pair keys hold j + 1 in 32 bits)
     ],
 )
 def test_bad_maps_are_one_line_errors(kwargs):
     with pytest.raises(InvalidInputError) as info:
         FeatureMap(**kwargs)
     assert "\n" not in str(info.value)
+
+
+def test_hashed_pairs_of_indices_beyond_32_bits_are_refused_not_merged(tmp_path, capsys):
+    """A key packs j + 1 and k + 1 into 32 bits each: at index 2^32 the features x_J, x_0^2,
+    x_0 x_J, x_J^2 had one key, one column, and the collision count said none collided."""
+    J = 2**32
+    X = sp.csr_matrix(([1.0, 1.0], np.array([0, J]), [0, 2]), shape=(1, J + 1))
+    with pytest.raises(InvalidInputError, match="at most 4294967295 input features"):
+        FeatureMap(hash_bits=20).bind(J + 1)
+    with pytest.raises(InvalidInputError, match="at most 4294967295 input features"):
+        linsvm.train(sp.vstack([X, X]).tocsr(), [1, -1], feature_map=FeatureMap(hash_bits=8))
+    bound = FeatureMap(hash_bits=20).bind(J - 1)  # the widest input a pair key holds
+    assert bound.n_input == J - 1
+    data = tmp_path / "huge.svm"
+    data.write_text(f"+1 1:1 {J + 1}:1\n-1 2:1\n")
+    assert main(["train", "--poly2", "--hash-bits", "10", str(data), str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "at most 4294967295 input features" in err and "\n" not in err
+
+
+def test_prediction_on_values_the_map_overflows_is_refused():
+    """Training refuses values the map would square past float64; prediction on such finite
+    values gave a NaN or infinite decision value and an arbitrary label."""
+    X, y = sparse_problem()
+    big = X[:3].toarray()
+    big[1, 0] = 1e200
+    model = linsvm.train(X, y, solver=1, feature_map=FeatureMap())
+    estimator = linsvm.LinearSVC(feature_map=FeatureMap()).fit(X, y)
+    for predict in (model.predict, model.decision_function, estimator.predict):
+        for rows in (big, sp.csr_matrix(big)):
+            with pytest.raises(InvalidInputError, match=r"overflow the feature map.*\(row 1\)"):
+                predict(rows)
+    model.predict(big[[0, 2]])  # (the other rows predict)
 
 
 def test_too_wide_exact_maps_ask_for_hashing():

@@ -356,6 +356,14 @@ def test_bad_parameters_are_refused_at_fit():
             Poly2Features(**params).fit(X)
 
 
+@pytest.mark.parametrize("params", [{"hash_bits": 0}, {"hash_bits": 2.0},
+                                    {"input_type": "bogus"}, {"input_type": None}])  # fmt: skip
+def test_token_hasher_checks_its_parameters_at_fit(params):
+    """As FeatureHasher: a bad parameter fails at fit, not at the first transform."""
+    with pytest.raises(InvalidInputError):
+        TokenHasher(**params).fit([["a"]])
+
+
 def test_pickle_and_clone():
     X = _sparse()
     for t in [Poly2Features(gamma=0.5, coef0=1.0), Poly2Features(hash_bits=9), TokenHasher(9)]:

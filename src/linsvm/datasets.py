@@ -8,6 +8,7 @@ dozen non-zeros per row, a long-tailed vocabulary, tf-idf values and L2-normalis
 from __future__ import annotations
 
 import math
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -107,7 +108,7 @@ def _fill_rows(indptr, indices, data, feature_of_rank, idf_of_rank, exponent, se
         if k <= 64:
             _insertion_sort(keys, 0, k)
         else:
-            keys[:k] = np.sort(keys[:k])
+            keys[:k].sort()
         sq = 0.0
         for j in range(k):
             key = keys[j]
@@ -167,8 +168,10 @@ def make_text_classification(
       their frequency (so that most rows meet several of them, as most documents hold some
       topical words). The score ``s_i = x_i' w_planted`` is thresholded at its median (the
       small offset that balances the classes): ``y_i = +1`` if ``s_i > median``, ``-1`` if
-      below, a fair coin on ties (rows holding no informative feature). Finally each label is
-      flipped with probability ``label_noise``.
+      below; rows at the median (those holding no informative feature, when many do) are
+      +1 in random order until the classes are balanced (``n_samples // 2`` rows +1 when
+      the rows at the median allow it). Finally each label is flipped with probability
+      ``label_noise``.
 
     Parameters
     ----------
@@ -201,6 +204,13 @@ def make_text_classification(
     non-zero); memory is the output plus O(n_features) work space: 4 million rows of 40
     non-zeros take 1.9 GB in float64/int32.
     """
+    for name, value in (("n_samples", n_samples), ("n_features", n_features)):
+        if isinstance(value, bool) or not isinstance(value, Integral):
+            raise InvalidInputError(f"{name} must be an integer, got {value!r}")
+    for name, value in (("nnz_per_row", nnz_per_row), ("zipf_exponent", zipf_exponent),
+                        ("informative", informative), ("label_noise", label_noise)):  # fmt: skip
+        if isinstance(value, bool) or not isinstance(value, Real):
+            raise InvalidInputError(f"{name} must be a number, got {value!r}")
     n_samples = int(n_samples)
     n_features = int(n_features)
     if n_samples < 1:
@@ -215,7 +225,10 @@ def make_text_classification(
         raise InvalidInputError(f"informative must be in (0, 1], got {informative}")
     if not 0 <= label_noise <= 0.5:
         raise InvalidInputError(f"label_noise must be in [0, 0.5], got {label_noise}")
-    dtype = np.dtype(dtype)
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise InvalidInputError(f"dtype must be float32 or float64, got {dtype!r}") from None
     if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise InvalidInputError(f"dtype must be float32 or float64, got {dtype}")
 
@@ -256,8 +269,15 @@ def make_text_classification(
 
     score = X @ w_planted
     threshold = np.median(score)
-    coin = np.where(rng.random(n_samples) < 0.5, 1.0, -1.0)
-    y = np.where(score > threshold, 1.0, np.where(score < threshold, -1.0, coin))
+    y = np.where(score > threshold, 1.0, -1.0)
+    # Rows at the median (those holding no informative feature, when many do) are +1 in
+    # random order until the classes are balanced: a coin each would leave them unbalanced by
+    # as many rows as lie on one side of the median more than on the other.
+    tie_key = rng.random(n_samples)
+    tied = np.flatnonzero(score == threshold)
+    n_positive_ties = min(max(n_samples // 2 - int(np.count_nonzero(score > threshold)), 0),
+                          tied.shape[0])  # fmt: skip
+    y[tied[np.argsort(tie_key[tied], kind="stable")[:n_positive_ties]]] = 1.0
     flip = rng.random(n_samples) < label_noise
     y[flip] = -y[flip]
     return X, y

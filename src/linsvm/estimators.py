@@ -67,8 +67,9 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .data import as_csr, group_labels, minus_one_first
+from .data import all_finite, as_csr, group_labels, minus_one_first
 from .features import FeatureMap
+from .features.maps import map_overflow
 from .model import Model
 from .problems import silenced
 from .solvers import CLASSIFICATION, MAP_MODES, SOLVERS
@@ -366,6 +367,9 @@ class _LiblinearMixin:
             accept_large_sparse=True,
         )  # fmt: skip
         Z = self.feature_map_.transform(as_csr(X), n_jobs=getattr(self, "n_jobs", None) or 1)
+        if not all_finite(Z.data):
+            first = int(np.flatnonzero(~np.isfinite(Z.data))[0])
+            raise map_overflow(int(np.searchsorted(Z.indptr, first, side="right")) - 1)
         return safe_sparse_dot(Z, self.coef_.T, dense_output=True) + self.intercept_
 
     def _intercept(self, model: Model) -> np.ndarray | float:

@@ -17,6 +17,7 @@ from .data import all_finite, as_csr, dense_values
 from .errors import InvalidInputError, ModelFormatError
 from .features import FeatureMap
 from .features._rows import mapped_dot
+from .features.maps import map_overflow
 from .io.model_file import (
     ModelFields,
     format_model_text,
@@ -198,8 +199,13 @@ class Model:
                     _mapped_decision(part, indices, data, coef, offset, out[r0:r1], fparams)
 
             for_row_chunks(indptr, n_jobs, rows)
-            if not all_finite(out.ravel()) and not all_finite(X.data):
-                raise InvalidInputError("X contains NaN or infinity")
+            if not all_finite(out.ravel()):
+                if not all_finite(X.data):
+                    raise InvalidInputError("X contains NaN or infinity")
+                if fparams is not None:
+                    # finite values whose squares or products overflow: the decision value
+                    # would be NaN and the label arbitrary (training refuses such values)
+                    raise map_overflow(int(np.flatnonzero(~np.isfinite(out).all(axis=1))[0]))
         else:
             X = _dense_input(X, self.n_features)
             m = min(X.shape[1], self.n_features)

@@ -42,6 +42,8 @@ from ._rows import (
 # An exact degree-2 map wider than this needs hashing: its w alone would take 2 GiB.
 MAX_EXACT_FEATURES = 2**28
 MAX_HASH_BITS = 31
+# Input features a hashed degree-2 map can key (a key holds j + 1 and k + 1 in 32 bits each).
+MAX_HASHED_PAIR_INPUT = 2**32 - 1
 # Work on phi(X) in bounded memory takes rows in chunks of about this many mapped entries.
 CHUNK_ENTRIES = 1 << 22
 # ``estimate_collisions`` counts exactly while X maps to at most about this many entries;
@@ -49,6 +51,15 @@ CHUNK_ENTRIES = 1 << 22
 COLLISION_SAMPLE_KEYS = 1 << 19
 # ... but never on fewer columns than this (a small hashed space is counted whole).
 COLLISION_MIN_COLUMNS = 1 << 12
+
+
+def map_overflow(row: int) -> InvalidInputError:
+    """The error for finite inputs whose squares or products overflow float64 in phi(x) (at
+    prediction: the decision value would be NaN or infinite and the label arbitrary; training
+    refuses such values before mapping)."""
+    return InvalidInputError(
+        f"X's values overflow the feature map in float64 (row {row}); scale the features"
+    )
 
 
 @dataclass(frozen=True)
@@ -74,8 +85,16 @@ class FeatureMap:
     n_input: int | None = None
 
     def __post_init__(self) -> None:
-        if self.degree not in (1, 2):
-            raise InvalidInputError(f"the feature map's degree must be 1 or 2, not {self.degree!r}")
+        if (
+            isinstance(self.degree, bool)
+            or not isinstance(self.degree, (int, np.integer))
+            or self.degree not in (1, 2)
+        ):
+            # (2.0 == 2, but the model file's header would say "degree 2.0", which no reader
+            # takes back)
+            raise InvalidInputError(
+                f"the feature map's degree must be the integer 1 or 2, not {self.degree!r}"
+            )
         if self.degree == 1 and self.hash_bits is None:
             raise InvalidInputError("a degree-1 feature map only hashes: give hash_bits")
         if self.degree == 1 and (self.gamma is not None or self.coef0 is not None):
@@ -95,6 +114,18 @@ class FeatureMap:
             )
         if self.n_input is not None and self.n_input < 0:
             raise InvalidInputError(f"n_input must be >= 0, got {self.n_input}")
+        if (
+            self.degree == 2
+            and self.hash_bits is not None
+            and self.n_input is not None
+            and self.n_input > MAX_HASHED_PAIR_INPUT
+        ):
+            # a pair's hash key packs j + 1 and k + 1 into 32 bits each (``feature_key``):
+            # wider inputs would merge distinct pairs before any hashing
+            raise InvalidInputError(
+                f"a hashed degree-2 map takes at most {MAX_HASHED_PAIR_INPUT} input features, "
+                f"got {self.n_input}"
+            )
 
     # -- binding to data ------------------------------------------------------------------
 
@@ -109,7 +140,7 @@ class FeatureMap:
         if bound.hash_bits is None and bound.n_output > MAX_EXACT_FEATURES:
             raise InvalidInputError(
                 f"the exact degree-2 map of {n_input} features has {bound.n_output} features "
-                f"(more than {MAX_EXACT_FEATURES}); hash them (--hash-bits, e.g. 24)"
+                f"(more than {MAX_EXACT_FEATURES}); hash them (hash_bits / --hash-bits, e.g. 24)"
             )
         return bound
 
@@ -196,6 +227,7 @@ class FeatureMap:
     def chunks(self, X, max_entries: int = CHUNK_ENTRIES) -> list[tuple[int, int]]:
         """Row ranges [r0, r1) of X whose phi holds at most about ``max_entries`` entries each
         (a row longer than that is a range of its own): for work on phi(X) in bounded memory."""
+        X = as_csr(X, check_finite=False)
         ends = np.cumsum(_row_bounds(X.indptr, self.params))
         cuts = [0]
         while cuts[-1] < X.shape[0]:
@@ -206,6 +238,7 @@ class FeatureMap:
 
     def nbytes(self, X) -> int:
         """About how many bytes ``transform(X)`` takes (an upper bound on its entries)."""
+        X = as_csr(X, check_finite=False)
         index_bytes = 4 if self.n_output <= np.iinfo(np.int32).max else 8
         return int(_row_bounds(X.indptr, self.params).sum()) * (8 + index_bytes)
 
@@ -339,7 +372,8 @@ def _append_key(keys, m, key):
     """keys[m] = key, in a larger copy of keys when it is full; (keys, m + 1)."""
     if m == keys.shape[0]:
         grown = np.empty(2 * m + 1024, dtype=np.uint64)
-        grown[:m] = keys
+        for t in range(m):
+            grown[t] = keys[t]
         keys = grown
     keys[m] = key
     return keys, m + 1

@@ -146,13 +146,18 @@ def _where(doc_ptr: np.ndarray, t: int) -> str:
     return f"document {d}, token {t - int(doc_ptr[d])}"
 
 
+def _check_input_type(input_type) -> str:
+    if not isinstance(input_type, str) or input_type not in INPUT_TYPES:
+        raise InvalidInputError(f"input_type must be one of {INPUT_TYPES}, got {input_type!r}")
+    return input_type
+
+
 def _flatten(documents, input_type: str):
     """(tokens: list of str, doc_ptr: (n_docs + 1,) int64, values: float64 array or None).
 
     Per document: one ``tuple``/``len`` call through ``map``; per token: C-level copies only.
     """
-    if input_type not in INPUT_TYPES:
-        raise InvalidInputError(f"input_type must be one of {INPUT_TYPES}, got {input_type!r}")
+    _check_input_type(input_type)
     if isinstance(documents, (str, bytes)) or not isinstance(documents, Iterable):
         raise InvalidInputError(
             "documents must be an iterable of documents (each an iterable of str tokens, a "

@@ -16,7 +16,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 
 from ..data import as_csr
 from .maps import FeatureMap
-from .tokens import hash_tokens
+from .tokens import _check_hash_bits, _check_input_type, hash_tokens
 
 __all__ = ["Poly2Features", "TokenHasher"]
 
@@ -138,7 +138,9 @@ class TokenHasher(TransformerMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     def fit(self, X=None, y=None):
-        """Nothing to learn; returns self."""
+        """Nothing to learn: checks the parameters (as FeatureHasher does); returns self."""
+        _check_hash_bits(self.hash_bits)
+        _check_input_type(self.input_type)
         return self
 
     def transform(self, X) -> sp.csr_matrix:

@@ -203,7 +203,10 @@ class FeatureMap:
         bound = _row_bounds(indptr, params)
         room = np.zeros(n_rows + 1, dtype=np.int64)
         np.cumsum(bound, out=room[1:])
-        index_dtype = np.int32 if self.n_output <= np.iinfo(np.int32).max else np.int64
+        # int32 only when both the columns and the entries fit: a row pointer cast to int32
+        # past 2^31 entries would wrap (scipy then checks only what it is given)
+        fits = max(self.n_output, int(room[-1])) <= np.iinfo(np.int32).max
+        index_dtype = np.int32 if fits else np.int64
         cols = np.empty(int(room[-1]), dtype=index_dtype)
         vals = np.empty(int(room[-1]))
         lengths = np.empty(n_rows, dtype=np.int64)
@@ -239,8 +242,9 @@ class FeatureMap:
     def nbytes(self, X) -> int:
         """About how many bytes ``transform(X)`` takes (an upper bound on its entries)."""
         X = as_csr(X, check_finite=False)
-        index_bytes = 4 if self.n_output <= np.iinfo(np.int32).max else 8
-        return int(_row_bounds(X.indptr, self.params).sum()) * (8 + index_bytes)
+        entries = int(_row_bounds(X.indptr, self.params).sum())
+        index_bytes = 4 if max(self.n_output, entries) <= np.iinfo(np.int32).max else 8
+        return entries * (8 + index_bytes)
 
     def collisions(self, X) -> tuple[int, int]:
         """(distinct mapped features of X's rows, hashed columns they occupy): their difference

@@ -231,6 +231,31 @@ def test_a_link_stays_a_link_and_a_file_keeps_its_permissions(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.model", "real.model"]
 
 
+@pytest.mark.parametrize(
+    "command, replaced",
+    [(["train", "{data}", "{target}"], "the model would replace the training file"),
+     (["train", "--checkpoint", "{target}", "{data}", "{out}"],
+      "the checkpoint would replace the training file"),
+     (["predict", "{data}", "{model}", "{target}"], "the predictions would replace the test file"),
+     (["predict", "{data}", "{target}", "{target}"],
+      "the predictions would replace the model file")],
+)  # fmt: skip
+def test_outputs_never_replace_the_inputs(data, tmp_path, capsys, command, replaced):
+    """LIBLINEAR's programs would overwrite their input here, and linsvm's did: the data or
+    the model lost, exit status 0. Refused in one line before any work, also through a link."""
+    model = tmp_path / "m.model"
+    assert main(["train", "-q", str(data), str(model)]) == 0
+    before = data.read_bytes(), model.read_bytes()
+    link = tmp_path / "link"
+    link.symlink_to(model if "model file" in replaced else data)
+    out = tmp_path / "o"
+    for target in (model if "model file" in replaced else data, link):
+        args = [a.format(data=data, target=target, model=model, out=out) for a in command]
+        assert main(args) == 1
+        assert capsys.readouterr().err == f"linsvm {command[0]}: error: {target}: {replaced}\n"
+    assert (data.read_bytes(), model.read_bytes()) == before
+
+
 def test_a_cache_is_not_written_to_a_device_nor_over_its_data(data, tmp_path, capsys, no_work):
     assert main(["cache", str(data), os.devnull]) == 1
     assert capsys.readouterr().err == (
@@ -241,5 +266,20 @@ def test_a_cache_is_not_written_to_a_device_nor_over_its_data(data, tmp_path, ca
     for target in (data, link):
         assert main(["cache", str(data), str(target)]) == 1
         assert capsys.readouterr().err == (
-            f"linsvm cache: error: {target}: the cache would replace its own data file\n"
+            f"linsvm cache: error: {target}: the cache would replace the data file\n"
         )
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="needs Linux's /proc/self/mem")
+@pytest.mark.parametrize("command", ["train", "predict", "cache"])
+def test_a_read_that_fails_names_its_file(data, tmp_path, capsys, command):
+    """A file whose reads fail (EIO: /proc/self/mem at offset 0) gave "[Errno 5]
+    Input/output error", naming no file."""
+    model = tmp_path / "m.model"
+    assert main(["train", "-q", str(data), str(model)]) == 0
+    bad = "/proc/self/mem"
+    args = {"train": [bad, str(tmp_path / "x.model")],
+            "predict": [bad, str(model), str(tmp_path / "out")],
+            "cache": [bad, str(tmp_path / "x.cache")]}[command]  # fmt: skip
+    assert main([command, *args]) == 1
+    assert capsys.readouterr().err == f"linsvm {command}: error: {bad}: Input/output error\n"

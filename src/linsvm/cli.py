@@ -666,6 +666,15 @@ def run_train(argv: list[str]) -> int:
     return 0
 
 
+def refuse_replacing(output: str, what: str, inputs: list[tuple[str, str]]) -> None:
+    """Refuse an output path that names one of the command's inputs (also through a link):
+    writing it would replace what the command reads, silently (LIBLINEAR's programs do)."""
+    for name, path in inputs:
+        with suppress(OSError):  # (a missing input is the reader's to report)
+            if os.path.samefile(path, output):
+                raise UsageError(f"{output}: the {what} would replace the {name}")
+
+
 def _check_before_reading(opts: TrainOptions) -> None:
     """What can be refused before the data are read: the options, the device, the extra
     --dask needs, the output paths."""
@@ -684,8 +693,10 @@ def _check_before_reading(opts: TrainOptions) -> None:
     # the outputs too: a path that cannot be written is found now, not after training
     if not (opts.n_folds or opts.find_C):
         check_writable(opts.model_file)
+        refuse_replacing(opts.model_file, "model", [("training file", opts.training_file)])
     if opts.checkpoint is not None:
         check_writable(opts.checkpoint)
+        refuse_replacing(opts.checkpoint, "checkpoint", [("training file", opts.training_file)])
 
 
 def _read_training_set(opts: TrainOptions, feature_map) -> tuple[object, np.ndarray, float]:
@@ -1071,6 +1082,8 @@ def run_predict(argv: list[str]) -> int:
         raise UsageError("expected test_file model_file output_file")
     test_file, model_file, output_file = files
     check_writable(output_file)
+    refuse_replacing(output_file, "predictions",
+                     [("test file", test_file), ("model file", model_file)])  # fmt: skip
     model = linsvm.load_model(model_file)
     if probability and not model.is_probability_model:
         raise UsageError(
@@ -1175,9 +1188,7 @@ def run_cache(argv: list[str]) -> int:
         raise UsageError("expected data_file cache_file")
     source, target = files
     check_writable(target, read_back=True)
-    with suppress(OSError):  # (a missing source is the reader's to report)
-        if os.path.samefile(source, target):
-            raise UsageError(f"{target}: the cache would replace its own data file")
+    refuse_replacing(target, "cache", [("data file", source)])
     summary = write_cache(source, target, block_bytes=max(1, int(block_mb * 2**20)),
                           progress=_progress_timer(quiet))  # fmt: skip
     if not quiet:

@@ -229,7 +229,7 @@ def write_cache(
     name = os.fsdecode(os.fspath(source))
     start = time.perf_counter()
     with open(source, "rb") as raw:
-        if raw.peek(len(MAGIC))[: len(MAGIC)] == MAGIC:
+        if _libsvm.starts_as_cache(raw, name):
             raise CacheFormatError(name, "already a linsvm cache, not LIBSVM text")
         writer = _Writer(os.fspath(target), options, int(block_bytes))
         try:

@@ -169,9 +169,8 @@ def read_libsvm(
     n_threads = effective_n_jobs(n_jobs)
     name = os.fsdecode(os.fspath(path))
     with open(path, "rb") as raw:
-        # A binary cache is recognised by its first bytes (peek: nothing is consumed, so a
-        # pipe still reads from its start), whatever the file's name.
-        if raw.peek(_CACHE_MAGIC_SIZE)[:_CACHE_MAGIC_SIZE] == _cache_magic():
+        # a binary cache is recognised by its first bytes, whatever the file's name
+        if starts_as_cache(raw, name):
             from .cache import read_cache_as_libsvm
 
             return read_cache_as_libsvm(path, name, options, n_threads)
@@ -436,13 +435,33 @@ def _text_pieces(
     block: see `_parsed_blocks`."""
     suffix = os.path.splitext(name)[1].lower()
     total = os.fstat(raw.fileno()).st_size
-    if suffix in _STREAM_OPENERS:
-        with _STREAM_OPENERS[suffix](raw) as stream:
-            blocks = _file_blocks(stream, raw, total, BLOCK_SIZE, compressed=True)
+    with naming_read_errors(name):
+        if suffix in _STREAM_OPENERS:
+            with _STREAM_OPENERS[suffix](raw) as stream:
+                blocks = _file_blocks(stream, raw, total, BLOCK_SIZE, compressed=True)
+                yield from _parsed_blocks(blocks, name, options, n_threads, suffix)
+        else:
+            blocks = _file_blocks(raw, raw, total, BLOCK_SIZE, compressed=False)
             yield from _parsed_blocks(blocks, name, options, n_threads, suffix)
-    else:
-        blocks = _file_blocks(raw, raw, total, BLOCK_SIZE, compressed=False)
-        yield from _parsed_blocks(blocks, name, options, n_threads, suffix)
+
+
+@contextlib.contextmanager
+def naming_read_errors(name: str) -> Iterator[None]:
+    """Give the file's name to an OSError of a read that has none (EIO, a device's
+    refusal), so that the command line's one-line error says which file failed."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        raise OSError(exc.errno, exc.strerror, name) from exc
+
+
+def starts_as_cache(raw, name: str) -> bool:
+    """Whether the open file ``raw`` starts with a cache's magic (peek: nothing is consumed,
+    so a pipe still reads from its start)."""
+    with naming_read_errors(name):
+        return raw.peek(_CACHE_MAGIC_SIZE)[:_CACHE_MAGIC_SIZE] == _cache_magic()
 
 
 def _parsed_blocks(

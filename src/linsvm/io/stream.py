@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..parallel import effective_n_jobs
-from .libsvm import _CACHE_MAGIC_SIZE, _cache_magic, _Options, _text_pieces
+from .libsvm import _Options, _text_pieces, starts_as_cache
 
 
 def iter_libsvm(
@@ -27,7 +27,7 @@ def iter_libsvm(
     cache), in file order; 1-based indices as LIBSVM writes them (index 0 is an error)."""
     name = os.fsdecode(os.fspath(path))
     with open(path, "rb") as raw:
-        if raw.peek(_CACHE_MAGIC_SIZE)[:_CACHE_MAGIC_SIZE] == _cache_magic():
+        if starts_as_cache(raw, name):
             raw.close()
             yield from _cache_chunks(path, n_features)
             return

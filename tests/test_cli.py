@@ -173,6 +173,9 @@ def test_cross_validation(small_files, capsys):
         (["train", "--hash-bits", "31", str(A9A)], "--hash-bits 31: a model file holds at most"),
         (["train", "-q", "--memory", "1G", "--max-iter", "0", str(A9A), "{tmp}/m"],
          "block minimisation runs at least one outer iteration"),
+        # (a value option last took the first file as its value)
+        (["compare", str(A9A), str(A9A_T), "-c"], "option -c needs a value"),
+        (["compare", "{tmp}", str(A9A), str(A9A_T), "-o"], "option -o needs a value"),
     ],
 )
 def test_errors_are_one_line(argv, message, capsys, tmp_path):

@@ -468,7 +468,11 @@ def options_first(argv: list[str], value_options: frozenset[str]) -> list[str]:
     while i < len(argv):
         arg = argv[i]
         if arg.startswith("-") and len(arg) > 1:
-            takes_value = arg in value_options and i + 1 < len(argv)
+            takes_value = arg in value_options
+            if takes_value and i + 1 == len(argv):
+                # (moved before the operands alone, it would take the first of them as its
+                # value: "compare A B C -o" would race B and C and write into A)
+                raise UsageError(f"option {arg} needs a value")
             options.extend(argv[i : i + 2] if takes_value else [arg])
             i += 2 if takes_value else 1
         else:

@@ -470,6 +470,32 @@ def test_checkpoint_and_resume_give_the_uninterrupted_model(tmp_path, monkeypatc
 
 
 @pytest.mark.parametrize("solver", [3, 7])
+def test_a_run_resumed_at_another_block_keeps_the_runs_order(tmp_path, monkeypatch, solver):
+    """The epoch mode chooses its order within a block (buckets, prefetch) on the first block
+    it sees; resumed at block 2, a run saw another first block and chose another order (a9a
+    in caches: buckets of 16 against none, w off by 0.68). The order is kept in the checkpoint.
+    Here the choice is made to differ between the first block and the others."""
+    import linsvm.outofcore as outofcore
+
+    first_block: list[float] = []
+
+    def order_of(X_b, *args):
+        first_block[:] = first_block or [float(X_b.data.sum())]
+        return (4, 2) if float(X_b.data.sum()) == first_block[0] else (1, 1)
+
+    monkeypatch.setattr(outofcore, "choose_order", order_of)
+    X, y = problem(n_rows=700, seed=11)
+    options = dict(solver=solver, C=0.7, eps=1e-5, max_outer=500, max_block_bytes=1)
+    whole = train_blocks(ArrayBlocks(X, y, 4), **options)
+    path = tmp_path / "run.ckpt"
+    with stopped_at_checkpoint(monkeypatch, 2):
+        train_blocks(ArrayBlocks(X, y, 4), checkpoint=path, **options)
+    resumed = train_blocks(ArrayBlocks(X, y, 4), resume=path, **options)
+    np.testing.assert_array_equal(resumed.results_[0].w, whole.results_[0].w)
+    assert resumed.results_[0].n_iter == whole.results_[0].n_iter
+
+
+@pytest.mark.parametrize("solver", [3, 7])
 def test_resuming_a_converged_runs_checkpoint_gives_its_model(tmp_path, solver):
     # the last checkpoint of a run that converged: resumed, the same model and no epoch more
     X, y = problem(n_rows=500, seed=11)

@@ -593,7 +593,8 @@ class EpochPlace:
     rows join it (with rows shuffled into blocks when the cache was written, a block's pass is
     as random as the in-memory solver's; docs: "Blocks")."""
 
-    def __init__(self, reader, targets, alpha, epoch_state, bias, loss, seed) -> None:
+    def __init__(self, reader, targets, alpha, epoch_state, bias, loss, seed,
+                 order: tuple[int, int, bool] | None = None) -> None:  # fmt: skip
         self.reader = reader
         self.targets = targets
         self.alpha = alpha
@@ -603,7 +604,9 @@ class EpochPlace:
         self.squared = loss == LOSS_SQUARED_HINGE
         self.seed = seed
         self.n_partitions = reader.n_groups
-        self.order: tuple[int, int, bool] | None = None  # chosen on the first block
+        # (bucket size, buckets a group, prefetch): chosen on the first block unless given
+        # (a resumed run's, from its checkpoint)
+        self.order = order
         self._none = np.zeros(0, dtype=bool)
         self._work: tuple = ()
 

@@ -308,6 +308,11 @@ class _BlocksRun:
         self.targets, self.layout, self.seed = targets, layout, seed
         # the epoch mode's state across blocks and epochs (empty arrays in the classic mode)
         self.W, self.alpha, self.epoch_state = W, alpha, epoch_state
+        # the epoch mode's order within a block (``EpochPlace.order``): chosen on the run's
+        # first block and kept in checkpoints, so that a run resumed at another block visits
+        # rows as the undisturbed run does
+        self.epoch_order: tuple[int, int, bool] | None = None
+        self.place: EpochPlace | BlockPlace | None = None
         self.tolerance = [solvers.solver_tolerance(spec, params.eps, targets.signs(k))
                           for k in range(W.shape[0])]  # fmt: skip
         self.verbose = False
@@ -324,7 +329,7 @@ class _BlocksRun:
         bias, loss = self.params.bias, self.loss
         if self.epochs:
             return EpochPlace(reader, self.targets, self.alpha, self.epoch_state, bias, loss,
-                              self.seed)  # fmt: skip
+                              self.seed, self.epoch_order)  # fmt: skip
         return BlockPlace(reader, self.layout.support, self.targets, self.alpha, self.spec.solve,
                           bias, loss, self.tolerance, self.seed)  # fmt: skip
 
@@ -340,7 +345,7 @@ class _BlocksRun:
         final_loss = np.full(n_vectors, np.nan)
         with stop_on_signals() as stop, Reader(self.layout.source, self.layout.plan,
                                                *reader_at) as reader:  # fmt: skip
-            place = self._place(reader)
+            place = self.place = self._place(reader)
             driver = PartitionedDual(place, IN_TURN, W)
             if finished:  # the last checkpoint of a converged run: its model, no epoch more
                 results = self._solutions(self._check(reader)[1], iterations, CONVERGED)
@@ -493,6 +498,9 @@ class _RunCheckpoints:
                     rng=support.rng.bit_generator.state)  # fmt: skip
         if converged:  # (resumed, it gives the model again instead of another epoch)
             meta["converged"] = True
+        order = getattr(run.place, "order", None)
+        if order is not None:
+            meta["order"] = [int(order[0]), int(order[1]), bool(order[2])]
         arrays = state.arrays()
         arrays.update(W=run.W, alpha=run.alpha, support_rows=support.rows,
                       **run.epoch_state.arrays())  # fmt: skip
@@ -540,6 +548,9 @@ def _restore(path, meta: dict, run: _BlocksRun) -> tuple[int, int, tuple[int, in
                 shape=(support.rows.shape[0], n_cols),
             )
         support.rng.bit_generator.state = stored["rng"]
+        if "order" in stored:
+            bucket_size, buckets_per_group, use_prefetch = stored["order"]
+            run.epoch_order = int(bucket_size), int(buckets_per_group), bool(use_prefetch)
         round_, position = stored["reader"]
         return (int(stored["outer"]), int(stored["group"]), (int(round_), int(position)),
                 stored.get("converged") is True)  # fmt: skip

@@ -349,9 +349,9 @@ def test_truncated_files_are_refused(good_cache, tmp_path):
         cut.write_bytes(data[:size])
         message = refused(cut)
         assert ("empty file" if size == 0 else "truncated") in message, message
-        if size >= 16:  # read_libsvm sees the magic and refuses it the same way
+        if size > 0:  # read_libsvm sees (a start of) the magic and refuses it the same way
             with pytest.raises(CacheFormatError, match="truncated"):
-                read_libsvm(cut)
+                read_libsvm(cut)  # (under 16 bytes it was parsed as text: "bad label")
 
 
 def test_flipped_bytes_are_refused(good_cache, tmp_path):
@@ -432,6 +432,76 @@ def test_crafted_indices_are_refused(good_cache, tmp_path):
     path = tmp_path / "crafted-nan.lsvc"
     path.write_bytes(bytes(data))
     assert refused(path) == f"{path}: block 0 is invalid (row 0: NaN or infinity)"
+
+
+def _indptr_at(cache, k: int) -> int:
+    """The file position of block k's row pointer (int32 indices)."""
+    n_rows, nnz = int(cache.block_rows[k]), int(cache.block_nnz[k])
+    return int(cache._table["offset"][k]) + cache_module._layout(n_rows, nnz, 4, 8)[1]
+
+
+def test_a_forged_row_pointer_that_does_not_start_at_0_is_refused(good_cache, tmp_path):
+    """With the checksums forged, indptr[0] = 3 of a block read whole gave rows of the
+    entries after it and left the caller's last entries unwritten (uninitialised memory in
+    the matrix read_libsvm returned, no error)."""
+    cache = open_cache(good_cache)
+    data = bytearray(good_cache.read_bytes())
+    struct.pack_into("<i", data, _indptr_at(cache, 0), 3)
+    _rechecksum(data, cache)
+    path = tmp_path / "crafted-indptr.lsvc"
+    path.write_bytes(bytes(data))
+    with pytest.raises(CacheFormatError, match=r"block 0 is invalid \(indptr\)"):
+        read_libsvm(path)
+    with open_cache(path) as forged, pytest.raises(CacheFormatError, match="indptr"):
+        forged.row_pointer(0)
+
+
+def test_a_damaged_row_pointer_is_a_checksum_error_when_blocks_are_cut(good_cache, tmp_path):
+    """Cutting stored blocks into pieces (block minimisation on a small budget) reads their
+    row offsets unchecked: a damaged one was a traceback from scipy's constructor."""
+    from linsvm.io.blocks import CacheBlocks
+
+    cache = open_cache(good_cache)
+    data = bytearray(good_cache.read_bytes())
+    struct.pack_into("<i", data, _indptr_at(cache, 1), 7)
+    path = tmp_path / "damaged-indptr.lsvc"
+    path.write_bytes(bytes(data))
+    with open_cache(path) as damaged:
+        with pytest.raises(CacheFormatError, match=r"block 1 is corrupt \(checksum mismatch\)"):
+            CacheBlocks(damaged).split(64)
+
+
+def test_a_damaged_label_is_a_checksum_error_in_block_training(good_cache, tmp_path):
+    """A cache's labels are read for the classes before any block's checksum: one flipped
+    bit was "class label 0.5 of instance 4 is not an integer" (the command line's check)."""
+    from linsvm.cli import integer_labels
+    from linsvm.io.blocks import CacheBlocks
+    from linsvm.outofcore import train_blocks
+
+    cache = open_cache(good_cache)
+    data = bytearray(good_cache.read_bytes())
+    data[int(cache._table["offset"][0]) + 8 * 3 + 6] ^= 0x10  # row 3's label: 1 -> 0.5
+    path = tmp_path / "damaged-label.lsvc"
+    path.write_bytes(bytes(data))
+    with open_cache(path) as damaged, pytest.raises(
+            CacheFormatError, match=r"block 0 is corrupt \(checksum mismatch\)"):  # fmt: skip
+        train_blocks(CacheBlocks(damaged), max_block_bytes=1,
+                     labels_check=lambda y: integer_labels(y, str(path)))  # fmt: skip
+
+
+def test_block_training_on_a_pipe_reads_every_row(tmp_path):
+    """train --memory on a pipe looked for a cache's magic by reading the pipe, then
+    converted what was left of it: the first rows were lost, without a word."""
+    rng = np.random.default_rng(3)
+    rows = [f"{1 if rng.random() < 0.5 else -1} {j}:{rng.normal():.3g}"
+            for j in rng.integers(1, 30, size=5000)]  # fmt: skip
+    text = tmp_path / "train.txt"
+    text.write_text("\n".join(rows) + "\n")
+    command = [sys.executable, "-m", "linsvm", "train", "-q", "--memory", "300M"]
+    subprocess.run([*command, str(text), str(tmp_path / "file.model")], check=True)
+    subprocess.run([*command, "/dev/stdin", str(tmp_path / "pipe.model")],
+                   input=text.read_bytes(), check=True)  # fmt: skip
+    assert (tmp_path / "pipe.model").read_bytes() == (tmp_path / "file.model").read_bytes()
 
 
 def test_cache_of_a_cache_is_refused(good_cache, tmp_path):

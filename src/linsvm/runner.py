@@ -179,7 +179,13 @@ def train_blocks(
     if source.n_rows == 0:
         raise InvalidInputError("no training data: 0 rows")
     if labels_check is not None:
-        labels_check(source.labels())
+        try:
+            labels_check(source.labels())
+        except InvalidInputError:
+            # a cache's labels are read before any checksum: a damaged block, the likelier
+            # cause of a label refused there, is said as such
+            source.check_stored()
+            raise
     labels, class_index = classes(source.labels())
     targets = RowTargets(class_index, class_costs(labels, params.C, class_weight), params.C,
                          held_out)  # fmt: skip

@@ -295,17 +295,16 @@ def _cut(units: list[_Unit], target: float, share: float) -> tuple[int, int]:
 
 
 def _row_at(u: _Unit, fraction: float) -> int:
-    """The row of cache block `u` before which `fraction` of its weight lies (its row offsets
-    are read without checking the block: `load_shard` checks it before using its rows)."""
+    """The row of cache block `u` before which `fraction` of its weight lies (from its row
+    offsets alone: `load_shard` checks the whole block before using its rows)."""
     from ..io.cache import open_cache
 
     with open_cache(u.path) as cache:
-        X, _ = cache.block(u.block, verify=False)
-        indptr = np.asarray(X.indptr, dtype=np.int64)
+        indptr = cache.row_pointer(u.block)
         rows = np.arange(indptr.shape[0], dtype=np.int64)
         weights = indptr + rows  # non-zeros plus rows before each row, as the block's weight
         local = int(np.searchsorted(weights, fraction * weights[-1], side="left"))
-        del X, indptr
+        del indptr
     return u.lo + min(max(local, 1), u.hi - u.lo - 1)
 
 

@@ -36,6 +36,8 @@ class BlockSource(Protocol):
 
     def labels(self) -> np.ndarray: ...  # (n_rows,) every row's label
 
+    def check_stored(self) -> None: ...  # raise if the stored rows are damaged
+
 
 class ArrayBlocks:
     """A ``BlockSource`` over (X, y) in memory, cut into ``n_blocks`` row ranges of about equal
@@ -70,6 +72,9 @@ class ArrayBlocks:
 
     def labels(self) -> np.ndarray:
         return self.y
+
+    def check_stored(self) -> None:
+        """Nothing to check: the rows are the caller's arrays."""
 
     def identity(self) -> list:
         """What a checkpoint must match: the data's fingerprint and the blocks."""
@@ -134,29 +139,30 @@ class CacheBlocks:
         else:
             self.n_blocks = len(units)
             self._rows = np.array([r1 - r0 for _, r0, r1 in units], dtype=np.int64)
-            spans = np.array([self._unit_span(u) for u in units], dtype=np.int64)
+            # each unit's first and end non-zero within its stored block
+            spans = np.empty((len(units), 2), dtype=np.int64)
+            indptr, held = None, -1
+            for u, (k, r0, r1) in enumerate(units):
+                if k != held:
+                    indptr, held = cache.row_pointer(k), k
+                spans[u] = indptr[r0], indptr[r1]
             self._first_nonzero, self._nnz = spans[:, 0], spans[:, 1] - spans[:, 0]
-
-    def _unit_span(self, unit: tuple[int, int, int]) -> tuple[int, int]:
-        """Positions of a unit's first and end non-zero within its stored block."""
-        k, r0, r1 = unit
-        indptr = self.cache.block(k, verify=False)[0].indptr
-        return int(indptr[r0]), int(indptr[r1])
 
     def split(self, max_bytes: int) -> CacheBlocks:
         """The same rows in units of at most ``max_bytes`` (a row larger than that alone),
         cutting the stored blocks that exceed it."""
         units = []
         for k in range(self.cache.n_blocks):
-            X, _ = self.cache.block(k, verify=False)
-            cost = np.cumsum(np.diff(X.indptr) * self._entry_bytes + 16)
+            indptr = self.cache.row_pointer(k)
+            n_rows = indptr.shape[0] - 1
+            cost = np.cumsum(np.diff(indptr) * self._entry_bytes + 16)
             r0 = 0
-            while r0 < X.shape[0]:
+            while r0 < n_rows:
                 base = cost[r0 - 1] if r0 else 0
                 r1 = max(int(np.searchsorted(cost, base + max_bytes, side="right")), r0 + 1)
-                units.append((k, r0, min(r1, X.shape[0])))
+                units.append((k, r0, min(r1, n_rows)))
                 r0 = units[-1][2]
-            del X
+            del indptr
             self.cache.release(k)
         return CacheBlocks(self.cache, units)
 
@@ -246,6 +252,11 @@ class CacheBlocks:
 
     def labels(self) -> np.ndarray:
         return self.cache.labels()
+
+    def check_stored(self) -> None:
+        """Every stored block's checksum (a read of the whole file)."""
+        for k in range(self.cache.n_blocks):
+            self.cache.check_block(k)
 
     def identity(self) -> list:
         """What a checkpoint must match: sizes and the checksum of the block table (which

@@ -79,6 +79,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import stat
 import struct
 import time
 import zlib
@@ -636,6 +637,18 @@ class Cache:
         X.has_canonical_format = True  # checked when the cache was written (and by verify)
         return X, y
 
+    def row_pointer(self, k: int) -> np.ndarray:
+        """Block ``k``'s row offsets (int64, shape (block_rows[k] + 1,)) for planning how to
+        cut it: from the mapping, without the checksum (that would read the whole block), but
+        checked to run from 0 to the block's non-zeros without decreasing (a damaged one is a
+        one-line error here, not a fault in what is planned from it)."""
+        indptr = np.asarray(self._arrays(k, verify=False)[1], dtype=np.int64)
+        if indptr[0] != 0 or indptr[-1] != int(self.block_nnz[k]) or (
+                np.diff(indptr) < 0).any():  # fmt: skip
+            self.check_block(k)  # (damage, the likelier cause, said as such)
+            raise CacheFormatError(self.path, f"block {k} is invalid (indptr)")
+        return indptr
+
     def labels(self) -> np.ndarray:
         """All the labels (float64, shape (n_rows,)), copied from every block without reading
         their other arrays (so without checking checksums: `block` checks them when the
@@ -676,7 +689,7 @@ class Cache:
             self._read_stamp = _stamp(status)
         checked_before = bool(self._read_checked[k])
         if not checked_before:
-            self._checksum_by_reads(k)
+            self.check_block(k)
             self._read_checked[k] = True
         offset, n_rows, nnz, _, _, _ = self._table[k].tolist()
         at = _layout(n_rows, nnz, self.index_dtype.itemsize, self.dtype.itemsize)
@@ -687,7 +700,10 @@ class Cache:
             _pread_into(fd, y[:n], offset + at[0] + 8 * r0)
             _pread_into(fd, indptr[: n + 1], offset + at[1] + isz * r0)
             p0, p1 = int(indptr[0]), int(indptr[n])
-            if not 0 <= p0 <= p1 <= nnz or pos + p1 - p0 > min(indices.size, data.size):
+            # (a block's first row starts at 0 and its last ends at nnz: else rows would take
+            # non-zeros of no row, or leave some of the caller's arrays unwritten)
+            if (not 0 <= p0 <= p1 <= nnz or (r0 == 0 and p0 != 0) or (r1 == n_rows and p1 != nnz)
+                    or pos + p1 - p0 > min(indices.size, data.size)):  # fmt: skip
                 raise CacheFormatError(self.path, f"block {k} is invalid (indptr)")
             indptr[: n + 1] -= p0
             _pread_into(fd, indices[pos : pos + p1 - p0], offset + at[2] + isz * p0)
@@ -720,8 +736,9 @@ class Cache:
         X.has_canonical_format = True  # (read_rows checked the rows' structure)
         return X, y
 
-    def _checksum_by_reads(self, k: int) -> None:
-        """Block ``k``'s CRC-32 compared with the table's, its bytes read a chunk at a time."""
+    def check_block(self, k: int) -> None:
+        """Block ``k``'s CRC-32 compared with the table's, its bytes read a chunk at a time
+        (nothing of it stays mapped); a mismatch is a ``CacheFormatError``."""
         offset, _, _, length, expected, _ = self._table[k].tolist()
         # (a buffer of the call's own: blocks may be checked on several threads at once)
         buffer = np.empty(min(_CHECK_CHUNK, max(length, 1)), dtype=np.uint8)
@@ -832,7 +849,7 @@ class Cache:
         return X, y
 
 
-# Bytes of a block read and checksummed at a time by ``Cache._checksum_by_reads``.
+# Bytes of a block read and checksummed at a time by ``Cache.check_block``.
 _CHECK_CHUNK = 1 << 18
 
 
@@ -986,7 +1003,10 @@ def as_cache(path: str | os.PathLike, n_jobs: int | None = None,
 
 
 def is_cache(path: str | os.PathLike) -> bool:
-    """Whether the file starts with a cache's magic bytes."""
+    """Whether the file starts with a cache's magic bytes. A pipe or a device is not read
+    (what this read took from a pipe would be gone for the reader after it): not a cache."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        return False
     with open(path, "rb") as f:
         return f.read(len(MAGIC)) == MAGIC
 

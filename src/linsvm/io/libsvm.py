@@ -458,10 +458,12 @@ def naming_read_errors(name: str) -> Iterator[None]:
 
 
 def starts_as_cache(raw, name: str) -> bool:
-    """Whether the open file ``raw`` starts with a cache's magic (peek: nothing is consumed,
-    so a pipe still reads from its start)."""
+    """Whether the open file ``raw`` starts with a cache's magic, or is the start of one cut
+    short (the cache's reader then says it is truncated; no text starts with its first byte,
+    0x89). Peeked: nothing is consumed, so a pipe still reads from its start."""
     with naming_read_errors(name):
-        return raw.peek(_CACHE_MAGIC_SIZE)[:_CACHE_MAGIC_SIZE] == _cache_magic()
+        head = raw.peek(_CACHE_MAGIC_SIZE)[:_CACHE_MAGIC_SIZE]
+    return len(head) > 0 and _cache_magic().startswith(head)
 
 
 def _parsed_blocks(

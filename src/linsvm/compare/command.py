@@ -2,7 +2,9 @@
 
 Several data sets race in one command with ``-d TRAIN[,TEST]`` (repeated; a set without its
 test file is split): each gets its own report and figures in ``<outdir>/<data set>/``, and the
-seeds' table, one row a data set, is written as ``lineup.md`` and ``lineup.csv``.
+seeds' table, one row a data set, is written as ``lineup.md`` and ``lineup.csv``. Every data
+file and output path is checked before the first race (``check_before_racing``), and every
+file is written atomically (``linsvm.io._atomic``).
 
 Usage errors are ``InvalidInputError``s (``LinsvmError``), which ``linsvm.cli.main`` prints
 as one line, ``linsvm compare: error: ...``, with exit status 1. This module does not import
@@ -12,6 +14,8 @@ as one line, ``linsvm compare: error: ...``, with exit status 1. This module doe
 from __future__ import annotations
 
 import math
+import os
+import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,9 +25,10 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..io import read_libsvm
+from ..io._atomic import check_writable
 from .lineup import DEFAULT_LINEUP_NAME, LINEUP, LINEUPS, check_lineup, check_racer_names
 from .recording import CLOCKS
-from .report import ComparisonResult
+from .report import ComparisonResult, output_paths, write_text
 from .runners import DEFAULT_MAX_TIME, RACE_FACTOR, STOP_ACCURACY, STOP_LINE, compare
 from .table import lineup_csv, lineup_tables
 
@@ -229,6 +234,62 @@ def read_set(train: str, test: str, opts: CompareOptions):
     return split_rows(X, y, opts.test_fraction, opts.seed)
 
 
+@dataclass
+class DataSet:
+    """One data set of the command: its files and where its report goes."""
+
+    train: str
+    test: str  # "" : a share of the training rows is held out
+    name: str  # in the tables, and its folder's name with several data sets
+    outdir: Path
+
+
+def data_sets(opts: CompareOptions) -> list[DataSet]:
+    """The data sets given, each with its name and output folder."""
+    several = len(opts.datasets) > 1
+    sets = []
+    taken: set[str] = set()
+    for train, test in opts.datasets:
+        name = set_name(train)
+        while name in taken:  # two files of one name: the folders must differ
+            name += "+"
+        taken.add(name)
+        outdir = Path(opts.outdir) / name if several else Path(opts.outdir)
+        sets.append(DataSet(train, test, name, outdir))
+    return sets
+
+
+def check_readable(path: str) -> None:
+    """Raise now the OSError (naming ``path``) that reading it would raise later: missing, a
+    folder, not readable. A pipe or a device is left to the reader: opening it here could wait
+    for a writer, or take what the reader needs."""
+    mode = os.stat(path).st_mode
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        with open(path, "rb"):  # (a folder: IsADirectoryError, as the reader's open gives)
+            pass
+
+
+def check_before_racing(sets: Sequence[DataSet], outdir: str) -> None:
+    """Refuse now what would fail after the races: a data file that cannot be read, an output
+    folder that cannot be made, an output file that cannot be written. The folders are made
+    here (a race would make them)."""
+    for data in sets:
+        for path in (data.train, data.test):
+            if path:
+                check_readable(path)
+    for data in sets:
+        data.outdir.mkdir(parents=True, exist_ok=True)
+        for path in output_paths(data.outdir):
+            check_writable(path)
+    for path in lineup_paths(outdir):
+        check_writable(path)
+
+
+def lineup_paths(outdir: str) -> tuple[Path, Path]:
+    """(lineup.md, lineup.csv) in ``outdir``."""
+    return Path(outdir) / "lineup.md", Path(outdir) / "lineup.csv"
+
+
 def run_compare(argv: Sequence[str]) -> int:
     """``linsvm compare``: read the data sets, race on each, print the reports and the seeds'
     table; the exit status."""
@@ -238,28 +299,23 @@ def run_compare(argv: Sequence[str]) -> int:
     opts = parse_compare_args(argv)
     several = len(opts.datasets) > 1
     names = opts.racers
+    sets = data_sets(opts)
+    check_before_racing(sets, opts.outdir)
     results: list[ComparisonResult] = []
-    taken: set[str] = set()
-    for train, test in opts.datasets:
-        name = set_name(train)
-        while name in taken:  # two files of one name: the folders must differ
-            name += "+"
-        taken.add(name)
-        X, y, Xt, yt = read_set(train, test, opts)
-        outdir = Path(opts.outdir) / name if several else Path(opts.outdir)
+    for data in sets:
+        X, y, Xt, yt = read_set(data.train, data.test, opts)
         result = compare(
             X, y, Xt, yt, opts.C, names, bias=opts.bias, max_time=opts.max_time,
-            outdir=outdir, quiet=opts.quiet, seed=opts.seed, dataset=name,
+            outdir=data.outdir, quiet=opts.quiet, seed=opts.seed, dataset=data.name,
             pstar_time=opts.pstar_time, check_overhead=opts.check_overhead, clock=opts.clock,
             race_factor=None if opts.max_time_given else RACE_FACTOR, target=opts.target,
         )  # fmt: skip
         results.append(result)
-        print("\n".join(result.markdown(f"{name}/" if several else "")).rstrip() + "\n")
+        print("\n".join(result.markdown(f"{data.name}/" if several else "")).rstrip() + "\n")
     table = lineup_tables(results, names)
-    out = Path(opts.outdir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "lineup.md").write_text("\n".join(table).rstrip() + "\n")
-    (out / "lineup.csv").write_text(lineup_csv(results, names))
+    lineup_md, lineup_csv_path = lineup_paths(opts.outdir)
+    write_text(lineup_md, "\n".join(table).rstrip() + "\n")
+    write_text(lineup_csv_path, lineup_csv(results, names))
     if several:
         print("\n".join(table).rstrip())
     if not opts.quiet:

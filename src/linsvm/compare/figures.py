@@ -1,7 +1,8 @@
 """The race's figures: relative primal difference and test accuracy against training time.
 
 Per loss, ``<loss>-objective.png`` (log-log) and ``<loss>-accuracy.png``, one curve per racer.
-matplotlib (the ``plot`` extra) is optional: without it no figure is drawn.
+matplotlib (the ``plot`` extra) is optional: without it no figure is drawn. Each file is written
+atomically (``linsvm.io._atomic``): a failed write leaves the earlier run's figure whole.
 """
 
 from __future__ import annotations
@@ -13,10 +14,31 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..io._atomic import atomic_writer
 from .lineup import LINEUP, LOSS_TITLES
 
 if TYPE_CHECKING:
     from .report import ComparisonResult, SolverRun
+
+FIGURE_KINDS = ("objective", "accuracy")
+
+
+def figure_path(outdir: str | os.PathLike, loss: str, kind: str) -> Path:
+    """The file of one figure: ``<outdir>/<loss>-<kind>.png``."""
+    return Path(outdir) / f"{loss}-{kind}.png"
+
+
+def figure_paths(outdir: str | os.PathLike) -> list[Path]:
+    """Every figure a race may draw in ``outdir``, of either loss."""
+    return [figure_path(outdir, loss, kind) for loss in LOSS_TITLES for kind in FIGURE_KINDS]
+
+
+def have_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def plot_figures(result: ComparisonResult, outdir: str | os.PathLike, dpi: int = 100) -> list[Path]:
@@ -24,19 +46,27 @@ def plot_figures(result: ComparisonResult, outdir: str | os.PathLike, dpi: int =
 
     Uses matplotlib's object interface on its Agg canvas (no pyplot, no global backend).
     """
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
+    if not have_matplotlib():
         return []
-    out = Path(outdir)
     files = []
     for loss in result.losses():
-        for kind in ("objective", "accuracy"):
+        for kind in FIGURE_KINDS:
             fig = draw(result, loss, kind)
-            path = out / f"{loss}-{kind}.png"
-            fig.savefig(path, dpi=dpi)
+            path = figure_path(outdir, loss, kind)
+            with atomic_writer(path) as f:
+                fig.savefig(f, format="png", dpi=dpi)
             files.append(path)
     return files
+
+
+def remove_other_figures(outdir: str | os.PathLike, drawn: Sequence[Path]) -> None:
+    """Remove the figures in ``outdir`` other than ``drawn``: an earlier run's, of a loss this
+    run did not race (or of any loss, without matplotlib), which beside this run's report
+    would pass for its own."""
+    keep = {Path(p).name for p in drawn}
+    for path in figure_paths(outdir):
+        if path.name not in keep:
+            path.unlink(missing_ok=True)
 
 
 def draw(result: ComparisonResult, loss: str, kind: str):

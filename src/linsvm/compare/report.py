@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .figures import plot_figures
+from ..io._atomic import atomic_write_bytes
+from .figures import figure_paths, have_matplotlib, plot_figures, remove_other_figures
 from .lineup import LINEUP, LOSS_TITLES
 
 TARGETS = (1e-2, 1e-3)
@@ -299,15 +300,36 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list
     return out
 
 
+REPORT_MD = "compare.md"
+CURVES_JSON = "curves.json"
+
+
+def output_paths(outdir: str | os.PathLike) -> list[Path]:
+    """Every file `write_outputs` may write (or remove) in ``outdir``."""
+    return [Path(outdir) / REPORT_MD, Path(outdir) / CURVES_JSON, *figure_paths(outdir)]
+
+
 def write_outputs(result: ComparisonResult, outdir: str | os.PathLike) -> list[Path]:
-    """Write the figures, ``compare.md`` and ``curves.json`` into ``outdir``; return the files."""
+    """Write the figures, ``compare.md`` and ``curves.json`` into ``outdir``; return the files.
+
+    Each file is written atomically: a failed write leaves that file as it was and its error
+    names it. The figures an earlier run left there for losses this run did not race are
+    removed, once this run's report is written.
+    """
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     result.figures = plot_figures(result, out)
-    if not result.figures:
+    if not result.losses():
+        result.notes.append("no figures: no solver ran")
+    elif not have_matplotlib():
         result.notes.append("no figures: matplotlib is missing (pip install 'linsvm[plot]')")
-    (out / "compare.md").write_text("\n".join(result.markdown()).rstrip() + "\n")
-    with open(out / "curves.json", "w") as f:
-        json.dump(result.to_json(), f, allow_nan=False, separators=(",", ":"))
-        f.write("\n")
-    return [out / "compare.md", out / "curves.json", *result.figures]
+    write_text(out / REPORT_MD, "\n".join(result.markdown()).rstrip() + "\n")
+    curves = json.dumps(result.to_json(), allow_nan=False, separators=(",", ":"))
+    write_text(out / CURVES_JSON, curves + "\n")
+    remove_other_figures(out, result.figures)
+    return [out / REPORT_MD, out / CURVES_JSON, *result.figures]
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically; an OSError names ``path``."""
+    atomic_write_bytes(path, text.encode("utf-8"))

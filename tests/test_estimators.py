@@ -454,3 +454,35 @@ def test_csr_with_int64_indices_is_not_copied(monkeypatch):
     X64.indices, X64.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
     LinearSVC(random_state=0).fit(X64, y)
     assert seen[0].indices is X64.indices and seen[0].data is X64.data
+
+
+@pytest.mark.parametrize("make", [lambda ws: LinearSVC(dual=True, warm_start=ws, random_state=0),
+                                  lambda ws: LogisticRegression(dual=True, warm_start=ws,
+                                                                random_state=0)])
+def test_a_fitted_estimator_keeps_dual_variables_only_for_a_warm_start(make):
+    """The dual variables (8 bytes a row and sub-problem, and -s 7's complements as many
+    again) are what a warm start resumes from: without warm_start a fitted estimator held them
+    all the same, its pickle growing with the rows (letter's 26 classes: 3 MB against
+    scikit-learn's 4 kB)."""
+    X, y = make_sparse_problem(n_rows=3000, n_features=20, n_classes=4, seed=5)
+    cold, warm = make(False).fit(X, y), make(True).fit(X, y)
+    np.testing.assert_array_equal(cold.coef_, warm.coef_)
+    for kept, r in zip(warm.model_.results_, cold.model_.results_, strict=True):
+        assert r.alpha is None and "alpha_complement" not in r.figures
+        assert kept.alpha.shape == (3000,) and r.n_sv == kept.n_sv > 0
+    assert len(pickle.dumps(cold)) < 0.1 * len(pickle.dumps(warm))
+    # turned on afterwards, the next fit starts cold (nothing kept to resume from) and works
+    cold.set_params(warm_start=True).fit(X, y)
+    np.testing.assert_allclose(cold.coef_, warm.coef_, atol=1e-3)
+    assert cold.model_.results_[0].alpha.shape == (3000,)
+
+
+@pytest.mark.parametrize("estimator", [LinearSVC(max_iter=2), LogisticRegression(max_iter=1),
+                                       LinearSVR(max_iter=2)])  # fmt: skip
+def test_the_convergence_warning_points_at_the_users_fit(estimator):
+    """As scikit-learn's: filters by module (``module="sklearn"`` silences scikit-learn's own)
+    and the warning's line are the caller's; the classifiers' pointed inside linsvm."""
+    X, y = make_sparse_problem(n_rows=200, n_features=20, seed=3)
+    with pytest.warns(ConvergenceWarning) as caught:
+        estimator.fit(X, y)
+    assert [w.filename for w in caught] == [__file__]

@@ -215,3 +215,25 @@ def test_float32_kept_and_feature_names():
     Xr, yr = _regression_problem(seed=10)
     svr = LinearSVR().fit(pd.DataFrame(Xr.toarray(), columns=list("abcdefghijklmno")), yr)
     assert list(svr.feature_names_in_) == list("abcdefghijklmno")
+
+
+def test_probabilities_of_a_row_far_from_every_class_follow_predict():
+    """Every one-vs-rest sigmoid underflows to 0 there: scikit-learn's normalisation gives a
+    uniform row (its argmax classes_[0], not predict's class), LIBLINEAR's 0/0; the limit of
+    the normalised sigmoids is the softmax of the decision values."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    model = LogisticRegression(random_state=0).fit(X, y)
+    away = np.linalg.lstsq(model.coef_, -np.ones(3), rcond=None)[0]
+    Z = np.vstack([1000 * away, 3000 * away, X[:20]])
+    dec = model.decision_function(Z)
+    assert (dec[:2] < -800).all()
+    prob = model.predict_proba(Z)
+    np.testing.assert_allclose(prob.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(model.classes_[prob.argmax(axis=1)], model.predict(Z))
+    shifted = np.exp(dec[:2] - dec[:2].max(axis=1, keepdims=True))
+    np.testing.assert_allclose(prob[:2], shifted / shifted.sum(axis=1, keepdims=True))
+    near = 1.0 / (1.0 + np.exp(-dec[2:]))
+    np.testing.assert_allclose(prob[2:], near / near.sum(axis=1, keepdims=True), rtol=1e-15)
+    assert np.isnan(model.model_.predict_proba(Z[:2])).all()  # (LIBLINEAR's, kept by Model)

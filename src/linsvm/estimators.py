@@ -18,12 +18,17 @@ Beyond scikit-learn, every estimator has
   its 0.1 is relative to the first iteration's violation, and on w8a the objective stays
   far above the optimum; prefer a number there);
 - ``tol=0`` for every estimator (scikit-learn's ``LinearSVC`` and ``LinearSVR`` refuse it): no
-  stopping rule, the solver runs ``max_iter`` outer iterations exactly; ``max_iter=0`` fits
+  stopping rule, the solver runs ``max_iter`` outer iterations exactly (the primal Newton
+  solvers stop earlier where the line search can no longer decrease the objective, as
+  ``linsvm.train`` says); ``max_iter=0`` fits
   the solver's start point (w = 0, n_iter_ 0, with scikit-learn's ConvergenceWarning), as
   scikit-learn's liblinear does;
 - ``warm_start=True``: the next ``fit`` on the same rows restarts the solver from the previous
   fit's dual variables (dual solvers) or weights (primal solvers), e.g. along a path of growing
-  ``C``; a fit on other rows, features or classes starts cold;
+  ``C``; a fit on other rows, features or classes starts cold. The dual variables (8 bytes a
+  row and binary sub-problem) are kept only by a fit made with ``warm_start=True``: a fitted
+  estimator otherwise holds its weights alone, as scikit-learn's do (and a dual solver's next
+  warm fit after it starts cold);
 - ``objective_`` and ``dual_gap_``: the primal objective and duality gap of each binary
   sub-problem (NaN gap where the solver computes no dual; ``objectives=False`` skips the dual
   solvers' pass over the data that computes them, about half an epoch, and leaves NaN), and
@@ -56,6 +61,7 @@ from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.special import expit
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin, LinearModel, SparseCoefMixin
@@ -170,6 +176,23 @@ def _with_labels(model: Model, labels: np.ndarray) -> Model:
     )
 
 
+def _without_row_variables(model: Model) -> Model:
+    """The model without what it holds a row (the dual variables, -s 7's complements): what
+    only a warm start resumes from. A fitted estimator then holds its weights, as
+    scikit-learn's do, not 8 bytes a row and sub-problem (26 classes of letter's 15,000 rows:
+    a 3 MB pickle). The number of support vectors stays (``Solution.n_sv``)."""
+    results = []
+    for r in model.results_:
+        figures = {name: value for name, value in r.figures.items()
+                   if name != "alpha_complement"}  # fmt: skip
+        if r.alpha is not None:
+            figures["n_sv"] = r.n_sv
+        results.append(replace(r, alpha=None, figures=figures))
+    return Model(model.solver, model.labels_, model.coef_, model.bias, model.bias_weights_,
+                 rho=model.rho, results=results, p=model.p,
+                 feature_map=model.feature_map)  # fmt: skip
+
+
 def _two_labels_swapped(model: Model) -> Model:
     """The binary classifier ``model`` with its two labels in the other order (the same
     decisions): one weight vector negated, or Crammer-Singer's two swapped."""
@@ -239,9 +262,10 @@ class _LiblinearMixin:
             model = _with_labels(_two_labels_swapped(model) if swapped else model, encoded)
         return model
 
-    def _train(self, X, y_train, solver: int, **params) -> Model:
+    def _train(self, X, y_train, solver: int, warn_stacklevel: int = 3, **params) -> Model:
         """``linsvm.train`` with the estimator's common parameters; our convergence warnings
-        give way to scikit-learn's single one (issued by the caller from ``n_iter_``)."""
+        give way to scikit-learn's single one, shown at the user's call of ``fit``
+        (``warn_stacklevel``: the frames from here to it)."""
         seed = int(check_random_state(self.random_state).randint(np.iinfo("i").max))
         bias = float(self.intercept_scaling) if self.fit_intercept else -1.0
         if self.verbose:
@@ -277,6 +301,8 @@ class _LiblinearMixin:
             # scikit-learn's way: Ctrl-C ends the fit (and a search over fits), where train
             # returns the iterate it stopped at
             raise KeyboardInterrupt
+        if not getattr(self, "warm_start", False):
+            model = _without_row_variables(model)
         self.model_ = model
         self.feature_map_ = model.feature_map
         self._n_samples_fit = X.shape[0]
@@ -290,7 +316,7 @@ class _LiblinearMixin:
             warnings.warn(
                 "Liblinear failed to converge, increase the number of iterations.",
                 SklearnConvergenceWarning,
-                stacklevel=3,
+                stacklevel=warn_stacklevel,
             )
         return model
 
@@ -414,6 +440,7 @@ class _LiblinearClassifier(_LiblinearMixin, LinearClassifierMixin, SparseCoefMix
             X,
             y_ind,
             solver,
+            warn_stacklevel=4,  # (fit, then this method)
             class_weight={k: float(w) for k, w in enumerate(weights)},
             sample_weight=sample_weight,
         )
@@ -635,10 +662,24 @@ class LogisticRegression(_LiblinearClassifier):
         """Class probabilities, shape (n_samples, n_classes) in ``classes_`` order.
 
         Two classes: the sigmoid of the decision value; more: each class's one-vs-rest
-        sigmoid, normalised to sum to 1 (LIBLINEAR's ``predict_probability``).
+        sigmoid, normalised to sum to 1 (LIBLINEAR's ``predict_probability``). A row far from
+        every class, where every sigmoid is 0 (decision values below about -745), gets their
+        limit there, the softmax of its decision values, whose largest is ``predict``'s class
+        (LIBLINEAR's division gives NaN, as ``model_.predict_proba`` does; scikit-learn's
+        estimators a uniform row).
         """
         check_is_fitted(self)
-        return self._predict_proba_lr(X)
+        dec = self.decision_function(X)
+        if dec.ndim == 1:
+            positive = expit(dec)
+            return np.column_stack([1.0 - positive, positive])
+        prob = expit(dec)
+        total = prob.sum(axis=1, keepdims=True)
+        far = total[:, 0] == 0.0
+        if far.any():
+            limit = np.exp(dec[far] - dec[far].max(axis=1, keepdims=True))
+            prob[far], total[far] = limit, limit.sum(axis=1, keepdims=True)
+        return prob / total
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Logarithm of ``predict_proba``, shape (n_samples, n_classes)."""

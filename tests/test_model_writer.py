@@ -54,6 +54,13 @@ def reference_text(solver, labels, coef, bias, bias_weights, rho=0.0, feature_ma
     return "\n".join(lines) + "\n" + body + ("\n" if body else "")
 
 
+@pytest.fixture(autouse=True)
+def _compiled_kernel_for_every_size(monkeypatch):
+    """The tests here check the compiled kernel's text: small models too go through it
+    (``test_small_models_formatted_by_python_give_the_same_text`` checks the Python path)."""
+    monkeypatch.setattr(model_file, "PYTHON_FORMAT_MAX_WEIGHTS", -1)
+
+
 def kernel_text(values: np.ndarray, buffer_bytes: int = 1 << 16) -> str:
     """values (n,) written one a line by the writer (Python for what the kernel hands back),
     a buffer of ``buffer_bytes`` at a time."""
@@ -151,6 +158,20 @@ def test_any_model_text_is_the_reference_text(n_w, data, bias, solver, with_bias
     assert format_model_text(*args) == reference_text(*args)
 
 
+@pytest.mark.parametrize("n_w, n_features, bias", [(1, 7, -1.0), (3, 5, 1.0), (0, 4, 1.0),
+                                                   (2, 0, 1.0), (2, 0, -1.0)])  # fmt: skip
+def test_small_models_formatted_by_python_give_the_same_text(monkeypatch, n_w, n_features,
+                                                            bias):  # fmt: skip
+    rng = np.random.default_rng(n_w * 10 + n_features)
+    special = np.array(SPECIAL[: n_w * n_features])
+    coef = (rng.standard_normal(n_w * n_features) * special).reshape(n_w, n_features)
+    args = (1 if n_w <= 1 else 4, list(range(1, max(n_w, 2) + 1)), coef, bias,
+            rng.standard_normal(n_w))  # fmt: skip
+    kernel = format_model_text(*args)
+    monkeypatch.setattr(model_file, "PYTHON_FORMAT_MAX_WEIGHTS", 1 << 16)
+    assert format_model_text(*args) == kernel == reference_text(*args)
+
+
 def test_transposed_and_float32_weights(tmp_path):
     """Weights as a parsed model holds them (a transposed view) and float32 ones."""
     rng = np.random.default_rng(2)
@@ -189,7 +210,8 @@ def test_writing_a_wide_model_takes_a_buffer_not_a_string_per_weight(tmp_path):
         from linsvm import Model
 
         path = sys.argv[1]
-        Model(1, np.array([1, -1]), np.ones((1, 3)), 1.0).save(path)  # kernels compiled
+        # the kernels compiled first (a model wider than Python formats)
+        Model(1, np.array([1, -1]), np.ones((1, 1 << 17)), 1.0).save(path)
         coef = np.zeros((1, 30_000_000))
         coef[0, ::1000] = -0.25
         model = Model(1, np.array([1, -1]), coef, 1.0)

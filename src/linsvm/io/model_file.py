@@ -52,6 +52,10 @@ from ._atomic import atomic_writer
 
 # Bytes of text formatted at a time when a model is written: memory beyond the model's own.
 WRITE_BUFFER_BYTES = 4 * 2**20
+# Models of at most this many weights are formatted by Python (about 50 ms at most): the
+# compiled kernel's one-time compilation (about 3 s) would be most of a small model's first
+# save; the text is the same byte for byte.
+PYTHON_FORMAT_MAX_WEIGHTS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -154,15 +158,22 @@ def _write_weight_lines(
     """LIBLINEAR's weight lines into ``sink``: line j holds coef[:, j], then (bias >= 0) a
     line of the bias weights; each weight "%.17g" and a space.
 
-    The lines are cut into spans of about `WRITE_BUFFER_BYTES` of text, formatted by the
-    compiled kernel (`linsvm.io._format`, which releases the GIL) in a thread per core and
-    written in order as they come: memory is a few buffers a thread, whatever the model.
+    A small model's lines are formatted by Python (`PYTHON_FORMAT_MAX_WEIGHTS`). Others are
+    cut into spans of about `WRITE_BUFFER_BYTES` of text, formatted by the compiled kernel
+    (`linsvm.io._format`, which releases the GIL) in a thread per core and written in order
+    as they come: memory is a few buffers a thread, whatever the model.
     """
     n_w = coef.shape[0]
     blocks = [coef]
     if bias >= 0:
         bw = np.zeros(n_w) if bias_weights is None else np.asarray(bias_weights, np.float64)
         blocks.append(bw.reshape(n_w, 1))
+    if sum(block.size for block in blocks) <= PYTHON_FORMAT_MAX_WEIGHTS:
+        lines = ["".join(f"{v:.17g} " for v in column) or " "
+                 for block in blocks for column in block.T.tolist()]  # fmt: skip
+        if lines:
+            sink.write(("\n".join(lines) + "\n").encode("ascii"))
+        return
     line_bytes = n_w * (_format.MAX_VALUE_BYTES + 1) + 2  # the longest a line can be
     per_span = max(1, WRITE_BUFFER_BYTES // line_bytes)
     spans = [

@@ -182,6 +182,13 @@ def _is_space(c):
     return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
 
 
+# The words of the non-finite values, as arrays of one type: tuples of their codes would each
+# compile _matches_word again.
+_NAN_WORD = np.frombuffer(b"nan", dtype=np.uint8)
+_INF_WORD = np.frombuffer(b"inf", dtype=np.uint8)
+_INFINITY_WORD = np.frombuffer(b"infinity", dtype=np.uint8)
+
+
 @njit(cache=True)
 def _lower(c):
     if 65 <= c <= 90:
@@ -191,7 +198,7 @@ def _lower(c):
 
 @njit(cache=True)
 def _matches_word(buf, i, e, word):
-    """True if buf[i:e] equals `word` (a tuple of lowercase byte codes), ignoring case."""
+    """True if buf[i:e] equals `word` (lowercase bytes, uint8), ignoring case."""
     if e - i != len(word):
         return False
     for k in range(len(word)):
@@ -244,11 +251,9 @@ def _parse_float(buf, s, e):
                 truncated = True
         i += 1
     if not any_digit:
-        if _matches_word(buf, i, e, (110, 97, 110)):
+        if _matches_word(buf, i, e, _NAN_WORD):
             return np.nan, NUM_NAN
-        if _matches_word(buf, i, e, (105, 110, 102)) or _matches_word(
-            buf, i, e, (105, 110, 102, 105, 110, 105, 116, 121)
-        ):
+        if _matches_word(buf, i, e, _INF_WORD) or _matches_word(buf, i, e, _INFINITY_WORD):
             return np.inf, NUM_INF
         return 0.0, NUM_BAD
     if i < e and (buf[i] == 101 or buf[i] == 69):
@@ -416,7 +421,7 @@ def parse_buffer(buf, one_based, index_limit, value_limit):
     labels = np.empty(max_rows, dtype=np.float64)
     qids = np.zeros(max_rows, dtype=np.int64)
     fallback = np.empty((16, 4), dtype=np.int64)
-    n_fallback = 0
+    n_fallback = np.int64(0)  # (typed: a literal 0 compiles _add_fallback once more for it)
 
     status = OK
     err_line = 0
@@ -428,7 +433,7 @@ def parse_buffer(buf, one_based, index_limit, value_limit):
     max_index = -1
     max_index_line = 0
     n_rows = 0
-    nnz = 0
+    nnz = np.int64(0)  # (typed, as n_fallback)
     line = 0
     pos = 0
     while pos < n and status == OK:

@@ -34,7 +34,7 @@ from ..sparse_rows import rows_dot
 from . import _base
 from ._base import Hook, Progress, Solution, Subproblem, check_eps, check_number
 from ._columns import check_w0
-from ._random import new_state, rand_below, shuffle
+from ._random import FIRST, new_state, rand_below, shuffle
 
 if TYPE_CHECKING:  # (_dual_threads imports this module)
     from ._dual_threads import ThreadPlan
@@ -175,14 +175,14 @@ def visiting_order(active, n_active, order, bucket_order, bucket_size, buckets_p
     if bucket_size == 1 and buckets_per_group == 1:  # a plain permutation (LIBLINEAR's)
         for s in range(n_active):
             order[s] = active[s]
-        shuffle(order, 0, n_active, rng)
+        shuffle(order, FIRST, n_active, rng)
         return
     n_buckets = (n_active + bucket_size - 1) // bucket_size
     for b in range(n_buckets):
         bucket_order[b] = b
-    shuffle(bucket_order, 0, n_buckets, rng)
-    m = 0
-    group_start = 0
+    shuffle(bucket_order, FIRST, n_buckets, rng)
+    m = np.int64(0)
+    group_start = np.int64(0)
     for ib in range(n_buckets):
         if ib % buckets_per_group == 0:
             group_start = m

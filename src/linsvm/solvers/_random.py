@@ -38,6 +38,11 @@ def rand_below(state, n):
     return np.int64(((next_u64(state) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
 
 
+# A typed 0 for `shuffle`'s start: a literal 0 (and the literal types type inference tries
+# before it settles) would each compile it once more.
+FIRST = np.int64(0)
+
+
 @njit(cache=True, nogil=True)
 def shuffle(a, start, stop, state) -> None:
     """Fisher-Yates shuffle of a[start:stop] in place."""

@@ -66,7 +66,7 @@ from ._base import Hook, Solution, Subproblem, check_eps
 from ._dual import I_ACTIVE as _I_ACTIVE
 from ._dual import I_CONVERGED as _I_CONVERGED
 from ._dual import I_ITER as _I_ITER
-from ._random import new_state, shuffle
+from ._random import FIRST, new_state, shuffle
 
 SOLVER = 4
 # LIBLINEAR's thresholds: a block whose gradient spread is below this is left alone, and the
@@ -194,7 +194,7 @@ def cs_kernel(
     for _ in range(n_epochs):
         n_active = istate[_I_ACTIVE]
         stopping = -np.inf
-        shuffle(index, 0, n_active, rng)
+        shuffle(index, FIRST, n_active, rng)
         s = 0
         while s < n_active:
             i = index[s]

@@ -106,7 +106,7 @@ from ._dual import (
     prefetch_rows,
     visiting_order,
 )
-from ._random import next_u64, shuffle
+from ._random import FIRST, next_u64, shuffle
 from .dcd import (
     _ALPHA,
     _BOUND_OR_DIAG,
@@ -248,7 +248,7 @@ def _begin_iteration(
     n_buckets = (n_active + bucket_size - 1) // bucket_size
     for b in range(n_buckets):
         bucket_order[b] = b
-    shuffle(bucket_order, 0, n_buckets, rng)
+    shuffle(bucket_order, FIRST, n_buckets, rng)
     chunk_seed[0] = np.int64(next_u64(rng) >> np.uint64(1))
     n_chunks = (n_buckets + buckets_per_group - 1) // buckets_per_group
     position = 0

@@ -79,7 +79,7 @@ from ..objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE, l1_primal_value
 from . import _columns as cc
 from ._base import Hook, Solution, Subproblem, copy_state, restore_state
 from ._columns import column_curvature, margins, slacks, squared_hinge_column
-from ._random import new_state, shuffle
+from ._random import FIRST, new_state, shuffle
 
 __all__ = [
     "DEFAULT_EPS",
@@ -239,7 +239,7 @@ def l1r_l2svc_kernel(
     while istate[SVC_ITER] < stop and not istate[SVC_CONVERGED]:
         gmax_new = 0.0
         gnorm1_new = 0.0
-        shuffle(index, 0, active, rng)
+        shuffle(index, FIRST, active, rng)
         s = 0
         while s < active:
             j = index[s]
@@ -440,7 +440,7 @@ def l1r_lr_kernel(
         while n_inner < max_inner_iter:
             qp_gmax_new = 0.0
             qp_gnorm1_new = 0.0
-            shuffle(index, 0, qp_active, rng)
+            shuffle(index, FIRST, qp_active, rng)
             s = 0
             while s < qp_active:
                 j = index[s]

@@ -80,7 +80,7 @@ from ..objective import LOSS_SQUARED_HINGE, squared_hinge_dual_point, svm_object
 from . import _columns as cc
 from ._base import Hook, Solution, Subproblem, copy_state, restore_state
 from ._columns import squared_hinge_column
-from ._random import new_state, shuffle
+from ._random import FIRST, new_state, shuffle
 
 __all__ = ["BETA", "DEFAULT_EPS", "DEFAULT_MAX_ITER", "SIGMA", "gradient_norm", "solve_pcd"]
 
@@ -128,7 +128,7 @@ def pcd_kernel(colptr, rowpos, vals, C, c_step, H, w, b, index, rng, saved, max_
     measure = fstate[F_MEASURE]
     stop = min(max_iter, n_outer + n_more)
     while n_outer < stop and not converged:
-        shuffle(index, 0, n_w, rng)
+        shuffle(index, FIRST, n_w, rng)
         sumsq = 0.0
         for s in range(n_w):
             j = index[s]

@@ -125,7 +125,7 @@ from ..objective import LOSS_HINGE, hinge_dual_value_at, loss_value, primal_valu
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm, sq_norm
 from ._base import Hook, Solution, Subproblem, copy_state, restore_state
 from ._columns import run_primal
-from ._random import new_state, rand_below, shuffle
+from ._random import FIRST, new_state, rand_below, shuffle
 
 # Defaults: measured, see the module docstring and benchmarks/RESULTS-sgd-defaults.md.
 DEFAULT_DELTA = 0.01  # SGD-S/M stop when the bound (P - D)/D <= delta
@@ -235,7 +235,7 @@ def _sgd_epochs_kernel(
     """
     n_rows = y.shape[0]
     for _ in range(n_epochs):
-        shuffle(order, 0, n_rows, rng)
+        shuffle(order, FIRST, n_rows, rng)
         tau = istate[_I_TAU]
         errors = istate[_I_ERRORS]
         loss_estimate = 0.0

@@ -122,7 +122,7 @@ from ..errors import InvalidInputError
 from ..sparse_rows import row_axpy, row_dot
 from ._base import Hook, Solution, Subproblem, restore_state
 from ._columns import run_primal
-from ._random import new_state, shuffle
+from ._random import FIRST, new_state, shuffle
 from .sgd import _check_int, _check_real, _Problem, budget_callbacks
 
 SAMPLE_ROWS = 1001  # svmsgd/ASGD: eta0 is calibrated on this many rows (sgd: rows 0..1000)
@@ -250,7 +250,7 @@ def _svmsgd_epochs(indptr, indices, data, fbias, y, order, rng, shuffle_rows, la
     eta0 = fstate[_F_ETA0]
     for _ in range(n_epochs):
         if shuffle_rows:
-            shuffle(order, 0, n_rows, rng)
+            shuffle(order, FIRST, n_rows, rng)
         for k in range(n_rows):
             i = order[k]
             yi = y[i]
@@ -312,7 +312,7 @@ def _asgd_epochs(indptr, indices, data, fbias, y, order, rng, shuffle_rows, lam,
     t_start = fstate[_F_TSTART]
     for _ in range(n_epochs):
         if shuffle_rows:
-            shuffle(order, 0, n_rows, rng)
+            shuffle(order, FIRST, n_rows, rng)
         t = fstate[_F_T]
         div = fstate[_F_DIV]
         adiv = fstate[_F_ADIV]
@@ -462,7 +462,7 @@ def _qn_epochs(indptr, indices, data, fbias, y, order, rng, shuffle_rows, lam, w
     n_rows = order.shape[0]
     for _ in range(n_epochs):
         if shuffle_rows:
-            shuffle(order, 0, n_rows, rng)
+            shuffle(order, FIRST, n_rows, rng)
         _qn_epoch(indptr, indices, data, fbias, y, order, lam, w, w_prev, B, curv, fstate, istate)
 
 
@@ -539,7 +539,7 @@ class _Setup:
     def sample(self, n_sample: int) -> np.ndarray:
         """The calibration sample: the first rows of a seeded permutation (or of the file)."""
         if self.shuffle:
-            shuffle(self.order, 0, self.pb.n_rows, self.rng)
+            shuffle(self.order, FIRST, self.pb.n_rows, self.rng)
         return self.order[:n_sample].copy()
 
     def primal(self, w: np.ndarray) -> float:

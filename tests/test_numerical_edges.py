@@ -225,6 +225,40 @@ def test_largest_trainable_value_trains():
     assert np.isfinite(model.coef_).all()
 
 
+@pytest.mark.parametrize("solver", [0, 2])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_newton_at_features_near_the_bound_trains_as_liblinear(solver, n_jobs):
+    """||g|| past 1.3e154 overflowed its sum of squares: inf <= eps * inf stopped the solver
+    at w = 0, "converged", accuracy 0.5, where LIBLINEAR (a scaled norm, as BLAS's dnrm2)
+    separates the rows. Its weights here, to 9 digits (the threads add in another order)."""
+    rng = np.random.default_rng(0)
+    X = rng.choice([-1.0, 1.0], size=(4000, 3)) * 3e150
+    y = np.sign(X[:, 0] + 0.5 * X[:, 1])
+    model = linsvm.train(sp.csr_matrix(X), y, solver=solver, n_jobs=n_jobs)
+    expected = {2: [3.333331991247836e-151, -1.1719963180397491e-154, 3.2224342789640443e-155],
+                0: [2.066561224870222e-150, -7.0348223614356e-154, 1.675618645024392e-154]}
+    np.testing.assert_allclose(model.coef_[0], expected[solver], rtol=1e-9)
+    assert np.mean(model.predict(X) == y) == 1.0
+
+
+def test_a_gradient_that_overflows_is_refused():
+    """C times sums of 1e10s past 1e308: the gradient at w = 0 itself is infinite (or NaN)."""
+    X, y = _problem()
+    with pytest.raises(linsvm.InvalidInputError, match="gradient at w = 0 overflows"):
+        linsvm.train(sp.csr_matrix(X * 1e10), y, solver=2, C=1e300)
+
+
+@pytest.mark.parametrize("bias", [2.0**500, -1e155, np.inf])
+def test_a_bias_past_the_trainable_bound_is_refused(bias):
+    """The bias is a feature of every row: 1e155 gave w = 0, "converged" (-s 2), where the
+    same value in X is refused."""
+    X, y = _problem()
+    for solver in (1, 2, 35):
+        with pytest.raises(linsvm.InvalidInputError, match="bias"):
+            linsvm.train(sp.csr_matrix(X), y, solver=solver, bias=bias)
+    linsvm.train(sp.csr_matrix(X), y, solver=2, bias=1e100)
+
+
 @pytest.mark.parametrize("where", ["y", "sample_weight"])
 def test_nan_label_or_weight_names_its_row(where):
     X, y = _problem()

@@ -215,6 +215,19 @@ def _check_structure(X: sp.csr_matrix, name: str) -> None:
                                 f"outside 0..{X.shape[1] - 1}")  # fmt: skip
 
 
+def check_bias(bias: float) -> None:
+    """Refuse a bias (LIBLINEAR's -B, a feature every row holds) that is not finite, or of
+    magnitude ``TRAINABLE_MAX`` or more: it would overflow as a value of X would (the
+    solvers returned w = 0 as converged)."""
+    if not math.isfinite(bias):
+        raise InvalidInputError(f"bias must be finite, got {bias}")
+    if abs(bias) >= TRAINABLE_MAX:
+        raise InvalidInputError(
+            f"bias {bias:.3g}: values of magnitude 2^{math.log2(TRAINABLE_MAX):.0f} "
+            f"({TRAINABLE_MAX:.2g}) or more overflow float64 in training; scale it down"
+        )
+
+
 def check_trainable(X: sp.csr_matrix, below: float, why: str, name: str = "X",
                     n_jobs: int | None = -1) -> None:
     """Refuse values of X of magnitude ``below`` (rounded down to a power of 2) or more, which

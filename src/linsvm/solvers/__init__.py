@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..data import check_bias
 from ..errors import InvalidInputError
 from ._base import (
     CONVERGED,
@@ -391,8 +392,7 @@ def check_parameter(
     if not (np.isfinite(eps) and eps >= 0):
         # 0: no stopping rule, max_iter outer iterations exactly
         raise InvalidInputError(f"eps must be >= 0, got {eps}")
-    if not np.isfinite(bias):
-        raise InvalidInputError(f"bias must be finite, got {bias}")
+    check_bias(bias)
     if max_iter is None:
         max_iter = spec.max_iter
     if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer):

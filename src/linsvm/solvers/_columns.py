@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..data import as_csr
+from ..data import as_csr, check_bias
 from ..errors import InvalidInputError
 from ._base import Hook, Progress, Solution, Subproblem, check_eps, drive, stop_reason
 
@@ -170,8 +170,7 @@ def signed_columns(
         eps = float(eps)
     except (TypeError, ValueError):
         raise InvalidInputError(f"bias and eps must be numbers, got {bias!r}, {eps!r}") from None
-    if not np.isfinite(bias):
-        raise InvalidInputError(f"bias must be finite, got {bias}")
+    check_bias(bias)
     eps = check_eps(eps)
     n_rows, n_features = X.shape
     ysign, C = check_binary_targets(y, C, n_rows)

@@ -283,7 +283,28 @@ def newton_value_grad(
     for j in range(n_w):
         gg += g[j] * g[j]
         M[j] = (1.0 - PRECONDITIONER_MIX) + PRECONDITIONER_MIX * M[j]
-    return loss_sum, n_sel, np.sqrt(gg)
+    return loss_sum, n_sel, norm_from_squares(g, gg)
+
+
+@njit(cache=True, nogil=True)
+def norm_from_squares(g, gg) -> float:
+    """||g|| from gg, the sum of its squares as the caller added them; where that sum
+    overflowed (entries past about 1e154: large C or features), from g scaled by its largest
+    entry, as BLAS's dnrm2 computes it. (An infinite norm stopped the solver at w = 0 as
+    converged, ||g|| <= eps ||g0|| holding for inf <= inf.)"""
+    if gg < np.inf:
+        return np.sqrt(gg)
+    scale = 0.0
+    for j in range(g.shape[0]):
+        if not abs(g[j]) <= scale:  # (a NaN entry too)
+            scale = abs(g[j])
+    if not scale < np.inf:
+        return np.inf  # an infinite or NaN entry: the gradient itself overflowed
+    ss = 0.0
+    for j in range(g.shape[0]):
+        t = g[j] / scale
+        ss += t * t
+    return scale * np.sqrt(ss)
 
 
 @njit(cache=True, nogil=True)
@@ -534,7 +555,7 @@ def value_grad_combine(w, reg_bias, g_parts, h_parts, g, M) -> float:
         g[j] = gj
         M[j] = (1.0 - PRECONDITIONER_MIX) + PRECONDITIONER_MIX * hj
         gg += gj * gj
-    return np.sqrt(gg)
+    return norm_from_squares(g, gg)
 
 
 @njit(cache=True, nogil=True)
@@ -805,6 +826,11 @@ def _newton_loop(
     else:
         # ||g|| at w = 0 for the stopping rule, as NEWTON::newton
         loss_sum, n_sel, grad_norm0 = evaluate(False, True)
+        if not math.isfinite(grad_norm0):
+            raise InvalidInputError(
+                "the gradient at w = 0 overflows float64 (C times the features' sums past "
+                "1e308): lower C or scale the features"
+            )
         if sub.w0 is None:
             grad_norm = grad_norm0
         else:

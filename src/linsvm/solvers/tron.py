@@ -84,7 +84,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..data import as_csr
+from ..data import as_csr, check_bias
 from ..errors import InvalidInputError
 from ..objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE, loss_value
 from . import _base
@@ -261,8 +261,7 @@ def _checked(sub: Subproblem):
             f"bias, eps and eps_cg must be numbers, got {sub.bias!r}, {sub.eps!r}, "
             f"{sub.option('eps_cg')!r}"
         ) from None
-    if not math.isfinite(bias):
-        raise InvalidInputError(f"bias must be finite, got {bias}")
+    check_bias(bias)
     eps = _base.check_eps(eps)
     if not (0.0 < eps_cg < 1.0):
         raise InvalidInputError(f"eps_cg must be in (0, 1), got {eps_cg}")

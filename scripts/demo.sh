@@ -7,7 +7,7 @@ bash scripts/venv.sh
 mkdir -p out
 if [ -z "$(find src/linsvm -name '*.nbi' -print -quit)" ]; then
     echo "(first run: the times below include Numba's one-time compilation of the kernels,"
-    echo " about 12 s in all, cached in __pycache__ afterwards; run the demo again for warm times)"
+    echo " about 9 s in all, cached in __pycache__ afterwards; run the demo again for warm times)"
 else
     echo "(a kernel compiled for the first time adds its one-time Numba compilation to the times)"
 fi

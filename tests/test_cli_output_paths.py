@@ -238,22 +238,39 @@ def test_a_link_stays_a_link_and_a_file_keeps_its_permissions(tmp_path):
       "the checkpoint would replace the training file"),
      (["predict", "{data}", "{model}", "{target}"], "the predictions would replace the test file"),
      (["predict", "{data}", "{target}", "{target}"],
-      "the predictions would replace the model file")],
+      "the predictions would replace the model file"),
+     (["train", "-W", "{target}", "{data}", "{target}"], "the model would replace the weight file"),
+     (["train", "--resume", "{target}", "{data}", "{target}"],
+      "the model would replace the checkpoint")],
 )  # fmt: skip
 def test_outputs_never_replace_the_inputs(data, tmp_path, capsys, command, replaced):
     """LIBLINEAR's programs would overwrite their input here, and linsvm's did: the data or
     the model lost, exit status 0. Refused in one line before any work, also through a link."""
     model = tmp_path / "m.model"
     assert main(["train", "-q", str(data), str(model)]) == 0
-    before = data.read_bytes(), model.read_bytes()
+    other = tmp_path / "weights-or-checkpoint"
+    other.write_text("1\n" * 40)
+    replaced_file = {"model file": model, "weight file": other, "checkpoint": other}
+    kept = next((path for name, path in replaced_file.items() if replaced.endswith(name)), data)
+    before = data.read_bytes(), model.read_bytes(), other.read_bytes()
     link = tmp_path / "link"
-    link.symlink_to(model if "model file" in replaced else data)
+    link.symlink_to(kept)
     out = tmp_path / "o"
-    for target in (model if "model file" in replaced else data, link):
+    for target in (kept, link):
         args = [a.format(data=data, target=target, model=model, out=out) for a in command]
         assert main(args) == 1
         assert capsys.readouterr().err == f"linsvm {command[0]}: error: {target}: {replaced}\n"
-    assert (data.read_bytes(), model.read_bytes()) == before
+    assert (data.read_bytes(), model.read_bytes(), other.read_bytes()) == before
+
+
+def test_devices_as_outputs_are_not_taken_for_the_inputs(data, tmp_path, capsys):
+    """A device as the input and the output (/dev/null here; /dev/stdin and /dev/stdout on
+    one terminal alike) is written in place, replacing nothing: it was refused as the test
+    file replaced."""
+    model = tmp_path / "m.model"
+    assert main(["train", "-q", str(data), str(model)]) == 0
+    assert main(["predict", "-q", os.devnull, str(model), os.devnull]) == 1
+    assert capsys.readouterr().err == f"linsvm predict: error: {os.devnull}: no test instances\n"
 
 
 def test_a_cache_is_not_written_to_a_device_nor_over_its_data(data, tmp_path, capsys, no_work):

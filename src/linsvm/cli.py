@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import os
 import signal
+import stat
 import sys
 import time
 import warnings
@@ -672,7 +673,11 @@ def run_train(argv: list[str]) -> int:
 
 def refuse_replacing(output: str, what: str, inputs: list[tuple[str, str]]) -> None:
     """Refuse an output path that names one of the command's inputs (also through a link):
-    writing it would replace what the command reads, silently (LIBLINEAR's programs do)."""
+    writing it would replace what the command reads, silently (LIBLINEAR's programs do). A
+    terminal or a device (/dev/stdout, /dev/null) is written in place, replacing nothing."""
+    with suppress(OSError):
+        if not stat.S_ISREG(os.stat(output).st_mode):
+            return
     for name, path in inputs:
         with suppress(OSError):  # (a missing input is the reader's to report)
             if os.path.samefile(path, output):
@@ -695,12 +700,16 @@ def _check_before_reading(opts: TrainOptions) -> None:
             "distributed", "distributed", "--dask", package="dask.distributed", provides=("dask",)
         )
     # the outputs too: a path that cannot be written is found now, not after training
+    inputs = [("training file", opts.training_file)]
+    if opts.weight_file is not None:
+        inputs.append(("weight file", opts.weight_file))
     if not (opts.n_folds or opts.find_C):
         check_writable(opts.model_file)
-        refuse_replacing(opts.model_file, "model", [("training file", opts.training_file)])
-    if opts.checkpoint is not None:
+        resumed = [] if opts.resume is None else [("checkpoint", opts.resume)]
+        refuse_replacing(opts.model_file, "model", inputs + resumed)
+    if opts.checkpoint is not None:  # (it may be the checkpoint resumed from: it is replaced)
         check_writable(opts.checkpoint)
-        refuse_replacing(opts.checkpoint, "checkpoint", [("training file", opts.training_file)])
+        refuse_replacing(opts.checkpoint, "checkpoint", inputs)
 
 
 def _read_training_set(opts: TrainOptions, feature_map) -> tuple[object, np.ndarray, float]:

@@ -217,11 +217,11 @@ def _check_structure(X: sp.csr_matrix, name: str) -> None:
 
 def check_bias(bias: float) -> None:
     """Refuse a bias (LIBLINEAR's -B, a feature every row holds) that is not finite, or of
-    magnitude ``TRAINABLE_MAX`` or more: it would overflow as a value of X would (the
-    solvers returned w = 0 as converged)."""
+    ``TRAINABLE_MAX`` or more: it would overflow as a value of X would (the solvers returned
+    w = 0 as converged). A negative bias is none, whatever its size."""
     if not math.isfinite(bias):
         raise InvalidInputError(f"bias must be finite, got {bias}")
-    if abs(bias) >= TRAINABLE_MAX:
+    if bias >= TRAINABLE_MAX:
         raise InvalidInputError(
             f"bias {bias:.3g}: values of magnitude 2^{math.log2(TRAINABLE_MAX):.0f} "
             f"({TRAINABLE_MAX:.2g}) or more overflow float64 in training; scale it down"

@@ -260,10 +260,10 @@ def _units_of(path: str) -> tuple[bool, list[_Unit]]:
     try:
         size = os.stat(path).st_size
         with open(path, "rb") as f:
-            head = f.read(_libsvm._CACHE_MAGIC_SIZE)
+            a_cache = _libsvm.starts_as_cache(f, path)
     except OSError as exc:
         raise InvalidInputError(f"cannot read data file {path}: {exc.strerror or exc}") from None
-    if head == _libsvm._cache_magic():
+    if a_cache:  # (one cut short too: open_cache says it is truncated)
         from ..io.cache import open_cache
 
         with open_cache(path) as cache:

@@ -366,7 +366,8 @@ def cg_step(alpha, g, M, s, r, d, Hd):
         r[j] -= alpha * Hd[j]
         s_dot_r += s[j] * r[j]
         s_dot_g += s[j] * g[j]
-        z_dot_r_new += r[j] * r[j] / M[j]
+        # z = M^-1 r first, as LIBLINEAR forms it: r r overflows past 1e154 (large C)
+        z_dot_r_new += (r[j] / M[j]) * r[j]
     return s_dot_r, s_dot_g, z_dot_r_new
 
 
@@ -826,7 +827,9 @@ def _newton_loop(
     else:
         # ||g|| at w = 0 for the stopping rule, as NEWTON::newton
         loss_sum, n_sel, grad_norm0 = evaluate(False, True)
-        if not math.isfinite(grad_norm0):
+        if not math.isfinite(grad_norm0) and sub.w0 is None:
+            # (with a start, e.g. a dual solve's w handed over at its cap, the rule holds at
+            # once and the start is the result)
             raise InvalidInputError(
                 "the gradient at w = 0 overflows float64 (C times the features' sums past "
                 "1e308): lower C or scale the features"

@@ -673,3 +673,16 @@ def test_an_interrupted_run_counts_what_its_progress_lines_count(tmp_path, capsy
         assert _finish(model, opts, [], 1.0, unit) == 128 + signal.SIGINT
         err = capsys.readouterr().err
         assert f"interrupted by SIGINT after 3 {unit}(s), duality gap 0.25;" in err
+
+
+def test_running_out_of_memory_is_one_line(tmp_path, capsys, monkeypatch):
+    """A MemoryError (reading a file larger than memory, as under ulimit -v) was a traceback."""
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("cannot allocate memory for array")
+
+    monkeypatch.setattr(linsvm, "read_libsvm", no_memory)
+    assert main(["train", str(A9A), str(tmp_path / "m")]) == 1
+    assert capsys.readouterr().err == (
+        "linsvm train: error: out of memory; --memory SIZE trains in blocks within SIZE\n")
+    assert not (tmp_path / "m").exists()

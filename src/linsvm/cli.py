@@ -1250,6 +1250,12 @@ def main(argv: list[str] | None = None) -> int:
     except (LinsvmError, OSError) as exc:
         print(f"linsvm {command}: error: {_one_line(exc)}", file=sys.stderr)
         return 1
+    except MemoryError:
+        # (outputs are written atomically: nothing half-written is left)
+        hint = ("; --memory SIZE trains in blocks within SIZE" if command == "train"
+                else "")  # fmt: skip
+        print(f"linsvm {command}: error: out of memory{hint}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as exc:
         # (128 + the signal, as a process it ended: 130 for Ctrl-C, 143 for a SIGTERM that
         # ended a cross-validation or a search for C)

@@ -686,3 +686,20 @@ def test_running_out_of_memory_is_one_line(tmp_path, capsys, monkeypatch):
     assert capsys.readouterr().err == (
         "linsvm train: error: out of memory; --memory SIZE trains in blocks within SIZE\n")
     assert not (tmp_path / "m").exists()
+
+
+def test_output_to_a_closed_pipe_ends_quietly(tmp_path):
+    """`linsvm predict ... /dev/stdout | head -1`: the reader goes away; LIBLINEAR's programs
+    die of SIGPIPE without a word, linsvm's said "error: [Errno 32] Broken pipe"."""
+    model = tmp_path / "m"
+    assert main(["train", "-q", str(A9A), str(model)]) == 0
+    test = tmp_path / "t"  # (predictions well past a pipe's 64 KiB buffer)
+    test.write_bytes(A9A_T.read_bytes() * 4)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "linsvm", "predict", str(test), str(model), "/dev/stdout"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    process.stdout.read(1)
+    process.stdout.close()
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 141 and err == b""

@@ -1247,6 +1247,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with caller_ends_on_sigterm():  # (exit status 143 after its line: run_train)
             return commands[command](rest)
+    except BrokenPipeError:
+        # the reader of the output went away (`| head`): end quietly, as LIBLINEAR's programs
+        # end (killed by SIGPIPE, which Python ignores); stdout, whose flush at exit would
+        # fail again, goes to /dev/null
+        with suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except (LinsvmError, OSError) as exc:
         print(f"linsvm {command}: error: {_one_line(exc)}", file=sys.stderr)
         return 1

@@ -267,8 +267,9 @@ def _prepare(
     return the trainable rows. ``fparams`` not None: the rows are phi(x_i) (``cols``/``vals``:
     room for one mapped row). The records' Qbar_ii is sigma Q_ii + D_ii (CoCoA+'s scaled
     local problem; sigma = 1.0 gives Q_ii + D_ii exactly)."""
+    # (a typed 0: a literal one would compile it once more)
     _fill_records(indptr, indices, data, bias, y, C, loss, alpha0, rec, fparams, cols, vals,
-                  sigma, 0, y.shape[0])  # fmt: skip
+                  sigma, np.int64(0), y.shape[0])  # fmt: skip
     if add_to_w:
         _add_start(indptr, indices, data, bias, rec, w, fparams)
     return _dual.rows_with_cost(C, index_dtype)

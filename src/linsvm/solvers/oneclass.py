@@ -198,20 +198,24 @@ def _sorted_pairs(vals, rows, k, largest, out_rows) -> None:
 # estimated from a sample (one pass of plain comparisons), then quick-select among them.
 _SAMPLE_ABOVE = 2048
 _SAMPLE_SIZE = 512
+# ``_select``'s flag, typed: literal True / False would compile it (and what it calls) twice
+_LARGEST, _SMALLEST = np.bool_(True), np.bool_(False)
 
 
 @njit(cache=True, nogil=True)
 def _extremes(vals, rows, n, k, largest, out_rows) -> None:
     """out_rows[:k]: the rows of the k extreme pairs of vals/rows[:n] by quick-select, in
     LIBLINEAR's order (see ``_select``). vals/rows[:n] may be reordered."""
+    # (``largest`` and a typed 0 passed on, not literals: each literal would compile the
+    # callee once more)
     if largest:
         if k < n:
-            _quickselect(vals, rows, 0, n - 1, n - k)
-        _sorted_pairs(vals[n - k : n], rows[n - k : n], k, True, out_rows)
+            _quickselect(vals, rows, np.int64(0), n - 1, n - k)
+        _sorted_pairs(vals[n - k : n], rows[n - k : n], k, largest, out_rows)
     else:
         if k < n:
-            _quickselect(vals, rows, 0, n - 1, k - 1)
-        _sorted_pairs(vals, rows, k, False, out_rows)
+            _quickselect(vals, rows, np.int64(0), n - 1, k - 1)
+        _sorted_pairs(vals, rows, k, largest, out_rows)
 
 
 @njit(cache=True, nogil=True)
@@ -231,7 +235,7 @@ def _select(vals, rows, n, k, largest, cand_vals, cand_rows, out_rows) -> None:
         want = want + want // 4 + 8  # slack so that the cut rarely falls short
         if want < _SAMPLE_SIZE:
             t = sample[_SAMPLE_SIZE - want] if largest else sample[want - 1]
-            m = 0
+            m = np.int64(0)
             for s in range(n):
                 v = vals[s]
                 if (v >= t) if largest else (v <= t):
@@ -309,8 +313,8 @@ def oneclass_kernel(
 
         # shrink (keeping the active rows ascending), and split them into I_up and I_low
         kept = 0
-        n_up = 0
-        n_low = 0
+        n_up = np.int64(0)  # (typed zeros: see _LARGEST)
+        n_low = np.int64(0)
         for s in range(n_active):
             i = active[s]
             a = alpha[i]
@@ -331,8 +335,9 @@ def oneclass_kernel(
 
         n_pairs = min(max(kept // 10, 1), n_up, n_low)
         if n_pairs > 0:
-            _select(up_vals, up_rows, n_up, n_pairs, True, cand_vals, cand_rows, pick_up)
-            _select(low_vals, low_rows, n_low, n_pairs, False, cand_vals, cand_rows, pick_low)
+            _select(up_vals, up_rows, n_up, n_pairs, _LARGEST, cand_vals, cand_rows, pick_up)
+            _select(low_vals, low_rows, n_low, n_pairs, _SMALLEST, cand_vals, cand_rows,
+                    pick_low)  # fmt: skip
         for s in range(n_pairs):
             i = pick_up[s]  # largest -G of I_up first
             j = pick_low[s]  # smallest -G of I_low first

@@ -335,7 +335,9 @@ def prepare_svr(indptr, indices, data, bias, y, C, loss, rec, index_dtype, beta0
     projected into the feasible set (clipped to [-C_i, C_i] for the L1 loss, as is for the L2
     loss, 0 where C_i = 0) and w += beta_i x_i, so that w = w(beta) on return.
     """
-    _fill_svr_records(indptr, data, bias, y, C, loss, rec, beta0, use_beta0, 0, y.shape[0])
+    # (a typed 0: a literal one would compile it once more)
+    _fill_svr_records(indptr, data, bias, y, C, loss, rec, beta0, use_beta0, np.int64(0),
+                      y.shape[0])  # fmt: skip
     if use_beta0:
         add_rows(indptr, indices, data, bias, rec[:, _BETA], w)  # (w += beta_i x_i)
     return _dual.rows_with_cost(C, index_dtype)

@@ -703,3 +703,32 @@ def test_output_to_a_closed_pipe_ends_quietly(tmp_path):
     process.stdout.close()
     _, err = process.communicate(timeout=300)
     assert process.returncode == 141 and err == b""
+
+
+def test_train_prints_liblinears_lines_as_its_train_does(tmp_path, capsys):
+    """For the scripts that parse LIBLINEAR's output: its lines unprefixed, one set a class
+    in its order ("[class 3] optimization finished" matched no ^-anchored pattern), -s 4's
+    nSV counting the non-zero alpha_i^m, the L1 solvers' "#nonzeros/#features", -s 21's rho
+    (linsvm's own lines keep the class prefix)."""
+    model_file = tmp_path / "m"
+    X, y = linsvm.read_libsvm(A9A)
+    three = tmp_path / "three"
+    linsvm.write_libsvm(X[:3000], np.where(X[:3000, 0].toarray().ravel() > 0, 3, y[:3000]),
+                        three)  # fmt: skip
+    assert main(["train", "-s", "1", str(three), str(model_file)]) == 0
+    out = capsys.readouterr().out
+    assert len(re.findall(r"^optimization finished, #iter = \d+$", out, re.M)) == 3
+    assert len(re.findall(r"^Objective value = -?\d+\.\d{6}$", out, re.M)) == 3
+    assert len(re.findall(r"^nSV = \d+$", out, re.M)) == 3
+    assert len(re.findall(r"^\[class -?\d+\] primal", out, re.M)) == 3
+    assert main(["train", "-s", "4", str(three), str(model_file)]) == 0
+    nsv = int(re.search(r"^nSV = (\d+)$", capsys.readouterr().out, re.M).group(1))
+    model = linsvm.train(X[:3000], np.where(X[:3000, 0].toarray().ravel() > 0, 3, y[:3000]),
+                         solver=4)  # fmt: skip
+    assert nsv == np.count_nonzero(model.results_[0].alpha) > model.results_[0].n_sv
+    assert main(["train", "-s", "5", "-B", "1", str(A9A), str(model_file)]) == 0
+    line = re.search(r"^#nonzeros/#features = (\d+)/(\d+)$", capsys.readouterr().out, re.M)
+    assert line and int(line.group(2)) == 124 and 0 < int(line.group(1)) <= 124
+    assert main(["train", "-s", "21", str(three), str(model_file)]) == 0
+    rho = re.search(r"^rho = (-?\d+\.\d{6})$", capsys.readouterr().out, re.M)
+    assert rho and abs(float(rho.group(1)) - linsvm.load_model(model_file).rho) < 1e-6

@@ -813,19 +813,27 @@ def _cross_validate(opts: TrainOptions, X, y, params: dict, timer, caught) -> in
 def _print_train_summary(
     model, opts: TrainOptions, X, read_seconds: float, train_seconds: float, save_seconds: float
 ) -> None:
-    """The lines after training: per sub-problem its iterations, threads, support vectors and
-    objective figures, the feature map, then the times (read, train, save) and sizes."""
+    """The lines after training: per sub-problem LIBLINEAR's lines as its train prints them
+    (iterations, objective value, non-zeros, support vectors, rho: no prefix, for the
+    scripts that parse them), then linsvm's (threads, the objective figures, with the class
+    as a prefix where there are several); the feature map; the times (read, train, save)."""
     for head, r in _by_class(model):
-        print(f"{head}optimization finished, #iter = {r.n_iter}")
-        threads = threads_line(r.figures)
-        if threads is not None:
-            print(f"{head}threads: {threads}")
+        print(f"optimization finished, #iter = {r.n_iter}")
         spec = _spec_of(r, opts)
         objective = _liblinear_objective(r, spec)
         if objective is not None:
-            print(f"{head}Objective value = {objective:f}")
+            print(f"Objective value = {objective:f}")
+        if spec.number in _OBJECTIVE_IS_PRIMAL and r.nnz_w >= 0:  # (the L1 solvers)
+            print(f"#nonzeros/#features = {r.nnz_w}/{np.shape(r.w)[0]}")
         if _shows_support_vectors(r, spec):
-            print(f"{head}nSV = {r.n_sv}")
+            # (-s 4: LIBLINEAR counts the non-zero alpha_i^m, a row's K apart)
+            n_sv = np.count_nonzero(r.alpha) if np.ndim(r.alpha) == 2 else r.n_sv
+            print(f"nSV = {n_sv}")
+        if spec.kind == ONECLASS:
+            print(f"rho = {model.rho:f}")
+        threads = threads_line(r.figures)
+        if threads is not None:
+            print(f"{head}threads: {threads}")
         line = f"{head}primal = {r.primal:.10g}{_gap_figures(r, spec)}"
         if np.isfinite(r.stop_ratio):
             line += f"  stop measure / initial = {r.stop_ratio:.3g}"

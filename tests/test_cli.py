@@ -732,3 +732,26 @@ def test_train_prints_liblinears_lines_as_its_train_does(tmp_path, capsys):
     assert main(["train", "-s", "21", str(three), str(model_file)]) == 0
     rho = re.search(r"^rho = (-?\d+\.\d{6})$", capsys.readouterr().out, re.M)
     assert rho and abs(float(rho.group(1)) - linsvm.load_model(model_file).rho) < 1e-6
+
+
+@pytest.mark.parametrize("args, lines", [
+    (["-s", "3", "--max-iter", "3"], ["WARNING: reaching max number of iterations",
+                                      "Using -s 2 may be faster (also see FAQ)"]),
+    (["-s", "1", "--max-iter", "3"], ["WARNING: reaching max number of iterations",
+                                      "Switching to use -s 2"]),
+    (["-s", "2", "--max-iter", "1"], ["WARNING: reaching max number of Newton iterations"]),
+    (["-s", "5", "--max-iter", "1"], ["WARNING: reaching max number of iterations"]),
+])  # fmt: skip
+def test_the_iteration_cap_prints_liblinears_warning_lines(tmp_path, capsys, args, lines):
+    """On stdout after the class's lines, as LIBLINEAR's train (linear.cpp's train_one)
+    prints them; linsvm's own warning, with its advice, stays on stderr; -q silences both."""
+    model_file = str(tmp_path / "m")
+    assert main(["train", *args, str(A9A), model_file]) == 0
+    captured = capsys.readouterr()
+    out = captured.out.splitlines()
+    start = out.index(lines[0])
+    assert out[start : start + len(lines)] == lines
+    assert out[0].startswith("optimization finished, #iter = ") and start > 0
+    assert "WARNING: reaching max number of iterations (" in captured.err
+    assert main(["train", "-q", *args, str(A9A), model_file]) == 0
+    assert capsys.readouterr() == ("", "")

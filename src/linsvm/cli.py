@@ -57,6 +57,7 @@ from .solvers import (
     list_where,
     solver_number,
 )
+from .solvers._base import MAX_ITER
 from .solvers._dual_threads import SCHEMES, threads_line
 
 TRAIN_USAGE = """\
@@ -831,6 +832,8 @@ def _print_train_summary(
             print(f"nSV = {n_sv}")
         if spec.kind == ONECLASS:
             print(f"rho = {model.rho:f}")
+        for warning in _liblinear_cap_warnings(opts.solver, r):
+            print(warning)
         threads = threads_line(r.figures)
         if threads is not None:
             print(f"{head}threads: {threads}")
@@ -980,6 +983,34 @@ def _save_model(model, opts: TrainOptions, caught) -> float:
     start = time.perf_counter()
     model.save(opts.model_file)
     return time.perf_counter() - start
+
+
+# LIBLINEAR's stdout lines at a dual solver's iteration cap (linear.cpp's train_one): what
+# follows its WARNING line, by the solver asked for; a handover is "Switching to use -s N".
+_CAP_ADVICE = {3: "Using -s 2 may be faster (also see FAQ)",
+               13: "Using -s 11 may be faster (also see FAQ)"}  # fmt: skip
+_NEWTON_SOLVERS = (0, 2, 11)
+
+
+def _liblinear_cap_warnings(asked: int, result) -> list[str]:
+    """LIBLINEAR's WARNING lines for a sub-problem that reached the iteration cap, as its
+    train prints them on stdout (linsvm's own, with its advice, go to stderr too); [] for
+    linsvm's own solvers, which LIBLINEAR does not have."""
+    if SOLVERS[asked].model_type is not None:
+        return []
+    lines = []
+    capped = result.stop_reason == MAX_ITER
+    if result.solver != asked:  # a dual solver's handover at its cap
+        lines += ["WARNING: reaching max number of iterations",
+                  f"Switching to use -s {result.solver}"]  # fmt: skip
+    elif capped and asked not in _NEWTON_SOLVERS:
+        lines.append("WARNING: reaching max number of iterations")
+        if asked in _CAP_ADVICE:
+            lines.append(_CAP_ADVICE[asked])
+        return lines
+    if capped and result.solver in _NEWTON_SOLVERS:
+        lines.append("WARNING: reaching max number of Newton iterations")
+    return lines
 
 
 def _by_class(model) -> Iterator[tuple[str, object]]:

@@ -53,6 +53,20 @@ COLLISION_SAMPLE_KEYS = 1 << 19
 COLLISION_MIN_COLUMNS = 1 << 12
 
 
+def check_hash_bits(hash_bits) -> int:
+    """``hash_bits`` as an int, or the error for one that is not an integer in
+    1..MAX_HASH_BITS (a map's and the token hasher's alike)."""
+    if (
+        isinstance(hash_bits, bool)
+        or not isinstance(hash_bits, (int, np.integer))
+        or not 1 <= hash_bits <= MAX_HASH_BITS
+    ):
+        raise InvalidInputError(
+            f"hash bits must be an integer in 1..{MAX_HASH_BITS}, got {hash_bits!r}"
+        )
+    return int(hash_bits)
+
+
 def map_overflow(row: int) -> InvalidInputError:
     """The error for finite inputs whose squares or products overflow float64 in phi(x) (at
     prediction: the decision value would be NaN or infinite and the label arbitrary; training
@@ -104,14 +118,8 @@ class FeatureMap:
         if self.coef0 is not None and not (math.isfinite(self.coef0) and self.coef0 >= 0):
             # a negative coef0 gives a kernel with no real feature map of this shape
             raise InvalidInputError(f"coef0 must be a number >= 0, got {self.coef0!r}")
-        if self.hash_bits is not None and (
-            isinstance(self.hash_bits, bool)
-            or not isinstance(self.hash_bits, (int, np.integer))
-            or not 1 <= self.hash_bits <= MAX_HASH_BITS
-        ):
-            raise InvalidInputError(
-                f"hash bits must be an integer in 1..{MAX_HASH_BITS}, got {self.hash_bits!r}"
-            )
+        if self.hash_bits is not None:
+            check_hash_bits(self.hash_bits)
         if self.n_input is not None and self.n_input < 0:
             raise InvalidInputError(f"n_input must be >= 0, got {self.n_input}")
         if (

@@ -34,7 +34,7 @@ from numba import njit
 from ..errors import InvalidInputError
 from ..parallel import for_row_chunks
 from ._rows import mix64
-from .maps import MAX_HASH_BITS, compact_rows
+from .maps import check_hash_bits, compact_rows
 
 INPUT_TYPES = ("string", "dict", "pair")
 # Terminates every token in the joined buffer; so no token may contain it.
@@ -122,18 +122,6 @@ def _all_hashes(buf, ends):
 
 
 # -- Python side ------------------------------------------------------------------------------
-
-
-def _check_hash_bits(hash_bits) -> int:
-    if (
-        isinstance(hash_bits, bool)
-        or not isinstance(hash_bits, (int, np.integer))
-        or not 1 <= hash_bits <= MAX_HASH_BITS
-    ):
-        raise InvalidInputError(
-            f"hash bits must be an integer in 1..{MAX_HASH_BITS}, got {hash_bits!r}"
-        )
-    return int(hash_bits)
 
 
 def _short(obj) -> str:
@@ -303,7 +291,7 @@ def hash_tokens(
     Raises InvalidInputError: a token that is not a str, contains NUL or is not encodable; a
     value that is not a finite number; a document given as one str.
     """
-    bits = _check_hash_bits(hash_bits)
+    bits = check_hash_bits(hash_bits)
     tokens, doc_ptr, values = _flatten(documents, input_type)
     buf, ends = _token_buffer(tokens, doc_ptr)
     n_docs, n_tokens = doc_ptr.shape[0] - 1, len(tokens)
@@ -338,7 +326,7 @@ def token_collisions(documents, hash_bits: int, *, input_type: str = "string") -
     only if all 64 bits meet. Tokens whose every value is 0 (dict/pair input) still count:
     the vocabulary is what collides, whatever the values.
     """
-    bits = _check_hash_bits(hash_bits)
+    bits = check_hash_bits(hash_bits)
     tokens, doc_ptr, _ = _flatten(documents, input_type)
     buf, ends = _token_buffer(tokens, doc_ptr)
     distinct = np.unique(_all_hashes(buf, ends))

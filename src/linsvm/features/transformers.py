@@ -15,8 +15,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
 from ..data import as_csr
-from .maps import FeatureMap
-from .tokens import _check_hash_bits, _check_input_type, hash_tokens
+from .maps import FeatureMap, check_hash_bits
+from .tokens import _check_input_type, hash_tokens
 
 __all__ = ["Poly2Features", "TokenHasher"]
 
@@ -139,7 +139,7 @@ class TokenHasher(TransformerMixin, BaseEstimator):
 
     def fit(self, X=None, y=None):
         """Nothing to learn: checks the parameters (as FeatureHasher does); returns self."""
-        _check_hash_bits(self.hash_bits)
+        check_hash_bits(self.hash_bits)
         _check_input_type(self.input_type)
         return self
 

@@ -8,12 +8,31 @@ A hint only: it never faults and has no effect on results.
 
 from __future__ import annotations
 
+import ctypes
 import time
 
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+
+def _has_thread_calls() -> bool:
+    """Whether this system has the C functions ``yield_core`` and ``monotonic_seconds`` call,
+    ``sched_yield`` and ``clock_gettime`` (POSIX: Linux, macOS, the BSDs; not Windows, where a
+    kernel calling them would not compile, or would abort the process when loaded)."""
+    if not hasattr(time, "CLOCK_MONOTONIC"):
+        return False
+    try:
+        process = ctypes.CDLL(None)  # (Windows: a TypeError)
+    except (OSError, TypeError):
+        return False
+    return hasattr(process, "sched_yield") and hasattr(process, "clock_gettime")
+
+
+# Whether the kernels of the threaded dual schemes can run here (they yield and read the clock);
+# where they cannot, the dual solves run on one thread.
+THREAD_CALLS = _has_thread_calls()
 
 
 def _call(builder, name: str, return_type, args: list):

@@ -1263,6 +1263,10 @@ def _one_line(exc: BaseException) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     command_started()  # (from here a Ctrl-C is this function's to report)
+    # a file name the output's encoding cannot hold (a legacy Windows code page) is printed
+    # escaped, as stderr prints it, rather than failing after the work is done
+    with suppress(AttributeError, ValueError):
+        sys.stdout.reconfigure(errors="backslashreplace")
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in HELP_FLAGS:
         print(MAIN_USAGE, end="")
@@ -1292,7 +1296,7 @@ def main(argv: list[str] | None = None) -> int:
         # fail again, goes to /dev/null
         with suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 128 + signal.SIGPIPE
+        return 128 + getattr(signal, "SIGPIPE", 13)  # (13 on every POSIX; Windows has none)
     except (LinsvmError, OSError) as exc:
         print(f"linsvm {command}: error: {_one_line(exc)}", file=sys.stderr)
         return 1

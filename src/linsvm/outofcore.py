@@ -402,7 +402,7 @@ def return_freed_arrays_to_the_system() -> None:
     try:
         libc = ctypes.CDLL(None)
         mallopt, malloc_trim = libc.mallopt, libc.malloc_trim
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # (Windows: CDLL(None) is a TypeError)
         return
     m_mmap_threshold = -3
     mallopt(m_mmap_threshold, 128 << 10)

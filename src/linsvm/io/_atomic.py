@@ -44,6 +44,9 @@ except ImportError:  # not POSIX: no locks, so leftovers are not removed
     fcntl = None
 
 _O_TMPFILE = getattr(os, "O_TMPFILE", 0)
+# Windows opens a descriptor in text mode unless told otherwise, and would write every \n as
+# \r\n (a cache or a checkpoint would not read back); elsewhere 0
+_O_BINARY = getattr(os, "O_BINARY", 0)
 _PROC_FD = "/proc/self/fd"
 # O_TMPFILE refused by the file system, or by a kernel that predates it (EISDIR)
 _NO_TMPFILE = {errno.EOPNOTSUPP, errno.ENOTSUP, errno.EISDIR, errno.EINVAL}
@@ -97,7 +100,9 @@ class TempFile:
             remove_leftovers(self.target)
             with errors_naming(self.path):
                 fd, self.name = _create(self.target, readable)
-            if existing is not None:  # the new file keeps the old one's permissions
+            # the new file keeps the old one's permissions (os.fchmod: not on Windows
+            # before Python 3.13, where only the read-only bit would be kept anyway)
+            if existing is not None and hasattr(os, "fchmod"):
                 with contextlib.suppress(OSError):
                     os.fchmod(fd, stat.S_IMODE(existing.st_mode))
         try:
@@ -129,12 +134,13 @@ class TempFile:
 
     def discard(self) -> None:
         """Remove the file (after an error); ``path`` is left as it was."""
+        # closed first: Windows refuses to remove a file that is open
+        with contextlib.suppress(OSError):  # its unwritten buffer may fail again: no matter
+            self.file.close()
         if self.name is not None:
             with contextlib.suppress(OSError):
                 os.unlink(self.name)
             self.name = None
-        with contextlib.suppress(OSError):  # its unwritten buffer may fail again: no matter
-            self.file.close()
 
 
 def check_writable(path: str | os.PathLike, read_back: bool = False) -> None:
@@ -223,14 +229,14 @@ def _open_in_place(path: str, readable: bool) -> int:
     if readable:
         raise OSError(errno.ESPIPE, "not a regular file, and this file is read back", path)
     with errors_naming(path):
-        return os.open(path, os.O_WRONLY)
+        return os.open(path, os.O_WRONLY | _O_BINARY)
 
 
 def _create(path: str, readable: bool) -> tuple[int, str | None]:
     """(descriptor, hidden name, None while it has none) of a new, empty file in the folder
     of ``path``, locked; permissions from the umask, as open() gives; OSErrors name
     ``path``."""
-    access = os.O_RDWR if readable else os.O_WRONLY
+    access = (os.O_RDWR if readable else os.O_WRONLY) | _O_BINARY
     with errors_naming(path):
         if _O_TMPFILE and os.path.isdir(_PROC_FD):
             try:

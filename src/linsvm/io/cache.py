@@ -81,6 +81,7 @@ import mmap
 import os
 import stat
 import struct
+import threading
 import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -865,15 +866,28 @@ def _pread_into(fd: int, out: np.ndarray, offset: int) -> None:
     view = memoryview(out).cast("B")
     done = 0
     while done < view.nbytes:
-        if not hasattr(os, "preadv"):  # (not every system has it)
-            chunk = os.pread(fd, view.nbytes - done, offset + done)
+        if hasattr(os, "preadv"):
+            n = os.preadv(fd, [view[done:]], offset + done)
+        else:  # (not every system has them: Windows has neither)
+            chunk = _pread(fd, view.nbytes - done, offset + done)
             view[done : done + len(chunk)] = chunk
             n = len(chunk)
-        else:
-            n = os.preadv(fd, [view[done:]], offset + done)
         if n <= 0:
             raise OSError(f"unexpected end of file at byte {offset + done}")
         done += n
+
+
+_SEEK_LOCK = threading.Lock()
+
+
+def _pread(fd: int, size: int, offset: int) -> bytes:
+    """os.pread where the system has it; else a seek and a read, one thread at a time (blocks
+    are read on several threads, from one descriptor)."""
+    if hasattr(os, "pread"):
+        return os.pread(fd, size, offset)
+    with _SEEK_LOCK:
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.read(fd, size)
 
 
 def check_value_range(

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _intrinsics
 from ..errors import InvalidInputError
 from ..partitioned import SHARED, LocalTask, PartitionedDual
 from ._base import Subproblem
@@ -157,6 +158,9 @@ def thread_plan(sub: Subproblem, X, serial_only: bool) -> ThreadPlan:
             raise InvalidInputError(
                 "the threaded schemes take neither an implicit feature map nor sigma > 1"
             )
+        if not _intrinsics.THREAD_CALLS:
+            raise InvalidInputError("simulate_threads: the threaded schemes' kernels need "
+                                    "sched_yield and clock_gettime, which this system lacks")
         return ThreadPlan(int(simulated), _scheme(sub, int(simulated), X.shape[1], True), True)
     if serial_only:
         return ThreadPlan(1, "serial")
@@ -172,8 +176,9 @@ def planned_threads(n_threads: int, nnz: int, scheme: str = "auto",
                     min_nnz: int = THREAD_MIN_NNZ) -> int:  # fmt: skip
     """The real threads a solve of ``nnz`` non-zeros is given out of ``n_threads``: at most one
     per ``min_nnz``, and beyond two, for the schemes but the rounds, one per
-    ``MANY_THREADS_MIN_NNZ`` (or ``min_nnz``, if smaller)."""
-    if n_threads <= 1:
+    ``MANY_THREADS_MIN_NNZ`` (or ``min_nnz``, if smaller). One where the threaded kernels
+    cannot run (``_intrinsics.THREAD_CALLS``: Windows)."""
+    if n_threads <= 1 or not _intrinsics.THREAD_CALLS:
         return 1
     min_nnz = max(min_nnz, 1)
     planned = max(1, min(n_threads, nnz // min_nnz))

@@ -692,7 +692,7 @@ def solve_l1r_l2svc(sub: Subproblem, hook: Hook | None = None) -> Solution:
     def fresh_state():
         istate = np.array([0, n_w, 0, 0], dtype=np.int64)
         fstate = np.array([np.inf, -1.0, 0.0, 0.0])
-        return np.arange(n_w), new_state(seed), istate, fstate
+        return np.arange(n_w, dtype=np.int64), new_state(seed), istate, fstate
 
     def run(n_outer, w, b, index, rng, istate, fstate, history, cap=max_iter):
         l1r_l2svc_kernel(
@@ -788,7 +788,7 @@ def solve_l1r_lr(sub: Subproblem, hook: Hook | None = None) -> Solution:
     z, e, tail, tau, D = (np.zeros(n_rows) for _ in range(5))
     hdiag = np.zeros(n_w)
     grad = np.zeros(n_w)
-    index = np.arange(n_w)
+    index = np.arange(n_w, dtype=np.int64)
     rng = new_state(seed)
     istate = np.zeros(8, dtype=np.int64)
     fstate = np.array([np.inf, 0.0, reference, 0.0, LR_INNER_EPS0, 0.0])

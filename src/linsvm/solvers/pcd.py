@@ -233,7 +233,7 @@ def solve_pcd(sub: Subproblem, hook: Hook | None = None) -> Solution:
     # grad P(0) = 0: w = 0 is the optimum (P is strictly convex)
     istate = np.array([0, measure0 == 0.0, 0, 0, 0], dtype=np.int64)
     fstate = np.array([measure0])
-    index = np.arange(n_w)
+    index = np.arange(n_w, dtype=np.int64)
     rng = new_state(seed)
     if sub.resume is not None:
         restore_state(

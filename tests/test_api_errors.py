@@ -507,3 +507,66 @@ def test_csr_arrays_pointing_outside_the_matrix_are_refused():
     model = linsvm.train(np.eye(3), [1, -1, 1])
     with _raises("not a valid CSR matrix"):
         model.predict(X)
+
+
+# ----------------------------------------------------------------------------- the API's promises
+
+
+def test_every_bad_option_of_the_api_is_a_linsvm_error(tmp_path, data):
+    """docs/guarantees.md: every user error is a LinsvmError (InvalidInputError is also the
+    ValueError these were); some were bare ValueErrors and TypeErrors."""
+    from linsvm import FeatureMap
+    from linsvm.datasets import make_text_classification
+    from linsvm.io import read_libsvm, write_cache, write_libsvm
+
+    X, y = data
+    text = tmp_path / "d.txt"
+    write_libsvm(X, y, text)
+    for call in (
+        lambda: read_libsvm(text, dtype=np.int32),
+        lambda: read_libsvm(text, dtype="no such type"),
+        lambda: read_libsvm(text, zero_based="x"),
+        lambda: read_libsvm(text, n_features=-1),
+        lambda: write_cache(text, tmp_path / "c", block_bytes=0),
+        lambda: write_libsvm(X, np.array(["a", "b"] * 30), tmp_path / "s.txt"),
+        lambda: linsvm.cross_validation(X, y, 2.5),
+        lambda: make_text_classification(10, 10, random_state=-1),
+        lambda: FeatureMap(gamma="1"),
+        lambda: FeatureMap(coef0=True),
+    ):
+        with pytest.raises(InvalidInputError):
+            call()
+    assert not (tmp_path / "s.txt").exists()
+
+
+def test_forgotten_labels(data):
+    X, _ = data
+    with _raises("y is required"):
+        linsvm.train(X)
+    # the one-class SVM ignores y, in cross-validation as in train
+    predicted = linsvm.cross_validation(X, None, 3, solver=21)
+    assert predicted.shape == (X.shape[0],) and set(np.unique(predicted)) <= {-1.0, 1.0}
+
+
+def test_cache_blocks_out_of_range(tmp_path, data):
+    """A negative block number read the last block (numpy's wraparound), past the end
+    numpy's IndexError; ``block`` already refused both in one line."""
+    from linsvm.io import open_cache, write_cache, write_libsvm
+
+    X, y = data
+    write_libsvm(X, y, tmp_path / "d.txt")
+    write_cache(tmp_path / "d.txt", tmp_path / "c", block_bytes=256)
+    with open_cache(tmp_path / "c") as cache:
+        for k in (-1, cache.n_blocks):
+            for call in (cache.read_block, cache.check_block, cache.prefetch, cache.release):
+                with pytest.raises(IndexError, match="out of range"):
+                    call(k)
+
+
+def test_c_search_for_regression_reports_its_p(data):
+    X, y = data
+    from linsvm.model_selection import find_parameter_C
+
+    search = find_parameter_C(X, y * 3.0, solver=11, n_folds=3, p=0.2, verbose=False)
+    assert search.best_p == 0.2
+    assert find_parameter_C(X, y, solver=2, n_folds=3, verbose=False).best_p == -1.0

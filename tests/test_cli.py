@@ -171,6 +171,7 @@ def test_cross_validation(small_files, capsys):
         (["train", "-v", "3", "--checkpoint", "{tmp}/c", str(A9A)],
          "-v does not go with --checkpoint/--resume"),
         (["train", "--hash-bits", "31", str(A9A)], "--hash-bits 31: a model file holds at most"),
+        (["train", "--every", "5", str(A9A)], "give --checkpoint too"),  # (was ignored)
         (["train", "-q", "--memory", "1G", "--max-iter", "0", str(A9A), "{tmp}/m"],
          "block minimisation runs at least one outer iteration"),
         # (a value option last took the first file as its value)

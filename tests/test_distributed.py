@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import make_sparse_problem
 
 import linsvm
 from linsvm.errors import InvalidInputError
@@ -427,3 +428,13 @@ def test_labels_width_and_weights_are_checked_before_any_round(client, monkeypat
     with pytest.raises(InvalidInputError, match="do not fit in this process"):
         train(X, y, client=client, on_round=rounds.append)
     assert rounds == []
+
+
+def test_distributed_train_takes_local_n_as_linsvm_train_does():
+    """Its docstring says it is linsvm.train(source, y, client=client, ...), which takes
+    "local:N"; it refused the string."""
+    X, y = make_sparse_problem(n_rows=80, n_features=5, seed=3, density=0.6)
+    model = dist.train(X, y, client="local:1", max_rounds=3)
+    assert model.coef_.shape == (1, 5)
+    with pytest.raises(InvalidInputError, match="Client"):
+        dist.train(X, y, client=None)

@@ -106,7 +106,7 @@ options:
     -s 1 and 3: max PG - min PG <= eps and both within eps of zero (default 0.1)
     -s 7: max |dual sub-gradient| <= eps (default 0.1)
 -B bias : if bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default -1)
--R : not regularize the bias; must with -B 1 to have the bias (-s 0, 2, 5, 6, 11)
+-R : not regularize the bias; must with -B 1 to have the bias (-s 0, 2, 5, 6, 11, 37, 38, 40)
 -wi weight : weights adjust the parameter C of different classes (e.g. -w1 2 -w-1 0.5)
 -W file : per-instance weights, one number per line (C of row i becomes C * W_i)
 -v n : n-fold cross validation mode
@@ -239,6 +239,7 @@ class TrainOptions:
     nu: float = 0.5
     find_C: bool = False
     C_given: bool = False
+    every_given: bool = False
     solver_given: bool = False
     verbose: bool = False
     checkpoint: str | None = None
@@ -312,8 +313,10 @@ def _set_train_value(opts: TrainOptions, option: str, value: str) -> None:
         raise UsageError("n-fold cross validation: n must >= 2")
     elif option == "-m" and opts.n_jobs == 0:
         raise UsageError("-m nr_thread: the number of threads must not be 0")
-    elif option == "--every" and not opts.checkpoint_every > 0:
-        raise UsageError(f"--every needs a number of seconds > 0, got {value}")
+    elif option == "--every":
+        if not opts.checkpoint_every > 0:
+            raise UsageError(f"--every needs a number of seconds > 0, got {value}")
+        opts.every_given = True
 
 
 def _refuse_clashes(option: str, others: tuple[tuple[str, object], ...]) -> None:
@@ -379,6 +382,8 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
         raise UsageError(f"unknown solver type -s {opts.solver}")
     if not opts.poly2 and (opts.gamma is not None or opts.coef0 is not None):
         raise UsageError("--gamma and --coef0 scale the degree-2 map: give --poly2 too")
+    if opts.every_given and not opts.checkpoint:
+        raise UsageError("--every sets how often --checkpoint writes: give --checkpoint too")
     if opts.map_mode != "auto" and not (opts.poly2 or opts.hash_bits is not None):
         raise UsageError("--map-mode needs a feature map (--poly2 or --hash-bits)")
     if opts.hash_bits == 31 and opts.n_folds == 0:  # (more bits: the map's own range error)

@@ -239,6 +239,8 @@ def check_trainable(X: sp.csr_matrix, below: float, why: str, name: str = "X",
 
 def check_labels(y, n_rows: int) -> np.ndarray:
     """y as a 1-D array of n_rows labels without NaN."""
+    if y is None:
+        raise InvalidInputError("y is required: the labels or targets of X's rows")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()

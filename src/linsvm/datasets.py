@@ -144,7 +144,7 @@ def make_text_classification(
     informative: float = 0.01,
     label_noise: float = 0.05,
     dtype=np.float64,
-    random_state: int = 0,
+    random_state: int | None = 0,
 ) -> tuple[sp.csr_matrix, np.ndarray]:
     """A large sparse text-like binary classification problem.
 
@@ -189,8 +189,9 @@ def make_text_classification(
         Probability of flipping each label, in [0, 0.5].
     dtype : float32 or float64
         dtype of the values.
-    random_state : int
-        Seed; the output is a deterministic function of all arguments.
+    random_state : int or None
+        Seed (>= 0); with an int the output is a deterministic function of all arguments.
+        None: fresh entropy, different data at every call (as scikit-learn's ``make_*``).
 
     Returns
     -------
@@ -232,7 +233,11 @@ def make_text_classification(
     if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise InvalidInputError(f"dtype must be float32 or float64, got {dtype}")
 
-    rng = np.random.default_rng(random_state)
+    try:
+        rng = np.random.default_rng(random_state)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"random_state must be an integer >= 0 or None, "
+                                f"got {random_state!r}") from None
     counts = rng.geometric(1.0 / nnz_per_row, size=n_samples)
     np.minimum(counts, max(1, n_features // 2), out=counts)
     nnz = int(counts.sum())

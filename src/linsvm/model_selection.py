@@ -51,7 +51,7 @@ class ParameterSearch:
     best_rate: float  # classification: CV accuracy in [0, 1]; regression: CV mean squared error
     path: list[tuple[float, float]] = field(default_factory=list)  # (C, score)
     reached_max_C: bool = False
-    best_p: float = -1.0  # regression only
+    best_p: float = -1.0  # regression: the p of best_C; classification: -1
 
 
 def start_C(X, solver: int, bias: float, y=None, p: float = 0.0) -> float:
@@ -157,7 +157,8 @@ def _walk_C(
 ) -> ParameterSearch:  # fmt: skip
     """``find_parameter_C``'s loop over C, the folds of each C in turn or in ``pool``."""
     n_folds = len(splits)
-    search = ParameterSearch(best_C=C, best_rate=math.inf if regression else 0.0)
+    search = ParameterSearch(best_C=C, best_rate=math.inf if regression else 0.0,
+                             best_p=p if regression else -1.0)  # fmt: skip
     previous: list[np.ndarray | None] = [None] * n_folds
     unchanged = 0
     predicted = np.empty(y.shape[0], dtype=np.float64 if regression else y.dtype)

@@ -294,6 +294,8 @@ class CVFolds(Sequence):
 def cv_folds(n_rows: int, n_folds: int, seed: int) -> CVFolds:
     """Cross-validation folds (``CVFolds``); with more folds than rows it is
     leave-one-out, with LIBLINEAR's warning."""
+    if isinstance(n_folds, bool) or not isinstance(n_folds, int | np.integer):
+        raise InvalidInputError(f"n-fold cross validation: n must be an integer, got {n_folds!r}")
     if n_folds < 2:
         raise InvalidInputError(f"n-fold cross validation: n must be >= 2, got {n_folds}")
     if n_rows == 0:

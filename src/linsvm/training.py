@@ -148,7 +148,11 @@ def train(
         (y is ignored; no bias). linsvm's own, by number or name: 30 "pegasos", 31 "sgd-r",
         32 "sgd-s", 33 "sgd-m" (the L1-loss SVM by primal SGD: eps is SGD-S/M's relative
         accuracy delta, max_iter the epochs; one C for all rows, so no class or sample
-        weights), 34 "pcd" (the L2-loss SVM by primal coordinate descent; eps as -s 2).
+        weights), 34 "pcd" (the L2-loss SVM by primal coordinate descent; eps as -s 2),
+        35 "svmperf" and 36 "ocas" (the L1-loss SVM by cutting planes), 37 "svmsgd", 38
+        "asgd" and 39 "sgd-qn" (Bottou's SGD programs; max_iter the epochs), 40 "tron" (the
+        L2-loss SVM by LIBLINEAR's older trust-region Newton). 35-39 take one C for all rows
+        too.
     C : float
         Cost of errors (> 0).
     eps : float or None
@@ -162,9 +166,11 @@ def train(
     bias : float
         LIBLINEAR's ``-B``: if >= 0, each row gets an implicit extra feature of this value.
     class_weight : mapping label -> weight, optional
-        LIBLINEAR's ``-wi``: that class's C is multiplied by the weight.
+        LIBLINEAR's ``-wi``: that class's C is multiplied by the weight. Refused by the
+        solvers of one C (21, 30-33, 35-39).
     sample_weight : array of shape (n_samples,), optional
-        Per-row weights multiplying C (LIBLINEAR's instance-weight variant's ``-W``).
+        Per-row weights multiplying C (LIBLINEAR's instance-weight variant's ``-W``). Refused
+        by the solvers of one C (21, 30-33, 35-39).
     max_iter : int or None
         Cap on outer iterations (None: LIBLINEAR's: 300 for the dual solvers, 1000 Newton
         iterations for the primal ones; epochs for the SGD solvers). 0: no iteration, the
@@ -175,9 +181,9 @@ def train(
         No fallback follows 0 iterations.
     regularize_bias : bool
         False is LIBLINEAR's ``-R``: the bias weight is left out of the regulariser (-s 0, 2,
-        5, 6, 11; needs ``bias == 1`` as LIBLINEAR requires).
+        5, 6, 11, 37, 38, 40; needs ``bias == 1`` as LIBLINEAR requires).
     init_sol : array of shape (n_weight_vectors, n_features [+1]), optional
-        Starting weights for -s 0, 2 and 11 (LIBLINEAR's ``init_sol``), e.g. the ``coef_``
+        Starting weights for -s 0, 2, 11 and 40 (LIBLINEAR's ``init_sol``), e.g. the ``coef_``
         (with the bias weight appended when ``bias >= 0``) of a model at a smaller C.
     warm_start : Model, optional
         A model trained before on the same rows (same labels, same number of features), e.g.
@@ -661,8 +667,8 @@ class _Problem:
             model.labels_.shape != self.labels.shape or np.any(model.labels_ != self.labels)
         ):
             raise InvalidInputError(
-                f"warm_start: the model's labels {list(model.labels_)} are not the data's "
-                f"{list(self.labels)} (in order of first appearance)"
+                f"warm_start: the model's labels {model.labels_.tolist()} are not the data's "
+                f"{self.labels.tolist()} (in order of first appearance)"
             )
         if model.n_features != n_features:
             raise InvalidInputError(
@@ -1101,11 +1107,13 @@ def cross_validation(
     X = as_csr(X, n_jobs=n_jobs, trainable=True)
     X, params = map_once(X, params.get("solver", 1), params, n_jobs)
     n_rows = X.shape[0]
-    y = check_labels(y, n_rows)
+    kind = solvers.get_solver(params.get("solver", 1)).kind
+    # (the one-class SVM ignores y, as train does: it may be None)
+    y = np.ones(n_rows) if y is None and kind == solvers.ONECLASS else check_labels(y, n_rows)
     sw = check_sample_weight(params.pop("sample_weight", None), n_rows)
     folds = cv_folds(n_rows, n_folds, seed)
     n_threads = min(effective_n_jobs(n_jobs), len(folds))
-    classifier = solvers.get_solver(params.get("solver", 1)).kind == solvers.CLASSIFICATION
+    classifier = kind == solvers.CLASSIFICATION
     # (a regression's predictions are real numbers whatever y's type; one-class's are +-1)
     predicted = np.empty(n_rows, dtype=y.dtype if classifier else np.float64)
     timer = params.pop("progress", False)

@@ -37,10 +37,12 @@ def train(source, y=None, *, client, max_rounds: int = DEFAULT_MAX_ROUNDS, n_par
     """CoCoA+ on the workers of ``client`` (``cocoa.train_cocoa`` documents every argument):
     ``linsvm.train(source, y, client=client, **options)``, the one way in, with
     ``max_rounds`` as its ``max_iter`` and the cluster's own options as its
-    ``place_options``."""
+    ``place_options``. ``client``: a running Client, or "local:N" (a LocalCluster of N
+    workers started for the call)."""
     from ..training import train as train_anywhere
 
-    check_client(client)
+    if not isinstance(client, str):  # ("local:N" and addresses: checked where connected)
+        check_client(client)
     place_options = {"n_partitions": n_partitions, "local_passes": local_passes,
                      "snapshot_every": snapshot_every, "on_round": on_round}  # fmt: skip
     return train_anywhere(source, y, client=client, max_iter=max_rounds,

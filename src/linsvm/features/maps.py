@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -113,6 +114,10 @@ class FeatureMap:
             raise InvalidInputError("a degree-1 feature map only hashes: give hash_bits")
         if self.degree == 1 and (self.gamma is not None or self.coef0 is not None):
             raise InvalidInputError("gamma and coef0 scale the degree-2 map only")
+        for name in ("gamma", "coef0"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, Real)):
+                raise InvalidInputError(f"{name} must be a number, got {value!r}")
         if self.gamma is not None and not (math.isfinite(self.gamma) and self.gamma > 0):
             raise InvalidInputError(f"gamma must be a positive number, got {self.gamma!r}")
         if self.coef0 is not None and not (math.isfinite(self.coef0) and self.coef0 >= 0):

@@ -220,13 +220,13 @@ def write_cache(
     ------
     DataFormatError
         The text is malformed (``"<path>:<line>: <what>"``, as `read_libsvm`).
-    ValueError
+    InvalidInputError (a ValueError)
         Bad options.
     """
     options = _libsvm._Options.check(dtype, None, zero_based, False, check_width)
     if isinstance(block_bytes, bool) or not isinstance(block_bytes, int | np.integer) \
             or block_bytes <= 0:
-        raise ValueError(f"block_bytes must be a positive int, got {block_bytes!r}")
+        raise InvalidInputError(f"block_bytes must be a positive int, got {block_bytes!r}")
     n_threads = effective_n_jobs(n_jobs)
     name = os.fsdecode(os.fspath(source))
     start = time.perf_counter()
@@ -595,9 +595,13 @@ class Cache:
             os.close(self._fd)
             self._fd = -1
 
-    def _arrays(self, k: int, verify: bool):
+    def _check_index(self, k: int) -> None:
+        """Refuse a block number out of range (a negative one would index from the end)."""
         if not 0 <= k < self.n_blocks:
             raise IndexError(f"block {k} out of range (the cache has {self.n_blocks} blocks)")
+
+    def _arrays(self, k: int, verify: bool):
+        self._check_index(k)
         offset, n_rows, nnz, length, crc, _ = self._table[k].tolist()
         size = self._map.size()  # the file's size now: reading a page past its end is SIGBUS
         if size < self._file_size:
@@ -681,6 +685,7 @@ class Cache:
         the next read of the changed block, within a pass over the data, without reading the
         file twice a pass. Truncation is refused at the next read of any block.
         """
+        self._check_index(k)
         status = os.fstat(self._fd)
         if status.st_size < self._file_size:
             raise CacheFormatError(self.path, f"truncated to {status.st_size} of "
@@ -727,6 +732,7 @@ class Cache:
         """Block ``k`` read from the file (``read_rows``: a copy, checked), not mapped: a file
         cut short meanwhile is an error, where a mapped page past its end ends the process
         (SIGBUS). Returns X (block_rows[k], n_features), y as ``block``."""
+        self._check_index(k)
         n_rows, nnz = int(self.block_rows[k]), int(self.block_nnz[k])
         y = np.empty(n_rows, dtype=np.float64)
         indptr = np.empty(n_rows + 1, dtype=self.index_dtype)
@@ -740,6 +746,7 @@ class Cache:
     def check_block(self, k: int) -> None:
         """Block ``k``'s CRC-32 compared with the table's, its bytes read a chunk at a time
         (nothing of it stays mapped); a mismatch is a ``CacheFormatError``."""
+        self._check_index(k)
         offset, _, _, length, expected, _ = self._table[k].tolist()
         # (a buffer of the call's own: blocks may be checked on several threads at once)
         buffer = np.empty(min(_CHECK_CHUNK, max(length, 1)), dtype=np.uint8)
@@ -770,6 +777,7 @@ class Cache:
 
     def prefetch(self, k: int) -> None:
         """Ask the kernel to start reading block `k` from disk (returns at once)."""
+        self._check_index(k)
         self._advise(k, "MADV_WILLNEED")
 
     def release(self, k: int) -> None:
@@ -778,6 +786,7 @@ class Cache:
         process's RSS until then, though the OS can reclaim them under memory pressure.
         The block's next verified read checks it again: what it reads then may have been
         changed on disk since."""
+        self._check_index(k)
         self._verified[k] = False
         self._advise(k, "MADV_DONTNEED")
 

@@ -162,7 +162,7 @@ def read_libsvm(
     DataFormatError
         The file is malformed; the message is ``"<path>:<line>: <what>"`` (line 0 when the
         compressed stream itself is corrupt). The first fault in the file is reported.
-    ValueError
+    InvalidInputError (a ValueError)
         Bad options (dtype, n_features, zero_based, n_jobs).
     """
     options = _Options.check(dtype, n_features, zero_based, query_id, check_width)
@@ -223,21 +223,24 @@ class _Options:
 
     @classmethod
     def check(cls, dtype, n_features, zero_based, query_id, check_width=False) -> _Options:
-        dtype = np.dtype(dtype)
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            raise InvalidInputError(f"dtype must be float32 or float64, got {dtype!r}") from None
         if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-            raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+            raise InvalidInputError(f"dtype must be float32 or float64, got {dtype}")
         if isinstance(zero_based, bool | np.bool_):
             zero_based = bool(zero_based)
         elif not (isinstance(zero_based, str) and zero_based == "auto"):
-            raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+            raise InvalidInputError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
         if n_features is not None:
             if isinstance(n_features, bool) or not isinstance(n_features, int | np.integer):
-                raise ValueError(
+                raise InvalidInputError(
                     f"n_features must be a non-negative int or None, got {n_features!r}"
                 )
             n_features = int(n_features)
             if n_features < 0:
-                raise ValueError(
+                raise InvalidInputError(
                     f"n_features must be a non-negative int or None, got {n_features}"
                 )
         # With "auto" the 0-based limit is checked after parsing, once it is known whether
@@ -794,7 +797,11 @@ def write_libsvm(
     X.sum_duplicates()  # also sorts the indices
     X.eliminate_zeros()
     n_rows = X.shape[0]
-    y = np.asarray(y, dtype=np.float64)
+    try:
+        y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidInputError("y must hold numbers: the LIBSVM format has numeric labels "
+                                "and targets") from None
     if y.shape != (n_rows,):
         raise InvalidInputError(f"y must have shape ({n_rows},), got {y.shape}")
     if not np.all(np.isfinite(y)):

@@ -437,3 +437,13 @@ def linsvm_primal(
 
 def rel_diff(a: float, b: float) -> float:
     return abs(a - b) / max(abs(a), abs(b), 1e-300)
+
+
+def sklearn_l1_logistic() -> dict:
+    """The parameters of scikit-learn's own LogisticRegression for the L1 penalty (-s 6):
+    ``l1_ratio=1`` from 1.8 (which deprecates ``penalty``), ``penalty="l1"`` before (1.7
+    ignores ``l1_ratio`` unless the penalty is elastic-net)."""
+    import sklearn
+
+    major, minor = (int(part) for part in sklearn.__version__.split(".")[:2])
+    return {"l1_ratio": 1.0} if (major, minor) >= (1, 8) else {"penalty": "l1"}

@@ -21,7 +21,13 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import liblinear_train, liblinear_weights, make_sparse_problem, subproblems
+from conftest import (
+    liblinear_train,
+    liblinear_weights,
+    make_sparse_problem,
+    sklearn_l1_logistic,
+    subproblems,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -215,7 +221,7 @@ def test_sample_weights_against_sklearn(solver):
         est = svm.LinearSVC(penalty="l1", loss="squared_hinge", dual=False, C=C, tol=1e-8,
                             fit_intercept=False, max_iter=1000)  # fmt: skip
     else:
-        est = lm.LogisticRegression(l1_ratio=1.0, solver="liblinear", C=C, tol=1e-8,
+        est = lm.LogisticRegression(**sklearn_l1_logistic(), solver="liblinear", C=C, tol=1e-8,
                                     fit_intercept=False, max_iter=100)  # fmt: skip
     est.fit(X, y, sample_weight=sw)
     _, loss, _ = SOLVERS[solver]

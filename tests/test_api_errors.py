@@ -570,3 +570,13 @@ def test_c_search_for_regression_reports_its_p(data):
     search = find_parameter_C(X, y * 3.0, solver=11, n_folds=3, p=0.2, verbose=False)
     assert search.best_p == 0.2
     assert find_parameter_C(X, y, solver=2, n_folds=3, verbose=False).best_p == -1.0
+
+
+def test_seeds_beyond_64_bits_are_refused(data):
+    """The generator keeps 64 bits: seed 2^64 gave seed 0's model."""
+    X, y = data
+    with _raises("seed must be an integer from -2"):
+        linsvm.train(X, y, seed=2**64)
+    with _raises("seed must be an integer from -2"):
+        linsvm.train(X, y, seed=-(2**63) - 1)
+    linsvm.train(X, y, seed=-1)

@@ -633,3 +633,27 @@ def test_label_types_and_order(solver):
     assert list(m_pm.labels_) == [1, -1]
     loss = LOSS_OF_SOLVER[solver]
     assert loss in (LOSS_HINGE, LOSS_SQUARED_HINGE)
+
+
+def test_the_coordinate_order_does_not_depend_on_how_x_is_stored():
+    """The coordinate order (buckets, or one permutation where the rows fit a core's cache)
+    was chosen from the arrays' bytes: the same rows with int64 indices (scikit-learn's
+    load_svmlight_file) or float32 values crossed the cache bound and gave another model
+    (letter.scale: w 6e-3 apart)."""
+    from linsvm.solvers._dual import cache_resident, choose_order
+
+    rng = np.random.default_rng(4)
+    n_rows, n_features, nnz_per_row = 20_000, 500, 12
+    # (12 distinct columns a row: steps of 41 from a random start, modulo 500)
+    starts = rng.integers(0, n_features, size=(n_rows, 1))
+    indices = np.sort((starts + 41 * np.arange(nnz_per_row)) % n_features, axis=1)
+    data = rng.integers(1, 9, size=indices.shape) / 8.0
+    indptr = np.arange(0, n_rows * nnz_per_row + 1, nnz_per_row)
+    X = sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(n_rows, n_features))
+    y = np.where(rng.random(n_rows) < 0.5, 1.0, -1.0)
+    wide = X.copy()
+    wide.indices, wide.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    assert X.indices.dtype == np.int32 and cache_resident(X, 32)
+    assert not cache_resident(wide, 32)  # (prefetching still judged on the real bytes)
+    for A in (X, wide, X.astype(np.float32)):
+        assert choose_order(A, y, None, None, seed=1) == (1, 1)

@@ -411,3 +411,21 @@ def test_an_ignored_sigint_stays_ignored_while_training(problem):
         signal.signal(signal.SIGINT, previous)
     assert seen and all(handler is signal.SIG_IGN for handler in seen)
     assert not model.interrupted and model.stop_signal is None
+
+
+@pytest.mark.parametrize("solver", [2, 11])
+def test_a_threaded_newton_runs_checkpoint_resumes_on_its_thread_count_only(tmp_path, solver):
+    """The primal Newton solvers' sums in row chunks decide their last bits (-s 11's
+    iterations too): a resume on another thread count was accepted and gave neither run's
+    model."""
+    from conftest import make_sparse_problem
+
+    from linsvm.solvers.newton import THREAD_MIN_NNZ
+
+    X, y = make_sparse_problem(n_rows=5000, n_features=400, seed=3, density=0.25)
+    assert X.nnz >= 2 * THREAD_MIN_NNZ
+    path = tmp_path / "run.ckpt"
+    quiet_train(X, y, solver=solver, n_jobs=2, max_iter=2, checkpoint=path)
+    with pytest.raises(InvalidInputError, match=r"differs in: newton_threads"):
+        quiet_train(X, y, solver=solver, n_jobs=1, max_iter=2, resume=path)
+    quiet_train(X, y, solver=solver, n_jobs=2, max_iter=2, resume=path)

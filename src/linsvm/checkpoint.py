@@ -48,7 +48,7 @@ _OLD_BLOCKS_FORMAT = ("linsvm-blocks-checkpoint", 2)
 # Entries of a run's meta recorded only where they apply (a GPU's state; the threads of a
 # threaded solve), so that other runs' checkpoints stay as they were: a resume compares them
 # where either run has one.
-OPTIONAL_META = ("device", "threads")
+OPTIONAL_META = ("device", "threads", "newton_threads")
 # Periodic checkpoints of `linsvm train --checkpoint FILE` are this many seconds apart unless
 # `--every` says otherwise.
 DEFAULT_EVERY_SECONDS = 60.0

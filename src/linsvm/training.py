@@ -76,6 +76,7 @@ from .solvers import MAP_MODES, SOLVERS, Hook, Progress, Solution, SolverSpec, S
 from .solvers._base import asks_to_stop, chain_hooks, wants_every_iteration
 from .solvers._columns import check_seed
 from .solvers._dual_threads import check_scheme, planned_threads
+from .solvers.newton import planned_threads as newton_threads
 from .solvers.svr import check_p
 
 # How often the main thread looks for signals while worker threads train.
@@ -457,12 +458,20 @@ def _checkpoint_meta(problem: _Problem, params, seed: int, class_weight, warm: b
     }
     if device != "cpu":  # its state is the GPU solver's
         meta["device"] = device
-    elif params.spec.threads and params.spec.dual:
-        within = max(1, n_threads // problem.n_subproblems)
+        return meta
+    within = max(1, n_threads // problem.n_subproblems)
+    if params.spec.threads and params.spec.dual:
         planned = planned_threads(within, int(X.indptr[-1]),
                                   problem.options.get("thread_scheme") or "auto")  # fmt: skip
         if planned > 1:  # (only then: checkpoints of serial runs stay as they were)
             meta["threads"] = planned
+    # the primal Newton solvers' sums in row chunks (-s 0, 2, 11, and the dual solvers'
+    # fallback to them): the chunks decide the last bits
+    newton = params.spec.number if not params.spec.dual else params.spec.fallback
+    if newton is not None and solvers.get_solver(newton).kind != solvers.ONECLASS:
+        planned = newton_threads(int(X.indptr[-1]), X.shape[0], within)
+        if planned > 1 and solvers.get_solver(newton).threads:
+            meta["newton_threads"] = planned
     return meta
 
 

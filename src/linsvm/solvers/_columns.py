@@ -212,6 +212,9 @@ def check_max_iter(max_iter) -> int:
 def check_seed(seed) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise InvalidInputError(f"seed must be an integer, got {seed!r}")
+    # (the generator keeps 64 bits: a wider seed would give another seed's model)
+    if not -(2**63) <= int(seed) < 2**63:
+        raise InvalidInputError(f"seed must be an integer from -2^63 to 2^63 - 1, got {seed}")
     return int(seed)
 
 

@@ -63,11 +63,18 @@ PREFETCH_DATA_AHEAD = 6
 CACHE_RESIDENT_BYTES = 4 << 20
 
 
-def cache_resident(X, record_bytes: int) -> bool:
+def cache_resident(X, record_bytes: int, stored_widths: bool = True) -> bool:
     """Whether a dual solver's CSR rows and its per-row records (``record_bytes`` a row) fit
-    in a core's private cache."""
-    nbytes = X.indptr.nbytes + X.indices.nbytes + X.data.nbytes + X.shape[0] * record_bytes
-    return nbytes <= CACHE_RESIDENT_BYTES
+    in a core's private cache: at X's own widths (whether prefetching pays), or with
+    ``stored_widths=False`` at those `read_libsvm` gives (4-byte offsets and indices, 8-byte
+    values) whatever X's dtypes, for the choice of the coordinate order, which decides the
+    model's last bits: int64 indices or float32 values must not change it."""
+    n_rows, nnz = X.shape[0], int(X.indptr[-1])
+    if stored_widths:
+        nbytes = X.indptr.nbytes + X.indices.nbytes + X.data.nbytes
+    else:
+        nbytes = 4 * (n_rows + 1) + 12 * nnz
+    return nbytes + n_rows * record_bytes <= CACHE_RESIDENT_BYTES
 
 
 def row_index_dtype(n_rows: int) -> type:
@@ -232,8 +239,8 @@ def choose_order(
     if bucket_size is None:
         n_rows = X.shape[0]
         # (32 bytes: DCD's four-double record; the other dual solvers' are alike)
-        if n_rows <= SMALL_PROBLEM_ROWS or cache_resident(X, 32):  # locality buys nothing
-            return 1, 1
+        if n_rows <= SMALL_PROBLEM_ROWS or cache_resident(X, 32, stored_widths=False):
+            return 1, 1  # locality buys nothing
         # (the sample grows with the rows up to 2000 pairs: a few ms, paid once per solve)
         excess = neighbour_correlation_excess(
             X.indptr, X.indices, X.data, y, min(2000, n_rows), new_state(seed ^ 0x5EED)

@@ -772,8 +772,15 @@ def thread_count(indptr: np.ndarray, rows: np.ndarray, n_threads: int) -> int:
     ``THREAD_MIN_NNZ`` non-zeros of those rows (1: the serial kernels)."""
     if n_threads <= 1 or rows.shape[0] < 2:
         return 1
-    nnz = int(np.sum(indptr[rows + 1] - indptr[rows]))
-    return max(1, min(int(n_threads), nnz // max(THREAD_MIN_NNZ, 1), rows.shape[0]))
+    return planned_threads(int(np.sum(indptr[rows + 1] - indptr[rows])), rows.shape[0],
+                           n_threads)  # fmt: skip
+
+
+def planned_threads(nnz: int, n_rows: int, n_threads: int) -> int:
+    """``thread_count`` of a solve over ``n_rows`` rows holding ``nnz`` non-zeros."""
+    if n_threads <= 1 or n_rows < 2:
+        return 1
+    return max(1, min(int(n_threads), nnz // max(THREAD_MIN_NNZ, 1), n_rows))
 
 
 def _newton_loop(

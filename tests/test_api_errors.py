@@ -580,3 +580,47 @@ def test_seeds_beyond_64_bits_are_refused(data):
     with _raises("seed must be an integer from -2"):
         linsvm.train(X, y, seed=-(2**63) - 1)
     linsvm.train(X, y, seed=-1)
+
+
+@pytest.mark.parametrize("solver", [1, 3, 4, 7, 5, 0])
+def test_costs_that_overflow_are_refused(data, solver):
+    """C times a class or sample weight past the float range: the dual CD solvers returned
+    a NaN objective and a model; the others refused it, each in its own words."""
+    X, y = data
+    with _raises("overflows"):
+        linsvm.train(X, y, solver=solver, C=1e308, class_weight={1: 10.0})
+    with _raises("the cost of row 3 overflows"):
+        linsvm.train(X, y, solver=solver, C=1e300, sample_weight=[1.0, 1.0] + [1e300] * 58)
+
+
+@pytest.mark.parametrize("solver", [12, 13, 11])
+def test_regression_costs_that_overflow_are_refused(data, solver):
+    X, y = data
+    with _raises("the cost of row 1 overflows"):
+        linsvm.train(X, y, solver=solver, C=1e300, sample_weight=np.full(60, 1e300))
+
+
+@pytest.mark.parametrize("solver", [0, 4])
+def test_a_class_of_zero_weight_is_refused(solver):
+    """Its rows weighted 0, the class stayed in the model (never predicted) and still shaped
+    the Crammer-Singer solution; the instance-weight LIBLINEAR drops zero-weight rows before
+    counting the classes."""
+    X, y = make_sparse_problem(n_rows=90, n_features=6, n_classes=3, seed=1, density=0.5)
+    sw = np.where(y == y[0], 0.0, 1.0)
+    with _raises(f"every row of class {float(y[0])} has sample weight 0"):
+        linsvm.train(X, y, solver=solver, sample_weight=sw)
+    with _raises("has sample weight 0"):
+        linsvm.train(X, y, solver=solver, sample_weight=np.zeros(90))
+
+
+def test_the_estimators_name_the_users_class_in_weight_errors():
+    pytest.importorskip("sklearn")
+    X, y = make_sparse_problem(n_rows=60, n_features=6, seed=0, density=0.5)
+    labels = np.where(y > 0, "pos", "neg")
+    with _raises("class weight for 'pos' must be finite and >= 0, got -1"):
+        linsvm.LinearSVC(class_weight={"pos": -1}).fit(X, labels)
+    sw = np.where(labels == "pos", 0.0, 1.0)
+    with _raises("every sample of class 'pos' has weight 0"):
+        linsvm.LinearSVC().fit(X, labels, sample_weight=sw)
+    with _raises("'balanced': its rows' sample weights sum to 0"):
+        linsvm.LinearSVC(class_weight="balanced").fit(X, labels, sample_weight=sw)

@@ -537,3 +537,18 @@ def test_fields_round_trip_without_a_model():
     np.testing.assert_array_equal(back.bias_weights, [0.1, 0.2, 0.3])
     again = format_model_text(back.solver, back.labels, back.coef, back.bias, back.bias_weights)
     assert again == text
+
+
+def test_a_rho_line_counts_for_one_class_models_only(tmp_path):
+    """LIBLINEAR reads rho in any model but subtracts it for one-class models only; linsvm
+    subtracted it from every model (and did not write it back on save)."""
+    X, y = make_sparse_problem(n_rows=50, n_features=4, seed=1, density=0.8)
+    path = tmp_path / "m"
+    linsvm.train(X, y, solver=2).save(path)
+    lines = path.read_text().splitlines()
+    lines.insert(lines.index("w"), "rho 5")
+    path.write_text("\n".join(lines) + "\n")
+    model = linsvm.load_model(path)
+    assert model.rho == 0.0
+    np.testing.assert_array_equal(model.decision_function(X),
+                                  linsvm.train(X, y, solver=2).decision_function(X))  # fmt: skip

@@ -246,3 +246,24 @@ def test_regression_search_warns_of_leave_one_out_once(capfd):
     y = X @ np.ones(3) + 0.5
     find_parameters(X, y, solver=11, n_folds=20, verbose=False)
     assert capfd.readouterr().err.count("WARNING: # folds > # data") == 1
+
+
+@pytest.mark.parametrize("solver", [12, 13])
+def test_the_regression_search_is_for_s11_only(solver):
+    """find_parameters quietly ran -s 11's search for -s 12 and 13 (13's loss is another);
+    find_parameter_C and `train -s 12 -C` refuse them, as LIBLINEAR does."""
+    from linsvm.errors import InvalidInputError
+    from linsvm.model_selection import find_parameters
+
+    X, y = make_sparse_problem(n_rows=40, n_features=5, seed=2, density=0.6)
+    with pytest.raises(InvalidInputError, match="only available for"):
+        find_parameters(X, y, solver=solver, verbose=False)
+
+
+def test_targets_whose_search_start_overflows(tmp_path, capsys):
+    """(sum |y_i|)^2 past the float range was an OverflowError traceback."""
+    data = tmp_path / "hugey"
+    data.write_text("2e154 1:1\n-1e154 2:1\n3e153 1:0.5 2:0.5\n")
+    assert main(["train", "-s", "11", "-C", str(data), str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err
+    assert "C search's start overflows" in err and "Traceback" not in err

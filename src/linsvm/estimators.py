@@ -74,10 +74,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .data import all_finite, as_csr, group_labels, minus_one_first
+from .errors import InvalidInputError
 from .features import FeatureMap
 from .features.maps import map_overflow
 from .model import Model
-from .problems import silenced
+from .problems import show_label, silenced
 from .solvers import CLASSIFICATION, MAP_MODES, SOLVERS
 from .solvers._dual_threads import SCHEMES
 from .training import ConvergenceWarning, TrainingInterrupted, train
@@ -174,6 +175,22 @@ def _with_labels(model: Model, labels: np.ndarray) -> Model:
         p=model.p,
         feature_map=model.feature_map,
     )
+
+
+def _check_class_weights(classes, y_ind, weights, sample_weight) -> None:
+    """The checks ``linsvm.train`` makes of the weights, naming the user's class labels
+    (train sees the classes' indices)."""
+    for k, weight in enumerate(weights):
+        if not (np.isfinite(weight) and weight >= 0):
+            raise InvalidInputError(
+                f"class weight for {show_label(classes[k])} must be finite and >= 0, got {weight}"
+                + (" (class_weight='balanced': its rows' sample weights sum to 0)"
+                   if np.isinf(weight) else ""))  # fmt: skip
+    if sample_weight is not None:
+        totals = np.bincount(y_ind, weights=sample_weight, minlength=len(classes))
+        for k in np.flatnonzero(totals == 0):
+            raise InvalidInputError(f"every sample of class {show_label(classes[k])} has weight 0: "
+                                    "remove them (a class without weight cannot be trained)")
 
 
 def _without_row_variables(model: Model) -> Model:
@@ -435,6 +452,7 @@ class _LiblinearClassifier(_LiblinearMixin, LinearClassifierMixin, SparseCoefMix
         weights = compute_class_weight(
             self.class_weight, classes=self.classes_, y=y, sample_weight=sample_weight
         )
+        _check_class_weights(self.classes_, y_ind, weights, sample_weight)
         solver = solver_for(*self._solver_shape(X))
         model = self._train(
             X,

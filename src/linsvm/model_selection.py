@@ -72,7 +72,14 @@ def start_C(X, solver: int, bias: float, y=None, p: float = 0.0) -> float:
         loss = float(np.sum(np.maximum(y_abs - p, 0.0) ** 2))
         if loss <= 0:
             return math.inf
-        min_C = 0.1 * 0.1 * loss / (8 * float(y_abs.sum()) ** 2 * max_xx)
+        scale = 8 * np.float64(y_abs.sum()) ** 2 * max_xx  # (float64: inf past 1e154)
+        if not np.isfinite(scale):
+            raise InvalidInputError("the C search's start overflows: the targets' (sum |y_i|)^2 "
+                                    "is past the float range; scale the targets down")
+        min_C = 0.1 * 0.1 * loss / scale
+        if min_C <= 0:  # (underflow: nothing to search from)
+            raise InvalidInputError("the C search's start underflows: scale the targets or the "
+                                    "features")
     else:
         min_C = 1.0 / (n_rows * max_xx) if search == "logistic" else 1.0 / (2 * n_rows * max_xx)
     return 2.0 ** math.floor(math.log2(min_C))
@@ -242,7 +249,13 @@ def find_parameters(
     ``n_jobs`` as for ``find_parameter_C`` (the folds of each C side by side).
     """
     params["n_jobs"] = n_jobs
-    if get_solver(solver).kind != REGRESSION:
+    spec = get_solver(solver)
+    if spec.kind == REGRESSION and spec.c_search != "svr":  # (as find_parameter_C refuses)
+        raise InvalidInputError(
+            "warm-start parameter search only available for "
+            + list_where(lambda spec: bool(spec.c_search), flags=True)
+        )
+    if spec.kind != REGRESSION:
         return find_parameter_C(X, y, solver, n_folds, initial_C, seed, verbose, **params)
     if initial_p is not None and not initial_p >= 0:
         raise InvalidInputError(f"p must be >= 0, got {initial_p}")

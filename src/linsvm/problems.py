@@ -157,13 +157,39 @@ def class_costs(labels: np.ndarray, C: float, class_weight: Mapping | None) -> n
     for label, weight in (class_weight or {}).items():
         weight = float(weight)
         if not (np.isfinite(weight) and weight >= 0):
-            raise InvalidInputError(f"class weight for {label!r} must be >= 0, got {weight}")
+            raise InvalidInputError(
+                f"class weight for {show_label(label)} must be finite and >= 0, got {weight}")
         hits = np.flatnonzero(labels == label)
         if hits.size == 0:
             print(f"WARNING: class label {label} specified in weight is not found", file=sys.stderr)
             continue
         weighted[hits[0]] *= weight
+    # (a solver would return NaN or refuse it in its own words)
+    for k in np.flatnonzero(~np.isfinite(weighted)):
+        raise InvalidInputError(f"C ({C:g}) times the class weight of {show_label(labels[k])} "
+                                "overflows: lower C or the weight")  # fmt: skip
     return weighted
+
+
+def check_row_costs(labels: np.ndarray, class_index: np.ndarray, weighted_C: np.ndarray,
+                    C: float, sw: np.ndarray | None) -> None:
+    """Refuse, in one line, what no solver can train with sample weights ``sw``: a per-row
+    cost (C times the class weight, ``weighted_C``, times sw) that overflows, and a class
+    whose every row has weight 0 (it would stay in the model, never predicted, and still
+    shape a Crammer-Singer solution; LIBLINEAR's instance-weight variant drops zero-weight
+    rows before it counts the classes)."""
+    if sw is None:
+        return
+    totals = np.bincount(class_index, weights=sw, minlength=labels.shape[0])
+    for k in np.flatnonzero(totals == 0):
+        raise InvalidInputError(f"every row of class {show_label(labels[k])} has sample weight 0: "
+                                "remove its rows (a class without weight cannot be trained)")
+    # (every per-row cost is its class's, or plain C for the rest of one-vs-rest, times sw)
+    largest = max(float(weighted_C.max()), float(C))
+    if not np.isfinite(largest * float(sw.max(initial=0.0))):
+        row = int(np.argmax(~np.isfinite(np.maximum(weighted_C[class_index], C) * sw)))
+        raise InvalidInputError(f"the cost of row {row + 1} overflows: C ({C:g}) times its "
+                                f"weights ({sw[row]:g}) is not finite; lower C or the weights")
 
 
 def one_vs_rest(

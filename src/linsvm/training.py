@@ -60,6 +60,7 @@ from .parallel import effective_n_jobs
 from .problems import (
     ConvergenceWarning,
     TrainingInterrupted,
+    check_row_costs,
     class_costs,
     classes,
     cv_folds,
@@ -775,6 +776,7 @@ def _classification_problem(
     spec = params.spec
     labels, class_index = classes(y)
     weighted_C = class_costs(labels, params.C, class_weight)
+    check_row_costs(labels, class_index, weighted_C, params.C, sw)
     n_classes = labels.shape[0]
     common = dict(
         max_iter=params.max_iter,
@@ -823,6 +825,10 @@ def _regression_problem(
         raise InvalidInputError(f"regression targets must be numbers, got dtype {y.dtype}")
     p = check_p(p)
     cost = np.full(X.shape[0], params.C) if sw is None else params.C * sw
+    if not np.isfinite(cost).all():
+        row = int(np.argmax(~np.isfinite(cost)))
+        raise InvalidInputError(f"the cost of row {row + 1} overflows: C ({params.C:g}) times "
+                                f"its weight ({sw[row]:g}) is not finite; lower C or the weights")
     sub = Subproblem(
         X,
         np.asarray(y, dtype=np.float64),

@@ -343,7 +343,8 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
         coef=w[:nr_feature].T,
         bias=bias,
         bias_weights=w[nr_feature] if bias >= 0 else None,
-        rho=float(header.get("rho", 0.0)),
+        # (LIBLINEAR reads a rho line in any model but uses it for one-class models only)
+        rho=float(header.get("rho", 0.0)) if kind == ONECLASS else 0.0,
         feature_map=feature_map,
     )
 

@@ -624,3 +624,9 @@ def test_the_estimators_name_the_users_class_in_weight_errors():
         linsvm.LinearSVC().fit(X, labels, sample_weight=sw)
     with _raises("'balanced': its rows' sample weights sum to 0"):
         linsvm.LinearSVC(class_weight="balanced").fit(X, labels, sample_weight=sw)
+
+
+def test_class_weight_that_is_not_a_mapping(data):
+    X, y = data
+    with _raises("class_weight must be a mapping"):
+        linsvm.train(X, y, class_weight="balanced")

@@ -153,6 +153,9 @@ def n_weight_vectors(n_classes: int) -> int:
 
 def class_costs(labels: np.ndarray, C: float, class_weight: Mapping | None) -> np.ndarray:
     """C * weight per class, in ``labels`` order (LIBLINEAR's ``weighted_C``)."""
+    if class_weight is not None and not isinstance(class_weight, Mapping):
+        raise InvalidInputError(f"class_weight must be a mapping label -> weight (the "
+                                f"estimators take 'balanced'), got {class_weight!r}")
     weighted = np.full(labels.shape[0], float(C))
     for label, weight in (class_weight or {}).items():
         weight = float(weight)

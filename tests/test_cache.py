@@ -715,3 +715,15 @@ def test_a_conversion_for_training_in_memory_takes_blocks_of_a_32nd_of_it(tmp_pa
         assert cache.n_blocks > 3 and sizes.max() <= (1 << 20) + 3000
     with as_cache(source) as path, open_cache(path) as cache:
         assert cache.n_blocks == 1
+
+
+def test_block_training_refuses_values_no_training_takes(tmp_path):
+    """A cache holds what its text held, 1e300 included (`write_cache` checks no training
+    bound); training it in blocks or on Dask went on where the text and in-memory training
+    refuse such a value: -s 7 wrote a model of NaN weights."""
+    from linsvm.io.blocks import CacheBlocks
+
+    source, target, _ = convert(tmp_path, b"-1 1:1 2:1\n+1 1:0.5\n-1 2:-1 3:1e300\n+1 1:2\n")
+    with open_cache(target) as cache:
+        with pytest.raises(InvalidInputError, match="row 3, feature 3: value 1e.300"):
+            CacheBlocks(cache).gather(np.arange(cache.n_blocks))

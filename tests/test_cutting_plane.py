@@ -271,6 +271,9 @@ def test_interrupt_and_resume_is_exact(method, k):
     for name, change in (("gram", lambda s: s.pop("gram")),
                          ("cuts", lambda s: s.__setitem__("cuts", s["cuts"][:-1])),
                          ("alpha", lambda s: s["alpha"].__setitem__(0, -1.0)),
+                         # (outside the simplex sum alpha <= C: every reduced solve ran to
+                         # its step cap)
+                         ("alpha sum", lambda s: s["alpha"].__setitem__(0, 1e300)),
                          ("istate", lambda s: s["istate"].__setitem__(1, 10**6)),
                          ("w_b", lambda s: s["w_b"].__setitem__(0, math.nan))):  # fmt: skip
         state = {key: value.copy() for key, value in hook.state.items()}

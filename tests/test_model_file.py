@@ -552,3 +552,36 @@ def test_a_rho_line_counts_for_one_class_models_only(tmp_path):
     assert model.rho == 0.0
     np.testing.assert_array_equal(model.decision_function(X),
                                   linsvm.train(X, y, solver=2).decision_function(X))  # fmt: skip
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda text: text.replace("nr_class 2", "nr_class 3"), "has nr_class 2, not 3"),
+    (lambda text: text.replace("nr_feature", "nr_class 2\nnr_feature"), "given twice"),
+])
+def test_regression_headers_that_predict_could_not_use(tmp_path, edit, message):
+    """A regression model claiming three classes was read (three weight columns) and
+    `predict` failed with a TypeError traceback; a repeated key was taken, the last one
+    winning over the labels read for the first."""
+    from linsvm.errors import ModelFormatError
+
+    X, y = make_sparse_problem(n_rows=40, n_features=4, seed=2, density=0.8)
+    path = tmp_path / "m"
+    linsvm.train(X, y, solver=11).save(path)
+    path.write_text(edit(path.read_text()))
+    with pytest.raises(ModelFormatError, match=message):
+        linsvm.load_model(path)
+
+
+def test_a_feature_map_header_beyond_any_reader(tmp_path):
+    """n_input of 2^63 in a hashed degree-1 map's header: an OverflowError traceback from
+    SciPy at prediction."""
+    from linsvm.errors import ModelFormatError
+
+    X, y = make_sparse_problem(n_rows=40, n_features=4, seed=2, density=0.8)
+    path = tmp_path / "m"
+    linsvm.train(X, y, feature_map=linsvm.FeatureMap(degree=1, hash_bits=4)).save(path)
+    text = path.read_text()
+    assert " n_input 4 " in text
+    path.write_text(text.replace(" n_input 4 ", f" n_input {2**63} "))
+    with pytest.raises(ModelFormatError, match="n_input must be from 0 to"):
+        linsvm.load_model(path)

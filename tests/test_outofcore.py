@@ -771,3 +771,47 @@ def test_a_stored_block_cut_into_pieces_counts_in_the_budget_only_when_mapped(
     assert int(smallest) << 20 >= overhead + 7 * (1 << 20) + summary.cache_bytes - 4096
     model = train_cache(cache, memory=f"{smallest}M", overhead_bytes=overhead, solver=1)
     assert model.results_[0].n_iter >= 1
+
+
+@pytest.mark.parametrize("selective", [False, True])
+def test_a_damaged_block_checkpoint_is_refused_before_any_kernel_runs(tmp_path, monkeypatch,
+                                                                      selective):  # fmt: skip
+    """Block checkpoints were loaded unchecked: a bucket size of -1, a w_start of another
+    shape or support rows out of range segfaulted the resumed run (the kernels index without
+    bounds checks); NaN in alpha or alpha past C wrote a NaN model."""
+    import json
+
+    X, y = problem(n_rows=300, seed=12)
+    solver = 3 if selective else 7
+    options = dict(solver=solver, C=0.7, eps=1e-4, max_block_bytes=1, max_outer=500,
+                   selective=selective)  # fmt: skip
+    path = tmp_path / "run.ckpt"
+    with stopped_at_checkpoint(monkeypatch, 2):
+        train_blocks(ArrayBlocks(X, y, 3), checkpoint=path, **options)
+    with np.load(path, allow_pickle=False) as saved:
+        arrays = {key: saved[key] for key in saved.files}
+    meta = json.loads(arrays.pop("meta").tobytes().decode())
+
+    def resume_with(meta_changes=(), **array_changes):
+        damaged = tmp_path / "damaged.ckpt"
+        with open(damaged, "wb") as f:
+            np.savez(f, meta=np.frombuffer(json.dumps(dict(meta, **dict(meta_changes))).encode(),
+                                           dtype=np.uint8), **dict(arrays, **array_changes))
+        with pytest.raises(InvalidInputError, match="damaged"):
+            train_blocks(ArrayBlocks(X, y, 3), resume=damaged, **options)
+
+    resume_with(w_start=np.zeros((1, 1)))
+    resume_with(alpha=np.full_like(arrays["alpha"], np.nan))
+    resume_with(alpha=np.full_like(arrays["alpha"], 1e300))
+    resume_with([("reader", [0, 99])])
+    resume_with([("group", -1)])
+    if selective:
+        resume_with(support_rows=np.full_like(arrays["support_rows"], -5))
+        indices = arrays["support_indices"].copy()
+        indices[:1] = 2**30
+        resume_with(support_indices=indices)
+    else:
+        resume_with([("order", [-1, 16, True])])
+        resume_with([("order", [16, 0, True])])
+    # the checkpoint as written still resumes
+    train_blocks(ArrayBlocks(X, y, 3), resume=path, **options)

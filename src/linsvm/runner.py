@@ -53,8 +53,9 @@ from .data import as_csr
 from .errors import InvalidInputError
 from .interrupts import RunInterrupted, stop_on_signals
 from .io.blocks import BlockBuffer, BlockSource, open_cache_blocks
+from .io.cache import _first_bad_row
 from .model import Model
-from .objective import LOSS_LOGISTIC
+from .objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE
 from .outofcore import (
     DEFAULT_INNER_ITER,
     DEFAULT_MAX_OUTER,
@@ -396,6 +397,12 @@ class _BlocksRun:
                             "raise max_iter (outer iterations over the data) or eps",
                             stacklevel=4)  # fmt: skip
             results = self._solutions(final_loss, iterations, reason)
+        if not np.isfinite(W).all():
+            # the rows' values are checked as they are read, so only a state resumed from a
+            # damaged or crafted checkpoint gets here: an error, never a NaN model
+            where = f" (resumed from {os.fsdecode(os.fspath(resume))}: damaged?)" if resume else ""
+            raise InvalidInputError(f"{self.spec.label} in blocks: the weights became NaN or "
+                                    f"infinite{where}")
         return Model.from_weights(self.spec.number, labels, W, self.layout.source.n_features,
                                   self.params.bias, results, stop.signal)  # fmt: skip
 
@@ -540,6 +547,7 @@ def _restore(path, meta: dict, run: _BlocksRun) -> tuple[int, int, tuple[int, in
             " resume with the same data, options and --memory"
         )
     try:
+        _check_stored_arrays(arrays, run)
         run.W[:] = arrays["W"]
         run.alpha[:] = arrays["alpha"]
         run.epoch_state.load(arrays)
@@ -549,20 +557,75 @@ def _restore(path, meta: dict, run: _BlocksRun) -> tuple[int, int, tuple[int, in
         support.rows = arrays["support_rows"]
         if "support_data" in arrays:
             n_cols = run.W.shape[1] - (1 if meta["bias"] >= 0 else 0)
-            support.X = sp.csr_matrix(
-                (arrays["support_data"], arrays["support_indices"], arrays["support_indptr"]),
-                shape=(support.rows.shape[0], n_cols),
-            )
+            support.X = _stored_support(arrays, n_cols, run.alpha.shape[1])
         support.rng.bit_generator.state = stored["rng"]
         if "order" in stored:
             bucket_size, buckets_per_group, use_prefetch = stored["order"]
-            run.epoch_order = int(bucket_size), int(buckets_per_group), bool(use_prefetch)
-        round_, position = stored["reader"]
-        return (int(stored["outer"]), int(stored["group"]), (int(round_), int(position)),
-                stored.get("converged") is True)  # fmt: skip
+            for value in (bucket_size, buckets_per_group):  # (as _dual.start_order checks)
+                if isinstance(value, bool) or not isinstance(value, int) or \
+                        not 1 <= value < 2**31:  # fmt: skip
+                    raise ValueError(f"order {stored['order']!r} out of range")
+            run.epoch_order = bucket_size, buckets_per_group, bool(use_prefetch)
+        round_, position = (int(v) for v in stored["reader"])
+        outer, group = int(stored["outer"]), int(stored["group"])
+        n_groups = len(run.layout.plan.groups(round_)) if 0 <= round_ < 2**62 else 0
+        if not (0 <= position < n_groups and 0 <= group < n_groups and outer >= 1):
+            raise ValueError(f"reader {stored['reader']!r}, group {group} or outer {outer} "
+                             "out of the plan")
+        return outer, group, (round_, position), stored.get("converged") is True
     except (KeyError, ValueError, TypeError) as error:
         raise InvalidInputError(f"checkpoint {name}: damaged ({type(error).__name__}: "
                                 f"{error})") from None  # fmt: skip
+
+
+def _check_stored_arrays(arrays: dict[str, np.ndarray], run: _BlocksRun) -> None:
+    """Every stored array of the run's state as the run's own (shape and kind: a kernel reads
+    them without bounds checks), its values where they can be checked: w and alpha finite,
+    alpha >= 0 and within its loss's bound. A ValueError names the first that is not."""
+    live = {"W": run.W, "alpha": run.alpha, **run.epoch_state.arrays(), **run.state.arrays()}
+    for key, own in live.items():
+        array = arrays[key]
+        if array.shape != own.shape or array.dtype.kind != own.dtype.kind:
+            raise ValueError(f"{key!r} is {array.dtype}{list(array.shape)}, expected "
+                             f"{own.dtype}{list(own.shape)}")  # fmt: skip
+        if array.dtype.kind == "f" and np.isnan(array).any() and key not in _MAY_BE_NAN:
+            raise ValueError(f"{key!r} holds NaN")
+    for key in ("W", "alpha", "w_start"):
+        if not np.isfinite(arrays[key]).all():
+            raise ValueError(f"{key!r} holds an infinite value")
+    alpha = arrays["alpha"]
+    if alpha.size and alpha.min() < 0:
+        raise ValueError("'alpha' holds a negative value")
+    targets = run.targets
+    largest_cost = max(float(np.max(targets.weighted_C, initial=0.0)), float(targets.C))
+    if run.loss != LOSS_SQUARED_HINGE and alpha.size and alpha.max() > largest_cost:
+        raise ValueError(f"'alpha' holds {alpha.max():g}, above the largest cost "
+                         f"{largest_cost:g}")  # fmt: skip
+
+
+# (the dual values of an iteration's start are NaN where the place computes none)
+_MAY_BE_NAN = ("dual_start", "dual_terms")
+
+
+def _stored_support(arrays: dict[str, np.ndarray], n_cols: int, n_rows: int) -> sp.csr_matrix:
+    """The kept support vectors' rows of a checkpoint, checked as a cache's block is (row
+    numbers unique and within the data, offsets from 0 not decreasing, columns in range,
+    values finite): the kernels index with them."""
+    rows = arrays["support_rows"]
+    indptr, indices = arrays["support_indptr"], arrays["support_indices"]
+    data = arrays["support_data"]
+    if rows.dtype.kind not in "iu" or rows.ndim != 1 or (rows.size and (
+            rows.min() < 0 or rows.max() >= n_rows or np.unique(rows).size != rows.size)):
+        raise ValueError("'support_rows' are not distinct rows of the data")  # fmt: skip
+    if (indptr.dtype.kind not in "iu" or indices.dtype.kind not in "iu"
+            or indptr.shape != (rows.shape[0] + 1,) or indices.ndim != 1
+            or data.shape != indices.shape or data.dtype.kind != "f"):  # fmt: skip
+        raise ValueError("the support vectors' arrays do not make rows")
+    if _first_bad_row(indptr, indices, n_cols) != -1 or int(indptr[-1]) != indices.shape[0]:
+        raise ValueError("the support vectors' rows are invalid (indptr or indices)")
+    if not np.isfinite(data).all():
+        raise ValueError("the support vectors' values hold NaN or infinity")
+    return sp.csr_matrix((data, indices, indptr), shape=(rows.shape[0], n_cols))
 
 
 def _print_outer(p: OuterProgress) -> None:

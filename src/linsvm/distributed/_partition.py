@@ -189,7 +189,7 @@ def setup(part: Partition, config: Setup) -> np.ndarray | None:
     Returns this partition's part of W = sum_i y_i alpha_i x_i at the start (None where alpha
     starts at 0: the SVMs), shape (n_subproblems, n_weights).
     """
-    X = as_csr(part.X, check_finite=True, n_jobs=1)
+    X = as_csr(part.X, check_finite=True, n_jobs=1, trainable=True)
     if X.shape[1] > config.n_features:
         raise InvalidInputError(
             f"{part.where}: {X.shape[1]} features, more than the {config.n_features} planned"

@@ -45,6 +45,9 @@ MAX_EXACT_FEATURES = 2**28
 MAX_HASH_BITS = 31
 # Input features a hashed degree-2 map can key (a key holds j + 1 and k + 1 in 32 bits each).
 MAX_HASHED_PAIR_INPUT = 2**32 - 1
+# The most input features a map takes: the readers' largest feature index (2^40,
+# io.libsvm.MAX_FEATURE_INDEX), and index 0 of a 0-based file.
+MAX_INPUT_FEATURES = 2**40 + 1
 # Work on phi(X) in bounded memory takes rows in chunks of about this many mapped entries.
 CHUNK_ENTRIES = 1 << 22
 # ``estimate_collisions`` counts exactly while X maps to at most about this many entries;
@@ -125,8 +128,10 @@ class FeatureMap:
             raise InvalidInputError(f"coef0 must be a number >= 0, got {self.coef0!r}")
         if self.hash_bits is not None:
             check_hash_bits(self.hash_bits)
-        if self.n_input is not None and self.n_input < 0:
-            raise InvalidInputError(f"n_input must be >= 0, got {self.n_input}")
+        if self.n_input is not None and not 0 <= self.n_input <= MAX_INPUT_FEATURES:
+            # (beyond it no reader takes a row: a model file saying more is damaged)
+            raise InvalidInputError(
+                f"n_input must be from 0 to {MAX_INPUT_FEATURES}, got {self.n_input}")
         if (
             self.degree == 2
             and self.hash_bits is not None

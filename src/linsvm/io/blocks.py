@@ -15,7 +15,8 @@ import scipy.sparse as sp
 from numba import njit
 
 from ..checkpoint import fingerprint
-from ..data import as_csr, check_labels
+from ..data import TRAINABLE_MAX, all_finite, as_csr, check_labels
+from ..errors import InvalidInputError
 from .cache import CacheFormatError
 
 
@@ -186,6 +187,30 @@ class CacheBlocks:
 
     def gather(self, units: np.ndarray, out: BlockBuffer | None = None
                ) -> tuple[sp.csr_matrix, np.ndarray]:  # fmt: skip
+        """``_gather``, and its values checked to be trainable: a value of ``TRAINABLE_MAX``
+        or more (a cache written without that check, as `write_cache` writes what it reads)
+        would overflow the training's float64 sums, as the text reader and in-memory training
+        refuse it. One pass of exponent compares over the values read."""
+        X, y = self._gather(units, out)
+        if not all_finite(X.data, 1, below=TRAINABLE_MAX):
+            at = int(np.flatnonzero(np.abs(X.data) >= TRAINABLE_MAX)[0])
+            local = int(np.searchsorted(X.indptr, at, side="right")) - 1
+            pieces, row = self._pieces(), local
+            for unit in np.asarray(units, dtype=np.int64).tolist():
+                k, r0, r1 = pieces[unit]
+                if row < r1 - r0:
+                    row += int(self.cache.row_starts[k]) + r0
+                    break
+                row -= r1 - r0
+            raise InvalidInputError(
+                f"{self.cache.path}: row {row + 1}, feature "
+                f"{int(X.indices[at]) + (0 if self.cache.zero_based else 1)}: value "
+                f"{float(X.data[at]):.3g}: values of magnitude 2^500 or more overflow float64 "
+                "in training; scale the data down")
+        return X, y
+
+    def _gather(self, units: np.ndarray, out: BlockBuffer | None = None
+                ) -> tuple[sp.csr_matrix, np.ndarray]:  # fmt: skip
         """The units ``units`` (any order) one after another, copied (into ``out``'s arrays
         when given: a reader's buffers reused block after block, no fresh pages to fault in).
         Read from the file (``Cache.read_rows``) where the cache's index dtype is the copy's;

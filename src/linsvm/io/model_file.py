@@ -46,7 +46,14 @@ import numpy as np
 
 from ..errors import ModelFormatError
 from ..parallel import effective_n_jobs
-from ..solvers import CLASSIFICATION, ONECLASS, SOLVER_BY_NAME, SOLVERS, model_file_solver
+from ..solvers import (
+    CLASSIFICATION,
+    ONECLASS,
+    REGRESSION,
+    SOLVER_BY_NAME,
+    SOLVERS,
+    model_file_solver,
+)
 from . import _format
 from ._atomic import atomic_writer
 
@@ -281,6 +288,7 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
             raise ModelFormatError(f"{name}: bad {what} {tok!r}")
         return value
 
+    seen: set[str] = set()
     key = take("the header")
     if key == "feature_map":
         # linsvm's extension: key/value pairs up to solver_type (checked by the Model)
@@ -292,6 +300,10 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
         feature_map = dict(zip(pairs[::2], pairs[1::2], strict=True))
 
     while True:
+        if key in seen:
+            # (a later nr_class would leave the labels read for the earlier one)
+            raise ModelFormatError(f"{name}: {key!r} given twice in the header")
+        seen.add(key)
         if key == "solver_type":
             sname = take("solver_type")
             if sname not in SOLVER_BY_NAME:
@@ -334,6 +346,10 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
         raise ModelFormatError(f"{name}: bad nr_class {nr_class} or nr_feature {nr_feature}")
     if kind == CLASSIFICATION and "label" not in header:
         raise ModelFormatError(f"{name}: a classification model needs a 'label' line")
+    if kind != CLASSIFICATION and nr_class != 2:
+        # (LIBLINEAR writes 2 and uses the first weight vector; more would be ignored)
+        what = "regression" if kind == REGRESSION else "one-class"
+        raise ModelFormatError(f"{name}: a {what} model has nr_class 2, not {nr_class}")
     nr_w = 1 if nr_class == 2 and not SOLVERS[solver].multiclass else nr_class
     w_size = nr_feature + (1 if bias >= 0 else 0)
     w = _weights(text, pos, w_size, nr_w, name).reshape(w_size, nr_w)

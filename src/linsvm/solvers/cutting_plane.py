@@ -653,9 +653,11 @@ class _Problem:
         )
 
 
-def _restore(arrays: dict[str, np.ndarray], saved: dict[str, np.ndarray], n_weights: int) -> None:
+def _restore(arrays: dict[str, np.ndarray], saved: dict[str, np.ndarray], n_weights: int,
+             cost: float) -> None:  # fmt: skip
     """Restore a checkpoint: ``cuts`` and ``gram`` come cut to the rows in use (the working
-    set and the pending cut), the rest at full size (``restore_state`` checks those)."""
+    set and the pending cut), the rest at full size (``restore_state`` checks those); the
+    reduced dual's alpha within its simplex, sum alpha + slack = C (``cost``)."""
     istate = np.asarray(saved.get("istate", np.zeros(0)))
     if istate.shape != (_N_ISTATE,) or istate.dtype != np.int64:
         raise InvalidInputError("the state to resume from does not fit this problem: 'istate'")
@@ -680,6 +682,12 @@ def _restore(arrays: dict[str, np.ndarray], saved: dict[str, np.ndarray], n_weig
     arrays["gram"][:used, :used] = saved["gram"]
     if np.any(arrays["alpha"] < 0) or arrays["fstate"][_F_SLACK] < 0:
         raise InvalidInputError("the state to resume from is damaged: negative dual variables")
+    # (a crafted alpha far outside it made every reduced-dual solve run to its step cap)
+    # (the working set's cuts; the slots past them keep stale values)
+    mass = float(arrays["alpha"][: used - 1].sum()) + float(arrays["fstate"][_F_SLACK])
+    if not abs(mass - cost) <= 1e-6 * cost:
+        raise InvalidInputError(f"the state to resume from is damaged: its dual variables sum "
+                                f"to {mass:g}, not C = {cost:g}")  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- solvers
@@ -717,7 +725,7 @@ class _CuttingPlaneRun:
             "istate": self.istate, "fstate": self.fstate,
         }  # fmt: skip
         if resume is not None:
-            _restore(self.arrays, resume, n_w)
+            _restore(self.arrays, resume, n_w, pb.cost)
 
     def start(self) -> None:
         """The first cut, at w = 0, where every margin is 0: all rows."""

@@ -55,6 +55,7 @@ def test_outputs_are_opened_binary(tmp_path, monkeypatch):
     assert (tmp_path / "out").read_bytes() == b"a\nb\n"
 
 
+@pytest.mark.usefixtures("fresh_process_overhead")  # (--memory in this process: see conftest)
 def test_caches_read_without_pread(text, tmp_path, monkeypatch):
     """Windows has neither os.preadv nor os.pread: a cache's rows are read by a seek and a
     read, the same bytes."""
@@ -73,7 +74,7 @@ def test_caches_read_without_pread(text, tmp_path, monkeypatch):
             r0, r1 = int(cache.row_starts[k]), int(cache.row_starts[k + 1])
             assert (Xk != X[r0:r1]).nnz == 0 and np.array_equal(yk, y[r0:r1])
     # block training reads its blocks the same way
-    assert cli.main(["train", "-q", "--memory", "300M", str(target), str(tmp_path / "m")]) == 0
+    assert cli.main(["train", "-q", "--memory", "400M", str(target), str(tmp_path / "m")]) == 0
 
 
 def test_existing_outputs_are_replaced_without_fchmod(text, tmp_path, monkeypatch):

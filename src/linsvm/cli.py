@@ -666,6 +666,7 @@ def run_train(argv: list[str]) -> int:
             checkpoint=opts.checkpoint,
             checkpoint_every=opts.checkpoint_every,
             resume=opts.resume,
+            dual_variables=False,  # (only a warm start needs them; K classes hold K x l)
             **params,
         )
         train_seconds = time.perf_counter() - start
@@ -1053,7 +1054,8 @@ def _shows_support_vectors(result, spec) -> bool:
     """Whether the summary counts support vectors (rows with a non-zero dual variable): not
     for the logistic loss (the models with probabilities), whose dual variables
     C sigma(-y w'x) are never zero, so that the count is the number of rows."""
-    return result.alpha is not None and not spec.probability
+    return ((result.alpha is not None or result.figures.get("dual_dropped", False))
+            and not spec.probability)  # fmt: skip
 
 
 def _gap_figures(result, spec) -> str:

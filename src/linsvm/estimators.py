@@ -80,6 +80,7 @@ from .features.maps import map_overflow
 from .model import Model
 from .problems import show_label, silenced
 from .solvers import CLASSIFICATION, MAP_MODES, SOLVERS
+from .solvers._base import without_dual_variables
 from .solvers._dual_threads import SCHEMES
 from .training import ConvergenceWarning, TrainingInterrupted, train
 
@@ -198,13 +199,7 @@ def _without_row_variables(model: Model) -> Model:
     only a warm start resumes from. A fitted estimator then holds its weights, as
     scikit-learn's do, not 8 bytes a row and sub-problem (26 classes of letter's 15,000 rows:
     a 3 MB pickle). The number of support vectors stays (``Solution.n_sv``)."""
-    results = []
-    for r in model.results_:
-        figures = {name: value for name, value in r.figures.items()
-                   if name != "alpha_complement"}  # fmt: skip
-        if r.alpha is not None:
-            figures["n_sv"] = r.n_sv
-        results.append(replace(r, alpha=None, figures=figures))
+    results = [without_dual_variables(r) for r in model.results_]
     return Model(model.solver, model.labels_, model.coef_, model.bias, model.bias_weights_,
                  rho=model.rho, results=results, p=model.p,
                  feature_map=model.feature_map)  # fmt: skip

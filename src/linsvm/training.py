@@ -74,7 +74,12 @@ from .problems import (
     warn_interrupted,
 )
 from .solvers import MAP_MODES, SOLVERS, Hook, Progress, Solution, SolverSpec, Subproblem
-from .solvers._base import asks_to_stop, chain_hooks, wants_every_iteration
+from .solvers._base import (
+    asks_to_stop,
+    chain_hooks,
+    wants_every_iteration,
+    without_dual_variables,
+)
 from .solvers._columns import check_seed
 from .solvers._dual_threads import check_scheme, planned_threads
 from .solvers.newton import planned_threads as newton_threads
@@ -118,6 +123,7 @@ def train(
     device: str = "cpu",
     thread_scheme: str = "auto",
     objectives: bool = True,
+    dual_variables: bool = True,
     fallback: bool = True,
     memory: str | int | None = None,
     client=None,
@@ -256,6 +262,12 @@ def train(
         feature maps form w(alpha) afresh in the same pass). False: the dual solvers skip
         that pass and report NaN, for callers that time fits or score the model their own
         way.
+    dual_variables : bool
+        True (default): each result keeps its dual variables (``results_[k].alpha``), what
+        ``warm_start`` resumes from: 8 bytes a row and sub-problem. False: each one-vs-rest
+        sub-problem's are dropped as it ends (``n_sv`` stays), so that thousands of classes
+        over many rows do not hold them all (the command line, which never resumes from a
+        model, trains so). -s 4's single solve keeps its own.
     fallback : bool
         True (default): a dual solver that reaches ``max_iter`` before its tolerance hands on
         to the primal solver of the same loss (-s 1 -> 2, 7 -> 0, 12 -> 11), as LIBLINEAR
@@ -380,7 +392,7 @@ def train(
     with stop_on_signals() as stop, _rows_on(device, X):
         checkpointer = Checkpointer(checkpoint, checkpoint_every, meta) if checkpoint else None
         runner = _Runner(spec, params, problem, stop, hook, verbose, checkpointer, resumed,
-                         device)  # fmt: skip
+                         device, keep_dual=bool(dual_variables))  # fmt: skip
         if progress and not verbose:
             runner.timer = progress if isinstance(progress, ProgressTimer) else ProgressTimer()
         solutions = runner.run_all(n_threads)
@@ -872,6 +884,7 @@ class _Runner:
     checkpointer: Checkpointer | None
     resumed: Resume | None
     device: str = "cpu"  # where the solver runs (the fallback runs on the CPU)
+    keep_dual: bool = True  # False: each sub-problem's dual variables dropped as it ends
     threads_within: int = 1  # threads each sub-problem's solver may use
     timer: ProgressTimer | None = None  # timed progress lines (not with verbose)
 
@@ -1021,6 +1034,8 @@ class _Runner:
             print(f"WARNING: {sol.stop_reason.replace('_', ' ')}", file=sys.stderr)
         if self.checkpointer is not None and sol.stop_reason != solvers.INTERRUPTED:
             self.checkpointer.finish(slot, sol)
+        if not self.keep_dual and np.ndim(sol.alpha) == 1:
+            sol = without_dual_variables(sol)
         return sol
 
 

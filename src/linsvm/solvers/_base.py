@@ -169,6 +169,19 @@ class Solution:
         return int(self.figures.get("nnz_w", -1))
 
 
+def without_dual_variables(solution: Solution) -> Solution:
+    """The solution without what it holds a row (the dual variables, -s 7's complements):
+    what only a warm start resumes from, 8 bytes a row and sub-problem (one-vs-rest over
+    thousands of classes: gigabytes). Its number of support vectors stays (``n_sv``), marked
+    ``dual_dropped``."""
+    if solution.alpha is None:
+        return solution
+    figures = {name: value for name, value in solution.figures.items()
+               if name != "alpha_complement"}  # fmt: skip
+    figures.update(n_sv=solution.n_sv, dual_dropped=True)
+    return replace(solution, alpha=None, figures=figures)
+
+
 @dataclass
 class Progress:
     """What a hook sees after an outer iteration (or a batch of them).

@@ -569,7 +569,9 @@ def _restore(path, meta: dict, run: _BlocksRun) -> tuple[int, int, tuple[int, in
         round_, position = (int(v) for v in stored["reader"])
         outer, group = int(stored["outer"]), int(stored["group"])
         n_groups = len(run.layout.plan.groups(round_)) if 0 <= round_ < 2**62 else 0
-        if not (0 <= position < n_groups and 0 <= group < n_groups and outer >= 1):
+        # (group: the outer iteration's next block, its count after the last)
+        if not (0 <= position < n_groups and 0 <= group <= run.layout.plan.n_units
+                and outer >= 1):  # fmt: skip
             raise ValueError(f"reader {stored['reader']!r}, group {group} or outer {outer} "
                              "out of the plan")
         return outer, group, (round_, position), stored.get("converged") is True

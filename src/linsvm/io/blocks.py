@@ -148,6 +148,9 @@ class CacheBlocks:
                     indptr, held = cache.row_pointer(k), k
                 spans[u] = indptr[r0], indptr[r1]
             self._first_nonzero, self._nnz = spans[:, 0], spans[:, 1] - spans[:, 0]
+        # the units whose values were checked trainable (once: a read again is the same
+        # bytes, or refused by the cache's checksum where the file changed)
+        self._trainable = np.zeros(self.n_blocks, dtype=bool)
 
     def split(self, max_bytes: int) -> CacheBlocks:
         """The same rows in units of at most ``max_bytes`` (a row larger than that alone),
@@ -190,13 +193,17 @@ class CacheBlocks:
         """``_gather``, and its values checked to be trainable: a value of ``TRAINABLE_MAX``
         or more (a cache written without that check, as `write_cache` writes what it reads)
         would overflow the training's float64 sums, as the text reader and in-memory training
-        refuse it. One pass of exponent compares over the values read."""
+        refuse it. One pass of exponent compares over the values read, on a unit's first
+        read."""
         X, y = self._gather(units, out)
+        units = np.asarray(units, dtype=np.int64)
+        if self._trainable[units].all():
+            return X, y
         if not all_finite(X.data, 1, below=TRAINABLE_MAX):
             at = int(np.flatnonzero(np.abs(X.data) >= TRAINABLE_MAX)[0])
             local = int(np.searchsorted(X.indptr, at, side="right")) - 1
             pieces, row = self._pieces(), local
-            for unit in np.asarray(units, dtype=np.int64).tolist():
+            for unit in units.tolist():
                 k, r0, r1 = pieces[unit]
                 if row < r1 - r0:
                     row += int(self.cache.row_starts[k]) + r0
@@ -207,6 +214,7 @@ class CacheBlocks:
                 f"{int(X.indices[at]) + (0 if self.cache.zero_based else 1)}: value "
                 f"{float(X.data[at]):.3g}: values of magnitude 2^500 or more overflow float64 "
                 "in training; scale the data down")
+        self._trainable[units] = True
         return X, y
 
     def _gather(self, units: np.ndarray, out: BlockBuffer | None = None

@@ -643,3 +643,22 @@ def test_dual_variables_can_be_dropped_as_each_sub_problem_ends():
     assert all(r.alpha is None for r in dropped.results_)
     assert [r.n_sv for r in dropped.results_] == [r.n_sv for r in kept.results_]
     assert all(r.alpha is not None for r in kept.results_)
+
+
+def test_cross_validation_folds_drop_the_rows_of_classes_without_weight():
+    """A fold whose training part leaves a class only zero-weight rows (its weighted rows all
+    held out) trains without that class's rows, as the instance-weight LIBLINEAR drops them,
+    rather than being refused as a whole fit is."""
+    from linsvm.model_selection import find_parameter_C
+
+    X, y = make_sparse_problem(n_rows=60, n_features=6, seed=0, density=0.5)
+    from linsvm.problems import cv_folds
+
+    _, held_out = cv_folds(60, 5, 1)[0]
+    weighted = held_out[y[held_out] == y[0]]
+    assert weighted.size >= 1
+    sw = np.where(y == y[0], 0.0, 1.0)
+    sw[weighted] = 1.0  # the class's only weighted rows, all held out by fold 0
+    predicted = linsvm.cross_validation(X, y, 5, sample_weight=sw, solver=2)
+    assert predicted.shape == (60,)
+    find_parameter_C(X, y, solver=2, n_folds=5, sample_weight=sw, verbose=False)

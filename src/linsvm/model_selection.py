@@ -25,7 +25,7 @@ from .data import as_csr, check_labels, check_sample_weight
 from .errors import InvalidInputError
 from .interrupts import RunInterrupted, StopRequest, stop_on_signals
 from .parallel import effective_n_jobs
-from .problems import silenced, single_class, submit
+from .problems import silenced, single_class, submit, weighted_fit_rows
 from .solvers import REGRESSION, SOLVERS, get_solver, list_where
 from .solvers._base import chain_hooks
 from .training import (
@@ -176,6 +176,8 @@ def _walk_C(
         # a fold's rows are gathered when it trains (LIBLINEAR points at them): every fold's
         # copy held through the walk would be (folds - 1) times X
         fit, test = splits[f]
+        if not regression:
+            fit = weighted_fit_rows(fit, y, row_weights)
         single = None if regression else single_class(y[fit])
         if single is not None:  # (as cross_validation: LIBLINEAR's one-class model)
             predicted[test] = single

@@ -195,6 +195,20 @@ def check_row_costs(labels: np.ndarray, class_index: np.ndarray, weighted_C: np.
                                 f"weights ({sw[row]:g}) is not finite; lower C or the weights")
 
 
+def weighted_fit_rows(fit: np.ndarray, y: np.ndarray, sw: np.ndarray | None) -> np.ndarray:
+    """A cross-validation fold's training rows ``fit`` without the rows of the classes that
+    have no weight there (every row of theirs at sample weight 0, the weighted ones held out):
+    ``check_row_costs`` would refuse the fold, and LIBLINEAR's instance-weight variant drops
+    zero-weight rows before it counts the classes. All of them when every class would go."""
+    if sw is None:
+        return fit
+    labels, inverse = np.unique(y[fit], return_inverse=True)
+    weightless = np.bincount(inverse, weights=sw[fit], minlength=labels.shape[0]) == 0
+    if not weightless.any() or weightless.all():
+        return fit
+    return fit[~weightless[inverse]]
+
+
 def one_vs_rest(
     class_index: np.ndarray, k: int, weighted_C: np.ndarray, C: float, sw: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -72,6 +72,7 @@ from .problems import (
     warn,
     warn_at_cap,
     warn_interrupted,
+    weighted_fit_rows,
 )
 from .solvers import MAP_MODES, SOLVERS, Hook, Progress, Solution, SolverSpec, Subproblem
 from .solvers._base import (
@@ -1159,6 +1160,8 @@ def cross_validation(
             if stop.requested:  # (a fold still queued when Ctrl-C came never starts)
                 raise RunInterrupted(stop.signal)
             fit, test = folds[f]  # built now: one fold's rows per busy thread at a time
+            if classifier:
+                fit = weighted_fit_rows(fit, y, sw)
             single = single_class(y[fit]) if classifier else None
             if single is not None:  # (LIBLINEAR's model of one class predicts it)
                 predicted[test] = single

@@ -172,6 +172,9 @@ def test_cross_validation(small_files, capsys):
          "-v does not go with --checkpoint/--resume"),
         (["train", "--hash-bits", "31", str(A9A)], "--hash-bits 31: a model file holds at most"),
         (["train", "--every", "5", str(A9A)], "give --checkpoint too"),  # (was ignored)
+        # (Python's float took digit groups: LIBLINEAR's atof reads "1_0" as 1, linsvm as 10)
+        (["train", "-c", "1_0", str(A9A)], "needs a number"),
+        (["train", "-w1_0", "2", str(A9A)], "needs an integer"),
         (["train", "-q", "--memory", "1G", "--max-iter", "0", str(A9A), "{tmp}/m"],
          "block minimisation runs at least one outer iteration"),
         # (a value option last took the first file as its value)
@@ -756,3 +759,11 @@ def test_the_iteration_cap_prints_liblinears_warning_lines(tmp_path, capsys, arg
     assert "WARNING: reaching max number of iterations (" in captured.err
     assert main(["train", "-q", *args, str(A9A), model_file]) == 0
     assert capsys.readouterr() == ("", "")
+
+
+def test_a_weights_file_takes_numbers_as_liblinear_reads_them(tmp_path, capsys):
+    """"1_5" read as 15 (Python's digit groups), where LIBLINEAR's atof reads 1."""
+    data = write(tmp_path / "d.txt", "1 1:1\n-1 2:1\n")
+    weights = write(tmp_path / "w", "1\n1_5\n")
+    assert main(["train", "-q", "-W", str(weights), str(data), str(tmp_path / "m")]) == 1
+    assert ":2: bad weight '1_5'" in capsys.readouterr().err

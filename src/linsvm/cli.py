@@ -262,10 +262,19 @@ class TrainOptions:
 
 def _number(text: str, kind, option: str):
     try:
+        if not _plain_number(text):
+            raise ValueError(text)
         return kind(text)
     except ValueError:
         wanted = "an integer" if kind is int else "a number"
         raise UsageError(f"option {option} needs {wanted}, got {text!r}") from None
+
+
+def _plain_number(text: str) -> bool:
+    """Whether ``text`` is written as C's atof/atoi read numbers: Python also takes digit
+    groups ("1_0" is 10, where LIBLINEAR reads 1), surrounding blanks and other scripts'
+    digits."""
+    return text.isascii() and "_" not in text and text == text.strip()
 
 
 def _choice(text: str, choices, option: str) -> str:
@@ -500,6 +509,8 @@ def read_weight_file(path: str, n_rows: int) -> np.ndarray:
         if not text:
             continue
         try:
+            if not _plain_number(text):
+                raise ValueError(text)
             value = float(text)
         except ValueError:
             raise DataFormatError(path, number, f"bad weight {text[:40]!r}") from None

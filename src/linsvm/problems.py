@@ -187,10 +187,19 @@ def check_row_costs(labels: np.ndarray, class_index: np.ndarray, weighted_C: np.
     for k in np.flatnonzero(totals == 0):
         raise InvalidInputError(f"every row of class {show_label(labels[k])} has sample weight 0: "
                                 "remove its rows (a class without weight cannot be trained)")
-    # (every per-row cost is its class's, or plain C for the rest of one-vs-rest, times sw)
+    # (every per-row cost is its class's, or plain C for the rest of one-vs-rest, times sw:
+    # formed only when the largest overflows)
     largest = max(float(weighted_C.max()), float(C))
     if not np.isfinite(largest * float(sw.max(initial=0.0))):
-        row = int(np.argmax(~np.isfinite(np.maximum(weighted_C[class_index], C) * sw)))
+        refuse_infinite_costs(np.maximum(weighted_C[class_index], C) * sw, C, sw)
+
+
+def refuse_infinite_costs(cost: np.ndarray, C: float, sw: np.ndarray) -> None:
+    """Refuse per-row costs ``cost`` (C times the row's weights ``sw``) that overflow, naming
+    the first such row."""
+    infinite = ~np.isfinite(cost)
+    if infinite.any():
+        row = int(np.argmax(infinite))
         raise InvalidInputError(f"the cost of row {row + 1} overflows: C ({C:g}) times its "
                                 f"weights ({sw[row]:g}) is not finite; lower C or the weights")
 

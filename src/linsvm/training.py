@@ -65,6 +65,7 @@ from .problems import (
     classes,
     cv_folds,
     one_vs_rest,
+    refuse_infinite_costs,
     show_label,
     silenced,
     single_class,
@@ -482,9 +483,9 @@ def _checkpoint_meta(problem: _Problem, params, seed: int, class_weight, warm: b
     # the primal Newton solvers' sums in row chunks (-s 0, 2, 11, and the dual solvers'
     # fallback to them): the chunks decide the last bits
     newton = params.spec.number if not params.spec.dual else params.spec.fallback
-    if newton is not None and solvers.get_solver(newton).kind != solvers.ONECLASS:
+    if newton is not None and solvers.get_solver(newton).threads:
         planned = newton_threads(int(X.indptr[-1]), X.shape[0], within)
-        if planned > 1 and solvers.get_solver(newton).threads:
+        if planned > 1:
             meta["newton_threads"] = planned
     return meta
 
@@ -838,10 +839,8 @@ def _regression_problem(
         raise InvalidInputError(f"regression targets must be numbers, got dtype {y.dtype}")
     p = check_p(p)
     cost = np.full(X.shape[0], params.C) if sw is None else params.C * sw
-    if not np.isfinite(cost).all():
-        row = int(np.argmax(~np.isfinite(cost)))
-        raise InvalidInputError(f"the cost of row {row + 1} overflows: C ({params.C:g}) times "
-                                f"its weight ({sw[row]:g}) is not finite; lower C or the weights")
+    if sw is not None:
+        refuse_infinite_costs(cost, params.C, sw)
     sub = Subproblem(
         X,
         np.asarray(y, dtype=np.float64),

@@ -27,14 +27,21 @@ Any feasible alpha gives D(alpha) <= min F_m <= P*: a certified lower bound on t
 reported as ``dual``. (It is LIBLINEAR's dual too: beta_i = sum_{j: i in S_j} alpha_j lies in
 [0, C] and D(alpha) = e'beta - 1/2 ||sum_i beta_i y_i x_i||^2.)
 
-The reduced dual is solved by SMO on the simplex with a slack variable alpha_0 = C - sum_j
-alpha_j (gradient 0): the gradient g_j = b_j - a_j'w(alpha) (the slack of cut j at w(alpha))
-is kept up to date; each step moves mass from the variable with positive mass and the best
-second-order gain to the one of largest gradient (``_solve_reduced_dual``), warm-started from
-the previous alpha (a new cut enters at 0). Its optimality measures, from g alone: the KKT
-violation max_j g_j - min_{alpha_j > 0} g_j (g_0 = 0 for the slack), and the reduced duality
-gap F_m(w(alpha)) - D(alpha) = sum_j alpha_j (g_max - g_j) (j = 0 included, g_max >= 0).
-It costs O(m) per step for m cuts, and at most ``QP_MAX_STEPS`` steps per solve.
+The reduced dual is solved exactly by an active-set method (``_active_set_dual``; Wolfe's
+minimum-norm-point algorithm with D's linear term: the support is kept affinely independent
+and moved to the maximiser of D on its affine hull, a Cholesky factor updated as points enter
+and leave), warm-started from the previous alpha (a new cut enters at 0). SMO on the simplex
+with a slack variable alpha_0 = C - sum_j alpha_j (``_smo_reduced_dual``: each step moves mass
+from the variable with positive mass and the best second-order gain to the one of largest
+gradient g_j = b_j - a_j'w(alpha), the slack of cut j at w(alpha)) crawls at large C, where
+the cuts, sums of nearly the same rows, are nearly parallel: a million steps a solve, an hour
+for -s 35 on heart_scale at C = 1e5, where the active set takes a few dozen. SMO still opens
+each solve of svm_perf's rule (``SVMPERF_SMO_SWEEPS``, why there) and finishes one the active
+set's rounding stalls. The optimality measures, from g alone: the KKT violation
+max_j g_j - min_{alpha_j > 0} g_j (g_0 = 0 for the slack), and the reduced duality gap
+F_m(w(alpha)) - D(alpha) = sum_j alpha_j (g_max - g_j) (j = 0 included, g_max >= 0). At most
+``QP_MAX_STEPS`` steps (option ``qp_max_steps``) a solve; a step is an SMO step (O(m) for m
+cuts), or a minor cycle or an entry of the active set (O(m |S| + |S|^2), |S| <= min(m, n_w) + 1).
 
 SVMperf (Joachims, "Training linear SVMs in linear time", KDD 2006; Joachims, Finley, Yu,
 "Cutting-plane training of structural SVMs", MLJ 2009; = BMRM for the hinge loss): from w = 0,
@@ -150,7 +157,14 @@ DEFAULT_MU = 0.1  # OCAS: the next cut at (1 - mu) w_b + mu w_c
 DEFAULT_INACTIVE_LIMIT = 50  # svm_perf drops cuts inactive in this many QP solutions
 DEFAULT_MAX_CUTS = 2000  # libocas's cut buffer (svmocas -s)
 DEFAULT_CUT_MEMORY = 2**30  # bytes for the dense cut buffer
-QP_MAX_STEPS = 1_000_000  # SMO steps per reduced-dual solve, a safeguard
+QP_MAX_STEPS = 1_000_000  # steps per reduced-dual solve, a safeguard (option qp_max_steps)
+# svm_perf's rule stops at a loose QP precision, and its iterations were counted with an
+# inexact solver: SMO from the previous alpha moves w little each iteration, which damps the
+# cutting plane's zigzag (a9a at C = 1: 460 iterations; each QP solved exactly: 901). So SMO
+# first, for up to this many times (m + 1) steps, and the active-set method where SMO crawls
+# (large C). OCAS's line search does the damping: its QPs go to the active set at once (the
+# same iterations, a fraction of the steps).
+SVMPERF_SMO_SWEEPS = 20
 # Each cut is the previous one updated by the rows that enter or leave it; every this many
 # iterations it is summed afresh.
 CUT_REFRESH = 25
@@ -175,7 +189,7 @@ _N_FSTATE = 12
 
 
 @njit(cache=True, nogil=True)
-def _solve_reduced_dual(gram, offsets, alpha, grad, m, slack, kkt_tol, gap_rel, max_steps):
+def _smo_reduced_dual(gram, offsets, alpha, grad, m, slack, kkt_tol, gap_rel, max_steps):
     """SMO on max b'alpha - 1/2 alpha'G alpha, alpha >= 0, sum alpha <= C (the module
     docstring), from the given feasible alpha.
 
@@ -287,6 +301,340 @@ def _solve_reduced_dual(gram, offsets, alpha, grad, m, slack, kkt_tol, gap_rel, 
         steps += 1
     return steps, slack, dual, capped
 
+
+# The reduced dual as a problem over m + 1 points on the simplex {x >= 0, sum_j x_j = C}: the
+# cuts p_j = a_j with offsets b_j (j < m) and the origin p_m = 0, b_m = 0, whose weight x_m is
+# the slack. D(x) = b'x - 1/2 ||sum_j x_j p_j||^2, its gradient g_j = b_j - p_j'w(x).
+#
+# The active-set solver keeps a corral: points S, affinely independent, with x_j > 0 exactly
+# on S (Wolfe's minimum-norm-point algorithm, with D's linear term). Relative to a reference
+# point r = S[0], the other points' differences d_q = p_q - p_r have the Gram matrix
+# M_qs = d_q'd_s, positive definite for a corral, kept as its Cholesky factor L (an append,
+# a delete by a rank-one update: O(|S|^2) each). The maximiser of D on the affine hull of S
+# with sum x = C is x_r = C - sum theta, x_q = theta_q, with M theta = h,
+# h_q = b_q - b_r - C d_q'p_r; all its weights positive: that is x; else x moves towards it
+# until a weight reaches 0, that point leaves S, and again (a minor cycle). Then the point of
+# largest gradient enters S (a major cycle), until the measures of the SMO solver are met.
+# A point in S's affine hull (|S| is at most n_w + 1) enters along the direction d of zero
+# curvature (sum d_i p_i = 0, sum d_i = 0): D changes by t b'd only, and the first weight
+# to reach 0 leaves.
+
+# A point whose squared distance from the corral's affine hull is at most this, relative to
+# its and the reference's squared norms, lies in it (rounding of the Gram entries: ~1e-16).
+SINGULAR_TOL = 1.0e-12
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _point_gram(gram, m, j, k) -> float:
+    """p_j'p_k, with p_m the origin."""
+    if j == m or k == m:
+        return 0.0
+    return gram[j, k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _point_offset(offsets, m, j) -> float:
+    return 0.0 if j == m else offsets[j]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _diff_gram(gram, m, r, j, k) -> float:
+    """(p_j - p_r)'(p_k - p_r)."""
+    return (_point_gram(gram, m, j, k) - _point_gram(gram, m, j, r) - _point_gram(gram, m, r, k)
+            + _point_gram(gram, m, r, r))  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _append(gram, m, member, size, chol, j) -> bool:
+    """Append point j to the corral member[:size] when it lies outside the affine hull: its
+    row of L (row size - 1, solved into place). Returns False, with the row holding
+    l = L^-1 M_{.j}, when it lies in the hull (distance below ``SINGULAR_TOL``)."""
+    r = member[0]
+    n = size - 1
+    for q in range(n):
+        s = _diff_gram(gram, m, r, member[q + 1], j)
+        for t in range(q):
+            s -= chol[q, t] * chol[n, t]
+        chol[n, q] = s / chol[q, q]
+    distance = _diff_gram(gram, m, r, j, j)
+    for t in range(n):
+        distance -= chol[n, t] * chol[n, t]
+    scale = _point_gram(gram, m, j, j) + _point_gram(gram, m, r, r)
+    if not distance > SINGULAR_TOL * scale:
+        return False
+    chol[n, n] = math.sqrt(distance)
+    member[size] = j
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _factor(gram, m, x, member, size, chol) -> bool:
+    """L afresh for the corral member[:size], the point of largest weight its reference.
+    False when the points are (numerically) affinely dependent."""
+    best = 0
+    for p in range(size):
+        if x[member[p]] > x[member[best]]:
+            best = p
+    member[0], member[best] = member[best], member[0]
+    for p in range(1, size):
+        if not _append(gram, m, member, p, chol, member[p]):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _delete(chol, q, n, work) -> None:
+    """Remove row and column q of the n x n factor L: the rows below move up, and the
+    trailing block absorbs the removed column by a rank-one update (L33 L33' + l l')."""
+    for i in range(q, n - 1):
+        work[i] = chol[i + 1, q]
+        for c in range(q):
+            chol[i, c] = chol[i + 1, c]
+        for c in range(q, i + 1):
+            chol[i, c] = chol[i + 1, c + 1]
+    for p in range(q, n - 1):
+        a = chol[p, p]
+        r = math.sqrt(a * a + work[p] * work[p])
+        cos = r / a
+        sin = work[p] / a
+        chol[p, p] = r
+        for i in range(p + 1, n - 1):
+            chol[i, p] = (chol[i, p] + sin * work[i]) / cos
+            work[i] = cos * work[i] - sin * chol[i, p]
+
+
+@njit(cache=True, nogil=True)
+def _drop_zeros(gram, m, x, member, size, chol, in_corral, work) -> int:
+    """Remove the corral's points of weight <= 0 (set to 0); returns the new size, or -1 when
+    the reference left and the rest could not be factored."""
+    reference_left = x[member[0]] <= 0.0
+    for p in range(size - 1, 0, -1):
+        j = member[p]
+        if x[j] <= 0.0:
+            x[j] = 0.0
+            in_corral[j] = False
+            if not reference_left:
+                _delete(chol, p - 1, size - 1, work)
+            for t in range(p, size - 1):
+                member[t] = member[t + 1]
+            size -= 1
+    if reference_left:
+        j = member[0]
+        x[j] = 0.0
+        in_corral[j] = False
+        for t in range(size - 1):
+            member[t] = member[t + 1]
+        size -= 1
+        if not _factor(gram, m, x, member, size, chol):
+            return -1
+    return size
+
+
+@njit(cache=True, nogil=True)
+def _enter(gram, offsets, m, x, member, size, chol, in_corral, work, j) -> int:
+    """Add point j to the corral. When p_j lies in its affine hull, x moves along the
+    zero-curvature direction d (d_j = 1; the sign that does not lower D; a point that leaves
+    S instead of entering it if d would lower x_j from 0) until a weight reaches 0, which
+    leaves, and j tries again. Returns the new size (unchanged when j could not enter), or -1
+    on a numerical failure."""
+    for _ in range(size + 2):
+        if _append(gram, m, member, size, chol, j):
+            in_corral[j] = True
+            return size + 1
+        # theta = L'^-1 l: p_j - p_r = sum_q theta_q (p_q - p_r); d = e_j - sum_q theta_q e_q
+        # - (1 - sum theta) e_r
+        n = size - 1
+        for q in range(n - 1, -1, -1):
+            s = chol[n, q]
+            for t in range(q + 1, n):
+                s -= chol[t, q] * work[t]
+            work[q] = s / chol[q, q]
+        total = 0.0
+        bd = _point_offset(offsets, m, j)
+        for q in range(n):
+            total += work[q]
+            bd -= work[q] * _point_offset(offsets, m, member[q + 1])
+        d_ref = -(1.0 - total)
+        bd += d_ref * _point_offset(offsets, m, member[0])
+        sign = 1.0 if bd >= 0.0 else -1.0
+        if sign < 0.0 and x[j] <= 0.0:
+            return size
+        # the step: the first weight along sign * d to reach 0 (position -1: j itself)
+        step = math.inf
+        leaving = -2
+        if sign < 0.0:
+            step = x[j]
+            leaving = -1
+        dr = sign * d_ref
+        if dr < 0.0 and x[member[0]] / -dr < step:
+            step = x[member[0]] / -dr
+            leaving = 0
+        for q in range(n):
+            dq = -sign * work[q]
+            if dq < 0.0 and x[member[q + 1]] / -dq < step:
+                step = x[member[q + 1]] / -dq
+                leaving = q + 1
+        if leaving == -2:
+            return -1
+        x[j] += sign * step
+        x[member[0]] += step * dr
+        for q in range(n):
+            x[member[q + 1]] -= step * sign * work[q]
+        if leaving == -1:
+            x[j] = 0.0
+            return size
+        x[member[leaving]] = 0.0
+        if x[j] < 0.0:
+            x[j] = 0.0
+        size = _drop_zeros(gram, m, x, member, size, chol, in_corral, work)
+        if size < 0:
+            return -1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _affine_maximiser(gram, offsets, m, cost, member, size, chol, y) -> None:
+    """y[:size]: the weights of D's maximiser on the corral's affine hull with sum C."""
+    r = member[0]
+    n = size - 1
+    b_r = _point_offset(offsets, m, r)
+    g_rr = _point_gram(gram, m, r, r)
+    for q in range(n):
+        j = member[q + 1]
+        s = _point_offset(offsets, m, j) - b_r - cost * (_point_gram(gram, m, j, r) - g_rr)
+        for t in range(q):
+            s -= chol[q, t] * y[t + 1]
+        y[q + 1] = s / chol[q, q]
+    total = 0.0
+    for q in range(n - 1, -1, -1):
+        s = y[q + 1]
+        for t in range(q + 1, n):
+            s -= chol[t, q] * y[t + 1]
+        y[q + 1] = s / chol[q, q]
+        total += y[q + 1]
+    y[0] = cost - total
+
+
+@njit(cache=True, nogil=True)
+def _active_set_dual(gram, offsets, x, grad_all, m, cost, kkt_tol, gap_rel, max_steps):
+    """The reduced dual by the corral active-set method (the comment above), from x
+    ((m + 1,): alpha and the slack, feasible). Returns (steps, status, D): status 1 when the
+    measures are met, 2 when max_steps stopped it, 0 when rounding stalled it (x is then
+    feasible and no worse, for SMO to finish). grad_all (m + 1,) holds x's gradient when
+    status > 0. A step is a minor cycle or an entry."""
+    n_points = m + 1
+    member = np.zeros(n_points, dtype=np.int64)
+    in_corral = np.zeros(n_points, dtype=np.bool_)
+    chol = np.empty((n_points, n_points))
+    work = np.empty(n_points)
+    y = np.empty(n_points)
+    # the corral from x's support, each point entering in turn (D does not decrease)
+    first = 0
+    for j in range(n_points):
+        if x[j] > x[first]:
+            first = j
+    member[0] = first
+    in_corral[first] = True
+    size = 1
+    for j in range(n_points):
+        if x[j] > 0.0 and not in_corral[j]:
+            size = _enter(gram, offsets, m, x, member, size, chol, in_corral, work, j)
+            if size < 0:
+                return 0, 0, 0.0
+    steps = 0
+    last_dual = -math.inf
+    while True:
+        # minor cycles: x to the maximiser on the corral's affine hull, or towards it until
+        # the first weight reaches 0, which leaves
+        while True:
+            steps += 1
+            _affine_maximiser(gram, offsets, m, cost, member, size, chol, y)
+            step = 1.0
+            leaving = -1
+            for p in range(size):
+                if y[p] <= 0.0:
+                    xp = x[member[p]]
+                    ratio = xp / (xp - y[p])
+                    if leaving < 0 or ratio < step:
+                        step = ratio
+                        leaving = p
+            for p in range(size):
+                j = member[p]
+                x[j] += step * (y[p] - x[j])
+            if leaving < 0:
+                break
+            x[member[leaving]] = 0.0
+            size = _drop_zeros(gram, m, x, member, size, chol, in_corral, work)
+            if size < 0:
+                return steps, 0, 0.0
+        # the measures of the SMO solver, from the exact gradient (the origin's is 0)
+        up = m
+        g_up = 0.0
+        for j in range(m):
+            s = offsets[j]
+            for p in range(size):
+                s -= _point_gram(gram, m, j, member[p]) * x[member[p]]
+            grad_all[j] = s
+            if s > g_up:
+                g_up = s
+                up = j
+        grad_all[m] = 0.0
+        g_down = g_up
+        gap = 0.0
+        ab = 0.0
+        ag = 0.0
+        for p in range(size):
+            j = member[p]
+            g_down = min(g_down, grad_all[j])
+            gap += x[j] * (g_up - grad_all[j])
+            ab += x[j] * _point_offset(offsets, m, j)
+            ag += x[j] * grad_all[j]
+        dual = 0.5 * (ab + ag)
+        if kkt_tol >= 0.0 and g_up - g_down <= kkt_tol:
+            return steps, 1, dual
+        if gap_rel >= 0.0 and gap <= gap_rel * abs(dual):
+            return steps, 1, dual
+        if gap <= QP_GAP_FLOOR * ab or g_up - g_down <= 0.0:
+            return steps, 1, dual
+        if steps >= max_steps:
+            return steps, 2, dual
+        if in_corral[up] or not dual > last_dual:
+            return steps, 0, 0.0
+        last_dual = dual
+        steps += 1
+        size = _enter(gram, offsets, m, x, member, size, chol, in_corral, work, up)
+        if size < 0 or not in_corral[up]:
+            return steps, 0, 0.0
+
+
+@njit(cache=True, nogil=True)
+def _solve_reduced_dual(gram, offsets, alpha, grad, m, slack, kkt_tol, gap_rel, max_steps,
+                        smo_steps):  # fmt: skip
+    """The reduced dual, to the measures of ``_smo_reduced_dual`` (same arguments and
+    returns): first up to ``smo_steps`` SMO steps, then the active-set method from there,
+    exact in a few dozen steps where SMO's crawl (large C: nearly parallel cuts), and SMO
+    again should rounding stall it."""
+    steps = 0
+    if smo_steps > 0:
+        steps, slack, dual, capped = _smo_reduced_dual(
+            gram, offsets, alpha, grad, m, slack, kkt_tol, gap_rel, min(smo_steps, max_steps)
+        )
+        if not capped or steps >= max_steps:
+            return steps, slack, dual, capped
+    x = np.empty(m + 1)
+    x[:m] = alpha[:m]
+    x[m] = slack
+    grad_all = np.empty(m + 1)
+    more, status, dual = _active_set_dual(gram, offsets, x, grad_all, m, slack + alpha[:m].sum(),
+                                          kkt_tol, gap_rel, max_steps - steps)  # fmt: skip
+    steps += more
+    alpha[:m] = x[:m]
+    if status > 0:
+        grad[:m] = grad_all[:m]
+        return steps, x[m], dual, 1 if status == 2 else 0
+    more, slack, dual, capped = _smo_reduced_dual(gram, offsets, alpha, grad, m, x[m], kkt_tol,
+                                                  gap_rel, max_steps - steps)  # fmt: skip
+    return steps + more, slack, dual, capped
 
 # ----------------------------------------------------------------------------- passes
 
@@ -514,7 +862,7 @@ def _dot(a, b) -> float:
 
 @njit(cache=True, nogil=True)
 def _add_cut_and_solve(cuts, gram, offsets, alpha, grad, last_active, keep, w_c, istate, fstate,
-                       kkt_tol, gap_rel, inactive_limit) -> None:  # fmt: skip
+                       kkt_tol, gap_rel, inactive_limit, max_steps, smo_steps) -> None:  # fmt: skip
     """The first half of an iteration: the pending cut (row m = istate[_I_CUTS] of ``cuts``,
     offset fstate[_F_PENDING_B]) joins the working set with its row and column of G; the
     reduced dual is solved (``_solve_reduced_dual``, from the previous alpha); w_c =
@@ -535,7 +883,7 @@ def _add_cut_and_solve(cuts, gram, offsets, alpha, grad, last_active, keep, w_c,
         gram[j, m] = s
     m += 1
     steps, slack, _, capped = _solve_reduced_dual(
-        gram, offsets, alpha, grad, m, fstate[_F_SLACK], kkt_tol, gap_rel, QP_MAX_STEPS
+        gram, offsets, alpha, grad, m, fstate[_F_SLACK], kkt_tol, gap_rel, max_steps, smo_steps
     )
     fstate[_F_SLACK] = slack
     istate[_I_QP_STEPS] += steps
@@ -642,6 +990,8 @@ class _Problem:
             self.qp_tol_rel = 0.5 * self.tol_rel  # with svmocas -m 0's rule, its QP precision
         else:
             self.qp_tol_rel = -1.0  # the original's own rule (module docstring)
+        qp_max_steps = _check_int("qp_max_steps", sub.option("qp_max_steps", QP_MAX_STEPS), 1)
+        self.qp_max_steps = min(qp_max_steps, 2**62)  # a compiled int64 counter
         max_cuts = _check_int("max_cuts", sub.option("max_cuts", DEFAULT_MAX_CUTS), 2)
         memory = _check_int("cut_memory", sub.option("cut_memory", DEFAULT_CUT_MEMORY), 1)
         self.capacity = max(2, min(max_cuts, memory // (8 * max(self.n_weights, 1))))
@@ -748,6 +1098,12 @@ class _CuttingPlaneRun:
             return 0.5 * self.fstate[_F_MIN_VIOLATION], -1.0
         return -1.0, 0.5 * self.pb.eps
 
+    def smo_steps(self) -> int:
+        """SMO steps before the active-set method takes over this iteration's solve."""
+        if self.method == OCAS:
+            return 0
+        return SVMPERF_SMO_SWEEPS * (int(self.istate[_I_CUTS]) + 1)
+
     def iterate(self) -> None:
         """One iteration: add the pending cut and solve, then the pass(es) at w_c."""
         pb, X, istate, fstate = self.pb, self.pb.X, self.istate, self.fstate
@@ -755,7 +1111,8 @@ class _CuttingPlaneRun:
         capped_before = int(istate[_I_QP_CAPPED])
         _add_cut_and_solve(self.cuts, self.gram, self.offsets, self.alpha, self.grad,
                            self.last_active, self.keep, self.w_c, istate, fstate, kkt_tol,
-                           gap_rel, pb.inactive_limit)  # fmt: skip
+                           gap_rel, pb.inactive_limit, pb.qp_max_steps,
+                           self.smo_steps())  # fmt: skip
         istate[_I_ITER] += 1
         m = int(istate[_I_CUTS])
         if self.method == SVMPERF:

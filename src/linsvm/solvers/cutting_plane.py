@@ -111,15 +111,17 @@ aggregated into one, sum_j alpha_j a_j / s with offset sum_j alpha_j b_j / s (s 
 alpha_j; a convex combination of cuts is a cut), which keeps alpha's value and w (BMRM's
 aggregation).
 
-Each iteration is two compiled calls sequenced by Python: ``_add_cut_and_solve`` (the cut's
-row of G, the reduced dual, w_c, the bound, the working set's upkeep), then the pass(es) over
-the rows at w_c. (One compiled kernel for the whole loop took 17 s to compile, these 9 s.) All
-state lives in arrays (cuts, G, b, alpha, g, the margins at w_b, counters), so batching
-iterations between hook calls does not change the result, and a checkpoint
-(``Progress.state()``; its cut buffer and G cut to the rows in use) resumes exactly. The hook's
-``measure``: SVMperf's 100/l (H(w) - xi); OCAS's (Q_P - Q_D) / |Q_P|; ``figures``: n_cuts,
-qp_iterations (SMO steps so far), lower_bound, primal (this iteration's point), best_primal,
-dual (this iteration's D), slack (xi), removed_cuts, aggregations, step (OCAS's t*).
+Each iteration is compiled calls sequenced by Python: ``_add_cut`` (the cut's row of G),
+the reduced dual's solvers (``_solve_reduced_dual``), ``_take_solution`` (w_c, the bound, the
+working set's upkeep), then the pass(es) over the rows at w_c. (A compiled caller re-optimises
+its callees: one kernel for the whole loop took 17 s to compile.) All state lives in arrays
+(cuts, G, b, alpha, g, the margins at w_b, counters), so batching iterations between hook
+calls does not change the result, and a checkpoint (``Progress.state()``; its cut buffer and
+G cut to the rows in use) resumes exactly. The hook's ``measure``: SVMperf's
+100/l (H(w) - xi); OCAS's (Q_P - Q_D) / |Q_P|; ``figures``: n_cuts, qp_iterations (the
+reduced dual's steps so far), qp_capped (solves stopped at the step cap), lower_bound, primal
+(this iteration's point), best_primal, dual (this iteration's D), slack (xi), removed_cuts,
+aggregations, step (OCAS's t*).
 
 Measured against the originals (C = 1, no bias; P* from OCAS at a certified gap; times of a
 noisy 2-core machine, ours and theirs in the same session). Iterations follow the originals':
@@ -324,42 +326,24 @@ def _smo_reduced_dual(gram, offsets, alpha, grad, m, slack, kkt_tol, gap_rel, ma
 SINGULAR_TOL = 1.0e-12
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _point_gram(gram, m, j, k) -> float:
-    """p_j'p_k, with p_m the origin."""
-    if j == m or k == m:
-        return 0.0
-    return gram[j, k]
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _point_offset(offsets, m, j) -> float:
-    return 0.0 if j == m else offsets[j]
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _diff_gram(gram, m, r, j, k) -> float:
-    """(p_j - p_r)'(p_k - p_r)."""
-    return (_point_gram(gram, m, j, k) - _point_gram(gram, m, j, r) - _point_gram(gram, m, r, k)
-            + _point_gram(gram, m, r, r))  # fmt: skip
-
-
 @njit(cache=True, nogil=True)
-def _append(gram, m, member, size, chol, j) -> bool:
+def _append(gram, member, size, chol, j) -> bool:
     """Append point j to the corral member[:size] when it lies outside the affine hull: its
     row of L (row size - 1, solved into place). Returns False, with the row holding
     l = L^-1 M_{.j}, when it lies in the hull (distance below ``SINGULAR_TOL``)."""
     r = member[0]
     n = size - 1
+    g_jr = gram[j, r] - gram[r, r]  # M_qj = (p_q - p_r)'(p_j - p_r) = g_qj - g_qr - g_jr + g_rr
     for q in range(n):
-        s = _diff_gram(gram, m, r, member[q + 1], j)
+        k = member[q + 1]
+        s = gram[k, j] - gram[k, r] - g_jr
         for t in range(q):
             s -= chol[q, t] * chol[n, t]
         chol[n, q] = s / chol[q, q]
-    distance = _diff_gram(gram, m, r, j, j)
+    distance = gram[j, j] - gram[j, r] - g_jr
     for t in range(n):
         distance -= chol[n, t] * chol[n, t]
-    scale = _point_gram(gram, m, j, j) + _point_gram(gram, m, r, r)
+    scale = gram[j, j] + gram[r, r]
     if not distance > SINGULAR_TOL * scale:
         return False
     chol[n, n] = math.sqrt(distance)
@@ -368,77 +352,70 @@ def _append(gram, m, member, size, chol, j) -> bool:
 
 
 @njit(cache=True, nogil=True)
-def _factor(gram, m, x, member, size, chol) -> bool:
-    """L afresh for the corral member[:size], the point of largest weight its reference.
-    False when the points are (numerically) affinely dependent."""
-    best = 0
-    for p in range(size):
-        if x[member[p]] > x[member[best]]:
-            best = p
-    member[0], member[best] = member[best], member[0]
-    for p in range(1, size):
-        if not _append(gram, m, member, p, chol, member[p]):
-            return False
-    return True
+def _drop_zeros(gram, x, member, size, chol, in_corral, work) -> int:
+    """Remove the corral's points of weight <= 0 (set to 0). Returns the new size, or -1 when
+    the reference left and the rest, factored afresh, are (numerically) affinely dependent.
 
-
-@njit(cache=True, nogil=True)
-def _delete(chol, q, n, work) -> None:
-    """Remove row and column q of the n x n factor L: the rows below move up, and the
-    trailing block absorbs the removed column by a rank-one update (L33 L33' + l l')."""
-    for i in range(q, n - 1):
-        work[i] = chol[i + 1, q]
-        for c in range(q):
-            chol[i, c] = chol[i + 1, c]
-        for c in range(q, i + 1):
-            chol[i, c] = chol[i + 1, c + 1]
-    for p in range(q, n - 1):
-        a = chol[p, p]
-        r = math.sqrt(a * a + work[p] * work[p])
-        cos = r / a
-        sin = work[p] / a
-        chol[p, p] = r
-        for i in range(p + 1, n - 1):
-            chol[i, p] = (chol[i, p] + sin * work[i]) / cos
-            work[i] = cos * work[i] - sin * chol[i, p]
-
-
-@njit(cache=True, nogil=True)
-def _drop_zeros(gram, m, x, member, size, chol, in_corral, work) -> int:
-    """Remove the corral's points of weight <= 0 (set to 0); returns the new size, or -1 when
-    the reference left and the rest could not be factored."""
+    A point other than the reference: its row and column of L go, the rows below move up,
+    and the trailing block absorbs the removed column l by a rank-one update,
+    L33 L33' + l l' (Givens rotations, O(|S|^2)). The reference: L afresh, the point of
+    largest weight the new reference."""
     reference_left = x[member[0]] <= 0.0
     for p in range(size - 1, 0, -1):
         j = member[p]
-        if x[j] <= 0.0:
-            x[j] = 0.0
-            in_corral[j] = False
-            if not reference_left:
-                _delete(chol, p - 1, size - 1, work)
-            for t in range(p, size - 1):
-                member[t] = member[t + 1]
-            size -= 1
-    if reference_left:
-        j = member[0]
+        if x[j] > 0.0:
+            continue
         x[j] = 0.0
         in_corral[j] = False
-        for t in range(size - 1):
+        n = size - 1
+        q = p - 1
+        if not reference_left:
+            for i in range(q, n - 1):
+                work[i] = chol[i + 1, q]
+                for c in range(q):
+                    chol[i, c] = chol[i + 1, c]
+                for c in range(q, i + 1):
+                    chol[i, c] = chol[i + 1, c + 1]
+            for t in range(q, n - 1):
+                a = chol[t, t]
+                r = math.sqrt(a * a + work[t] * work[t])
+                cos = r / a
+                sin = work[t] / a
+                chol[t, t] = r
+                for i in range(t + 1, n - 1):
+                    chol[i, t] = (chol[i, t] + sin * work[i]) / cos
+                    work[i] = cos * work[i] - sin * chol[i, t]
+        for t in range(p, size - 1):
             member[t] = member[t + 1]
         size -= 1
-        if not _factor(gram, m, x, member, size, chol):
+    if not reference_left:
+        return size
+    in_corral[member[0]] = False
+    x[member[0]] = 0.0
+    if size == 1:
+        return -1
+    best = 1
+    for p in range(1, size):
+        if x[member[p]] > x[member[best]]:
+            best = p
+    member[0] = member[best]
+    member[best] = member[size - 1]
+    size -= 1
+    for p in range(1, size):
+        if not _append(gram, member, p, chol, member[p]):
             return -1
     return size
 
 
 @njit(cache=True, nogil=True)
-def _enter(gram, offsets, m, x, member, size, chol, in_corral, work, j) -> int:
+def _enter(gram, offsets, x, member, size, chol, in_corral, work, j) -> int:
     """Add point j to the corral. When p_j lies in its affine hull, x moves along the
     zero-curvature direction d (d_j = 1; the sign that does not lower D; a point that leaves
     S instead of entering it if d would lower x_j from 0) until a weight reaches 0, which
     leaves, and j tries again. Returns the new size (unchanged when j could not enter), or -1
     on a numerical failure."""
     for _ in range(size + 2):
-        if _append(gram, m, member, size, chol, j):
+        if _append(gram, member, size, chol, j):
             in_corral[j] = True
             return size + 1
         # theta = L'^-1 l: p_j - p_r = sum_q theta_q (p_q - p_r); d = e_j - sum_q theta_q e_q
@@ -450,12 +427,12 @@ def _enter(gram, offsets, m, x, member, size, chol, in_corral, work, j) -> int:
                 s -= chol[t, q] * work[t]
             work[q] = s / chol[q, q]
         total = 0.0
-        bd = _point_offset(offsets, m, j)
+        bd = offsets[j]
         for q in range(n):
             total += work[q]
-            bd -= work[q] * _point_offset(offsets, m, member[q + 1])
+            bd -= work[q] * offsets[member[q + 1]]
         d_ref = -(1.0 - total)
-        bd += d_ref * _point_offset(offsets, m, member[0])
+        bd += d_ref * offsets[member[0]]
         sign = 1.0 if bd >= 0.0 else -1.0
         if sign < 0.0 and x[j] <= 0.0:
             return size
@@ -486,22 +463,22 @@ def _enter(gram, offsets, m, x, member, size, chol, in_corral, work, j) -> int:
         x[member[leaving]] = 0.0
         if x[j] < 0.0:
             x[j] = 0.0
-        size = _drop_zeros(gram, m, x, member, size, chol, in_corral, work)
+        size = _drop_zeros(gram, x, member, size, chol, in_corral, work)
         if size < 0:
             return -1
     return -1
 
 
 @njit(cache=True, nogil=True)
-def _affine_maximiser(gram, offsets, m, cost, member, size, chol, y) -> None:
+def _affine_maximiser(gram, offsets, cost, member, size, chol, y) -> None:
     """y[:size]: the weights of D's maximiser on the corral's affine hull with sum C."""
     r = member[0]
     n = size - 1
-    b_r = _point_offset(offsets, m, r)
-    g_rr = _point_gram(gram, m, r, r)
+    b_r = offsets[r]
+    g_rr = gram[r, r]
     for q in range(n):
         j = member[q + 1]
-        s = _point_offset(offsets, m, j) - b_r - cost * (_point_gram(gram, m, j, r) - g_rr)
+        s = offsets[j] - b_r - cost * (gram[j, r] - g_rr)
         for t in range(q):
             s -= chol[q, t] * y[t + 1]
         y[q + 1] = s / chol[q, q]
@@ -516,125 +493,133 @@ def _affine_maximiser(gram, offsets, m, cost, member, size, chol, y) -> None:
 
 
 @njit(cache=True, nogil=True)
-def _active_set_dual(gram, offsets, x, grad_all, m, cost, kkt_tol, gap_rel, max_steps):
-    """The reduced dual by the corral active-set method (the comment above), from x
-    ((m + 1,): alpha and the slack, feasible). Returns (steps, status, D): status 1 when the
-    measures are met, 2 when max_steps stopped it, 0 when rounding stalled it (x is then
-    feasible and no worse, for SMO to finish). grad_all (m + 1,) holds x's gradient when
-    status > 0. A step is a minor cycle or an entry."""
-    n_points = m + 1
+def _active_set_dual(gram, offsets, x, grad, cost, kkt_tol, gap_rel, max_steps):
+    """The reduced dual by the corral active-set method (the comment above) over the points'
+    Gram matrix ``gram`` (n, n) and offsets (n,), the origin among them (the slack), from x
+    (n,), feasible: x >= 0, sum x = ``cost``. Returns (steps, status): status 1 when the
+    measures are met or no entry raises D any more (the rounding floor: at large C the
+    gradients' rounding, |G| |x| eps, can exceed the KKT tolerance asked, 0 for svm_perf's
+    rule once a cut has no violation), 2 when max_steps stopped it, 0 on a numerical failure
+    (x is then feasible and no worse, for SMO to finish). ``grad`` (n,) holds x's gradient
+    when status > 0. A step is a minor cycle or an entry."""
+    n_points = x.shape[0]
     member = np.zeros(n_points, dtype=np.int64)
     in_corral = np.zeros(n_points, dtype=np.bool_)
     chol = np.empty((n_points, n_points))
     work = np.empty(n_points)
     y = np.empty(n_points)
-    # the corral from x's support, each point entering in turn (D does not decrease)
-    first = 0
-    for j in range(n_points):
-        if x[j] > x[first]:
-            first = j
-    member[0] = first
-    in_corral[first] = True
+    member[0] = np.argmax(x)
+    in_corral[member[0]] = True
     size = 1
-    for j in range(n_points):
-        if x[j] > 0.0 and not in_corral[j]:
-            size = _enter(gram, offsets, m, x, member, size, chol, in_corral, work, j)
-            if size < 0:
-                return 0, 0, 0.0
     steps = 0
     last_dual = -math.inf
+    next_support = 0  # first x's support enters, a point at a time (D does not decrease)
     while True:
-        # minor cycles: x to the maximiser on the corral's affine hull, or towards it until
-        # the first weight reaches 0, which leaves
-        while True:
-            steps += 1
-            _affine_maximiser(gram, offsets, m, cost, member, size, chol, y)
-            step = 1.0
-            leaving = -1
-            for p in range(size):
-                if y[p] <= 0.0:
-                    xp = x[member[p]]
-                    ratio = xp / (xp - y[p])
-                    if leaving < 0 or ratio < step:
-                        step = ratio
-                        leaving = p
+        major = next_support >= n_points
+        if not major:
+            j = next_support
+            next_support += 1
+            if x[j] <= 0.0 or in_corral[j]:
+                continue
+        else:
+            # minor cycles: x to the maximiser on the corral's affine hull, or towards it until
+            # the first weight reaches 0, which leaves
+            while True:
+                steps += 1
+                _affine_maximiser(gram, offsets, cost, member, size, chol, y)
+                step = 1.0
+                leaving = -1
+                for p in range(size):
+                    if y[p] <= 0.0:
+                        xp = x[member[p]]
+                        ratio = xp / (xp - y[p])
+                        if leaving < 0 or ratio < step:
+                            step = ratio
+                            leaving = p
+                for p in range(size):
+                    j = member[p]
+                    x[j] += step * (y[p] - x[j])
+                if leaving < 0:
+                    break
+                x[member[leaving]] = 0.0
+                size = _drop_zeros(gram, x, member, size, chol, in_corral, work)
+                if size < 0:
+                    return steps, 0
+            # the measures of the SMO solver, from the exact gradient (the origin's is 0)
+            up = 0
+            for j in range(n_points):
+                s = offsets[j]
+                for p in range(size):
+                    s -= gram[j, member[p]] * x[member[p]]
+                grad[j] = s
+                if s > grad[up]:
+                    up = j
+            g_up = grad[up]
+            g_down = g_up
+            gap = 0.0
+            ab = 0.0
+            ag = 0.0
             for p in range(size):
                 j = member[p]
-                x[j] += step * (y[p] - x[j])
-            if leaving < 0:
-                break
-            x[member[leaving]] = 0.0
-            size = _drop_zeros(gram, m, x, member, size, chol, in_corral, work)
-            if size < 0:
-                return steps, 0, 0.0
-        # the measures of the SMO solver, from the exact gradient (the origin's is 0)
-        up = m
-        g_up = 0.0
-        for j in range(m):
-            s = offsets[j]
-            for p in range(size):
-                s -= _point_gram(gram, m, j, member[p]) * x[member[p]]
-            grad_all[j] = s
-            if s > g_up:
-                g_up = s
-                up = j
-        grad_all[m] = 0.0
-        g_down = g_up
-        gap = 0.0
-        ab = 0.0
-        ag = 0.0
-        for p in range(size):
-            j = member[p]
-            g_down = min(g_down, grad_all[j])
-            gap += x[j] * (g_up - grad_all[j])
-            ab += x[j] * _point_offset(offsets, m, j)
-            ag += x[j] * grad_all[j]
-        dual = 0.5 * (ab + ag)
-        if kkt_tol >= 0.0 and g_up - g_down <= kkt_tol:
-            return steps, 1, dual
-        if gap_rel >= 0.0 and gap <= gap_rel * abs(dual):
-            return steps, 1, dual
-        if gap <= QP_GAP_FLOOR * ab or g_up - g_down <= 0.0:
-            return steps, 1, dual
-        if steps >= max_steps:
-            return steps, 2, dual
-        if in_corral[up] or not dual > last_dual:
-            return steps, 0, 0.0
-        last_dual = dual
-        steps += 1
-        size = _enter(gram, offsets, m, x, member, size, chol, in_corral, work, up)
-        if size < 0 or not in_corral[up]:
-            return steps, 0, 0.0
+                g_down = min(g_down, grad[j])
+                gap += x[j] * (g_up - grad[j])
+                ab += x[j] * offsets[j]
+                ag += x[j] * grad[j]
+            dual = 0.5 * (ab + ag)
+            if kkt_tol >= 0.0 and g_up - g_down <= kkt_tol:
+                return steps, 1
+            if gap_rel >= 0.0 and gap <= gap_rel * abs(dual):
+                return steps, 1
+            if gap <= QP_GAP_FLOOR * ab or g_up - g_down <= 0.0:
+                return steps, 1
+            if steps >= max_steps:
+                return steps, 2
+            if in_corral[up] or not dual > last_dual:
+                return steps, 1  # the rounding floor: no entry raises D
+            last_dual = dual
+            # the point of largest gradient enters (a major cycle)
+            steps += 1
+            j = up
+        size = _enter(gram, offsets, x, member, size, chol, in_corral, work, j)
+        if size < 0:
+            return steps, 0
+        # (a j that could not enter, by rounding, is the largest again: D unchanged, it stops)
 
 
-@njit(cache=True, nogil=True)
-def _solve_reduced_dual(gram, offsets, alpha, grad, m, slack, kkt_tol, gap_rel, max_steps,
-                        smo_steps):  # fmt: skip
-    """The reduced dual, to the measures of ``_smo_reduced_dual`` (same arguments and
-    returns): first up to ``smo_steps`` SMO steps, then the active-set method from there,
-    exact in a few dozen steps where SMO's crawl (large C: nearly parallel cuts), and SMO
-    again should rounding stall it."""
+def _solve_reduced_dual(gram: np.ndarray, offsets: np.ndarray, alpha: np.ndarray,
+                        grad: np.ndarray, m: int, slack: float, kkt_tol: float, gap_rel: float,
+                        max_steps: int, smo_steps: int) -> tuple[int, float, int]:  # fmt: skip
+    """The reduced dual, to the measures of ``_smo_reduced_dual`` (same arguments): first up
+    to ``smo_steps`` SMO steps, then the active-set method from there, exact in a few dozen
+    steps where SMO's crawl (large C: nearly parallel cuts), and SMO again should rounding
+    stall it. Returns (steps, slack, capped: 1 when max_steps stopped it). Sequenced here, not
+    in compiled code: a compiled caller re-optimises its callees, seconds of compilation."""
     steps = 0
     if smo_steps > 0:
-        steps, slack, dual, capped = _smo_reduced_dual(
+        steps, slack, _, capped = _smo_reduced_dual(
             gram, offsets, alpha, grad, m, slack, kkt_tol, gap_rel, min(smo_steps, max_steps)
         )
         if not capped or steps >= max_steps:
-            return steps, slack, dual, capped
+            return steps, slack, capped
+    # the points: the m cuts and the origin, whose weight is the slack
+    points_gram = np.zeros((m + 1, m + 1))
+    points_gram[:m, :m] = gram[:m, :m]
+    points_offsets = np.zeros(m + 1)
+    points_offsets[:m] = offsets[:m]
     x = np.empty(m + 1)
     x[:m] = alpha[:m]
     x[m] = slack
-    grad_all = np.empty(m + 1)
-    more, status, dual = _active_set_dual(gram, offsets, x, grad_all, m, slack + alpha[:m].sum(),
-                                          kkt_tol, gap_rel, max_steps - steps)  # fmt: skip
+    points_grad = np.empty(m + 1)
+    more, status = _active_set_dual(points_gram, points_offsets, x, points_grad, float(x.sum()),
+                                    kkt_tol, gap_rel, max_steps - steps)  # fmt: skip
     steps += more
     alpha[:m] = x[:m]
     if status > 0:
-        grad[:m] = grad_all[:m]
-        return steps, x[m], dual, 1 if status == 2 else 0
-    more, slack, dual, capped = _smo_reduced_dual(gram, offsets, alpha, grad, m, x[m], kkt_tol,
-                                                  gap_rel, max_steps - steps)  # fmt: skip
-    return steps + more, slack, dual, capped
+        grad[:m] = points_grad[:m]
+        return steps, float(x[m]), 1 if status == 2 else 0
+    more, slack, _, capped = _smo_reduced_dual(gram, offsets, alpha, grad, m, x[m], kkt_tol,
+                                               gap_rel, max_steps - steps)  # fmt: skip
+    return steps + more, slack, capped
 
 # ----------------------------------------------------------------------------- passes
 
@@ -861,34 +846,32 @@ def _dot(a, b) -> float:
 
 
 @njit(cache=True, nogil=True)
-def _add_cut_and_solve(cuts, gram, offsets, alpha, grad, last_active, keep, w_c, istate, fstate,
-                       kkt_tol, gap_rel, inactive_limit, max_steps, smo_steps) -> None:  # fmt: skip
-    """The first half of an iteration: the pending cut (row m = istate[_I_CUTS] of ``cuts``,
-    offset fstate[_F_PENDING_B]) joins the working set with its row and column of G; the
-    reduced dual is solved (``_solve_reduced_dual``, from the previous alpha); w_c =
-    sum_j alpha_j a_j and the bound D = alpha'b - 1/2 ||w_c||^2; cuts inactive for
-    ``inactive_limit`` QP solutions are dropped, and room is made for the next pending cut.
-
-    Shapes: cuts (capacity, n_w); gram (capacity, capacity); offsets, alpha, grad, last_active,
-    keep (capacity,); w_c (n_w,). Updates istate and fstate (``_I_*``, ``_F_*``).
-    """
+def _add_cut(cuts, gram, offsets, alpha, last_active, istate, fstate) -> int:
+    """The pending cut (row m = istate[_I_CUTS] of ``cuts``, offset fstate[_F_PENDING_B]) joins
+    the working set at alpha 0, with its row and column of G. Returns m + 1, the cuts of this
+    iteration's reduced dual."""
     m = istate[_I_CUTS]
-    now = istate[_I_QP_SOLVES]
     offsets[m] = fstate[_F_PENDING_B]
     alpha[m] = 0.0
-    last_active[m] = now
+    last_active[m] = istate[_I_QP_SOLVES]
     for j in range(m + 1):
         s = _dot(cuts[m], cuts[j])
         gram[m, j] = s
         gram[j, m] = s
-    m += 1
-    steps, slack, _, capped = _solve_reduced_dual(
-        gram, offsets, alpha, grad, m, fstate[_F_SLACK], kkt_tol, gap_rel, max_steps, smo_steps
-    )
-    fstate[_F_SLACK] = slack
-    istate[_I_QP_STEPS] += steps
-    istate[_I_QP_CAPPED] += capped
-    now += 1
+    return m + 1
+
+
+@njit(cache=True, nogil=True)
+def _take_solution(cuts, gram, offsets, alpha, grad, last_active, keep, w_c, istate, fstate, m,
+                   inactive_limit) -> None:  # fmt: skip
+    """After the reduced dual over the first m cuts is solved: w_c = sum_j alpha_j a_j and the
+    bound D = alpha'b - 1/2 ||w_c||^2; cuts inactive for ``inactive_limit`` QP solutions are
+    dropped, and room is made for the next pending cut.
+
+    Shapes: cuts (capacity, n_w); gram (capacity, capacity); offsets, alpha, grad, last_active,
+    keep (capacity,); w_c (n_w,). Updates istate and fstate (``_I_*``, ``_F_*``).
+    """
+    now = istate[_I_QP_SOLVES] + 1
     istate[_I_QP_SOLVES] = now
     ab = 0.0
     xi = 0.0
@@ -1098,26 +1081,30 @@ class _CuttingPlaneRun:
             return 0.5 * self.fstate[_F_MIN_VIOLATION], -1.0
         return -1.0, 0.5 * self.pb.eps
 
-    def smo_steps(self) -> int:
-        """SMO steps before the active-set method takes over this iteration's solve."""
-        if self.method == OCAS:
-            return 0
-        return SVMPERF_SMO_SWEEPS * (int(self.istate[_I_CUTS]) + 1)
+    def smo_steps(self, m: int) -> int:
+        """SMO steps before the active-set method takes over a solve over m cuts."""
+        return 0 if self.method == OCAS else SVMPERF_SMO_SWEEPS * (m + 1)
 
     def iterate(self) -> None:
         """One iteration: add the pending cut and solve, then the pass(es) at w_c."""
         pb, X, istate, fstate = self.pb, self.pb.X, self.istate, self.fstate
         kkt_tol, gap_rel = self.qp_tolerances()
-        capped_before = int(istate[_I_QP_CAPPED])
-        _add_cut_and_solve(self.cuts, self.gram, self.offsets, self.alpha, self.grad,
-                           self.last_active, self.keep, self.w_c, istate, fstate, kkt_tol,
-                           gap_rel, pb.inactive_limit, pb.qp_max_steps,
-                           self.smo_steps())  # fmt: skip
+        m = _add_cut(self.cuts, self.gram, self.offsets, self.alpha, self.last_active, istate,
+                     fstate)  # fmt: skip
+        steps, slack, capped = _solve_reduced_dual(
+            self.gram, self.offsets, self.alpha, self.grad, m, float(fstate[_F_SLACK]), kkt_tol,
+            gap_rel, pb.qp_max_steps, self.smo_steps(m)
+        )
+        fstate[_F_SLACK] = slack
+        istate[_I_QP_STEPS] += steps
+        istate[_I_QP_CAPPED] += capped
+        _take_solution(self.cuts, self.gram, self.offsets, self.alpha, self.grad,
+                       self.last_active, self.keep, self.w_c, istate, fstate, m,
+                       pb.inactive_limit)  # fmt: skip
         istate[_I_ITER] += 1
         m = int(istate[_I_CUTS])
         if self.method == SVMPERF:
-            qp_solved = int(istate[_I_QP_CAPPED]) == capped_before
-            primal, measure, done, size = self.svmperf_pass(qp_solved)
+            primal, measure, done, size = self.svmperf_pass(not capped)
         else:
             primal, measure, done, size = self.ocas_pass()
         if istate[_I_ITER] % CUT_REFRESH == 0:

@@ -35,6 +35,8 @@ SECTIONS = [
      "(bench_lineup.py --datasets synthetic-text --full-budget)", "RESULTS-lineup-3m-bottou.md"),
     ("One epoch of svmsgd, ASGD and SGD-QN against Bottou's sgd 2.0, single and double "
      "precision (bench_bottou_epochs.py)", "RESULTS-bottou-epochs.md"),
+    ("The cutting-plane solvers across C against svmocas and LIBLINEAR "
+     "(bench_cutting_plane_c.py)", "RESULTS-cutting-plane-c.md"),
     ("Line-search Newton vs TRON (bench_newton_vs_tron.py)", "RESULTS-newton-vs-tron.md"),
     ("The fixed cost of a call (bench_fixed_cost.py)", "RESULTS-fixed-cost.md"),
     ("Cross-validation on every core (bench_cv.py)", "RESULTS-cv.md"),

@@ -3,8 +3,8 @@ plane) against libocas's svmocas and LIBLINEAR's -s 3, C from 1 to 1e6.
 
 Run from the repository root::
 
-    python -m benchmarks.bench_cutting_plane_c [--datasets heart_scale,australian,a9a]
-        [--costs 1,100,1e4,1e6] [--timeout 120] [--out benchmarks/RESULTS-cutting-plane-c.md]
+    python -m benchmarks.bench_cutting_plane_c [--datasets heart_scale,australian]
+        [--costs 1,100,1e4,1e6] [--timeout 30] [--out benchmarks/RESULTS-cutting-plane-c.md]
 
 At large C the cuts are sums of nearly the same rows and the reduced dual, a QP over the
 cuts, is ill-conditioned: a coordinate method on it (SMO, libocas's QP solver) needs up to
@@ -22,6 +22,8 @@ Reported: seconds (linsvm: the least of 3 solves, compiled beforehand; svmocas: 
 ``ocas_time``, reading the file excluded; LIBLINEAR: ``train`` on a prepared problem),
 iterations, and P's distance from the least P any tool reached, relative:
 (P - P_best) / P_best. A run past ``--timeout`` seconds is stopped and shown as such.
+Larger sets take long at large C for every tool (a9a at C = 1e4: -s 35 7,074 iterations,
+30 s; the originals past 60 s).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from .common import (
 )
 from .originals_cutting_plane import find_svmocas, run_svmocas
 
-DATASETS = ("heart_scale", "australian", "a9a")
+DATASETS = ("heart_scale", "australian")
 COSTS = (1.0, 1e2, 1e4, 1e6)
 TOL_REL = 0.01
 
@@ -154,7 +156,7 @@ def parse_args(argv=None):
                         type=lambda s: [x for x in s.split(",") if x])  # fmt: skip
     parser.add_argument("--costs", default=",".join(f"{c:g}" for c in COSTS),
                         type=lambda s: [float(x) for x in s.split(",") if x])  # fmt: skip
-    parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--timeout", type=float, default=30.0)
     parser.add_argument("--out", default=str(BENCH_DIR / "RESULTS-cutting-plane-c.md"))
     return parser.parse_args(argv)
 

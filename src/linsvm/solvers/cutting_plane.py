@@ -126,16 +126,20 @@ aggregations, step (OCAS's t*).
 Measured against the originals (C = 1, no bias; P* from OCAS at a certified gap; times of a
 noisy 2-core machine, ours and theirs in the same session). Iterations follow the originals':
 to a 1 % gap OCAS takes 50 iterations on a9a (svmocas -m 1: 49), 26 on reuters (26), 52 on
-pypi-recent (52); the plain cutting plane with svmocas's rule 476 on a9a (svmocas -m 0: 458).
+pypi-recent (52); the plain cutting plane with svmocas's rule 467 on a9a (svmocas -m 0: 458).
 Per iteration, a9a: OCAS 2.5 ms (svmocas 3.6: it sorts every kink), the -m 0 rule 2.3 ms
 (4.0), svm_perf's rule 1.5 ms (svm_perf 8.7-11 ms, its QP solver); pypi-recent: OCAS 115-150
 ms (svmocas 136), -m 0 131 ms (190), svm_perf's rule at -e 0.1 128 ms and 264 iterations
 (svm_perf 256 ms and 310). Time to a 0.1 % relative primal accuracy, OCAS: a9a 0.10 s
-(0.14), reuters 0.17 s (0.18), pypi-recent 10-13 s (11.4). The SMO solver is the slower part on
-small, dense problems at tight tolerances (a9a, OCAS to a 1e-6 gap: 0.7 M steps, most of the
-1.6 s); the dense cuts cost O(m n_w) an iteration, memory-bound: on pypi-recent, ~75 cuts of
-321,130 weights, the G row and w_c each read every cut (~200 MB), 40-60 ms of an iteration
-(libocas's sparse cuts, nearly dense there, cost the same).
+(0.14), reuters 0.17 s (0.18), pypi-recent 10-13 s (11.4). The reduced dual: a9a, OCAS to a
+1e-6 gap, 216 iterations, 2,235 active-set steps, 0.21 s (SMO alone: 713,000 steps, 0.33 s);
+svm_perf's rule there takes 482 iterations (SMO alone 460, each solve exact 901); at large C
+``benchmarks/RESULTS-cutting-plane-c.md`` (heart_scale at C = 1e6: 0.003 s and 36 iterations,
+svmocas 31 s and 41). The dense cuts cost O(m n_w) an iteration, memory-bound: on
+pypi-recent, ~75 cuts of 321,130 weights, the G row and w_c each read every cut (~200 MB),
+40-60 ms of an iteration (libocas's sparse cuts, nearly dense there, cost the same). Where
+C max ||x_i||^2 nears 1e20 the reduced dual's gradients are all rounding (|G| |alpha| eps
+exceeds the slacks): OCAS can stall short of its tolerance there, until max_iter.
 """
 
 from __future__ import annotations

@@ -245,6 +245,31 @@ def test_reduced_dual_is_solved_exactly(kind, seed):
     assert max(values) - min(values) <= 1e-9 * abs(max(values)) + 1e-12 * scale
 
 
+def test_reduced_dual_rounding_and_duplicates():
+    """A cut that enters at 0 and stays at exactly 0 (zero offsets, its gradient above the
+    corral's by rounding) is a step of 0, not a division by zero; a cut that duplicates the
+    corral's one point (here a zero cut, the origin's twin) takes its mass and the solve
+    ends solved, not handed to SMO as a failure; a slack of -1e-11 from rounding is 0."""
+    G = np.array([[0.6569324243541242, -0.22827772820357142, -1.466284235273064],
+                  [-0.22827772820357142, 0.6698464681448834, 1.3981196699378937],
+                  [-1.466284235273064, 1.3981196699378937, 4.609909529724729]])  # fmt: skip
+    for C in (1e-8, 1.0):
+        gram = np.zeros((5, 5))
+        gram[:3, :3] = G
+        alpha = np.array([0.0, 0.0, C, 0.0, 0.0])
+        steps, slack, capped = cp._solve_reduced_dual(gram, np.zeros(5), alpha, np.zeros(5), 3,
+                                                      0.0, -1.0, 0.0, 10**6, 0)  # fmt: skip
+        assert not capped and np.all(alpha >= 0) and slack >= 0
+        assert alpha.sum() + slack == pytest.approx(C, rel=1e-12)
+    x = np.array([0.0, 1.0])  # the zero cut at 0, the slack holding C = 1
+    steps, status = cp._active_set_dual(np.zeros((2, 2)), np.array([1.0, 0.0]), x, np.zeros(2),
+                                        1.0, -1.0, 0.0, 100)  # fmt: skip
+    assert status == 1 and x.tolist() == [1.0, 0.0]
+    cuts, offsets, C = _cut_sets("sums", 1)
+    alpha, slack, _, capped = _reduced_dual(cuts, offsets, C, np.full(cuts.shape[0], C / 40))
+    assert slack >= 0 and not capped
+
+
 def test_reduced_dual_step_cap_keeps_a_feasible_point():
     cuts, offsets, C = _cut_sets("sums", 0)
     alpha, slack, steps, capped = _reduced_dual(cuts, offsets, C, max_steps=3)

@@ -357,8 +357,9 @@ def _append(gram, member, size, chol, j) -> bool:
 
 @njit(cache=True, nogil=True)
 def _drop_zeros(gram, x, member, size, chol, in_corral, work) -> int:
-    """Remove the corral's points of weight <= 0 (set to 0). Returns the new size, or -1 when
-    the reference left and the rest, factored afresh, are (numerically) affinely dependent.
+    """Remove the corral's points of weight <= 0 (set to 0). Returns the new size (0 when the
+    reference was the only point), or -1 when the reference left and the rest, factored
+    afresh, are (numerically) affinely dependent.
 
     A point other than the reference: its row and column of L go, the rows below move up,
     and the trailing block absorbs the removed column l by a rank-one update,
@@ -397,7 +398,7 @@ def _drop_zeros(gram, x, member, size, chol, in_corral, work) -> int:
     in_corral[member[0]] = False
     x[member[0]] = 0.0
     if size == 1:
-        return -1
+        return 0
     best = 1
     for p in range(1, size):
         if x[member[p]] > x[member[best]]:
@@ -470,6 +471,10 @@ def _enter(gram, offsets, x, member, size, chol, in_corral, work, j) -> int:
         size = _drop_zeros(gram, x, member, size, chol, in_corral, work)
         if size < 0:
             return -1
+        if size == 0:  # j took the mass of the one point it duplicates
+            member[0] = j
+            in_corral[j] = True
+            return 1
     return -1
 
 
@@ -535,8 +540,9 @@ def _active_set_dual(gram, offsets, x, grad, cost, kkt_tol, gap_rel, max_steps):
                 leaving = -1
                 for p in range(size):
                     if y[p] <= 0.0:
+                        # (a point that entered at 0 and stays at 0, by rounding: step 0)
                         xp = x[member[p]]
-                        ratio = xp / (xp - y[p])
+                        ratio = xp / (xp - y[p]) if xp - y[p] > 0.0 else 0.0
                         if leaving < 0 or ratio < step:
                             step = ratio
                             leaving = p
@@ -547,7 +553,7 @@ def _active_set_dual(gram, offsets, x, grad, cost, kkt_tol, gap_rel, max_steps):
                     break
                 x[member[leaving]] = 0.0
                 size = _drop_zeros(gram, x, member, size, chol, in_corral, work)
-                if size < 0:
+                if size <= 0:
                     return steps, 0
             # the measures of the SMO solver, from the exact gradient (the origin's is 0)
             up = 0
@@ -613,6 +619,7 @@ def _solve_reduced_dual(gram: np.ndarray, offsets: np.ndarray, alpha: np.ndarray
     x = np.empty(m + 1)
     x[:m] = alpha[:m]
     x[m] = slack
+    np.maximum(x, 0.0, out=x)  # (a slack of -1e-11 left by rounding)
     points_grad = np.empty(m + 1)
     more, status = _active_set_dual(points_gram, points_offsets, x, points_grad, float(x.sum()),
                                     kkt_tol, gap_rel, max_steps - steps)  # fmt: skip

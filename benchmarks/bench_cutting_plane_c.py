@@ -50,6 +50,7 @@ from .common import (
     write_report,
 )
 from .originals_cutting_plane import find_svmocas, run_svmocas
+from .peers import train_liblinear_logged
 
 DATASETS = ("heart_scale", "australian")
 COSTS = (1.0, 1e2, 1e4, 1e6)
@@ -82,17 +83,9 @@ def run_linsvm(X, y, C: float, method: str, repeats: int = 3) -> tuple[float, in
 def run_liblinear(X, y, C: float) -> tuple[float, int | None, float, str]:
     import re
 
-    from liblinear import liblinear as ll
-    from liblinear.liblinearutil import parameter, problem, train
+    from liblinear.liblinearutil import parameter, problem
 
-    prob = problem(y, X)
-    param = parameter(f"-s 3 -c {C:.17g}")
-    messages: list[bytes] = []
-    param.print_func = ll.PRINT_STRING_FUN(lambda s: messages.append(s))
-    t0 = time.perf_counter()
-    model = train(prob, param)
-    seconds = time.perf_counter() - t0
-    text = b"".join(messages).decode(errors="replace")
+    seconds, model, text = train_liblinear_logged(problem(y, X), parameter(f"-s 3 -c {C:.17g}"))
     n = model.get_nr_feature()
     w = np.zeros(X.shape[1])
     w[:n] = np.ctypeslib.as_array(model.w, shape=(n,))

@@ -73,6 +73,7 @@ from .common import (
     scratch_dir,
     write_report,
 )
+from .peers import train_liblinear_logged
 
 ALL_SOLVERS = (0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13)
 BINARY_SETS = ("a9a", "w8a", "ijcnn1", "reuters", "pypi-recent")
@@ -316,8 +317,7 @@ def liblinear_weights(model, solver: int, n_features: int) -> np.ndarray:
 
 
 def fit_liblinear(data: Data, solver: int, eps: float | None) -> Run:
-    from liblinear import liblinear as ll
-    from liblinear.liblinearutil import parameter, train
+    from liblinear.liblinearutil import parameter
 
     prob = ensure_problem(data)
     opts = f"-s {solver} -c {C:g}"
@@ -326,14 +326,9 @@ def fit_liblinear(data: Data, solver: int, eps: float | None) -> Run:
     if eps is not None:
         opts += f" -e {eps:.17g}"
     param = parameter(opts + " -q")
-    # -q installs a silent print hook; replace it with one that collects the (few) messages so
+    # -q installs a silent print hook; replaced by one that collects the (few) messages so
     # that a run hitting the iteration cap can be noted.
-    messages: list[bytes] = []
-    param.print_func = ll.PRINT_STRING_FUN(lambda s: messages.append(s))
-    t0 = time.perf_counter()
-    model = train(prob, param)
-    seconds = time.perf_counter() - t0
-    text = b"".join(messages).decode(errors="replace")
+    seconds, model, text = train_liblinear_logged(prob, param)
     note = "hit the iteration cap" if "max number of iterations" in text else ""
     W = liblinear_weights(model, solver, data.X.shape[1])
     W = align_rows(W, model.get_labels(), data, solver)

@@ -155,6 +155,21 @@ class LinsvmTool(Tool):
 _LIBLINEAR_ITER = re.compile(r"#iter\s*=\s*(\d+)")
 
 
+def train_liblinear_logged(prob, param) -> tuple[float, object, str]:
+    """liblinear-official's ``train`` on a prepared problem, its messages collected instead of
+    printed (the few lines that tell an iteration count or the cap): (seconds of ``train``,
+    the model, the messages)."""
+    from liblinear import liblinear as ll
+    from liblinear.liblinearutil import train
+
+    messages: list[bytes] = []
+    param.print_func = ll.PRINT_STRING_FUN(lambda s: messages.append(s))
+    t0 = time.perf_counter()
+    model = train(prob, param)
+    seconds = time.perf_counter() - t0
+    return seconds, model, b"".join(messages).decode(errors="replace")
+
+
 class LiblinearTool(Tool):
     name = "LIBLINEAR"
 
@@ -176,20 +191,13 @@ class LiblinearTool(Tool):
                         "always" if eps == 0.1 else "never") for eps in EPS_GRID]
 
     def fit(self, loss: int, setting: Setting) -> FitResult:
-        from liblinear import liblinear as ll
-        from liblinear.liblinearutil import parameter, train
+        from liblinear.liblinearutil import parameter
 
         solver = LIBLINEAR_SOLVER[loss]
         param = parameter(f"-s {solver} -c 1 -e {setting.get('eps'):.17g}")
-        # Capture LIBLINEAR's few progress lines (iteration count, cap warning) through its
-        # print hook instead of -q: a handful of calls per run.
-        messages: list[bytes] = []
-        hook = ll.PRINT_STRING_FUN(lambda s: messages.append(s))
-        param.print_func = hook
-        t0 = time.perf_counter()
-        model = train(self.problem, param)
-        seconds = time.perf_counter() - t0
-        text = b"".join(messages).decode(errors="replace")
+        # LIBLINEAR's few progress lines (iteration count, cap warning) through its print
+        # hook instead of -q: a handful of calls per run.
+        seconds, model, text = train_liblinear_logged(self.problem, param)
         iters = [int(v) for v in _LIBLINEAR_ITER.findall(text)]
         notes = []
         capped = "reaching max number of iterations" in text

@@ -620,7 +620,7 @@ def test_the_estimators_name_the_users_class_in_weight_errors():
     with _raises("class weight for 'pos' must be finite and >= 0, got -1"):
         linsvm.LinearSVC(class_weight={"pos": -1}).fit(X, labels)
     sw = np.where(labels == "pos", 0.0, 1.0)
-    with _raises("every sample of class 'pos' has weight 0"):
+    with _raises("every row of class 'pos' has sample weight 0"):
         linsvm.LinearSVC().fit(X, labels, sample_weight=sw)
     with _raises("'balanced': its rows' sample weights sum to 0"):
         linsvm.LinearSVC(class_weight="balanced").fit(X, labels, sample_weight=sw)

@@ -74,11 +74,10 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .data import all_finite, as_csr, group_labels, minus_one_first
-from .errors import InvalidInputError
 from .features import FeatureMap
 from .features.maps import map_overflow
 from .model import Model
-from .problems import show_label, silenced
+from .problems import check_class_weight, check_weighted_classes, silenced
 from .solvers import CLASSIFICATION, MAP_MODES, SOLVERS
 from .solvers._base import without_dual_variables
 from .solvers._dual_threads import SCHEMES
@@ -178,22 +177,6 @@ def _with_labels(model: Model, labels: np.ndarray) -> Model:
     )
 
 
-def _check_class_weights(classes, y_ind, weights, sample_weight) -> None:
-    """The checks ``linsvm.train`` makes of the weights, naming the user's class labels
-    (train sees the classes' indices)."""
-    for k, weight in enumerate(weights):
-        if not (np.isfinite(weight) and weight >= 0):
-            raise InvalidInputError(
-                f"class weight for {show_label(classes[k])} must be finite and >= 0, got {weight}"
-                + (" (class_weight='balanced': its rows' sample weights sum to 0)"
-                   if np.isinf(weight) else ""))  # fmt: skip
-    if sample_weight is not None:
-        totals = np.bincount(y_ind, weights=sample_weight, minlength=len(classes))
-        for k in np.flatnonzero(totals == 0):
-            raise InvalidInputError(f"every sample of class {show_label(classes[k])} has weight 0: "
-                                    "remove them (a class without weight cannot be trained)")
-
-
 def _without_row_variables(model: Model) -> Model:
     """The model without what it holds a row (the dual variables, -s 7's complements): what
     only a warm start resumes from. A fitted estimator then holds its weights, as
@@ -227,6 +210,10 @@ def _keep_parameters(estimator, parameters: dict) -> None:
     for name, value in parameters.items():
         if name != "self":
             setattr(estimator, name, value)
+
+
+# why a 'balanced' class weight can be infinite
+BALANCED_WEIGHT_HINT = " (class_weight='balanced': its rows' sample weights sum to 0)"
 
 
 class _LiblinearMixin:
@@ -447,7 +434,10 @@ class _LiblinearClassifier(_LiblinearMixin, LinearClassifierMixin, SparseCoefMix
         weights = compute_class_weight(
             self.class_weight, classes=self.classes_, y=y, sample_weight=sample_weight
         )
-        _check_class_weights(self.classes_, y_ind, weights, sample_weight)
+        # checked here as well as in train, to name the user's labels (train sees indices)
+        for label, weight in zip(self.classes_, weights, strict=True):
+            check_class_weight(label, weight, BALANCED_WEIGHT_HINT if np.isinf(weight) else "")
+        check_weighted_classes(self.classes_, y_ind, sample_weight)
         solver = solver_for(*self._solver_shape(X))
         model = self._train(
             X,

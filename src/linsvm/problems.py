@@ -159,9 +159,7 @@ def class_costs(labels: np.ndarray, C: float, class_weight: Mapping | None) -> n
     weighted = np.full(labels.shape[0], float(C))
     for label, weight in (class_weight or {}).items():
         weight = float(weight)
-        if not (np.isfinite(weight) and weight >= 0):
-            raise InvalidInputError(
-                f"class weight for {show_label(label)} must be finite and >= 0, got {weight}")
+        check_class_weight(label, weight)
         hits = np.flatnonzero(labels == label)
         if hits.size == 0:
             print(f"WARNING: class label {label} specified in weight is not found", file=sys.stderr)
@@ -174,19 +172,36 @@ def class_costs(labels: np.ndarray, C: float, class_weight: Mapping | None) -> n
     return weighted
 
 
-def check_row_costs(labels: np.ndarray, class_index: np.ndarray, weighted_C: np.ndarray,
-                    C: float, sw: np.ndarray | None) -> None:
-    """Refuse, in one line, what no solver can train with sample weights ``sw``: a per-row
-    cost (C times the class weight, ``weighted_C``, times sw) that overflows, and a class
-    whose every row has weight 0 (it would stay in the model, never predicted, and still
-    shape a Crammer-Singer solution; LIBLINEAR's instance-weight variant drops zero-weight
-    rows before it counts the classes)."""
+def check_class_weight(label, weight: float, hint: str = "") -> None:
+    """Refuse a class weight that is negative or not finite, naming the class (``hint``: what
+    made it so, where the caller knows)."""
+    if not (np.isfinite(weight) and weight >= 0):
+        raise InvalidInputError(f"class weight for {show_label(label)} must be finite and >= 0, "
+                                f"got {weight}{hint}")  # fmt: skip
+
+
+def check_weighted_classes(labels: np.ndarray, class_index: np.ndarray,
+                           sw: np.ndarray | None) -> None:  # fmt: skip
+    """Refuse a class whose every row has sample weight 0 (it would stay in the model, never
+    predicted, and still shape a Crammer-Singer solution; LIBLINEAR's instance-weight variant
+    drops zero-weight rows before it counts the classes). ``labels`` name the classes in
+    messages: the estimators pass their users' labels, ``train`` its own."""
     if sw is None:
         return
     totals = np.bincount(class_index, weights=sw, minlength=labels.shape[0])
     for k in np.flatnonzero(totals == 0):
         raise InvalidInputError(f"every row of class {show_label(labels[k])} has sample weight 0: "
                                 "remove its rows (a class without weight cannot be trained)")
+
+
+def check_row_costs(labels: np.ndarray, class_index: np.ndarray, weighted_C: np.ndarray,
+                    C: float, sw: np.ndarray | None) -> None:
+    """Refuse, in one line, what no solver can train with sample weights ``sw``: a class
+    without weight (``check_weighted_classes``) and a per-row cost (C times the class weight,
+    ``weighted_C``, times sw) that overflows."""
+    if sw is None:
+        return
+    check_weighted_classes(labels, class_index, sw)
     # (every per-row cost is its class's, or plain C for the rest of one-vs-rest, times sw:
     # formed only when the largest overflows)
     largest = max(float(weighted_C.max()), float(C))

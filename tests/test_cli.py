@@ -761,6 +761,24 @@ def test_the_iteration_cap_prints_liblinears_warning_lines(tmp_path, capsys, arg
     assert capsys.readouterr() == ("", "")
 
 
+def test_a_handover_prints_the_duals_lines_as_liblinear(tmp_path, capsys):
+    """At -s 1's cap LIBLINEAR prints the dual's #iter, objective value and nSV, then switches
+    to -s 2: the same here, with the primal solver's iterations on linsvm's own line."""
+    X, y = linsvm.read_libsvm(A9A)
+    dual = linsvm.train(X, y, solver=1, max_iter=3, fallback=False)
+    assert main(["train", "-s", "1", "--max-iter", "3", str(A9A), str(tmp_path / "m")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:5] == ["optimization finished, #iter = 3",
+                       f"Objective value = {-dual.results_[0].dual:f}",
+                       f"nSV = {dual.results_[0].n_sv}",
+                       "WARNING: reaching max number of iterations",
+                       "Switching to use -s 2"]  # fmt: skip
+    newton = int(re.search(r"  #iter of -s 2 = (\d+)$", out[5]).group(1))
+    model = linsvm.train(X, y, solver=1, max_iter=3)
+    assert newton == model.results_[0].n_iter - 3 > 0
+    assert model.results_[0].figures["dual_n_iter"] == 3
+
+
 def test_a_weights_file_takes_numbers_as_liblinear_reads_them(tmp_path, capsys):
     """"1_5" read as 15 (Python's digit groups), where LIBLINEAR's atof reads 1."""
     data = write(tmp_path / "d.txt", "1 1:1\n-1 2:1\n")

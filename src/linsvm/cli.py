@@ -836,14 +836,18 @@ def _print_train_summary(
     scripts that parse them), then linsvm's (threads, the objective figures, with the class
     as a prefix where there are several); the feature map; the times (read, train, save)."""
     for head, r in _by_class(model):
-        print(f"optimization finished, #iter = {r.n_iter}")
         spec = _spec_of(r, opts)
-        objective = _liblinear_objective(r, spec)
-        if objective is not None:
-            print(f"Objective value = {objective:f}")
+        handed_over = "dual_n_iter" in r.figures
+        if handed_over:  # LIBLINEAR's lines are the dual's, before its switch
+            _print_dual_before_handover(r.figures)
+        else:
+            print(f"optimization finished, #iter = {r.n_iter}")
+            objective = _liblinear_objective(r, spec)
+            if objective is not None:
+                print(f"Objective value = {objective:f}")
         if spec.number in _OBJECTIVE_IS_PRIMAL and r.nnz_w >= 0:  # (the L1 solvers)
             print(f"#nonzeros/#features = {r.nnz_w}/{np.shape(r.w)[0]}")
-        if _shows_support_vectors(r, spec):
+        if _shows_support_vectors(r, spec) and not handed_over:
             # (-s 4: LIBLINEAR counts the non-zero alpha_i^m, a row's K apart)
             n_sv = np.count_nonzero(r.alpha) if np.ndim(r.alpha) == 2 else r.n_sv
             print(f"nSV = {n_sv}")
@@ -859,6 +863,8 @@ def _print_train_summary(
             line += f"  stop measure / initial = {r.stop_ratio:.3g}"
         if r.nnz_w >= 0:
             line += f"  nnz(w) = {r.nnz_w}"
+        if handed_over:
+            line += f"  #iter of -s {r.solver} = {r.n_iter - r.figures['dual_n_iter']}"
         print(line)
     if model.feature_map is not None:
         print(f"feature map: {model.feature_map.describe()}{_collision_note(model, X)}")
@@ -1028,6 +1034,17 @@ def _liblinear_cap_warnings(asked: int, result) -> list[str]:
     if capped and result.solver in _NEWTON_SOLVERS:
         lines.append("WARNING: reaching max number of Newton iterations")
     return lines
+
+
+def _print_dual_before_handover(figures: dict) -> None:
+    """LIBLINEAR's lines of a dual solver that reached its cap and handed over to the primal
+    one: its iterations, objective value and support vectors (the last two unknown after a
+    resume that began in the primal solver)."""
+    print(f"optimization finished, #iter = {figures['dual_n_iter']}")
+    if np.isfinite(figures.get("dual_objective", np.nan)):
+        print(f"Objective value = {-figures['dual_objective']:f}")
+    if figures.get("dual_n_sv", -1) >= 0:
+        print(f"nSV = {figures['dual_n_sv']}")
 
 
 def _by_class(model) -> Iterator[tuple[str, object]]:

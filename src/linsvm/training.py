@@ -1005,6 +1005,10 @@ class _Runner:
         )
         sol = fallback.solve(fb_sub, self.hook(slot, fallback.number, iterations_before))
         sol.solver = fallback.number
+        # the dual's part, for LIBLINEAR's lines (its #iter, objective and nSV are the dual's)
+        sol.figures["dual_n_iter"] = iterations_before
+        if dual is not None:
+            sol.figures.update(dual_objective=dual.dual, dual_n_sv=dual.n_sv)
         sol.n_iter += iterations_before
         return sol
 

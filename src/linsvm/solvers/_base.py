@@ -125,7 +125,8 @@ class Solution:
     """What every solver returns.
 
     w : ndarray of shape (n [+1],), or (K, n [+1]) for Crammer-Singer; bias weight last.
-    n_iter : outer iterations (dual CD passes, Newton iterations, epochs), LIBLINEAR's "#iter".
+    n_iter : outer iterations (dual CD passes, Newton iterations, epochs), LIBLINEAR's "#iter";
+        after a fallback, the dual's and the primal solver's together.
     converged, stop_reason : whether the stopping rule was met, and why the solver stopped
         (``CONVERGED``, ``MAX_ITER``, ``INTERRUPTED``, ``LINE_SEARCH_FAILED``,
         ``SMALL_REDUCTION``).
@@ -136,7 +137,9 @@ class Solution:
     solver : the solver that produced w (differs after a fallback, e.g. 2 after -s 1).
     figures : what only some solvers report, by name: ``stop_ratio`` (the primal solvers'
         stopping measure relative to its start), ``pg_max``/``pg_min`` (dual CD),
-        ``nnz_w`` (L1), ``n_cg_iter`` (Newton), ``rho`` (one-class), ``n_sv``, ...
+        ``nnz_w`` (L1), ``n_cg_iter`` (Newton), ``rho`` (one-class), ``n_sv``; after a
+        fallback the dual's part: ``dual_n_iter``, ``dual_objective`` (its -f(alpha)),
+        ``dual_n_sv``, ...
     """
 
     w: np.ndarray

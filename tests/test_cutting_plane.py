@@ -31,7 +31,7 @@ from linsvm.errors import InvalidInputError
 from linsvm.objective import LOSS_HINGE, primal_value
 from linsvm.solvers import SOLVERS, Solution, Subproblem, solver_number
 from linsvm.solvers import cutting_plane as cp
-from linsvm.solvers._base import CONVERGED, INTERRUPTED, MAX_ITER
+from linsvm.solvers._base import CONVERGED, INTERRUPTED, MAX_ITER, STALLED
 
 # the benchmarks package at the repository root
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -298,6 +298,23 @@ def test_large_C_reduced_duals_are_solved(method, scaled):
         assert sol.converged and sol.figures["qp_capped"] == 0
         assert sol.figures["qp_iterations"] < 100 * sol.n_iter * (sol.figures["n_cuts"] + 1)
         assert 0 <= sol.gap and sol.dual <= sol.primal
+
+
+def test_a_stall_at_the_rounding_floor_stops_early():
+    """OCAS at C = 1e6 on features up to 1e5 (C |x|^2 ~ 1e21): the reduced dual's gradients
+    are all rounding and the same cut returns every iteration, a fixed point. It ran to
+    max_iter (3,000 iterations here, 10,000 on the command line); it must stop once neither
+    the bound nor the best primal value has improved in ``STALL_ITERATIONS`` iterations, says
+    so, and keeps its certified bound."""
+    X, y = make_sparse_problem(n_rows=300, n_features=14, seed=8, noise=0.3)
+    X = sp.csr_matrix(X @ sp.diags(np.logspace(0, 5, 14)))
+    sol = run("ocas", X, y, 1e6, max_iter=3000)
+    assert sol.stop_reason == STALLED and not sol.converged
+    assert cp.STALL_ITERATIONS < sol.n_iter < 3 * cp.STALL_ITERATIONS
+    assert 0 <= sol.gap and sol.dual <= sol.primal
+    with pytest.warns(linsvm.ConvergenceWarning, match="stalled .*scale the features"):
+        model = linsvm.train(X, y, solver=36, C=1e6, max_iter=3000)
+    assert model.results_[0].stop_reason == STALLED
 
 
 def test_bound_below_optimum_at_every_iteration_and_small_buffer():

@@ -1027,6 +1027,14 @@ class _Runner:
         if missed:
             if sol.stop_reason == solvers.MAX_ITER:
                 _warn(sub, spec, sol, spec.advice_at_cap(sub.X.shape[0], sub.n_features))
+            elif sol.stop_reason == solvers.STALLED:
+                warn(
+                    f"{spec.label} stalled{_where(sub)} before reaching the tolerance: its "
+                    "objective and its lower bound stopped improving, at the rounding of C "
+                    "times the rows' squared norms (scale the features or lower C)",
+                    ConvergenceWarning,
+                    stacklevel=4,
+                )
             else:
                 warn(
                     f"{spec.label} stopped ({sol.stop_reason.replace('_', ' ')}){_where(sub)} "

@@ -40,6 +40,7 @@ MAX_ITER = "max_iter"
 INTERRUPTED = "interrupted"
 LINE_SEARCH_FAILED = "line_search_failed"
 SMALL_REDUCTION = "small_reduction"
+STALLED = "stalled"  # no progress at all in many iterations: rounding (the cutting planes)
 
 
 @dataclass
@@ -129,7 +130,7 @@ class Solution:
         after a fallback, the dual's and the primal solver's together.
     converged, stop_reason : whether the stopping rule was met, and why the solver stopped
         (``CONVERGED``, ``MAX_ITER``, ``INTERRUPTED``, ``LINE_SEARCH_FAILED``,
-        ``SMALL_REDUCTION``).
+        ``SMALL_REDUCTION``, ``STALLED``).
     primal, dual, gap : P(w), a lower bound -f(alpha) on P* and their difference, from
         ``linsvm.objective`` (NaN where the solver has no dual).
     alpha : the dual variables (dual solvers, and the dual points the primal SVM/LR solvers

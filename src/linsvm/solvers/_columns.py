@@ -20,7 +20,7 @@ from numba import njit
 
 from ..data import as_csr, check_bias
 from ..errors import InvalidInputError
-from ._base import Hook, Progress, Solution, Subproblem, check_eps, drive, stop_reason
+from ._base import STALLED, Hook, Progress, Solution, Subproblem, check_eps, drive, stop_reason
 
 
 @njit(cache=True, nogil=True)
@@ -230,6 +230,7 @@ def run_primal(
     objectives: Callable[[np.ndarray], tuple[float, float]],
     result: Callable[[], dict[str, Any]],
     converges: bool = True,
+    stalled: Callable[[], bool] | None = None,
 ) -> Solution:
     """Run a resumable primal kernel to its end (``_base.drive``) and return its Solution.
 
@@ -239,6 +240,8 @@ def run_primal(
     figures), ``state()`` the checkpoint, ``objectives(w)`` (P(w), D) on demand. ``result()``
     gives the Solution's fields at the end: w, primal, and whichever of dual, gap, alpha,
     figures (or n_iter) the solver has; n_iter, converged, stop_reason and solver are set here.
+    ``stalled()``, for a solver that can stop short of its rule, says it did (``STALLED``):
+    its ``status()`` then reports done, not converged.
     """
 
     def progress() -> Progress:
@@ -257,7 +260,10 @@ def run_primal(
 
     went_on = drive(advance, status, hook, max_iter, progress)
     n_iter, done = status()
-    converged = done and converges
-    reason = stop_reason(converged, went_on, n_iter >= max_iter or done)
+    if stalled is not None and stalled():
+        converged, reason = False, STALLED
+    else:
+        converged = done and converges
+        reason = stop_reason(converged, went_on, n_iter >= max_iter or done)
     fields = {"n_iter": n_iter, "converged": converged, "stop_reason": reason, "solver": solver}
     return Solution(**{**fields, **result()})

@@ -139,7 +139,9 @@ svmocas 31 s and 41). The dense cuts cost O(m n_w) an iteration, memory-bound: o
 pypi-recent, ~75 cuts of 321,130 weights, the G row and w_c each read every cut (~200 MB),
 40-60 ms of an iteration (libocas's sparse cuts, nearly dense there, cost the same). Where
 C max ||x_i||^2 nears 1e20 the reduced dual's gradients are all rounding (|G| |alpha| eps
-exceeds the slacks): OCAS can stall short of its tolerance there, until max_iter.
+exceeds the slacks): OCAS can stall short of its tolerance there, the same cut returning every
+iteration; after ``STALL_ITERATIONS`` iterations without a gain it stops (``STALLED``) with
+its certified bound rather than run on to max_iter.
 """
 
 from __future__ import annotations
@@ -178,6 +180,12 @@ CUT_REFRESH = 25
 _BLOCK = 4096
 # The reduced dual stops at least at this relative gap (its rounding floor).
 QP_GAP_FLOOR = 1.0e-13
+# A run whose lower bound and best primal value have not improved at all in this many
+# iterations has stalled at the reduced dual's rounding (C max ||x_i||^2 near 1e20: the same
+# cut comes back every iteration, a fixed point) and stops there. Converging runs improve one
+# or the other nearly every iteration: at most 14 iterations without either on heart_scale,
+# australian, dna, a9a and generated sets at C = 1 to 1e6.
+STALL_ITERATIONS = 100
 
 SVMPERF, OCAS = 0, 1
 
@@ -1070,6 +1078,10 @@ class _CuttingPlaneRun:
         }  # fmt: skip
         if resume is not None:
             _restore(self.arrays, resume, n_w, pb.cost)
+        # the stall watch (not part of a checkpoint: a resumed run watches afresh)
+        self.progress_at = (-math.inf, math.inf)  # (bound, best primal) at the last gain
+        self.flat_iterations = 0
+        self.stalled = False
 
     def start(self) -> None:
         """The first cut, at w = 0, where every margin is 0: all rows."""
@@ -1128,6 +1140,18 @@ class _CuttingPlaneRun:
         fstate[_F_MEASURE] = measure
         if done:
             istate[_I_CONVERGED] = 1
+        else:
+            self.watch_for_stall()
+
+    def watch_for_stall(self) -> None:
+        """Count the iterations in a row that improved neither the lower bound nor the best
+        primal value; ``STALL_ITERATIONS`` of them: stalled."""
+        now = (float(self.fstate[_F_BOUND]), float(self.fstate[_F_BEST_PRIMAL]))
+        if now[0] > self.progress_at[0] or now[1] < self.progress_at[1]:
+            self.progress_at, self.flat_iterations = now, 0
+            return
+        self.flat_iterations += 1
+        self.stalled = self.flat_iterations >= STALL_ITERATIONS
 
     def svmperf_pass(self, qp_solved: bool = True) -> tuple[float, float, bool, int]:
         """H(w_c), P(w_c) and the next cut in one pass; w_b kept as the point of least P.
@@ -1179,12 +1203,12 @@ class _CuttingPlaneRun:
         if not self.istate[_I_STARTED]:
             self.start()
         for _ in range(n_iterations):
-            if self.istate[_I_CONVERGED]:
+            if self.istate[_I_CONVERGED] or self.stalled:
                 return
             self.iterate()
 
     def status(self) -> tuple[int, bool]:
-        return int(self.istate[_I_ITER]), bool(self.istate[_I_CONVERGED])
+        return int(self.istate[_I_ITER]), bool(self.istate[_I_CONVERGED]) or self.stalled
 
     def state(self) -> dict[str, np.ndarray]:
         used = int(self.istate[_I_CUTS]) + 1
@@ -1231,6 +1255,7 @@ def _solve(sub: Subproblem, hook: Hook | None, method: int, solver: int) -> Solu
     return run_primal(
         sub, hook, solver, pb.max_iter, run.advance, status=run.status, live=run.live,
         state=run.state, objectives=run.objectives, result=run.result,
+        stalled=lambda: run.stalled,
     )  # fmt: skip
 
 

@@ -486,3 +486,35 @@ def test_the_convergence_warning_points_at_the_users_fit(estimator):
     with pytest.warns(ConvergenceWarning) as caught:
         estimator.fit(X, y)
     assert [w.filename for w in caught] == [__file__]
+
+
+def test_cloning_with_a_client_from_threads_leaves_the_estimator_alone():
+    """clone shares a dask Client; it once set the estimator's own client to None while it
+    cloned, so that clones made (or a fit run) on other threads meanwhile lost the client and
+    trained locally without a word."""
+    import threading
+
+    from sklearn.base import clone
+
+    class Client:  # (stands for a dask.distributed.Client: clone must share, not copy, it)
+        pass
+
+    client = Client()
+    estimator = LinearSVC(client=client, C=0.5)
+    lost = []
+
+    def clone_many():
+        for _ in range(2000):
+            twin = clone(estimator)
+            if twin.client is not client or estimator.client is not client:
+                lost.append(twin)
+
+    threads = [threading.Thread(target=clone_many) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not lost
+    twin = clone(estimator.set_params(tol=1e-3))
+    assert twin.get_params() == {**estimator.get_params(), "client": client}
+    assert twin is not estimator and not hasattr(twin, "coef_")

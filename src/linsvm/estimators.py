@@ -353,11 +353,12 @@ class _LiblinearMixin:
         client = getattr(self, "client", None)
         if client is None or isinstance(client, str):
             return super().__sklearn_clone__()
-        self.client = None
-        try:
-            twin = super().__sklearn_clone__()
-        finally:
-            self.client = client
+        # scikit-learn's clone of a stand-in without the client: self stays untouched (other
+        # threads may be cloning or fitting it meanwhile)
+        stand_in = object.__new__(type(self))
+        stand_in.__dict__.update(self.__dict__)
+        stand_in.client = None
+        twin = super(_LiblinearMixin, stand_in).__sklearn_clone__()
         twin.client = client
         return twin
 

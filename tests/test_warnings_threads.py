@@ -8,6 +8,7 @@ filters of the process stay as they were, and another thread's warnings are issu
 
 from __future__ import annotations
 
+import sys
 import threading
 import warnings
 
@@ -61,3 +62,23 @@ def test_a_warning_points_at_the_users_call():
     with pytest.warns(ConvergenceWarning) as caught:
         linsvm.train(X, y, solver=1, max_iter=1, n_jobs=1)
     assert {w.filename for w in caught} == {__file__}
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_warning_from_linsvms_threads_points_at_the_users_call(n_jobs):
+    """The sub-problems on two threads warned at the thread machinery's line
+    (concurrent/futures/thread.py), so a filter by the user's module stopped working."""
+    X, y = make_sparse_problem(n_rows=120, n_features=10, n_classes=3, seed=4)
+    with pytest.warns(ConvergenceWarning) as caught:
+        line = sys._getframe().f_lineno + 1
+        linsvm.train(X, y, solver=1, max_iter=1, n_jobs=n_jobs, fallback=False)
+    assert {(w.filename, w.lineno) for w in caught} == {(__file__, line)} and len(caught) == 3
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", category=ConvergenceWarning, module=__name__)
+        linsvm.train(X, y, solver=1, max_iter=1, n_jobs=n_jobs, fallback=False)
+    assert not caught
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        linsvm.cross_validation(X, y, 3, solver=1, max_iter=1, n_jobs=n_jobs)
+    assert {w.filename for w in caught} <= {__file__}

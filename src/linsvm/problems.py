@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
+from types import FrameType
 
 import numpy as np
 from numba import njit
@@ -58,21 +59,49 @@ def silenced(*categories: type[Warning]) -> Iterator[None]:
 _PACKAGE_FOLDER = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def warn(message: str, category: type[Warning], stacklevel: int = 2) -> None:
-    """``warnings.warn`` unless ``category`` is silenced, shown at the line of the user's code
-    that called into linsvm (the first frame outside the package); ``stacklevel``, counted
-    from the caller as there, where there is none (a worker thread's)."""
-    if issubclass(category, _SILENCED.get()):
-        return
-    level, frame = 2, sys._getframe(1)
+# The user's frame that handed work to linsvm's threads (``submit``): a worker thread's own
+# stack ends in the thread machinery, not in the user's code.
+_CALLER: contextvars.ContextVar[FrameType | None] = contextvars.ContextVar(
+    "linsvm_caller", default=None
+)
+
+
+def _first_frame_outside(frame: FrameType | None) -> tuple[FrameType | None, int]:
+    """(the first frame from ``frame`` up that is not linsvm's, frames passed + 1)."""
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_FOLDER):
         level, frame = level + 1, frame.f_back
-    warnings.warn(message, category, stacklevel=level if frame is not None else stacklevel + 1)
+    return frame, level
+
+
+def warn(message: str, category: type[Warning], stacklevel: int = 2) -> None:
+    """``warnings.warn`` unless ``category`` is silenced, shown at the line of the user's code
+    that called into linsvm (the first frame outside the package; on linsvm's worker threads,
+    the one that handed them the work); ``stacklevel``, counted from the caller as there,
+    where there is neither."""
+    if issubclass(category, _SILENCED.get()):
+        return
+    caller = _CALLER.get()
+    if caller is not None:
+        # (as warnings.warn does for a frame: its module's name, registry and globals)
+        module_globals = caller.f_globals
+        warnings.warn_explicit(message, category, caller.f_code.co_filename, caller.f_lineno,
+                               module=module_globals.get("__name__", "<string>"),
+                               registry=module_globals.setdefault("__warningregistry__", {}),
+                               module_globals=module_globals)  # fmt: skip
+        return
+    frame, level = _first_frame_outside(sys._getframe(1))
+    warnings.warn(message, category, stacklevel=level + 1 if frame is not None else stacklevel + 1)
 
 
 def submit(pool: Executor, fn: Callable, *args) -> Future:
-    """``pool.submit(fn, *args)``, run with what this thread has silenced."""
-    return pool.submit(contextvars.copy_context().run, fn, *args)
+    """``pool.submit(fn, *args)``, run with what this thread has silenced and with its
+    user's frame, where linsvm's warnings from that thread are shown."""
+    context = contextvars.copy_context()
+    if _CALLER.get() is None:
+        frame, _ = _first_frame_outside(sys._getframe(1))
+        context.run(_CALLER.set, frame)
+    return pool.submit(context.run, fn, *args)
 
 
 def warn_interrupted(why: str = "", iterate: str = "the current iterate",
@@ -162,7 +191,8 @@ def class_costs(labels: np.ndarray, C: float, class_weight: Mapping | None) -> n
         check_class_weight(label, weight)
         hits = np.flatnonzero(labels == label)
         if hits.size == 0:
-            print(f"WARNING: class label {label} specified in weight is not found", file=sys.stderr)
+            # (LIBLINEAR's words; the command line shows linsvm's warnings as "WARNING: ...")
+            warn(f"class label {label} specified in weight is not found", UserWarning)
             continue
         weighted[hits[0]] *= weight
     # (a solver would return NaN or refuse it in its own words)
@@ -370,11 +400,8 @@ def cv_folds(n_rows: int, n_folds: int, seed: int) -> CVFolds:
     if n_rows == 1:  # (its one fold would train on nothing)
         raise InvalidInputError("cross validation needs at least 2 rows, got 1")
     if n_folds > n_rows:
-        print(
-            "WARNING: # folds > # data. Will use # folds = # data instead "
-            "(i.e., leave-one-out cross validation)",
-            file=sys.stderr,
-        )
+        warn("# folds > # data. Will use # folds = # data instead (i.e., leave-one-out cross "
+             "validation)", UserWarning)  # fmt: skip
         n_folds = n_rows
     return CVFolds(n_rows, n_folds, seed)
 

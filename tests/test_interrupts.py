@@ -429,3 +429,38 @@ def test_a_threaded_newton_runs_checkpoint_resumes_on_its_thread_count_only(tmp_
     with pytest.raises(InvalidInputError, match=r"differs in: newton_threads"):
         quiet_train(X, y, solver=solver, n_jobs=1, max_iter=2, resume=path)
     quiet_train(X, y, solver=solver, n_jobs=2, max_iter=2, resume=path)
+
+
+_SIGTERM_IN_BLOCKS_SCRIPT = """
+import os, signal, sys, warnings
+import numpy as np, scipy.sparse as sp
+import linsvm
+rng = np.random.default_rng(7)
+X = sp.random(600, 40, density=0.2, format="csr", random_state=rng)
+y = np.where(X @ rng.standard_normal(40) > 0, 1, -1)
+linsvm.write_libsvm(X, y, sys.argv[1])
+class Timer:  # (the progress timer's calls; SIGTERM at the third outer iteration's tick)
+    ticks = 0
+    def labelled(self, label): return self
+    def postpone(self): pass
+    def tick(self, describe):
+        if describe().startswith("outer 3"):
+            os.kill(os.getpid(), signal.SIGTERM)
+warnings.simplefilter("ignore")
+linsvm.train(sys.argv[1], solver=3, eps=1e-12, max_iter=10_000, memory="2G", progress=Timer())
+print("returned", flush=True)
+"""
+
+
+def test_sigterm_in_blocks_from_a_text_file_leaves_no_temporary_cache(tmp_path):
+    """Block training converts a text file to a temporary cache; a SIGTERM passed on when
+    training stopped ended the process inside that cache's block: a copy of the data left in
+    the temporary folder at every such end. It is passed on once the cache is removed."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    run = subprocess.run(
+        [sys.executable, "-c", _SIGTERM_IN_BLOCKS_SCRIPT, str(tmp_path / "data.txt")],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(scratch)},
+    )  # fmt: skip
+    assert run.returncode == -signal.SIGTERM and run.stdout == "", run.stderr
+    assert list(scratch.iterdir()) == []

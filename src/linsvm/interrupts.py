@@ -11,6 +11,8 @@ A SIGTERM asks the process to end, not only the training: once the solvers have 
 a checkpoint has been written, if asked), it is passed on to the handler it had before, so a
 process left with SIGTERM's default action ends as it would have without linsvm. The command
 line (`caller_ends_on_sigterm`) ends on its own terms instead: its line, exit status 143.
+Where training runs inside something to tidy (a temporary cache), ``sigterm_passed_on_after``
+passes it on only once that block has ended.
 
 Signal handlers can only be installed from the main thread; elsewhere (training in a worker
 thread of the caller's) signals keep their usual meaning.
@@ -28,6 +30,8 @@ from .solvers._base import Progress
 # Whether the caller ends the process itself after a SIGTERM (the command line); otherwise
 # ``stop_on_signals`` passes the signal on when the block ends.
 _caller_ends_on_sigterm = False
+# Whether a SIGTERM stopped training inside ``sigterm_passed_on_after``, which passes it on.
+_sigterm_held = False
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -74,6 +78,7 @@ def stop_on_signals() -> Iterator[StopRequest]:
     installed its own handler keeps it), and neither where it is ignored. The previous
     handlers are restored on exit.
     """
+    global _sigterm_held
     request = StopRequest()
     if threading.current_thread() is not threading.main_thread():
         yield request
@@ -98,12 +103,31 @@ def stop_on_signals() -> Iterator[StopRequest]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        if (
-            request.signal == signal.SIGTERM
-            and signal.SIGTERM in previous
-            and not _caller_ends_on_sigterm
-        ):
-            signal.raise_signal(signal.SIGTERM)  # (its default action: the process ends)
+        if request.signal == signal.SIGTERM and signal.SIGTERM in previous:
+            if not _caller_ends_on_sigterm:
+                signal.raise_signal(signal.SIGTERM)  # (its default action: the process ends)
+            _sigterm_held = True  # (for sigterm_passed_on_after, if that is the caller)
+
+
+@contextmanager
+def sigterm_passed_on_after() -> Iterator[None]:
+    """Within the block, a SIGTERM that stops training is passed on (SIGTERM's default
+    action: the process ends) when the block ends, not when the training does: what the
+    block holds (a temporary folder) is tidied first. Nothing changes under a caller that
+    ends the process itself, off the main thread, or where SIGTERM has a handler."""
+    global _caller_ends_on_sigterm, _sigterm_held
+    if (_caller_ends_on_sigterm or threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):  # fmt: skip
+        yield
+        return
+    _caller_ends_on_sigterm, _sigterm_held = True, False
+    try:
+        yield
+    finally:
+        _caller_ends_on_sigterm = False
+        if _sigterm_held:
+            _sigterm_held = False
+            signal.raise_signal(signal.SIGTERM)
 
 
 @contextmanager

@@ -54,7 +54,7 @@ from .data import (
 )
 from .errors import InvalidInputError
 from .features import FeatureMap
-from .interrupts import RunInterrupted, StopRequest, stop_on_signals
+from .interrupts import RunInterrupted, StopRequest, sigterm_passed_on_after, stop_on_signals
 from .model import Model
 from .parallel import effective_n_jobs
 from .problems import (
@@ -577,8 +577,10 @@ def _train_in_blocks(path, memory, solver: int, options: dict, place_options: di
     max_iter = options["max_iter"]
     params = {k: options[k] for k in ("C", "eps", "bias", "class_weight", "seed", "verbose",
                                       "checkpoint", "checkpoint_every", "resume")}  # fmt: skip
-    with as_cache(path, options["n_jobs"], timer, announce=options["verbose"],
-                  memory=budget) as cache:  # fmt: skip
+    # (a SIGTERM ends the process after the temporary cache of a text file is removed)
+    with sigterm_passed_on_after(), as_cache(path, options["n_jobs"], timer,
+                                             announce=options["verbose"],
+                                             memory=budget) as cache:  # fmt: skip
         return train_cache(
             cache, memory=budget, solver=solver, progress=timer,
             max_outer=max_iter,

@@ -291,6 +291,28 @@ def test_malformed_file_raises_model_format_error(tmp_path, what):
     assert str(path) in str(err.value), f"the message must name the file: {err.value}"
 
 
+# the line a malformed file's error names, where one word is at fault
+FAULT_LINES = {
+    "unknown solver": 1, "non-number weight": 8, "weight with an underscore": 8, "nan weight": 8,
+    "non-number nr_feature": 4, "non-number bias": 5, "non-integer label": 3,
+    "unknown header key": 6,
+}
+
+
+@pytest.mark.parametrize("what", sorted(FAULT_LINES))
+def test_a_malformed_word_is_named_with_its_line(tmp_path, what):
+    """As data files' errors: "file:line: what" (they named the file only)."""
+    path = tmp_path / "bad.model"
+    path.write_text(MALFORMED[what])
+    with pytest.raises(ModelFormatError, match=f"^{path}:{FAULT_LINES[what]}: "):
+        linsvm.load_model(path)
+    # (CRLF line ends: the same lines)
+    import linsvm.io.model_file as model_file
+
+    with pytest.raises(ModelFormatError, match=f"^x:{FAULT_LINES[what]}: "):
+        model_file.parse_model_text(MALFORMED[what].replace("\n", "\r\n"), "x")
+
+
 def test_weights_are_read_a_piece_at_a_time(monkeypatch):
     """Pieces cut anywhere (here a few characters each) give the weights of the whole."""
     import linsvm.io.model_file as model_file

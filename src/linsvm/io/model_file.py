@@ -261,15 +261,20 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
     """
     words = _WORD.finditer(text)
     pos = 0  # (where the header's last word ends)
+    at = 0  # (where it starts: errors about it name its line)
     header: dict[str, object] = {}
     feature_map = None
 
+    def here() -> str:
+        """"name:line" of the header's last word."""
+        return f"{name}:{_line_of(text, at)}"
+
     def take(what: str) -> str:
-        nonlocal pos
+        nonlocal pos, at
         word = next(words, None)
         if word is None:
             raise ModelFormatError(f"{name}: unexpected end of file while reading {what}")
-        pos = word.end()
+        pos, at = word.end(), word.start()
         return word.group()
 
     def take_number(what: str, kind=int, infinite: bool = False):
@@ -285,7 +290,7 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
                                                   and -(2**31) <= value < 2**31)) or (
                 kind is float and not (math.isfinite(value)
                                        or (infinite and math.isinf(value)))):  # fmt: skip
-            raise ModelFormatError(f"{name}: bad {what} {tok!r}")
+            raise ModelFormatError(f"{here()}: bad {what} {tok!r}")
         return value
 
     seen: set[str] = set()
@@ -296,18 +301,18 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
         while (key := take("the feature_map line")) != "solver_type":
             pairs.append(key)
         if len(pairs) % 2:
-            raise ModelFormatError(f"{name}: the feature_map line must hold key/value pairs")
+            raise ModelFormatError(f"{here()}: the feature_map line must hold key/value pairs")
         feature_map = dict(zip(pairs[::2], pairs[1::2], strict=True))
 
     while True:
         if key in seen:
             # (a later nr_class would leave the labels read for the earlier one)
-            raise ModelFormatError(f"{name}: {key!r} given twice in the header")
+            raise ModelFormatError(f"{here()}: {key!r} given twice in the header")
         seen.add(key)
         if key == "solver_type":
             sname = take("solver_type")
             if sname not in SOLVER_BY_NAME:
-                raise ModelFormatError(f"{name}: unknown solver type {sname!r}")
+                raise ModelFormatError(f"{here()}: unknown solver type {sname!r}")
             header["solver"] = SOLVER_BY_NAME[sname].number
         elif key == "nr_class":
             header["nr_class"] = take_number("nr_class")
@@ -321,12 +326,12 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
             header["rho"] = take_number("rho", float, infinite=True)
         elif key == "label":
             if "nr_class" not in header:
-                raise ModelFormatError(f"{name}: 'label' before 'nr_class'")
+                raise ModelFormatError(f"{here()}: 'label' before 'nr_class'")
             header["label"] = [take_number("label") for _ in range(int(header["nr_class"]))]
         elif key == "w":
             break
         else:
-            raise ModelFormatError(f"{name}: unknown text in model file: {key!r}")
+            raise ModelFormatError(f"{here()}: unknown text in model file: {key!r}")
         key = take("the header")
 
     for required, key in (
@@ -383,6 +388,7 @@ def _weights(text: str, start: int, w_size: int, nr_w: int, name: str) -> np.nda
                                f"found {len(text[start:].split())}")  # fmt: skip
     w = np.empty(expected)
     found = 0
+    first = start  # (where the weights begin)
     while start < end_of_text:
         cut = _SPACE.search(text, min(start + WEIGHT_PIECE_CHARS, end_of_text))
         stop = end_of_text if cut is None else cut.start()
@@ -395,8 +401,11 @@ def _weights(text: str, start: int, w_size: int, nr_w: int, name: str) -> np.nda
                     raise ValueError
                 w[found : found + len(words)] = np.array(words, dtype=np.float64)
             except ValueError:
-                bad = next((word for word in words if not _is_number(word)), piece[:40])
-                raise ModelFormatError(f"{name}: bad weight {bad!r}") from None
+                bad = next((word for word in _WORD.finditer(piece) if not _is_number(word.group())),
+                           None)  # fmt: skip
+                where = f"{name}:{_line_of(text, start + bad.start())}" if bad else name
+                shown = bad.group() if bad else piece[:40]
+                raise ModelFormatError(f"{where}: bad weight {shown!r}") from None
         found += len(words)
         start = stop
     if found != expected:
@@ -409,8 +418,16 @@ def _weights(text: str, start: int, w_size: int, nr_w: int, name: str) -> np.nda
         raise ModelFormatError(f"{name}: the file ends inside a weight, with no newline "
                                "after its last one (cut short?)")  # fmt: skip
     if not np.isfinite(w).all():
-        raise ModelFormatError(f"{name}: weights contain NaN or infinity")
+        k = int(np.argmin(np.isfinite(w)))
+        word = next(word for j, word in enumerate(_WORD.finditer(text, first)) if j == k)
+        raise ModelFormatError(f"{name}:{_line_of(text, word.start())}: weights contain NaN or "
+                               f"infinity ({word.group()!r})")  # fmt: skip
     return w
+
+
+def _line_of(text: str, position: int) -> int:
+    """The line (from 1) of ``text`` holding ``position``."""
+    return text.count("\n", 0, position) + 1
 
 
 def _is_number(word: str) -> bool:

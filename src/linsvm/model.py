@@ -322,5 +322,10 @@ def parse_model(text: str, name: str = "<model>") -> Model:
 
 
 def load_model(path: str | os.PathLike) -> Model:
-    """Read a LIBLINEAR-format model file (one written here or by LIBLINEAR)."""
+    """Read the LIBLINEAR-format model file at ``path`` (one written here or by LIBLINEAR).
+
+    Nothing in the file is executed: it is text, parsed field by field. Class labels come
+    back as integers (int64), as the file holds them. Raises ModelFormatError (the file, and
+    the line where one word is at fault) on a malformed file.
+    """
     return _from_fields(read_model_file(path), os.fsdecode(os.fspath(path)))

@@ -106,13 +106,14 @@ def find_parameter_C(
     """Cross-validated score along a warm-started path of growing C (``train -C``).
 
     X, y as for ``train``; solver 0, 2 (accuracy) or 11 (mean squared error, for the ``p`` in
-    ``params``); ``initial_C`` (``-c`` with ``-C``) replaces the computed start; ``params``
-    go to ``train`` (bias, eps, class_weight, p, hook, ...). Prints one line per C when
-    ``verbose``. The solves' ConvergenceWarnings are silenced, as LIBLINEAR prints none in its
-    search. ``n_jobs``: with more than one thread the folds of each C are trained side by side,
-    each on one thread (never more busy threads than ``n_jobs``); with one, in turn, and
-    ``n_jobs`` goes to each ``train``. The path and best C do not depend on ``n_jobs``.
-    Ctrl-C ends the whole search (KeyboardInterrupt), not one of its solves.
+    ``params``); ``n_folds`` folds (``-v``), shuffled by ``seed`` as ``cross_validation``'s,
+    the same folds for every C; ``initial_C`` (``-c`` with ``-C``) replaces the computed
+    start; ``params`` go to ``train`` (bias, eps, class_weight, p, hook, ...). Prints one
+    line per C when ``verbose``. The solves' ConvergenceWarnings are silenced, as LIBLINEAR
+    prints none in its search. ``n_jobs``: with more than one thread the folds of each C are
+    trained side by side, each on one thread (never more busy threads than ``n_jobs``); with
+    one, in turn, and ``n_jobs`` goes to each ``train``. The path and best C do not depend on
+    ``n_jobs``. Ctrl-C ends the whole search (KeyboardInterrupt), not one of its solves.
     """
     spec = get_solver(solver)
     if not spec.c_search:

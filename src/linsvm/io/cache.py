@@ -988,7 +988,8 @@ def _check_table(name: str, table: np.ndarray, cache: Cache, table_offset: int) 
 
 
 def open_cache(path: str | os.PathLike) -> Cache:
-    """Open a cache file written by `write_cache`.
+    """Open the cache file at ``path`` written by `write_cache` (or `linsvm cache`): a
+    `Cache` over a memory mapping of the file, whose blocks of rows are read on demand.
 
     Raises
     ------

@@ -82,3 +82,27 @@ def test_a_warning_from_linsvms_threads_points_at_the_users_call(n_jobs):
         warnings.simplefilter("always")
         linsvm.cross_validation(X, y, 3, solver=1, max_iter=1, n_jobs=n_jobs)
     assert {w.filename for w in caught} <= {__file__}
+
+
+_CAPPED_ON_THREADS = """
+import numpy as np, linsvm
+rng = np.random.default_rng(0)
+X = rng.standard_normal((90, 5))
+y = np.repeat([1, 2, 3], 30)
+model = linsvm.train(X, y, solver=3, max_iter=1, n_jobs=2)
+print("trained", len(model.results_))
+"""
+
+
+@pytest.mark.parametrize("how", ["-c", "stdin"])
+def test_a_warning_from_threads_under_python_c_or_stdin(how):
+    """Code run by `python -c` or read from stdin has no source file: shown at the user's
+    line from linsvm's threads, the warning asked the module's loader for its source and
+    raised ImportError, losing the model."""
+    import subprocess
+
+    args, stdin = ([sys.executable, "-c", _CAPPED_ON_THREADS], None) if how == "-c" else (
+        [sys.executable, "-"], _CAPPED_ON_THREADS)  # fmt: skip
+    run = subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout == "trained 3\n", run.stderr
+    assert run.stderr.count("ConvergenceWarning: reaching max number of iterations") == 3

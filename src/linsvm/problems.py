@@ -83,12 +83,13 @@ def warn(message: str, category: type[Warning], stacklevel: int = 2) -> None:
         return
     caller = _CALLER.get()
     if caller is not None:
-        # (as warnings.warn does for a frame: its module's name, registry and globals)
+        # (as warnings.warn does for a frame: its module's name and registry; not its
+        # globals, whose loader warn_explicit would ask for the source line: code run by
+        # `python -c` or from stdin has none, and that raised ImportError)
         module_globals = caller.f_globals
         warnings.warn_explicit(message, category, caller.f_code.co_filename, caller.f_lineno,
                                module=module_globals.get("__name__", "<string>"),
-                               registry=module_globals.setdefault("__warningregistry__", {}),
-                               module_globals=module_globals)  # fmt: skip
+                               registry=module_globals.setdefault("__warningregistry__", {}))
         return
     frame, level = _first_frame_outside(sys._getframe(1))
     warnings.warn(message, category, stacklevel=level + 1 if frame is not None else stacklevel + 1)

@@ -112,3 +112,20 @@ def test_resume_with_other_options_is_refused(data_file, tmp_path):
     )  # fmt: skip
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and "differs in: C" in done.stderr
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_cross_validation_names_its_signal(data_file, monkeypatch, capsys,
+                                                         signum):  # fmt: skip
+    """-v ends as a whole; its line names the signal, Ctrl-C's too (it said only
+    "interrupted" for Ctrl-C)."""
+    from linsvm.cli import main
+    from linsvm.interrupts import RunInterrupted
+
+    def interrupted(*args, **kwargs):
+        raise RunInterrupted(signum)
+
+    monkeypatch.setattr(linsvm, "cross_validation", interrupted)
+    assert main(["train", "-v", "3", str(data_file)]) == 128 + signum
+    err = capsys.readouterr().err
+    assert err == f"linsvm train: interrupted by {signal.Signals(signum).name}\n"

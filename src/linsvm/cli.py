@@ -1345,8 +1345,7 @@ def main(argv: list[str] | None = None) -> int:
         # (128 + the signal, as a process it ended: 130 for Ctrl-C, 143 for a SIGTERM that
         # ended a cross-validation or a search for C)
         signum = interrupting_signal(exc)
-        by = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
-        print(f"linsvm {command}: interrupted{by}", file=sys.stderr)
+        print(f"linsvm {command}: interrupted by {signal.Signals(signum).name}", file=sys.stderr)
         return 128 + signum
 
 

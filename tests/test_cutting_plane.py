@@ -317,6 +317,23 @@ def test_a_stall_at_the_rounding_floor_stops_early():
     assert model.results_[0].stop_reason == STALLED
 
 
+@pytest.mark.parametrize("C", [1e2, 1e4, 1e6])
+def test_svmperf_rule_bounds_the_gap_on_separable_data(C):
+    """svm_perf's rule stops when the cut at w is violated by at most eps; that bounds
+    P(w) - F_m(w), not the reduced dual's own gap, which its QP precision (half the smallest
+    earlier violation) left large when the violation dropped to 0 at once: separable data at
+    C = 1e4 stopped at -e 0.001 with P 5x P* and no warning. The stop now comes after a
+    solve to half eps: P(w) - D <= 1.5 C l eps / 100."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(100, 4))
+    y = np.sign(X[:, 0])
+    eps = 1e-3
+    sol = run("svmperf", X, y, C, eps=eps)
+    assert sol.converged and 0 <= sol.gap <= 1.5 * C * 100 * eps / 100
+    p_star = run("ocas", X, y, C, eps=1e-9).primal
+    assert sol.primal <= p_star + 1.5 * C * 100 * eps / 100 and sol.primal <= 1.01 * p_star
+
+
 def test_bound_below_optimum_at_every_iteration_and_small_buffer():
     """Every iteration's reduced dual bounds P* from below; a two-cut buffer (aggregation
     every iteration) still converges."""

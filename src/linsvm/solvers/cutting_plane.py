@@ -53,7 +53,12 @@ in svm_perf's units::
 
     100/l (H(w) - xi) <= eps            (default eps 0.1, svm_perf's -e)
 
-and then P(w) - F_m(w) = C (H(w) - xi) <= C l eps / 100. svm_perf
+and then P(w) - F_m(w) = C (H(w) - xi) <= C l eps / 100. The reduced dual's own gap
+F_m(w) - D <= C kkt_tol adds to that: svm_perf's precision, half the smallest violation
+before this iteration, can be far above eps when the violation drops at once (separable data
+at large C: -e 0.001 stopped at P = 2250 against P* = 435, at C = 1e4). So the rule stops
+only after a solve to kkt_tol <= eps l / 200 (the iteration after a large drop solves to it:
+one more, where needed), and then P(w) - D <= 1.5 C l eps / 100. svm_perf
 (``svm_perf_learn -c C_p -l 2 -w 3 --b 0``: error-rate loss under margin rescaling, the 1-slack
 dual algorithm, no bias) gives its labels the values +-50/l and measures the loss in percent,
 so its problem is 1/2 w'w + C_p xi with xi = 100/l H(w) at the optimum: LIBLINEAR's problem
@@ -63,7 +68,7 @@ when C_p = C l / 100, and its -e is the eps above, in percent of the average hin
 takes xi as the slack of the first cut whose alpha exceeds the mean alpha (equal to the max at
 an exact QP solution), and returns its last w; here xi is the max and w the iterate of least P
 seen. svm_perf solves its QP with svm_light's HIDEO; it needs about a third more iterations
-(a9a at -e 0.1: 613 against 461 + 1).
+(a9a at -e 0.1: 613 against 486 + 1).
 
 Option ``tol_rel`` of -s svmperf (default 0: off) adds svmocas -m 0's rule, stop when
 P(w) - bound <= tol_rel P(w) at the last iterate, and then solves the reduced dual as libocas
@@ -133,7 +138,7 @@ ms (svmocas 136), -m 0 131 ms (190), svm_perf's rule at -e 0.1 128 ms and 264 it
 (svm_perf 256 ms and 310). Time to a 0.1 % relative primal accuracy, OCAS: a9a 0.10 s
 (0.14), reuters 0.17 s (0.18), pypi-recent 10-13 s (11.4). The reduced dual: a9a, OCAS to a
 1e-6 gap, 216 iterations, 2,235 active-set steps, 0.21 s (SMO alone: 713,000 steps, 0.33 s);
-svm_perf's rule there takes 482 iterations (SMO alone 460, each solve exact 901); at large C
+svm_perf's rule there takes 486 iterations (SMO alone 460, each solve exact 901); at large C
 ``benchmarks/RESULTS-cutting-plane-c.md`` (heart_scale at C = 1e6: 0.003 s and 36 iterations,
 svmocas 31 s and 41). The dense cuts cost O(m n_w) an iteration, memory-bound: on
 pypi-recent, ~75 cuts of 321,130 weights, the G row and w_c each read every cut (~200 MB),
@@ -1127,7 +1132,7 @@ class _CuttingPlaneRun:
         istate[_I_ITER] += 1
         m = int(istate[_I_CUTS])
         if self.method == SVMPERF:
-            primal, measure, done, size = self.svmperf_pass(not capped)
+            primal, measure, done, size = self.svmperf_pass(not capped, kkt_tol)
         else:
             primal, measure, done, size = self.ocas_pass()
         if istate[_I_ITER] % CUT_REFRESH == 0:
@@ -1153,11 +1158,14 @@ class _CuttingPlaneRun:
         self.flat_iterations += 1
         self.stalled = self.flat_iterations >= STALL_ITERATIONS
 
-    def svmperf_pass(self, qp_solved: bool = True) -> tuple[float, float, bool, int]:
+    def svmperf_pass(self, qp_solved: bool = True,
+                     kkt_tol: float = -1.0) -> tuple[float, float, bool, int]:  # fmt: skip
         """H(w_c), P(w_c) and the next cut in one pass; w_b kept as the point of least P.
         Returns (P(w_c), the slack violation in svm_perf's units, whether to stop, the next
-        cut's rows). The violation's rule bounds P - P* only at a solved reduced dual: after
-        a solve stopped at ``QP_MAX_STEPS`` (large C) only the certified gap may stop."""
+        cut's rows). The violation's rule bounds P - P* only at a reduced dual solved to
+        the rule's own precision: not after a solve stopped at ``QP_MAX_STEPS`` (large C),
+        where only the certified gap may stop, nor after one solved to a KKT tolerance
+        ``kkt_tol`` above half the rule's eps (module docstring)."""
         pb, X, fstate = self.pb, self.pb.X, self.fstate
         ww, bound = float(fstate[_F_WC_WC]), float(fstate[_F_BOUND])
         hinge, size = _margin_pass_with_cut(X.indptr, X.indices, X.data, pb.bias, pb.y, self.w_c,
@@ -1169,7 +1177,8 @@ class _CuttingPlaneRun:
         violation = max(0.0, hinge - float(fstate[_F_XI]))  # svm_perf's ceps, in sums
         fstate[_F_MIN_VIOLATION] = min(fstate[_F_MIN_VIOLATION], violation)
         measure = 100.0 * violation / pb.n_rows
-        done = (qp_solved and pb.eps > 0.0 and measure <= pb.eps) or (
+        precise = kkt_tol <= 0.5 * pb.eps * pb.n_rows / 100.0  # (< 0: qp_tol_rel's rule)
+        done = (qp_solved and precise and pb.eps > 0.0 and measure <= pb.eps) or (
             pb.tol_rel > 0.0 and primal - bound <= pb.tol_rel * abs(primal)
         )
         return primal, measure, done, size
@@ -1245,7 +1254,8 @@ class _CuttingPlaneRun:
         bound = float(self.fstate[_F_BOUND]) if started else 0.0
         fig = self.figures()
         fig["stop_measure"] = float(self.fstate[_F_MEASURE]) if started else math.nan
-        fig["stop_ratio"] = (primal - bound) / primal if primal > 0 else 0.0
+        # (the relative gap; >= 0, rounding aside, where the bound certifies P(w) itself)
+        fig["stop_ratio"] = max(primal - bound, 0.0) / primal if primal > 0 else 0.0
         return {"w": w, "primal": primal, "dual": bound, "gap": primal - bound, "figures": fig}
 
 

@@ -67,7 +67,7 @@ when C_p = C l / 100, and its -e is the eps above, in percent of the average hin
 ``inactive_limit`` (50) QP solutions are dropped, as svm_perf does. Two differences: svm_perf
 takes xi as the slack of the first cut whose alpha exceeds the mean alpha (equal to the max at
 an exact QP solution), and returns its last w; here xi is the max and w the iterate of least P
-seen. svm_perf solves its QP with svm_light's HIDEO; it needs about a third more iterations
+seen. svm_perf solves its QP with svm_light's HIDEO; it needs about a quarter more iterations
 (a9a at -e 0.1: 613 against 486 + 1).
 
 Option ``tol_rel`` of -s svmperf (default 0: off) adds svmocas -m 0's rule, stop when

@@ -453,6 +453,41 @@ def test_interrupt_and_resume_is_exact(method, k):
         assert "\n" not in str(info.value), name
 
 
+@pytest.mark.parametrize("method", ["ocas", "svmperf"])
+def test_unused_columns_are_left_out_of_the_cuts(method):
+    """The cuts are dense over the weights: 25 used columns spread over 10^6 (as hashed
+    features are) once made each iteration cost O(10^6) per cut and capped the buffer at a
+    few cuts. The solve now sees the used columns only: the same iterations and objective,
+    w zero elsewhere, a hook's w and objectives over every feature, resume exact."""
+    width = 10**6
+    spread = np.sort(np.random.default_rng(0).choice(width, _X.shape[1], replace=False))
+    wide = sp.csr_matrix((_X.data, spread[_X.indices], _X.indptr), shape=(_X.shape[0], width))
+    narrow = run(method, _X, _Y, 1.0, eps=1e-4, bias=1.0)
+    full = run(method, wide, _Y, 1.0, eps=1e-4, bias=1.0, cut_memory=2**24)
+    assert full.w.shape == (width + 1,) and full.n_iter == narrow.n_iter
+    np.testing.assert_array_equal(full.w[spread], narrow.w[:-1])
+    assert full.w[-1] == narrow.w[-1] and np.count_nonzero(full.w[:-1]) <= _X.shape[1]
+    assert full.primal == narrow.primal and full.dual == narrow.dual
+
+    seen = []
+
+    def hook(progress):
+        w = progress.w.copy()
+        seen.append(w.shape)
+        primal, _ = progress.objectives()
+        assert primal == pytest.approx(_primal(wide, _Y, 1.0, w, bias=1.0), rel=1e-12)
+        if progress.iteration == 3:
+            hook.state = progress.state()
+            return False
+        return None
+
+    run(method, wide, _Y, 1.0, eps=1e-4, bias=1.0, hook=hook, cut_memory=2**24)
+    assert seen == [(width + 1,)] * 3
+    resumed = run(method, wide, _Y, 1.0, eps=1e-4, bias=1.0, resume=hook.state,
+                  cut_memory=2**24)  # fmt: skip
+    np.testing.assert_array_equal(resumed.w, full.w)
+
+
 def test_max_iter_stops_unconverged():
     sol = run("svmperf", _X, _Y, 1.0, eps=1e-9, max_iter=3)
     assert sol.stop_reason == MAX_ITER and sol.n_iter == 3 and not sol.converged

@@ -154,6 +154,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from numba import njit
 
 from ..errors import InvalidInputError
@@ -966,6 +967,19 @@ class _Problem:
             raise InvalidInputError("the cutting-plane solvers take materialised features")
         if hook is not None and not callable(hook):
             raise InvalidInputError("the hook must be callable or None")
+        # The cuts are dense over the weights: columns no row uses (hashed features, a wide
+        # declared width) are left out of the solve, which sees X with its used columns only,
+        # and come back as zero weights (``full_w``). Dense over 2^24 hashed columns, a9a's
+        # iterations took 66 s and 1.8 GB where its 123 columns take 0.2 s.
+        self.n_features = X.shape[1]
+        self.columns = None  # the used columns, where fewer than half are
+        used = np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))
+        if used.shape[0] < X.shape[1] // 2:
+            place = np.zeros(X.shape[1], dtype=X.indices.dtype)
+            place[used] = np.arange(used.shape[0], dtype=X.indices.dtype)
+            X = sp.csr_matrix((X.data, place[X.indices], X.indptr),
+                              shape=(n_rows, used.shape[0]))  # fmt: skip
+            self.columns = used
         self.X = X
         self.y = y
         self.cost = _check_real("C", C[0], 0.0, strict=True)
@@ -1004,10 +1018,28 @@ class _Problem:
         self.capacity = max(2, min(max_cuts, memory // (8 * max(self.n_weights, 1))))
 
     def primal(self, w: np.ndarray) -> float:
+        """P(w) of the solve's weights (the used columns, and the bias)."""
         X = self.X
         return float(
             primal_value(X.indptr, X.indices, X.data, self.bias, self.y, self.c_rows, w, LOSS_HINGE)
         )
+
+    def full_w(self, w: np.ndarray) -> np.ndarray:
+        """The weights over every feature (and the bias) of the solve's ``w``."""
+        if self.columns is None:
+            return w.copy()
+        full = np.zeros(self.n_features + (w.shape[0] - self.columns.shape[0]))
+        full[self.columns] = w[: self.columns.shape[0]]
+        full[self.n_features :] = w[self.columns.shape[0] :]
+        return full
+
+    def full_primal(self, w: np.ndarray) -> float:
+        """P(w) of weights ``w`` over every feature (and the bias): the unused columns'
+        weights add only their squares."""
+        if self.columns is None:
+            return self.primal(w)
+        own = np.concatenate([w[self.columns], w[self.n_features :]])
+        return self.primal(own) + 0.5 * (float(w @ w) - float(own @ own))
 
 
 def _restore(arrays: dict[str, np.ndarray], saved: dict[str, np.ndarray], n_weights: int,
@@ -1242,14 +1274,14 @@ class _CuttingPlaneRun:
 
     def live(self) -> tuple[np.ndarray, float, dict]:
         # a copy: w_b is the kernel's state, which a hook must not change
-        return self.w_b.copy(), float(self.fstate[_F_MEASURE]), self.figures()
+        return self.pb.full_w(self.w_b), float(self.fstate[_F_MEASURE]), self.figures()
 
     def objectives(self, at: np.ndarray) -> tuple[float, float]:
-        return self.pb.primal(at), float(self.fstate[_F_BOUND])
+        return self.pb.full_primal(at), float(self.fstate[_F_BOUND])
 
     def result(self) -> dict:
-        w = self.w_b.copy()
-        primal = self.pb.primal(w)
+        w = self.pb.full_w(self.w_b)
+        primal = self.pb.primal(self.w_b)
         started = self.istate[_I_ITER] > 0
         bound = float(self.fstate[_F_BOUND]) if started else 0.0
         fig = self.figures()

@@ -219,6 +219,23 @@ def test_sgdqn_default_skip_and_t0_search():
     assert sol.figures["t0"] == QN_T0_CANDIDATES[int(np.nanargmin(costs))]
 
 
+def test_sgdqn_skip_counts_the_used_columns_of_a_wide_problem():
+    """skip's d was the declared width: over 10^6 hashed-like columns of 25 used, skip
+    exceeded an epoch's steps (the counter restarts each epoch) and w was never regularised.
+    Where fewer than half the columns are used, d counts those: the same skip and model as the
+    narrow problem, w zero elsewhere."""
+    X, y = _problem(400, 25, seed=6)
+    assert np.unique(X.indices).shape[0] == 25
+    width = 10**6
+    spread = np.sort(np.random.default_rng(0).choice(width, 25, replace=False))
+    wide = sp.csr_matrix((X.data, spread[X.indices], X.indptr), shape=(400, width))
+    narrow = linsvm.train(X, y, solver="sgd-qn", max_iter=20).results_[0]
+    full = linsvm.train(wide, y, solver="sgd-qn", max_iter=20).results_[0]
+    assert full.figures["skip"] == narrow.figures["skip"] < 400
+    np.testing.assert_array_equal(full.w[spread], narrow.w)
+    assert np.count_nonzero(full.w) == np.count_nonzero(narrow.w)
+
+
 def test_sgdqn_counts_stored_zeros_as_no_data():
     # the same values with zeros stored in the CSR arrays: the same skip, the same model
     import linsvm

@@ -74,7 +74,8 @@ primal after 10 epochs equals the program's within 1e-6 (a9a, file order).
 
 skip = floor(16 l' d / nnz') with l' rows, nnz' stored non-zeros (one more per row for the
 bias feature) of the rows it is computed on and d = n_weights + 1: sgd 2.0 counts each row twice
-in ``calibrate``, hence 16 = 2 x its 8, and its d counts the unused feature index 0. The step
+in ``calibrate``, hence 16 = 2 x its 8, and its d counts the unused feature index 0. Where
+fewer than half the columns hold a value, n_weights counts only those (``_skip_width``). The step
 counter restarts at each epoch (sgd's ``train`` resets it). t0 is chosen by ``_determine_t0``:
 for t0 = 1, 10, ..., 1e10, a fresh SGD-QN (skip computed on the sample) runs ``max_iter``
 epochs on the sample of the first (l - 1) // 10 + 1 rows visited, and the t0 of the lowest J
@@ -369,10 +370,23 @@ def _asgd_epochs(indptr, indices, data, fbias, y, order, rng, shuffle_rows, lam,
 # ----------------------------------------------------------------------------- SGD-QN
 
 
+def _skip_width(X, fbias: float) -> int:
+    """The weights skip's d counts: sgd 2.0's, all of them, unless fewer than half the columns
+    hold a value (hashed features, a wide declared width), where it counts the used ones: d
+    sets how many steps pass between the regulariser's updates, and over 2^20 hashed columns
+    of a9a's 123 that was 1.2M, more than an epoch's 32,561 steps (the counter restarts each
+    epoch), so w was never regularised."""
+    used = np.count_nonzero(np.bincount(X.indices[X.data != 0], minlength=X.shape[1]))
+    if used >= X.shape[1] // 2:
+        return X.shape[1] + (1 if fbias >= 0.0 else 0)
+    return used + (1 if fbias >= 0.0 else 0)
+
+
 @njit(cache=True, nogil=True)
 def _qn_skip(indptr, data, fbias, rows, n_weights) -> int:
-    """floor(16 l' d / nnz') over the rows ``rows`` (at least 1), d = n_weights + 1; nnz'
-    counts the values that are not zero (zeros stored in a CSR matrix are no data)."""
+    """floor(16 l' d / nnz') over the rows ``rows`` (at least 1), d = n_weights + 1
+    (``n_weights``: ``_skip_width``); nnz' counts the values that are not zero (zeros stored
+    in a CSR matrix are no data)."""
     nnz = 0.0
     for k in range(rows.shape[0]):
         i = rows[k]
@@ -479,8 +493,10 @@ def _qn_sample_cost(indptr, indices, data, fbias, y, rows, lam, w) -> float:
 
 
 @njit(cache=True, nogil=True)
-def _determine_t0(indptr, indices, data, fbias, y, sample, lam, n_w, n_epochs, candidates):
-    """t0 of the lowest J on the sample after ``n_epochs`` SGD-QN epochs on it (NaN skipped)."""
+def _determine_t0(indptr, indices, data, fbias, y, sample, lam, n_w, skip_width, n_epochs,
+                  candidates):  # fmt: skip
+    """t0 of the lowest J on the sample after ``n_epochs`` SGD-QN epochs on it (NaN skipped);
+    ``skip_width``: the weights ``_qn_skip`` counts."""
     best_t0 = 1.0
     best_cost = np.inf
     w = np.zeros(n_w)
@@ -495,7 +511,7 @@ def _determine_t0(indptr, indices, data, fbias, y, sample, lam, n_w, n_epochs, c
         B[:] = 1.0 / (lam * t0)
         fstate[:] = 0.0
         istate[_IQ_EPOCHS] = 0
-        istate[_IQ_SKIP] = _qn_skip(indptr, data, fbias, sample, n_w)
+        istate[_IQ_SKIP] = _qn_skip(indptr, data, fbias, sample, skip_width)
         for _ in range(n_epochs):
             _qn_epoch(indptr, indices, data, fbias, y, sample, lam, w, w_prev, B, curv, fstate,
                       istate)  # fmt: skip
@@ -708,13 +724,14 @@ def solve_sgdqn(sub: Subproblem, hook: Hook | None = None) -> Solution:
             sample = setup.sample(n_sample)
             candidates = np.array(QN_T0_CANDIDATES)
             t0 = _determine_t0(X.indptr, X.indices, X.data, fbias, y, sample, lam, n_w,
-                               t0_epochs, candidates)  # fmt: skip
+                               _skip_width(X, fbias), t0_epochs, candidates)  # fmt: skip
             n_calibration = len(candidates) * t0_epochs
         fstate[_FQ_T0] = t0
         B[:] = 1.0 / (lam * t0)
         all_rows = np.arange(pb.n_rows, dtype=setup.order.dtype)
         istate[_IQ_SKIP] = (skip if skip is not None
-                            else _qn_skip(X.indptr, X.data, fbias, all_rows, n_w))  # fmt: skip
+                            else _qn_skip(X.indptr, X.data, fbias, all_rows,
+                                          _skip_width(X, fbias)))  # fmt: skip
 
     def advance(n_epochs: int) -> None:
         _qn_epochs(X.indptr, X.indices, X.data, fbias, y, setup.order, setup.rng, setup.shuffle,

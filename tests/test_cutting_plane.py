@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -540,7 +541,7 @@ def test_bad_input_raises_one_line_error(k):
 # ----------------------------------------------------------------------------- API, CLI, file
 
 
-def test_train_cli_and_model_file(tmp_path):
+def test_train_cli_and_model_file(tmp_path, capsys):
     X, y = make_sparse_problem(n_rows=240, n_features=15, n_classes=3, seed=1)
     assert solver_number("svmperf") == 35 and solver_number("ocas") == 36
     for name in ("svmperf", "ocas"):
@@ -564,6 +565,13 @@ def test_train_cli_and_model_file(tmp_path):
     np.testing.assert_allclose(cli_model.coef_[0], direct.w, rtol=1e-12, atol=1e-12)
     assert main(["train", "-q", "-s", "36", str(data), str(tmp_path / "o.model")]) == 0
     assert main(["train", "-q", "-s", "ocas", "-W", str(data), str(data), str(out)]) != 0
+    # the summary gives the certified bound and the relative gap (never below 0), not a
+    # "stop measure" (svm_perf's rule stops on the cut's violation, not on the gap)
+    capsys.readouterr()
+    assert main(["train", "-s", "36", "-e", "1e-9", str(data), str(tmp_path / "o.model")]) == 0
+    line = re.search(r"primal = (\S+)  lower bound = (\S+)  relative gap = (\S+)$",
+                     capsys.readouterr().out, re.M)  # fmt: skip
+    assert line and float(line.group(2)) <= float(line.group(1)) and float(line.group(3)) >= 0
 
 
 # ----------------------------------------------------------------------------- the originals

@@ -859,7 +859,11 @@ def _print_train_summary(
         if threads is not None:
             print(f"{head}threads: {threads}")
         line = f"{head}primal = {r.primal:.10g}{_gap_figures(r, spec)}"
-        if np.isfinite(r.stop_ratio):
+        if "lower_bound" in r.figures and np.isfinite(r.dual):
+            # (the cutting planes' certified bound: their rules are not all on the gap)
+            relative = max(r.gap, 0.0) / abs(r.primal) if r.primal else 0.0
+            line += f"  lower bound = {r.dual:.10g}  relative gap = {relative:.3g}"
+        elif np.isfinite(r.stop_ratio):
             line += f"  stop measure / initial = {r.stop_ratio:.3g}"
         if r.nnz_w >= 0:
             line += f"  nnz(w) = {r.nnz_w}"

@@ -785,3 +785,15 @@ def test_a_weights_file_takes_numbers_as_liblinear_reads_them(tmp_path, capsys):
     weights = write(tmp_path / "w", "1\n1_5\n")
     assert main(["train", "-q", "-W", str(weights), str(data), str(tmp_path / "m")]) == 1
     assert ":2: bad weight '1_5'" in capsys.readouterr().err
+
+
+def test_quiet_keeps_liblinears_own_stderr_warnings(tmp_path, capsys):
+    """LIBLINEAR's train writes these two on stderr whatever -q says; so does linsvm's (they
+    are warnings now, which -q silences otherwise)."""
+    data = write(tmp_path / "d.txt", "1 1:1\n-1 2:1\n1 1:2\n")
+    assert main(["train", "-q", "-w5", "2", str(data), str(tmp_path / "m")]) == 0
+    assert capsys.readouterr().err == "WARNING: class label 5 specified in weight is not found\n"
+    assert main(["train", "-q", "-v", "10", str(data)]) == 0
+    assert capsys.readouterr().err.startswith("WARNING: # folds > # data.")
+    assert main(["train", "-q", "-s", "1", "--max-iter", "1", str(data), str(tmp_path / "m")]) == 0
+    assert capsys.readouterr().err == ""

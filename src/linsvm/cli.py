@@ -635,10 +635,13 @@ def _as_given(absolute: str, given: str):
 
 
 def _print_warnings(caught, quiet: bool) -> None:
-    if quiet:
-        return
+    """The warnings training gave, as LIBLINEAR's "WARNING: ..." lines on stderr; with -q only
+    those LIBLINEAR prints whatever -q says (``LiblinearNotice``)."""
+    from .problems import LiblinearNotice
+
     for w in caught:
-        print(f"WARNING: {w.message}", file=sys.stderr)
+        if not quiet or issubclass(w.category, LiblinearNotice):
+            print(f"WARNING: {w.message}", file=sys.stderr)
 
 
 def _progress_timer(quiet: bool) -> ProgressTimer | None:

@@ -30,6 +30,11 @@ class ConvergenceWarning(UserWarning):
     """A solver stopped at its iteration cap (or otherwise short) before meeting its tolerance."""
 
 
+class LiblinearNotice(UserWarning):
+    """What LIBLINEAR's train says on stderr and goes on (a class weight for an absent label,
+    more folds than rows): the command line shows it even with -q, as LIBLINEAR does."""
+
+
 class TrainingInterrupted(UserWarning):
     """Training was stopped by a signal (Ctrl-C, SIGTERM) or a hook: the model holds the
     current iterate of each sub-problem, not converged."""
@@ -193,7 +198,7 @@ def class_costs(labels: np.ndarray, C: float, class_weight: Mapping | None) -> n
         hits = np.flatnonzero(labels == label)
         if hits.size == 0:
             # (LIBLINEAR's words; the command line shows linsvm's warnings as "WARNING: ...")
-            warn(f"class label {label} specified in weight is not found", UserWarning)
+            warn(f"class label {label} specified in weight is not found", LiblinearNotice)
             continue
         weighted[hits[0]] *= weight
     # (a solver would return NaN or refuse it in its own words)
@@ -402,7 +407,7 @@ def cv_folds(n_rows: int, n_folds: int, seed: int) -> CVFolds:
         raise InvalidInputError("cross validation needs at least 2 rows, got 1")
     if n_folds > n_rows:
         warn("# folds > # data. Will use # folds = # data instead (i.e., leave-one-out cross "
-             "validation)", UserWarning)  # fmt: skip
+             "validation)", LiblinearNotice)  # fmt: skip
         n_folds = n_rows
     return CVFolds(n_rows, n_folds, seed)
 

@@ -974,7 +974,7 @@ class _Problem:
         self.n_features = X.shape[1]
         self.columns = None  # the used columns, where fewer than half are
         used = np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))
-        if used.shape[0] < X.shape[1] // 2:
+        if 2 * used.shape[0] < X.shape[1]:
             place = np.zeros(X.shape[1], dtype=X.indices.dtype)
             place[used] = np.arange(used.shape[0], dtype=X.indices.dtype)
             X = sp.csr_matrix((X.data, place[X.indices], X.indptr),

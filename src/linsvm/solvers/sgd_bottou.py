@@ -377,7 +377,7 @@ def _skip_width(X, fbias: float) -> int:
     of a9a's 123 that was 1.2M, more than an epoch's 32,561 steps (the counter restarts each
     epoch), so w was never regularised."""
     used = np.count_nonzero(np.bincount(X.indices[X.data != 0], minlength=X.shape[1]))
-    if used >= X.shape[1] // 2:
+    if 2 * used >= X.shape[1]:
         return X.shape[1] + (1 if fbias >= 0.0 else 0)
     return used + (1 if fbias >= 0.0 else 0)
 

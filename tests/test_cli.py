@@ -777,6 +777,11 @@ def test_a_handover_prints_the_duals_lines_as_liblinear(tmp_path, capsys):
     model = linsvm.train(X, y, solver=1, max_iter=3)
     assert newton == model.results_[0].n_iter - 3 > 0
     assert model.results_[0].figures["dual_n_iter"] == 3
+    # -s 7 (the logistic dual, every row a support vector): LIBLINEAR prints no nSV
+    assert main(["train", "-s", "7", "--max-iter", "3", str(A9A), str(tmp_path / "m")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "optimization finished, #iter = 3" and out[1].startswith("Objective value")
+    assert out[2:4] == ["WARNING: reaching max number of iterations", "Switching to use -s 0"]
 
 
 def test_a_weights_file_takes_numbers_as_liblinear_reads_them(tmp_path, capsys):

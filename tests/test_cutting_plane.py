@@ -316,6 +316,13 @@ def test_a_stall_at_the_rounding_floor_stops_early():
     with pytest.warns(linsvm.ConvergenceWarning, match="stalled .*scale the features"):
         model = linsvm.train(X, y, solver=36, C=1e6, max_iter=3000)
     assert model.results_[0].stop_reason == STALLED
+    # a tolerance below rounding stalls too (heart_scale, -s 35 -e 1e-14), at a gap of
+    # rounding: the advice is then eps, not C
+    from linsvm.training import _why_stalled
+
+    at_rounding = Solution(sol.w, 194, False, STALLED, 96.5, 96.5 - 1e-11, 1e-11)
+    assert "(raise eps)" in _why_stalled(at_rounding)
+    assert "scale the features" in _why_stalled(sol)
 
 
 @pytest.mark.parametrize("C", [1e2, 1e4, 1e6])

@@ -842,7 +842,7 @@ def _print_train_summary(
         spec = _spec_of(r, opts)
         handed_over = "dual_n_iter" in r.figures
         if handed_over:  # LIBLINEAR's lines are the dual's, before its switch
-            _print_dual_before_handover(r.figures)
+            _print_dual_before_handover(r.figures, SOLVERS[opts.solver])
         else:
             print(f"optimization finished, #iter = {r.n_iter}")
             objective = _liblinear_objective(r, spec)
@@ -1043,14 +1043,15 @@ def _liblinear_cap_warnings(asked: int, result) -> list[str]:
     return lines
 
 
-def _print_dual_before_handover(figures: dict) -> None:
-    """LIBLINEAR's lines of a dual solver that reached its cap and handed over to the primal
-    one: its iterations, objective value and support vectors (the last two unknown after a
-    resume that began in the primal solver)."""
+def _print_dual_before_handover(figures: dict, dual_spec) -> None:
+    """LIBLINEAR's lines of a dual solver (``dual_spec``) that reached its cap and handed over
+    to the primal one: its iterations, objective value and support vectors (not for the
+    logistic loss, whose every row is one; the last two unknown after a resume that began in
+    the primal solver)."""
     print(f"optimization finished, #iter = {figures['dual_n_iter']}")
     if np.isfinite(figures.get("dual_objective", np.nan)):
         print(f"Objective value = {-figures['dual_objective']:f}")
-    if figures.get("dual_n_sv", -1) >= 0:
+    if figures.get("dual_n_sv", -1) >= 0 and not dual_spec.probability:
         print(f"nSV = {figures['dual_n_sv']}")
 
 

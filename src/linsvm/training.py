@@ -89,6 +89,9 @@ from .solvers.svr import check_p
 
 # How often the main thread looks for signals while worker threads train.
 SIGNAL_POLL_SECONDS = 0.1
+# A stalled solve whose relative gap is at most this is at float64's rounding already: its
+# tolerance was the unreachable part (heart_scale, -s 35 -e 1e-14: 1.0e-13).
+STALLED_AT_ROUNDING = 1.0e-11
 
 
 
@@ -1030,13 +1033,8 @@ class _Runner:
             if sol.stop_reason == solvers.MAX_ITER:
                 _warn(sub, spec, sol, spec.advice_at_cap(sub.X.shape[0], sub.n_features))
             elif sol.stop_reason == solvers.STALLED:
-                warn(
-                    f"{spec.label} stalled{_where(sub)} before reaching the tolerance: its "
-                    "objective and its lower bound stopped improving, at the rounding of C "
-                    "times the rows' squared norms (scale the features or lower C)",
-                    ConvergenceWarning,
-                    stacklevel=4,
-                )
+                warn(f"{spec.label} stalled{_where(sub)} before reaching the tolerance: "
+                     f"{_why_stalled(sol)}", ConvergenceWarning, stacklevel=4)  # fmt: skip
             else:
                 warn(
                     f"{spec.label} stopped ({sol.stop_reason.replace('_', ' ')}){_where(sub)} "
@@ -1095,6 +1093,17 @@ def _where(sub: Subproblem) -> str:
     if sub.label is None:
         return ""
     return f" in sub-problem {sub.index} (class {show_label(sub.label)})"
+
+
+def _why_stalled(sol: Solution) -> str:
+    """What a stalled solve's warning says: its gap at rounding already (a tolerance below
+    what float64 can certify), or the rounding of a large C |x|^2 in its way."""
+    relative = sol.gap / abs(sol.primal) if sol.primal else 0.0
+    if relative <= STALLED_AT_ROUNDING:
+        return (f"its relative gap ({relative:.1e}) is at rounding: a tolerance that small "
+                "cannot be certified (raise eps)")
+    return ("its objective and its lower bound stopped improving, at the rounding of C times "
+            "the rows' squared norms (scale the features or lower C)")
 
 
 def _warn(sub: Subproblem, spec: SolverSpec, sol: Solution, advice: str) -> None:

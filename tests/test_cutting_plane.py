@@ -494,6 +494,17 @@ def test_unused_columns_are_left_out_of_the_cuts(method):
     resumed = run(method, wide, _Y, 1.0, eps=1e-4, bias=1.0, resume=hook.state,
                   cut_memory=2**24)  # fmt: skip
     np.testing.assert_array_equal(resumed.w, full.w)
+    # a state saved over every feature (as a run that kept the unused columns saved it)
+    keep = np.append(spread, width)
+    wide_state = dict(hook.state)
+    for name in ("cuts", "w_c", "w_b", "last_cut"):
+        value = hook.state[name]
+        widened = np.zeros(value.shape[:-1] + (width + 1,))
+        widened[..., keep] = value
+        wide_state[name] = widened
+    resumed = run(method, wide, _Y, 1.0, eps=1e-4, bias=1.0, resume=wide_state,
+                  cut_memory=2**24)  # fmt: skip
+    np.testing.assert_array_equal(resumed.w, full.w)
 
 
 def test_max_iter_stops_unconverged():

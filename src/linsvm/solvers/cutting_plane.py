@@ -1033,6 +1033,22 @@ class _Problem:
         full[self.n_features :] = w[self.columns.shape[0] :]
         return full
 
+    def own_state(self, saved: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """A checkpoint's state over the solve's weights: one saved over every feature (by a
+        run that kept the unused columns) has them taken out."""
+        cuts = np.asarray(saved.get("cuts", np.zeros(0)))
+        width = self.n_features + (1 if self.bias >= 0 else 0)
+        if self.columns is None or cuts.ndim != 2 or cuts.shape[1] != width:
+            return saved
+        keep = np.concatenate([self.columns, np.arange(self.n_features, width)])
+        own = dict(saved)
+        own["cuts"] = cuts[:, keep]
+        for name in ("w_c", "w_b", "last_cut"):
+            value = np.asarray(saved.get(name, np.zeros(0)))
+            if value.shape == (width,):
+                own[name] = value[keep]
+        return own
+
     def full_primal(self, w: np.ndarray) -> float:
         """P(w) of weights ``w`` over every feature (and the bias): the unused columns'
         weights add only their squares."""
@@ -1114,7 +1130,7 @@ class _CuttingPlaneRun:
             "istate": self.istate, "fstate": self.fstate,
         }  # fmt: skip
         if resume is not None:
-            _restore(self.arrays, resume, n_w, pb.cost)
+            _restore(self.arrays, pb.own_state(resume), n_w, pb.cost)
         # the stall watch (not part of a checkpoint: a resumed run watches afresh)
         self.progress_at = (-math.inf, math.inf)  # (bound, best primal) at the last gain
         self.flat_iterations = 0

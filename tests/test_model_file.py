@@ -262,6 +262,7 @@ MALFORMED = {
     "unknown header key": GOOD.replace("bias 1\n", "bias 1\nfoo 3\n"),
     "negative nr_feature": GOOD.replace("nr_feature 3", "nr_feature -3"),
     "truncated header": "solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 1",
+    "odd feature_map line": "feature_map gamma 0.5 coef0\n" + GOOD,
     # (more weights than the text can hold: refused before a 640 GiB array is asked for)
     "header asking for 2^31 x 40 weights": (
         "solver_type MCSVM_CS\nnr_class 40\nlabel " + " ".join(map(str, range(1, 41)))
@@ -295,7 +296,7 @@ def test_malformed_file_raises_model_format_error(tmp_path, what):
 FAULT_LINES = {
     "unknown solver": 1, "non-number weight": 8, "weight with an underscore": 8, "nan weight": 8,
     "non-number nr_feature": 4, "non-number bias": 5, "non-integer label": 3,
-    "unknown header key": 6,
+    "unknown header key": 6, "negative nr_feature": 4, "odd feature_map line": 1,
 }
 
 

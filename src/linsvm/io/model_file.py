@@ -265,9 +265,9 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
     header: dict[str, object] = {}
     feature_map = None
 
-    def here() -> str:
-        """"name:line" of the header's last word."""
-        return f"{name}:{_line_of(text, at)}"
+    def here(position: int | None = None) -> str:
+        """"name:line" of the header's last word (or of the word at ``position``)."""
+        return f"{name}:{_line_of(text, at if position is None else position)}"
 
     def take(what: str) -> str:
         nonlocal pos, at
@@ -294,14 +294,16 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
         return value
 
     seen: set[str] = set()
+    value_at: dict[str, int] = {}  # (where the values checked after the header start)
     key = take("the header")
     if key == "feature_map":
         # linsvm's extension: key/value pairs up to solver_type (checked by the Model)
-        pairs = []
+        line_start, pairs = at, []
         while (key := take("the feature_map line")) != "solver_type":
             pairs.append(key)
         if len(pairs) % 2:
-            raise ModelFormatError(f"{here()}: the feature_map line must hold key/value pairs")
+            raise ModelFormatError(f"{here(line_start)}: the feature_map line must hold "
+                                   "key/value pairs")  # fmt: skip
         feature_map = dict(zip(pairs[::2], pairs[1::2], strict=True))
 
     while True:
@@ -316,8 +318,10 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
             header["solver"] = SOLVER_BY_NAME[sname].number
         elif key == "nr_class":
             header["nr_class"] = take_number("nr_class")
+            value_at["nr_class"] = at
         elif key == "nr_feature":
             header["nr_feature"] = take_number("nr_feature")
+            value_at["nr_feature"] = at
         elif key == "bias":
             header["bias"] = take_number("bias", float)
         elif key == "rho":
@@ -347,8 +351,10 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
     nr_feature = int(header["nr_feature"])
     bias = float(header["bias"])
     kind = SOLVERS[solver].kind
-    if nr_class < 1 or nr_feature < 0:
-        raise ModelFormatError(f"{name}: bad nr_class {nr_class} or nr_feature {nr_feature}")
+    if nr_class < 1:
+        raise ModelFormatError(f"{here(value_at['nr_class'])}: bad nr_class {nr_class}")
+    if nr_feature < 0:
+        raise ModelFormatError(f"{here(value_at['nr_feature'])}: bad nr_feature {nr_feature}")
     if kind == CLASSIFICATION and "label" not in header:
         raise ModelFormatError(f"{name}: a classification model needs a 'label' line")
     if kind != CLASSIFICATION and nr_class != 2:

@@ -379,3 +379,52 @@ def _binary_order(labels: np.ndarray, class_index: np.ndarray) -> tuple[np.ndarr
         labels = labels[::-1].copy()
         np.subtract(1, class_index, out=class_index)
     return labels, class_index
+
+
+class UsedColumns:
+    """The columns of a CSR matrix that hold a value, where fewer than half do (hashed
+    features, a wide declared width): the solvers then train on X with those columns only and
+    the weights come back over every column, zero on the others, which is their optimum for
+    every regularised loss here (an unused column's weight enters only the regulariser).
+    Weight vectors carry the bias weight(s) after the features, kept as they are.
+
+    Why: solvers that keep dense vectors over the weights do O(width) work per step, epoch or
+    CG iteration (SGD-QN's curvature, SGD-S/M's norms, PCD's sweep, the threaded Newton's
+    sums, the cutting planes' cuts): a9a hashed to 2^24 columns took SGD-QN 58 s against
+    0.03 s at its 123.
+    """
+
+    def __init__(self, columns: np.ndarray, n_features: int) -> None:
+        self.columns = columns  # sorted, int64
+        self.n_features = n_features
+
+    @classmethod
+    def of(cls, X: sp.csr_matrix) -> UsedColumns | None:
+        """The used columns of X, or None where at least half are used (nothing to gain)."""
+        counts = np.bincount(X.indices, minlength=X.shape[1])
+        used = np.flatnonzero(counts)
+        if 2 * used.shape[0] >= X.shape[1]:
+            return None
+        return cls(used, X.shape[1])
+
+    def take(self, X: sp.csr_matrix) -> sp.csr_matrix:
+        """X over the used columns (its values and row pointers shared, indices renumbered)."""
+        place = np.zeros(self.n_features, dtype=X.indices.dtype)
+        place[self.columns] = np.arange(self.columns.shape[0], dtype=X.indices.dtype)
+        return sp.csr_matrix((X.data, place[X.indices], X.indptr),
+                             shape=(X.shape[0], self.columns.shape[0]))  # fmt: skip
+
+    def take_w(self, w: np.ndarray) -> np.ndarray:
+        """Weights over every column (last axis; bias weights after them) -> over the used."""
+        w = np.asarray(w)
+        return np.concatenate([w[..., self.columns], w[..., self.n_features :]], axis=-1)
+
+    def expand_w(self, w: np.ndarray) -> np.ndarray:
+        """Weights over the used columns (last axis; bias weights after them) -> over every
+        column, zero on the unused."""
+        w = np.asarray(w)
+        n_used = self.columns.shape[0]
+        full = np.zeros(w.shape[:-1] + (self.n_features + w.shape[-1] - n_used,), dtype=w.dtype)
+        full[..., self.columns] = w[..., :n_used]
+        full[..., self.n_features :] = w[..., n_used:]
+        return full

@@ -37,7 +37,7 @@ import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import njit
@@ -47,6 +47,7 @@ from ._progress import ProgressTimer
 from .checkpoint import DEFAULT_EVERY_SECONDS, Checkpointer, Resume, fingerprint
 from .data import (
     TRAINABLE_MAX,
+    UsedColumns,
     as_csr,
     check_labels,
     check_sample_weight,
@@ -354,6 +355,11 @@ def train(
     if X.shape[0] == 0:
         raise InvalidInputError("no training data: X has 0 rows")
     X, feature_map, implicit_map = _map_rows(X, feature_map, map_mode, spec, n_threads)
+    # the solvers see the used columns only where fewer than half are used (hashed features);
+    # not for an implicit map (the solver maps the columns itself) nor on a GPU
+    used = UsedColumns.of(X) if implicit_map is None and device != "cuda" else None
+    if used is not None:
+        X = used.take(X)
     if device == "cuda":
         # (the GPU's copy of the rows is float32: a larger value would be infinite there)
         check_trainable(X, float(np.finfo(np.float32).max), "the GPU's float32 range",
@@ -386,7 +392,10 @@ def train(
         problem = _classification_problem(X, y, params, sw, class_weight, seed, options, checked)
     problem.feature_map = feature_map
     problem.implicit_map = implicit_map
+    problem.used = used
     problem.apply_starts(warm_start, init_sol)
+    if used is not None and hook is not None:
+        hook = _hook_over_every_column(hook, used)
 
     meta = None
     if checkpoint is not None or resume is not None:
@@ -401,11 +410,24 @@ def train(
         if progress and not verbose:
             runner.timer = progress if isinstance(progress, ProgressTimer) else ProgressTimer()
         solutions = runner.run_all(n_threads)
+    if used is not None:
+        solutions = [replace(sol, w=used.expand_w(sol.w)) for sol in solutions]
     model = problem.model(solutions)
     model.stop_signal = stop.signal
     if model.interrupted:
         warn_interrupted(f" by {stop.name}" if stop.requested else " by the hook")
     return model
+
+
+def _hook_over_every_column(hook: Hook, used: UsedColumns) -> Hook:
+    """The caller's hook, shown ``w`` over every column where the solvers see the used ones."""
+
+    def over_every_column(progress: Progress):
+        return hook(replace(progress, w=used.expand_w(progress.w)))
+
+    if hasattr(hook, "every_iteration"):
+        over_every_column.every_iteration = hook.every_iteration
+    return over_every_column
 
 
 def _map_rows(X, feature_map, map_mode: str, spec: SolverSpec, n_threads: int):
@@ -499,7 +521,7 @@ def _resumed(resume, meta, problem: _Problem, spec: SolverSpec) -> Resume | None
         return None
     resumed = Resume(resume)
     resumed.check(meta)
-    n_weights = problem.n_features + (1 if problem.bias >= 0 else 0)
+    n_weights = problem.solved_features + (1 if problem.bias >= 0 else 0)
     resumed.check_slots(
         problem.n_subproblems,
         tuple(s for s in (spec.number, spec.fallback) if s is not None),
@@ -646,12 +668,21 @@ class _Problem:
         self.w0: dict[int, np.ndarray] = {}
         self.feature_map: FeatureMap | None = None  # the model's map, bound
         self.implicit_map: FeatureMap | None = None  # the same, when solvers form it
+        self.used: UsedColumns | None = None  # X's used columns, where X holds only those
         self._phi = None  # phi(X), once a fallback has needed it
         self._lock = threading.Lock()
 
     @property
     def n_features(self) -> int:
-        """Features of the model: X's columns, or the implicit map's."""
+        """Features of the model: X's columns (all of them, where X holds the used ones), or
+        the implicit map's."""
+        if self.used is not None:
+            return self.used.n_features
+        return self.solved_features
+
+    @property
+    def solved_features(self) -> int:
+        """Features the solvers see: X's columns, or the implicit map's."""
         if self.implicit_map is not None:
             return self.implicit_map.n_output
         return self.X.shape[1]
@@ -682,7 +713,7 @@ class _Problem:
                 raise InvalidInputError(
                     f"init_sol must have shape {expected}, got {init_sol.shape}"
                 )
-            self.w0 = dict(enumerate(init_sol))
+            self.w0 = dict(enumerate(self._solved_w(init_sol)))
             return
         if warm_start is None:
             return
@@ -718,7 +749,11 @@ class _Problem:
                 w0 = model.coef_[k]
                 if self.bias >= 0:
                     w0 = np.append(w0, model.bias_weights_[k])
-                self.w0[k] = w0
+                self.w0[k] = self._solved_w(w0)
+
+    def _solved_w(self, w: np.ndarray) -> np.ndarray:
+        """Starting weights over every column -> over the columns the solvers see."""
+        return w if self.used is None else self.used.take_w(w)
 
     def model(self, solutions: list[Solution]) -> Model:
         # (one weight vector: a view of it, not a copy; w may be gigabytes wide)

@@ -154,9 +154,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
 
+from ..data import UsedColumns
 from ..errors import InvalidInputError
 from ..objective import LOSS_HINGE, primal_value
 from ..sparse_rows import row_axpy, row_dot, sq_norm
@@ -970,16 +970,12 @@ class _Problem:
         # The cuts are dense over the weights: columns no row uses (hashed features, a wide
         # declared width) are left out of the solve, which sees X with its used columns only,
         # and come back as zero weights (``full_w``). Dense over 2^24 hashed columns, a9a's
-        # iterations took 66 s and 1.8 GB where its 123 columns take 0.2 s.
+        # iterations took 66 s and 1.8 GB where its 123 columns take 0.2 s. (``train`` hands
+        # over X so already; this is for the solver called directly.)
         self.n_features = X.shape[1]
-        self.columns = None  # the used columns, where fewer than half are
-        used = np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))
-        if 2 * used.shape[0] < X.shape[1]:
-            place = np.zeros(X.shape[1], dtype=X.indices.dtype)
-            place[used] = np.arange(used.shape[0], dtype=X.indices.dtype)
-            X = sp.csr_matrix((X.data, place[X.indices], X.indptr),
-                              shape=(n_rows, used.shape[0]))  # fmt: skip
-            self.columns = used
+        self.used = UsedColumns.of(X)
+        if self.used is not None:
+            X = self.used.take(X)
         self.X = X
         self.y = y
         self.cost = _check_real("C", C[0], 0.0, strict=True)
@@ -1026,35 +1022,29 @@ class _Problem:
 
     def full_w(self, w: np.ndarray) -> np.ndarray:
         """The weights over every feature (and the bias) of the solve's ``w``."""
-        if self.columns is None:
-            return w.copy()
-        full = np.zeros(self.n_features + (w.shape[0] - self.columns.shape[0]))
-        full[self.columns] = w[: self.columns.shape[0]]
-        full[self.n_features :] = w[self.columns.shape[0] :]
-        return full
+        return w.copy() if self.used is None else self.used.expand_w(w)
 
     def own_state(self, saved: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """A checkpoint's state over the solve's weights: one saved over every feature (by a
         run that kept the unused columns) has them taken out."""
         cuts = np.asarray(saved.get("cuts", np.zeros(0)))
         width = self.n_features + (1 if self.bias >= 0 else 0)
-        if self.columns is None or cuts.ndim != 2 or cuts.shape[1] != width:
+        if self.used is None or cuts.ndim != 2 or cuts.shape[1] != width:
             return saved
-        keep = np.concatenate([self.columns, np.arange(self.n_features, width)])
         own = dict(saved)
-        own["cuts"] = cuts[:, keep]
+        own["cuts"] = self.used.take_w(cuts)
         for name in ("w_c", "w_b", "last_cut"):
             value = np.asarray(saved.get(name, np.zeros(0)))
             if value.shape == (width,):
-                own[name] = value[keep]
+                own[name] = self.used.take_w(value)
         return own
 
     def full_primal(self, w: np.ndarray) -> float:
         """P(w) of weights ``w`` over every feature (and the bias): the unused columns'
         weights add only their squares."""
-        if self.columns is None:
+        if self.used is None:
             return self.primal(w)
-        own = np.concatenate([w[self.columns], w[self.n_features :]])
+        own = self.used.take_w(w)
         return self.primal(own) + 0.5 * (float(w @ w) - float(own @ own))
 
 

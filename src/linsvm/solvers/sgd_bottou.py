@@ -119,6 +119,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ..data import UsedColumns
 from ..errors import InvalidInputError
 from ..sparse_rows import row_axpy, row_dot
 from ._base import Hook, Solution, Subproblem, restore_state
@@ -376,10 +377,9 @@ def _skip_width(X, fbias: float) -> int:
     sets how many steps pass between the regulariser's updates, and over 2^20 hashed columns
     of a9a's 123 that was 1.2M, more than an epoch's 32,561 steps (the counter restarts each
     epoch), so w was never regularised."""
-    used = np.count_nonzero(np.bincount(X.indices[X.data != 0], minlength=X.shape[1]))
-    if 2 * used >= X.shape[1]:
-        return X.shape[1] + (1 if fbias >= 0.0 else 0)
-    return used + (1 if fbias >= 0.0 else 0)
+    used = UsedColumns.of(X)
+    width = X.shape[1] if used is None else used.columns.shape[0]
+    return width + (1 if fbias >= 0.0 else 0)
 
 
 @njit(cache=True, nogil=True)

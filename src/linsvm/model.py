@@ -135,9 +135,11 @@ class Model:
                      bias: float, results: list[Solution], stop_signal: int | None = None,
                      **extra) -> Model:  # fmt: skip
         """The model of stacked weights ``W`` (n_weight_vectors, n_features [+ 1]): the
-        last column is the bias weights when ``bias >= 0``."""
+        last column is the bias weights when ``bias >= 0``. ``coef_`` is W itself where W
+        has no bias column; the bias weights are a copy (a view would keep W alive beside
+        the contiguous copy ``coef_`` then is)."""
         model = cls(solver, labels, W[:, :n_features], bias,
-                    W[:, n_features] if bias >= 0 else None, results=results,
+                    W[:, n_features].copy() if bias >= 0 else None, results=results,
                     **extra)  # fmt: skip
         model.stop_signal = stop_signal
         return model

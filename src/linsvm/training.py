@@ -759,6 +759,11 @@ class _Problem:
         # (one weight vector: a view of it, not a copy; w may be gigabytes wide)
         W = (np.atleast_2d(solutions[0].w) if len(solutions) == 1
              else np.vstack([np.atleast_2d(sol.w) for sol in solutions]))  # fmt: skip
+        if len(solutions) > 1:
+            # each solution's w a row of W, not a second copy of it (one-vs-rest over a wide
+            # hashed space: hundreds of MiB each)
+            for k, sol in enumerate(solutions):
+                sol.w = W[k]
         labels = self.labels if self.labels is not None else np.array([])
         extra = dict(self.model_args)
         if self.spec.kind == solvers.ONECLASS:

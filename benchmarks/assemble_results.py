@@ -37,6 +37,7 @@ SECTIONS = [
      "precision (bench_bottou_epochs.py)", "RESULTS-bottou-epochs.md"),
     ("The cutting-plane solvers across C against svmocas and LIBLINEAR "
      "(bench_cutting_plane_c.py)", "RESULTS-cutting-plane-c.md"),
+    ("Training over a wide, mostly unused feature space (bench_wide.py)", "RESULTS-wide.md"),
     ("Line-search Newton vs TRON (bench_newton_vs_tron.py)", "RESULTS-newton-vs-tron.md"),
     ("The fixed cost of a call (bench_fixed_cost.py)", "RESULTS-fixed-cost.md"),
     ("Cross-validation on every core (bench_cv.py)", "RESULTS-cv.md"),

@@ -410,8 +410,6 @@ def train(
         if progress and not verbose:
             runner.timer = progress if isinstance(progress, ProgressTimer) else ProgressTimer()
         solutions = runner.run_all(n_threads)
-    if used is not None:
-        solutions = [replace(sol, w=used.expand_w(sol.w)) for sol in solutions]
     model = problem.model(solutions)
     model.stop_signal = stop.signal
     if model.interrupted:
@@ -756,14 +754,16 @@ class _Problem:
         return w if self.used is None else self.used.take_w(w)
 
     def model(self, solutions: list[Solution]) -> Model:
+        """The model of the solutions, whose ``w`` become views of its stacked weights W
+        (over every column where the solvers saw the used ones): the weights held once
+        (one-vs-rest over a wide hashed space: hundreds of MiB a copy)."""
         # (one weight vector: a view of it, not a copy; w may be gigabytes wide)
         W = (np.atleast_2d(solutions[0].w) if len(solutions) == 1
              else np.vstack([np.atleast_2d(sol.w) for sol in solutions]))  # fmt: skip
-        if len(solutions) > 1:
-            # each solution's w a row of W, not a second copy of it (one-vs-rest over a wide
-            # hashed space: hundreds of MiB each)
-            for k, sol in enumerate(solutions):
-                sol.w = W[k]
+        if self.used is not None:
+            W = self.used.expand_w(W)
+        for k, sol in enumerate(solutions):
+            sol.w = W[k] if np.ndim(sol.w) == 1 else W  # (Crammer-Singer: one 2-D w)
         labels = self.labels if self.labels is not None else np.array([])
         extra = dict(self.model_args)
         if self.spec.kind == solvers.ONECLASS:

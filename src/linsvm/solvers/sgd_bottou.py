@@ -719,19 +719,20 @@ def solve_sgdqn(sub: Subproblem, hook: Hook | None = None) -> Solution:
         if istate[_IQ_SKIP] < 1 or not np.all(B > 0.0):
             raise InvalidInputError("the state to resume from is damaged: 'istate' or 'B'")
     else:
+        skip_width = _skip_width(X, fbias)
         if t0 is None:
             n_sample = (pb.n_rows - 1) // 10 + 1
             sample = setup.sample(n_sample)
             candidates = np.array(QN_T0_CANDIDATES)
             t0 = _determine_t0(X.indptr, X.indices, X.data, fbias, y, sample, lam, n_w,
-                               _skip_width(X, fbias), t0_epochs, candidates)  # fmt: skip
+                               skip_width, t0_epochs, candidates)  # fmt: skip
             n_calibration = len(candidates) * t0_epochs
         fstate[_FQ_T0] = t0
         B[:] = 1.0 / (lam * t0)
         all_rows = np.arange(pb.n_rows, dtype=setup.order.dtype)
         istate[_IQ_SKIP] = (skip if skip is not None
                             else _qn_skip(X.indptr, X.data, fbias, all_rows,
-                                          _skip_width(X, fbias)))  # fmt: skip
+                                          skip_width))  # fmt: skip
 
     def advance(n_epochs: int) -> None:
         _qn_epochs(X.indptr, X.indices, X.data, fbias, y, setup.order, setup.rng, setup.shuffle,

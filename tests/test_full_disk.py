@@ -48,12 +48,14 @@ def _sparse(n_rows: int, n_cols: int, per_row: int, seed: int) -> tuple[sp.csr_m
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> dict[str, Path]:
     """Training text whose model has 3M weights (24 MB in a checkpoint, 6 MB of model text);
-    text for a 5 MB cache; a test file of 100k lines and a model for it."""
+    text for a 5 MB cache, and that cache; a test file of 100k lines and a model for it."""
     folder = tmp_path_factory.mktemp("inputs")
     files = {name: folder / name for name in ("wide.txt", "data.txt", "test.txt", "m")}
     linsvm.write_libsvm(*_sparse(300, 3_000_000, 12, 0), files["wide.txt"])
     X, y = _sparse(20_000, 5_000, 20, 1)
     linsvm.write_libsvm(X, y, files["data.txt"])
+    files["data.lsvc"] = folder / "data.lsvc"
+    write_cache(files["data.txt"], files["data.lsvc"])
     linsvm.write_libsvm(*_sparse(100_000, 5_000, 1, 2), files["test.txt"])
     linsvm.train(X[:2000], y[:2000], solver=3).save(files["m"])
     return files
@@ -69,7 +71,7 @@ def _argv(writer: str, inputs: dict[str, Path], target: Path, scratch: Path) -> 
         "checkpoint": ["train", "-q", "-s", "3", "--checkpoint", str(target),
                        str(inputs["data.txt"]), model],
         "block checkpoint": ["train", "-q", "-s", "3", "--memory", "1G", "--checkpoint",
-                             str(target), str(inputs["wide.txt"]), model],
+                             str(target), str(inputs["data.lsvc"]), model],
         "predict": ["predict", "-q", str(inputs["test.txt"]), str(inputs["m"]), str(target)],
     }[writer]  # fmt: skip
 
@@ -153,8 +155,8 @@ def test_a_file_size_limit_is_named_by_the_model_or_checkpoint(tmp_path, inputs,
     target = tmp_path / "out"
     target.write_bytes(OLD)
     argv = _argv(writer, inputs, str(target), scratch)
-    # (data.txt's checkpoint is 200 KB, its model 100 KB: a limit between them)
-    limit = 1 << 17 if writer == "checkpoint" else 1 << 20
+    # (data.txt's checkpoints are 200 KB or more, its model 100 KB: a limit between them)
+    limit = 1 << 17 if writer.endswith("checkpoint") else 1 << 20
     run = subprocess.run([sys.executable, "-c", FSIZE_CHILD, str(limit), str(target),
                           str(scratch), *argv], capture_output=True, text=True)  # fmt: skip
     assert run.returncode == 1, run.stderr

@@ -34,8 +34,8 @@ def _problem(n_classes=2, seed=3):
     return X, y
 
 
-def _same_model(narrow, wide, places) -> None:
-    assert wide.coef_.shape == (narrow.coef_.shape[0], WIDTH)
+def _same_model(narrow, wide, places, width: int = WIDTH) -> None:
+    assert wide.coef_.shape == (narrow.coef_.shape[0], width)
     np.testing.assert_array_equal(wide.coef_[:, places], narrow.coef_)
     assert np.count_nonzero(wide.coef_) == np.count_nonzero(narrow.coef_)
     np.testing.assert_array_equal(wide.intercept_, narrow.intercept_)
@@ -168,3 +168,107 @@ def test_a_one_vs_rest_model_holds_its_weights_once(bias):
     assert model.bias_weights_.base is None or model.bias_weights_.base.size == 4
     if bias < 0:  # (coef_ is the stacked W itself)
         assert np.shares_memory(model.coef_, model.results_[2].w)
+
+
+# Block minimisation (``memory=``): w, its copy at each outer iteration's start and the
+# objectives' sums are kept over the used columns, found by a pass over the blocks.
+
+
+def _blocks_model(X, y, n_blocks=3, **options):
+    from linsvm.outofcore import ArrayBlocks, train_blocks
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return train_blocks(ArrayBlocks(X, y, n_blocks), max_block_bytes=1, **options)
+
+
+@pytest.mark.parametrize("solver, selective", [(1, False), (3, False), (3, True), (7, False)])
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_blocks_over_a_wide_width_give_the_narrow_model(monkeypatch, solver, selective,
+                                                        n_classes, bias):  # fmt: skip
+    import linsvm.runner as runner
+
+    X, y = _problem(n_classes)
+    wide, places = _spread(X)
+    options = dict(solver=solver, bias=bias, selective=selective, max_outer=40, eps=1e-4)
+    narrow_model = _blocks_model(X, y, **options)
+    widths = []
+    real = runner.PartitionedDual
+
+    def recorded(place, merge, W):
+        widths.append(W.shape[1])
+        return real(place, merge, W)
+
+    monkeypatch.setattr(runner, "PartitionedDual", recorded)
+    wide_model = _blocks_model(wide, y, **options)
+    assert widths == [X.shape[1] + (bias >= 0)]  # the run's w over the used columns
+    _same_model(narrow_model, wide_model, places)
+    for k, solution in enumerate(wide_model.results_):
+        np.testing.assert_array_equal(solution.alpha, narrow_model.results_[k].alpha)
+        if bias < 0:  # (with a bias column, coef_ is a contiguous copy, as in memory)
+            assert np.shares_memory(solution.w, wide_model.coef_)  # the weights held once
+    np.testing.assert_array_equal(wide_model.predict(wide[:20]), narrow_model.predict(X[:20]))
+
+
+def test_blocks_keep_every_column_where_half_are_used(monkeypatch):
+    """At most half the columns can be used only where the width exceeds twice the
+    non-zeros: only then is a pass made for them, else w is over every column."""
+    import linsvm.runner as runner
+
+    X, y = _problem()
+    passes = []
+    real = runner.used_columns_of
+    monkeypatch.setattr(runner, "used_columns_of", lambda source: passes.append(1) or real(source))
+    for width, made in ((2 * X.nnz, False), (2 * X.nnz + 1, True)):
+        passes.clear()
+        wider = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+        model = _blocks_model(wider, y, solver=3, max_outer=5)
+        assert model.coef_.shape == (1, width)
+        assert bool(passes) == made
+
+
+def test_blocks_from_a_wide_cache_and_their_checkpoints(tmp_path, monkeypatch):
+    """A cache's blocks are renumbered as they are read into the reader's buffers; a run
+    stopped and resumed from its checkpoint ends with the undisturbed run's model; a
+    checkpoint over every column is refused as another run's."""
+    from test_outofcore import stopped_at_checkpoint
+
+    from linsvm.io.cache import write_cache
+    from linsvm.outofcore import train_cache
+
+    X, y = _problem()
+    wide, places = _spread(X)
+    for name, rows in (("narrow", X), ("wide", wide)):
+        linsvm.write_libsvm(rows, y, tmp_path / f"{name}.txt")
+        write_cache(tmp_path / f"{name}.txt", tmp_path / f"{name}.cache", block_bytes=2000)
+    options = dict(memory="400M", solver=3, eps=1e-4, max_outer=60, max_block_bytes=1500)
+    narrow_model = train_cache(tmp_path / "narrow.cache", **options)
+    wide_model = train_cache(tmp_path / "wide.cache", **options)
+    # (a text file's width is its largest index)
+    _same_model(narrow_model, wide_model, places, width=int(places[-1]) + 1)
+
+    path = tmp_path / "run.ckpt"
+    with stopped_at_checkpoint(monkeypatch, 3):
+        train_cache(tmp_path / "wide.cache", checkpoint=path, **options)
+    resumed = train_cache(tmp_path / "wide.cache", resume=path, **options)
+    np.testing.assert_array_equal(resumed.coef_, wide_model.coef_)
+    assert resumed.results_[0].n_iter == wide_model.results_[0].n_iter
+
+    import linsvm.runner as runner
+
+    monkeypatch.setattr(runner, "used_columns_of", lambda source: None)
+    with pytest.raises(linsvm.errors.InvalidInputError, match="differs in: data"):
+        train_cache(tmp_path / "wide.cache", resume=path, **options)
+
+
+def test_cross_validation_in_blocks_over_a_wide_width(tmp_path):
+    from linsvm.outofcore import ArrayBlocks, cross_validate_blocks
+
+    X, y = _problem()
+    wide, _ = _spread(X)
+    options = dict(solver=1, max_block_bytes=1, max_outer=30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert (cross_validate_blocks(ArrayBlocks(wide, y, 3), 3, **options)
+                == cross_validate_blocks(ArrayBlocks(X, y, 3), 3, **options))  # fmt: skip

@@ -52,7 +52,13 @@ from .checkpoint import (
 from .data import as_csr
 from .errors import InvalidInputError
 from .interrupts import RunInterrupted, stop_on_signals
-from .io.blocks import BlockBuffer, BlockSource, open_cache_blocks
+from .io.blocks import (
+    BlockBuffer,
+    BlockSource,
+    UsedColumnBlocks,
+    open_cache_blocks,
+    used_columns_of,
+)
 from .io.cache import _first_bad_row
 from .model import Model
 from .objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE
@@ -194,8 +200,14 @@ def train_blocks(
     return_freed_arrays_to_the_system()
 
     n_vectors = n_weight_vectors(labels.shape[0])
-    n_weights = source.n_features + (1 if params.bias >= 0 else 0)
-    W = np.zeros((n_vectors, n_weights))
+    n_bias = 1 if params.bias >= 0 else 0
+    # Over a width of which at most half can hold a value (more columns than twice the
+    # non-zeros: features hashed before they were written), w is kept over the used columns,
+    # found by a pass over the rows: w's copy and sums each outer iteration are O(width)
+    narrow = source.n_features > 2 * source.nnz
+    n_columns = min(source.n_features, source.nnz) if narrow else source.n_features
+    # (the renumbering's table: one index a column)
+    table_bytes = source.n_features * (4 if source.n_features < 2**31 else 8) if narrow else 0
     alpha = np.zeros((n_vectors, source.n_rows))
     epoch_rows = source.n_rows if epochs else 0
     epoch_state = (LogisticEpochs.fresh(n_vectors, epoch_rows, params.eps)
@@ -206,9 +218,16 @@ def train_blocks(
         overhead_bytes = _stored_overhead(resume, overhead_bytes)
     # w at the outer iteration's start (the exact objectives there) is a second w: only w
     # and alpha themselves come on top of the budget
-    run_bytes = targets.nbytes + epoch_state.nbytes + W.nbytes + RowTargets.CHUNK_BYTES
+    w_bytes = 8 * n_vectors * (n_columns + n_bias)
+    run_bytes = (targets.nbytes + epoch_state.nbytes + w_bytes + table_bytes
+                 + RowTargets.CHUNK_BYTES)  # fmt: skip
     layout = plan_blocks(source, budget, n_vectors, run_bytes, overhead_bytes, selective,
                          epochs, max_block_bytes, seed)  # fmt: skip
+    if narrow:
+        used = used_columns_of(layout.source)
+        if used is not None:
+            layout.source = UsedColumnBlocks(layout.source, used)
+    W = np.zeros((n_vectors, layout.source.n_features + n_bias))
     meta = None
     if checkpoint is not None or resume is not None:
         meta = _run_meta(layout, spec.number, params, class_weight, inner_iter, seed, selective,
@@ -403,8 +422,15 @@ class _BlocksRun:
             where = f" (resumed from {os.fsdecode(os.fspath(resume))}: damaged?)" if resume else ""
             raise InvalidInputError(f"{self.spec.label} in blocks: the weights became NaN or "
                                     f"infinite{where}")
-        return Model.from_weights(self.spec.number, labels, W, self.layout.source.n_features,
-                                  self.params.bias, results, stop.signal)  # fmt: skip
+        n_features = self.layout.source.n_features
+        if isinstance(self.layout.source, UsedColumnBlocks):
+            # the model over every column (zero on the unused), the solutions' w views of it
+            used = self.layout.source.used
+            W, n_features = used.expand_w(W), used.n_features
+            for k, solution in enumerate(results):
+                solution.w = W[k]
+        return Model.from_weights(self.spec.number, labels, W, n_features, self.params.bias,
+                                  results, stop.signal)  # fmt: skip
 
     def _after_block(self, outer: int, n_blocks: int, stop, saver, reader):
         def after_block(g: int, done: list[PartResult]) -> bool:

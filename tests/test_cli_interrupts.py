@@ -129,3 +129,29 @@ def test_an_interrupted_cross_validation_names_its_signal(data_file, monkeypatch
     assert main(["train", "-v", "3", str(data_file)]) == 128 + signum
     err = capsys.readouterr().err
     assert err == f"linsvm train: interrupted by {signal.Signals(signum).name}\n"
+
+
+def test_a_ctrl_c_numba_turned_into_a_system_error_is_an_interrupt(data_file, monkeypatch,
+                                                                   capsys):  # fmt: skip
+    """A Ctrl-C pending when a Numba kernel hands its arrays back raises within that return
+    and comes out as a SystemError caused by the KeyboardInterrupt: one line and status 130,
+    as any Ctrl-C; a SystemError of another cause is not taken for one."""
+    from linsvm.cli import main
+
+    def interrupted_in_a_kernels_return(*args, **kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise SystemError("CPUDispatcher(...) returned a result with an exception set") \
+                from exc
+
+    monkeypatch.setattr(linsvm, "cross_validation", interrupted_in_a_kernels_return)
+    assert main(["train", "-v", "3", str(data_file)]) == 130
+    assert capsys.readouterr().err == "linsvm train: interrupted by SIGINT\n"
+
+    def failed(*args, **kwargs):
+        raise SystemError("something else")
+
+    monkeypatch.setattr(linsvm, "cross_validation", failed)
+    with pytest.raises(SystemError, match="something else"):
+        main(["train", "-v", "3", str(data_file)])

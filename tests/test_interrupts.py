@@ -464,3 +464,93 @@ def test_sigterm_in_blocks_from_a_text_file_leaves_no_temporary_cache(tmp_path):
     )  # fmt: skip
     assert run.returncode == -signal.SIGTERM and run.stdout == "", run.stderr
     assert list(scratch.iterdir()) == []
+
+
+_SIGTERM_WHILE_CONVERTING_SCRIPT = """
+import os, signal, sys, warnings
+import numpy as np, scipy.sparse as sp
+import linsvm
+from linsvm.interrupts import caller_ends_on_sigterm, interrupting_signal
+rng = np.random.default_rng(7)
+X = sp.random(600, 40, density=0.2, format="csr", random_state=rng)
+y = np.where(X @ rng.standard_normal(40) > 0, 1, -1)
+linsvm.write_libsvm(X, y, sys.argv[1])
+class Timer:  # (the progress timer's calls; SIGTERM at the conversion's first tick)
+    def labelled(self, label): return self
+    def postpone(self): pass
+    def tick(self, describe):
+        if "rows" in describe():
+            os.kill(os.getpid(), signal.SIGTERM)
+warnings.simplefilter("ignore")
+if sys.argv[2] == "command":  # (as the command line: it ends the process itself)
+    with caller_ends_on_sigterm():
+        try:
+            linsvm.train(sys.argv[1], solver=3, memory="2G", progress=Timer())
+        except KeyboardInterrupt as exc:
+            print("interrupted by", int(interrupting_signal(exc)), flush=True)
+else:
+    linsvm.train(sys.argv[1], solver=3, memory="2G", progress=Timer())
+    print("returned", flush=True)
+"""
+
+
+@pytest.mark.parametrize("caller", ["program", "command"])
+def test_sigterm_while_text_is_converted_leaves_no_temporary_folder(tmp_path, caller):
+    """A SIGTERM while block training converts a text file to its temporary cache ended the
+    process at once (SIGTERM's default action), the temporary folder left behind. It is held
+    to the next block of the text, where it raises: the folder is removed, then the process
+    ends as SIGTERM ends it, or the command line says so (status 143)."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    run = subprocess.run(
+        [sys.executable, "-c", _SIGTERM_WHILE_CONVERTING_SCRIPT, str(tmp_path / "data.txt"),
+         caller],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(scratch)},
+    )  # fmt: skip
+    if caller == "program":
+        assert run.returncode == -signal.SIGTERM and run.stdout == "", run.stderr
+    else:
+        assert run.returncode == 0 and run.stdout == f"interrupted by {int(signal.SIGTERM)}\n"
+    assert list(scratch.iterdir()) == []
+
+
+_CTRL_C_WHILE_READING_SCRIPT = """
+import os, signal, sys, threading, time
+import linsvm
+path = sys.argv[1]
+with open(path, "wb") as f:  # about 40 MB of text: five of the reader's blocks
+    f.write(b"1 1:0.5 7:2 30:1.25 4000:3\\n-1 2:1 9:0.75 31:2.5 5000:1\\n" * 700_000)
+linsvm.read_libsvm(path + ".small", n_jobs=1)  # the parser's kernel loaded
+for attempt in range(3):
+    threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
+    try:
+        linsvm.read_libsvm(path, n_jobs=1)
+        print("read", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    time.sleep(0.1)
+"""
+
+
+def test_ctrl_c_while_text_is_read_raises_between_blocks(tmp_path):
+    """Ctrl-C while the parser's kernel ran crashed the process (SIGSEGV): Numba hands its
+    result back by calling into Python, where the pending signal's KeyboardInterrupt was
+    raised. The reader holds Ctrl-C to the boundaries of its blocks, where it raises."""
+    path = tmp_path / "big.txt"
+    (tmp_path / "big.txt.small").write_text("1 1:1\n-1 2:1\n")
+    run = subprocess.run([sys.executable, "-c", _CTRL_C_WHILE_READING_SCRIPT, str(path)],
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout == "interrupted\n" * 3, run.stdout
+
+
+def test_a_signal_that_stops_the_overhead_measure_stops_the_run(monkeypatch):
+    """``measured_overhead`` trains four rows to load the compiled code; a signal that stopped
+    that run was lost with its model (held before it, a Ctrl-C then let the real run train)."""
+    import linsvm.interrupts as interrupts
+    from linsvm.outofcore import measured_overhead
+
+    monkeypatch.setattr(interrupts, "_held_signal", signal.SIGINT)
+    with pytest.raises(interrupts.RunInterrupted) as stopped:
+        measured_overhead(3)
+    assert stopped.value.signum == signal.SIGINT

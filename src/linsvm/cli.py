@@ -1349,10 +1349,15 @@ def main(argv: list[str] | None = None) -> int:
                 else "")  # fmt: skip
         print(f"linsvm {command}: error: out of memory{hint}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt as exc:
+    except (KeyboardInterrupt, SystemError) as exc:
+        # Numba hands a kernel's arrays back by calling into Python, where a pending Ctrl-C
+        # raises: that comes out as a SystemError caused by the KeyboardInterrupt
+        interrupt = exc if isinstance(exc, KeyboardInterrupt) else exc.__cause__
+        if not isinstance(interrupt, KeyboardInterrupt):
+            raise
         # (128 + the signal, as a process it ended: 130 for Ctrl-C, 143 for a SIGTERM that
         # ended a cross-validation or a search for C)
-        signum = interrupting_signal(exc)
+        signum = interrupting_signal(interrupt)
         print(f"linsvm {command}: interrupted by {signal.Signals(signum).name}", file=sys.stderr)
         return 128 + signum
 

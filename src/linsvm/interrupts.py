@@ -12,7 +12,9 @@ a checkpoint has been written, if asked), it is passed on to the handler it had 
 process left with SIGTERM's default action ends as it would have without linsvm. The command
 line (`caller_ends_on_sigterm`) ends on its own terms instead: its line, exit status 143.
 Where training runs inside something to tidy (a temporary cache), ``sigterm_passed_on_after``
-passes it on only once that block has ended.
+passes it on only once that block has ended. Outside training, reading text holds Ctrl-C
+(and such a SIGTERM) to the boundaries of its pieces (``held_to_safe_points``), where it
+raises: a KeyboardInterrupt raised within Numba's return of arrays is not safe.
 
 Signal handlers can only be installed from the main thread; elsewhere (training in a worker
 thread of the caller's) signals keep their usual meaning.
@@ -32,6 +34,8 @@ from .solvers._base import Progress
 _caller_ends_on_sigterm = False
 # Whether a SIGTERM stopped training inside ``sigterm_passed_on_after``, which passes it on.
 _sigterm_held = False
+# A signal held for the next safe point (``held_to_safe_points``).
+_held_signal: int | None = None
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -74,15 +78,18 @@ class StopRequest:
 def stop_on_signals() -> Iterator[StopRequest]:
     """Within the block, SIGINT and SIGTERM request a stop instead of ending the process.
 
-    SIGTERM is taken over only where it still has its default action (a program that
-    installed its own handler keeps it), and neither where it is ignored. The previous
-    handlers are restored on exit.
+    SIGTERM is taken over only where it still has its default action or is held for a safe
+    point (a program that installed its own handler keeps it), and neither where it is
+    ignored. The previous handlers are restored on exit. A signal held for a safe point when
+    the block starts is its stop request at once.
     """
-    global _sigterm_held
+    global _held_signal, _sigterm_held
     request = StopRequest()
     if threading.current_thread() is not threading.main_thread():
         yield request
         return
+    # (a signal held for a safe point before training started stops it at once)
+    request.signal, _held_signal = _held_signal, None
 
     def on_signal(signum, frame) -> None:
         if request.signal is not None and signum == signal.SIGINT:
@@ -92,7 +99,8 @@ def stop_on_signals() -> Iterator[StopRequest]:
     previous = {}
     for sig in (signal.SIGINT, signal.SIGTERM):
         current = signal.getsignal(sig)
-        if current is signal.SIG_IGN or (sig == signal.SIGTERM and current is not signal.SIG_DFL):
+        if current is signal.SIG_IGN or (sig == signal.SIGTERM
+                                         and current not in (signal.SIG_DFL, _hold)):
             # (ignored: as a job started in the background by a script, kept from the
             # terminal's Ctrl-C, should stay)
             continue
@@ -128,6 +136,55 @@ def sigterm_passed_on_after() -> Iterator[None]:
         if _sigterm_held:
             _sigterm_held = False
             signal.raise_signal(signal.SIGTERM)
+
+
+@contextmanager
+def held_to_safe_points() -> Iterator[None]:
+    """Within the block, Ctrl-C (and a SIGTERM where the process is ended after: the command
+    line, ``sigterm_passed_on_after``) is held until the next ``safe_point()`` or the block's
+    end, and raised there as ``RunInterrupted(signal)``; a second Ctrl-C raises at once.
+
+    Why: Numba hands a kernel's arrays back by calling into Python, which runs a pending
+    signal's handler; a KeyboardInterrupt raised there came out as a SystemError, and crashed
+    the process where a NamedTuple was handed back (SIGSEGV: Ctrl-C while a large text file
+    was read). Training holds signals to its own stop points (``stop_on_signals``); code that
+    runs kernels a piece at a time outside it (reading text, converting it to a cache) holds
+    them to the pieces' boundaries with this. Only on the main thread, where Ctrl-C raises
+    KeyboardInterrupt (Python's default); a block within another holds nothing more."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):  # fmt: skip
+        yield
+        return
+    taken = [signal.SIGINT]
+    if _caller_ends_on_sigterm and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        taken.append(signal.SIGTERM)
+    previous = {sig: signal.signal(sig, _hold) for sig in taken}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    safe_point()
+
+
+def _hold(signum, frame) -> None:
+    """``held_to_safe_points``' handler."""
+    global _held_signal
+    if _held_signal is not None and signum == signal.SIGINT:
+        raise KeyboardInterrupt  # a second Ctrl-C: the user does not want to wait
+    _held_signal = signum
+
+
+def safe_point() -> None:
+    """Raise ``RunInterrupted(signal)`` if a signal is held (``held_to_safe_points``); on
+    the main thread only."""
+    global _held_signal, _sigterm_held
+    if _held_signal is None or threading.current_thread() is not threading.main_thread():
+        return
+    signum, _held_signal = _held_signal, None
+    if signum == signal.SIGTERM:
+        _sigterm_held = True  # (for sigterm_passed_on_after, which passes it on)
+    raise RunInterrupted(signum)
 
 
 @contextmanager

@@ -46,11 +46,12 @@ import scipy.sparse as sp
 from ._memory import format_bytes
 from .data import as_csr
 from .errors import InvalidInputError
+from .interrupts import RunInterrupted
 from .io.blocks import ArrayBlocks, BlockBuffer, BlockSource, CacheBlocks, stack_rows, unit_rows
 from .model import Model
 from .objective import LOSS_HINGE, LOSS_LOGISTIC, LOSS_SQUARED_HINGE, loss_sum
 from .partitioned import LocalTask, PartResult
-from .problems import ConvergenceWarning, RowTargets, silenced
+from .problems import ConvergenceWarning, RowTargets, TrainingInterrupted, silenced
 from .solvers import Subproblem
 from .solvers._base import Progress
 from .solvers._dual import cache_resident, choose_order, order_buffers
@@ -289,9 +290,13 @@ def measured_overhead(solver: int = 1) -> int | None:
     the same model unless a measure crosses a step.
     """
     X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 2.0]]))
-    with silenced(ConvergenceWarning):  # not converged in two outer iterations: no matter
-        train_blocks(ArrayBlocks(X, np.array([1, -1, 1, -1]), 2), solver=solver,
-                     memory=1 << 40, max_outer=2)  # fmt: skip
+    with silenced(ConvergenceWarning, TrainingInterrupted):
+        # (not converged in two outer iterations: no matter)
+        model = train_blocks(ArrayBlocks(X, np.array([1, -1, 1, -1]), 2), solver=solver,
+                             memory=1 << 40, max_outer=2)  # fmt: skip
+    if model.stop_signal is not None:
+        # a signal that stopped this run asked the run to be measured for to stop
+        raise RunInterrupted(model.stop_signal)
     return_freed_arrays_to_the_system()
     resident = _resident_bytes()
     if resident is None:

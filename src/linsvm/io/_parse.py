@@ -385,8 +385,7 @@ class ParsedBuffer(NamedTuple):
     n_newlines: int  # the number of b"\n" in the buffer (lines before the next piece of a file)
 
 
-@njit(cache=True, nogil=True)
-def parse_buffer(buf, one_based, index_limit, value_limit):
+def parse_buffer(buf, one_based, index_limit, value_limit) -> ParsedBuffer:
     """Parse a whole LIBSVM file held in `buf` (uint8, shape (n_bytes,)).
 
     Parameters
@@ -404,6 +403,16 @@ def parse_buffer(buf, one_based, index_limit, value_limit):
     -------
     ParsedBuffer
     """
+    # The kernel returns a plain tuple, made into the NamedTuple here: Numba boxes a
+    # NamedTuple by calling its class, Python code that runs a pending signal's handler, and
+    # a KeyboardInterrupt raised there crashed the process (SIGSEGV: Ctrl-C while a large file
+    # was read); a tuple is boxed without running Python code.
+    return ParsedBuffer(*_parse_buffer(buf, one_based, index_limit, value_limit))
+
+
+@njit(cache=True, nogil=True)
+def _parse_buffer(buf, one_based, index_limit, value_limit):
+    """`parse_buffer`'s kernel: its fields as a tuple."""
     n = buf.shape[0]
     # Upper bounds: every row ends at a newline or at the end; every feature has a colon.
     n_newlines = 0
@@ -565,9 +574,9 @@ def parse_buffer(buf, one_based, index_limit, value_limit):
         while i < n and buf[i] != 10:
             i += 1
         pos = i + 1
-    return ParsedBuffer(status, err_line, err_start, err_end, err_a, err_b, n_rows, nnz, indptr,
-                        indices, data, labels, qids, min_index, max_index, max_index_line,
-                        fallback, n_fallback, n_newlines)
+    return (status, err_line, err_start, err_end, err_a, err_b, n_rows, nnz, indptr, indices,
+            data, labels, qids, min_index, max_index, max_index_line, fallback, n_fallback,
+            n_newlines)
 
 
 @njit(cache=True, nogil=True)

@@ -1011,10 +1011,14 @@ def as_cache(path: str | os.PathLike, n_jobs: int | None = None,
     import sys
     import tempfile
 
+    from ..interrupts import held_to_safe_points
+
     if is_cache(path):
         yield path
         return
-    with tempfile.TemporaryDirectory(prefix="linsvm-") as folder:
+    # (signals held to safe points while the folder exists: a SIGTERM as training starts
+    # would otherwise end the process with the folder left behind)
+    with tempfile.TemporaryDirectory(prefix="linsvm-") as folder, held_to_safe_points():
         if announce:
             print(f"converting {os.fspath(path)} to a temporary cache in {folder}",
                   file=sys.stderr)  # fmt: skip

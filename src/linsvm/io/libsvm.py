@@ -48,6 +48,7 @@ import scipy.sparse as sp
 from .. import _memory
 from ..data import TRAINABLE_MAX
 from ..errors import DataFormatError, InvalidInputError, ZeroIndexError
+from ..interrupts import held_to_safe_points, safe_point
 from ..parallel import effective_n_jobs
 from . import _parse
 from ._atomic import atomic_writer
@@ -502,38 +503,44 @@ def _parsed_blocks(
             n_lines += piece.n_lines
         return pieces, fraction
 
-    try:
-        blocks = iter(blocks)
-        while True:
-            try:
-                item = next(blocks, None)
-            except _DecompressionFailed as failed:
-                while pending:  # a fault earlier in the file is reported first
+    # (Ctrl-C raises between blocks: see interrupts.held_to_safe_points)
+    with held_to_safe_points():
+        try:
+            blocks = iter(blocks)
+            while True:
+                safe_point()
+                try:
+                    item = next(blocks, None)
+                except _DecompressionFailed as failed:
+                    while pending:  # a fault earlier in the file is reported first
+                        yield checked(pending.popleft())
+                    exc = failed.__cause__
+                    raise DataFormatError(name, 0,
+                                          f"cannot decompress {suffix} data: {exc}") from exc
+                if item is None:
+                    break
+                block, fraction = item
+                n_pieces = min(n_threads, max(1, block.shape[0] // MIN_PIECE_SIZE))
+                pieces = _split_lines(block, n_pieces)
+                # One piece that is the whole text is parsed on this thread, without a pool.
+                whole = first and fraction == 1.0 and len(pieces) == 1
+                if pool is None and n_threads > 1 and not whole:
+                    pool = ThreadPoolExecutor(max_workers=n_threads)
+                first = False
+                if pool is None:
+                    futures = [_done(_parse_piece(piece, options)) for piece in pieces]
+                else:
+                    futures = [pool.submit(_parse_piece, piece, options) for piece in pieces]
+                pending.append((futures, fraction))
+                del item, block, pieces, futures  # parsed pieces are freed once used
+                while len(pending) > (1 if pool is not None else 0):
                     yield checked(pending.popleft())
-                exc = failed.__cause__
-                raise DataFormatError(name, 0, f"cannot decompress {suffix} data: {exc}") from exc
-            if item is None:
-                break
-            block, fraction = item
-            pieces = _split_lines(block, min(n_threads, max(1, block.shape[0] // MIN_PIECE_SIZE)))
-            # One piece that is the whole text is parsed on this thread, without a pool.
-            whole = first and fraction == 1.0 and len(pieces) == 1
-            if pool is None and n_threads > 1 and not whole:
-                pool = ThreadPoolExecutor(max_workers=n_threads)
-            first = False
-            if pool is None:
-                futures = [_done(_parse_piece(piece, options)) for piece in pieces]
-            else:
-                futures = [pool.submit(_parse_piece, piece, options) for piece in pieces]
-            pending.append((futures, fraction))
-            del item, block, pieces, futures  # parsed pieces are freed once used
-            while len(pending) > (1 if pool is not None else 0):
+            while pending:
+                safe_point()
                 yield checked(pending.popleft())
-        while pending:
-            yield checked(pending.popleft())
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _done(piece: _Piece) -> Future:

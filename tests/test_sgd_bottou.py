@@ -124,8 +124,9 @@ def _dense_sgd(X, y, C, epochs, eta0, bias=-1.0, reg_bias=True, averaged=False, 
     return (np.append(model, model_b) if free else model), max_divisor
 
 
-def _dense_sgdqn(X, y, C, epochs, t0, skip, bias=-1.0):
-    """SGD-QN step by step (module docstring), in file order."""
+def _dense_sgdqn(X, y, C, epochs, t0, skip, bias=-1.0, restart_count=False):
+    """SGD-QN step by step (module docstring), in file order; ``restart_count``: the step
+    counter restarted each epoch, as sgd 2.0's old program."""
     D = _with_bias(_rows(X), bias, True)
     n, d = D.shape
     lam = 1.0 / (C * n)
@@ -133,8 +134,10 @@ def _dense_sgdqn(X, y, C, epochs, t0, skip, bias=-1.0):
     w_prev = np.zeros(d)
     B = np.full(d, 1.0 / (lam * t0))
     t = t_b = 0
+    count, update_b = skip, False  # (both run on across epochs)
     for _ in range(epochs):
-        count, update_b = skip, False
+        if restart_count:
+            count, update_b = skip, False
         for i in range(n):
             x = D[i]
             z = y[i] * (x @ w)
@@ -192,11 +195,13 @@ def test_divisors_are_folded_exactly(averaged):
     np.testing.assert_allclose(sol.w, expected, rtol=1e-8, atol=1e-12)
 
 
+@pytest.mark.parametrize("restart_count", [False, True])
 @pytest.mark.parametrize("bias", [-1.0, 1.0])
-def test_sgdqn_steps_equal_the_dense_statement(bias):
+def test_sgdqn_steps_equal_the_dense_statement(bias, restart_count):
     X, y = _problem(150, 10, seed=4)
-    sol = solve_sgdqn(_sub(X, y, 1.0, 3, bias, shuffle=False, t0=100.0, skip=7))
-    expected = _dense_sgdqn(X, y, 1.0, 3, 100.0, 7, bias)
+    sol = solve_sgdqn(_sub(X, y, 1.0, 3, bias, shuffle=False, t0=100.0, skip=7,
+                           restart_count=restart_count))  # fmt: skip
+    expected = _dense_sgdqn(X, y, 1.0, 3, 100.0, 7, bias, restart_count)
     np.testing.assert_allclose(sol.w, expected, rtol=1e-9, atol=1e-12)
     assert sol.figures["t0"] == 100.0 and sol.figures["skip"] == 7
 
@@ -468,12 +473,14 @@ def test_same_primal_as_sgd_2_0(tmp_path_factory, load_shared, k, program, bias,
         pytest.skip(f"{program} not built (scripts/oracles/bottou_sgd.sh SRC)")
     X, y, path = _shuffled_file(tmp_path_factory, load_shared, dataset)
     lam = originals.lambda_of(1.0, X.shape[0])
+    # (SGD-QN as the old program: its step counter restarted each epoch)
+    options = {"restart_count": True} if k == 39 else {}
     if k == 39:
         ref = originals.run_svmsgdqn(path, lam, 10)
     else:
         ref = originals.run_svmsgd(path, lam, 10, bias=bias, averaged=k == 38)
     ours = _SOLVE[k](_sub(X, y, 1.0, 10, 1.0 if bias else -1.0, reg_bias=not bias,
-                          shuffle=False))  # fmt: skip
+                          shuffle=False, **options))  # fmt: skip
     assert ours.primal == pytest.approx(ref["primal"], rel=1e-2)
     if k == 39:
         assert ours.figures["t0"] == ref["t0"]
@@ -491,3 +498,17 @@ def test_a_small_C_l_trains(solve):
     lam = 1.0 / (C * X.shape[0])
     assert 0.0 < sol.figures["eta0"] * lam < 1.0
     assert np.isfinite(sol.w).all()
+
+
+def test_sgdqn_regularises_where_skip_exceeds_the_rows():
+    """The step counter runs on across epochs: with skip above the rows (wide sparse data,
+    few rows: news20's skip is 48k over 20k rows), the old program's counter, restarted each
+    epoch, never reached 0 and never applied the regulariser."""
+    X, y = _problem(40, 8, seed=3)
+    p_star = _optimum(X, y, "skip-above-rows")
+    skip = X.shape[0] + 5
+    on = solve_sgdqn(_sub(X, y, 1.0, 200, shuffle=False, t0=10.0, skip=skip))
+    restarted = solve_sgdqn(_sub(X, y, 1.0, 200, shuffle=False, t0=10.0, skip=skip,
+                                 restart_count=True))  # fmt: skip
+    assert (on.primal - p_star) / p_star < 0.02
+    assert (restarted.primal - p_star) / p_star > 0.05  # (what the old program gives)

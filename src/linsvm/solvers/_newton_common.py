@@ -29,6 +29,18 @@ def relative_gradient_norm(grad_norm: float, grad_norm0: float) -> float:
     return math.inf if grad_norm > 0 else 0.0
 
 
+def check_gradient_at_zero(grad_norm0: float, has_start: bool) -> None:
+    """Refuse a gradient at w = 0 that overflows float64, where the run starts there: its
+    norm, the stopping rule's scale, is then infinite and every ||g|| meets the rule. (With a
+    start, e.g. a dual solve's w handed over at its cap, the rule holds at once and the start
+    is the result.)"""
+    if not math.isfinite(grad_norm0) and not has_start:
+        raise InvalidInputError(
+            "the gradient at w = 0 overflows float64 (C times the features' sums past "
+            "1e308): lower C or scale the features"
+        )
+
+
 def check_resume_keys(state: Mapping[str, Any], keys: Collection[str]) -> None:
     """A one-line InvalidInputError when the state to resume from lacks any of ``keys``."""
     missing = set(keys) - state.keys()

@@ -87,6 +87,7 @@ from . import _base
 from ._base import Hook, Progress, Solution, Subproblem, ask, copy_state
 from ._newton_common import (
     Bounds,
+    check_gradient_at_zero,
     check_resume_keys,
     final_stop_reason,
     newton_progress,
@@ -834,13 +835,7 @@ def _newton_loop(
     else:
         # ||g|| at w = 0 for the stopping rule, as NEWTON::newton
         loss_sum, n_sel, grad_norm0 = evaluate(False, True)
-        if not math.isfinite(grad_norm0) and sub.w0 is None:
-            # (with a start, e.g. a dual solve's w handed over at its cap, the rule holds at
-            # once and the start is the result)
-            raise InvalidInputError(
-                "the gradient at w = 0 overflows float64 (C times the features' sums past "
-                "1e308): lower C or scale the features"
-            )
+        check_gradient_at_zero(grad_norm0, sub.w0 is not None)
         if sub.w0 is None:
             grad_norm = grad_norm0
         else:

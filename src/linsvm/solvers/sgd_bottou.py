@@ -53,7 +53,7 @@ size per weight) with the regulariser applied every ``skip`` steps::
             r_j = lambda                                                    for x_ij = 0
             B_jj <- 1 / (1/B_jj + (t - t_B) r_j)  for every j;   t_B <- t
         update_B <- false
-    every skip-th step of an epoch:  w_prev <- w;  w <- w - skip lambda B w;  update_B <- true
+    every skip-th step:  w_prev <- w;  w <- w - skip lambda B w;  update_B <- true
     if z < 1:  w <- w + y_i B x_i
 
 B starts at 1/(lambda t0). 1/B_jj thus accumulates lambda t0 plus the measured curvature of
@@ -69,14 +69,20 @@ is its corrected algorithm is our reading of both, to be checked against the err
 Deliberate deviations: where (w_prev - w)_j = 0 and x_ij != 0, the program writes
 lambda + 100 lambda into the curvature slot of another weight (an index slip) and leaves j's
 slot at its previous value (initially 0); here r_j = 100 lambda (the clip's top, the most
-careful step). sgd's weights are float32; here float64. Measured: with the same t0 and skip the
-primal after 10 epochs equals the program's within 1e-6 (a9a, file order).
+careful step). sgd's weights are float32; here float64. Measured (``restart_count=True``, the
+program's counter; below): with the same t0 and skip the primal after 10 epochs equals the
+program's within 1e-6 (a9a, file order).
 
 skip = floor(16 l' d / nnz') with l' rows, nnz' stored non-zeros (one more per row for the
 bias feature) of the rows it is computed on and d = n_weights + 1: sgd 2.0 counts each row twice
 in ``calibrate``, hence 16 = 2 x its 8, and its d counts the unused feature index 0. Where
 fewer than half the columns hold a value, n_weights counts only those (``_skip_width``). The step
-counter restarts at each epoch (sgd's ``train`` resets it). t0 is chosen by ``_determine_t0``:
+counter (and update_B) runs on across epochs, as in sgd 2.1's svmsgdqn.cpp; the old program
+restarts it at each epoch (its ``train``), so the last l mod skip steps of every epoch go
+unregularised, and where skip exceeds l (news20: skip 48k over 20k rows) the regulariser is
+never applied: the model of no SVM (24 rows, 100 epochs: 7-24% above the optimum, under 1%
+counting on); option ``restart_count=True`` restarts it as the old program does, for
+comparisons with it. t0 is chosen by ``_determine_t0``:
 for t0 = 1, 10, ..., 1e10, a fresh SGD-QN (skip computed on the sample) runs ``max_iter``
 epochs on the sample of the first (l - 1) // 10 + 1 rows visited, and the t0 of the lowest J
 on the sample is kept.
@@ -144,9 +150,11 @@ _F_T, _F_DIV, _F_BIAS, _F_ETA0 = 0, 1, 2, 3
 # ASGD adds [a_divisor, f, a_b, t_start]
 _F_ADIV, _F_FRAC, _F_ABIAS, _F_TSTART = 4, 5, 6, 7
 _I_EPOCHS, _I_CLEAR = 0, 1  # ASGD: A is still to be cleared (a = w so far)
-# SGD-QN: fstate [t, t_B, t0], istate [epochs, skip]
+# SGD-QN: fstate [t, t_B, t0], istate [epochs, skip, steps to the next regularisation step,
+# update_B]
 _FQ_T, _FQ_TB, _FQ_T0 = 0, 1, 2
-_IQ_EPOCHS, _IQ_SKIP = 0, 1
+_IQ_EPOCHS, _IQ_SKIP, _IQ_COUNT, _IQ_UPDATE_B = 0, 1, 2, 3
+_IQ_SIZE = 4
 
 
 # ----------------------------------------------------------------------------- svmsgd / ASGD
@@ -403,14 +411,14 @@ def _qn_skip(indptr, data, fbias, rows, n_weights) -> int:
 def _qn_epoch(indptr, indices, data, fbias, y, order, lam, w, w_prev, B, curv, fstate, istate):
     """One SGD-QN epoch over ``order`` (module docstring). w, w_prev, B, curv: (n_w,); curv is
     scratch holding lambda everywhere between calls; fstate [t, t_B, t0]; istate [epochs,
-    skip]."""
+    skip, count, update_B]."""
     n_rows = order.shape[0]
     n_w = w.shape[0]
     skip = istate[_IQ_SKIP]
     t = fstate[_FQ_T]
     t_b = fstate[_FQ_TB]
-    count = skip
-    update_b = False
+    count = istate[_IQ_COUNT]
+    update_b = istate[_IQ_UPDATE_B] != 0
     c_min = QN_CURVATURE_MIN * lam
     c_max = QN_CURVATURE_MAX * lam
     for k in range(n_rows):
@@ -456,6 +464,8 @@ def _qn_epoch(indptr, indices, data, fbias, y, order, lam, w, w_prev, B, curv, f
                 w[n_w - 1] += yi * B[n_w - 1] * fbias
     fstate[_FQ_T] = t
     fstate[_FQ_TB] = t_b
+    istate[_IQ_COUNT] = count
+    istate[_IQ_UPDATE_B] = 1 if update_b else 0
     istate[_IQ_EPOCHS] += 1
 
 
@@ -472,12 +482,21 @@ def _qn_ratio(g, xj, dw, lam, c_min, c_max):
 
 @njit(cache=True, nogil=True)
 def _qn_epochs(indptr, indices, data, fbias, y, order, rng, shuffle_rows, lam, w, w_prev, B,
-               curv, fstate, istate, n_epochs) -> None:  # fmt: skip
+               curv, fstate, istate, n_epochs, restart_count) -> None:  # fmt: skip
     n_rows = order.shape[0]
     for _ in range(n_epochs):
         if shuffle_rows:
             shuffle(order, FIRST, n_rows, rng)
+        if restart_count:
+            _qn_restart_count(istate)
         _qn_epoch(indptr, indices, data, fbias, y, order, lam, w, w_prev, B, curv, fstate, istate)
+
+
+@njit(cache=True, nogil=True)
+def _qn_restart_count(istate) -> None:
+    """The old program's epoch start: the step counter at skip, update_B false."""
+    istate[_IQ_COUNT] = istate[_IQ_SKIP]
+    istate[_IQ_UPDATE_B] = 0
 
 
 @njit(cache=True, nogil=True)
@@ -494,9 +513,9 @@ def _qn_sample_cost(indptr, indices, data, fbias, y, rows, lam, w) -> float:
 
 @njit(cache=True, nogil=True)
 def _determine_t0(indptr, indices, data, fbias, y, sample, lam, n_w, skip_width, n_epochs,
-                  candidates):  # fmt: skip
+                  candidates, restart_count):  # fmt: skip
     """t0 of the lowest J on the sample after ``n_epochs`` SGD-QN epochs on it (NaN skipped);
-    ``skip_width``: the weights ``_qn_skip`` counts."""
+    ``skip_width``: the weights ``_qn_skip`` counts; ``restart_count``: as the old program."""
     best_t0 = 1.0
     best_cost = np.inf
     w = np.zeros(n_w)
@@ -504,7 +523,7 @@ def _determine_t0(indptr, indices, data, fbias, y, sample, lam, n_w, skip_width,
     B = np.empty(n_w)
     curv = np.full(n_w, lam)
     fstate = np.zeros(3)
-    istate = np.zeros(2, dtype=np.int64)
+    istate = np.zeros(_IQ_SIZE, dtype=np.int64)
     for t0 in candidates:
         w[:] = 0.0
         w_prev[:] = 0.0
@@ -512,7 +531,11 @@ def _determine_t0(indptr, indices, data, fbias, y, sample, lam, n_w, skip_width,
         fstate[:] = 0.0
         istate[_IQ_EPOCHS] = 0
         istate[_IQ_SKIP] = _qn_skip(indptr, data, fbias, sample, skip_width)
+        istate[_IQ_COUNT] = istate[_IQ_SKIP]
+        istate[_IQ_UPDATE_B] = 0
         for _ in range(n_epochs):
+            if restart_count:
+                _qn_restart_count(istate)
             _qn_epoch(indptr, indices, data, fbias, y, sample, lam, w, w_prev, B, curv, fstate,
                       istate)  # fmt: skip
         cost = _qn_sample_cost(indptr, indices, data, fbias, y, sample, lam, w)
@@ -692,7 +715,8 @@ def solve_sgdqn(sub: Subproblem, hook: Hook | None = None) -> Solution:
     ``sub`` as for ``solve_svmsgd`` except that the bias (bias >= 0) is always the regularised
     feature. Options: ``shuffle``, ``t0`` (> 0; default: chosen among 1, 10, ..., 1e10 by
     ``t0_epochs`` epochs, default max_iter, on the first tenth of the rows), ``skip`` (int >= 1;
-    default 16 l d / nnz).
+    default 16 l d / nnz), ``restart_count`` (default False: the step counter runs on across
+    epochs; True restarts it each epoch, as sgd 2.0's old/svmsgdqn.cpp).
     Figures t0, skip, n_steps, calibration_epochs (sample epochs the t0 search ran).
     """
     setup = _Setup(sub, hook, allow_free_bias=False)
@@ -705,18 +729,21 @@ def solve_sgdqn(sub: Subproblem, hook: Hook | None = None) -> Solution:
     # the original searches t0 with as many epochs as it trains; a run without an epoch count
     # of its own (a race that a time budget stops) gives the search its own
     t0_epochs = _check_int("t0_epochs", sub.option("t0_epochs", pb.max_epochs), 1)
+    restart_count = _check_flag("restart_count", sub.option("restart_count", False))
     w = np.zeros(n_w)
     w_prev = np.zeros(n_w)
     B = np.zeros(n_w)
     curv = np.full(n_w, lam)
     fstate = np.zeros(3)  # [t, t_B, t0]
-    istate = np.zeros(2, dtype=np.int64)  # [epochs, skip]
+    istate = np.zeros(_IQ_SIZE, dtype=np.int64)  # [epochs, skip, count, update_B]
     arrays = {"w": w, "w_prev": w_prev, "B": B, "fstate": fstate, "istate": istate,
               "order": setup.order, "rng": setup.rng}  # fmt: skip
     n_calibration = 0
     if sub.resume is not None:
         restore_state(arrays, sub.resume)
-        if istate[_IQ_SKIP] < 1 or not np.all(B > 0.0):
+        if (istate.shape != (_IQ_SIZE,) or istate[_IQ_SKIP] < 1
+                or not 1 <= istate[_IQ_COUNT] <= istate[_IQ_SKIP]
+                or istate[_IQ_UPDATE_B] not in (0, 1) or not np.all(B > 0.0)):  # fmt: skip
             raise InvalidInputError("the state to resume from is damaged: 'istate' or 'B'")
     else:
         skip_width = _skip_width(X, fbias)
@@ -725,7 +752,7 @@ def solve_sgdqn(sub: Subproblem, hook: Hook | None = None) -> Solution:
             sample = setup.sample(n_sample)
             candidates = np.array(QN_T0_CANDIDATES)
             t0 = _determine_t0(X.indptr, X.indices, X.data, fbias, y, sample, lam, n_w,
-                               skip_width, t0_epochs, candidates)  # fmt: skip
+                               skip_width, t0_epochs, candidates, restart_count)  # fmt: skip
             n_calibration = len(candidates) * t0_epochs
         fstate[_FQ_T0] = t0
         B[:] = 1.0 / (lam * t0)
@@ -733,10 +760,11 @@ def solve_sgdqn(sub: Subproblem, hook: Hook | None = None) -> Solution:
         istate[_IQ_SKIP] = (skip if skip is not None
                             else _qn_skip(X.indptr, X.data, fbias, all_rows,
                                           skip_width))  # fmt: skip
+        istate[_IQ_COUNT] = istate[_IQ_SKIP]
 
     def advance(n_epochs: int) -> None:
         _qn_epochs(X.indptr, X.indices, X.data, fbias, y, setup.order, setup.rng, setup.shuffle,
-                   lam, w, w_prev, B, curv, fstate, istate, n_epochs)  # fmt: skip
+                   lam, w, w_prev, B, curv, fstate, istate, n_epochs, restart_count)  # fmt: skip
 
     def figures() -> dict:
         return {"t0": float(fstate[_FQ_T0]), "skip": int(istate[_IQ_SKIP]),

@@ -91,6 +91,7 @@ from . import _base
 from ._base import Hook, Progress, Solution, Subproblem, ask, copy_state
 from ._columns import check_binary_targets, check_max_iter, check_w0
 from ._newton_common import (
+    check_gradient_at_zero,
     check_resume_keys,
     final_stop_reason,
     newton_progress,
@@ -147,19 +148,24 @@ def _m_dot(u, M, v) -> float:
 
 @njit(cache=True, nogil=True)
 def trust_region_cg(indptr, indices, data, bias, sel, dsel, n_sel, reg_bias, g, M, delta,
-                    eps_cg, max_cg, s, r, d, Hd, z):  # fmt: skip
+                    gamma, eps_cg, max_cg, s, r, d, Hd, z):  # fmt: skip
     """Truncated CG for H s = -g within ||s||_M <= delta, preconditioned by diag(M).
 
     M = 1 everywhere is LIBLINEAR 1.x's plain CG in the Euclidean norm. g, M: shape (n_w,);
     s, r, d, Hd, z: work arrays of length n_w; on return s is the step and r = -g - H s.
     H is ``hessian_vector``'s over the selection sel[:n_sel] with weights dsel.
+    The iteration runs on g / gamma and delta / gamma, s scaled back at the end: with gamma
+    a power of two near ||g|| every figure is the unscaled one's to the bit, but d'Hd (of
+    order C ||X g||^2 unscaled) and r'z stay finite where C or the features are large
+    (unpreconditioned, d'Hd overflowed from C = 1e101 on unit features: no step, w = 0).
     Returns (CG steps = Hessian-vector products, whether the step reached the boundary).
     """
     n_w = g.shape[0]
+    delta = delta / gamma
     z_dot_r = 0.0
     for j in range(n_w):
         s[j] = 0.0
-        r[j] = -g[j]
+        r[j] = -g[j] / gamma
         z[j] = r[j] / M[j]
         d[j] = z[j]
         z_dot_r += z[j] * r[j]
@@ -187,8 +193,8 @@ def trust_region_cg(indptr, indices, data, bias, sel, dsel, n_sel, reg_bias, g, 
             else:
                 tau = (rad - s_md) / d_md
             for j in range(n_w):
-                s[j] += tau * d[j]
-                r[j] -= tau * Hd[j]
+                s[j] = (s[j] + tau * d[j]) * gamma
+                r[j] = (r[j] - tau * Hd[j]) * gamma
             return cg_iter, True
         z_dot_r_new = 0.0
         for j in range(n_w):
@@ -200,7 +206,18 @@ def trust_region_cg(indptr, indices, data, bias, sel, dsel, n_sel, reg_bias, g, 
         for j in range(n_w):
             d[j] = z[j] + beta * d[j]
         z_dot_r = z_dot_r_new
+    for j in range(n_w):
+        s[j] *= gamma
+        r[j] *= gamma
     return cg_iter, False
+
+
+def _power_of_two_near(x: float) -> float:
+    """2^e with x <= 2^e < 2x (1 for 0, an infinite or a NaN x): a scale that multiplies
+    and divides exactly."""
+    if not 0.0 < x < math.inf:
+        return 1.0
+    return math.ldexp(1.0, math.frexp(x)[1])
 
 
 @njit(cache=True, nogil=True)
@@ -332,12 +349,16 @@ class _TronRun:
         first radius ||g(w0)|| and whether w0 already meets the rule."""
         # ||g|| at w = 0 for the stopping rule (the margins are 0 there)
         loss_sum, self.n_sel, self.grad_norm0 = self.evaluate(False, True)
+        check_gradient_at_zero(self.grad_norm0, w0 is not None)
         self.grad_norm = self.grad_norm0
         if w0 is not None:
             self.w[:] = check_w0(w0, self.w.shape[0])
             loss_sum, self.n_sel, self.grad_norm = self.evaluate(True, True)
         self.f = loss_sum + self.regulariser()
-        self.delta = math.sqrt(float(np.dot(self.g * self.M, self.g)))
+        # ||g||_M, from g scaled (its squares overflow past ||g|| ~ 1e154)
+        gamma = _power_of_two_near(self.grad_norm)
+        scaled = self.g / gamma
+        self.delta = gamma * math.sqrt(float(np.dot(scaled * self.M, scaled)))
         self.n_iter = self.n_trials = self.n_cg_total = self.rejections = 0
         self.stop = _CONVERGED if self.grad_norm <= self.eps * self.grad_norm0 else _RUNNING
 
@@ -365,8 +386,8 @@ class _TronRun:
         X = self.X
         n_cg, at_boundary = trust_region_cg(
             X.indptr, X.indices, X.data, self.bias, self.sel, self.dsel, self.n_sel,
-            self.reg_bias, self.g, self.M, self.delta, self.eps_cg, self.max_cg, self.s, self.r,
-            self.d, self.Hd, self.z,
+            self.reg_bias, self.g, self.M, self.delta, _power_of_two_near(self.grad_norm),
+            self.eps_cg, self.max_cg, self.s, self.r, self.d, self.Hd, self.z,
         )  # fmt: skip
         self.n_cg_total += n_cg
         self.n_trials += 1

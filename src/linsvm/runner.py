@@ -204,8 +204,9 @@ def train_blocks(
     # Over a width of which at most half can hold a value (more columns than twice the
     # non-zeros: features hashed before they were written), w is kept over the used columns,
     # found by a pass over the rows: w's copy and sums each outer iteration are O(width)
-    narrow = source.n_features > 2 * source.nnz
-    n_columns = min(source.n_features, source.nnz) if narrow else source.n_features
+    nnz = getattr(source, "nnz", None)  # (a source of the caller's may not say)
+    narrow = nnz is not None and source.n_features > 2 * nnz
+    n_columns = min(source.n_features, nnz) if narrow else source.n_features
     # (the renumbering's table: one index a column)
     table_bytes = source.n_features * (4 if source.n_features < 2**31 else 8) if narrow else 0
     alpha = np.zeros((n_vectors, source.n_rows))

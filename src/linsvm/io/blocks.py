@@ -27,7 +27,7 @@ class BlockSource(Protocol):
     n_rows: int
     n_features: int
     n_blocks: int
-    nnz: int
+    nnz: int  # (optional: where given, a width above twice it is trained on its used columns)
 
 
     def block_rows(self) -> np.ndarray: ...  # (n_blocks,) rows per stored block

@@ -408,6 +408,39 @@ def test_a_local_cluster_leaves_ctrl_c_to_this_process():
     assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # (this process's restored)
 
 
+_CTRL_C_WHILE_WORKERS_START = """
+import multiprocessing, os, signal, sys
+import numpy as np
+import distributed
+import linsvm
+real = distributed.LocalCluster.wait_for_workers
+def ctrl_c_then_wait(self, *args, **kwargs):  # (the workers spawned, not yet started)
+    os.kill(os.getpid(), signal.SIGINT)
+    return real(self, *args, **kwargs)
+distributed.LocalCluster.wait_for_workers = ctrl_c_then_wait
+rng = np.random.default_rng(0)
+X = rng.standard_normal((300, 5))
+y = np.where(X[:, 0] > 0, 1, -1)
+try:
+    linsvm.train(X, y, client="local:1", solver=3, eps=1e-9, max_iter=100_000)
+    print("trained to the end")
+except KeyboardInterrupt:
+    print("interrupted;", len(multiprocessing.active_children()), "workers left")
+"""
+
+
+def test_a_ctrl_c_while_local_workers_start_stops_the_run():
+    """This process ignored SIGINT while its workers started (1-2 s), so that they inherit
+    it ignored: a Ctrl-C then was lost and the run trained to its end. It ignores it only
+    until they are spawned; a Ctrl-C while they start ends the call, the cluster closed."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", _CTRL_C_WHILE_WORKERS_START],
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.stdout == "interrupted; 0 workers left\n", run.stderr[-3000:]
+
+
 def test_labels_width_and_weights_are_checked_before_any_round(client, monkeypatch):
     from linsvm import _memory
 

@@ -68,6 +68,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import math
+import multiprocessing
 import os
 import signal
 import sys
@@ -703,15 +704,26 @@ def client_for(target: str):
             raise InvalidInputError(f"local:N needs a number of workers N >= 1, got {target!r}")
         # The workers are this process's children, in its process group: a Ctrl-C at the
         # terminal reaches them too, and they died mid-round while this process was stopping
-        # the run (tracebacks, and a 30 s wait on them). Started with SIGINT ignored, they
+        # the run (tracebacks, and a 30 s wait on them). Spawned with SIGINT ignored, they
         # keep ignoring it (an ignored signal stays so across exec, and Python leaves it);
-        # this process ends them when it closes the cluster.
-        with _sigint_ignored():
-            cluster = LocalCluster(
-                n_workers=int(count), threads_per_worker=1, processes=True,
-                dashboard_address=":0",
-            )  # fmt: skip
-        return Client(cluster), cluster
+        # this process ends them when it closes the cluster. It ignores SIGINT itself only
+        # until they are spawned, not while they start (1-2 s): a Ctrl-C then was lost, and
+        # the run trained to its end.
+        n_workers = int(count)
+        cluster = None
+        try:
+            with _sigint_ignored():
+                cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0")  # fmt: skip
+                children = len(multiprocessing.active_children())
+                cluster.scale(n_workers)
+                _wait_for_children(children + n_workers)
+            cluster.wait_for_workers(n_workers)
+            return Client(cluster), cluster
+        except BaseException:
+            if cluster is not None:
+                cluster.close()
+            raise
     _check_address(target)
     try:
         return Client(target, timeout="30s"), None
@@ -764,6 +776,15 @@ def _sigint_ignored():
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _wait_for_children(count: int, timeout: float = 60.0) -> None:
+    """Until this process has ``count`` child processes of multiprocessing's (the cluster's
+    workers spawned), or ``timeout`` seconds (a spawn that failed: waiting for the workers
+    then says so)."""
+    deadline = time.monotonic() + timeout
+    while len(multiprocessing.active_children()) < count and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 def check_client(client) -> None:

@@ -384,6 +384,39 @@ def test_dask_collections(client, files, files_reference):
     check_against_single_machine(model, files_reference, X, [])
 
 
+def test_bad_values_are_named_by_their_row_in_the_data(client):
+    """Values were checked per partition, which named a row of its own (row 131 for row 250
+    of X in memory, row 150 for row 250 of a dask array); complex chunks trained on their
+    real parts, a string column or a missing label raised from deep inside."""
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((400, 12))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    huge = X.copy()
+    huge[250, 10] = 1e300
+    with pytest.raises(InvalidInputError, match=r"row 250, column 10"):
+        dist.train(huge, y, client=client)
+    nan = X.copy()
+    nan[250, 10] = np.nan
+    with pytest.raises(InvalidInputError, match=r"NaN or infinity \(row 250, column 10\)"):
+        dist.train(da.from_array(nan, chunks=(100, 12)), da.from_array(y, chunks=100),
+                   client=client)  # fmt: skip
+    with pytest.raises(InvalidInputError, match="complex"):
+        dist.train(da.from_array(X + 1j, chunks=(100, 12)), da.from_array(y, chunks=100),
+                   client=client)  # fmt: skip
+    labels = y.astype(object)
+    labels[301] = None
+    with pytest.raises(InvalidInputError, match=r"missing label \(row 301\)"):
+        dist.train(da.from_array(X, chunks=(100, 12)), da.from_array(labels, chunks=100),
+                   client=client)  # fmt: skip
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X[:, :2], columns=["a", "b"]).assign(c="text")
+    with pytest.raises(InvalidInputError, match="must be numeric"):
+        dist.train(dd.from_pandas(frame, npartitions=2),
+                   dd.from_pandas(pd.Series(y), npartitions=2), client=client)  # fmt: skip
+
+
 def test_a_bad_file_is_the_readers_error(client, tmp_path):
     from linsvm.errors import DataFormatError
 

@@ -473,3 +473,20 @@ def test_a_value_too_large_to_train_on_is_refused_at_its_line(tmp_path):
     [shard] = text_shards(path, [], path.stat().st_size)
     with pytest.raises(DataFormatError, match=r"data.svm:3: value '1e200' of feature 3"):
         load_shard(shard)
+
+
+def test_paths_are_planned_absolute_and_a_worker_that_cannot_read_says_so(tmp_path,
+                                                                         monkeypatch):  # fmt: skip
+    """Workers read the files in their own working folders: a list of relative paths was
+    sent as given (FileNotFoundError on a worker started elsewhere), and a worker's read
+    error came back raw."""
+    (tmp_path / "a.svm").write_text("1 1:0.5\n-1 2:1\n")
+    monkeypatch.chdir(tmp_path)
+    for source in ("a.svm", ["a.svm"]):
+        [shard] = plan_shards(source, 1)
+        assert [part.path for part in shard.parts] == [str(tmp_path / "a.svm")]
+    os.remove(tmp_path / "a.svm")
+    with pytest.raises(InvalidInputError, match="a.svm: a worker cannot read it .*same paths"):
+        load_shard(shard)
+    with pytest.raises(InvalidInputError, match="a data file must be a path, got int"):
+        plan_shards(["a.svm", 3], 1)

@@ -74,17 +74,18 @@ def all_finite(values: np.ndarray, n_jobs: int | None = -1, below: float | None 
 
 
 def _first_bad_value(X: sp.csr_matrix, name: str, below: float | None,
-                     why: str = "float64 in training") -> InvalidInputError:  # fmt: skip
-    """The error naming the first value of X (row and column, 0-based) that is NaN or
-    infinite, or (``below``, a power of 2) too large to train on (``why``: what such a value
-    overflows, said in the message)."""
+                     why: str = "float64 in training",
+                     rows_from: int = 0) -> InvalidInputError:  # fmt: skip
+    """The error naming the first value of X (row and column, 0-based; the rows numbered from
+    ``rows_from``) that is NaN or infinite, or (``below``, a power of 2) too large to train on
+    (``why``: what such a value overflows, said in the message)."""
     data = X.data
     bad = ~np.isfinite(data)
     if below is not None:
         # (float64: a float32 array compared with 2^500 casts the bound and warns)
         bad |= np.abs(data.astype(np.float64, copy=False)) >= below
     p = int(np.flatnonzero(bad)[0])
-    row = int(np.searchsorted(X.indptr, p, side="right")) - 1
+    row = rows_from + int(np.searchsorted(X.indptr, p, side="right")) - 1
     where = f"row {row}, column {int(X.indices[p])}"
     if np.isfinite(data[p]):
         return InvalidInputError(
@@ -102,6 +103,7 @@ def as_csr(
     check_finite: bool = True,
     n_jobs: int | None = -1,
     trainable: bool = False,
+    rows_from: int = 0,
 ) -> sp.csr_matrix:
     """X (any SciPy sparse matrix/array or 2-D array-like) as canonical CSR of float32/float64.
 
@@ -110,7 +112,8 @@ def as_csr(
     ``check_finite=False`` leaves the check for NaN and infinity to a caller whose own pass
     over the values reveals them; ``n_jobs``: threads for that check (``all_finite``).
     ``trainable``: also refuse values of magnitude ``TRAINABLE_MAX`` or more (in the same
-    pass). The error names the first bad value's row.
+    pass). The error names the first bad value's row, X's rows numbered from ``rows_from``
+    (a piece of larger data).
     """
     if sp.issparse(X) or np.iscomplexobj(X):
         if np.iscomplexobj(X):
@@ -139,7 +142,7 @@ def as_csr(
         X = dense_to_csr(dense_values(X, name))
     below = TRAINABLE_MAX if trainable else None
     if check_finite and not all_finite(X.data, n_jobs, below):
-        raise _first_bad_value(X, name, below)
+        raise _first_bad_value(X, name, below, rows_from=rows_from)
     return X
 
 
@@ -237,8 +240,9 @@ def check_trainable(X: sp.csr_matrix, below: float, why: str, name: str = "X",
         raise _first_bad_value(X, name, below, why)
 
 
-def check_labels(y, n_rows: int) -> np.ndarray:
-    """y as a 1-D array of n_rows labels without NaN."""
+def check_labels(y, n_rows: int, rows_from: int = 0) -> np.ndarray:
+    """y as a 1-D array of n_rows labels without NaN (a row named in an error numbered from
+    ``rows_from``: a piece of larger data)."""
     if y is None:
         raise InvalidInputError("y is required: the labels or targets of X's rows")
     y = np.asarray(y)
@@ -249,7 +253,8 @@ def check_labels(y, n_rows: int) -> np.ndarray:
     if y.shape[0] != n_rows:
         raise InvalidInputError(f"X has {n_rows} rows but y has {y.shape[0]} labels")
     if y.dtype.kind == "f" and not np.isfinite(y).all():
-        raise InvalidInputError(f"y contains NaN or infinity (row {np.argmin(np.isfinite(y))})")
+        raise InvalidInputError(
+            f"y contains NaN or infinity (row {rows_from + int(np.argmin(np.isfinite(y)))})")
     if y.dtype.kind not in "biufUSO":
         raise InvalidInputError(f"labels of dtype {y.dtype} are not supported")
     if y.dtype.kind == "O":
@@ -257,7 +262,8 @@ def check_labels(y, n_rows: int) -> np.ndarray:
         missing = np.equal(y, None) | np.not_equal(y, y)
         if missing.any():
             raise InvalidInputError(
-                f"y contains NaN or a missing label (row {np.flatnonzero(missing)[0]})"
+                f"y contains NaN or a missing label "
+                f"(row {rows_from + int(np.flatnonzero(missing)[0])})"
             )
     return y
 

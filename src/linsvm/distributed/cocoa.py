@@ -349,7 +349,9 @@ class _Run:
     # release once they are held.
 
     def _plan_arrays(self, X, y, n_partitions: int) -> None:
-        X = as_csr(X)
+        # (every check here, where the rows are numbered as the caller's; a partition's
+        # would name a row of its own)
+        X = as_csr(X, trainable=True)
         y = check_labels(y, X.shape[0])
         self.n_features = X.shape[1]
         # Rows go to the partitions at random (seeded), each partition's in their order.

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..data import group_labels
+from ..data import as_csr, check_labels, group_labels
 from ..errors import DataFormatError, InvalidInputError
 from ..io import libsvm as _libsvm
 from ..parallel import effective_n_jobs
@@ -218,10 +218,11 @@ def plan_shards(
     # shards are read to be trained on: a width whose model cannot fit is refused
     options = _libsvm._Options.check(dtype, None, bool(zero_based), False, check_width=True)
 
+    # absolute: the workers read them, in their own working folders
     if isinstance(source, str | bytes | os.PathLike):
-        paths = [os.fsdecode(os.fspath(source))]
+        paths = [_absolute(source)]
     else:
-        paths = [os.fsdecode(os.fspath(p)) for p in source]
+        paths = [_absolute(p) for p in source]
     if not paths:
         raise InvalidInputError("no data files given")
     units: list[_Unit] = []
@@ -331,6 +332,12 @@ def _parts_between(units: list[_Unit], u0: int, p0: int, u1: int, p1: int):
 # ----------------------------------------------------------------------------- reading
 
 
+def _absolute(path) -> str:
+    if not isinstance(path, str | bytes | os.PathLike):
+        raise InvalidInputError(f"a data file must be a path, got {type(path).__name__}")
+    return os.path.abspath(os.fsdecode(os.fspath(path)))
+
+
 def load_shard(
     shard: Shard, n_features: int | None = None, n_jobs: int | None = -1
 ) -> ShardData:
@@ -358,17 +365,25 @@ def load_shard(
         ``n_features``, also an index whose model could not fit in this process's memory
         (shards are read to be trained on: `read_libsvm` with ``check_width=True``).
     InvalidInputError
-        A value of a float64 cache beyond the range of a float32 shard.
+        A value of a float64 cache beyond the range of a float32 shard; a file this process
+        cannot read (the worker's view of the files differs from the client's).
     """
     options = _libsvm._Options.check(shard.dtype, n_features, shard.zero_based, False,
                                      check_width=True)
     n_threads = effective_n_jobs(n_jobs)
     pieces = []
     for part in shard.parts:
-        if part.kind == "cache":
-            pieces.append(_read_cache_rows(part, options))
-        else:
-            pieces.append(_read_text(part, options, n_threads))
+        try:
+            if part.kind == "cache":
+                pieces.append(_read_cache_rows(part, options))
+            else:
+                pieces.append(_read_text(part, options, n_threads))
+        except OSError as exc:
+            # (the client could read it when it planned the shards)
+            raise InvalidInputError(
+                f"{part.path}: a worker cannot read it ({exc.strerror or exc}): every worker "
+                "must see the data files at the same paths"
+            ) from None
     X = pieces[0][0] if len(pieces) == 1 else _stack([p[0] for p in pieces])
     y = pieces[0][1] if len(pieces) == 1 else np.concatenate([p[1] for p in pieces])
     seen = max(p[2] for p in pieces)
@@ -635,7 +650,10 @@ def shards_from_collection(X, y, n_partitions: int | None = None) -> list:
     weights = [1.0] * n_chunks if any(np.isnan(rows)) else [float(r) for r in rows]
     groups = _group(weights, min(int(n_partitions), n_chunks))
     build = dask.delayed(_shard_from_chunks, pure=True)
-    return [build(x_chunks[a:b], y_chunks[a:b]) for a, b in groups]
+    known = not any(np.isnan(rows))
+    starts = np.concatenate([[0], np.cumsum(rows)]) if known else None
+    return [build(x_chunks[a:b], y_chunks[a:b], int(starts[a]) if known else None)
+            for a, b in groups]  # fmt: skip
 
 
 def _row_chunks(collection, what: str):
@@ -670,8 +688,10 @@ def _group(weights: list[float], n_groups: int) -> list[tuple[int, int]]:
     return list(zip(cuts[:-1], cuts[1:], strict=True))
 
 
-def _shard_from_chunks(x_chunks: list, y_chunks: list) -> ShardData:
-    """One shard's ShardData from its chunks (runs where the chunks are)."""
+def _shard_from_chunks(x_chunks: list, y_chunks: list, first_row: int | None) -> ShardData:
+    """One shard's ShardData from its chunks (runs where the chunks are), its values and
+    labels checked here, where an error can name the row of the whole data (``first_row``:
+    the shard's first, None where the chunks' sizes are not known)."""
     xs = [_chunk_csr(c) for c in x_chunks]
     ys = [_chunk_labels(c) for c in y_chunks]
     for k, (xc, yc) in enumerate(zip(xs, ys, strict=True)):
@@ -680,6 +700,15 @@ def _shard_from_chunks(x_chunks: list, y_chunks: list) -> ShardData:
                                     f"{yc.shape[0]} labels (chunk {k} of the shard)")
     X = xs[0] if len(xs) == 1 else _stack(xs)
     y = ys[0] if len(ys) == 1 else np.concatenate(ys)
+    try:
+        X = as_csr(X, n_jobs=1, trainable=True, rows_from=first_row or 0)
+        y = check_labels(y, X.shape[0], rows_from=first_row or 0)
+    except InvalidInputError as exc:
+        if first_row is None:
+            raise InvalidInputError(
+                f"{exc}; the row counted within a shard whose place in the data is unknown "
+                "(compute the chunks' sizes for the row in the data)") from None
+        raise
     seen = _columns_needed(X.indices, X.indptr)
     return ShardData(X, y, _first_appearance(y), max(seen, X.shape[1]), X.shape[0])
 
@@ -693,15 +722,8 @@ def _chunk_csr(chunk) -> sp.csr_matrix:
             chunk = chunk.to_numpy()
     elif hasattr(chunk, "to_numpy"):
         chunk = chunk.to_numpy()
-    X = sp.csr_matrix(chunk) if sp.issparse(chunk) else sp.csr_matrix(np.asarray(chunk))
-    if X.dtype not in (np.float32, np.float64):
-        X = X.astype(np.float64)
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
-    if X.ndim != 2:
-        raise InvalidInputError(f"a chunk of X has {X.ndim} dimensions, not 2")
-    return X
+    # (complex and non-numeric values refused; NaN and the values' size checked per shard)
+    return as_csr(chunk, check_finite=False, n_jobs=1)
 
 
 def _chunk_labels(chunk) -> np.ndarray:

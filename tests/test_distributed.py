@@ -417,6 +417,19 @@ def test_bad_values_are_named_by_their_row_in_the_data(client):
                    dd.from_pandas(pd.Series(y), npartitions=2), client=client)  # fmt: skip
 
 
+def test_partitions_without_rows_do_not_slow_the_rounds(client, tmp_path):
+    """A 4-line file cut into 8 byte ranges holds 4 partitions of no rows; CoCoA+'s
+    sigma' = K counted them, halving every step (60 rounds against 31)."""
+    tiny = tmp_path / "tiny.svm"
+    tiny.write_text("1 1:0.5 2:1\n-1 1:-0.5 3:1\n1 2:0.2\n-1 3:0.7\n")
+    options = dict(client=client, solver=1, eps=1e-6)
+    from_file = linsvm.train(tiny, place_options={"n_partitions": 8}, **options)
+    X, y = linsvm.read_libsvm(tiny)[:2]
+    in_memory = linsvm.train(X, y, place_options={"n_partitions": 4}, **options)
+    assert from_file.results_[0].figures["n_partitions"] == 8
+    assert from_file.results_[0].n_iter == in_memory.results_[0].n_iter
+
+
 def test_a_bad_file_is_the_readers_error(client, tmp_path):
     from linsvm.errors import DataFormatError
 

@@ -430,6 +430,15 @@ def test_partitions_without_rows_do_not_slow_the_rounds(client, tmp_path):
     assert from_file.results_[0].n_iter == in_memory.results_[0].n_iter
 
 
+def test_a_negative_seed_trains_as_in_memory(client):
+    """seed=-1 trains in memory and from files; rows in memory were dealt to the partitions
+    by NumPy's generator, which refused it."""
+    X, y = text_like(n_rows=200, seed=5)
+    a = linsvm.train(X, y, client=client, seed=-1, max_iter=5)
+    b = linsvm.train(X, y, client=client, seed=-1, max_iter=5)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
 def test_a_bad_file_is_the_readers_error(client, tmp_path):
     from linsvm.errors import DataFormatError
 

@@ -362,7 +362,8 @@ class _Run:
         # rounds to a relative gap of 1e-3, 146 with the rows shuffled).
         self.labels, _ = group_labels(y)  # of the rows as given, not as partitioned
         n_rows = X.shape[0]
-        order = np.random.default_rng(self.seed).permutation(n_rows)
+        # (any int seed, as in memory: NumPy's generator takes none below 0)
+        order = np.random.default_rng(self.seed % 2**64).permutation(n_rows)
         pieces = np.array_split(order, max(1, min(n_partitions, n_rows)))
 
         def source(rows: np.ndarray) -> Callable[[str], tuple]:
@@ -735,6 +736,11 @@ def client_for(target: str):
         return Client(target, timeout="30s"), None
     except OSError as exc:
         raise InvalidInputError(f"{target}: cannot reach the scheduler ({exc})") from None
+    except (TypeError, ValueError, ImportError) as exc:
+        # (a scheme this client cannot use as given: inproc:// of another process, tls://
+        # without its security settings, ucx:// without its package)
+        raise InvalidInputError(f"{target}: cannot connect to it from here "
+                                f"({type(exc).__name__}: {exc})") from None  # fmt: skip
 
 
 def _check_address(target: str) -> None:

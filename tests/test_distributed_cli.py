@@ -100,7 +100,13 @@ def test_estimators_fit_on_the_cluster(client):
         linsvm.LogisticRegression(client=client).fit(X, y)
     with pytest.raises(ValueError, match="sample_weight"):
         linsvm.LinearSVC(client=client).fit(X, y, sample_weight=np.ones(X.shape[0]))
-
+    # this process's threads and GPU, refused as the command line refuses -m and --gpu
+    # with --dask (they were ignored: device="cuda" fitted on the workers' CPUs)
+    for options, refused in (({"device": "cuda"}, "device"), ({"n_jobs": 4}, "n_jobs"),
+                             ({"thread_scheme": "rounds"}, "thread_scheme"),
+                             ({"tol": 0.0}, "tol > 0"), ({"max_iter": 0}, "max_iter >= 1")):
+        with pytest.raises(ValueError, match=refused):
+            linsvm.LinearSVC(client=client, **options).fit(X, y)
 
 
 def test_an_estimator_with_a_client_clones_pickles_and_cross_validates(client):

@@ -335,15 +335,23 @@ class _LiblinearMixin:
                 ("sample_weight", sample_weight is not None),
                 ("feature_map", self.feature_map is not None),
                 ("warm_start", self.warm_start),
+                # (this process's threads and GPU: the workers train, as their own)
+                ("n_jobs", getattr(self, "n_jobs", None) not in (None, 1)),
+                ("device", getattr(self, "device", "cpu") != "cpu"),
+                ("thread_scheme", getattr(self, "thread_scheme", "auto") != "auto"),
             )
             if given
         ]
         if unsupported:
             raise ValueError(f"client= does not go with {', '.join(unsupported)}")
+        if self.tol != _TOL_PRESET and float(self.tol) <= 0:
+            raise ValueError("client= needs tol > 0: CoCoA+ stops at that relative duality gap")
+        if int(self.max_iter) < 1:
+            raise ValueError("client= needs max_iter >= 1: the rounds CoCoA+ may take")
         return train(
             X, y_train, client=self.client, solver=solver, C=float(self.C),
             eps=None if self.tol == _TOL_PRESET else float(self.tol), bias=bias,
-            class_weight=class_weight, max_iter=max(int(self.max_iter), 1), seed=seed,
+            class_weight=class_weight, max_iter=int(self.max_iter), seed=seed,
             verbose=bool(self.verbose),
         )  # fmt: skip
 

@@ -526,3 +526,16 @@ def test_distributed_train_takes_local_n_as_linsvm_train_does():
     assert model.coef_.shape == (1, 5)
     with pytest.raises(InvalidInputError, match="Client"):
         dist.train(X, y, client=None)
+
+
+def test_place_options_are_the_places_own():
+    """place_options went to the runner as they were: an unknown key, or one that train sets
+    itself (eps, the rounds), was a TypeError from deep inside; refused before any cluster
+    starts or file is read."""
+    X, y = text_like(n_rows=50)
+    for where, options in (({"client": "local:1"}, {"inner_iter": 3}),
+                           ({"client": "local:1"}, {"max_rounds": 5}),
+                           ({"memory": "1G"}, {"eps": 0.1})):  # fmt: skip
+        with pytest.raises(InvalidInputError, match="place_options with .* are .*; not"):
+            linsvm.train("no/such/file" if "memory" in where else X,
+                         None if "memory" in where else y, place_options=options, **where)

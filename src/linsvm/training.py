@@ -319,7 +319,9 @@ def train(
         Options of the place itself, passed on: with ``memory``, ``runner.train_blocks``'s
         (``inner_iter``, ``selective``, ``max_block_bytes``, ``on_outer``, ``held_out``,
         ``labels_check``); with ``client``, ``distributed.train_cocoa``'s (``n_partitions``,
-        ``local_passes``, ``snapshot_every``, ``on_round``).
+        ``local_passes``, ``snapshot_every``, ``on_round``, ``labels_check``,
+        ``width_check``). Others are refused (the rounds or outer iterations are
+        ``max_iter``).
 
     Returns
     -------
@@ -533,6 +535,12 @@ def _resumed(resume, meta, problem: _Problem, spec: SolverSpec) -> Resume | None
 _PLACE_OPTIONS = ("solver", "C", "eps", "bias", "class_weight", "max_iter", "seed", "verbose")
 _BLOCK_OPTIONS = (*_PLACE_OPTIONS, "progress", "checkpoint", "checkpoint_every", "resume",
                   "n_jobs")  # fmt: skip
+# The places' own options (``place_options``): their runners' parameters that train does not
+# set itself.
+_BLOCK_PLACE_OPTIONS = ("inner_iter", "selective", "max_block_bytes", "on_outer", "held_out",
+                        "labels_check")  # fmt: skip
+_CLUSTER_PLACE_OPTIONS = ("n_partitions", "local_passes", "snapshot_every", "on_round",
+                          "labels_check", "width_check")  # fmt: skip
 
 
 def _is_path(X) -> bool:
@@ -558,9 +566,17 @@ def _train_elsewhere(X, y, memory, client, options: dict, place_options: dict) -
 
         X, y = read_libsvm(X)
         return train(X, y, **options)
-    place, taken = ("memory=", _BLOCK_OPTIONS) if memory is not None else ("client=",
-                                                                           _PLACE_OPTIONS)
+    place, taken, own = (("memory=", _BLOCK_OPTIONS, _BLOCK_PLACE_OPTIONS) if memory is not None
+                         else ("client=", _PLACE_OPTIONS, _CLUSTER_PLACE_OPTIONS))  # fmt: skip
     defaults = {k: v.default for k, v in inspect.signature(train).parameters.items()}
+    unknown = [str(k) for k in place_options if k not in own]
+    if unknown:
+        # (the runners' parameters that train sets: given to train as its own, e.g. max_iter
+        # for the rounds or outer iterations)
+        raise InvalidInputError(
+            f"place_options with {place} are {', '.join(own)}; not {', '.join(unknown)} "
+            "(train's own options, max_iter among them, are train's arguments)"
+        )
     changed = [k for k, v in options.items() if k not in taken and not _is_default(v, defaults[k])]
     if changed:
         where = "block minimisation over a file" if memory is not None else "CoCoA+ on Dask"

@@ -20,6 +20,7 @@ from sklearn.linear_model import LogisticRegression as SkLogisticRegression  # n
 from sklearn.multiclass import OneVsRestClassifier  # noqa: E402
 from sklearn.svm import LinearSVR as SkLinearSVR  # noqa: E402
 
+import linsvm  # noqa: E402
 from linsvm import train  # noqa: E402
 from linsvm.estimators import LinearSVR, LogisticRegression  # noqa: E402
 
@@ -198,7 +199,7 @@ def test_svr_invalid_options():
     X, y = _regression_problem(seed=8, n_rows=40)
     with pytest.raises(ValueError, match="are not supported when dual=False"):
         LinearSVR(dual=False).fit(X, y)
-    with pytest.raises(ValueError, match="p must be >= 0"):
+    with pytest.raises(ValueError, match="The .epsilon. parameter of LinearSVR must be"):
         LinearSVR(epsilon=-1.0).fit(X, y)
     with pytest.raises(ValueError, match="The 'loss' parameter of LinearSVR must be"):
         LinearSVR(loss="hinge").fit(X, y)
@@ -239,3 +240,38 @@ def test_probabilities_of_a_row_far_from_every_class_follow_predict():
     near = 1.0 / (1.0 + np.exp(-dec[2:]))
     np.testing.assert_allclose(prob[2:], near / near.sum(axis=1, keepdims=True), rtol=1e-15)
     assert np.isnan(model.model_.predict_proba(Z[:2])).all()  # (LIBLINEAR's, kept by Model)
+
+
+def test_parameter_checks_name_the_estimators_parameters():
+    """epsilon < 0, inf or NaN was refused at fit by the solver as "p"; n_jobs=0 inside the
+    threads' code: scikit-learn's parameter validation names them."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X = np.random.default_rng(0).standard_normal((40, 3))
+    for epsilon in (-1.0, np.inf, np.nan):
+        with pytest.raises(InvalidParameterError, match="'epsilon' parameter of LinearSVR"):
+            linsvm.LinearSVR(epsilon=epsilon).fit(X, X[:, 0])
+    for estimator in (linsvm.LinearSVC, linsvm.LogisticRegression, linsvm.LinearSVR):
+        with pytest.raises(InvalidParameterError, match="'n_jobs' parameter"):
+            estimator(n_jobs=0).fit(X, np.where(X[:, 0] > 0, 1, -1))
+
+
+def test_fitted_weights_are_the_estimators_own():
+    """LinearSVR's coef_ was a view of model_'s: a change to it changed model_'s predictions
+    (and a model saved from it). A binary classifier's negated zero weights were -0.0."""
+    X = np.random.default_rng(1).standard_normal((60, 4))
+    svr = linsvm.LinearSVR(random_state=0).fit(X, X[:, 0])
+    assert not np.shares_memory(svr.coef_, svr.model_.coef_)
+    X[:, 3] = 0.0  # a column of zeros: its weight 0 whatever the sign of the rest
+    y = np.where(X[:, 0] > 0, "b", "a")
+    svc = linsvm.LinearSVC(fit_intercept=False).fit(X, y)
+    assert svc.coef_[0, 3] == 0.0 and not np.signbit(svc.coef_[0, 3])
+
+
+def test_an_error_in_training_names_the_users_class():
+    """train names a sub-problem by its class, which the estimator gives it as an index into
+    classes_ ("class 1" for labels "ham"/"spam")."""
+    X = np.random.default_rng(2).standard_normal((60, 3))
+    y = np.where(X[:, 0] > 0, "spam", "ham")
+    with pytest.raises(ValueError, match=r"\(class '(spam|ham)'\): the weights became NaN"):
+        linsvm.LogisticRegression(C=1e300, dual=True).fit(X, y)

@@ -154,7 +154,7 @@ def test_regression_command_line(tmp_path, capsys):
     assert "Mean squared error = " in out and "Squared correlation coefficient = " in out
     assert main(["train", "-s", "11", "-v", "3", str(data)]) == 0
     assert "Cross Validation Mean squared error" in capsys.readouterr().out
-    with pytest.raises(linsvm.InvalidInputError, match="p must be >= 0"):
+    with pytest.raises(linsvm.InvalidInputError, match="p must be a finite number >= 0"):
         linsvm.train(X, y, solver=11, p=-1)
 
 

@@ -56,6 +56,8 @@ Beyond scikit-learn, every estimator has
 
 from __future__ import annotations
 
+import math
+import re
 import warnings
 from dataclasses import replace
 from numbers import Integral, Real
@@ -74,10 +76,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .data import all_finite, as_csr, group_labels, minus_one_first
+from .errors import InvalidInputError
 from .features import FeatureMap
 from .features.maps import map_overflow
 from .model import Model
-from .problems import check_class_weight, check_weighted_classes, silenced
+from .problems import check_class_weight, check_weighted_classes, show_label, silenced
 from .solvers import CLASSIFICATION, MAP_MODES, SOLVERS
 from .solvers._base import without_dual_variables
 from .solvers._dual_threads import SCHEMES
@@ -160,6 +163,10 @@ def _encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     encoder = LabelEncoder()
     y_ind = encoder.fit_transform(y)
     return encoder.classes_, y_ind
+
+
+# a sub-problem's class as train names it: "(class 3)"
+_CLASS_INDEX = re.compile(r"\(class (\d+)\)")
 
 
 def _with_labels(model: Model, labels: np.ndarray) -> Model:
@@ -448,14 +455,20 @@ class _LiblinearClassifier(_LiblinearMixin, LinearClassifierMixin, SparseCoefMix
             check_class_weight(label, weight, BALANCED_WEIGHT_HINT if np.isinf(weight) else "")
         check_weighted_classes(self.classes_, y_ind, sample_weight)
         solver = solver_for(*self._solver_shape(X))
-        model = self._train(
-            X,
-            y_ind,
-            solver,
-            warn_stacklevel=4,  # (fit, then this method)
-            class_weight={k: float(w) for k, w in enumerate(weights)},
-            sample_weight=sample_weight,
-        )
+        try:
+            model = self._train(
+                X,
+                y_ind,
+                solver,
+                warn_stacklevel=4,  # (fit, then this method)
+                class_weight={k: float(w) for k, w in enumerate(weights)},
+                sample_weight=sample_weight,
+            )
+        except InvalidInputError as exc:
+            # train named a sub-problem's class by its index in classes_
+            raise InvalidInputError(_CLASS_INDEX.sub(
+                lambda m: f"(class {show_label(self.classes_[int(m.group(1))])})", str(exc))
+            ) from None
         labels = np.asarray(model.labels_).astype(np.int64)
         if minus_one_first(self.classes_[labels]):
             # (train saw 0 and 1: LIBLINEAR's -1/+1 rule, +1 first, applied to the user's)
@@ -469,8 +482,9 @@ class _LiblinearClassifier(_LiblinearMixin, LinearClassifierMixin, SparseCoefMix
         intercept = np.broadcast_to(self._intercept(model), coef.shape[0])
         if coef.shape[0] == 1:  # binary: LIBLINEAR's w is positive for labels_[0]
             sign = 1.0 if labels[0] == 1 else -1.0
-            coef = sign * coef
-            intercept = sign * intercept
+            # (+ 0.0: a negated zero weight is 0, as scikit-learn's, not -0)
+            coef = sign * coef + 0.0
+            intercept = sign * intercept + 0.0
         else:
             # one row per class in labels_ order -> classes_ order
             order = np.argsort(labels)
@@ -486,6 +500,10 @@ class _LiblinearClassifier(_LiblinearMixin, LinearClassifierMixin, SparseCoefMix
         self.intercept_ = np.array(intercept, dtype=np.float64) if self.fit_intercept else 0.0
         self._n_iter = int(max(r.n_iter for r in model.results_))
 
+
+# joblib's convention: n threads, or all but |n| - 1 of the cores for n < 0 (0 means nothing)
+_N_JOBS = [None, Interval(Integral, None, -1, closed="right"),
+           Interval(Integral, 1, None, closed="left")]  # fmt: skip
 
 _COMMON_CONSTRAINTS: dict = {
     # 0 (refused by scikit-learn's LinearSVC and LinearSVR): no stopping rule, max_iter
@@ -531,7 +549,7 @@ class LinearSVC(_LiblinearClassifier):
         "dual": ["boolean", StrOptions({"auto"})],
         "multi_class": [StrOptions({"ovr", "crammer_singer"})],
         "class_weight": [None, dict, StrOptions({"balanced"})],
-        "n_jobs": [None, Integral],
+        "n_jobs": _N_JOBS,
         "thread_scheme": [StrOptions(set(SCHEMES))],
     }
 
@@ -609,7 +627,7 @@ class LogisticRegression(_LiblinearClassifier):
         "solver": [
             StrOptions({"lbfgs", "liblinear", "newton-cg", "newton-cholesky", "sag", "saga"})
         ],
-        "n_jobs": [None, Integral],
+        "n_jobs": _N_JOBS,
     }
 
     def __init__(
@@ -715,10 +733,10 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
 
     _parameter_constraints: dict = {
         **_COMMON_CONSTRAINTS,
-        "epsilon": [Real],
+        "epsilon": [Interval(Real, 0.0, math.inf, closed="left")],  # (finite, named here)
         "loss": [StrOptions({"epsilon_insensitive", "squared_epsilon_insensitive"})],
         "dual": ["boolean", StrOptions({"auto"})],
-        "n_jobs": [None, Integral],
+        "n_jobs": _N_JOBS,
         "device": [StrOptions({"cpu", "cuda"})],
         "thread_scheme": [StrOptions(set(SCHEMES))],
     }
@@ -759,7 +777,9 @@ class LinearSVR(_LiblinearMixin, RegressorMixin, LinearModel):
             dual = _resolve_dual(self.dual, self.loss, "l2", "ovr", *self._solver_shape(X))
         solver = liblinear_solver_type("ovr", "l2", self.loss, dual)
         model = self._train(X, y, solver, p=float(self.epsilon), sample_weight=sample_weight)
-        self.coef_ = np.ascontiguousarray(model.coef_[0], dtype=np.float64)
+        # (a copy: model_ keeps its own, as the classifiers' do; a change to coef_ changed
+        # model_'s predictions and a model saved from it)
+        self.coef_ = np.array(model.coef_[0], dtype=np.float64)
         self.intercept_ = self._intercept(model)
         self.n_iter_ = int(max(r.n_iter for r in model.results_))
         return self

@@ -1076,11 +1076,14 @@ class _Runner:
     def _finish(self, slot: int, sub: Subproblem, sol: Solution) -> Solution:
         spec = SOLVERS[sol.solver]
         if not _finite(np.ascontiguousarray(sol.w, dtype=np.float64).ravel()):
-            # the data's values are bounded (as_csr), so only a state resumed from a damaged
-            # or crafted checkpoint gets here: an error, never a NaN model
-            where = f" (resumed from {self.resumed.path}: damaged?)" if self.resumed else ""
+            # the data's values are bounded (as_csr): a state resumed from a damaged or
+            # crafted checkpoint gets here, or a C past what a solver computes in float64
+            # (-s 7 from about 1e100, where LIBLINEAR's weights are NaN too): an error, never
+            # a NaN model
+            why = (f" (resumed from {self.resumed.path}: damaged?)" if self.resumed
+                   else ": the solver overflowed float64; lower C")  # fmt: skip
             raise InvalidInputError(f"{spec.label}{_where(sub)}: the weights became NaN or "
-                                    f"infinite{where}")
+                                    f"infinite{why}")
         stopped_short = sol.stop_reason not in (solvers.CONVERGED, solvers.INTERRUPTED)
         # eps = 0 (or fixed epochs) sets no tolerance to fall short of: those runs end as
         # asked, unwarned

@@ -87,7 +87,8 @@ _I_REF_GIVEN = 3
 
 def check_p(p: Any) -> float:
     """The tube's half width -p as a float, checked to be a number >= 0."""
-    return check_number(p, 0.0, "p must be a number, got {value!r}", "p must be >= 0, got {number}")
+    return check_number(p, 0.0, "p must be a number, got {value!r}",
+                        "p must be a finite number >= 0, got {number}")
 
 
 def _check_targets(sub: Subproblem) -> tuple[np.ndarray, np.ndarray]:

@@ -134,8 +134,12 @@ def test_curves_are_consistent(cli_run, files):
         lowest = min(r.primal.min() for r in result.runs.values() if r.loss == loss)
         assert ref.primal <= lowest
     for name in ("dcd-l1", "dcd-l2", "tron"):  # the default lineup's converging racers
-        assert result.runs[name].time_to(1e-2) is not None, name
-        assert result.runs[name].stop in ("converged", STOP_PAST_LINE), name
+        run = result.runs[name]
+        assert run.time_to(1e-2) is not None, name
+        # (snapshots are spaced in time: on a busy machine TRON can reach the optimum, and
+        # stop there on its own, before a scored snapshot shows it past the line)
+        at_optimum = run.stop == "small_reduction" and run.relative[-1] <= 1e-3
+        assert run.stop in ("converged", STOP_PAST_LINE) or at_optimum, name
 
 
 def test_api_primal_values_and_round_trip(files, tmp_path, monkeypatch):

@@ -554,3 +554,38 @@ def test_a_signal_that_stops_the_overhead_measure_stops_the_run(monkeypatch):
     with pytest.raises(interrupts.RunInterrupted) as stopped:
         measured_overhead(3)
     assert stopped.value.signum == signal.SIGINT
+
+
+_READER_PAUSED_SCRIPT = """
+import os, signal, sys, threading, time
+import linsvm.interrupts as interrupts
+from linsvm.io.stream import iter_libsvm
+path = sys.argv[1]
+with open(path, "w") as f:
+    f.write("1 1:0.5\\n-1 2:1\\n" * 50)
+try:  # a Ctrl-C while the caller's loop works on a chunk
+    for X, y in iter_libsvm(path, n_jobs=1):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)
+        break
+    print("not raised")
+except KeyboardInterrupt:
+    print("raised in the loop", interrupts._held_signal)
+it = iter_libsvm(path, n_jobs=1)
+next(it)  # a reader paused between chunks, closed from another thread
+closing = threading.Thread(target=it.close)
+closing.start()
+closing.join()
+print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+
+
+def test_a_reader_paused_between_its_chunks_leaves_ctrl_c_to_its_caller(tmp_path):
+    """The reader held Ctrl-C across its yields: a Ctrl-C while the caller worked on a chunk
+    was swallowed, and then stopped the next, unrelated training at once (left held when
+    the reader was closed); closed from another thread, the reader raised there and left
+    its handler installed. It holds Ctrl-C only while it parses, never across a yield."""
+    run = subprocess.run([sys.executable, "-c", _READER_PAUSED_SCRIPT, str(tmp_path / "d.txt")],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.stdout == "raised in the loop None\nTrue\n", run.stdout + run.stderr
+    assert "Traceback" not in run.stderr

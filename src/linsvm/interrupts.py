@@ -150,21 +150,26 @@ def held_to_safe_points() -> Iterator[None]:
     was read). Training holds signals to its own stop points (``stop_on_signals``); code that
     runs kernels a piece at a time outside it (reading text, converting it to a cache) holds
     them to the pieces' boundaries with this. Only on the main thread, where Ctrl-C raises
-    KeyboardInterrupt (Python's default); a block within another holds nothing more."""
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):  # fmt: skip
+    KeyboardInterrupt (Python's default); a block within another holds nothing more, but
+    raises a held signal at its end too. A held signal is raised at the block's end however
+    the block ends (never kept for code after it), so a generator holds each step between
+    its yields, never across one: the hold would stay on while its caller works, and end in
+    whatever thread closes it."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    taken = [signal.SIGINT]
-    if _caller_ends_on_sigterm and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        taken.append(signal.SIGTERM)
-    previous = {sig: signal.signal(sig, _hold) for sig in taken}
+    previous = {}
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        taken = [signal.SIGINT]
+        if _caller_ends_on_sigterm and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            taken.append(signal.SIGTERM)
+        previous = {sig: signal.signal(sig, _hold) for sig in taken}
     try:
         yield
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    safe_point()
+        safe_point()
 
 
 def _hold(signum, frame) -> None:

@@ -1016,9 +1016,9 @@ def as_cache(path: str | os.PathLike, n_jobs: int | None = None,
     if is_cache(path):
         yield path
         return
-    # (signals held to safe points while the folder exists: a SIGTERM as training starts
-    # would otherwise end the process with the folder left behind)
-    with tempfile.TemporaryDirectory(prefix="linsvm-") as folder, held_to_safe_points():
+    # (signals held to safe points while the folder exists, its removal included: a
+    # SIGTERM as training starts or as the folder goes would end the process with it left)
+    with held_to_safe_points(), tempfile.TemporaryDirectory(prefix="linsvm-") as folder:
         if announce:
             print(f"converting {os.fspath(path)} to a temporary cache in {folder}",
                   file=sys.stderr)  # fmt: skip

@@ -48,7 +48,7 @@ import scipy.sparse as sp
 from .. import _memory
 from ..data import TRAINABLE_MAX
 from ..errors import DataFormatError, InvalidInputError, ZeroIndexError
-from ..interrupts import held_to_safe_points, safe_point
+from ..interrupts import held_to_safe_points
 from ..parallel import effective_n_jobs
 from . import _parse
 from ._atomic import atomic_writer
@@ -503,45 +503,48 @@ def _parsed_blocks(
             n_lines += piece.n_lines
         return pieces, fraction
 
-    # (Ctrl-C raises between blocks: see interrupts.held_to_safe_points)
-    with held_to_safe_points():
-        try:
-            blocks = iter(blocks)
-            while True:
-                safe_point()
+    # Each step that runs kernels on this thread holds Ctrl-C to its end, where it raises
+    # (interrupts.held_to_safe_points); never across a yield, where the caller works
+    try:
+        blocks = iter(blocks)
+        while True:
+            failed = None
+            with held_to_safe_points():
                 try:
                     item = next(blocks, None)
-                except _DecompressionFailed as failed:
-                    while pending:  # a fault earlier in the file is reported first
-                        yield checked(pending.popleft())
-                    exc = failed.__cause__
-                    raise DataFormatError(name, 0,
-                                          f"cannot decompress {suffix} data: {exc}") from exc
-                if item is None:
-                    break
-                block, fraction = item
-                n_pieces = min(n_threads, max(1, block.shape[0] // MIN_PIECE_SIZE))
-                pieces = _split_lines(block, n_pieces)
-                # One piece that is the whole text is parsed on this thread, without a pool.
-                whole = first and fraction == 1.0 and len(pieces) == 1
-                if pool is None and n_threads > 1 and not whole:
-                    pool = ThreadPoolExecutor(max_workers=n_threads)
-                first = False
-                if pool is None:
-                    futures = [_done(_parse_piece(piece, options)) for piece in pieces]
-                else:
-                    futures = [pool.submit(_parse_piece, piece, options) for piece in pieces]
-                pending.append((futures, fraction))
-                del item, block, pieces, futures  # parsed pieces are freed once used
-                while len(pending) > (1 if pool is not None else 0):
+                except _DecompressionFailed as exc:
+                    failed, item = exc, None
+                if item is not None:
+                    block, fraction = item
+                    n_pieces = min(n_threads, max(1, block.shape[0] // MIN_PIECE_SIZE))
+                    pieces = _split_lines(block, n_pieces)
+                    # One piece that is the whole text is parsed on this thread, without a
+                    # pool.
+                    whole = first and fraction == 1.0 and len(pieces) == 1
+                    if pool is None and n_threads > 1 and not whole:
+                        pool = ThreadPoolExecutor(max_workers=n_threads)
+                    first = False
+                    if pool is None:
+                        futures = [_done(_parse_piece(piece, options)) for piece in pieces]
+                    else:
+                        futures = [pool.submit(_parse_piece, piece, options) for piece in pieces]
+                    pending.append((futures, fraction))
+                    del block, pieces, futures  # parsed pieces are freed once used
+            if failed is not None:
+                while pending:  # a fault earlier in the file is reported first
                     yield checked(pending.popleft())
-            while pending:
-                safe_point()
+                exc = failed.__cause__
+                raise DataFormatError(name, 0, f"cannot decompress {suffix} data: {exc}") from exc
+            if item is None:
+                break
+            del item
+            while len(pending) > (1 if pool is not None else 0):
                 yield checked(pending.popleft())
-        finally:
-            if pool is not None:
-                pool.shutdown(wait=True, cancel_futures=True)
-
+        while pending:
+            yield checked(pending.popleft())
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 def _done(piece: _Piece) -> Future:
     future: Future = Future()

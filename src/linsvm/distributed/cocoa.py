@@ -68,7 +68,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import math
-import multiprocessing
 import os
 import signal
 import sys
@@ -714,17 +713,18 @@ def client_for(target: str):
         # the run (tracebacks, and a 30 s wait on them). Spawned with SIGINT ignored, they
         # keep ignoring it (an ignored signal stays so across exec, and Python leaves it);
         # this process ends them when it closes the cluster. It ignores SIGINT itself only
-        # until they are spawned, not while they start (1-2 s): a Ctrl-C then was lost, and
+        # while they are spawned (until their processes exist: 0.4-0.5 s here, a Ctrl-C then
+        # is lost), not while the scheduler or they start: a Ctrl-C was lost for 1-2 s, and
         # the run trained to its end.
         n_workers = int(count)
         cluster = None
         try:
+            # (the scheduler starts here, in this process: SIGINT as usual meanwhile)
+            cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True,
+                                   dashboard_address=":0")  # fmt: skip
             with _sigint_ignored():
-                cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0")  # fmt: skip
-                children = len(multiprocessing.active_children())
                 cluster.scale(n_workers)
-                _wait_for_children(children + n_workers)
+                _wait_for_spawned(cluster, n_workers)
             cluster.wait_for_workers(n_workers)
             return Client(cluster), cluster
         except BaseException:
@@ -790,12 +790,17 @@ def _sigint_ignored():
         signal.signal(signal.SIGINT, previous)
 
 
-def _wait_for_children(count: int, timeout: float = 60.0) -> None:
-    """Until this process has ``count`` child processes of multiprocessing's (the cluster's
-    workers spawned), or ``timeout`` seconds (a spawn that failed: waiting for the workers
-    then says so)."""
+def _wait_for_spawned(cluster, n_workers: int, timeout: float = 10.0) -> None:
+    """Until the cluster's ``n_workers`` nannies have spawned their worker processes, or
+    ``timeout`` seconds (a spawn that failed, or another distributed: waiting for the workers
+    says so, with SIGINT no longer ignored meanwhile)."""
     deadline = time.monotonic() + timeout
-    while len(multiprocessing.active_children()) < count and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        nannies = list(cluster.workers.values())
+        if len(nannies) >= n_workers and all(
+            getattr(getattr(nanny, "process", None), "pid", None) for nanny in nannies
+        ):
+            return
         time.sleep(0.005)
 
 

@@ -512,3 +512,18 @@ def test_sgdqn_regularises_where_skip_exceeds_the_rows():
                                  restart_count=True))  # fmt: skip
     assert (on.primal - p_star) / p_star < 0.02
     assert (restarted.primal - p_star) / p_star > 0.05  # (what the old program gives)
+
+
+def test_sgdqn_resumes_a_state_saved_before_its_counter_ran_on():
+    """States saved when the counter restarted each epoch hold [epochs, skip]: at that
+    epoch's end the counter stands at skip with update_B false, which is what they resume
+    from (they were refused as damaged). With restart_count, the old run's very model."""
+    X, y = _problem(150, 12, seed=9)
+    options = dict(shuffle=False, t0=100.0, skip=7, restart_count=True)
+    full = solve_sgdqn(_sub(X, y, 1.0, 5, **options))
+    stop = _Stop(at=2)
+    solve_sgdqn(_sub(X, y, 1.0, 5, **options), stop)
+    old = dict(stop.state)
+    old["istate"] = np.asarray(old["istate"])[:2].copy()  # [epochs, skip]
+    resumed = solve_sgdqn(_sub(X, y, 1.0, 5, resume=old, **options))
+    np.testing.assert_array_equal(resumed.w, full.w)

@@ -511,6 +511,16 @@ def _qn_sample_cost(indptr, indices, data, fbias, y, rows, lam, w) -> float:
     return loss / rows.shape[0] + 0.5 * lam * ww
 
 
+def _with_count(saved: dict) -> dict:
+    """A state saved before the step counter ran on across epochs ([epochs, skip]): at its
+    epoch's end, where the old program's counter restarts at skip with update_B false."""
+    istate = np.asarray(saved.get("istate", ()))
+    if istate.shape == (2,) and istate.dtype == np.int64:
+        skip = istate[_IQ_SKIP]
+        return {**saved, "istate": np.array([istate[_IQ_EPOCHS], skip, skip, 0], dtype=np.int64)}
+    return saved
+
+
 @njit(cache=True, nogil=True)
 def _determine_t0(indptr, indices, data, fbias, y, sample, lam, n_w, skip_width, n_epochs,
                   candidates, restart_count):  # fmt: skip
@@ -740,7 +750,7 @@ def solve_sgdqn(sub: Subproblem, hook: Hook | None = None) -> Solution:
               "order": setup.order, "rng": setup.rng}  # fmt: skip
     n_calibration = 0
     if sub.resume is not None:
-        restore_state(arrays, sub.resume)
+        restore_state(arrays, _with_count(sub.resume))
         if (istate.shape != (_IQ_SIZE,) or istate[_IQ_SKIP] < 1
                 or not 1 <= istate[_IQ_COUNT] <= istate[_IQ_SKIP]
                 or istate[_IQ_UPDATE_B] not in (0, 1) or not np.all(B > 0.0)):  # fmt: skip

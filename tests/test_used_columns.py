@@ -257,9 +257,18 @@ def test_blocks_from_a_wide_cache_and_their_checkpoints(tmp_path, monkeypatch):
 
     import linsvm.runner as runner
 
-    monkeypatch.setattr(runner, "used_columns_of", lambda source: None)
-    with pytest.raises(linsvm.errors.InvalidInputError, match="differs in: data"):
-        train_cache(tmp_path / "wide.cache", resume=path, **options)
+    with monkeypatch.context() as patch:
+        patch.setattr(runner, "used_columns_of", lambda source: None)
+        with pytest.raises(linsvm.errors.InvalidInputError, match="differs in: data"):
+            train_cache(tmp_path / "wide.cache", resume=path, **options)
+        # a run over every column (as before training on the used columns) and its checkpoint
+        full = train_cache(tmp_path / "wide.cache", **options)
+        old = tmp_path / "old.ckpt"
+        with stopped_at_checkpoint(patch, 3):
+            train_cache(tmp_path / "wide.cache", checkpoint=old, **options)
+    # resumed as it ran: over every column
+    resumed = train_cache(tmp_path / "wide.cache", resume=old, **options)
+    np.testing.assert_array_equal(resumed.coef_, full.coef_)
 
 
 def test_cross_validation_in_blocks_over_a_wide_width(tmp_path):

@@ -206,6 +206,8 @@ def train_blocks(
     # found by a pass over the rows: w's copy and sums each outer iteration are O(width)
     nnz = getattr(source, "nnz", None)  # (a source of the caller's may not say)
     narrow = nnz is not None and source.n_features > 2 * nnz
+    if narrow and resume is not None and _stored_over_every_column(resume):
+        narrow = False  # (a run that kept w over every column resumes as it ran)
     n_columns = min(source.n_features, nnz) if narrow else source.n_features
     # (the renumbering's table: one index a column)
     table_bytes = source.n_features * (4 if source.n_features < 2**31 else 8) if narrow else 0
@@ -549,6 +551,18 @@ class _RunCheckpoints:
                           support_indptr=support.X.indptr)  # fmt: skip
         write_checkpoint(self.path, "blocks", meta, arrays)
         self.last = time.perf_counter()
+
+
+def _stored_over_every_column(path) -> bool:
+    """Whether a block checkpoint's run kept w over every column of a wide source (it
+    predates training on the used columns; False if it cannot be read: ``_restore`` says
+    what is wrong with it)."""
+    try:
+        stored, _ = read_checkpoint(os.fsdecode(os.fspath(path)), "blocks", meta_only=True)
+    except (InvalidInputError, TypeError, ValueError):
+        return False
+    data = stored.get("data")
+    return isinstance(data, list) and "used columns" not in data
 
 
 def _stored_overhead(path, default: int) -> int:

@@ -815,3 +815,20 @@ def test_a_damaged_block_checkpoint_is_refused_before_any_kernel_runs(tmp_path, 
         resume_with([("order", [16, 0, True])])
     # the checkpoint as written still resumes
     train_blocks(ArrayBlocks(X, y, 3), resume=path, **options)
+
+
+def test_a_negative_seed_trains_in_blocks_as_in_memory():
+    """seed=-1 trains in memory; the blocks' plan, the kept support vectors and the folds drew
+    from NumPy's generator, which refused it (a traceback)."""
+    from linsvm.outofcore import cross_validate_blocks
+
+    X, y = problem(n_rows=200, seed=2)
+    for selective in (False, True):
+        a = train_blocks(ArrayBlocks(X, y, 4), seed=-1, max_block_bytes=1, selective=selective,
+                         max_outer=20)  # fmt: skip
+        b = train_blocks(ArrayBlocks(X, y, 4), seed=-1, max_block_bytes=1, selective=selective,
+                         max_outer=20)  # fmt: skip
+        np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert cross_validate_blocks(ArrayBlocks(X, y, 4), 3, seed=-1, max_block_bytes=1,
+                                 max_outer=20)[1] == X.shape[0]  # fmt: skip
+    assert linsvm.cross_validation(X, y, 3, seed=-1).shape == y.shape

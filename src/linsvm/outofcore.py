@@ -198,7 +198,7 @@ class Plan:
         """The training blocks of ``round_``: arrays of unit numbers."""
         if not self.shuffled:
             return self._fixed
-        rng = np.random.default_rng([self.seed, round_])
+        rng = np.random.default_rng([self.seed % 2**64, round_])  # (any int seed)
         return self._pack(rng.permutation(self.n_units))
 
     def rows(self, units: np.ndarray) -> slice | np.ndarray:
@@ -328,7 +328,7 @@ class SupportCache:
 
     def __init__(self, capacity: int, seed: int) -> None:
         self.capacity = int(capacity)
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(seed % 2**64)  # (any int seed)
         self.rows = np.zeros(0, dtype=np.int64)  # global row numbers
         self.X: sp.csr_matrix | None = None
 

@@ -376,7 +376,8 @@ class CVFolds(Sequence):
     """
 
     def __init__(self, n_rows: int, n_folds: int, seed: int) -> None:
-        self.permutation = np.random.default_rng(seed).permutation(n_rows)
+        # (any int seed, as the solvers take: NumPy's generator takes none below 0)
+        self.permutation = np.random.default_rng(seed % 2**64).permutation(n_rows)
         self.bounds = [f * n_rows // n_folds for f in range(n_folds + 1)]
 
     def __len__(self) -> int:

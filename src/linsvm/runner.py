@@ -118,6 +118,9 @@ class OuterProgress:
     mb_read: float
 
 
+_PAGE_BYTES = 4096
+
+
 def train_blocks(
     source: BlockSource,
     solver: int = 1,
@@ -209,8 +212,10 @@ def train_blocks(
     if narrow and resume is not None and _stored_over_every_column(resume):
         narrow = False  # (a run that kept w over every column resumes as it ran)
     n_columns = min(source.n_features, nnz) if narrow else source.n_features
-    # (the renumbering's table: one index a column)
-    table_bytes = source.n_features * (4 if source.n_features < 2**31 else 8) if narrow else 0
+    # (the renumbering's table, one index a column, resident only in the pages that hold a
+    # used column: at most one page a non-zero)
+    index_bytes = 4 if source.n_features < 2**31 else 8
+    table_bytes = min(source.n_features * index_bytes, nnz * _PAGE_BYTES) if narrow else 0
     alpha = np.zeros((n_vectors, source.n_rows))
     epoch_rows = source.n_rows if epochs else 0
     epoch_state = (LogisticEpochs.fresh(n_vectors, epoch_rows, params.eps)

@@ -660,12 +660,12 @@ def test_the_command_stays_within_the_smallest_budget_it_suggests(tmp_path):
     linsvm.write_libsvm(X, y, text)
     write_cache(text, cache)
 
-    def command(memory: str) -> tuple[int, str, int]:
+    def command(memory: str, *options: str, data=cache) -> tuple[int, str, int]:
         """(exit status, stderr, peak RSS) of ``linsvm train``; the peak read by the child
         itself (VmHWM: its own, where wait4's counts the parent it was forked from)."""
         proc = subprocess.run(
-            [sys.executable, "-c", TRAIN_AND_PEAK, "train", "-q", "-s", "3", "--memory",
-             memory, str(cache), str(tmp_path / "model")],
+            [sys.executable, "-c", TRAIN_AND_PEAK, "train", "-q", "-s", "3", *options,
+             "--memory", memory, str(data), str(tmp_path / "model")],
             capture_output=True, text=True,
         )  # fmt: skip
         return proc.returncode, proc.stderr, int(proc.stdout.split()[-1])
@@ -678,6 +678,18 @@ def test_the_command_stays_within_the_smallest_budget_it_suggests(tmp_path):
     assert code == 0, err
     on_top = 8 * (n_features + n_rows)  # w and alpha
     assert peak <= (int(smallest) << 20) + on_top, (peak >> 10, smallest)
+    # -v (10 classes) in its smallest budget: three bytes a row more than training (the last
+    # fold's model, its w and alpha, and every row's label were held through each fold's
+    # training: 10-20% past the bound)
+    multi = tmp_path / "multi.lsvc"
+    linsvm.write_libsvm(X, np.arange(n_rows) % 10, text)
+    write_cache(text, multi)
+    code, err, _ = command("64M", data=multi)
+    smallest = re.search(r"the smallest budget that trains is (\d+)M", err).group(1)
+    code, err, peak = command(f"{smallest}M", "-v", "2", "--max-iter", "2", data=multi)
+    assert code == 0, err
+    on_top = 8 * 10 * (n_features + n_rows)  # w and alpha of 10 sub-problems
+    assert peak <= (int(smallest) << 20) + on_top + 3 * n_rows, (peak >> 10, smallest)
 
 
 def test_the_overhead_is_measured_from_the_process():

@@ -49,7 +49,7 @@ from .checkpoint import (
     read_checkpoint,
     write_checkpoint,
 )
-from .data import as_csr
+from .data import as_csr, group_labels
 from .errors import InvalidInputError
 from .interrupts import RunInterrupted, stop_on_signals
 from .io.blocks import (
@@ -700,7 +700,8 @@ def cross_validate_blocks(
     ``seed``), held as one fold number a row. Each fold trains ``train_blocks(source,
     held_out=<its rows>, seed=seed, **params)`` on the other folds' rows (a held-out row costs
     0 and takes no part), then one pass over the blocks scores its held-out rows. Memory is
-    ``train_blocks``' plus two bytes a row. Ctrl-C ends the whole cross-validation
+    ``train_blocks``' plus three bytes a row (fold, held-out mark, class; more for more than
+    256 folds or classes). Ctrl-C ends the whole cross-validation
     (KeyboardInterrupt). ``progress`` (a ``ProgressTimer``): the folds done, and each fold's
     blocks, when a line is due.
     """
@@ -712,7 +713,10 @@ def cross_validate_blocks(
         fold_of[folds.held_out(f)] = f
     n_folds = len(folds)
     del folds
-    labels = source.labels()
+    # the rows' classes as small integers: the labels themselves (8 bytes a row) were held
+    # through every fold beside its training, past the memory budget
+    _, class_index = group_labels(source.labels())
+    class_index = class_index.astype(np.min_scalar_type(max(int(class_index.max(initial=0)), 0)))
     # the held-out rows are scored a piece of a stored block at a time, read into one
     # buffer: a stored block copied whole (64 MB by default) took the run past its memory
     budget = parse_memory(params.get("memory", "2G"))
@@ -723,9 +727,9 @@ def cross_validate_blocks(
     with silenced(TrainingInterrupted):
         for f in range(int(fold_of.max(initial=0)) + 1):
             held_out = fold_of == f
-            single = single_class(labels[~held_out])
+            single = single_class(class_index[~held_out])
             if single is not None:  # (LIBLINEAR's model of one class predicts it, as in memory)
-                correct += int(np.count_nonzero(labels[held_out] == single))
+                correct += int(np.count_nonzero(class_index[held_out] == single))
                 continue
             model = train_blocks(
                 source, held_out=held_out, seed=seed,
@@ -744,6 +748,8 @@ def cross_validate_blocks(
                     correct += int(np.count_nonzero(predicted == y_b[mine]))
                 del X_b, y_b
                 r0 = r1
+            # (before the next fold trains: its solutions hold a fold's w and alpha)
+            del model
             if timer is not None:
                 timer.tick(lambda done=f + 1: f"cross-validation: {done} of {n_folds} folds done")
     return correct, n_rows

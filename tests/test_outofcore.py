@@ -844,3 +844,18 @@ def test_a_negative_seed_trains_in_blocks_as_in_memory():
     assert cross_validate_blocks(ArrayBlocks(X, y, 4), 3, seed=-1, max_block_bytes=1,
                                  max_outer=20)[1] == X.shape[0]  # fmt: skip
     assert linsvm.cross_validation(X, y, 3, seed=-1).shape == y.shape
+
+
+def test_a_cache_cut_within_its_magic_is_truncated_in_blocks_too(tmp_path, capsys):
+    """Cut to fewer bytes than its magic, a cache was taken for text with --memory and
+    refused as "already a linsvm cache, not LIBSVM text"."""
+    from linsvm.cli import main
+    from linsvm.io.cache import write_cache
+
+    X, y = problem(n_rows=50)
+    linsvm.write_libsvm(X, y, tmp_path / "d.txt")
+    write_cache(tmp_path / "d.txt", tmp_path / "d.lsvc")
+    (tmp_path / "cut.lsvc").write_bytes((tmp_path / "d.lsvc").read_bytes()[:10])
+    for memory in ([], ["--memory", "300M"]):
+        assert main(["train", *memory, str(tmp_path / "cut.lsvc"), str(tmp_path / "m")]) == 1
+        assert "truncated linsvm cache (10 bytes)" in capsys.readouterr().err

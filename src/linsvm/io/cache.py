@@ -1031,12 +1031,15 @@ def as_cache(path: str | os.PathLike, n_jobs: int | None = None,
 
 
 def is_cache(path: str | os.PathLike) -> bool:
-    """Whether the file starts with a cache's magic bytes. A pipe or a device is not read
-    (what this read took from a pipe would be gone for the reader after it): not a cache."""
+    """Whether the file starts with a cache's magic bytes, or is the start of them cut short
+    (opened as a cache, it is then refused as truncated; no text starts with the magic's
+    first byte, 0x89). A pipe or a device is not read (what this read took from a pipe would
+    be gone for the reader after it): not a cache."""
     if not stat.S_ISREG(os.stat(path).st_mode):
         return False
     with open(path, "rb") as f:
-        return f.read(len(MAGIC)) == MAGIC
+        head = f.read(len(MAGIC))
+    return len(head) > 0 and MAGIC.startswith(head)
 
 
 def read_cache_as_libsvm(

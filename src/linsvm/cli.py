@@ -115,7 +115,8 @@ options:
 -m nr_thread : threads (default 1; -1: all cores): the one-vs-rest sub-problems side by
     side, then within each the dual CD of -s 1, 3, 12, 13 (as --thread-scheme says) or the
     passes of the Newton solvers (-s 0, 2, 11: the same model up to rounding); with -v the
-    folds, with -C the folds of each C
+    folds, with -C the folds of each C; with --memory only the conversion of a text file
+    to its temporary cache (training in blocks runs on one thread)
 --thread-scheme auto|async|replicas|rounds : how threads share one dual CD solve: async
     (every thread against one shared w), replicas (every thread against its own copy of w,
     replaying the others' steps), both measured as they go against one thread, the faster
@@ -132,7 +133,8 @@ options:
 --gpu : train -s 1, 3, 12 or 13 on an NVIDIA GPU (needs pip install 'linsvm[cuda]')
 --verbose : one line per outer iteration: iteration, active set, PG gap, primal, dual
     (without it, a run that takes more than 3 s prints a progress line on stderr every
-    5 s: iteration, active set, stopping measure; -q: none)
+    5 s: iteration, active set, stopping measure; -q: none; with --memory a line per outer
+    iteration either way)
 --checkpoint file : save the solver's state there, atomically, every --every seconds
     (default 60), when a sub-problem finishes and when the run is interrupted
 --resume file : continue from a checkpoint of the same data and options, to the model an

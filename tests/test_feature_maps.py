@@ -501,3 +501,36 @@ def test_values_the_map_would_square_past_the_trainable_are_refused(map_mode):
         linsvm.cross_validation(X, y, 2, solver=2, feature_map=FeatureMap())
     linsvm.train(X.multiply(1e-30).tocsr(), y, solver=1, feature_map=FeatureMap(),
                  map_mode=map_mode)  # (1e70 is below the bound)
+
+
+def test_extreme_gamma_and_coef0_are_one_line_errors_or_train():
+    """gamma = 1e-200 or 1e-320 raised OverflowError from the trainable-value check (a bound
+    of infinity), gamma = 1.5e308 a math domain error (sqrt(2) gamma infinite, 2 gamma coef0
+    NaN), and transform gave NaN columns."""
+    X = sp.csr_matrix(np.array([[1.0, 2.0], [0.5, -1.0], [2.0, 0.0]]))
+    y = np.array([1, -1, 1])
+    for gamma, coef0 in ((1e-200, None), (1e-320, 1.0), (1e-300, 1e300)):
+        fmap = FeatureMap(gamma=gamma, coef0=coef0)
+        assert np.isfinite(fmap.bind(2).transform(X).data).all()
+        linsvm.train(X, y, feature_map=fmap, max_iter=5)
+    with pytest.raises(linsvm.InvalidInputError, match="gamma 1.5e.308 is too large"):
+        FeatureMap(gamma=1.5e308)
+
+
+def test_collisions_are_estimated_on_any_matrix():
+    fmap = FeatureMap(hash_bits=6).bind(3)
+    dense = np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]])
+    expected = fmap.estimate_collisions(sp.csr_matrix(dense))
+    assert fmap.estimate_collisions(dense) == expected
+    assert fmap.estimate_collisions(sp.coo_matrix(dense)) == expected
+
+
+def test_a_map_mode_without_a_map_is_refused():
+    """As the command line refuses --map-mode without --poly2 or --hash-bits: train and the
+    estimators trained a plain model and said nothing."""
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    with pytest.raises(linsvm.InvalidInputError, match="needs a feature_map"):
+        linsvm.train(X, y, map_mode="implicit")
+    with pytest.raises(ValueError, match="needs a feature_map"):
+        linsvm.LinearSVC(map_mode="materialise").fit(X, y)

@@ -234,7 +234,10 @@ def check_bias(bias: float) -> None:
 def check_trainable(X: sp.csr_matrix, below: float, why: str, name: str = "X",
                     n_jobs: int | None = -1) -> None:
     """Refuse values of X of magnitude ``below`` (rounded down to a power of 2) or more, which
-    would overflow what ``why`` says in training."""
+    would overflow what ``why`` says in training. (A bound of TRAINABLE_MAX or more, infinite
+    included, refuses nothing more than ``as_csr(trainable=True)`` does.)"""
+    if not below < TRAINABLE_MAX:
+        return
     below = 2.0 ** math.floor(math.log2(below))
     if below < TRAINABLE_MAX and not all_finite(X.data, n_jobs, below):
         raise _first_bad_value(X, name, below, why)

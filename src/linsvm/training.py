@@ -338,6 +338,9 @@ def train(
         return _train_elsewhere(X, y, memory, client, options, dict(place_options or {}))
     params = solvers.check_parameter(solver, C, eps, bias, max_iter, regularize_bias)
     spec = params.spec
+    if feature_map is None and map_mode != "auto" and map_mode in MAP_MODES:
+        # (as the command line refuses --map-mode without a map: it was ignored)
+        raise InvalidInputError(f"map_mode={map_mode!r} needs a feature_map")
     device = solvers.check_device(spec, device)
     if device == "cuda":
         from .solvers.dcd_cuda import check_available

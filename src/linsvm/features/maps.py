@@ -123,6 +123,10 @@ class FeatureMap:
                 raise InvalidInputError(f"{name} must be a number, got {value!r}")
         if self.gamma is not None and not (math.isfinite(self.gamma) and self.gamma > 0):
             raise InvalidInputError(f"gamma must be a positive number, got {self.gamma!r}")
+        if self.gamma is not None and not math.isfinite(math.sqrt(2.0) * self.gamma):
+            # (the cross terms' coefficient, sqrt(2) gamma, would be infinite)
+            raise InvalidInputError(f"gamma {self.gamma!r} is too large: phi's coefficients "
+                                    "overflow float64")  # fmt: skip
         if self.coef0 is not None and not (math.isfinite(self.coef0) and self.coef0 >= 0):
             # a negative coef0 gives a kernel with no real feature map of this shape
             raise InvalidInputError(f"coef0 must be a number >= 0, got {self.coef0!r}")
@@ -176,7 +180,9 @@ class FeatureMap:
         n = self._require_bound()
         gamma = self.gamma if self.gamma is not None else 1.0 / max(n, 1)
         coef0 = self.coef0 if self.coef0 is not None else 0.0
-        return math.sqrt(2.0 * gamma * coef0), gamma, math.sqrt(2.0) * gamma, coef0
+        # (sqrt(2 gamma) sqrt(coef0): 2 gamma coef0 itself may overflow, or underflow to 0)
+        c_lin = math.sqrt(2.0 * gamma) * math.sqrt(coef0) if coef0 > 0 else 0.0
+        return c_lin, gamma, math.sqrt(2.0) * gamma, coef0
 
     def largest_input(self, limit: float) -> float:
         """The magnitude of an input value below which every entry of phi(x) stays below
@@ -279,6 +285,7 @@ class FeatureMap:
         each sampled column is counted exactly and the estimates are unbiased; share == 1:
         the exact counts. Costs one hashing pass over X's mapped entries, not a sort of them.
         Exact maps are always counted whole (share 1)."""
+        X = as_csr(X, check_finite=False)  # (as collisions takes it)
         max_keys = COLLISION_SAMPLE_KEYS if max_keys is None else max_keys
         share = 1
         if self.hash_bits is not None:

@@ -7,6 +7,7 @@ one weight vector per class and the prediction is the class of largest decision 
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -30,12 +31,27 @@ from .solvers import ONECLASS, REGRESSION, SOLVERS
 from .solvers._base import INTERRUPTED, Solution
 
 
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    """1 / (1 + exp(-z)), LIBLINEAR's formula for every z (so that ``predict -b 1`` writes its
-    digits: below z = -709.78 exp(-z) overflows and the probability is 0, where exp(z) / (1 +
-    exp(z)) would give a subnormal number), without the overflow's warning."""
-    with np.errstate(over="ignore"):
-        return 1.0 / (1.0 + np.exp(-z))
+@njit(cache=True, nogil=True, error_model="numpy")  # (0/0 is NaN, as in C)
+def _probabilities(dec, n_classes, out) -> None:
+    """LIBLINEAR's predict_probability row by row: out[r, j] = 1 / (1 + exp(-dec[r, j])) for
+    the n_w decision values; two classes: out[r, 1] = 1 - out[r, 0]; else each row divided by
+    its sum, added in class order (a model of one class: 1, or 0/0 = NaN where its sigmoid is
+    0). The C library's exp (NumPy's vectorised one differs from it in the last bit, and so
+    did the printed digits of ``predict -b 1`` at a rounding boundary), and 1 / (1 + exp(-z))
+    for every z: below z = -709.78 exp(-z) overflows and the probability is 0, as LIBLINEAR
+    prints it. dec: (n, n_w); out: (n, n_classes)."""
+    n_w = dec.shape[1]
+    for r in range(dec.shape[0]):
+        for j in range(n_w):
+            out[r, j] = 1.0 / (1.0 + math.exp(-dec[r, j]))
+        if n_classes == 2:
+            out[r, 1] = 1.0 - out[r, 0]
+        else:
+            total = 0.0
+            for j in range(n_classes):
+                total += out[r, j]
+            for j in range(n_classes):
+                out[r, j] = out[r, j] / total
 
 
 @njit(cache=True, nogil=True)
@@ -248,16 +264,12 @@ class Model:
             raise InvalidInputError(
                 "probability output is only supported for logistic regression (-s 0, 6, 7)"
             )
-        dec = self.decision_function(X, n_jobs)
-        if len(self.labels_) == 1:  # (a model of one class: LIBLINEAR normalises its one)
-            return np.ones((dec.shape[0], 1))
-        if dec.ndim == 1:
-            first = _sigmoid(dec)
-            return np.column_stack([first, 1.0 - first])
-        prob = _sigmoid(dec)
+        dec = np.ascontiguousarray(self.decision_function(X, n_jobs), dtype=np.float64)
+        n_classes = len(self.labels_)
         # (every sigmoid 0 on a row far from all classes: 0/0, NaN, as LIBLINEAR's)
-        with np.errstate(invalid="ignore"):
-            return prob / prob.sum(axis=1, keepdims=True)
+        out = np.empty((dec.shape[0], max(n_classes, 1)))
+        _probabilities(dec.reshape(dec.shape[0], -1), n_classes, out)
+        return out
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model in LIBLINEAR's text format, atomically.

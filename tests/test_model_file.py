@@ -263,6 +263,10 @@ MALFORMED = {
     "negative nr_feature": GOOD.replace("nr_feature 3", "nr_feature -3"),
     "truncated header": "solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 1",
     "odd feature_map line": "feature_map gamma 0.5 coef0\n" + GOOD,
+    # (Python's number syntax, which LIBLINEAR refuses: "1_0" read as 10)
+    "bias with an underscore": GOOD.replace("bias 1", "bias 1_0"),
+    "feature_map key given twice": "feature_map degree 2 n_input 3 n_input 2\n" + GOOD,
+    "feature_map width with an underscore": "feature_map degree 2 n_input 2_0\n" + GOOD,
     # (more weights than the text can hold: refused before a 640 GiB array is asked for)
     "header asking for 2^31 x 40 weights": (
         "solver_type MCSVM_CS\nnr_class 40\nlabel " + " ".join(map(str, range(1, 41)))
@@ -297,6 +301,7 @@ FAULT_LINES = {
     "unknown solver": 1, "non-number weight": 8, "weight with an underscore": 8, "nan weight": 8,
     "non-number nr_feature": 4, "non-number bias": 5, "non-integer label": 3,
     "unknown header key": 6, "negative nr_feature": 4, "odd feature_map line": 1,
+    "bias with an underscore": 5, "feature_map key given twice": 1,
 }
 
 

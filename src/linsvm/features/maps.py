@@ -338,6 +338,13 @@ class FeatureMap:
             raise ValueError(f"unknown feature_map field(s) {sorted(unknown)}")
         if "degree" not in fields or "n_input" not in fields:
             raise ValueError("feature_map needs 'degree' and 'n_input'")
+        for key in ("degree", "n_input", "hash_bits"):
+            # (decimal digits, as the header's integers: not Python's "2_0")
+            if key in fields and not (fields[key].isascii() and fields[key].isdigit()):
+                raise ValueError(f"feature_map {key} must be a whole number, got {fields[key]!r}")
+        for key in ("gamma", "coef0"):
+            if key in fields and ("_" in fields[key] or not fields[key].isascii()):
+                raise ValueError(f"feature_map {key} must be a number, got {fields[key]!r}")
         try:
             fmap = cls(
                 degree=int(fields["degree"]),

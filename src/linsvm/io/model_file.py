@@ -288,8 +288,9 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
         if value is None or (kind is int and not (tok.lstrip("+-").isascii()
                                                   and tok.lstrip("+-").isdigit()
                                                   and -(2**31) <= value < 2**31)) or (
-                kind is float and not (math.isfinite(value)
-                                       or (infinite and math.isinf(value)))):  # fmt: skip
+                kind is float and not (_is_number(tok)
+                                       and (math.isfinite(value)
+                                            or (infinite and math.isinf(value))))):  # fmt: skip
             raise ModelFormatError(f"{here()}: bad {what} {tok!r}")
         return value
 
@@ -304,7 +305,12 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
         if len(pairs) % 2:
             raise ModelFormatError(f"{here(line_start)}: the feature_map line must hold "
                                    "key/value pairs")  # fmt: skip
-        feature_map = dict(zip(pairs[::2], pairs[1::2], strict=True))
+        keys = pairs[::2]
+        if len(set(keys)) < len(keys):
+            twice = next(k for k in keys if keys.count(k) > 1)
+            raise ModelFormatError(f"{here(line_start)}: {twice!r} given twice in the "
+                                   "feature_map line")  # fmt: skip
+        feature_map = dict(zip(keys, pairs[1::2], strict=True))
 
     while True:
         if key in seen:

@@ -513,8 +513,11 @@ def test_extreme_gamma_and_coef0_are_one_line_errors_or_train():
         fmap = FeatureMap(gamma=gamma, coef0=coef0)
         assert np.isfinite(fmap.bind(2).transform(X).data).all()
         linsvm.train(X, y, feature_map=fmap, max_iter=5)
-    with pytest.raises(linsvm.InvalidInputError, match="gamma 1.5e.308 is too large"):
-        FeatureMap(gamma=1.5e308)
+    for gamma, coef0 in ((1.5e308, None), (1e308, 1.0)):  # (sqrt(2 gamma coef0) infinite)
+        with pytest.raises(linsvm.InvalidInputError, match="gamma 1.*e.308 is too large"):
+            FeatureMap(gamma=gamma, coef0=coef0)
+    # where 2 gamma coef0 is a normal number, its square root, as maps saved before
+    assert FeatureMap(gamma=0.3, coef0=0.7).bind(2).coefficients()[0] == math.sqrt(2 * 0.3 * 0.7)
 
 
 def test_collisions_are_estimated_on_any_matrix():

@@ -644,3 +644,10 @@ def test_probabilities_are_liblinears_to_the_bit(tmp_path, n_classes, rows):
     theirs_model = ll.load_model(str(path))
     _, _, theirs = ll.predict([], X, theirs_model, "-b 1 -q")
     np.testing.assert_array_equal(ours, np.array(theirs))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_probabilities_of_no_rows(n_classes):
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
+    model = linsvm.train(X, np.arange(3) % n_classes, solver=0)
+    assert model.predict_proba(X[:0]).shape == (0, n_classes)

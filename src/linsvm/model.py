@@ -268,7 +268,7 @@ class Model:
         n_classes = len(self.labels_)
         # (every sigmoid 0 on a row far from all classes: 0/0, NaN, as LIBLINEAR's)
         out = np.empty((dec.shape[0], max(n_classes, 1)))
-        _probabilities(dec.reshape(dec.shape[0], -1), n_classes, out)
+        _probabilities(dec.reshape(-1, 1) if dec.ndim == 1 else dec, n_classes, out)
         return out
 
     def save(self, path: str | os.PathLike) -> None:

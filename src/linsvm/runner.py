@@ -57,6 +57,7 @@ from .io.blocks import (
     BlockSource,
     UsedColumnBlocks,
     open_cache_blocks,
+    table_resident_bytes,
     used_columns_of,
 )
 from .io.cache import _first_bad_row
@@ -116,9 +117,6 @@ class OuterProgress:
     dual: list[float]  # per class: D(alpha) at the iteration's start
     seconds: float
     mb_read: float
-
-
-_PAGE_BYTES = 4096
 
 
 def train_blocks(
@@ -214,8 +212,9 @@ def train_blocks(
     n_columns = min(source.n_features, nnz) if narrow else source.n_features
     # (the renumbering's table, one index a column, resident only in the pages that hold a
     # used column: at most one page a non-zero)
-    index_bytes = 4 if source.n_features < 2**31 else 8
-    table_bytes = min(source.n_features * index_bytes, nnz * _PAGE_BYTES) if narrow else 0
+    index_bytes = 4 if n_columns < 2**31 else 8
+    table_bytes = (table_resident_bytes(source.n_features, index_bytes, nnz) if narrow
+                   else 0)  # fmt: skip
     alpha = np.zeros((n_vectors, source.n_rows))
     epoch_rows = source.n_rows if epochs else 0
     epoch_state = (LogisticEpochs.fresh(n_vectors, epoch_rows, params.eps)

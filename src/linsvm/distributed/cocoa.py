@@ -737,8 +737,8 @@ def client_for(target: str):
     except OSError as exc:
         raise InvalidInputError(f"{target}: cannot reach the scheduler ({exc})") from None
     except (TypeError, ValueError, ImportError) as exc:
-        # (a scheme this client cannot use as given: inproc:// of another process, tls://
-        # without its security settings, ucx:// without its package)
+        # (what the address check cannot foresee; such a Client can hang this process where
+        # another Client runs, which _check_address keeps known cases from)
         raise InvalidInputError(f"{target}: cannot connect to it from here "
                                 f"({type(exc).__name__}: {exc})") from None  # fmt: skip
 
@@ -756,6 +756,13 @@ def _check_address(target: str) -> None:
     except (ValueError, TypeError) as exc:
         raise InvalidInputError(f"{target!r} is not a scheduler's address, e.g. "
                                 f"tcp://host:8786 or local:4 ({exc})") from None  # fmt: skip
+    if scheme not in ("tcp", "ws"):
+        # (tls:// and wss:// need security settings, ucx:// its package, inproc:// the
+        # scheduler's own process: a Client made of the text alone fails in its constructor)
+        raise InvalidInputError(
+            f"{target}: as text, a scheduler's address is tcp:// or ws://; for {scheme}://, "
+            "pass a dask Client made with its settings (client=Client(...))"
+        )
 
 
 # Copies of W the client holds at once in a round (W, the round's start, the snapshot's, the

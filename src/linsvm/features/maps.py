@@ -15,6 +15,7 @@ own reader refuses the file rather than misreading its weights).
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, replace
 from numbers import Real
 
@@ -80,6 +81,19 @@ def map_overflow(row: int) -> InvalidInputError:
     )
 
 
+def _coefficients(gamma: float, coef0: float) -> tuple[float, float, float, float]:
+    """(c_lin, c_sq, c_cross, c_const) of the degree-2 map of ``gamma``, ``coef0``:
+    sqrt(2 gamma coef0), gamma, sqrt(2) gamma, coef0. Where 2 gamma coef0 overflows or is
+    below the normal numbers, c_lin is sqrt(2 gamma) sqrt(coef0) (elsewhere the same digits
+    as always: a saved model's map is the one it was trained with)."""
+    product = 2.0 * gamma * coef0
+    if coef0 == 0.0 or sys.float_info.min <= product < math.inf:
+        c_lin = math.sqrt(product)
+    else:
+        c_lin = math.sqrt(2.0 * gamma) * math.sqrt(coef0)
+    return c_lin, gamma, math.sqrt(2.0) * gamma, coef0
+
+
 @dataclass(frozen=True)
 class FeatureMap:
     """What to do to every row before the linear model sees it.
@@ -123,8 +137,10 @@ class FeatureMap:
                 raise InvalidInputError(f"{name} must be a number, got {value!r}")
         if self.gamma is not None and not (math.isfinite(self.gamma) and self.gamma > 0):
             raise InvalidInputError(f"gamma must be a positive number, got {self.gamma!r}")
-        if self.gamma is not None and not math.isfinite(math.sqrt(2.0) * self.gamma):
-            # (the cross terms' coefficient, sqrt(2) gamma, would be infinite)
+        if self.gamma is not None and not all(
+            math.isfinite(c) for c in _coefficients(self.gamma, self.coef0 or 0.0)
+        ):
+            # (sqrt(2) gamma, the cross terms', or sqrt(2 gamma coef0), the linear terms')
             raise InvalidInputError(f"gamma {self.gamma!r} is too large: phi's coefficients "
                                     "overflow float64")  # fmt: skip
         if self.coef0 is not None and not (math.isfinite(self.coef0) and self.coef0 >= 0):
@@ -180,9 +196,7 @@ class FeatureMap:
         n = self._require_bound()
         gamma = self.gamma if self.gamma is not None else 1.0 / max(n, 1)
         coef0 = self.coef0 if self.coef0 is not None else 0.0
-        # (sqrt(2 gamma) sqrt(coef0): 2 gamma coef0 itself may overflow, or underflow to 0)
-        c_lin = math.sqrt(2.0 * gamma) * math.sqrt(coef0) if coef0 > 0 else 0.0
-        return c_lin, gamma, math.sqrt(2.0) * gamma, coef0
+        return _coefficients(gamma, coef0)
 
     def largest_input(self, limit: float) -> float:
         """The magnitude of an input value below which every entry of phi(x) stays below

@@ -34,7 +34,7 @@ from .solvers._base import Progress
 _caller_ends_on_sigterm = False
 # Whether a SIGTERM stopped training inside ``sigterm_passed_on_after``, which passes it on.
 _sigterm_held = False
-# A signal held for the next safe point (``held_to_safe_points``).
+# A signal held to the end of a hold (``held_to_safe_points``).
 _held_signal: int | None = None
 
 
@@ -141,8 +141,8 @@ def sigterm_passed_on_after() -> Iterator[None]:
 @contextmanager
 def held_to_safe_points() -> Iterator[None]:
     """Within the block, Ctrl-C (and a SIGTERM where the process is ended after: the command
-    line, ``sigterm_passed_on_after``) is held until the next ``safe_point()`` or the block's
-    end, and raised there as ``RunInterrupted(signal)``; a second Ctrl-C raises at once.
+    line, ``sigterm_passed_on_after``) is held until the block's end, and raised there as
+    ``RunInterrupted(signal)``; a second Ctrl-C raises at once.
 
     Why: Numba hands a kernel's arrays back by calling into Python, which runs a pending
     signal's handler; a KeyboardInterrupt raised there came out as a SystemError, and crashed
@@ -169,7 +169,7 @@ def held_to_safe_points() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        safe_point()
+        _raise_held()
 
 
 def _hold(signum, frame) -> None:
@@ -180,7 +180,7 @@ def _hold(signum, frame) -> None:
     _held_signal = signum
 
 
-def safe_point() -> None:
+def _raise_held() -> None:
     """Raise ``RunInterrupted(signal)`` if a signal is held (``held_to_safe_points``); on
     the main thread only."""
     global _held_signal, _sigterm_held

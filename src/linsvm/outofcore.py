@@ -55,7 +55,7 @@ from .problems import ConvergenceWarning, RowTargets, TrainingInterrupted, silen
 from .solvers import Subproblem
 from .solvers._base import Progress
 from .solvers._dual import cache_resident, choose_order, order_buffers
-from .solvers._random import new_state
+from .solvers._random import new_state, numpy_generator
 from .solvers.dcd_blocks import check_block, enter_interior, lr_block_epoch, svm_block_epoch
 from .solvers.dual_lr import INNER_EPS_FLOOR, INNER_EPS_START
 
@@ -198,7 +198,7 @@ class Plan:
         """The training blocks of ``round_``: arrays of unit numbers."""
         if not self.shuffled:
             return self._fixed
-        rng = np.random.default_rng([self.seed % 2**64, round_])  # (any int seed)
+        rng = numpy_generator(self.seed, round_)
         return self._pack(rng.permutation(self.n_units))
 
     def rows(self, units: np.ndarray) -> slice | np.ndarray:
@@ -328,7 +328,7 @@ class SupportCache:
 
     def __init__(self, capacity: int, seed: int) -> None:
         self.capacity = int(capacity)
-        self.rng = np.random.default_rng(seed % 2**64)  # (any int seed)
+        self.rng = numpy_generator(seed)
         self.rows = np.zeros(0, dtype=np.int64)  # global row numbers
         self.X: sp.csr_matrix | None = None
 

@@ -23,6 +23,7 @@ from .data import group_labels
 from .errors import InvalidInputError
 from .objective import LOSS_LOGISTIC, lr_dual_alpha_terms, svm_dual_alpha_terms
 from .solvers._base import CONVERGED, Solution
+from .solvers._random import numpy_generator
 from .sparse_rows import sq_norm
 
 
@@ -376,8 +377,7 @@ class CVFolds(Sequence):
     """
 
     def __init__(self, n_rows: int, n_folds: int, seed: int) -> None:
-        # (any int seed, as the solvers take: NumPy's generator takes none below 0)
-        self.permutation = np.random.default_rng(seed % 2**64).permutation(n_rows)
+        self.permutation = numpy_generator(seed).permutation(n_rows)
         self.bounds = [f * n_rows // n_folds for f in range(n_folds + 1)]
 
     def __len__(self) -> int:

@@ -49,7 +49,7 @@ from .checkpoint import (
     read_checkpoint,
     write_checkpoint,
 )
-from .data import as_csr, group_labels
+from .data import as_csr, group_labels, table_resident_bytes
 from .errors import InvalidInputError
 from .interrupts import RunInterrupted, stop_on_signals
 from .io.blocks import (
@@ -57,7 +57,6 @@ from .io.blocks import (
     BlockSource,
     UsedColumnBlocks,
     open_cache_blocks,
-    table_resident_bytes,
     used_columns_of,
 )
 from .io.cache import _first_bad_row
@@ -715,7 +714,7 @@ def cross_validate_blocks(
     # the rows' classes as small integers: the labels themselves (8 bytes a row) were held
     # through every fold beside its training, past the memory budget
     _, class_index = group_labels(source.labels())
-    class_index = class_index.astype(np.min_scalar_type(max(int(class_index.max(initial=0)), 0)))
+    class_index = class_index.astype(np.min_scalar_type(int(class_index.max(initial=0))))
     # the held-out rows are scored a piece of a stored block at a time, read into one
     # buffer: a stored block copied whole (64 MB by default) took the run past its memory
     budget = parse_memory(params.get("memory", "2G"))

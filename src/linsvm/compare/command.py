@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..io import read_libsvm
 from ..io._atomic import check_writable
+from ..solvers._random import numpy_generator
 from .lineup import DEFAULT_LINEUP_NAME, LINEUP, LINEUPS, check_lineup, check_racer_names
 from .recording import CLOCKS
 from .report import ComparisonResult, output_paths, write_text
@@ -219,8 +220,7 @@ def split_rows(X, y: np.ndarray, test_fraction: float, seed: int):
             "file or another --test-fraction"
         )
     held = np.zeros(n_rows, dtype=bool)
-    # (any integer seed, as the solvers take: NumPy's generator takes only non-negative ones)
-    rng = np.random.default_rng(seed % 2**64)
+    rng = numpy_generator(seed)
     held[rng.choice(n_rows, size=n_test, replace=False)] = True
     return X[~held], y[~held], X[held], y[held]
 

@@ -98,6 +98,7 @@ from ..problems import (
     warn_interrupted,
 )
 from ..solvers._base import CONVERGED, INTERRUPTED, MAX_ITER, asks_to_stop
+from ..solvers._random import numpy_generator
 from . import _partition
 from ._partition import LOSSES, DataKey, PartitionLost, RoundTask, Setup
 
@@ -361,8 +362,7 @@ class _Run:
         # rounds to a relative gap of 1e-3, 146 with the rows shuffled).
         self.labels, _ = group_labels(y)  # of the rows as given, not as partitioned
         n_rows = X.shape[0]
-        # (any int seed, as in memory: NumPy's generator takes none below 0)
-        order = np.random.default_rng(self.seed % 2**64).permutation(n_rows)
+        order = numpy_generator(self.seed).permutation(n_rows)
         pieces = np.array_split(order, max(1, min(n_partitions, n_rows)))
 
         def source(rows: np.ndarray) -> Callable[[str], tuple]:

@@ -6,7 +6,6 @@ is read into, and the row gathering a block's solve needs (``stack_rows``).
 
 from __future__ import annotations
 
-import mmap
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -329,7 +328,7 @@ class UsedColumnBlocks:
     a width mostly unused (features hashed before they were written) those cost O(width) an
     outer iteration, which dwarfed the blocks' work (a9a spread over 2^24 columns, -s 3:
     9.7 s against 1.15 s at its natural width). The renumbering is a pass over a block's
-    indices in the reader's thread, through a table of one index a column."""
+    indices in the reader's thread, through ``UsedColumns.places``."""
 
     def __init__(self, source: BlockSource, used: UsedColumns) -> None:
         self.source = source
@@ -337,8 +336,7 @@ class UsedColumnBlocks:
         self.n_rows, self.n_blocks, self.nnz = source.n_rows, source.n_blocks, source.nnz
         self.n_features = int(used.columns.shape[0])
         index_dtype = np.int32 if self.n_features < 2**31 else np.int64
-        self.place = _untouched_zeros(used.n_features, index_dtype)
-        self.place[used.columns] = np.arange(self.n_features, dtype=index_dtype)
+        self.place = used.places(index_dtype)
 
     def block_rows(self) -> np.ndarray:
         return self.source.block_rows()
@@ -378,31 +376,6 @@ class UsedColumnBlocks:
         identity = getattr(self.source, "identity", None)
         of = identity() if identity is not None else [self.n_rows, self.used.n_features]
         return [*of, "used columns", self.n_features]
-
-
-# Whether anonymous memory can decline transparent huge pages (Linux)
-_SMALL_PAGES = hasattr(mmap.mmap, "madvise") and hasattr(mmap, "MADV_NOHUGEPAGE")
-_PAGE_BYTES = 4096
-_HUGE_PAGE_BYTES = 2 << 20
-
-
-def table_resident_bytes(width: int, itemsize: int, n_written: int) -> int:
-    """The most of a table of ``width`` entries (``_untouched_zeros``) that ``n_written``
-    written entries make resident: a page each, at most the whole table."""
-    page = _PAGE_BYTES if _SMALL_PAGES else _HUGE_PAGE_BYTES
-    return min(width * itemsize, n_written * page)
-
-
-def _untouched_zeros(n: int, dtype) -> np.ndarray:
-    """n zeros whose pages become resident only where written: anonymous memory that
-    declines transparent huge pages where it can (NumPy asks for them on large arrays, and a
-    written entry then makes 2 MiB resident: a table over a width of 3e8 took 1.1 GB for
-    2,000 used columns; filled with -1 instead of zeros, 1.2 GB whatever the columns)."""
-    dtype = np.dtype(dtype)
-    area = mmap.mmap(-1, max(n * dtype.itemsize, 1))
-    if _SMALL_PAGES:
-        area.madvise(mmap.MADV_NOHUGEPAGE)
-    return np.frombuffer(area, dtype=dtype, count=n)
 
 
 @njit(cache=True, nogil=True)

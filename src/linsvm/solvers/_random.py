@@ -19,6 +19,12 @@ def new_state(seed: int) -> np.ndarray:
     return np.array([seed & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)
 
 
+def numpy_generator(seed: int, *streams: int) -> np.random.Generator:
+    """NumPy's generator of ``seed`` (any int the solvers take: NumPy's takes none below 0,
+    so the seed's 64 bits as unsigned, as ``new_state``), ``streams`` mixed in."""
+    return np.random.default_rng([seed % 2**64, *streams] if streams else seed % 2**64)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def next_u64(state):
     z = state[0] + _GOLDEN

@@ -494,7 +494,8 @@ def _qn_epochs(indptr, indices, data, fbias, y, order, rng, shuffle_rows, lam, w
 
 @njit(cache=True, nogil=True)
 def _qn_restart_count(istate) -> None:
-    """The old program's epoch start: the step counter at skip, update_B false."""
+    """A run's start, and the old program's every epoch: the step counter at skip, update_B
+    false."""
     istate[_IQ_COUNT] = istate[_IQ_SKIP]
     istate[_IQ_UPDATE_B] = 0
 
@@ -541,8 +542,7 @@ def _determine_t0(indptr, indices, data, fbias, y, sample, lam, n_w, skip_width,
         fstate[:] = 0.0
         istate[_IQ_EPOCHS] = 0
         istate[_IQ_SKIP] = _qn_skip(indptr, data, fbias, sample, skip_width)
-        istate[_IQ_COUNT] = istate[_IQ_SKIP]
-        istate[_IQ_UPDATE_B] = 0
+        _qn_restart_count(istate)
         for _ in range(n_epochs):
             if restart_count:
                 _qn_restart_count(istate)
@@ -770,7 +770,7 @@ def solve_sgdqn(sub: Subproblem, hook: Hook | None = None) -> Solution:
         istate[_IQ_SKIP] = (skip if skip is not None
                             else _qn_skip(X.indptr, X.data, fbias, all_rows,
                                           skip_width))  # fmt: skip
-        istate[_IQ_COUNT] = istate[_IQ_SKIP]
+        _qn_restart_count(istate)
 
     def advance(n_epochs: int) -> None:
         _qn_epochs(X.indptr, X.indices, X.data, fbias, y, setup.order, setup.rng, setup.shuffle,

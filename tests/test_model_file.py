@@ -319,21 +319,93 @@ def test_a_malformed_word_is_named_with_its_line(tmp_path, what):
         model_file.parse_model_text(MALFORMED[what].replace("\n", "\r\n"), "x")
 
 
-def test_weights_are_read_a_piece_at_a_time(monkeypatch):
-    """Pieces cut anywhere (here a few characters each) give the weights of the whole."""
+@pytest.mark.parametrize("compiled", [False, True])
+def test_weights_are_read_a_piece_at_a_time(monkeypatch, compiled):
+    """Pieces cut anywhere (here a few bytes each) give the weights of the whole, read by
+    Python (small models) or by the compiled reader."""
     import linsvm.io.model_file as model_file
 
+    if compiled:
+        monkeypatch.setattr(model_file, "PYTHON_PARSE_MAX_WEIGHTS", -1)
     text = MALFORMED["too many weights"].replace("nr_feature 3", "nr_feature 4")
     whole = model_file.parse_model_text(text)
-    for chars in (1, 3, 7):
-        monkeypatch.setattr(model_file, "WEIGHT_PIECE_CHARS", chars)
+    for size in (1, 3, 7):
+        monkeypatch.setattr(model_file, "WEIGHT_PIECE_BYTES", size)
         fields = model_file.parse_model_text(text)
         np.testing.assert_array_equal(fields.coef, [[0.5, -0.25, 1e-3, 2.0]])
         np.testing.assert_array_equal(fields.coef, whole.coef)
         with pytest.raises(ModelFormatError, match="expected 5 weights .*, found 4"):
             model_file.parse_model_text(GOOD.replace("nr_feature 3", "nr_feature 4"))
-        with pytest.raises(ModelFormatError, match="bad weight 'abc'"):
+        with pytest.raises(ModelFormatError, match="^<model>:8: bad weight 'abc'"):
             model_file.parse_model_text(MALFORMED["non-number weight"])
+
+
+# Words as a model file's weights might hold them, good and bad, and C's blanks between them
+_WEIGHT_WORDS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda v: f"{v:.17g}"),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.sampled_from(["0", "-0", "+1", "1.", ".5", "1e5", "1E-5", "2.4703282292062327e-324",
+                     "1e-400", "1e400", "nan", "-inf", "Infinity", "0x1p3", "1_0", "abc", "--1",
+                     "1e", ".", "1.5.5", "9" * 30, "0." + "0" * 25 + "1" * 25, "\u0662"]),
+)  # fmt: skip
+_BLANK_RUNS = st.text(alphabet=" \t\n\r\v\f", min_size=1, max_size=3)
+
+
+@settings(deadline=None, max_examples=150)
+@given(
+    words=st.lists(st.tuples(_WEIGHT_WORDS, _BLANK_RUNS), min_size=1, max_size=12),
+    n_features=st.integers(0, 14),
+    piece=st.sampled_from([1, 2, 5, 1 << 22]),
+)
+def test_the_compiled_reader_reads_as_python_does(words, n_features, piece):
+    """The compiled reader of large models' weights and Python's reader of small ones take
+    the same words, give the same bits and refuse the same files with the same message."""
+    import linsvm.io.model_file as model_file
+
+    header = ("solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 1 -1\n"
+              f"nr_feature {n_features}\nbias -1\nw\n")  # fmt: skip
+    text = header + "".join(word + blank for word, blank in words)
+    outcomes = []
+    for python_max in (1 << 16, -1):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(model_file, "PYTHON_PARSE_MAX_WEIGHTS", python_max)
+            patch.setattr(model_file, "WEIGHT_PIECE_BYTES", piece)
+            try:
+                outcomes.append(model_file.parse_model_text(text, "m").coef.tobytes())
+            except ModelFormatError as exc:
+                outcomes.append(str(exc))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_a_large_file_is_read_in_pieces(tmp_path, monkeypatch):
+    """A header longer than the first piece read, a word longer than a weights' piece, a
+    number whose rounding is left to float(), and a model file read from a pipe."""
+    import linsvm.io.model_file as model_file
+
+    monkeypatch.setattr(model_file, "HEADER_PIECE_BYTES", 8)
+    monkeypatch.setattr(model_file, "WEIGHT_PIECE_BYTES", 4)
+    monkeypatch.setattr(model_file, "PYTHON_PARSE_MAX_WEIGHTS", -1)
+    labels = list(range(1, 41))
+    rng = np.random.default_rng(3)
+    coef = rng.normal(size=(40, 3)) * 10.0 ** rng.integers(-300, 300, size=(40, 3))
+    coef[0, 0] = 5e-324  # (subnormal: float() decides its rounding)
+    model = Model(4, np.array(labels), coef, -1.0, None)
+    path = tmp_path / "m"
+    model.save(path)
+    back = linsvm.load_model(path)
+    assert back.coef_.tobytes() == coef.tobytes()
+    # (a weight of 30 digits, beyond a piece of 4 bytes and 19 significant digits)
+    long_weight = "1." + "0" * 28 + "1"
+    path.write_text(GOOD.replace("-0.25", long_weight))
+    assert linsvm.load_model(path).coef_[0, 1] == float(long_weight)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    writer = __import__("threading").Thread(target=lambda: fifo.write_text(GOOD))
+    writer.start()
+    try:
+        np.testing.assert_array_equal(linsvm.load_model(fifo).coef_, [[0.5, -0.25, 1e-3]])
+    finally:
+        writer.join()
 
 
 def test_binary_file_raises_model_format_error(tmp_path):

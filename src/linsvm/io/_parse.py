@@ -597,6 +597,46 @@ def line_end_before(buf, end):
     return 0
 
 
+# Status of `parse_number_words`.
+WORDS_DONE = 0  # every word was read
+WORDS_BAD = 1  # the word that stopped the reading is not a number
+WORDS_NONFINITE = 2  # ... is nan or inf
+WORDS_FALLBACK = 3  # ... is a number whose exact value is left to Python's float()
+
+
+@njit(cache=True, nogil=True)
+def parse_number_words(buf, start, stop, out, found):
+    """Read the blank-separated numbers of buf[start:stop] into out[found:], as C's strtod
+    reads LIBLINEAR's model weights (blanks: C's isspace; numbers: `_parse_float`'s).
+
+    Words past out's end are counted, not read (a file with too many of them says how many).
+    Returns (found, status, word_start, word_end, newlines): found counts the words before
+    the one that stopped the reading (status other than WORDS_DONE), buf[word_start:word_end];
+    newlines, the b"\\n" before it (before stop when every word was read).
+    """
+    i = start
+    newlines = 0
+    while True:
+        while i < stop and (buf[i] == 10 or _is_space(buf[i])):
+            newlines += buf[i] == 10
+            i += 1
+        if i >= stop:
+            return found, WORDS_DONE, stop, stop, newlines
+        word_start = i
+        while i < stop and not (buf[i] == 10 or _is_space(buf[i])):
+            i += 1
+        if found < out.shape[0]:
+            value, status = _parse_float(buf, word_start, i)
+            if status != NUM_OK:
+                if status == NUM_BAD:
+                    return found, WORDS_BAD, word_start, i, newlines
+                if status == NUM_FALLBACK:
+                    return found, WORDS_FALLBACK, word_start, i, newlines
+                return found, WORDS_NONFINITE, word_start, i, newlines
+            out[found] = value
+        found += 1
+
+
 @njit(cache=True)
 def parse_floats(buf, starts, ends):
     """Parse the tokens buf[starts[k]:ends[k]] with `_parse_float` (for tests).

@@ -38,6 +38,7 @@ import io
 import math
 import os
 import re
+import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -54,7 +55,7 @@ from ..solvers import (
     SOLVERS,
     model_file_solver,
 )
-from . import _format
+from . import _format, _parse
 from ._atomic import atomic_writer
 
 # Bytes of text formatted at a time when a model is written: memory beyond the model's own.
@@ -253,12 +254,39 @@ def write_model_file(path: str | os.PathLike, fields: ModelFields) -> None:
         _write_weight_lines(f, coef, fields.bias, fields.bias_weights)
 
 
-def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
-    """The fields of LIBLINEAR model-file text (as LIBLINEAR's ``load_model`` reads it).
+class _EndOfHeaderText(ModelFormatError):
+    """The header's text ran out before its ``w``: more of the file may hold the rest."""
 
-    The header is read a word at a time up to ``w``; the weights a piece of the text at a
-    time (``_weights``), so that loading takes little memory beyond the text and the weights.
-    """
+
+@dataclass(frozen=True)
+class _Header:
+    """A model file's header, read up to its ``w``."""
+
+    solver: int
+    nr_class: int
+    nr_feature: int
+    bias: float
+    labels: list[int]
+    rho: float
+    feature_map: dict[str, str] | None
+    end: int  # where the weights' text starts (just past ``w``)
+    end_line: int  # the line (from 1) it is on
+
+    @property
+    def weight_shape(self) -> tuple[int, int]:
+        """(w_size, nr_w): the rows of weights (a feature's, then the bias's) and their
+        length (one a class, or one)."""
+        nr_w = 1 if self.nr_class == 2 and not SOLVERS[self.solver].multiclass else self.nr_class
+        return self.nr_feature + (1 if self.bias >= 0 else 0), nr_w
+
+
+# LIBLINEAR's words: what C's isspace does not separate.
+_WORD = re.compile(r"[^ \t\n\r\v\f]+")
+
+
+def _parse_header(text: str, name: str) -> _Header:
+    """The header at the start of ``text``, read a word at a time up to ``w`` (as LIBLINEAR's
+    ``load_model`` reads it). _EndOfHeaderText where the text ends first."""
     words = _WORD.finditer(text)
     pos = 0  # (where the header's last word ends)
     at = 0  # (where it starts: errors about it name its line)
@@ -273,7 +301,7 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
         nonlocal pos, at
         word = next(words, None)
         if word is None:
-            raise ModelFormatError(f"{name}: unexpected end of file while reading {what}")
+            raise _EndOfHeaderText(f"{name}: unexpected end of file while reading {what}")
         pos, at = word.end(), word.start()
         return word.group()
 
@@ -355,7 +383,6 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
     solver = int(header["solver"])
     nr_class = int(header["nr_class"])
     nr_feature = int(header["nr_feature"])
-    bias = float(header["bias"])
     kind = SOLVERS[solver].kind
     if nr_class < 1:
         raise ModelFormatError(f"{here(value_at['nr_class'])}: bad nr_class {nr_class}")
@@ -367,74 +394,168 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
         # (LIBLINEAR writes 2 and uses the first weight vector; more would be ignored)
         what = "regression" if kind == REGRESSION else "one-class"
         raise ModelFormatError(f"{name}: a {what} model has nr_class 2, not {nr_class}")
-    nr_w = 1 if nr_class == 2 and not SOLVERS[solver].multiclass else nr_class
-    w_size = nr_feature + (1 if bias >= 0 else 0)
-    w = _weights(text, pos, w_size, nr_w, name).reshape(w_size, nr_w)
-    return ModelFields(
+    return _Header(
         solver=solver,
-        labels=np.array(header.get("label", []), dtype=np.int64),
-        coef=w[:nr_feature].T,
-        bias=bias,
-        bias_weights=w[nr_feature] if bias >= 0 else None,
+        nr_class=nr_class,
+        nr_feature=nr_feature,
+        bias=float(header["bias"]),
+        labels=list(header.get("label", [])),
         # (LIBLINEAR reads a rho line in any model but uses it for one-class models only)
         rho=float(header.get("rho", 0.0)) if kind == ONECLASS else 0.0,
         feature_map=feature_map,
+        end=pos,
+        end_line=_line_of(text, pos),
     )
 
 
-_WORD = re.compile(r"\S+")
-_SPACE = re.compile(r"\s")
-# Characters of the text converted to weights at a time (a list of their words costs some
-# 60 bytes a word: the whole text at once took 16 times a model's size to load).
-WEIGHT_PIECE_CHARS = 1 << 22
+def _fields(header: _Header, w: np.ndarray) -> ModelFields:
+    """The fields of a model of this header and its (w_size x nr_w) weights."""
+    return ModelFields(
+        solver=header.solver,
+        labels=np.array(header.labels, dtype=np.int64),
+        coef=w[: header.nr_feature].T,
+        bias=header.bias,
+        bias_weights=w[header.nr_feature] if header.bias >= 0 else None,
+        rho=header.rho,
+        feature_map=header.feature_map,
+    )
 
 
-def _weights(text: str, start: int, w_size: int, nr_w: int, name: str) -> np.ndarray:
-    """The w_size x nr_w weights in text[start:], flat, converted a piece at a time."""
-    expected = w_size * nr_w
-    end_of_text = len(text)
-    if expected > (end_of_text - start + 1) // 2:
-        # (each weight takes a digit and a blank at least: a header asking for more weights
-        # than that is refused before their array is made, which could be any size)
-        raise ModelFormatError(f"{name}: expected {expected} weights ({w_size} rows of {nr_w}), "
-                               f"found {len(text[start:].split())}")  # fmt: skip
-    w = np.empty(expected)
-    found = 0
-    first = start  # (where the weights begin)
-    while start < end_of_text:
-        cut = _SPACE.search(text, min(start + WEIGHT_PIECE_CHARS, end_of_text))
-        stop = end_of_text if cut is None else cut.start()
-        piece = text[start:stop]
-        words = piece.split()
-        if found + len(words) <= expected:
+def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
+    """The fields of LIBLINEAR model-file text (as LIBLINEAR's ``load_model`` reads it)."""
+    header = _parse_header(text, name)
+    weights = text[header.end :].encode("utf-8", "surrogateescape")
+    w = _read_weights(io.BytesIO(weights), len(weights), header, name)
+    return _fields(header, w)
+
+
+def read_model_file(path: str | os.PathLike) -> ModelFields:
+    """The fields of a LIBLINEAR-format model file (one written here or by LIBLINEAR), read a
+    piece at a time: loading takes little memory beyond the weights."""
+    name = os.fsdecode(os.fspath(path))
+    with open(path, "rb") as file:
+        source: BinaryIO = file
+        size = os.fstat(file.fileno()).st_size
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            # (a pipe: its length, which bounds the weights it can hold, is known once read)
+            data = file.read()
+            source, size = io.BytesIO(data), len(data)
+        head = b""
+        while True:
+            more = source.read(max(len(head), HEADER_PIECE_BYTES))
+            head += more
+            # (the header's whole words: up to the last blank, or to the end of the file)
+            text = head[: _after_last_blank(head) if more else len(head)].decode(
+                "ascii", "surrogateescape"
+            )
             try:
-                # (C's strtod, as LIBLINEAR reads them: not Python's "1_0" nor other digits)
-                if "_" in piece or not piece.isascii():
-                    raise ValueError
-                w[found : found + len(words)] = np.array(words, dtype=np.float64)
-            except ValueError:
-                bad = next((word for word in _WORD.finditer(piece) if not _is_number(word.group())),
-                           None)  # fmt: skip
-                where = f"{name}:{_line_of(text, start + bad.start())}" if bad else name
-                shown = bad.group() if bad else piece[:40]
-                raise ModelFormatError(f"{where}: bad weight {shown!r}") from None
-        found += len(words)
-        start = stop
+                header = _parse_header(text, name)
+                break
+            except ModelFormatError as exc:
+                if isinstance(exc, _EndOfHeaderText) and more:
+                    continue
+                if not text.isascii():
+                    raise ModelFormatError(f"{name}: not a LIBLINEAR model file (not ASCII "
+                                           "text)") from None  # fmt: skip
+                raise
+        source.seek(header.end)  # (one character of the text a byte of the file)
+        return _fields(header, _read_weights(source, size - header.end, header, name))
+
+
+def _after_last_blank(data: bytes) -> int:
+    """Where the last of C's blanks in ``data`` ends (0 if there is none)."""
+    return max(data.rfind(blank) for blank in _BLANKS) + 1
+
+
+NEWLINE = b"\n"
+_BLANKS = (b" ", NEWLINE, b"\t", b"\r", b"\v", b"\f")
+# Bytes of the file read at a time: the header's first piece (doubled until it holds the
+# header) and the weights' (a compiled kernel reads each in turn).
+HEADER_PIECE_BYTES = 1 << 16
+WEIGHT_PIECE_BYTES = 1 << 22
+# Models of at most this many weights are read by Python (some 30 ms at most): the compiled
+# kernel's one-time compilation would be most of a small model's first load. Both read the
+# same numbers the same way.
+PYTHON_PARSE_MAX_WEIGHTS = 1 << 16
+
+
+def _read_weights(source: BinaryIO, size: int, header: _Header, name: str) -> np.ndarray:
+    """The header's (w_size x nr_w) weights, read from ``source`` (``size`` bytes from its
+    position to its end) a piece at a time.
+
+    A header asking for more weights than the bytes can hold (each takes a digit and a blank
+    at least) is refused without making their array, which could be any size: the words are
+    counted, and the error says how many there are.
+    """
+    w_size, nr_w = header.weight_shape
+    expected = w_size * nr_w
+    w = np.empty(expected if expected <= (size + 1) // 2 else 0)
+    read_words = _python_words if expected <= PYTHON_PARSE_MAX_WEIGHTS else _compiled_words
+    found, line, carry, last = 0, header.end_line, b"", b""
+    while True:
+        # (a word longer than a piece is read in pieces twice as long each time)
+        more = source.read(max(WEIGHT_PIECE_BYTES, len(carry)))
+        piece = carry + more if carry else more
+        if not piece:
+            break
+        last = piece[-1:]
+        stop = len(piece) if not more else _after_last_blank(piece)
+        found, newlines, bad = read_words(piece, stop, w, found)
+        line += newlines
+        if bad is not None:
+            word_start, what = bad
+            word = piece[word_start:].split(maxsplit=1)[0].decode("utf-8", "surrogateescape")
+            if what == "nonfinite":
+                raise ModelFormatError(f"{name}:{line}: weights contain NaN or infinity "
+                                       f"({word!r})")  # fmt: skip
+            raise ModelFormatError(f"{name}:{line}: bad weight {word!r}")
+        carry = piece[stop:]
     if found != expected:
         raise ModelFormatError(
             f"{name}: expected {expected} weights ({w_size} rows of {nr_w}), found {found}"
         )
-    if expected and not text[-1:].isspace():
+    if expected and not last.isspace():
         # (LIBLINEAR ends each line of weights with a newline: a file cut in the middle of
         # its last weight would otherwise load with a shorter number)
         raise ModelFormatError(f"{name}: the file ends inside a weight, with no newline "
                                "after its last one (cut short?)")  # fmt: skip
-    if not np.isfinite(w).all():
-        k = int(np.argmin(np.isfinite(w)))
-        word = next(word for j, word in enumerate(_WORD.finditer(text, first)) if j == k)
-        raise ModelFormatError(f"{name}:{_line_of(text, word.start())}: weights contain NaN or "
-                               f"infinity ({word.group()!r})")  # fmt: skip
-    return w
+    return w.reshape(w_size, nr_w)
+
+
+def _compiled_words(piece: bytes, stop: int, w: np.ndarray, found: int):
+    """Read the words of piece[:stop] into w[found:] (counting those past its end) with the
+    compiled reader: (found, newlines, None), or (found, newlines, (start, "bad" or
+    "nonfinite")) of the word that stopped it, newlines those before it."""
+    buf = np.frombuffer(piece, dtype=np.uint8)
+    at, lines = 0, 0
+    while True:
+        found, status, word_start, word_end, newlines = _parse.parse_number_words(
+            buf, at, stop, w, found
+        )
+        lines += newlines
+        if status == _parse.WORDS_DONE:
+            return found, lines, None
+        if status != _parse.WORDS_FALLBACK:
+            return found, lines, (word_start, "bad" if status == _parse.WORDS_BAD else "nonfinite")
+        # (a number whose rounding the kernel leaves to float(): rare; 1e400 overflows)
+        w[found] = float(piece[word_start:word_end])
+        if not math.isfinite(w[found]):
+            return found, lines, (word_start, "nonfinite")
+        found, at = found + 1, word_end
+
+
+def _python_words(piece: bytes, stop: int, w: np.ndarray, found: int):
+    """`_compiled_words` in Python, for small models."""
+    words = piece[:stop].split()
+    taken = max(0, min(len(words), w.shape[0] - found))
+    for k, word in enumerate(words[:taken]):
+        value = float(word) if _is_number(word.decode("latin-1")) else None
+        if value is None or not math.isfinite(value):
+            where = [m.start() for m in re.finditer(rb"\S+", piece[:stop])][k]
+            what = "bad" if value is None else "nonfinite"
+            return found + k, piece.count(NEWLINE, 0, where), (where, what)
+        w[found + k] = value
+    return found + len(words), piece.count(NEWLINE, 0, stop), None
 
 
 def _line_of(text: str, position: int) -> int:
@@ -451,14 +572,3 @@ def _is_number(word: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def read_model_file(path: str | os.PathLike) -> ModelFields:
-    """The fields of a LIBLINEAR-format model file (one written here or by LIBLINEAR)."""
-    path = os.fspath(path)
-    try:
-        with open(path, encoding="ascii") as f:
-            text = f.read()
-    except UnicodeDecodeError:
-        raise ModelFormatError(f"{path}: not a LIBLINEAR model file (not ASCII text)") from None
-    return parse_model_text(text, path)

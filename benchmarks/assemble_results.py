@@ -72,7 +72,7 @@ SECTIONS = [
     ("Data read from disk every pass: pypi-recent in a memory cgroup, against the disk's rate "
      "(bench_outofcore_ram.py --folder)", "RESULTS-outofcore-ram-pypi.md"),
     ("Distributed training on Dask by CoCoA+ (bench_distributed.py)", "RESULTS-distributed.md"),
-    ("Saving a large model (bench_model_save.py)", "RESULTS-model-save.md"),
+    ("Saving and loading a large model (bench_model_save.py)", "RESULTS-model-save.md"),
     ("Memory (bench_memory.py)", "RESULTS-memory.md"),
     ("Start-up and compilation (bench_startup.py)", "RESULTS-startup.md"),
     ("Long runs in one process: memory, files, threads (bench_soak.py)", "RESULTS-soak.md"),

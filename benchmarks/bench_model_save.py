@@ -1,9 +1,11 @@
-"""Writing a large model file: the compiled, streamed writer against Python's formatting.
+"""Writing and reading a large model file: the compiled, streamed writer against Python's
+formatting, and loading against LIBLINEAR's.
 
 Run from the repository root::
 
     python -m benchmarks.bench_model_save [--classes 43,105] [--hash-bits 20] [--zeros 0.1]
-        [--folder /tmp] [--writer new,python] [--repeats 3] [--out RESULTS-model-save.md]
+        [--folder /tmp] [--writer new,python] [--reader linsvm,liblinear] [--repeats 3]
+        [--out RESULTS-model-save.md]
 
 The weights stand in for a hashed degree-2 model (``linsvm train --poly2 --hash-bits 20`` on a
 43-class set writes about 928 MB): ``classes x 2**hash_bits`` float64 weights, normal values
@@ -13,6 +15,11 @@ around ``Model.save``, with the peak resident memory the save added (VmHWM, rese
 the save, less the resident size then). ``python`` is the writer as it was: the whole text as
 one Python string per weight, ``f"{v:.17g}"``, joined and written at once. Both files are
 compared byte for byte.
+
+The file the new writer wrote is then loaded, each reader in a fresh process as well:
+``linsvm.load_model`` (its compiled reader of the weights compiled beforehand) and
+liblinear-official's ``load_model`` (LIBLINEAR's C ``fscanf``), with the time, the peak
+memory it added, and whether both hold the same weights to the bit.
 """
 
 from __future__ import annotations
@@ -51,7 +58,8 @@ CHILD = textwrap.dedent(
     Model(1, np.array([1, 2, 3]), np.ones((3, 4)), -1.0).save(path)  # kernels compiled
     rng = np.random.default_rng(0)
     n = 2**hash_bits
-    coef = rng.standard_normal((n_classes, n)) * 10.0 ** rng.uniform(-6, 0, (n_classes, n))
+    n_w = 1 if n_classes == 2 else n_classes  # (two classes: one weight vector)
+    coef = rng.standard_normal((n_w, n)) * 10.0 ** rng.uniform(-6, 0, (n_w, n))
     coef[:, rng.random(n) < zeros] = 0.0
     model = Model(1, np.arange(1, n_classes + 1), coef, -1.0)
     def status_bytes(key):
@@ -74,6 +82,59 @@ CHILD = textwrap.dedent(
 )
 
 
+LOAD_CHILD = textwrap.dedent(
+    """
+    import hashlib, os, sys, time
+    import numpy as np
+
+    reader, path, folder = sys.argv[1:4]
+    if reader == "linsvm":
+        import linsvm
+        import linsvm.io.model_file as model_file
+        tiny = os.path.join(folder, "bench-model-load-tiny.model")
+        linsvm.Model(1, np.array([1, 2, 3]), np.ones((3, 4)), -1.0).save(tiny)
+        model_file.PYTHON_PARSE_MAX_WEIGHTS, small = -1, model_file.PYTHON_PARSE_MAX_WEIGHTS
+        linsvm.load_model(tiny)  # (the compiled reader compiled)
+        model_file.PYTHON_PARSE_MAX_WEIGHTS = small
+        os.remove(tiny)
+    else:
+        from liblinear.liblinearutil import load_model
+
+    def status_bytes(key):
+        for line in open("/proc/self/status"):
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+
+    rss_before = status_bytes("VmRSS")
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    start = time.perf_counter()
+    if reader == "linsvm":
+        model = linsvm.load_model(path)
+    else:
+        model = load_model(path)
+    seconds = time.perf_counter() - start
+    peak = status_bytes("VmHWM")
+    if reader == "linsvm":
+        weights = np.ascontiguousarray(model.coef_.T)  # (LIBLINEAR's order: feature-major)
+    else:
+        n_w = model.nr_class if model.nr_class > 2 or model.param.solver_type == 4 else 1
+        weights = np.ctypeslib.as_array(model.w, shape=(model.nr_feature * n_w,))
+    print(seconds, max(0, peak - rss_before), hashlib.sha256(weights.tobytes()).hexdigest())
+    """
+)
+
+
+def _load_once(reader: str, path: str, folder: str):
+    """(seconds, peak bytes added, digest of the weights) of one load in a fresh process."""
+    out = subprocess.run([sys.executable, "-c", LOAD_CHILD, reader, path, folder],
+                         capture_output=True, text=True)  # fmt: skip
+    if out.returncode:
+        raise SystemExit(f"{reader} could not load {path}:\n{out.stderr}")
+    seconds, peak, digest = out.stdout.split()
+    return float(seconds), int(peak), digest
+
+
 def _save_once(writer: str, path: str, n_classes: int, hash_bits: int, zeros: float):
     """(seconds, peak bytes added, file bytes) of one save in a fresh process."""
     out = subprocess.run(
@@ -92,12 +153,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--zeros", type=float, default=0.1)
     parser.add_argument("--folder", default="/tmp")
     parser.add_argument("--writer", default="new,python")
+    parser.add_argument("--reader", default="linsvm,liblinear",
+                        help="readers of the new writer's file (linsvm, liblinear; none: no "
+                             "load)")
     parser.add_argument("--repeats", type=int, default=3,
                         help="saves per writer and model, interleaved (median)")
     parser.add_argument("--out", default=str(Path(__file__).parent / "RESULTS-model-save.md"))
     args = parser.parse_args(argv)
     writers = args.writer.split(",")
-    rows = []
+    readers = [r for r in args.reader.split(",") if r != "none"]
+    rows, load_rows = [], []
     for n_classes in (int(c) for c in args.classes.split(",")):
         times: dict[str, list[float]] = {w: [] for w in writers}
         peaks: dict[str, list[int]] = {w: [] for w in writers}
@@ -113,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
                       f"{peak / 2**20:.0f} MiB added", flush=True)
             if len(writers) == 2:
                 identical &= filecmp.cmp(*paths.values(), shallow=False)
+        if readers and "new" in writers:
+            load_rows.append(_load_row(readers, paths["new"], args, f"{n_classes} x "
+                                       f"2^{args.hash_bits}", size))  # fmt: skip
         for path in paths.values():
             os.remove(path)
         t = {w: median(times[w]) for w in writers}
@@ -128,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
               + [f"{w} peak added" for w in writers]
               + ([f"{writers[1]} / {writers[0]}", "same bytes"] if len(writers) == 2 else []))
     lines = report_header(
-        "Saving a large model: the compiled, streamed writer vs Python's formatting",
+        "Saving and loading a large model: the compiled, streamed writer vs Python's "
+        "formatting; load_model vs LIBLINEAR's",
         "bench_model_save",
         [f"weights: normal values scaled by 10**U(-6, 0), {args.zeros:.0%} zeros; "
          f"median of {args.repeats} saves a writer, interleaved, each in a fresh process",
@@ -137,8 +206,42 @@ def main(argv: list[str] | None = None) -> int:
          "written at once (the writer before it)"],
     )
     lines += markdown_table(header, rows)
+    if load_rows:
+        lines += ["", "## Loading the new writer's file", "",
+                  f"median of {args.repeats} loads a reader, interleaved, each in a fresh process; "
+                  "same weights: the same bits in both", ""]  # fmt: skip
+        lines += markdown_table(
+            ["weights", "file"] + [f"{r} s (min-max)" for r in readers]
+            + [f"{r} peak added" for r in readers]
+            + ([f"{readers[1]} / {readers[0]}", "same weights"] if len(readers) == 2 else []),
+            load_rows,
+        )
     write_report(lines, args.out)
     return 0
+
+
+def _load_row(readers: list[str], path: str, args, weights: str, size: int) -> list[str]:
+    """The loading table's row of one file: each reader's times and peak memory."""
+    times: dict[str, list[float]] = {r: [] for r in readers}
+    peaks: dict[str, list[int]] = {r: [] for r in readers}
+    digests = set()
+    for _ in range(args.repeats):
+        for reader in readers:
+            seconds, peak, digest = _load_once(reader, path, args.folder)
+            times[reader].append(seconds)
+            peaks[reader].append(peak)
+            digests.add(digest)
+            print(f"{weights}, {reader} load: {seconds:.2f} s, {peak / 2**20:.0f} MiB added",
+                  flush=True)
+    t = {r: median(times[r]) for r in readers}
+    return (
+        [weights, f"{size / 1e6:.0f} MB"]
+        + [f"{fmt_seconds(t[r])} ({fmt_seconds(min(times[r]))}-{fmt_seconds(max(times[r]))})"
+           for r in readers]
+        + [f"{max(peaks[r]) / 2**20:.0f} MiB" for r in readers]
+        + ([fmt_ratio(t[readers[1]], t[readers[0]]), "yes" if len(digests) == 1 else "NO"]
+           if len(readers) == 2 else [])
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

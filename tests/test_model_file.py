@@ -340,8 +340,9 @@ def test_weights_are_read_a_piece_at_a_time(monkeypatch, compiled):
             model_file.parse_model_text(MALFORMED["non-number weight"])
 
 
-# Words as a model file's weights might hold them, good and bad, and C's blanks between them
+# Words as a model file's weights might hold them, good (mostly) and bad, and C's blanks
 _WEIGHT_WORDS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda v: f"{v:.17g}"),
     st.floats(allow_nan=False, allow_infinity=False).map(lambda v: f"{v:.17g}"),
     st.floats(allow_nan=False, allow_infinity=False).map(repr),
     st.sampled_from(["0", "-0", "+1", "1.", ".5", "1e5", "1E-5", "2.4703282292062327e-324",
@@ -353,17 +354,27 @@ _BLANK_RUNS = st.text(alphabet=" \t\n\r\v\f", min_size=1, max_size=3)
 
 @settings(deadline=None, max_examples=150)
 @given(
-    words=st.lists(st.tuples(_WEIGHT_WORDS, _BLANK_RUNS), min_size=1, max_size=12),
-    n_features=st.integers(0, 14),
+    n_features=st.integers(0, 7),
+    n_classes=st.sampled_from([2, 3]),
+    bias=st.sampled_from([-1, 1]),
     piece=st.sampled_from([1, 2, 5, 1 << 22]),
+    data=st.data(),
 )
-def test_the_compiled_reader_reads_as_python_does(words, n_features, piece):
+def test_the_compiled_reader_reads_as_python_does(n_features, n_classes, bias, piece, data):
     """The compiled reader of large models' weights and Python's reader of small ones take
-    the same words, give the same bits and refuse the same files with the same message."""
+    the same words, put them in the same places with the same bits, and refuse the same
+    files with the same message."""
     import linsvm.io.model_file as model_file
 
-    header = ("solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 1 -1\n"
-              f"nr_feature {n_features}\nbias -1\nw\n")  # fmt: skip
+    expected = (n_features + (bias > 0)) * (n_classes if n_classes > 2 else 1)
+    # (mostly as many words as the header asks for, so that most files are whole)
+    n_words = data.draw(st.one_of(st.just(expected), st.integers(0, 24)))
+    words = data.draw(st.lists(st.tuples(_WEIGHT_WORDS, _BLANK_RUNS), min_size=n_words,
+                               max_size=n_words))  # fmt: skip
+
+    labels = " ".join(map(str, range(n_classes)))
+    header = (f"solver_type L2R_L2LOSS_SVC_DUAL\nnr_class {n_classes}\nlabel {labels}\n"
+              f"nr_feature {n_features}\nbias {bias}\nw\n")  # fmt: skip
     text = header + "".join(word + blank for word, blank in words)
     outcomes = []
     for python_max in (1 << 16, -1):
@@ -371,7 +382,9 @@ def test_the_compiled_reader_reads_as_python_does(words, n_features, piece):
             patch.setattr(model_file, "PYTHON_PARSE_MAX_WEIGHTS", python_max)
             patch.setattr(model_file, "WEIGHT_PIECE_BYTES", piece)
             try:
-                outcomes.append(model_file.parse_model_text(text, "m").coef.tobytes())
+                fields = model_file.parse_model_text(text, "m")
+                outcomes.append((fields.coef.tobytes(), fields.coef.shape,
+                                 None if bias < 0 else fields.bias_weights.tobytes()))  # fmt: skip
             except ModelFormatError as exc:
                 outcomes.append(str(exc))
     assert outcomes[0] == outcomes[1]
@@ -723,3 +736,15 @@ def test_probabilities_of_no_rows(n_classes):
     X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
     model = linsvm.train(X, np.arange(3) % n_classes, solver=0)
     assert model.predict_proba(X[:0]).shape == (0, n_classes)
+
+
+@pytest.mark.parametrize("solver, labels, n_w", [(1, [1, 2], 2), (4, [1, 2], 1), (1, [1, 2, 3], 2),
+                                                 (11, [], 2)])
+def test_weight_vectors_the_header_does_not_announce_are_not_saved(tmp_path, solver, labels,
+                                                                    n_w):
+    """A file holds as many weights a line as its header implies: a model of others would be
+    written and then not load (here or in LIBLINEAR)."""
+    model = Model(solver, np.array(labels), np.ones((n_w, 3)), -1.0)
+    with pytest.raises(ModelFormatError, match="weight vectors: a .* model of"):
+        model.save(tmp_path / "m")
+    assert not (tmp_path / "m").exists()

@@ -605,15 +605,22 @@ WORDS_FALLBACK = 3  # ... is a number whose exact value is left to Python's floa
 
 
 @njit(cache=True, nogil=True)
-def parse_number_words(buf, start, stop, out, found):
-    """Read the blank-separated numbers of buf[start:stop] into out[found:], as C's strtod
-    reads LIBLINEAR's model weights (blanks: C's isspace; numbers: `_parse_float`'s).
+def parse_number_words(buf, start, stop, coef, bias_weights, found):
+    """Read the blank-separated numbers of buf[start:stop] as LIBLINEAR's model weights, as
+    C's strtod reads them (blanks: C's isspace; numbers: `_parse_float`'s).
 
-    Words past out's end are counted, not read (a file with too many of them says how many).
+    The file's weights are feature-major: word n is weight vector n % n_w's weight of feature
+    n // n_w, read here into coef (n_w, n_features) and, past the features, bias_weights
+    (n_w,) or (0,); ``found`` words were read before. Words past them are counted, not read
+    (a file with too many of them says how many).
     Returns (found, status, word_start, word_end, newlines): found counts the words before
     the one that stopped the reading (status other than WORDS_DONE), buf[word_start:word_end];
     newlines, the b"\\n" before it (before stop when every word was read).
     """
+    n_w, n_features = coef.shape
+    n_weights = coef.size + bias_weights.shape[0]
+    feature = found // n_w if n_w else 0
+    vector = found - feature * n_w
     i = start
     newlines = 0
     while True:
@@ -625,7 +632,7 @@ def parse_number_words(buf, start, stop, out, found):
         word_start = i
         while i < stop and not (buf[i] == 10 or _is_space(buf[i])):
             i += 1
-        if found < out.shape[0]:
+        if found < n_weights:
             value, status = _parse_float(buf, word_start, i)
             if status != NUM_OK:
                 if status == NUM_BAD:
@@ -633,7 +640,14 @@ def parse_number_words(buf, start, stop, out, found):
                 if status == NUM_FALLBACK:
                     return found, WORDS_FALLBACK, word_start, i, newlines
                 return found, WORDS_NONFINITE, word_start, i, newlines
-            out[found] = value
+            if feature < n_features:
+                coef[vector, feature] = value
+            else:
+                bias_weights[vector] = value
+            vector += 1
+            if vector == n_w:
+                vector = 0
+                feature += 1
         found += 1
 
 

@@ -148,6 +148,12 @@ def _header_text(
         lines.append("label " + " ".join(str(v) for v in ints))
     else:
         lines.append("nr_class 2")
+    nr_class = len(ints) if spec.kind == CLASSIFICATION else 2
+    nr_w = 1 if nr_class == 2 and not spec.multiclass else nr_class
+    if np.shape(coef)[0] != nr_w:
+        # (the file holds nr_w weights a line, as its header says: others would not load)
+        raise ModelFormatError(f"{np.shape(coef)[0]} weight vectors: a {spec.name} model of "
+                               f"{nr_class} classes has {nr_w}")  # fmt: skip
     nr_feature = np.shape(coef)[1]
     if nr_feature >= MAX_NR_FEATURE:
         raise ModelFormatError(f"{nr_feature} features: LIBLINEAR's model files hold at most "
@@ -408,14 +414,14 @@ def _parse_header(text: str, name: str) -> _Header:
     )
 
 
-def _fields(header: _Header, w: np.ndarray) -> ModelFields:
-    """The fields of a model of this header and its (w_size x nr_w) weights."""
+def _fields(header: _Header, coef: np.ndarray, bias_weights: np.ndarray) -> ModelFields:
+    """The fields of a model of this header and its weights."""
     return ModelFields(
         solver=header.solver,
         labels=np.array(header.labels, dtype=np.int64),
-        coef=w[: header.nr_feature].T,
+        coef=coef,
         bias=header.bias,
-        bias_weights=w[header.nr_feature] if header.bias >= 0 else None,
+        bias_weights=bias_weights if header.bias >= 0 else None,
         rho=header.rho,
         feature_map=header.feature_map,
     )
@@ -425,8 +431,7 @@ def parse_model_text(text: str, name: str = "<model>") -> ModelFields:
     """The fields of LIBLINEAR model-file text (as LIBLINEAR's ``load_model`` reads it)."""
     header = _parse_header(text, name)
     weights = text[header.end :].encode("utf-8", "surrogateescape")
-    w = _read_weights(io.BytesIO(weights), len(weights), header, name)
-    return _fields(header, w)
+    return _fields(header, *_read_weights(io.BytesIO(weights), len(weights), header, name))
 
 
 def read_model_file(path: str | os.PathLike) -> ModelFields:
@@ -459,7 +464,7 @@ def read_model_file(path: str | os.PathLike) -> ModelFields:
                                            "text)") from None  # fmt: skip
                 raise
         source.seek(header.end)  # (one character of the text a byte of the file)
-        return _fields(header, _read_weights(source, size - header.end, header, name))
+        return _fields(header, *_read_weights(source, size - header.end, header, name))
 
 
 def _after_last_blank(data: bytes) -> int:
@@ -479,9 +484,9 @@ WEIGHT_PIECE_BYTES = 1 << 22
 PYTHON_PARSE_MAX_WEIGHTS = 1 << 16
 
 
-def _read_weights(source: BinaryIO, size: int, header: _Header, name: str) -> np.ndarray:
-    """The header's (w_size x nr_w) weights, read from ``source`` (``size`` bytes from its
-    position to its end) a piece at a time.
+def _read_weights(source: BinaryIO, size: int, header: _Header, name: str):
+    """The header's weights, (n_w, nr_feature) and the bias's (n_w,), read from ``source``
+    (``size`` bytes from its position to its end) a piece at a time, each into its place.
 
     A header asking for more weights than the bytes can hold (each takes a digit and a blank
     at least) is refused without making their array, which could be any size: the words are
@@ -489,7 +494,9 @@ def _read_weights(source: BinaryIO, size: int, header: _Header, name: str) -> np
     """
     w_size, nr_w = header.weight_shape
     expected = w_size * nr_w
-    w = np.empty(expected if expected <= (size + 1) // 2 else 0)
+    plausible = expected <= (size + 1) // 2
+    coef = np.empty((nr_w, header.nr_feature) if plausible else (nr_w, 0))
+    bias_weights = np.empty(nr_w if plausible and header.bias >= 0 else 0)
     read_words = _python_words if expected <= PYTHON_PARSE_MAX_WEIGHTS else _compiled_words
     found, line, carry, last = 0, header.end_line, b"", b""
     while True:
@@ -500,7 +507,7 @@ def _read_weights(source: BinaryIO, size: int, header: _Header, name: str) -> np
             break
         last = piece[-1:]
         stop = len(piece) if not more else _after_last_blank(piece)
-        found, newlines, bad = read_words(piece, stop, w, found)
+        found, newlines, bad = read_words(piece, stop, coef, bias_weights, found)
         line += newlines
         if bad is not None:
             word_start, what = bad
@@ -519,18 +526,18 @@ def _read_weights(source: BinaryIO, size: int, header: _Header, name: str) -> np
         # its last weight would otherwise load with a shorter number)
         raise ModelFormatError(f"{name}: the file ends inside a weight, with no newline "
                                "after its last one (cut short?)")  # fmt: skip
-    return w.reshape(w_size, nr_w)
+    return coef, bias_weights
 
 
-def _compiled_words(piece: bytes, stop: int, w: np.ndarray, found: int):
-    """Read the words of piece[:stop] into w[found:] (counting those past its end) with the
-    compiled reader: (found, newlines, None), or (found, newlines, (start, "bad" or
+def _compiled_words(piece: bytes, stop: int, coef, bias_weights, found: int):
+    """Read the words of piece[:stop] into their places (`_parse.parse_number_words`) with
+    the compiled reader: (found, newlines, None), or (found, newlines, (start, "bad" or
     "nonfinite")) of the word that stopped it, newlines those before it."""
     buf = np.frombuffer(piece, dtype=np.uint8)
     at, lines = 0, 0
     while True:
         found, status, word_start, word_end, newlines = _parse.parse_number_words(
-            buf, at, stop, w, found
+            buf, at, stop, coef, bias_weights, found
         )
         lines += newlines
         if status == _parse.WORDS_DONE:
@@ -538,24 +545,38 @@ def _compiled_words(piece: bytes, stop: int, w: np.ndarray, found: int):
         if status != _parse.WORDS_FALLBACK:
             return found, lines, (word_start, "bad" if status == _parse.WORDS_BAD else "nonfinite")
         # (a number whose rounding the kernel leaves to float(): rare; 1e400 overflows)
-        w[found] = float(piece[word_start:word_end])
-        if not math.isfinite(w[found]):
+        value = float(piece[word_start:word_end])
+        if not math.isfinite(value):
             return found, lines, (word_start, "nonfinite")
+        _place(coef, bias_weights, found, np.array([value]))
         found, at = found + 1, word_end
 
 
-def _python_words(piece: bytes, stop: int, w: np.ndarray, found: int):
+def _python_words(piece: bytes, stop: int, coef, bias_weights, found: int):
     """`_compiled_words` in Python, for small models."""
     words = piece[:stop].split()
-    taken = max(0, min(len(words), w.shape[0] - found))
+    taken = max(0, min(len(words), coef.size + bias_weights.shape[0] - found))
+    values = np.empty(taken)
     for k, word in enumerate(words[:taken]):
         value = float(word) if _is_number(word.decode("latin-1")) else None
         if value is None or not math.isfinite(value):
             where = [m.start() for m in re.finditer(rb"\S+", piece[:stop])][k]
+            _place(coef, bias_weights, found, values[:k])
             what = "bad" if value is None else "nonfinite"
             return found + k, piece.count(NEWLINE, 0, where), (where, what)
-        w[found + k] = value
+        values[k] = value
+    _place(coef, bias_weights, found, values)
     return found + len(words), piece.count(NEWLINE, 0, stop), None
+
+
+def _place(coef: np.ndarray, bias_weights: np.ndarray, found: int, values: np.ndarray) -> None:
+    """Put the file's words found, found + 1, ... (``values``) in their places: word n is
+    weight vector n % n_w's weight of feature n // n_w (or of the bias, past the features)."""
+    n_w, n_features = coef.shape
+    feature, vector = np.divmod(np.arange(found, found + values.shape[0]), n_w)
+    of_feature = feature < n_features
+    coef[vector[of_feature], feature[of_feature]] = values[of_feature]
+    bias_weights[vector[~of_feature]] = values[~of_feature]
 
 
 def _line_of(text: str, position: int) -> int:

@@ -367,3 +367,90 @@ def test_api_errors():
         compare(X, y, X, y, C=-1.0, quiet=True)
     with pytest.raises(InvalidInputError, match="two classes"):
         compare(X, np.ones(50), X, y, quiet=True)
+
+
+def _result_with_gap(gap: float) -> ComparisonResult:
+    """A race's result whose P* is certified to (P* - D)/D = gap, one run reaching 1e-4."""
+    from linsvm.compare.report import Reference, SolverRun
+
+    relative = np.array([1.0, 1e-1, 1e-2, 1e-4])
+    run = SolverRun("dcd-l1", "l1", "DCD-L1", "gap", np.array([0.0, 1.0, 2.0, 3.0]),
+                    np.arange(4), 10.0 * (1 + relative), np.full(4, 0.9), np.zeros((0, 3)), 3,
+                    "converged", 3.0, 0.0, math.nan, relative)  # fmt: skip
+    reference = Reference(primal=10.0, dual=10.0 / (1 + gap), source="test")
+    return ComparisonResult("set", 10, 3, 20, 5, 1.0, -1.0, 5.0, {"l1": reference},
+                            {"dcd-l1": run})  # fmt: skip
+
+
+def test_a_line_finer_than_the_certified_pstar_is_not_timed():
+    """With P* certified to 5e-3 only (the reference run's budget ran out), the time to 1e-3
+    of the optimum is not known: the tables and the CSV said "reached" at 3 s."""
+    import csv
+    import io
+
+    from linsvm.compare.table import lineup_csv, lineup_tables
+
+    result = _result_with_gap(5e-3)
+    header, rows = result.table("l1")
+    cells = dict(zip(header, rows[0], strict=True))
+    assert cells["time to 1e-2 (s)"] == "2.00"
+    assert cells["time to 1e-3 (s)"] == "P* not certified to 1e-3 ((P* - D)/D = 5.0e-03)"
+    table = "\n".join(lineup_tables([result], ["dcd-l1"]))
+    assert "| 2.00 (2) |" in table and "P* not certified to 1e-3" in table
+    rows = {r["target"]: r for r in csv.DictReader(io.StringIO(lineup_csv([result],
+                                                                          ["dcd-l1"])))}
+    assert (rows["0.01"]["reached"], rows["0.01"]["seconds"]) == ("1", "2")
+    assert (rows["0.001"]["reached"], rows["0.001"]["seconds"]) == ("", "")
+    certified = _result_with_gap(1e-7)
+    assert dict(zip(*[certified.table("l1")[0], certified.table("l1")[1][0]],
+                    strict=True))["time to 1e-3 (s)"] == "3.00"  # fmt: skip
+
+
+@pytest.mark.parametrize("target, name", [(1e-3, "1e-3"), (1e-2, "1e-2"), (0.015, "1.5e-2"),
+                                          (0.0015, "1.5e-3"), (0.99, "9.9e-1"), (0.5, "5e-1")])
+def test_a_line_is_named_with_its_digits(target, name):
+    """0.015 was named "1e-2", beside the real 1e-2 line (two columns of one name)."""
+    from linsvm.compare.report import line_name
+
+    assert line_name(target) == name
+
+
+def test_a_run_without_hook_calls_is_written_to_json():
+    """A run that returned before its first hook call (a trace of none) made np.geomspace
+    fail, and the finished race was lost."""
+    result = _result_with_gap(1e-7)
+    again = ComparisonResult.from_json(json.loads(json.dumps(result.to_json())))
+    assert again.runs["dcd-l1"].trace.shape == (0, 3)
+
+
+def test_a_kernel_compiled_on_the_clock_runs_again(files, monkeypatch):
+    """The warm-up runs each racer a few iterations on a few rows: a kernel of a path it does
+    not reach (SVMperf's exact QP at large C) was compiled inside the timed run, and that
+    time reported as the solver's. A run that compiled is run again."""
+    import numba
+
+    import linsvm.compare.runners as runners
+
+    hooked_run, calls = runners._hooked_run, []
+
+    def compiling_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            numba.njit(lambda x: x + 1)(1)  # (a compilation on the clock)
+        return hooked_run(*args, **kwargs)
+
+    monkeypatch.setattr(runners, "_hooked_run", compiling_once)
+    X, y = linsvm.read_libsvm(files[0])
+    compare(X, y, X, y, solvers=["dcd-l2"], max_time=1.0, quiet=True, check_overhead=False)
+    assert len(calls) == 2
+    calls.clear()
+    monkeypatch.setattr(runners, "_hooked_run",
+                        lambda *a, **k: calls.append(1) or hooked_run(*a, **k))
+    compare(X, y, X, y, solvers=["dcd-l2"], max_time=1.0, quiet=True, check_overhead=False)
+    assert len(calls) == 1
+
+
+def test_only_racers_that_cannot_run_is_an_error(files):
+    X, y = linsvm.read_libsvm(files[0])
+    with pytest.raises(InvalidInputError, match="^no racer can run: mpu: not available"):
+        compare(X, y, X, y, solvers=["mpu"], quiet=True)

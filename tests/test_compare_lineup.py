@@ -180,7 +180,7 @@ def test_a_budget_stop_is_not_reported_as_a_time(files_small, monkeypatch):
     run = result.runs["pegasos"]
     assert run.stop == "time budget"
     _, rows = result.table("l1")
-    best = f"{float(run.relative.min()):.1e}"
+    best = f"{float(run.relative.min()):.2e}"
     assert rows[0][3] == f"stopped by the {fmt_seconds(run.budget)} s budget at {best}"
     assert not any("not reached in" in c for c in rows[0])
 

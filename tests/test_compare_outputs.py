@@ -6,7 +6,7 @@ note or figure that is not this run's own.
 - a data file that cannot be read and an output folder or file that cannot be written are
   refused in one line before any race (the last ``-d`` too);
 - the figures an earlier run drew for a loss this run does not race are removed;
-- compare.md says matplotlib is missing only when it is: with nothing raced it says so.
+- compare.md says matplotlib is missing only when it is; racers that cannot run only are refused.
 """
 
 from __future__ import annotations
@@ -132,13 +132,13 @@ def test_the_output_folder_is_checked_before_racing(capsys, train, tmp_path, no_
     assert err.endswith(f": error: {tmp_path / 'out' / 'compare.md'}: Is a directory\n")
 
 
-def test_nothing_raced_is_not_called_missing_matplotlib(train, tmp_path):
+def test_nothing_to_race_is_refused(capsys, train, tmp_path):
+    """Racers that cannot run only: an error (it wrote empty reports and exited 0)."""
     out = tmp_path / "out"
-    assert main(["compare", *RACE, "--solvers", "mpu", "-o", str(out),
-                 str(train), str(train)]) == 0  # fmt: skip
-    text = (out / "compare.md").read_text()
-    assert "matplotlib is missing" not in text
-    assert "no figures: no solver ran" in text
+    err = one_line_error(capsys, ["compare", *RACE, "--solvers", "mpu", "-o", str(out),
+                                  str(train), str(train)])  # fmt: skip
+    assert ": error: no racer can run: mpu: not available" in err
+    assert not (out / "compare.md").exists()
 
 
 def test_missing_matplotlib_is_said_and_no_earlier_figure_stays(
@@ -152,3 +152,20 @@ def test_missing_matplotlib_is_said_and_no_earlier_figure_stays(
     text = (out / "compare.md").read_text()
     assert "no figures: matplotlib is missing (pip install 'linsvm[plot]')" in text
     assert not list(out.glob("*.png"))
+
+
+def test_a_later_data_set_that_cannot_race_is_refused_before_the_first_race(capsys, train,
+                                                                            tmp_path, no_race):
+    """A second set of three classes (or a malformed line) was found after the first set's
+    race, and the lineup's tables were lost."""
+    three = tmp_path / "three.txt"
+    three.write_text("1 1:1\n2 1:2\n3 2:1\n1 2:2\n")
+    err = one_line_error(capsys, ["compare", *RACE, "-d", f"{train},{train}", "-d",
+                                  f"{three},{three}", "-o", str(tmp_path / "out")])  # fmt: skip
+    assert err.endswith(": error: data set three.txt: compare needs two classes, the training "
+                        "labels have 3 (1, 2, 3)\n")  # fmt: skip
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 1:1\n-1 1:x\n")
+    err = one_line_error(capsys, ["compare", *RACE, "-d", f"{train},{train}", "-d", str(bad),
+                                  "-o", str(tmp_path / "out")])  # fmt: skip
+    assert f"{bad}:2" in err

@@ -23,14 +23,21 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InvalidInputError
+from ..errors import DataFormatError, InvalidInputError
 from ..io import read_libsvm
 from ..io._atomic import check_writable
 from ..solvers._random import numpy_generator
 from .lineup import DEFAULT_LINEUP_NAME, LINEUP, LINEUPS, check_lineup, check_racer_names
 from .recording import CLOCKS
 from .report import ComparisonResult, output_paths, write_text
-from .runners import DEFAULT_MAX_TIME, RACE_FACTOR, STOP_ACCURACY, STOP_LINE, compare
+from .runners import (
+    DEFAULT_MAX_TIME,
+    RACE_FACTOR,
+    STOP_ACCURACY,
+    STOP_LINE,
+    compare,
+    race_data,
+)
 from .table import lineup_csv, lineup_tables
 
 # The options that take a value (the rest are flags).
@@ -88,7 +95,8 @@ options:
 --no-overhead-run : skip running each solver again without the hook
 --clock wall|cpu : the solvers' clock: wall time (default) or this thread's CPU time (for a
     machine shared with other processes)
---seed N : seed of the solvers' random orders (default 1)
+--seed N : seed of the solvers' random orders and of the rows held out of a set without its
+    test file (default 1)
 -q : quiet mode (no progress)
 """
 
@@ -285,6 +293,20 @@ def check_before_racing(sets: Sequence[DataSet], outdir: str) -> None:
         check_writable(path)
 
 
+def check_every_set(sets: Sequence[DataSet], opts: CompareOptions) -> None:
+    """Read and check each data set before the first race: a set that cannot race (one
+    class, a malformed line) would otherwise be found after the races before it, and the
+    lineup's tables lost. Each set is let go here and read again for its race, so that one
+    set at a time is in memory."""
+    for data in sets:
+        try:
+            race_data(*read_set(data.train, data.test, opts))
+        except DataFormatError:
+            raise  # (it names its file and line)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"data set {data.name}: {exc}") from None
+
+
 def lineup_paths(outdir: str) -> tuple[Path, Path]:
     """(lineup.md, lineup.csv) in ``outdir``."""
     return Path(outdir) / "lineup.md", Path(outdir) / "lineup.csv"
@@ -301,6 +323,8 @@ def run_compare(argv: Sequence[str]) -> int:
     names = opts.racers
     sets = data_sets(opts)
     check_before_racing(sets, opts.outdir)
+    if several:
+        check_every_set(sets, opts)
     results: list[ComparisonResult] = []
     for data in sets:
         X, y, Xt, yt = read_set(data.train, data.test, opts)

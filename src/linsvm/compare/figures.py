@@ -102,7 +102,8 @@ def draw(result: ComparisonResult, loss: str, kind: str):
         ax.set_ylabel("test accuracy (%)")
         _accuracy_limits(ax, runs)
         ax.set_title(f"Test accuracy\n{what}", fontsize=10)
-    ax.legend(fontsize=8, loc="lower left" if kind == "objective" else "lower right")
+    if ax.get_legend_handles_labels()[0]:  # (no curve drawn: no legend, nor matplotlib's warning)
+        ax.legend(fontsize=8, loc="lower left" if kind == "objective" else "lower right")
     fig.tight_layout()
     return fig
 

@@ -81,7 +81,8 @@ class SolverRun:
     def not_reached(self) -> str:
         """What a table says where the run never got to a line: how it ended and the best
         relative accuracy it reached, not its time as if that were a measurement."""
-        best = fmt_sci(float(np.min(self.relative))) if self.relative.size else "n/a"
+        # (three digits: 1.04e-02 "when it stopped" beside a line of 1e-2 is not a contradiction)
+        best = fmt_sci(float(np.min(self.relative)), 3) if self.relative.size else "n/a"
         if self.stop == "time budget":
             return f"stopped by the {fmt_seconds(self.budget)} s budget at {best}"
         return f"not reached: {best} when it stopped ({self.stop})"
@@ -94,8 +95,10 @@ class SolverRun:
     def to_json(self) -> dict:
         """The run as JSON-ready lists; the hook trace thinned to ``TRACE_POINTS_JSON``."""
         k = self.trace.shape[0]
-        keep = np.unique(np.round(np.geomspace(1, k, min(k, TRACE_POINTS_JSON))).astype(int) - 1)
-        trace = self.trace[keep] if k else self.trace
+        trace = self.trace
+        if k:
+            thinned = np.geomspace(1, k, min(k, TRACE_POINTS_JSON))
+            trace = self.trace[np.unique(np.round(thinned).astype(int) - 1)]
         return {
             "loss": self.loss, "label": self.label, "progress_name": self.progress_name,
             "times": _list(self.times, 7), "iterations": self.iterations.tolist(),
@@ -167,6 +170,22 @@ class ComparisonResult:
     targets: tuple[float, ...] = TARGETS  # the tables' accuracy lines (and the race's target)
     unavailable: dict[str, str] = field(default_factory=dict)  # racer -> why it did not run
 
+    def reached(self, run: SolverRun, target: float) -> str:
+        """A table's cell of ``run`` at the line ``target``: its time to it; how it ended when
+        it never got there; or that P* is not known to within the line (the reference run
+        ran out of time first: the race's times to it would not be measurements)."""
+        if not self.certified(run, target):
+            gap = self.references[run.loss].certified_gap
+            return f"P* not certified to {line_name(target)} ((P* - D)/D = {fmt_sci(gap)})"
+        t = run.time_to(target)
+        return fmt_seconds(t) if t is not None else run.not_reached()
+
+    def certified(self, run: SolverRun, target: float) -> bool:
+        """Whether ``run``'s loss has P* known to within the line ``target`` (see ``reached``)."""
+        return run.loss not in self.references or (
+            self.references[run.loss].certified_gap <= target
+        )
+
     def losses(self) -> list[str]:
         return [k for k in ("l1", "l2") if any(r.loss == k for r in self.runs.values())]
 
@@ -181,10 +200,7 @@ class ComparisonResult:
         for r in self.runs.values():
             if r.loss != loss:
                 continue
-            reach = []
-            for target in self.targets:
-                t = r.time_to(target)
-                reach.append(fmt_seconds(t) if t is not None else r.not_reached())
+            reach = [self.reached(r, target) for target in self.targets]
             stop = r.stop
             if stop == "time budget" and math.isfinite(r.budget):
                 stop = f"time budget ({fmt_seconds(r.budget)} s)"
@@ -267,8 +283,9 @@ class ComparisonResult:
 
 
 def line_name(target: float) -> str:
-    """1e-3 -> "1e-3", as the tables name an accuracy line."""
-    return f"{target:.0e}".replace("e-0", "e-").replace("e+0", "e")
+    """1e-3 -> "1e-3", 0.015 -> "1.5e-2": how the tables name an accuracy line."""
+    mantissa, exponent = f"{target:.2e}".split("e")
+    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
 
 
 def fmt_seconds(t: float | None) -> str:
@@ -283,10 +300,11 @@ def fmt_seconds(t: float | None) -> str:
     return f"{t:.3f}"
 
 
-def fmt_sci(x: float) -> str:
+def fmt_sci(x: float, digits: int = 2) -> str:
+    """x in scientific notation with ``digits`` significant digits."""
     if x is None or not math.isfinite(x):
         return "n/a"
-    return "0" if x <= 0 else f"{x:.1e}"
+    return "0" if x <= 0 else f"{x:.{digits - 1}e}"
 
 
 def fmt_pct(x: float) -> str:

@@ -42,6 +42,8 @@ def cell(result: ComparisonResult, name: str, target: float) -> str:
     if run is None:
         return "-"
     t = run.time_to(target)
+    if not result.certified(run, target):
+        return result.reached(run, target)
     if t is None:
         return f"{run.not_reached()}, {run.n_iter} iterations"
     return f"{fmt_seconds(t)} ({run.iterations_to(target)})"
@@ -94,13 +96,15 @@ def lineup_csv(results: Sequence[ComparisonResult], names: Sequence[str]) -> str
             if run is None:
                 continue
             for target in targets_of([r]):
-                t = run.time_to(target)
+                # (a line P* is not certified to: neither reached nor missed, left empty)
+                t = run.time_to(target) if r.certified(run, target) else None
                 writer.writerow([
                     r.dataset, r.n_rows, r.n_features, r.nnz, f"{r.C:g}", name, run.label,
                     LINEUP[name].solver, run.loss, f"{target:g}",
                     "" if t is None else f"{t:.6g}",
                     "" if t is None else run.iterations_to(target),
-                    int(t is not None), _g(run.relative[-1]), run.stop, f"{run.seconds:.6g}",
+                    int(t is not None) if r.certified(run, target) else "", _g(run.relative[-1]),
+                    run.stop, f"{run.seconds:.6g}",
                 ])  # fmt: skip
     return out.getvalue()
 

@@ -271,3 +271,42 @@ def test_targets_whose_search_start_overflows(tmp_path, capsys):
     assert main(["train", "-s", "11", "-C", str(data), str(tmp_path / "m")]) == 1
     err = capsys.readouterr().err
     assert "C search's start overflows" in err and "Traceback" not in err
+
+
+def test_cv_accuracy_is_printed_with_liblinears_rounding(tmp_path, capsys):
+    """100 * correct / rows, in LIBLINEAR's order: 100 * (403 / 640) printed 62.9687%, where
+    LIBLINEAR prints 62.9688%."""
+    data = tmp_path / "d.txt"
+    rows = ["+1 1:1\n"] * 403 + ["-1 1:1\n"] * 237
+    data.write_text("".join(rows[k] for k in np.random.default_rng(0).permutation(640)))
+    assert main(["train", "-q", "-v", "5", str(data)]) == 0
+    assert capsys.readouterr().out == "Cross Validation Accuracy = 62.9688%\n"
+
+
+def test_search_over_folds_of_one_class_walks_to_the_largest_C():
+    """LIBLINEAR trains a fold of one class (its one vector moves with C), so its walk never
+    sees five unchanged C and ends at the largest, with its warning; this one stopped after
+    five."""
+    X, y = make_sparse_problem(n_rows=40, n_features=5, seed=2)
+    y = np.ones_like(y)
+    search = find_parameter_C(X, y, solver=2, n_folds=5, verbose=False)
+    assert search.reached_max_C and search.path[-1][0] == 1024.0
+    assert search.best_rate == 1.0
+
+
+def test_the_leave_one_out_notice_comes_before_the_search(tmp_path):
+    """LIBLINEAR says it will use leave-one-out before the search's lines; it was printed once
+    the whole search was done."""
+    import subprocess
+    import sys
+
+    data = tmp_path / "d.txt"
+    data.write_text("1 1:1\n-1 1:-1\n1 1:0.5\n-1 2:1\n1 1:2 2:-1\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "linsvm", "train", "-C", "-v", "10", str(data)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=True,
+        env={**__import__("os").environ, "PYTHONUNBUFFERED": "1"},
+    ).stdout.splitlines()  # fmt: skip
+    notice = [k for k, line in enumerate(out) if line.startswith("WARNING: # folds > # data")]
+    first_c = next(k for k, line in enumerate(out) if line.startswith("log2c="))
+    assert len(notice) == 1 and notice[0] == first_c - 1, out

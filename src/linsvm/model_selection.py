@@ -168,10 +168,11 @@ def _walk_C(
     search = ParameterSearch(best_C=C, best_rate=math.inf if regression else 0.0,
                              best_p=p if regression else -1.0)  # fmt: skip
     previous: list[np.ndarray | None] = [None] * n_folds
+    trained = [False] * n_folds  # (whether a fold has weights of an earlier C to compare)
     unchanged = 0
     predicted = np.empty(y.shape[0], dtype=np.float64 if regression else y.dtype)
 
-    def fold(f: int, C: float) -> np.ndarray:
+    def fold(f: int, C: float) -> np.ndarray | None:
         if stop.requested:  # (a fold still queued when Ctrl-C came never starts)
             raise RunInterrupted(stop.signal)
         # a fold's rows are gathered when it trains (LIBLINEAR points at them): every fold's
@@ -182,7 +183,7 @@ def _walk_C(
         single = None if regression else single_class(y[fit])
         if single is not None:  # (as cross_validation: LIBLINEAR's one-class model)
             predicted[test] = single
-            return np.zeros(1)
+            return None
         model = train(
             X[fit], y[fit], solver=solver, C=C, init_sol=previous[f], seed=seed, hook=hook,
             n_jobs=1 if n_threads > 1 else n_jobs,
@@ -205,10 +206,12 @@ def _walk_C(
                 pass
             weights = [future.result() for future in futures]
         for f, w in enumerate(weights):  # in fold order, as the serial search
-            if previous[f] is not None and unchanged >= 0:
-                if np.linalg.norm(w - previous[f]) > 1e-15:
+            # (a fold of one class: LIBLINEAR trains its one vector, all rows +1, whose w
+            # moves with C: the walk goes on to the largest C, as LIBLINEAR's does)
+            if trained[f] and unchanged >= 0:
+                if w is None or np.linalg.norm(w - previous[f]) > 1e-15:
                     unchanged = -1
-            previous[f] = w
+            previous[f], trained[f] = w, True
         if regression:
             score = float(np.mean((predicted - y) ** 2))
             better = score < search.best_rate

@@ -859,3 +859,24 @@ def test_a_cache_cut_within_its_magic_is_truncated_in_blocks_too(tmp_path, capsy
     for memory in ([], ["--memory", "300M"]):
         assert main(["train", *memory, str(tmp_path / "cut.lsvc"), str(tmp_path / "m")]) == 1
         assert "truncated linsvm cache (10 bytes)" in capsys.readouterr().err
+
+
+def test_a_folds_classes_are_those_of_its_training_rows():
+    """-v in blocks took each fold's classes and their order from every row: a class held
+    out whole got a weight vector (and was predicted, where it had no training row), and
+    the order of the rest broke ties of empty rows the other way. LIBLINEAR (and -v in
+    memory) group a fold's own rows."""
+    from linsvm.outofcore import cross_validate_blocks
+
+    rng = np.random.default_rng(7)
+    X = sp.random(60, 6, density=0.5, random_state=8, format="csr")
+    X[rng.random(60) < 0.4] = 0.0  # (empty rows: decision values 0, ties)
+    X.eliminate_zeros()
+    y = np.where(rng.random(60) < 0.5, 2.0, 4.0)
+    y[rng.integers(60)] = 7.0  # (a class of one row: held out whole in its fold)
+    for seed in (1, 2, 3):
+        predicted = linsvm.cross_validation(X, y, 5, seed=seed, solver=1, eps=1e-8)
+        in_memory = int(np.count_nonzero(predicted == y))
+        correct, n_rows = cross_validate_blocks(ArrayBlocks(X, y, 2), 5, seed=seed, solver=1,
+                                                eps=1e-8, max_outer=5000)  # fmt: skip
+        assert (correct, n_rows) == (in_memory, 60), seed

@@ -311,14 +311,7 @@ class RowTargets:
         self.class_index = class_index.astype(np.min_scalar_type(max(len(weighted_C) - 1, 0)))
         self.weighted_C, self.C = weighted_C, C
         self.n_rows = class_index.shape[0]
-        self.held_out = None
-        if held_out is not None:
-            self.held_out = np.asarray(held_out, dtype=bool)
-            if self.held_out.shape != (self.n_rows,):
-                raise InvalidInputError(
-                    f"held_out must be a mask of the {self.n_rows} rows, "
-                    f"got shape {self.held_out.shape}"
-                )
+        self.held_out = None if held_out is None else held_out_mask(held_out, self.n_rows)
 
     @property
     def nbytes(self) -> int:
@@ -395,6 +388,16 @@ class CVFolds(Sequence):
         return np.concatenate([perm[:start], perm[stop:]]), perm[start:stop]
 
 
+def held_out_mask(held_out, n_rows: int) -> np.ndarray:
+    """``held_out`` as a boolean mask of the ``n_rows`` rows (InvalidInputError if it is
+    not one)."""
+    mask = np.asarray(held_out, dtype=bool)
+    if mask.shape != (n_rows,):
+        raise InvalidInputError(f"held_out must be a mask of the {n_rows} rows, got shape "
+                                f"{mask.shape}")  # fmt: skip
+    return mask
+
+
 def cv_folds(n_rows: int, n_folds: int, seed: int) -> CVFolds:
     """Cross-validation folds (``CVFolds``); with more folds than rows it is
     leave-one-out, with LIBLINEAR's warning."""
@@ -423,6 +426,7 @@ __all__ = [
     "classes",
     "cv_folds",
     "dual_alpha_terms",
+    "held_out_mask",
     "n_weight_vectors",
     "one_vs_rest",
     "partition_solutions",

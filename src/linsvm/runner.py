@@ -93,6 +93,7 @@ from .problems import (
     class_costs,
     classes,
     cv_folds,
+    held_out_mask,
     n_weight_vectors,
     partition_solutions,
     silenced,
@@ -140,6 +141,7 @@ def train_blocks(
     held_out: np.ndarray | None = None,
     overhead_bytes: int | None = None,
     labels_check: Callable[[np.ndarray], object] | None = None,
+    class_order: np.ndarray | None = None,
 ) -> Model:
     """Train -s 1, -s 3 or -s 7 by block minimisation over ``source``, in about ``memory``
     bytes. Returns the Model, with one Solution per binary sub-problem (alpha, primal, dual
@@ -176,7 +178,9 @@ def train_blocks(
     passed, on Ctrl-C, and at the end; ``resume`` from it continues to the model the
     uninterrupted run gives (the same data, options and memory, else a one-line error).
     ``held_out``: a boolean mask of the rows that take no part (cost 0; cross-validation
-    trains on the other folds). ``labels_check(labels)``, called with the rows' labels before
+    trains on the other folds); their classes are those of the rows that train, in the order
+    ``class_order`` gives (cross-validation: a fold's, as LIBLINEAR groups its subproblem),
+    else in the rows' order. ``labels_check(labels)``, called with the rows' labels before
     any training, may refuse them by raising (the command line's model files hold integers).
     """
     spec, params, loss, epochs, selective, inner_iter, max_outer = _block_options(
@@ -193,7 +197,7 @@ def train_blocks(
             # cause of a label refused there, is said as such
             source.check_stored()
             raise
-    labels, class_index = classes(source.labels())
+    labels, class_index = _classes_trained(source.labels(), held_out, class_order)
     targets = RowTargets(class_index, class_costs(labels, params.C, class_weight), params.C,
                          held_out)  # fmt: skip
     del class_index
@@ -243,6 +247,26 @@ def train_blocks(
     run.verbose, run.progress, run.on_outer = verbose, progress, on_outer
     saver = _RunCheckpoints(checkpoint, checkpoint_every, meta)
     return run.train(labels, inner_iter, max_outer, saver, resume)
+
+
+def _classes_trained(y: np.ndarray, held_out: np.ndarray | None,
+                     order: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """(labels, class index a row) of the rows that train: without the held-out rows, as
+    LIBLINEAR's cross-validation groups a fold's own rows (a class held out whole gets no
+    weight vector), in ``order`` (the order decides ties of decision values) or the rows'.
+    A held-out row gets class 0 (it costs 0, whatever its class)."""
+    if held_out is None:
+        return classes(y)
+    held_out = held_out_mask(held_out, y.shape[0])
+    labels, trained_index = classes(y[~held_out])
+    if order is not None:
+        if not np.array_equal(np.sort(order), np.sort(labels)):
+            raise InvalidInputError("class_order must hold the training rows' labels, once each")
+        place = np.array([int(np.flatnonzero(order == label)[0]) for label in labels.tolist()])
+        labels, trained_index = np.asarray(order), place[trained_index]
+    class_index = np.zeros(y.shape[0], dtype=trained_index.dtype)
+    class_index[~held_out] = trained_index
+    return labels, class_index
 
 
 def train_cache(path, memory: str | int = "2G", **params) -> Model:
@@ -689,6 +713,16 @@ def _print_outer(p: OuterProgress) -> None:
 # The share of the memory budget a piece of the data scored after each fold of -v takes.
 SCORING_SHARE = 16
 
+def _fold_class_order(labels: np.ndarray, class_index: np.ndarray, n_rows: int, n_folds: int,
+                      seed: int, fold: int) -> np.ndarray:  # fmt: skip
+    """The labels of fold ``fold``'s training rows in LIBLINEAR's order: as they first appear
+    in the rows of its subproblem, which are in the folds' permutation's order (the folds
+    are made again, for the permutation only while this runs)."""
+    fit, _ = cv_folds(n_rows, n_folds, seed)[fold]
+    seen, first = np.unique(class_index[fit], return_index=True)
+    return labels[seen[np.argsort(first)]]
+
+
 def cross_validate_blocks(
     source: BlockSource, n_folds: int, seed: int = 1, **params
 ) -> tuple[int, int]:
@@ -713,7 +747,7 @@ def cross_validate_blocks(
     del folds
     # the rows' classes as small integers: the labels themselves (8 bytes a row) were held
     # through every fold beside its training, past the memory budget
-    _, class_index = group_labels(source.labels())
+    labels, class_index = group_labels(source.labels())
     class_index = class_index.astype(np.min_scalar_type(int(class_index.max(initial=0))))
     # the held-out rows are scored a piece of a stored block at a time, read into one
     # buffer: a stored block copied whole (64 MB by default) took the run past its memory
@@ -731,6 +765,7 @@ def cross_validate_blocks(
                 continue
             model = train_blocks(
                 source, held_out=held_out, seed=seed,
+                class_order=_fold_class_order(labels, class_index, n_rows, n_folds, seed, f),
                 progress=timer.labelled(f"fold {f + 1} of {n_folds}") if timer else None,
                 **params,
             )  # fmt: skip

@@ -727,3 +727,73 @@ def test_block_training_refuses_values_no_training_takes(tmp_path):
     with open_cache(target) as cache:
         with pytest.raises(InvalidInputError, match="row 3, feature 3: value 1e.300"):
             CacheBlocks(cache).gather(np.arange(cache.n_blocks))
+
+
+def _rows_of_block(cache, k: int, r0: int, r1: int) -> None:
+    """Cache.read_rows of rows r0:r1 of block k into fresh arrays (what block training does
+    a piece of a stored block at a time)."""
+    nnz = int(cache.block_nnz[k])
+    cache.read_rows(k, r0, r1, np.empty(r1 - r0), np.empty(r1 - r0 + 1, dtype=cache.index_dtype),
+                    np.empty(nnz, dtype=cache.index_dtype), np.empty(nnz, dtype=cache.dtype), 0)
+
+
+def test_a_forged_block_read_in_pieces_is_not_called_changed(good_cache, tmp_path, monkeypatch):
+    """A bad row in a later piece of a block forged with its checksum was reported as
+    "changed while in use" (its first piece had checked the checksum); the file never
+    changed. A block whose checksum fails when its bad row is met did change."""
+    cache = open_cache(good_cache)
+    n_rows, nnz = int(cache.block_rows[0]), int(cache.block_nnz[0])
+    at = cache_module._layout(n_rows, nnz, 4, 8)
+    last_row_start = int(cache._arrays(0, verify=False)[1][-2])
+    data = bytearray(good_cache.read_bytes())
+    struct.pack_into("<i", data, int(cache._table["offset"][0]) + at[2] + 4 * last_row_start, -1)
+    _rechecksum(data, cache)
+    path = tmp_path / "forged.lsvc"
+    path.write_bytes(bytes(data))
+    with open_cache(path) as forged:
+        _rows_of_block(forged, 0, 0, 1)  # (the checksum checked, sound)
+        with pytest.raises(CacheFormatError) as info:
+            _rows_of_block(forged, 0, n_rows - 1, n_rows)
+    assert str(info.value) == f"{path}: block 0 is invalid (row {n_rows - 1})"
+    # a change the file's stamp does not show (kept still here): the checksum now fails
+    monkeypatch.setattr(cache_module, "_stamp", lambda status: 0)
+    with open_cache(good_cache) as cache:
+        _rows_of_block(cache, 0, 0, 1)
+        good_cache.write_bytes(bytes(data[:-200]) + good_cache.read_bytes()[-200:])
+        with pytest.raises(CacheFormatError, match=r"\(row \d+: changed while in use\)$"):
+            _rows_of_block(cache, 0, n_rows - 1, n_rows)
+
+
+def test_a_forged_row_pointer_is_said_once(good_cache, tmp_path):
+    """A block's forged last row offset was "f: block 1 could not be read: f: block 1 is
+    invalid (indptr)": the error wrapped in another."""
+    cache = open_cache(good_cache)
+    data = bytearray(good_cache.read_bytes())
+    struct.pack_into("<i", data, _indptr_at(cache, 1) + 4 * int(cache.block_rows[1]), 5000)
+    _rechecksum(data, cache)
+    path = tmp_path / "crafted-indptr.lsvc"
+    path.write_bytes(bytes(data))
+    with pytest.raises(CacheFormatError) as info:
+        read_libsvm(path)
+    assert str(info.value) == f"{path}: block 1 is invalid (indptr)"
+
+
+def test_a_cache_through_a_pipe_is_refused_as_such(good_cache, tmp_path):
+    """A cache given through a named pipe was "empty file, not a linsvm cache" (a pipe's size
+    is 0); it is memory-mapped, so it must be a file."""
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def feed():
+        with contextlib.suppress(BrokenPipeError), open(fifo, "wb") as f:
+            f.write(good_cache.read_bytes())
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        with pytest.raises(CacheFormatError, match="a linsvm cache is read from a regular file"):
+            open_cache(fifo)
+    finally:
+        writer.join()

@@ -589,3 +589,46 @@ def test_a_reader_paused_between_its_chunks_leaves_ctrl_c_to_its_caller(tmp_path
                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert run.stdout == "raised in the loop None\nTrue\n", run.stdout + run.stderr
     assert "Traceback" not in run.stderr
+
+
+_KILLED_WHILE_CONVERTING_SCRIPT = """
+import os, signal, sys
+import numpy as np, scipy.sparse as sp
+import linsvm
+rng = np.random.default_rng(7)
+X = sp.random(600, 40, density=0.2, format="csr", random_state=rng)
+linsvm.write_libsvm(X, np.where(rng.random(600) < 0.5, 1, -1), sys.argv[1])
+class Timer:  # (kill -9 at the conversion's first tick, as the OOM killer would)
+    def labelled(self, label): return self
+    def postpone(self): pass
+    def tick(self, describe):
+        os.kill(os.getpid(), signal.SIGKILL)
+linsvm.train(sys.argv[1], solver=3, memory="2G", progress=Timer())
+"""
+
+
+def test_a_killed_runs_temporary_cache_is_removed_by_the_next(tmp_path, monkeypatch):
+    """kill -9 (the OOM killer, likelier near a memory budget) while a text was converted for
+    training in blocks left its temporary folder, a copy of the data, for good. The next
+    conversion removes it; a folder whose process lives is kept."""
+    import tempfile
+
+    from linsvm.io._atomic import temporary_folder
+    from linsvm.io.cache import TEMPORARY_PREFIX
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    run = subprocess.run(
+        [sys.executable, "-c", _KILLED_WHILE_CONVERTING_SCRIPT, str(tmp_path / "data.txt")],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(scratch)},
+    )  # fmt: skip
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    left = list(scratch.iterdir())
+    assert len(left) == 1 and left[0].name.startswith(TEMPORARY_PREFIX)
+    (scratch / "linsvm-numba-cache-0").mkdir()  # (another folder of the prefix's start: kept)
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    with temporary_folder(TEMPORARY_PREFIX) as live:
+        assert not left[0].exists()
+        with temporary_folder(TEMPORARY_PREFIX) as other:
+            assert os.path.isdir(live) and other != live
+    assert sorted(p.name for p in scratch.iterdir()) == ["linsvm-numba-cache-0"]

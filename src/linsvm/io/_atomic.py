@@ -23,7 +23,8 @@ name, ``.<target's name>.<12 hex digits>.tmp``, and a killed writer leaves it be
 Either way its writer holds an flock on it while it is open, and every write of a target first
 removes the hidden temporaries of that target that no live process holds: a killed writer's
 leftover lasts until the next write of the same file, and another process writing the same
-target at the same time keeps its own.
+target at the same time keeps its own. Temporary folders (``temporary_folder``: a text
+converted to a cache for training in blocks) are tidied the same way, by the next one made.
 """
 
 from __future__ import annotations
@@ -204,6 +205,71 @@ def remove_leftovers(path: str | os.PathLike) -> int:
             if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
                 os.unlink(full)
                 removed += 1
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return removed
+
+
+# A temporary folder's lock file: held (flock) by its process while it lives.
+_IN_USE = ".in-use"
+
+
+@contextlib.contextmanager
+def temporary_folder(prefix: str) -> Iterator[str]:
+    """A fresh folder in $TMPDIR (``tempfile``'s), removed with what it holds when the block
+    ends. A process killed outright (kill -9, the OOM killer) cannot remove it: its folder
+    holds a file the process keeps locked while it lives, and each new folder of ``prefix``
+    first removes those whose lock no live process holds (as ``remove_leftovers`` does for
+    files; where there are no locks, nothing is removed but the block's own folder)."""
+    import shutil
+    import tempfile
+
+    remove_abandoned_folders(tempfile.gettempdir(), prefix)
+    folder = tempfile.mkdtemp(prefix=prefix)
+    lock = -1
+    try:
+        if fcntl is not None:
+            # (locked under another name, then named: a folder's lock file is never seen
+            # unlocked while its process lives)
+            staging = os.path.join(folder, _IN_USE + ".new")
+            lock = os.open(staging, os.O_CREAT | os.O_RDWR, 0o600)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            os.rename(staging, os.path.join(folder, _IN_USE))
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        if lock >= 0:
+            os.close(lock)
+
+
+def remove_abandoned_folders(parent: str, prefix: str) -> int:
+    """Remove the folders ``parent/<prefix>*`` of this user whose lock file no process holds
+    (``temporary_folder``'s, left by killed processes); the number removed. Errors are
+    ignored: this is tidying."""
+    import shutil
+
+    if fcntl is None:
+        return 0
+    try:
+        names = [name for name in os.listdir(parent) if name.startswith(prefix)]
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        folder = os.path.join(parent, name)
+        try:
+            status = os.stat(folder, follow_symlinks=False)
+            if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid():
+                continue
+            fd = os.open(os.path.join(folder, _IN_USE), os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue  # (no lock file: not one of temporary_folder's, or not ours to judge)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # refused while its process lives
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
         except OSError:
             pass
         finally:

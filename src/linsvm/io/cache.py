@@ -96,7 +96,7 @@ from ..data import all_finite
 from ..errors import DataFormatError, InvalidInputError
 from ..parallel import effective_n_jobs
 from . import libsvm as _libsvm
-from ._atomic import TempFile
+from ._atomic import TempFile, temporary_folder
 
 __all__ = ["MAGIC", "Cache", "CacheFormatError", "CacheSummary", "open_cache", "write_cache"]
 
@@ -537,7 +537,12 @@ class Cache:
         self._map = None
         self._fd = -1
         with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
+            status = os.fstat(f.fileno())
+            if not stat.S_ISREG(status.st_mode):
+                # (a pipe's st_size is 0: it was called an empty file)
+                raise CacheFormatError(name, "a linsvm cache is read from a regular file (it "
+                                             "is memory-mapped): copy it to one first")  # fmt: skip
+            size = status.st_size
             header = _check_header(name, f.read(HEADER_SIZE), size)
             self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
             self._fd = os.dup(f.fileno())  # for read_rows
@@ -714,6 +719,8 @@ class Cache:
             indptr[: n + 1] -= p0
             _pread_into(fd, indices[pos : pos + p1 - p0], offset + at[2] + isz * p0)
             _pread_into(fd, data[pos : pos + p1 - p0], offset + at[3] + vsz * p0)
+        except CacheFormatError:
+            raise  # (a DataFormatError, so a ValueError: said as it is, not wrapped again)
         except (OSError, ValueError) as e:  # cut short
             raise CacheFormatError(self.path, f"block {k} could not be read: {e}") from None
         piece = (indptr[: n + 1], indices[pos : pos + p1 - p0], data[pos : pos + p1 - p0])
@@ -722,9 +729,14 @@ class Cache:
             bad, what = _first_nonfinite_row(y[:n], piece[0], piece[2]), ": NaN or infinity"
         if bad != -1:
             where = "indptr" if bad == -2 else f"row {self.row_starts[k] + r0 + bad}{what}"
-            # (its checksum read sound before: the file changed since; just now: a forged one)
-            since = ": changed while in use" if checked_before else ""
-            raise CacheFormatError(self.path, f"block {k} is invalid ({where}{since})")
+            if checked_before:
+                # (its checksum read sound before: one that fails now says the file changed
+                # since; one that still holds, a block forged with its checksum)
+                try:
+                    self.check_block(k)
+                except CacheFormatError:
+                    where += ": changed while in use"
+            raise CacheFormatError(self.path, f"block {k} is invalid ({where})")
         indptr[: n + 1] += pos
         return pos + p1 - p0
 
@@ -1000,16 +1012,20 @@ def open_cache(path: str | os.PathLike) -> Cache:
     return Cache(path)
 
 
+# The temporary folders of text converted to a cache (``as_cache``), in $TMPDIR.
+TEMPORARY_PREFIX = "linsvm-cache-"
+
+
 @contextlib.contextmanager
 def as_cache(path: str | os.PathLike, n_jobs: int | None = None,
              progress: ProgressTimer | None = None, announce: bool = False,
              memory: int | None = None):  # fmt: skip
     """The path of a cache of the file at ``path``: itself if it is one, else a temporary
-    cache converted from its text (in $TMPDIR, removed when the block ends; ``announce``
+    cache converted from its text (in $TMPDIR, removed when the block ends, or by the next
+    conversion if the process is killed outright: ``_atomic.temporary_folder``; ``announce``
     says so on stderr). ``memory``: the bytes the conversion's blocks share with what the
     process holds already (a 32nd of it a block, at most write_cache's default)."""
     import sys
-    import tempfile
 
     from ..interrupts import held_to_safe_points
 
@@ -1018,7 +1034,7 @@ def as_cache(path: str | os.PathLike, n_jobs: int | None = None,
         return
     # (signals held to safe points while the folder exists, its removal included: a
     # SIGTERM as training starts or as the folder goes would end the process with it left)
-    with held_to_safe_points(), tempfile.TemporaryDirectory(prefix="linsvm-") as folder:
+    with held_to_safe_points(), temporary_folder(TEMPORARY_PREFIX) as folder:
         if announce:
             print(f"converting {os.fspath(path)} to a temporary cache in {folder}",
                   file=sys.stderr)  # fmt: skip

@@ -25,6 +25,7 @@ import os
 import signal
 import stat
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Iterator
@@ -843,6 +844,7 @@ def _cross_validate(opts: TrainOptions, X, y, params: dict, timer, caught) -> in
 
     with _notices_at_once(caught):
         predicted = linsvm.cross_validation(X, y, opts.n_folds, progress=timer,
+                                            on_fold=None if opts.quiet else _FoldLines(opts),
                                             **params)  # fmt: skip
     _print_warnings(caught, opts.quiet)
     if SOLVERS[opts.solver].kind == REGRESSION:
@@ -856,6 +858,28 @@ def _cross_validate(opts: TrainOptions, X, y, params: dict, timer, caught) -> in
     return 0
 
 
+class _FoldLines:
+    """``cross_validation``'s ``on_fold`` for ``-v``: each fold's LIBLINEAR lines (as its train
+    prints them for every fold, cap warnings included), printed in fold order as soon as the
+    folds before are printed, whatever order folds trained side by side end in."""
+
+    def __init__(self, opts: TrainOptions) -> None:
+        self.opts = opts
+        self.ready: dict[int, list[str]] = {}
+        self.next = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, fold: int, model) -> None:
+        lines = [] if model is None else [  # (a fold of one class: no model, no lines)
+            line for r in model.results_ for line in _liblinear_lines(r, model, self.opts)]
+        with self.lock:
+            self.ready[fold] = lines
+            while self.next in self.ready:
+                for line in self.ready.pop(self.next):
+                    print(line, flush=True)
+                self.next += 1
+
+
 def _print_train_summary(
     model, opts: TrainOptions, X, read_seconds: float, train_seconds: float, save_seconds: float
 ) -> None:
@@ -866,23 +890,8 @@ def _print_train_summary(
     for head, r in _by_class(model):
         spec = _spec_of(r, opts)
         handed_over = "dual_n_iter" in r.figures
-        if handed_over:  # LIBLINEAR's lines are the dual's, before its switch
-            _print_dual_before_handover(r.figures, SOLVERS[opts.solver])
-        else:
-            print(f"optimization finished, #iter = {r.n_iter}")
-            objective = _liblinear_objective(r, spec)
-            if objective is not None:
-                print(f"Objective value = {objective:f}")
-        if spec.number in _OBJECTIVE_IS_PRIMAL and r.nnz_w >= 0:  # (the L1 solvers)
-            print(f"#nonzeros/#features = {r.nnz_w}/{np.shape(r.w)[0]}")
-        if _shows_support_vectors(r, spec) and not handed_over:
-            # (-s 4: LIBLINEAR counts the non-zero alpha_i^m, a row's K apart)
-            n_sv = np.count_nonzero(r.alpha) if np.ndim(r.alpha) == 2 else r.n_sv
-            print(f"nSV = {n_sv}")
-        if spec.kind == ONECLASS:
-            print(f"rho = {model.rho:f}")
-        for warning in _liblinear_cap_warnings(opts.solver, r):
-            print(warning)
+        for line in _liblinear_lines(r, model, opts):
+            print(line)
         threads = threads_line(r.figures)
         if threads is not None:
             print(f"{head}threads: {threads}")
@@ -897,6 +906,8 @@ def _print_train_summary(
             line += f"  nnz(w) = {r.nnz_w}"
         if handed_over:
             line += f"  #iter of -s {r.solver} = {r.n_iter - r.figures['dual_n_iter']}"
+        elif spec.number in _NEWTON_SOLVERS:  # (LIBLINEAR's lines do not say them)
+            line += f"  #iter = {r.n_iter}"
         print(line)
     if model.feature_map is not None:
         print(f"feature map: {model.feature_map.describe()}{_collision_note(model, X)}")
@@ -1045,6 +1056,9 @@ def _save_model(model, opts: TrainOptions, caught) -> float:
 _CAP_ADVICE = {3: "Using -s 2 may be faster (also see FAQ)",
                13: "Using -s 11 may be faster (also see FAQ)"}  # fmt: skip
 _NEWTON_SOLVERS = (0, 2, 11)
+# The solvers whose LIBLINEAR routine says it reached the cap as it finishes, before its
+# objective value (the others' train_one says it after their lines)
+_WARNS_AS_IT_FINISHES = (4, 5, 6, 21)
 
 
 def _liblinear_cap_warnings(asked: int, result) -> list[str]:
@@ -1068,16 +1082,49 @@ def _liblinear_cap_warnings(asked: int, result) -> list[str]:
     return lines
 
 
-def _print_dual_before_handover(figures: dict, dual_spec) -> None:
+def _liblinear_lines(r, model, opts: TrainOptions) -> list[str]:
+    """LIBLINEAR's lines of one sub-problem's result ``r``, as its train prints them (no class
+    prefix, for the scripts that parse them): iterations, objective value, non-zeros,
+    support vectors, rho, and the warnings of the iteration cap where LIBLINEAR puts them.
+    Its Newton solvers print their iterations' lines, which linsvm does not, and neither
+    "optimization finished" nor nSV."""
+    spec = _spec_of(r, opts)
+    handed_over = "dual_n_iter" in r.figures
+    newton = spec.number in _NEWTON_SOLVERS and not handed_over
+    cap_warnings = _liblinear_cap_warnings(opts.solver, r)
+    lines = []
+    if handed_over:  # LIBLINEAR's lines are the dual's, before its switch
+        lines += _dual_lines_before_handover(r.figures, SOLVERS[opts.solver])
+    elif not newton:
+        lines.append(f"optimization finished, #iter = {r.n_iter}")
+        if spec.number in _WARNS_AS_IT_FINISHES:
+            lines += cap_warnings
+            cap_warnings = []
+        objective = _liblinear_objective(r, spec)
+        if objective is not None:
+            lines.append(f"Objective value = {objective:f}")
+    if spec.number in _OBJECTIVE_IS_PRIMAL and r.nnz_w >= 0:  # (the L1 solvers)
+        lines.append(f"#nonzeros/#features = {r.nnz_w}/{np.shape(r.w)[0]}")
+    if _shows_support_vectors(r, spec) and not handed_over and not newton:
+        # (-s 4: LIBLINEAR counts the non-zero alpha_i^m, a row's K apart)
+        n_sv = np.count_nonzero(r.alpha) if np.ndim(r.alpha) == 2 else r.n_sv
+        lines.append(f"nSV = {n_sv}")
+    if spec.kind == ONECLASS:
+        lines.append(f"rho = {model.rho:f}")
+    return lines + cap_warnings
+
+
+def _dual_lines_before_handover(figures: dict, dual_spec) -> list[str]:
     """LIBLINEAR's lines of a dual solver (``dual_spec``) that reached its cap and handed over
     to the primal one: its iterations, objective value and support vectors (not for the
     logistic loss, whose every row is one; the last two unknown after a resume that began in
     the primal solver)."""
-    print(f"optimization finished, #iter = {figures['dual_n_iter']}")
+    lines = [f"optimization finished, #iter = {figures['dual_n_iter']}"]
     if np.isfinite(figures.get("dual_objective", np.nan)):
-        print(f"Objective value = {-figures['dual_objective']:f}")
+        lines.append(f"Objective value = {-figures['dual_objective']:f}")
     if figures.get("dual_n_sv", -1) >= 0 and not dual_spec.probability:
-        print(f"nSV = {figures['dual_n_sv']}")
+        lines.append(f"nSV = {figures['dual_n_sv']}")
+    return lines
 
 
 def _by_class(model) -> Iterator[tuple[str, object]]:

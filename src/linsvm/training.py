@@ -1208,8 +1208,9 @@ def _progress_line(progress: Progress, objectives: bool = True) -> str:
 
 
 def cross_validation(
-    X, y, n_folds: int, seed: int = 1, n_jobs: int | None = None, **params
-) -> np.ndarray:
+    X, y, n_folds: int, seed: int = 1, n_jobs: int | None = None,
+    on_fold: Callable[[int, Model | None], object] | None = None, **params,
+) -> np.ndarray:  # fmt: skip
     """Predicted label (or value) of each row by a model trained on the other folds (``-v``).
 
     ``params`` go to ``train``. ``n_jobs``: with more than one thread the folds are trained
@@ -1217,7 +1218,9 @@ def cross_validation(
     folds are trained in turn and ``n_jobs`` goes to each ``train`` (one-vs-rest threads).
     Every fold has the same seed, so the predictions do not depend on ``n_jobs``. Ctrl-C ends
     the whole cross-validation (KeyboardInterrupt), not one of its folds. ``progress`` (as
-    ``train``'s): the folds done and the solvers' lines, each naming its fold.
+    ``train``'s): the folds done and the solvers' lines, each naming its fold. ``on_fold(f,
+    model)`` is called with each fold's number and model once it is trained (on the fold's
+    thread; None for a fold of one class, which trains no model).
     """
     X = as_csr(X, n_jobs=n_jobs, trainable=True)
     X, params = map_once(X, params.get("solver", 1), params, n_jobs)
@@ -1249,6 +1252,8 @@ def cross_validation(
             single = single_class(y[fit]) if classifier else None
             if single is not None:  # (LIBLINEAR's model of one class predicts it)
                 predicted[test] = single
+                if on_fold is not None:
+                    on_fold(f, None)
                 folds_done.append(f)
                 return
             model = train(
@@ -1262,6 +1267,8 @@ def cross_validation(
             if model.interrupted or model.stop_signal is not None:
                 raise RunInterrupted(model.stop_signal or stop.signal)
             predicted[test] = model.predict(X[test], n_jobs=1 if n_threads > 1 else -1)
+            if on_fold is not None:
+                on_fold(f, model)
             folds_done.append(f)
             if timer is not None:
                 timer.tick(lambda: f"cross-validation: {len(folds_done)} of {len(folds)} folds "

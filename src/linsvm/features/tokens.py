@@ -23,8 +23,9 @@ and a compiled kernel finds the token boundaries, hashes the bytes and scatters 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from itertools import chain
+from numbers import Real
 from operator import itemgetter, methodcaller
 
 import numpy as np
@@ -125,7 +126,8 @@ def _all_hashes(buf, ends):
 
 
 def _short(obj) -> str:
-    text = repr(obj)
+    """repr(obj) on one line (an array's spans several), cut to 40 characters."""
+    text = " ".join(repr(obj).split())
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -146,17 +148,22 @@ def _flatten(documents, input_type: str):
     Per document: one ``tuple``/``len`` call through ``map``; per token: C-level copies only.
     """
     _check_input_type(input_type)
-    if isinstance(documents, (str, bytes)) or not isinstance(documents, Iterable):
+    if (isinstance(documents, (str, bytes, Mapping)) or hasattr(documents, "columns")
+            or not isinstance(documents, Iterable)):  # fmt: skip
+        # (a mapping or a DataFrame iterates over its keys: strs, taken for documents)
         raise InvalidInputError(
             "documents must be an iterable of documents (each an iterable of str tokens, a "
-            f"mapping or (token, value) pairs), got {type(documents).__name__}"
-        )
+            f"mapping or (token, value) pairs), got one {type(documents).__name__}"
+            + (" (a list of one mapping is one document)" if isinstance(documents, Mapping)
+               else " (give one of its columns)" if hasattr(documents, "columns") else "")
+        )  # fmt: skip
     docs = documents if isinstance(documents, list) else list(documents)
     kinds = set(map(type, docs))
     # (subclasses too: NumPy's str_ and bytes_, the elements of an array of texts)
     if any(issubclass(kind, (str, bytes)) for kind in kinds):
+        d = next(d for d, doc in enumerate(docs) if isinstance(doc, (str, bytes)))
         raise InvalidInputError(
-            "a document is a single str: give each document as an iterable of tokens "
+            f"document {d} is a single str: give each document as an iterable of tokens "
             "(e.g. text.split()), not the text itself"
         )
     try:
@@ -172,51 +179,75 @@ def _flatten(documents, input_type: str):
             else:
                 pairs = list(chain.from_iterable(docs))
                 if pairs and set(map(len, pairs)) != {2}:
+                    bad = next(t for t, pair in enumerate(pairs) if len(pair) != 2)
                     raise InvalidInputError(
-                        "input_type 'pair' needs every token as a (token, value) pair"
+                        f"{_where(_pointers(lengths), bad)}: input_type 'pair' needs every "
+                        f"token as a (token, value) pair, got {_short(pairs[bad])}"
                     )
                 tokens = list(map(itemgetter(0), pairs))
                 raw_values = list(map(itemgetter(1), pairs))
-    except (TypeError, AttributeError) as exc:
+    except (TypeError, AttributeError, KeyError) as exc:
         need = {
             "string": "an iterable of str tokens",
             "dict": "a mapping {token: value}",
             "pair": "an iterable of (token, value) pairs",
         }[input_type]
+        d = _first_bad_document(docs, input_type)
         raise InvalidInputError(
-            f"with input_type {input_type!r} every document must be {need} ({exc})"
+            f"with input_type {input_type!r} every document must be {need}: document {d} is "
+            f"{_short(docs[d])} ({type(exc).__name__}: {exc})"
         ) from None
     if lengths.shape[0] and lengths.max() >= 2**31:
         raise InvalidInputError("a document holds 2^31 tokens or more; split it")
-    doc_ptr = np.zeros(len(docs) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=doc_ptr[1:])
+    doc_ptr = _pointers(lengths)
     values = None
     if raw_values is not None:
         values = _as_values(raw_values, doc_ptr)
     return tokens, doc_ptr, values
 
 
+def _pointers(lengths: np.ndarray) -> np.ndarray:
+    """(n_docs + 1,) int64: where each document's tokens start, from their counts."""
+    doc_ptr = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=doc_ptr[1:])
+    return doc_ptr
+
+
+def _first_bad_document(docs: list, input_type: str) -> int:
+    """The first document that is not of ``input_type``'s form (one was not)."""
+    for d, doc in enumerate(docs):
+        try:
+            if input_type == "dict":
+                len(doc), list(doc), list(doc.values())
+            elif input_type == "pair":
+                [(pair[0], pair[1]) for pair in tuple(doc)]
+            else:
+                tuple(doc)
+        except (TypeError, AttributeError, KeyError, IndexError):
+            return d
+    return 0
+
+
 def _as_values(raw_values: list, doc_ptr: np.ndarray) -> np.ndarray:
-    """Token values as float64: numbers only (a str value is refused, not parsed), finite."""
-    arr = np.asarray(raw_values) if raw_values else np.zeros(0)
-    if arr.ndim != 1 or arr.dtype.kind not in "biufO":
-        bad = next(
-            (t for t, v in enumerate(raw_values) if not isinstance(v, (int, float, np.number))),
-            0,
-        )
-        raise InvalidInputError(
-            f"{_where(doc_ptr, bad)}: token values must be numbers, got {_short(raw_values[bad])}"
-        )
-    if arr.dtype.kind == "O":
-        bad = next((t for t, v in enumerate(raw_values)
-                    if v is None or isinstance(v, (str, bytes))), None)  # fmt: skip
-        if bad is not None:
-            raise InvalidInputError(f"{_where(doc_ptr, bad)}: token values must be numbers, "
-                                    f"got {_short(raw_values[bad])}")  # fmt: skip
+    """Token values as float64: real numbers only (a str value is refused, not parsed; so are
+    complex numbers, dates and other objects NumPy would convert), finite."""
     try:
-        arr = arr.astype(np.float64)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise InvalidInputError(f"token values must be real numbers ({exc})") from None
+        arr = np.asarray(raw_values) if raw_values else np.zeros(0)
+    except ValueError:  # (a sequence among the numbers)
+        arr = None
+    if arr is None or arr.ndim != 1 or arr.dtype.kind not in "biuf":
+        # the slow way, a value at a time: the first value that is not a real number
+        arr = np.empty(len(raw_values))
+        for t, v in enumerate(raw_values):
+            try:
+                if isinstance(v, Real):
+                    arr[t] = float(v)
+                    continue
+            except OverflowError:  # (an int beyond float64, 10**400)
+                pass
+            raise InvalidInputError(f"{_where(doc_ptr, t)}: token values must be real numbers, "
+                                    f"got {_short(v)}")  # fmt: skip
+    arr = arr.astype(np.float64, copy=False)
     finite = np.isfinite(arr)
     if not finite.all():
         bad = int(np.flatnonzero(~finite)[0])
@@ -228,7 +259,8 @@ def _token_buffer(tokens: list, doc_ptr: np.ndarray) -> tuple[np.ndarray, np.nda
     """(buf: uint8 UTF-8 bytes of every token followed by NUL, ends: each token's NUL)."""
     n_tokens = len(tokens)
     try:
-        text = SEPARATOR.join(tokens) + SEPARATOR if n_tokens else ""
+        # (the last NUL joined on, not appended: a copy of the whole text fewer)
+        text = SEPARATOR.join(chain(tokens, ("",))) if n_tokens else ""
     except TypeError:
         bad = next(t for t, tok in enumerate(tokens) if not isinstance(tok, str))
         raise InvalidInputError(
@@ -309,6 +341,12 @@ def hash_tokens(
     np.cumsum(lengths, out=out_ptr[1:])
     compact_rows(doc_ptr, out_ptr, cols, vals)
     nnz = int(out_ptr[-1])
+    if not np.isfinite(vals[:nnz]).all():
+        # (finite values whose sum in one column overflows: refused, as a value that is not)
+        k = int(np.flatnonzero(~np.isfinite(vals[:nnz]))[0])
+        d = int(np.searchsorted(out_ptr, k, side="right")) - 1
+        raise InvalidInputError(f"document {d}: the token values hashed to column {cols[k]} "
+                                "add up beyond the largest float64 number")  # fmt: skip
     index_dtype = np.int32 if nnz <= np.iinfo(np.int32).max else np.int64
     out = sp.csr_matrix(
         (vals[:nnz].copy(), cols[:nnz].astype(index_dtype), out_ptr.astype(index_dtype)),

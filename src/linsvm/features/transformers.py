@@ -15,6 +15,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
 from ..data import as_csr
+from ..parallel import effective_n_jobs
 from .maps import FeatureMap, check_hash_bits
 from .tokens import _check_input_type, hash_tokens
 
@@ -48,8 +49,11 @@ class Poly2Features(TransformerMixin, BaseEstimator):
     feature_map_ : the ``FeatureMap`` bound to ``n_features_in_``.
     n_output_features_ : columns of phi(X).
     collisions_ : with hashing, (distinct mapped features of the training X, hashed columns
-        they occupy; ``FeatureMap.collisions``, a pass over X's mapped keys costing about as
-        much as ``transform``); None for the exact map, which has no collisions.
+        they occupy): ``FeatureMap.estimate_collisions``, exact up to
+        ``COLLISION_SAMPLE_KEYS`` mapped entries and estimated on a sample of the columns
+        beyond (about a transform's cost; the exact count, ``FeatureMap.collisions``, sorts
+        every mapped key: several times a transform); None for the exact map, which has no
+        collisions.
 
     ``transform`` of X of another width than ``fit`` saw raises ValueError, as every
     scikit-learn estimator (and ``linsvm.LinearSVC``) does: in a pipeline a wrong width is a
@@ -78,15 +82,14 @@ class Poly2Features(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Check X (n_samples, n_features), bind the map to n_features; y is ignored."""
         X = self._validate(X, reset=True)
-        fmap = FeatureMap(
-            degree=2,
-            gamma=None if self.gamma is None else float(self.gamma),
-            coef0=None if self.coef0 is None else float(self.coef0),
-            hash_bits=self.hash_bits,
-        ).bind(X.shape[1])
+        effective_n_jobs(self.n_jobs)  # (n_jobs=0 failed at the first transform)
+        # (gamma and coef0 as given: FeatureMap refuses a str or a bool, which float() took)
+        fmap = FeatureMap(degree=2, gamma=self.gamma, coef0=self.coef0,
+                          hash_bits=self.hash_bits).bind(X.shape[1])  # fmt: skip
         self.feature_map_ = fmap
         self.n_output_features_ = fmap.n_output
-        self.collisions_ = fmap.collisions(X) if fmap.hash_bits is not None else None
+        self.collisions_ = (fmap.estimate_collisions(X)[:2] if fmap.hash_bits is not None
+                            else None)  # fmt: skip
         return self
 
     def transform(self, X) -> sp.csr_matrix:
@@ -141,6 +144,7 @@ class TokenHasher(TransformerMixin, BaseEstimator):
         """Nothing to learn: checks the parameters (as FeatureHasher does); returns self."""
         check_hash_bits(self.hash_bits)
         _check_input_type(self.input_type)
+        effective_n_jobs(self.n_jobs)  # (n_jobs=0 failed at the first transform)
         return self
 
     def transform(self, X) -> sp.csr_matrix:

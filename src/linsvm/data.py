@@ -116,11 +116,14 @@ def as_csr(
     pass). The error names the first bad value's row, X's rows numbered from ``rows_from``
     (a piece of larger data).
     """
-    if sp.issparse(X) or np.iscomplexobj(X):
+    X = sparse_frame_as_csr(X)
+    if sp.issparse(X):
         if np.iscomplexobj(X):
             raise InvalidInputError(f"{name} is complex; linsvm needs real values")
         if X.ndim != 2:
             raise InvalidInputError(f"{name} must be 2-D, got {X.ndim}-D")
+        if X.format in ("csc", "coo"):
+            _check_structure(X, name)  # (SciPy's conversion trusts them: a crash, else)
         if X.format != "csr":
             X = X.tocsr()
         if X.dtype not in _FLOAT_DTYPES:
@@ -147,16 +150,33 @@ def as_csr(
     return X
 
 
+def sparse_frame_as_csr(X):
+    """A pandas DataFrame whose columns are all sparse (fill value 0) as CSR, which
+    ``np.asarray`` would make dense (1 GB for 20,000 x 5,000 at density 0.001); anything else
+    as it is."""
+    if not type(X).__module__.startswith("pandas") or not hasattr(X, "columns"):
+        return X
+    try:
+        return X.sparse.to_coo().tocsr()
+    except (AttributeError, TypeError, ValueError):  # (not all sparse, or another fill value)
+        return X
+
+
 def dense_values(X, name: str = "X") -> np.ndarray:
     """Array-like X as a 2-D array of float32 or float64 (other numbers cast to float64);
     complex values, non-numbers (strings, pandas' NA) and other shapes refused in one line."""
-    if np.iscomplexobj(X):
-        raise InvalidInputError(f"{name} is complex; linsvm needs real values")
     try:
+        if np.iscomplexobj(X):
+            raise InvalidInputError(f"{name} is complex; linsvm needs real values")
         arr = np.asarray(X)
+        if arr.dtype.kind in "USMm":
+            # (text and dates: NumPy would convert them to numbers; scikit-learn refuses them)
+            raise InvalidInputError(f"{name} must be numeric, got an array of {arr.dtype}")
         if arr.ndim == 2 and arr.dtype not in _FLOAT_DTYPES:
             arr = arr.astype(np.float64)
-    except (TypeError, ValueError) as exc:
+    except InvalidInputError:
+        raise
+    except (TypeError, ValueError) as exc:  # (also a ragged list: NumPy's inhomogeneous shape)
         raise InvalidInputError(f"{name} must be numeric: {exc}") from None
     if arr.ndim != 2:
         raise InvalidInputError(f"{name} must be 2-D, got shape {arr.shape}")
@@ -205,18 +225,41 @@ def dense_to_csr(A: np.ndarray) -> sp.csr_matrix:
     return X
 
 
-def _check_structure(X: sp.csr_matrix, name: str) -> None:
-    """Refuse CSR arrays that point outside the matrix (SciPy builds them unchecked from
-    arrays; the kernels would read and write past w): column indices outside 0..n-1, a row
-    pointer that does not start at 0 and end at the entries' count."""
+def _check_structure(X, name: str) -> None:
+    """Refuse CSR, CSC and COO arrays that point outside the matrix (SciPy builds them
+    unchecked from arrays, and its conversions and the kernels would read and write past
+    them, or past w: a crash or wrong results): indices outside the shape, a pointer that does
+    not start at 0, decreases, or ends past the entries (indices or values) it has."""
+    kind = X.format.upper()
+    if X.format == "coo":
+        rows, cols, data = X.row, X.col, X.data
+        if not rows.shape == cols.shape == data.shape:
+            raise InvalidInputError(
+                f"{name} is not a valid COO matrix: {rows.shape[0]} rows, {cols.shape[0]} "
+                f"columns and {data.shape[0]} values"
+            )
+        for what, at, size in (("row", rows, X.shape[0]), ("column", cols, X.shape[1])):
+            if at.shape[0] and (at.min() < 0 or at.max() >= size):
+                bad = at[(at < 0) | (at >= size)][0]
+                raise InvalidInputError(f"{name} is not a valid COO matrix: {what} index "
+                                        f"{bad} outside 0..{size - 1}")  # fmt: skip
+        return
+    n_major, n_minor = X.shape if X.format == "csr" else X.shape[::-1]
+    minor = "column" if X.format == "csr" else "row"
     indptr, indices = X.indptr, X.indices
-    if indptr.shape[0] != X.shape[0] + 1 or indptr[0] != 0 or indptr[-1] > indices.shape[0]:
-        raise InvalidInputError(f"{name} is not a valid CSR matrix: its row pointer does not "
-                                f"fit its {indices.shape[0]} entries")  # fmt: skip
-    if indices.shape[0] and (indices.min() < 0 or indices.max() >= X.shape[1]):
-        bad = indices[(indices < 0) | (indices >= X.shape[1])][0]
-        raise InvalidInputError(f"{name} is not a valid CSR matrix: column index {bad} "
-                                f"outside 0..{X.shape[1] - 1}")  # fmt: skip
+    n_entries = min(indices.shape[0], X.data.shape[0])
+    if indptr.shape[0] != n_major + 1 or indptr[0] != 0 or indptr[-1] > n_entries:
+        raise InvalidInputError(f"{name} is not a valid {kind} matrix: its pointer does not "
+                                f"fit its {indices.shape[0]} indices and {X.data.shape[0]} "
+                                "values")  # fmt: skip
+    if (indptr[1:] < indptr[:-1]).any():
+        at = int(np.flatnonzero(indptr[1:] < indptr[:-1])[0])
+        raise InvalidInputError(f"{name} is not a valid {kind} matrix: its pointer decreases "
+                                f"at {'row' if X.format == 'csr' else 'column'} {at}")  # fmt: skip
+    if indices.shape[0] and (indices.min() < 0 or indices.max() >= n_minor):
+        bad = indices[(indices < 0) | (indices >= n_minor)][0]
+        raise InvalidInputError(f"{name} is not a valid {kind} matrix: {minor} index {bad} "
+                                f"outside 0..{n_minor - 1}")  # fmt: skip
 
 
 def check_bias(bias: float) -> None:
@@ -263,7 +306,10 @@ def check_labels(y, n_rows: int, rows_from: int = 0) -> np.ndarray:
         raise InvalidInputError(f"labels of dtype {y.dtype} are not supported")
     if y.dtype.kind == "O":
         # Missing values in object columns: None, or NaN (the only value unequal to itself).
-        missing = np.equal(y, None) | np.not_equal(y, y)
+        try:
+            missing = np.equal(y, None) | np.not_equal(y, y)
+        except TypeError:  # (pandas' NA compares to nothing: the slow way, a label at a time)
+            missing = np.fromiter((_is_missing(v) for v in y), dtype=bool, count=y.shape[0])
         if missing.any():
             raise InvalidInputError(
                 f"y contains NaN or a missing label "
@@ -272,11 +318,27 @@ def check_labels(y, n_rows: int, rows_from: int = 0) -> np.ndarray:
     return y
 
 
+def _is_missing(label) -> bool:
+    """Whether one label is a missing value: None, NaN, or one of pandas' NA and NaT, which
+    compare to nothing."""
+    if label is None:
+        return True
+    try:
+        return bool(label != label)
+    except TypeError:
+        return True
+
+
 def check_sample_weight(sample_weight, n_rows: int) -> np.ndarray | None:
     """Per-row weights as float64 (n_rows,), finite and >= 0; None stays None."""
     if sample_weight is None:
         return None
-    sw = np.asarray(sample_weight, dtype=np.float64)
+    try:
+        if np.iscomplexobj(sample_weight):
+            raise TypeError("complex values")
+        sw = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"sample_weight must be real numbers: {exc}") from None
     if sw.ndim == 0:
         sw = np.full(n_rows, float(sw))
     if sw.shape != (n_rows,):
@@ -351,7 +413,8 @@ def group_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         y.ndim == 1
         and y.dtype.kind in "biuf"
         and y.dtype.isnative
-        and y.dtype != np.float16  # (not a Numba type)
+        and y.dtype != np.float16  # (not Numba types: half and extended precision)
+        and y.dtype.itemsize <= 8
         and y.shape[0] > 0
     ):
         # numbers (NaN refused by check_labels): one compiled pass when the classes are few

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .data import all_finite, as_csr, dense_values
+from .data import all_finite, as_csr, dense_values, sparse_frame_as_csr
 from .errors import InvalidInputError, ModelFormatError
 from .features import FeatureMap
 from .features._rows import mapped_dot
@@ -195,6 +195,7 @@ class Model:
         Every row is computed on its own, so the values do not depend on it.
         """
         offset = self.intercept_ - self.rho
+        X = sparse_frame_as_csr(X)
         if self.feature_map is not None and not sp.issparse(X):
             width = self.n_input_features  # (the columns beyond it are ignored, as sparse)
             X = sp.csr_matrix(_dense_input(X, width)[:, :width])

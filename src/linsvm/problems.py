@@ -194,7 +194,14 @@ def class_costs(labels: np.ndarray, C: float, class_weight: Mapping | None) -> n
                                 f"estimators take 'balanced'), got {class_weight!r}")
     weighted = np.full(labels.shape[0], float(C))
     for label, weight in (class_weight or {}).items():
-        weight = float(weight)
+        if np.ndim(label) != 0:
+            # (a tuple was broadcast against the labels: (1, 7) weighted class 1)
+            raise InvalidInputError(f"class_weight keys must be labels, got {label!r}")
+        try:
+            weight = float(weight)
+        except (TypeError, ValueError):
+            raise InvalidInputError(f"class weight for {show_label(label)} must be a number, "
+                                    f"got {weight!r}") from None  # fmt: skip
         check_class_weight(label, weight)
         hits = np.flatnonzero(labels == label)
         if hits.size == 0:

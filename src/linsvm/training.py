@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 import os
 import sys
 import threading
@@ -722,7 +723,16 @@ class _Problem:
         n_subs = self.n_subproblems
         n_rows, n_features = self.X.shape[0], self.n_features
         if init_sol is not None:
-            init_sol = np.asarray(init_sol, dtype=np.float64)
+            try:
+                if np.iscomplexobj(init_sol):
+                    raise TypeError("complex values")
+                init_sol = np.asarray(init_sol, dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise InvalidInputError(f"init_sol must be real numbers: {exc}") from None
+            if not (np.abs(init_sol) < TRAINABLE_MAX).all():  # (also NaN)
+                # (NaN was blamed on C; 1e155 gave a garbage model)
+                raise InvalidInputError("init_sol must be finite and below 2^"
+                                        f"{math.log2(TRAINABLE_MAX):.0f} in magnitude")  # fmt: skip
             expected = (n_subs, n_features + (1 if self.bias >= 0 else 0))
             if self.spec.kind == solvers.REGRESSION:
                 init_sol = init_sol.reshape(1, -1)
@@ -901,6 +911,13 @@ def _regression_problem(
         raise InvalidInputError("class weights (-wi) apply to classification, not regression")
     if y.dtype.kind not in "iuf":
         raise InvalidInputError(f"regression targets must be numbers, got dtype {y.dtype}")
+    if y.shape[0] and np.abs(y).max() >= TRAINABLE_MAX:
+        # (the targets enter the losses' squares as the features do: -s 11 returned w = 0
+        # and -s 12 a w of 1e198 as converged)
+        row = int(np.flatnonzero(np.abs(y) >= TRAINABLE_MAX)[0])
+        raise InvalidInputError(f"regression target {y[row]:.3g} (row {row}): targets of "
+                                f"magnitude 2^{math.log2(TRAINABLE_MAX):.0f} or more overflow "
+                                "the solvers; scale them")  # fmt: skip
     p = check_p(p)
     cost = np.full(X.shape[0], params.C) if sw is None else params.C * sw
     if sw is not None:

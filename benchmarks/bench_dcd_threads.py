@@ -233,7 +233,7 @@ class LinsvmThreads(LinsvmTool):
         solver = LIBLINEAR_SOLVER[loss]
         max_iter = int(setting.get("max_iter", DUAL_SOLVER_MAX_ITER))
         sub = Subproblem(self.X, self.y, np.ones(self.X.shape[0]), eps=setting.get("eps", 0.1),
-                         max_iter=max_iter, bias=BIAS, n_threads=self.n_jobs,
+                         max_iter=max_iter, bias=BIAS, n_threads=self.n_jobs, seed=self.seed,
                          options={"thread_min_nnz": self.thread_min_nnz,
                                   "thread_scheme": self.scheme})
         t0 = time.perf_counter()

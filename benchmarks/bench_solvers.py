@@ -280,7 +280,7 @@ class Run:
     note: str = ""
 
 
-def fit_linsvm(data: Data, solver: int, eps: float | None) -> Run:
+def fit_linsvm(data: Data, solver: int, eps: float | None, seed: int = 1) -> Run:
     import linsvm
 
     kwargs = {} if eps is None else {"eps": eps}
@@ -289,7 +289,7 @@ def fit_linsvm(data: Data, solver: int, eps: float | None) -> Run:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", linsvm.ConvergenceWarning)
         t0 = time.perf_counter()
-        model = linsvm.train(data.X, data.y, solver=solver, C=C, **kwargs)
+        model = linsvm.train(data.X, data.y, solver=solver, C=C, seed=seed, **kwargs)
         seconds = time.perf_counter() - t0
     W = np.asarray(model.coef_, dtype=np.float64)
     W = align_rows(W, model.labels_, data, solver)
@@ -316,7 +316,8 @@ def liblinear_weights(model, solver: int, n_features: int) -> np.ndarray:
     return np.ascontiguousarray(W[:, :n_features])
 
 
-def fit_liblinear(data: Data, solver: int, eps: float | None) -> Run:
+def fit_liblinear(data: Data, solver: int, eps: float | None, seed: int = 1) -> Run:
+    """(``seed`` unused: LIBLINEAR's rand() runs on from repeat to repeat, never reseeded.)"""
     from liblinear.liblinearutil import parameter
 
     prob = ensure_problem(data)
@@ -470,7 +471,8 @@ def measure(
     m = cell.runs.setdefault(tool, {}).setdefault(label, Measurement(label, eps))
     while len(m.runs) < n_runs:
         gc.collect()
-        run = TOOLS[tool](data, cell.solver, eps)
+        # (repeat k with seed k: every repeat another order, as LIBLINEAR's)
+        run = TOOLS[tool](data, cell.solver, eps, len(m.runs) + 1)
         cell.ref.offer(run.primals, f"{tool} -s {cell.solver} {label}")
         m.runs.append(run)
     return m
@@ -514,7 +516,11 @@ def sweep(cell: Cell, data: Data, tool: str, args) -> None:
             for m in reaching:
                 if m.median_time <= 1.5 * best:
                     measure(cell, data, tool, m.label, m.eps, args.repeats)
-        if any(reaches(m) and len(m.runs) >= args.repeats for m in cell.runs[tool].values()):
+        done = [m for m in cell.runs[tool].values() if reaches(m) and len(m.runs) >= args.repeats]
+        # (the default, repeated as every default is, ends the sweep only when no setting
+        # looser than it is left to try: a looser one that failed its repeats moves on to the
+        # next, which may still be faster than the default)
+        if any(m is not default for m in done) or (done and (not grid or grid[0] <= d_eps)):
             break
 
 

@@ -118,7 +118,7 @@ def test_cross_validation_reports_folds(data, capsys, long_runs):
     assert any(re.match(r"^\[\d+ s\] fold [123] of 3: iter ", x) for x in lines), lines
     assert any(re.match(r"^\[\d+ s\] cross-validation: [123] of 3 folds done$", x)
                for x in lines), lines  # fmt: skip
-    assert captured.out.startswith("Cross Validation Accuracy = ")
+    assert captured.out.splitlines()[-1].startswith("Cross Validation Accuracy = ")
     assert main(["train", "-q", "-v", "3", "-s", "3", "-e", "0.001", str(data)]) == 0
     assert not _progress_lines(capsys.readouterr().err)
 

@@ -318,11 +318,13 @@ def test_a_damaged_numba_cache_file_is_a_miss_and_healed(tmp_path):
 def test_logistic_regression_summary_has_no_support_vectors_or_derived_gap(train_file, capsys):
     assert main(["train", "-s", "0", str(train_file), str(train_file) + ".m"]) == 0
     out = capsys.readouterr().out
-    assert "optimization finished" in out and "stop measure / initial = " in out
+    # (LIBLINEAR's Newton solvers print neither "optimization finished" nor nSV: linsvm's
+    # line says the iterations)
+    assert "#iter = " in out and "stop measure / initial = " in out
     assert "nSV" not in out and "gap" not in out and "dual" not in out
 
 
-@pytest.mark.parametrize(("solver", "support_vectors"), [("7", False), ("3", True), ("2", True)])
+@pytest.mark.parametrize(("solver", "support_vectors"), [("7", False), ("3", True), ("2", False)])
 def test_summary_reports_what_each_solver_means(train_file, capsys, solver, support_vectors):
     assert main(["train", "-s", solver, str(train_file), str(train_file) + ".m"]) == 0
     out = capsys.readouterr().out

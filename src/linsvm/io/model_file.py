@@ -148,12 +148,6 @@ def _header_text(
         lines.append("label " + " ".join(str(v) for v in ints))
     else:
         lines.append("nr_class 2")
-    nr_class = len(ints) if spec.kind == CLASSIFICATION else 2
-    nr_w = 1 if nr_class == 2 and not spec.multiclass else nr_class
-    if np.shape(coef)[0] != nr_w:
-        # (the file holds nr_w weights a line, as its header says: others would not load)
-        raise ModelFormatError(f"{np.shape(coef)[0]} weight vectors: a {spec.name} model of "
-                               f"{nr_class} classes has {nr_w}")  # fmt: skip
     nr_feature = np.shape(coef)[1]
     if nr_feature >= MAX_NR_FEATURE:
         raise ModelFormatError(f"{nr_feature} features: LIBLINEAR's model files hold at most "
@@ -243,6 +237,17 @@ def _format_span(block: np.ndarray, start: int, stop: int, size: int) -> list:
             pos += encoded.shape[0]
 
 
+def _check_weight_vectors(fields: ModelFields) -> None:
+    """Refuse weights of more or fewer vectors than the header implies (nr_w a line): the file
+    would be written and then not load, here or in LIBLINEAR."""
+    spec = model_file_solver(fields.solver)
+    nr_class = len(fields.labels) if spec.kind == CLASSIFICATION else 2
+    nr_w = 1 if nr_class == 2 and not spec.multiclass else nr_class
+    if np.shape(fields.coef)[0] != nr_w:
+        raise ModelFormatError(f"{np.shape(fields.coef)[0]} weight vectors: a {spec.name} model "
+                               f"of {nr_class} classes has {nr_w}")  # fmt: skip
+
+
 def write_model_file(path: str | os.PathLike, fields: ModelFields) -> None:
     """Write ``fields`` to ``path`` in LIBLINEAR's format, atomically, streamed (memory stays
     a buffer above the model's); a model the format cannot hold (non-integer labels) is a
@@ -252,6 +257,7 @@ def write_model_file(path: str | os.PathLike, fields: ModelFields) -> None:
             fields.solver, fields.labels, fields.coef, fields.bias, fields.rho,
             fields.feature_map,
         )  # fmt: skip
+        _check_weight_vectors(fields)
     except ModelFormatError as exc:
         raise ModelFormatError(f"{os.fsdecode(os.fspath(path))}: cannot save: {exc}") from None
     coef = np.asarray(fields.coef, dtype=np.float64)

@@ -632,3 +632,80 @@ def test_a_killed_runs_temporary_cache_is_removed_by_the_next(tmp_path, monkeypa
         with temporary_folder(TEMPORARY_PREFIX) as other:
             assert os.path.isdir(live) and other != live
     assert sorted(p.name for p in scratch.iterdir()) == ["linsvm-numba-cache-0"]
+
+
+def test_a_resumed_runs_checkpoint_keeps_what_the_run_before_finished(multiclass, tmp_path):
+    """Stopped in sub-problem 2 (0 and 1 finished), resumed with the same checkpoint and
+    stopped in sub-problem 3: the checkpoint held 2 and 3 only, 0 and 1 lost (a third run
+    did them again). It keeps them; each resume continues from there."""
+    from linsvm.checkpoint import Resume
+
+    X, y = multiclass
+    path = tmp_path / "run.ckpt"
+    options = dict(solver=3, eps=1e-6, seed=3)
+    quiet_train(X, y, checkpoint=path, hook=signal_at(2, index=2), **options)
+    assert sorted(Resume(path).finished) == [0, 1]
+    quiet_train(X, y, checkpoint=path, resume=path, hook=signal_at(2, index=3), **options)
+    assert sorted(Resume(path).finished) == [0, 1, 2]
+    iterations = {}
+    resumed = quiet_train(X, y, resume=path, **options,
+                          hook=lambda p: iterations.setdefault(p.index, p.iteration))
+    assert set(iterations) == {3}  # (only 3 trains: 0, 1 and 2 come from the checkpoint)
+    same_model(resumed, quiet_train(X, y, **options))
+
+
+def test_checkpoints_of_many_classes_are_written_every_so_often(multiclass, tmp_path,
+                                                               monkeypatch):
+    """A write at each sub-problem's end wrote every finished one again: 2.8 GB of writes for
+    a checkpoint of 52 MB (105 classes). Ends write only when the interval has passed; the
+    end of the run writes the whole."""
+    import linsvm.checkpoint as checkpoint_module
+    from linsvm.checkpoint import Resume
+
+    writes = []
+    write = checkpoint_module.write_checkpoint
+    monkeypatch.setattr(checkpoint_module, "write_checkpoint",
+                        lambda *a, **k: writes.append(1) or write(*a, **k))
+    X, y = multiclass
+    path = tmp_path / "run.ckpt"
+    model = quiet_train(X, y, solver=3, eps=1e-6, checkpoint=path, checkpoint_every=3600)
+    assert len(writes) == 1 and sorted(Resume(path).finished) == [0, 1, 2, 3]
+    same_model(quiet_train(X, y, solver=3, eps=1e-6, resume=path), model)
+
+
+@pytest.mark.parametrize("solver", [37, 39])
+def test_crafted_sgd_states_and_slots_are_refused(problem, tmp_path, solver):
+    """A NaN step count in an SGD state (fstate allows NaN for the solvers where it means
+    "not measured yet") and a slot numbered with a non-ASCII digit ("²".isdigit()) were
+    tracebacks."""
+    from linsvm.checkpoint import read_checkpoint, write_checkpoint
+
+    X, y = problem
+    path = tmp_path / "run.ckpt"
+    options = dict(solver=solver, max_iter=20, seed=5)
+    quiet_train(X, y, checkpoint=path, hook=signal_at(2), **options)
+    meta, arrays = read_checkpoint(str(path), "memory")
+    crafted = tmp_path / "crafted.ckpt"
+    fstate = arrays["0/state/fstate"].copy()
+    fstate[0] = np.nan
+    write_checkpoint(str(crafted), "memory", meta, dict(arrays, **{"0/state/fstate": fstate}))
+    with pytest.raises(InvalidInputError, match="damaged: 'fstate'"):
+        quiet_train(X, y, resume=crafted, **options)
+    slots = {"\u00b2": meta["slots"]["0"]}
+    write_checkpoint(str(crafted), "memory", dict(meta, slots=slots),
+                     {key.replace("0/", "\u00b2/", 1): value for key, value in arrays.items()})
+    with pytest.raises(InvalidInputError, match="damaged"):
+        quiet_train(X, y, resume=crafted, **options)
+
+
+def test_the_checkpoint_and_the_model_cannot_be_one_file(tmp_path, capsys):
+    """The model replaced the last checkpoint; with --save-on-interrupt the message said the
+    state was saved in a file that then held the model."""
+    from linsvm.cli import main
+
+    data = tmp_path / "d.txt"
+    data.write_text("1 1:1\n-1 2:1\n1 1:2\n")
+    for model in (tmp_path / "m", tmp_path / "sub" / ".." / "m"):
+        (tmp_path / "sub").mkdir(exist_ok=True)
+        assert main(["train", "--checkpoint", str(tmp_path / "m"), str(data), str(model)]) == 1
+        assert "the checkpoint and the model would be one file" in capsys.readouterr().err

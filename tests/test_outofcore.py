@@ -818,6 +818,11 @@ def test_a_damaged_block_checkpoint_is_refused_before_any_kernel_runs(tmp_path, 
     resume_with([("reader", [0, 99])])
     resume_with([("group", -1)])
     if selective:
+        # (the generator's state beyond 64 bits: an OverflowError traceback)
+        for inc in (-1, 2**200):
+            rng = json.loads(json.dumps(meta["rng"]))
+            rng["state"]["inc"] = inc
+            resume_with([("rng", rng)])
         resume_with(support_rows=np.full_like(arrays["support_rows"], -5))
         indices = arrays["support_indices"].copy()
         indices[:1] = 2**30

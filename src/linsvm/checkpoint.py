@@ -99,8 +99,10 @@ def check_checkpoint_path(path: str | os.PathLike) -> None:
 
 
 class Checkpointer:
-    """Collects the sub-problems' states and writes them to ``path`` every ``every`` seconds,
-    when a sub-problem finishes, and when the run is stopped."""
+    """Collects the sub-problems' states and writes them to ``path`` every ``every`` seconds
+    (at a sub-problem's end too, when that long has passed), at the run's end and when it is
+    stopped. Each write holds every finished sub-problem: one at each end made a run of 105
+    classes write 2.8 GB for a file of 52 MB."""
 
     def __init__(self, path: str | os.PathLike, every: float, meta: dict[str, Any]) -> None:
         if not (every > 0):
@@ -129,11 +131,20 @@ class Checkpointer:
         capture.every_iteration = False
         return capture
 
+    def resume_from(self, resumed: Resume) -> None:
+        """Start from a loaded checkpoint's sub-problems: those it had finished stay in every
+        write, and those it had running until they are captured again (else a resumed run's
+        checkpoint lost what the run before had done)."""
+        with self.lock:
+            self.finished.update(resumed.finished)
+            self.running.update(resumed.running)
+
     def finish(self, slot: int, solution: Solution) -> None:
         with self.lock:
             self.running.pop(slot, None)
             self.finished[slot] = solution
-            self._write()
+            if time.monotonic() - self.last_write >= self.every:
+                self._write()
 
     def write(self) -> None:
         with self.lock:
@@ -273,7 +284,7 @@ def _check_slots(meta: Any) -> str | None:
     if not isinstance(meta, dict) or not isinstance(meta.get("slots"), dict):
         return "no slots"
     for key, info in meta["slots"].items():
-        if not key.isdigit() or len(key) > 9 or not isinstance(info, dict):
+        if not (key.isascii() and key.isdigit()) or len(key) > 9 or not isinstance(info, dict):
             return f"slot {key!r}"
         if info.get("finished") is True:
             ok = (_integer(info.get("n_iter")) and isinstance(info.get("converged"), bool)

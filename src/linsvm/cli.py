@@ -137,7 +137,7 @@ options:
     5 s: iteration, active set, stopping measure; -q: none; with --memory a line per outer
     iteration either way)
 --checkpoint file : save the solver's state there, atomically, every --every seconds
-    (default 60), when a sub-problem finishes and when the run is interrupted
+    (default 60), at the end and when the run is interrupted
 --resume file : continue from a checkpoint of the same data and options, to the model an
     uninterrupted run gives
 --save-on-interrupt : on Ctrl-C or SIGTERM write the current (not converged) model anyway;
@@ -728,6 +728,13 @@ def refuse_replacing(output: str, what: str, inputs: list[tuple[str, str]]) -> N
                 raise UsageError(f"{output}: the {what} would replace the {name}")
 
 
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file, existing or not (also through links)."""
+    with suppress(OSError):
+        return os.path.samefile(a, b)
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
 def _check_before_reading(opts: TrainOptions) -> None:
     """What can be refused before the data are read: the options, the device, the extra
     --dask needs, the output paths."""
@@ -754,6 +761,10 @@ def _check_before_reading(opts: TrainOptions) -> None:
     if opts.checkpoint is not None:  # (it may be the checkpoint resumed from: it is replaced)
         check_writable(opts.checkpoint)
         refuse_replacing(opts.checkpoint, "checkpoint", inputs)
+        if not (opts.n_folds or opts.find_C) and _same_file(opts.checkpoint, opts.model_file):
+            # (the model replaced the last checkpoint: "state saved" named a model file)
+            raise UsageError(f"{opts.checkpoint}: the checkpoint and the model would be one "
+                             "file")  # fmt: skip
 
 
 def _read_training_set(opts: TrainOptions, feature_map) -> tuple[object, np.ndarray, float]:

@@ -643,7 +643,8 @@ def _restore(path, meta: dict, run: _BlocksRun) -> tuple[int, int, tuple[int, in
             raise ValueError(f"reader {stored['reader']!r}, group {group} or outer {outer} "
                              "out of the plan")
         return outer, group, (round_, position), stored.get("converged") is True
-    except (KeyError, ValueError, TypeError) as error:
+    except (KeyError, ValueError, TypeError, OverflowError) as error:  # (OverflowError: the
+        # generator's state of integers beyond 64 or 128 bits)
         raise InvalidInputError(f"checkpoint {name}: damaged ({type(error).__name__}: "
                                 f"{error})") from None  # fmt: skip
 

@@ -281,8 +281,9 @@ def train(
         2.50 does, and its result counts both solvers' iterations. False: it stops at the cap
         with a ConvergenceWarning, as scikit-learn's liblinear does (its estimators' choice).
     checkpoint : path, optional
-        Save the run's state there (atomically) every ``checkpoint_every`` seconds, when a
-        sub-problem finishes and when the run is interrupted.
+        Save the run's state there (atomically) every ``checkpoint_every`` seconds (a
+        sub-problem's end included, when that long has passed), at the end and when the run
+        is interrupted.
     resume : path, optional
         Continue from a checkpoint written for the same data and options: the model is the one
         the uninterrupted run would have given.
@@ -411,6 +412,8 @@ def train(
     resumed = _resumed(resume, meta, problem, spec)
     with stop_on_signals() as stop, _rows_on(device, X):
         checkpointer = Checkpointer(checkpoint, checkpoint_every, meta) if checkpoint else None
+        if checkpointer is not None and resumed is not None:
+            checkpointer.resume_from(resumed)
         runner = _Runner(spec, params, problem, stop, hook, verbose, checkpointer, resumed,
                          device, keep_dual=bool(dual_variables))  # fmt: skip
         if progress and not verbose:

@@ -665,6 +665,11 @@ def _solve_sgd(sub: Subproblem, hook: Hook | None, solver: int, averaged: bool) 
     n_eval = 0
     if sub.resume is not None:
         restore_state(arrays, sub.resume)
+        # (every figure of these solvers' fstate is measured, none stands for "not yet": the
+        # step count, the scale and eta0 must be numbers of their ranges)
+        if (not np.isfinite(fstate).all() or fstate[_F_T] < 0 or fstate[_F_DIV] <= 0
+                or fstate[_F_ETA0] < 0):  # fmt: skip
+            raise InvalidInputError("the state to resume from is damaged: 'fstate'")
         if averaged:
             _write_w(a, 1.0, fstate[_F_ABIAS], free_bias, w)
         else:
@@ -755,6 +760,8 @@ def solve_sgdqn(sub: Subproblem, hook: Hook | None = None) -> Solution:
                 or not 1 <= istate[_IQ_COUNT] <= istate[_IQ_SKIP]
                 or istate[_IQ_UPDATE_B] not in (0, 1) or not np.all(B > 0.0)):  # fmt: skip
             raise InvalidInputError("the state to resume from is damaged: 'istate' or 'B'")
+        if not np.isfinite(fstate).all() or fstate[_FQ_T] < 0:
+            raise InvalidInputError("the state to resume from is damaged: 'fstate'")
     else:
         skip_width = _skip_width(X, fbias)
         if t0 is None:

@@ -111,7 +111,7 @@ def test_resume_with_other_options_is_refused(data_file, tmp_path):
         capture_output=True, text=True, env=dict(os.environ),
     )  # fmt: skip
     assert done.returncode == 1
-    assert done.stderr.count("\n") == 1 and "differs in: C" in done.stderr
+    assert done.stderr.count("\n") == 1 and "differs in: -c (C)" in done.stderr
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])

@@ -254,7 +254,7 @@ def test_deflated_member_is_refused_before_inflating(tmp_path):
 def test_checkpoint_of_other_data_is_refused(tmp_path):
     _, y, path, _, _ = _checkpoint(tmp_path)
     X_other, _ = bench_fuzz.dataset("binary+other")
-    with pytest.raises(InvalidInputError, match=r"differs in: data"):
+    with pytest.raises(InvalidInputError, match=r"differs in: the data"):
         _resume(X_other, y, path)
 
 

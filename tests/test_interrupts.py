@@ -256,7 +256,7 @@ def test_a_threaded_runs_checkpoint_resumes_on_its_thread_count_only(tmp_path):
     assert X.nnz >= 4_000_000  # (two threads from 2M non-zeros a thread)
     path = tmp_path / "run.ckpt"
     quiet_train(X, y, solver=3, n_jobs=2, thread_scheme="rounds", max_iter=2, checkpoint=path)
-    with pytest.raises(InvalidInputError, match=r"differs in: threads"):
+    with pytest.raises(InvalidInputError, match=r"differs in: -m \(n_jobs\)"):
         quiet_train(X, y, solver=3, n_jobs=1, thread_scheme="rounds", max_iter=2, resume=path)
 
 
@@ -264,11 +264,11 @@ def test_checkpoint_of_another_problem_is_refused(problem, tmp_path):
     X, y = problem
     path = tmp_path / "run.ckpt"
     quiet_train(X, y, solver=3, eps=1e-6, checkpoint=path, hook=signal_at(2))
-    with pytest.raises(InvalidInputError, match=r"differs in: C"):
+    with pytest.raises(InvalidInputError, match=r"differs in: -c \(C\)"):
         linsvm.train(X, y, solver=3, eps=1e-6, C=2.0, resume=path)
-    with pytest.raises(InvalidInputError, match=r"differs in: data"):
+    with pytest.raises(InvalidInputError, match=r"differs in: the data"):
         linsvm.train(X[:-1], y[:-1], solver=3, eps=1e-6, resume=path)
-    with pytest.raises(InvalidInputError, match=r"differs in: solver"):
+    with pytest.raises(InvalidInputError, match=r"differs in: -s \(solver\)"):
         linsvm.train(X, y, solver=1, eps=1e-6, resume=path)
 
 
@@ -426,7 +426,7 @@ def test_a_threaded_newton_runs_checkpoint_resumes_on_its_thread_count_only(tmp_
     assert X.nnz >= 2 * THREAD_MIN_NNZ
     path = tmp_path / "run.ckpt"
     quiet_train(X, y, solver=solver, n_jobs=2, max_iter=2, checkpoint=path)
-    with pytest.raises(InvalidInputError, match=r"differs in: newton_threads"):
+    with pytest.raises(InvalidInputError, match=r"differs in: -m \(n_jobs\)"):
         quiet_train(X, y, solver=solver, n_jobs=1, max_iter=2, resume=path)
     quiet_train(X, y, solver=solver, n_jobs=2, max_iter=2, resume=path)
 

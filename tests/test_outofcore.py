@@ -515,7 +515,7 @@ def test_a_checkpoint_of_another_run_is_refused(tmp_path):
     path = tmp_path / "run.ckpt"
     train_blocks(ArrayBlocks(X, y, 3), solver=1, max_block_bytes=1, checkpoint=path)
     # (another cap would stop it elsewhere: the model of no run)
-    with pytest.raises(InvalidInputError, match=r"differs in: max_outer\)"):
+    with pytest.raises(InvalidInputError, match=r"differs in: --max-iter \(max_outer\)\)"):
         train_blocks(ArrayBlocks(X, y, 3), solver=1, max_block_bytes=1, max_outer=20,
                      resume=path)  # fmt: skip
     # a file that is no checkpoint: one line, also where its planned overhead is read first
@@ -526,9 +526,9 @@ def test_a_checkpoint_of_another_run_is_refused(tmp_path):
     with pytest.raises(InvalidInputError, match="checkpoint .*no/dir/c: No such file"):
         train_blocks(ArrayBlocks(X, y, 3), solver=1, checkpoint=tmp_path / "no" / "dir" / "c",
                      on_outer=lambda p: pytest.fail("trained before the path was checked"))
-    with pytest.raises(InvalidInputError, match=r"differs in: C\)"):
+    with pytest.raises(InvalidInputError, match=r"differs in: -c \(C\)\)"):
         train_blocks(ArrayBlocks(X, y, 3), solver=1, C=2.0, max_block_bytes=1, resume=path)
-    with pytest.raises(InvalidInputError, match=r"differs in: groups\)"):
+    with pytest.raises(InvalidInputError, match=r"differs in: --memory \(the blocks\)\)"):
         train_blocks(ArrayBlocks(X, y, 3), solver=1, max_block_bytes=10**9, resume=path)
     (tmp_path / "junk").write_bytes(b"not a checkpoint")
     with pytest.raises(InvalidInputError, match="not a linsvm checkpoint or damaged"):

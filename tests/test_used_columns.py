@@ -259,7 +259,7 @@ def test_blocks_from_a_wide_cache_and_their_checkpoints(tmp_path, monkeypatch):
 
     with monkeypatch.context() as patch:
         patch.setattr(runner, "used_columns_of", lambda source: None)
-        with pytest.raises(linsvm.errors.InvalidInputError, match="differs in: data"):
+        with pytest.raises(linsvm.errors.InvalidInputError, match="differs in: the data"):
             train_cache(tmp_path / "wide.cache", resume=path, **options)
         # a run over every column (as before training on the used columns) and its checkpoint
         full = train_cache(tmp_path / "wide.cache", **options)

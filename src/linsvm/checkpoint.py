@@ -98,6 +98,29 @@ def check_checkpoint_path(path: str | os.PathLike) -> None:
                                 f"{exc.strerror or exc}") from None  # fmt: skip
 
 
+# What a user changed, for each entry of a checkpoint's meta that can differ between runs
+# (the command line's option / the API's parameter).
+_WHAT_DIFFERS = {
+    "solver": "-s (solver)", "C": "-c (C)", "eps": "-e (eps)", "bias": "-B (bias)",
+    "max_iter": "--max-iter (max_iter)", "max_outer": "--max-iter (max_outer)",
+    "regularize_bias": "-R (regularize_bias)", "seed": "--seed (seed)",
+    "options": "the solver's options (-p, --no-shrinking, --bucket-size, ...)",
+    "feature_map": "the feature map (--poly2, --gamma, --coef0, --hash-bits)",
+    "implicit_map": "--map-mode (map_mode)", "class_weight": "-wi (class_weight)",
+    "warm_start": "the warm start (warm_start, init_sol)",
+    "data": "the data (or the instance weights, -W)",
+    "threads": "-m (n_jobs)", "newton_threads": "-m (n_jobs)", "device": "the device",
+    "inner_iter": "inner_iter", "selective": "selective", "epochs": "the epoch mode",
+    "groups": "--memory (the blocks)", "units": "the cache's blocks or --memory",
+    "support_capacity": "--memory (the support rows kept)", "overhead": "--memory",
+}
+
+
+def what_differs(names) -> str:
+    """The options a user changed, for the meta entries ``names`` that differ (each once)."""
+    return ", ".join(dict.fromkeys(_WHAT_DIFFERS.get(name, name) for name in names))
+
+
 class Checkpointer:
     """Collects the sub-problems' states and writes them to ``path`` every ``every`` seconds
     (at a sub-problem's end too, when that long has passed), at the run's end and when it is
@@ -392,5 +415,5 @@ class Resume:
         if differ:
             raise InvalidInputError(
                 f"checkpoint {self.path} was written for another problem or other options "
-                f"(differs in: {', '.join(differ)})"
+                f"(differs in: {what_differs(differ)})"
             )

@@ -47,6 +47,7 @@ from .checkpoint import (
     DEFAULT_EVERY_SECONDS,
     check_checkpoint_path,
     read_checkpoint,
+    what_differs,
     write_checkpoint,
 )
 from .data import as_csr, group_labels, table_resident_bytes
@@ -611,7 +612,7 @@ def _restore(path, meta: dict, run: _BlocksRun) -> tuple[int, int, tuple[int, in
               if json.loads(json.dumps(value)) != stored.get(key)]  # fmt: skip
     if differ:
         raise InvalidInputError(
-            f"checkpoint {name} was written for another run (differs in: {', '.join(differ)});"
+            f"checkpoint {name} was written for another run (differs in: {what_differs(differ)});"
             " resume with the same data, options and --memory"
         )
     try:

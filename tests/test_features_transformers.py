@@ -485,3 +485,13 @@ def test_poly2_collisions_are_estimated_on_many_entries(monkeypatch):
     t = Poly2Features(hash_bits=20).fit(X)
     distinct, columns, share = t.feature_map_.estimate_collisions(X)
     assert share > 1 and t.collisions_ == (distinct, columns)
+
+
+def test_token_values_numpy_can_convert_that_are_real_numbers():
+    """NumPy booleans and Decimals among other values are numbers (the first was refused as
+    "got True" once real numbers were checked one by one)."""
+    from decimal import Decimal
+
+    out = hash_tokens([[("a", np.bool_(True)), ("b", 10**30), ("c", Decimal("1.5"))]], 8,
+                      input_type="pair")  # fmt: skip
+    np.testing.assert_array_equal(np.sort(np.abs(out.data)), [1.0, 1.5, 1e30])

@@ -709,3 +709,38 @@ def test_the_checkpoint_and_the_model_cannot_be_one_file(tmp_path, capsys):
         (tmp_path / "sub").mkdir(exist_ok=True)
         assert main(["train", "--checkpoint", str(tmp_path / "m"), str(data), str(model)]) == 1
         assert "the checkpoint and the model would be one file" in capsys.readouterr().err
+
+
+def test_sub_problems_finished_before_an_error_are_checkpointed(multiclass, tmp_path):
+    """An end writes only when the interval has passed: a run that then raised lost the
+    sub-problems finished since the last write. They are written on the way out."""
+    from linsvm.checkpoint import Resume
+
+    X, y = multiclass
+    path = tmp_path / "run.ckpt"
+
+    def hook(progress):
+        if progress.index == 2:
+            raise RuntimeError("a failure in sub-problem 2")
+
+    with pytest.raises(RuntimeError, match="a failure"):
+        quiet_train(X, y, solver=3, checkpoint=path, checkpoint_every=3600, hook=hook)
+    assert sorted(Resume(path).finished) == [0, 1]
+
+
+def test_a_temporary_folder_without_locks(tmp_path, monkeypatch):
+    """Where flock fails (some FUSE or NFS mounts), a conversion's folder is made and removed
+    without a lock (it raised, and the conversion with it)."""
+    import fcntl
+    import tempfile
+
+    from linsvm.io._atomic import temporary_folder
+
+    def no_locks(*args):
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with temporary_folder("linsvm-cache-") as folder:
+        assert os.listdir(folder) == []
+    assert list(tmp_path.iterdir()) == []

@@ -748,3 +748,11 @@ def test_weight_vectors_the_header_does_not_announce_are_not_saved(tmp_path, sol
     with pytest.raises(ModelFormatError, match="weight vectors: a .* model of"):
         model.save(tmp_path / "m")
     assert not (tmp_path / "m").exists()
+
+
+def test_a_header_of_other_bytes_is_not_a_model_file(tmp_path):
+    """A feature_map value of non-ASCII bytes parsed, and reached the map as a surrogate."""
+    path = tmp_path / "m"
+    path.write_bytes(b"feature_map degree 2 n_input \xc3\xa9\n" + GOOD.encode())
+    with pytest.raises(ModelFormatError, match="not a LIBLINEAR model file \\(not ASCII text\\)"):
+        linsvm.load_model(path)

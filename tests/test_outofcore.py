@@ -885,3 +885,20 @@ def test_a_folds_classes_are_those_of_its_training_rows():
         correct, n_rows = cross_validate_blocks(ArrayBlocks(X, y, 2), 5, seed=seed, solver=1,
                                                 eps=1e-8, max_outer=5000)  # fmt: skip
         assert (correct, n_rows) == (in_memory, 60), seed
+
+
+def test_a_binary_folds_classes_put_plus_one_first():
+    """A fold whose first training row is -1 had -1 as its positive class in blocks (LIBLINEAR
+    and -v in memory put +1 first): the empty rows' ties went the other way."""
+    from linsvm.outofcore import cross_validate_blocks
+
+    rng = np.random.default_rng(3)
+    X = sp.random(200, 8, density=0.4, random_state=4, format="csr")
+    X[::4] = 0.0
+    X.eliminate_zeros()
+    y = np.where(rng.random(200) < 0.5, 1.0, -1.0)
+    for seed in (1, 2, 3):
+        predicted = linsvm.cross_validation(X, y, 2, seed=seed, solver=1, eps=1e-8)
+        correct, _ = cross_validate_blocks(ArrayBlocks(X, y, 2), 2, seed=seed, solver=1,
+                                           eps=1e-8, max_outer=5000)  # fmt: skip
+        assert correct == int(np.count_nonzero(predicted == y)), seed

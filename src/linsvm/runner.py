@@ -717,12 +717,12 @@ SCORING_SHARE = 16
 
 def _fold_class_order(labels: np.ndarray, class_index: np.ndarray, n_rows: int, n_folds: int,
                       seed: int, fold: int) -> np.ndarray:  # fmt: skip
-    """The labels of fold ``fold``'s training rows in LIBLINEAR's order: as they first appear
-    in the rows of its subproblem, which are in the folds' permutation's order (the folds
-    are made again, for the permutation only while this runs)."""
+    """The labels of fold ``fold``'s training rows in LIBLINEAR's order, ``group_labels``' of
+    the rows of its subproblem, which are in the folds' permutation's order (the folds are
+    made again, for the permutation only while this runs): as they first appear, +1 before
+    -1."""
     fit, _ = cv_folds(n_rows, n_folds, seed)[fold]
-    seen, first = np.unique(class_index[fit], return_index=True)
-    return labels[seen[np.argsort(first)]]
+    return group_labels(labels[class_index[fit]])[0]
 
 
 def cross_validate_blocks(

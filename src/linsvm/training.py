@@ -1013,18 +1013,22 @@ class _Runner:
         n_threads = min(n_threads, n_subproblems)
         if self.verbose or self.device == "cuda":  # (one GPU: its sub-problems in turn)
             n_threads = 1  # progress lines in sub-problem order
-        if n_threads == 1:
-            solutions = [self.run(slot) for slot in range(n_subproblems)]
-        else:
-            with ThreadPoolExecutor(max_workers=n_threads) as pool:
-                futures = [submit(pool, self.run, slot) for slot in range(n_subproblems)]
-                # Wake up now and then: a signal delivered to a worker thread is handled only
-                # when the main thread runs Python code.
-                while futures_wait(futures, timeout=SIGNAL_POLL_SECONDS).not_done:
-                    pass
-                solutions = [future.result() for future in futures]
-        if self.checkpointer is not None:
-            self.checkpointer.write()
+        try:
+            if n_threads == 1:
+                solutions = [self.run(slot) for slot in range(n_subproblems)]
+            else:
+                with ThreadPoolExecutor(max_workers=n_threads) as pool:
+                    futures = [submit(pool, self.run, slot) for slot in range(n_subproblems)]
+                    # Wake up now and then: a signal delivered to a worker thread is handled
+                    # only when the main thread runs Python code.
+                    while futures_wait(futures, timeout=SIGNAL_POLL_SECONDS).not_done:
+                        pass
+                    solutions = [future.result() for future in futures]
+        finally:
+            # (also when a sub-problem raised: the ones finished since the last write, which
+            # their ends no longer write at once, are kept)
+            if self.checkpointer is not None:
+                self.checkpointer.write()
         return solutions
 
     def run(self, slot: int) -> Solution:

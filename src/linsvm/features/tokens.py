@@ -24,6 +24,7 @@ and a compiled kernel finds the token boundaries, hashes the bytes and scatters 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from itertools import chain
 from numbers import Real
 from operator import itemgetter, methodcaller
@@ -240,7 +241,7 @@ def _as_values(raw_values: list, doc_ptr: np.ndarray) -> np.ndarray:
         arr = np.empty(len(raw_values))
         for t, v in enumerate(raw_values):
             try:
-                if isinstance(v, Real):
+                if isinstance(v, (Real, np.bool_, Decimal)):
                     arr[t] = float(v)
                     continue
             except OverflowError:  # (an int beyond float64, 10**400)

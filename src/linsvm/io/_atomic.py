@@ -235,8 +235,13 @@ def temporary_folder(prefix: str) -> Iterator[str]:
             # unlocked while its process lives)
             staging = os.path.join(folder, _IN_USE + ".new")
             lock = os.open(staging, os.O_CREAT | os.O_RDWR, 0o600)
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            os.rename(staging, os.path.join(folder, _IN_USE))
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                os.rename(staging, os.path.join(folder, _IN_USE))
+            except OSError:  # (a file system without locks, some FUSE or NFS: no tidying)
+                os.close(lock)
+                lock = -1
+                os.unlink(staging)
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -461,7 +461,6 @@ def read_model_file(path: str | os.PathLike) -> ModelFields:
             )
             try:
                 header = _parse_header(text, name)
-                break
             except ModelFormatError as exc:
                 if isinstance(exc, _EndOfHeaderText) and more:
                     continue
@@ -469,6 +468,9 @@ def read_model_file(path: str | os.PathLike) -> ModelFields:
                     raise ModelFormatError(f"{name}: not a LIBLINEAR model file (not ASCII "
                                            "text)") from None  # fmt: skip
                 raise
+            if not text[: header.end].isascii():  # (a header of other bytes that parsed)
+                raise ModelFormatError(f"{name}: not a LIBLINEAR model file (not ASCII text)")
+            break
         source.seek(header.end)  # (one character of the text a byte of the file)
         return _fields(header, *_read_weights(source, size - header.end, header, name))
 

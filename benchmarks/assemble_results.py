@@ -15,6 +15,8 @@ HERE = Path(__file__).resolve().parent
 # (title, report): one report per benchmark script, in the order of SUMMARY.md.
 SECTIONS = [
     ("Training time, -s 1 / -s 3 against LIBLINEAR and Snap ML (harness.py)", "RESULTS-train.md"),
+    ("Training time on pypi-recent, a seed a repeat (harness.py --datasets pypi-recent)",
+     "RESULTS-train-pypi-seeds.md"),
     ("The whole solver family against LIBLINEAR (bench_solvers.py)", "RESULTS-solvers.md"),
     ("The scikit-learn estimators against scikit-learn (bench_estimators.py)",
      "RESULTS-estimators.md"),

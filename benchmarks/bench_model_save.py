@@ -34,7 +34,23 @@ from pathlib import Path
 
 from .common import fmt_ratio, fmt_seconds, markdown_table, median, report_header, write_report
 
-CHILD = textwrap.dedent(
+# What both child scripts measure with: the peak resident size the timed step adds (VmHWM,
+# restarted just before it, less the resident size then).
+PEAK_MEMORY = textwrap.dedent(
+    """
+    def status_bytes(key):
+        for line in open("/proc/self/status"):
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+
+    def restart_peak():
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # the peak resident size (VmHWM) restarts from now
+        return status_bytes("VmRSS")
+    """
+)
+
+CHILD = PEAK_MEMORY + textwrap.dedent(
     """
     import os, sys, time
     import numpy as np
@@ -62,14 +78,7 @@ CHILD = textwrap.dedent(
     coef = rng.standard_normal((n_w, n)) * 10.0 ** rng.uniform(-6, 0, (n_w, n))
     coef[:, rng.random(n) < zeros] = 0.0
     model = Model(1, np.arange(1, n_classes + 1), coef, -1.0)
-    def status_bytes(key):
-        for line in open("/proc/self/status"):
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-
-    rss_before = status_bytes("VmRSS")
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")  # the peak resident size (VmHWM) restarts from now
+    rss_before = restart_peak()
     start = time.perf_counter()
     if writer == "new":
         model.save(path)
@@ -82,7 +91,7 @@ CHILD = textwrap.dedent(
 )
 
 
-LOAD_CHILD = textwrap.dedent(
+LOAD_CHILD = PEAK_MEMORY + textwrap.dedent(
     """
     import hashlib, os, sys, time
     import numpy as np
@@ -100,14 +109,7 @@ LOAD_CHILD = textwrap.dedent(
     else:
         from liblinear.liblinearutil import load_model
 
-    def status_bytes(key):
-        for line in open("/proc/self/status"):
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-
-    rss_before = status_bytes("VmRSS")
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
+    rss_before = restart_peak()
     start = time.perf_counter()
     if reader == "linsvm":
         model = linsvm.load_model(path)

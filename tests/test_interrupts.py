@@ -452,16 +452,22 @@ print("returned", flush=True)
 """
 
 
+def _run_with_tmpdir(scratch, script: str, *args) -> subprocess.CompletedProcess:
+    """``script`` run in a fresh interpreter with $TMPDIR at ``scratch`` (what a run leaves
+    there is looked at after)."""
+    return subprocess.run(
+        [sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True,
+        timeout=300, env={**os.environ, "TMPDIR": str(scratch)},
+    )  # fmt: skip
+
+
 def test_sigterm_in_blocks_from_a_text_file_leaves_no_temporary_cache(tmp_path):
     """Block training converts a text file to a temporary cache; a SIGTERM passed on when
     training stopped ended the process inside that cache's block: a copy of the data left in
     the temporary folder at every such end. It is passed on once the cache is removed."""
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    run = subprocess.run(
-        [sys.executable, "-c", _SIGTERM_IN_BLOCKS_SCRIPT, str(tmp_path / "data.txt")],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(scratch)},
-    )  # fmt: skip
+    run = _run_with_tmpdir(scratch, _SIGTERM_IN_BLOCKS_SCRIPT, tmp_path / "data.txt")
     assert run.returncode == -signal.SIGTERM and run.stdout == "", run.stderr
     assert list(scratch.iterdir()) == []
 
@@ -502,11 +508,8 @@ def test_sigterm_while_text_is_converted_leaves_no_temporary_folder(tmp_path, ca
     ends as SIGTERM ends it, or the command line says so (status 143)."""
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    run = subprocess.run(
-        [sys.executable, "-c", _SIGTERM_WHILE_CONVERTING_SCRIPT, str(tmp_path / "data.txt"),
-         caller],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(scratch)},
-    )  # fmt: skip
+    run = _run_with_tmpdir(scratch, _SIGTERM_WHILE_CONVERTING_SCRIPT, tmp_path / "data.txt",
+                           caller)
     if caller == "program":
         assert run.returncode == -signal.SIGTERM and run.stdout == "", run.stderr
     else:
@@ -618,10 +621,7 @@ def test_a_killed_runs_temporary_cache_is_removed_by_the_next(tmp_path, monkeypa
 
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    run = subprocess.run(
-        [sys.executable, "-c", _KILLED_WHILE_CONVERTING_SCRIPT, str(tmp_path / "data.txt")],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(scratch)},
-    )  # fmt: skip
+    run = _run_with_tmpdir(scratch, _KILLED_WHILE_CONVERTING_SCRIPT, tmp_path / "data.txt")
     assert run.returncode == -signal.SIGKILL, run.stderr
     left = list(scratch.iterdir())
     assert len(left) == 1 and left[0].name.startswith(TEMPORARY_PREFIX)

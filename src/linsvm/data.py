@@ -329,16 +329,23 @@ def _is_missing(label) -> bool:
         return True
 
 
+def real_values(values, name: str) -> np.ndarray:
+    """An array-like of real numbers as float64; text, complex values and ragged sequences
+    refused in one line naming ``name`` (NumPy would raise its own words, or drop an
+    imaginary part)."""
+    try:
+        if np.iscomplexobj(values):
+            raise TypeError("complex values")
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{name} must be real numbers: {exc}") from None
+
+
 def check_sample_weight(sample_weight, n_rows: int) -> np.ndarray | None:
     """Per-row weights as float64 (n_rows,), finite and >= 0; None stays None."""
     if sample_weight is None:
         return None
-    try:
-        if np.iscomplexobj(sample_weight):
-            raise TypeError("complex values")
-        sw = np.asarray(sample_weight, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"sample_weight must be real numbers: {exc}") from None
+    sw = real_values(sample_weight, "sample_weight")
     if sw.ndim == 0:
         sw = np.full(n_rows, float(sw))
     if sw.shape != (n_rows,):

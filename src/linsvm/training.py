@@ -53,6 +53,7 @@ from .data import (
     check_labels,
     check_sample_weight,
     check_trainable,
+    real_values,
 )
 from .errors import InvalidInputError
 from .features import FeatureMap
@@ -726,12 +727,7 @@ class _Problem:
         n_subs = self.n_subproblems
         n_rows, n_features = self.X.shape[0], self.n_features
         if init_sol is not None:
-            try:
-                if np.iscomplexobj(init_sol):
-                    raise TypeError("complex values")
-                init_sol = np.asarray(init_sol, dtype=np.float64)
-            except (TypeError, ValueError) as exc:
-                raise InvalidInputError(f"init_sol must be real numbers: {exc}") from None
+            init_sol = real_values(init_sol, "init_sol")
             if not (np.abs(init_sol) < TRAINABLE_MAX).all():  # (also NaN)
                 # (NaN was blamed on C; 1e155 gave a garbage model)
                 raise InvalidInputError("init_sol must be finite and below 2^"

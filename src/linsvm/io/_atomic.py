@@ -198,9 +198,8 @@ def remove_leftovers(path: str | os.PathLike) -> int:
             continue
         try:
             held = os.fstat(fd)
-            if not stat.S_ISREG(held.st_mode):
+            if not stat.S_ISREG(held.st_mode) or not _abandoned(fd):
                 continue
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # refused while its writer lives
             now = os.stat(full, follow_symlinks=False)
             if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
                 os.unlink(full)
@@ -272,14 +271,22 @@ def remove_abandoned_folders(parent: str, prefix: str) -> int:
         except OSError:
             continue  # (no lock file: not one of temporary_folder's, or not ours to judge)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # refused while its process lives
-            shutil.rmtree(folder, ignore_errors=True)
-            removed += 1
-        except OSError:
-            pass
+            if _abandoned(fd):
+                shutil.rmtree(folder, ignore_errors=True)
+                removed += 1
         finally:
             os.close(fd)
     return removed
+
+
+def _abandoned(fd: int) -> bool:
+    """Whether no process holds the lock of the file open at ``fd`` (its writer is gone): it
+    is then this process's."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
 
 
 def _target(path: str) -> tuple[str, os.stat_result | None]:

@@ -237,12 +237,18 @@ def _format_span(block: np.ndarray, start: int, stop: int, size: int) -> list:
             pos += encoded.shape[0]
 
 
+def _weight_vectors(spec, nr_class: int) -> int:
+    """LIBLINEAR's nr_w, the weights a line of the file: one for two classes (but
+    Crammer-Singer's) and for regression / one-class (nr_class 2), else one a class."""
+    return 1 if nr_class == 2 and not spec.multiclass else nr_class
+
+
 def _check_weight_vectors(fields: ModelFields) -> None:
     """Refuse weights of more or fewer vectors than the header implies (nr_w a line): the file
     would be written and then not load, here or in LIBLINEAR."""
     spec = model_file_solver(fields.solver)
     nr_class = len(fields.labels) if spec.kind == CLASSIFICATION else 2
-    nr_w = 1 if nr_class == 2 and not spec.multiclass else nr_class
+    nr_w = _weight_vectors(spec, nr_class)
     if np.shape(fields.coef)[0] != nr_w:
         raise ModelFormatError(f"{np.shape(fields.coef)[0]} weight vectors: a {spec.name} model "
                                f"of {nr_class} classes has {nr_w}")  # fmt: skip
@@ -288,7 +294,7 @@ class _Header:
     def weight_shape(self) -> tuple[int, int]:
         """(w_size, nr_w): the rows of weights (a feature's, then the bias's) and their
         length (one a class, or one)."""
-        nr_w = 1 if self.nr_class == 2 and not SOLVERS[self.solver].multiclass else self.nr_class
+        nr_w = _weight_vectors(SOLVERS[self.solver], self.nr_class)
         return self.nr_feature + (1 if self.bias >= 0 else 0), nr_w
 
 
@@ -446,8 +452,9 @@ def read_model_file(path: str | os.PathLike) -> ModelFields:
     name = os.fsdecode(os.fspath(path))
     with open(path, "rb") as file:
         source: BinaryIO = file
-        size = os.fstat(file.fileno()).st_size
-        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+        status = os.fstat(file.fileno())
+        size = status.st_size
+        if not stat.S_ISREG(status.st_mode):
             # (a pipe: its length, which bounds the weights it can hold, is known once read)
             data = file.read()
             source, size = io.BytesIO(data), len(data)

@@ -183,7 +183,33 @@ def test_data_larger_than_the_gpu_is_refused_before_any_copy(monkeypatch):
     fit = r"do not fit the GPU's free memory: .* MiB needed \(CSR rows .* MiB"
     with pytest.raises(InvalidInputError, match=fit) as info:
         linsvm.train(X, y, solver=3, device="cuda")
-    assert "\n" not in str(info.value)
+    assert "\n" not in str(info.value) and "in blocks" in str(info.value)
+    # block training takes the classification duals only: not suggested for the SVR
+    with pytest.raises(InvalidInputError, match=fit) as info:
+        linsvm.train(X, y * 0.5, solver=12, device="cuda")
+    assert "in blocks" not in str(info.value)
+
+
+def test_free_memory_counts_arrays_released_but_not_yet_freed():
+    # numba-cuda frees released arrays in batches: the check frees them first
+    calls = []
+
+    class Pending:
+        def clear(self):
+            calls.append("clear")
+
+    class Context:
+        deallocations = Pending()
+
+        def get_memory_info(self):
+            calls.append("info")
+            return (10.0, 20.0)
+
+    class Cuda:
+        def current_context(self):
+            return Context()
+
+    assert dcd_cuda.free_memory(Cuda()) == (10.0, 20.0) and calls == ["clear", "info"]
 
 
 @needs_numba_cuda
@@ -388,6 +414,8 @@ def test_devices_and_solvers_are_checked():
     X, y = tiny_problem()
     with pytest.raises(InvalidInputError, match="runs on the CPU only"):
         linsvm.train(X, y, solver=2, device="cuda")
+    with pytest.raises(InvalidInputError, match=r"-s 30 \(pegasos: Pegasos, .*\) runs on the"):
+        linsvm.train(X, y, solver=30, device="cuda")
     with pytest.raises(InvalidInputError, match="device must be one of"):
         linsvm.train(X, y, solver=1, device="tpu")
     assert [n for n, s in SOLVERS.items() if s.cuda_solve_path] == [1, 3, 12, 13]
@@ -579,6 +607,23 @@ def test_hot_block_of_the_svr_reaches_the_cpu_optimum_and_warm_starts():
     warm = dcd_cuda.solve_l2svr_dual_cuda(sub.but(alpha0=gpu.alpha))
     assert warm.converged and warm.figures["gnorm1_init"] > 0
     assert abs(warm.primal - cpu.primal) <= OPTIMUM_RTOL * cpu.primal
+    # started at the optimum, it stops at once: the block's rule keeps its cold reference
+    at_optimum = dcd_cuda.solve_l2svr_dual_cuda(sub.but(alpha0=cpu.alpha))
+    assert at_optimum.converged and at_optimum.n_iter <= 2
+
+
+@needs_numba_cuda
+def test_hot_block_warm_started_at_the_optimum_stops_at_once():
+    # the block's rule asks its gradient within eps of the one at w = 0 (TRON's rule), not
+    # of the warm start's own (near 0 there: met only by rounding, run to the cap)
+    X, y = tiny_problem(n_rows=40, n_features=30, seed=1)
+    sub = _subproblem(X, y, eps=1e-2, max_iter=40, bias=1.0,
+                      options={"hot_block": 3, "hot_steps": 2})  # fmt: skip
+    optimum = SOLVERS[1].solve(sub.but(options={}, eps=1e-9, max_iter=10000))
+    cold = dcd_cuda.solve_l2svc_dual_cuda(sub)
+    warm = dcd_cuda.solve_l2svc_dual_cuda(sub.but(alpha0=optimum.alpha))
+    assert cold.converged and warm.converged
+    assert warm.n_iter <= 2 < cold.n_iter
 
 
 @needs_numba_cuda
@@ -653,9 +698,17 @@ def test_hot_block_options_are_checked():
                            ({"threads_per_row": 0}, "threads_per_row must be an integer"),
                            ({"rows_per_block": 0}, "rows_per_block must be an integer"),
                            ({"rows_in_flight": 0}, "rows_in_flight must be an integer"),
-                           ({"flush_rounds": 0}, "flush_rounds must be an integer")):  # fmt: skip
+                           ({"flush_rounds": 0}, "flush_rounds must be an integer"),
+                           # (a text read as a truth value would turn a switch on)
+                           ({"hot_views": "no"}, "hot_views must be True or False"),
+                           ({"monotone": "false"}, "monotone must be True or False"),
+                           ({"threads_per_row": 16, "rows_per_block": 32},
+                            r"got 16 x 32")):  # fmt: skip
         with pytest.raises(InvalidInputError, match=match):
             dcd_cuda.solve_l2svc_dual_cuda(sub.but(options=options))
+    # NumPy's booleans are booleans
+    options = {"hot_block": np.True_, "hot_views": np.False_, "monotone": np.True_}
+    assert dcd_cuda.solve_l2svc_dual_cuda(sub.but(options=options, max_iter=1)).n_iter == 1
 
 
 @needs_numba_cuda
@@ -680,15 +733,63 @@ def test_a_hot_block_state_resumes_only_with_the_hot_block():
 def test_values_beyond_float32_are_refused_on_the_gpu(tmp_path, capsys):
     X, y = tiny_problem()
     X = X.astype(np.float64)
-    X.data[5] = 1e39  # (infinite as float32: the GPU's copy of the rows)
-    with pytest.raises(InvalidInputError, match="overflow the GPU's float32 range"):
+    X.data[5] = 3.4028236e38  # (infinite as float32: the GPU's copy of the rows)
+    with pytest.raises(InvalidInputError, match=r"X holds 3.4028236e\+38 \(row \d+, column \d+\): "
+                       "values of magnitude 3.40282357e\\+38 or more overflow the GPU's float32"):
         linsvm.train(X, y, solver=3, device="cuda")
+    with pytest.raises(InvalidInputError, match=r"phi\(X\), the mapped rows, holds"):
+        linsvm.train(X, y, solver=3, device="cuda", feature_map=linsvm.features.FeatureMap())
     data = tmp_path / "huge.svm"
     linsvm.write_libsvm(X, y, data)
     assert cli.main(["train", "--gpu", "-s", "3", str(data), str(tmp_path / "m")]) == 1
     err = capsys.readouterr().err.strip()
     assert "float32" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "m").exists()
+
+
+@needs_numba_cuda
+def test_cross_validation_on_the_gpu_trains_its_folds_in_turn(tmp_path, capsys):
+    # folds side by side would share one GPU (the simulator's threads crashed on it)
+    X, y = tiny_problem(n_rows=30, n_features=40)
+    one = linsvm.cross_validation(X, y, 3, solver=3, eps=0.1, device="cuda", n_jobs=1)
+    three = linsvm.cross_validation(X, y, 3, solver=3, eps=0.1, device="cuda", n_jobs=3)
+    np.testing.assert_array_equal(one, three)
+    data = tmp_path / "tiny.svm"
+    linsvm.write_libsvm(X, y, data)
+    assert cli.main(["train", "--gpu", "-q", "-v", "3", "-m", "3", "-s", "3", "-e", "0.1",
+                     str(data)]) == 0  # fmt: skip
+    assert capsys.readouterr().out.startswith("Cross Validation Accuracy = ")
+
+
+@needs_numba_cuda
+def test_objectives_false_skips_the_objectives_pass_on_the_gpu():
+    # as on the CPU: w alone, from the dual variables, the objectives NaN (the caller asked
+    # not to pay for them)
+    X, y = tiny_problem(n_rows=30, n_features=40)
+    for solver, targets in ((1, y), (12, y * 0.5)):
+        kept = linsvm.train(X, targets, solver=solver, eps=0.1, device="cuda")
+        assert np.isfinite(kept.results_[0].primal)
+        skipped = linsvm.train(X, targets, solver=solver, eps=0.1, device="cuda",
+                               objectives=False)  # fmt: skip
+        result = skipped.results_[0]
+        assert np.isnan(result.primal) and np.isnan(result.dual) and np.isnan(result.gap)
+        if solver == 12:  # (w = sum_i beta_i x_i)
+            coefficients = result.alpha
+        else:  # (w = sum_i y_i alpha_i x_i, +1 the first label)
+            coefficients = np.where(targets == skipped.labels_[0], 1.0, -1.0) * result.alpha
+        np.testing.assert_allclose(result.w, X.T @ coefficients, rtol=1e-12, atol=1e-12)
+
+
+@needs_numba_cuda
+def test_values_within_float32_train_on_the_gpu():
+    # float32's largest values and those a cast rounds to it are not refused: w, the rows'
+    # norms and the sums are float64 on the GPU too
+    X, y = tiny_problem()
+    for value in (np.float32(2.5e38), 3.4028235e38):
+        X_big = X.astype(type(value))
+        X_big.data[5] = value
+        model = linsvm.train(X_big, y, solver=3, device="cuda", eps=0.1)
+        assert np.all(np.isfinite(model.coef_))
 
 
 def test_options_of_the_cpu_threads_are_refused_on_the_gpu(tmp_path, capsys):
@@ -702,6 +803,10 @@ def test_options_of_the_cpu_threads_are_refused_on_the_gpu(tmp_path, capsys):
     for flags in (["--thread-scheme", "rounds"], ["--bucket-size", "8"]):
         assert cli.main(["train", "--gpu", *flags, str(data), str(tmp_path / "m")]) == 1
         assert f"--gpu does not go with {flags[0]}" in capsys.readouterr().err
+    # the GPU trains phi(X)'s rows: refused before the data are read (none here)
+    flags = ["--poly2", "--map-mode", "implicit", "-s", "3"]
+    assert cli.main(["train", "--gpu", *flags, str(tmp_path / "none.svm")]) == 1
+    assert "--gpu does not go with --map-mode implicit" in capsys.readouterr().err
 
 
 @needs_numba_cuda

@@ -451,6 +451,7 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             ("--thread-scheme", opts.thread_scheme != "auto"),
             ("--bucket-size", opts.bucket_size is not None),
             ("--buckets-per-group", opts.buckets_per_group is not None),
+            ("--map-mode implicit", opts.map_mode == "implicit"),  # (it trains phi(X)'s rows)
         ))  # fmt: skip
     if opts.map_mode == "implicit" and not SOLVERS[opts.solver].implicit_map:
         raise UsageError(

@@ -27,6 +27,10 @@ _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 # squares) and y w'x, and a square of 2^500 (about 3.3e150) or more, summed over a row, can
 # overflow float64 (2^1024) and turn the model NaN. float32 values (up to 2^128) are far below.
 TRAINABLE_MAX = 2.0**500
+# The smallest magnitude a float64 -> float32 cast rounds to infinity (halfway between the
+# largest float32, 2**128 - 2**104, and 2**128; the tie goes to the even 2**128). Values kept
+# as float32 must stay below it: a finite value made infinite is a value lost.
+FLOAT32_OVERFLOW = 2.0**128 - 2.0**103
 
 
 @njit(cache=True, nogil=True)
@@ -78,8 +82,8 @@ def _first_bad_value(X: sp.csr_matrix, name: str, below: float | None,
                      why: str = "float64 in training",
                      rows_from: int = 0) -> InvalidInputError:  # fmt: skip
     """The error naming the first value of X (row and column, 0-based; the rows numbered from
-    ``rows_from``) that is NaN or infinite, or (``below``, a power of 2) too large to train on
-    (``why``: what such a value overflows, said in the message)."""
+    ``rows_from``) that is NaN or infinite, or (``below``) too large to train on (``why``:
+    what such a value overflows, said in the message)."""
     data = X.data
     bad = ~np.isfinite(data)
     if below is not None:
@@ -89,10 +93,14 @@ def _first_bad_value(X: sp.csr_matrix, name: str, below: float | None,
     row = rows_from + int(np.searchsorted(X.indptr, p, side="right")) - 1
     where = f"row {row}, column {int(X.indices[p])}"
     if np.isfinite(data[p]):
+        value, exponent = float(data[p]), math.log2(below)
+        if exponent.is_integer():
+            value, bound = f"{value:.3g}", f"2^{exponent:.0f} ({below:.2g})"
+        else:  # (digits enough to tell the value from the bound)
+            value, bound = f"{value:.9g}", f"{below:.9g}"
         return InvalidInputError(
-            f"{name} holds {float(data[p]):.3g} ({where}): values of magnitude "
-            f"2^{math.log2(below):.0f} ({below:.2g}) or more overflow {why}; "
-            "scale the features"
+            f"{name} holds {value} ({where}): values of magnitude {bound} or more "
+            f"overflow {why}; scale the features"
         )
     return InvalidInputError(f"{name} contains NaN or infinity ({where})")
 
@@ -276,14 +284,19 @@ def check_bias(bias: float) -> None:
 
 
 def check_trainable(X: sp.csr_matrix, below: float, why: str, name: str = "X",
-                    n_jobs: int | None = -1) -> None:
-    """Refuse values of X of magnitude ``below`` (rounded down to a power of 2) or more, which
-    would overflow what ``why`` says in training. (A bound of TRAINABLE_MAX or more, infinite
-    included, refuses nothing more than ``as_csr(trainable=True)`` does.)"""
+                    n_jobs: int | None = -1, exact: bool = False) -> None:  # fmt: skip
+    """Refuse values of X of magnitude ``below`` (rounded down to a power of 2 unless
+    ``exact``: a bound estimated from a map's growth) or more, which would overflow what
+    ``why`` says in training. (A bound of TRAINABLE_MAX or more, infinite included, refuses
+    nothing more than ``as_csr(trainable=True)`` does.)"""
     if not below < TRAINABLE_MAX:
         return
-    below = 2.0 ** math.floor(math.log2(below))
-    if below < TRAINABLE_MAX and not all_finite(X.data, n_jobs, below):
+    rounded = 2.0 ** math.floor(math.log2(below))
+    if all_finite(X.data, n_jobs, rounded):  # (the fast test takes powers of 2 only)
+        return
+    if not exact:
+        raise _first_bad_value(X, name, rounded, why)
+    if not np.all(np.abs(X.data.astype(np.float64, copy=False)) < below):
         raise _first_bad_value(X, name, below, why)
 
 

@@ -47,6 +47,7 @@ from . import solvers
 from ._progress import ProgressTimer
 from .checkpoint import DEFAULT_EVERY_SECONDS, Checkpointer, Resume, fingerprint
 from .data import (
+    FLOAT32_OVERFLOW,
     TRAINABLE_MAX,
     UsedColumns,
     as_csr,
@@ -247,7 +248,8 @@ def train(
         beyond them one per ``MANY_THREADS_MIN_NNZ`` but for the rounds; the scheme is
         ``thread_scheme``'s), the primal Newton solvers -s 0, 2, 11 their passes over the rows
         in row chunks (a result equal to the serial one up to the order of sums, the same bits
-        for the same number). Never more busy threads than ``n_jobs``. One thread is the
+        for the same number). Never more busy threads than ``n_jobs`` (on a GPU the host's
+        passes over the rows, at the start and the end, use every core). One thread is the
         serial algorithm, bit for bit.
     thread_scheme : {"auto", "async", "replicas", "rounds"}
         How the threads of one dual CD solve (-s 1, 3, 12, 13) share it. "async": every
@@ -370,8 +372,9 @@ def train(
         X = used.take(X)
     if device == "cuda":
         # (the GPU's copy of the rows is float32: a larger value would be infinite there)
-        check_trainable(X, float(np.finfo(np.float32).max), "the GPU's float32 range",
-                        n_jobs=n_threads)  # fmt: skip
+        check_trainable(X, FLOAT32_OVERFLOW, "the GPU's float32 copy of the rows",
+                        "phi(X), the mapped rows," if feature_map is not None else "X",
+                        n_jobs=n_threads, exact=True)  # fmt: skip
     _check_starts_and_weights(spec, warm_start, init_sol, sample_weight, class_weight)
     if spec.kind == solvers.ONECLASS:
         y = sw = None
@@ -465,13 +468,13 @@ def _check_starts_and_weights(spec: SolverSpec, warm_start, init_sol, sample_wei
             )
         if not spec.warm_start:
             raise InvalidInputError(
-                f"warm_start is not supported by {spec.label} ({spec.description})"
+                f"warm_start is not supported by {spec.named}"
             )
     if not spec.weights and (
         sample_weight is not None or any(float(v) != 1.0 for v in (class_weight or {}).values())
     ):
         raise InvalidInputError(
-            f"{spec.label} ({spec.description}) takes one C for all rows: class and sample "
+            f"{spec.named} takes one C for all rows: class and sample "
             "weights are not supported"
             + (" (use -s 3 for a weighted L1-loss SVM)" if spec.model_type == 3 else "")
         )
@@ -1234,13 +1237,13 @@ def cross_validation(
     """Predicted label (or value) of each row by a model trained on the other folds (``-v``).
 
     ``params`` go to ``train``. ``n_jobs``: with more than one thread the folds are trained
-    side by side, each on one thread (never more busy threads than ``n_jobs``); with one,
-    folds are trained in turn and ``n_jobs`` goes to each ``train`` (one-vs-rest threads).
-    Every fold has the same seed, so the predictions do not depend on ``n_jobs``. Ctrl-C ends
-    the whole cross-validation (KeyboardInterrupt), not one of its folds. ``progress`` (as
-    ``train``'s): the folds done and the solvers' lines, each naming its fold. ``on_fold(f,
-    model)`` is called with each fold's number and model once it is trained (on the fold's
-    thread; None for a fold of one class, which trains no model).
+    side by side, each on one thread (never more busy threads than ``n_jobs``; on a GPU, in
+    turn); with one, folds are trained in turn and ``n_jobs`` goes to each ``train``
+    (one-vs-rest threads). Every fold has the same seed, so the predictions do not depend on
+    ``n_jobs``. Ctrl-C ends the whole cross-validation (KeyboardInterrupt), not one of its
+    folds. ``progress`` (as ``train``'s): the folds done and the solvers' lines, each naming
+    its fold. ``on_fold(f, model)`` is called with each fold's number and model once it is
+    trained (on the fold's thread; None for a fold of one class, which trains no model).
     """
     X = as_csr(X, n_jobs=n_jobs, trainable=True)
     X, params = map_once(X, params.get("solver", 1), params, n_jobs)
@@ -1251,6 +1254,8 @@ def cross_validation(
     sw = check_sample_weight(params.pop("sample_weight", None), n_rows)
     folds = cv_folds(n_rows, n_folds, seed)
     n_threads = min(effective_n_jobs(n_jobs), len(folds))
+    if params.get("device") == "cuda":  # (one GPU: its folds in turn, as its sub-problems)
+        n_threads = 1
     classifier = kind == solvers.CLASSIFICATION
     # (a regression's predictions are real numbers whatever y's type; one-class's are +-1)
     predicted = np.empty(n_rows, dtype=y.dtype if classifier else np.float64)

@@ -46,7 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _memory
-from ..data import TRAINABLE_MAX
+from ..data import FLOAT32_OVERFLOW, TRAINABLE_MAX
 from ..errors import DataFormatError, InvalidInputError, ZeroIndexError
 from ..interrupts import held_to_safe_points
 from ..parallel import effective_n_jobs
@@ -71,10 +71,6 @@ BLOCK_SIZE = 8 * 2**20
 MIN_PIECE_SIZE = 2**20
 
 _INT32_MAX = np.iinfo(np.int32).max
-# The smallest magnitude a float64 -> float32 cast rounds to infinity (halfway between the
-# largest float32, 2**128 - 2**104, and 2**128; the tie goes to the even 2**128). Values read
-# as float32 must stay below it: a finite value made infinite is a value lost.
-FLOAT32_OVERFLOW = 2.0**128 - 2.0**103
 _INT64_MAX = np.iinfo(np.int64).max
 _FRESH_BELOW = 8 * 2**20  # output arrays smaller than this grow by a new allocation
 

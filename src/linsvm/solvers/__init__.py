@@ -121,6 +121,13 @@ class SolverSpec:
         """"-s 3" or "-s 32 (sgd-s)", for messages."""
         return f"-s {self.number}" + (f" ({self.alias})" if self.alias else "")
 
+    @property
+    def named(self) -> str:
+        """"-s 3 (L2-regularized L1-loss SVM (dual))" or "-s 30 (pegasos: Pegasos, ...)", for
+        messages that say what the solver is."""
+        alias = f"{self.alias}: " if self.alias else ""
+        return f"-s {self.number} ({alias}{self.description})"
+
 
 # How a feature map reaches a solver (``train(map_mode=)``): "implicit" where the registry's
 # ``implicit_map`` allows, phi(X) "materialise"d once otherwise; "auto" chooses.
@@ -420,7 +427,7 @@ def check_device(spec: SolverSpec, device: str) -> str:
     if device == "cuda" and not spec.cuda_solve_path:
         raise InvalidInputError(
             f"device='cuda' trains {list_where(lambda s: bool(s.cuda_solve_path), flags=True)}; "
-            f"{spec.label} ({spec.description}) runs on the CPU only"
+            f"{spec.named} runs on the CPU only"
         )
     return device
 

@@ -108,10 +108,10 @@ to 1e-2 and 1e-3 (5 / 7 and 4 / 8 against 6 / 8), at 28 sweeps of the block's no
 epoch (four Newton steps of at most five products). The safeguard stays, on the dual of the
 problem with the block fixed (``dual_objective_partials`` with the block's margins), part by
 part. The stopping rule is the CPU solver's on alpha (the block fixed) and, for the block,
-its gradient within ``eps`` times its first (TRON's rule). The result's w is sum_i y_i alpha_i
-x_i (SVR: sum_i beta_i x_i) off the block and u on it; the gap P(w) + f(alpha) is >= 0 by
-weak duality. A warm start of the SVR (which first runs the cold start's first epoch for its
-rule's reference) moves the warm w's block part to u again.
+its gradient within ``eps`` times its gradient at w = 0 (TRON's rule). The result's w is
+sum_i y_i alpha_i x_i (SVR: sum_i beta_i x_i) off the block and u on it; the gap P(w) +
+f(alpha) is >= 0 by weak duality. A warm start of the SVR (which first runs the cold start's
+first epoch for its rule's reference) moves the warm w's block part to u again.
 
 Not here: -s 7 (dual logistic regression). Its coordinate step is an inner Newton solve (up
 to 101 steps, each with logarithms) run by one thread while the rest of its row's threads
@@ -365,10 +365,12 @@ class DeviceRows:
             self.block = (key, host, device)
         return device
 
-    def get(self, cuda, state_bytes: int, state_sizes: str, hot: np.ndarray | None = None):
+    def get(self, cuda, state_bytes: int, state_sizes: str, hot: np.ndarray | None = None,
+            in_blocks: bool = False):  # fmt: skip
         """(indptr, indices, data) on the GPU; a one-line error, before any copy, when the
-        rows (if not there yet) and ``state_bytes`` more do not fit its free memory. With
-        ``hot`` (feature numbers, ascending), the indices are ``hot_indices``'."""
+        rows (if not there yet) and ``state_bytes`` more do not fit its free memory (which
+        suggests block training if ``in_blocks``: the solver has it). With ``hot`` (feature
+        numbers, ascending), the indices are ``hot_indices``'."""
         X = self.X
         need = state_bytes + (0 if self.arrays is not None else rows_nbytes(X))
         key = None if hot is None else hot.tobytes()
@@ -377,10 +379,11 @@ class DeviceRows:
         free, total = free_memory(cuda)
         if need > free:
             rows = "" if self.arrays is not None else f"CSR rows {_mib(rows_nbytes(X))}, "
+            blocks = ", in blocks if need be (memory=..., --memory)" if in_blocks else ""
             raise InvalidInputError(
                 f"the data do not fit the GPU's free memory: {_mib(need)} needed ({rows}"
                 f"{state_sizes}), {_mib(free)} free of {_mib(total)}; train on the CPU "
-                "(device='cpu') or in blocks (linsvm train --memory)"
+                f"(device='cpu', no --gpu){blocks}"
             )
         if self.arrays is None:
             nnz = int(X.indptr[-1])
@@ -419,8 +422,14 @@ def hot_indices(X, hot: np.ndarray) -> np.ndarray:
 
 
 def free_memory(cuda) -> tuple[float, float]:
-    """(free, total) bytes of the current GPU's memory."""
-    info = cuda.current_context().get_memory_info()
+    """(free, total) bytes of the current GPU's memory, once the arrays released and not yet
+    freed are: numba-cuda frees them in batches (10 arrays, or a fifth of the memory), so
+    the previous sub-problem's state could still count as used and refuse the next one."""
+    context = cuda.current_context()
+    pending = getattr(context, "deallocations", None)  # (the simulator has none)
+    if pending is not None:
+        pending.clear()
+    info = context.get_memory_info()
     return float(info[0]), float(info[1])
 
 
@@ -465,6 +474,15 @@ def _check_count(name: str, value) -> None:
         raise InvalidInputError(f"{name} must be an integer >= 1, got {value!r}")
 
 
+def _switch(sub: Subproblem, name: str, default: bool) -> bool:
+    """Option ``name``, True or False (a one-line error otherwise: read as a truth value, the
+    text "no" would turn the switch on)."""
+    value = sub.option(name, default)
+    if not isinstance(value, bool | np.bool_):
+        raise InvalidInputError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def launch_plan(sub: Subproblem, cuda,
                 default_in_flight: int = DEFAULT_ROWS_IN_FLIGHT) -> tuple[int, int, int]:
     """(threads per row, rows per block, blocks) of the epoch kernel.
@@ -499,7 +517,7 @@ def launch_plan(sub: Subproblem, cuda,
     if per_block > MAX_ROWS_PER_BLOCK or per_row * per_block > MAX_BLOCK_THREADS:
         raise InvalidInputError(
             f"rows_per_block must be at most {MAX_ROWS_PER_BLOCK} with threads_per_row x "
-            f"rows_per_block at most {MAX_BLOCK_THREADS}, got {per_block} x {per_row}"
+            f"rows_per_block at most {MAX_BLOCK_THREADS}, got {per_row} x {per_block}"
         )
     per_block = min(per_block, int(in_flight))
     blocks = max(1, math.ceil(min(int(in_flight), max(n_rows, 1)) / per_block))
@@ -516,7 +534,7 @@ def hot_plan(sub: Subproblem, n_weights: int) -> tuple[np.ndarray | None, np.nda
 
     flush_rounds = sub.option("flush_rounds", DEFAULT_FLUSH_ROUNDS)
     _check_count("flush_rounds", flush_rounds)
-    if not sub.option("hot_views", HOT_VIEWS):
+    if not _switch(sub, "hot_views", HOT_VIEWS):
         return None, np.zeros(0, dtype=np.int64), int(flush_rounds)
     hot = hot_features(sub.X, min(GPU_MAX_HOT, MAX_HOT_SLOTS - 1), HOT_MIN_SHARE, host_threads())
     weights = hot if sub.bias < 0 else np.append(hot, n_weights - 1)
@@ -528,6 +546,8 @@ def block_option(sub: Subproblem) -> bool | int | None:
     """Option ``hot_block`` (default ``HOT_BLOCK``) checked: None (no block: False, None or
     0), True (chosen by the rows in flight) or a number of features."""
     option = sub.option("hot_block", HOT_BLOCK)
+    if isinstance(option, np.bool_):
+        option = bool(option)
     if option is False or option is None or (not isinstance(option, bool) and option == 0):
         return None
     if not isinstance(option, bool) and (
@@ -536,7 +556,7 @@ def block_option(sub: Subproblem) -> bool | int | None:
         raise InvalidInputError(
             f"hot_block must be True, False or a number of features >= 0, got {option!r}"
         )
-    if sub.option("hot_views", HOT_VIEWS):
+    if _switch(sub, "hot_views", HOT_VIEWS):
         raise InvalidInputError("hot_block and hot_views are two schemes: choose one")
     return True if option is True else int(option)
 
@@ -644,8 +664,8 @@ class _HotBlock:
     """The hot block of a GPU solve of the L2-loss SVM or SVR (option ``hot_block``; the module's
     docstring): its features, their rows as CSR over the block (X_B, the bias's column last)
     and transposed (X_B'), its weights u on the host (float64) and on the GPU, its Newton
-    step, and the norms of the primal's gradient over the block at the first step and at the
-    last (its part of the stopping rule)."""
+    step, and the norms of the primal's gradient over the block at the cold start and at the
+    last step (its part of the stopping rule)."""
 
     def __init__(self, holder: DeviceRows, features: np.ndarray, bias: float,
                  steps: int) -> None:  # fmt: skip
@@ -656,8 +676,8 @@ class _HotBlock:
         self.n_slots = self.rows.shape[1]
         self.steps = steps
         self.u = np.zeros(self.n_slots)
-        # |g| at the first Newton step and at the last, -1 before the first (in the state: a
-        # checkpoint resumes them)
+        # |g| at the cold start (``start_rule``) and at the last Newton step, -1 before they
+        # are known (in the state: a checkpoint resumes them)
         self.gradient_norms = np.full(2, -1.0)
 
     def take_weights(self, w: np.ndarray, bias_index: int, bias: float) -> None:
@@ -667,6 +687,20 @@ class _HotBlock:
         if bias >= 0.0:
             self.u[-1] = w[bias_index]
             w[bias_index] = 0.0
+
+    def start_rule(self, kind: _DualKind, y: np.ndarray, C: np.ndarray) -> None:
+        """The block's rule from its reference: the primal's gradient over the block at the
+        cold start (w = 0), whatever the start, as TRON's rule (LIBLINEAR's -s 2) takes it
+        (a warm start's own would ask the gradient within eps of the one it starts at, met
+        only by rounding near the optimum). At w = 0 the SVM's slacks are 1 and the SVR's
+        residuals -y: g = -2 X_B' (C y), and -2 X_B' (C sign(y) max(0, |y| - p)). (A zero
+        gradient there leaves the reference to the first Newton step.)"""
+        if kind.regression:
+            coef = C * np.sign(y) * np.maximum(0.0, np.abs(y) - kind.p)
+        else:
+            coef = C * y
+        norm = float(np.linalg.norm(2.0 * (self.columns @ coef)))
+        self.gradient_norms[:] = (norm if norm > 0.0 else -1.0), -1.0
 
     def restrict_curvature(self, rec: np.ndarray, kernels) -> None:
         """Each row's Q_ii over its features off the block (D_ii included): the exact step
@@ -779,7 +813,7 @@ class _HotBlock:
 
     def rule_holds(self, eps: float) -> bool:
         """The block's part of the stopping rule: the primal's gradient over the block at the
-        last Newton step within ``eps`` times the first's (TRON's rule, -s 2)."""
+        last Newton step within ``eps`` times the cold start's (TRON's rule, -s 2)."""
         first, last = self.gradient_norms
         return bool(first >= 0.0 and last <= eps * first)
 
@@ -902,13 +936,15 @@ class _SvmDual(_DualKind):
         pg = {"pg_max": float(fstate[_F_PGMAX_NEW]), "pg_min": float(fstate[_F_PGMIN_NEW])}
         return stopping_measure(pg["pg_max"], pg["pg_min"]), pg
 
-    def values(self, X, bias, y, C, alpha, n_weights) -> tuple[np.ndarray, float, float]:
-        """(w, P(w), -f(alpha)) with w = sum_i y_i alpha_i x_i computed afresh in float64: one
-        pass for w, one for the losses (``linsvm.objective``), each on the host's threads."""
-        n_threads = host_threads()
-        w = weights_from_dual(X.indptr, X.indices, X.data, bias, y * alpha, n_weights, n_threads)
-        primal, dual, _ = svm_objectives_maintained(X, bias, y, C, w, alpha, self.loss, n_threads)
-        return w, primal, dual
+    def weights(self, X, bias, y, alpha, n_weights) -> np.ndarray:
+        """w = sum_i y_i alpha_i x_i computed afresh in float64 (on the host's threads)."""
+        return weights_from_dual(X.indptr, X.indices, X.data, bias, y * alpha, n_weights,
+                                 host_threads())  # fmt: skip
+
+    def objectives(self, X, bias, y, C, w, alpha) -> tuple[float, float]:
+        """(P(w), -f(alpha)) with w from alpha: one pass over the losses
+        (``linsvm.objective``, on the host's threads)."""
+        return svm_objectives_maintained(X, bias, y, C, w, alpha, self.loss, host_threads())[:2]
 
 
 class _SvrDual(_DualKind):
@@ -965,14 +1001,15 @@ class _SvrDual(_DualKind):
         init = figures["gnorm1_init"]
         return (figures["gnorm1"] / init if init > 0 else 0.0), figures
 
-    def values(self, X, bias, y, C, beta, n_weights) -> tuple[np.ndarray, float, float]:
-        """(w, P(w), -f(beta)) with w = sum_i beta_i x_i computed afresh in float64 (on the
-        host's threads)."""
-        n_threads = host_threads()
-        w = weights_from_dual(X.indptr, X.indices, X.data, bias, beta, n_weights, n_threads)
-        primal, dual, _ = svr_objectives_maintained(X, bias, y, C, w, beta, self.loss, self.p,
-                                                    n_threads)  # fmt: skip
-        return w, primal, dual
+    def weights(self, X, bias, y, beta, n_weights) -> np.ndarray:
+        """w = sum_i beta_i x_i computed afresh in float64 (on the host's threads)."""
+        return weights_from_dual(X.indptr, X.indices, X.data, bias, beta, n_weights,
+                                 host_threads())  # fmt: skip
+
+    def objectives(self, X, bias, y, C, w, beta) -> tuple[float, float]:
+        """(P(w), -f(beta)) with w from beta (on the host's threads)."""
+        return svr_objectives_maintained(X, bias, y, C, w, beta, self.loss, self.p,
+                                         host_threads())[:2]  # fmt: skip
 
 
 def host_threads() -> int:
@@ -1080,7 +1117,7 @@ class _DeviceRun:
         self.bias = float(sub.bias)
         self.shrinking = bool(sub.option("shrinking", True))
         self.n_weights = sub.n_weights
-        self.monotone = bool(sub.option("monotone", True))
+        self.monotone = _switch(sub, "monotone", True)
         option = block_option(sub)
         if option is not None and not kind.squared:
             raise InvalidInputError(
@@ -1126,6 +1163,7 @@ class _DeviceRun:
         if self.block is not None:  # w keeps the other weights, the block's own u
             self.block.take_weights(self.w, self.n_weights - 1, self.bias)
             self.block.restrict_curvature(self.rec, kernels)
+            self.block.start_rule(kind, self.y, self.C)
             state.update(block_weight=self.block.u, block_gradients=self.block.gradient_norms)
         if sub.resume is not None:
             if self.block is None and "block_weight" in sub.resume:
@@ -1165,8 +1203,9 @@ class _DeviceRun:
         if self.block is not None:
             state_bytes += self.block.nbytes(n_rows)
             sizes += f", hot block {_mib(self.block.nbytes(n_rows))}"
+        # (block training takes the classification duals: -s 1 and 3 here)
         self.d_indptr, self.d_indices, self.d_data = holder.get(
-            cuda, state_bytes, sizes, self.hot
+            cuda, state_bytes, sizes, self.hot, in_blocks=not self.kind.regression
         )
         self.d_hot_weight = cuda.to_device(self.hot_weight)
         self.views = self.hot_weight.shape[0] > 0
@@ -1291,7 +1330,7 @@ class _DeviceRun:
         if self.block is not None:  # (the warm start's w: its block's part to u, as at the start)
             self.block.take_weights(self.w, self.bias_index, self.bias)
             self.block.restrict_curvature(self.rec, self.kernels)
-            self.block.gradient_norms[:] = -1.0
+            self.block.start_rule(kind, self.y, self.C)
             self.block.refresh_offset(self.kernels)
         self.flags[:] = self.first_flags
         kind.reset_thresholds(fstate)
@@ -1345,22 +1384,22 @@ class _DeviceRun:
             objectives=lambda: self.values(self.fetch()[1])[1:3],
         )
 
-    def values(self, alpha: np.ndarray) -> tuple[np.ndarray, float, float]:
+    def values(self, alpha: np.ndarray, objectives: bool = True
+               ) -> tuple[np.ndarray, float, float]:  # fmt: skip
         """(w, P(w), -f(alpha)) in float64 on the host: w = sum_i y_i alpha_i x_i (SVR: sum_i
         beta_i x_i) afresh; with the hot block, its weights then the block's own u (the
         primal's Newton block: at the optimum they are the same), P at that w and the gap
-        P(w) + f(alpha) >= 0 by weak duality whatever the two are."""
-        X, bias, y, C = self.X, self.bias, self.y, self.C
-        kind = self.kind
-        w, primal, dual = kind.values(X, bias, y, C, alpha, self.n_weights)
+        P(w) + f(alpha) >= 0 by weak duality whatever the two are. Without ``objectives``
+        (the solve's option: the caller needs w only), NaN for both."""
+        X, bias, y, C, kind = self.X, self.bias, self.y, self.C, self.kind
+        w = kind.weights(X, bias, y, alpha, self.n_weights)
+        primal = dual = math.nan
+        if objectives:
+            primal, dual = kind.objectives(X, bias, y, C, w, alpha)
         if self.block is not None:
             w = self.block.place(w, self.bias_index, bias)
-            if kind.regression:
-                primal = svr_objectives_maintained(X, bias, y, C, w, alpha, kind.loss, kind.p,
-                                                   host_threads())[0]  # fmt: skip
-            else:
-                primal = svm_objectives_maintained(X, bias, y, C, w, alpha, kind.loss,
-                                                   host_threads())[0]  # fmt: skip
+            if objectives:
+                primal = kind.objectives(X, bias, y, C, w, alpha)[0]
         return w, primal, dual
 
     def solution(self, w_device: np.ndarray, alpha: np.ndarray, converged: bool,
@@ -1368,7 +1407,7 @@ class _DeviceRun:
         """The Solution at the returned alpha: w and the objectives afresh in float64, the
         rule's figures, the device's and the launch's."""
         kind = self.kind
-        w, primal, dual = self.values(alpha)
+        w, primal, dual = self.values(alpha, self.sub.option("objectives", True))
         scale = float(np.max(np.abs(w))) if w.size else 0.0
         w_error = float(np.max(np.abs(w_device - w)) / scale) if scale > 0 else 0.0
         rule = kind.measures(self.fstate)[1]

@@ -385,3 +385,23 @@ def test_a_tiny_last_step_puts_alpha_on_its_bound(seed):
     assert r.converged and r.n_iter < 1000
     # (LIBLINEAR's primal at the default eps: 16.2692; the stalled runs ended at 16.94)
     assert r.primal <= 16.2692 * 1.01 and r.gap <= 0.1 * r.primal
+
+
+@pytest.mark.parametrize("C", [1e5, 1e6])
+def test_large_c_keeps_w_and_alpha_together(C):
+    # a change of alpha left out of W below 1e-12 C_i (not LIBLINEAR's 1e-12) dropped real
+    # steps at large C: W and alpha drifted apart and the solve ran to its cap with a dual
+    # below its start's (LIBLINEAR: 122 iterations to the optimum 0.25 on these two rows)
+    import linsvm
+
+    X, y = np.array([[1.0], [-1.0]]), np.array([1, -1])
+    r = linsvm.train(X, y, solver=4, C=C, bias=5.0, eps=1e-6).results_[0]
+    assert r.converged and r.n_iter < 1000
+    assert abs(r.dual - 0.25) <= 1e-6
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(2, 5)) * 6.0
+    k = rng.integers(0, 2, 60)
+    X = centres[k] + rng.normal(size=(60, 5))
+    r = linsvm.train(X, np.where(k == 0, 1, -1), solver=4, C=C, bias=1.0, eps=1e-4).results_[0]
+    # (LIBLINEAR: 78 iterations to the dual 0.0647)
+    assert r.converged and r.n_iter < 1000 and abs(r.dual - 0.0647) <= 1e-3

@@ -38,10 +38,8 @@ between batches, and ``Progress.state()`` resumes to the same model bit for bit.
 Differences from LIBLINEAR, none of which changes the problem solved: rows with C_i = 0 are left
 out; a row with x_i = 0 (no features and no bias) cannot move W, and its block is set to its
 dual optimum (a_i^{y_i} = C_i, a_i^m = -C_i for one other class m) so that the reported dual
-is tight (LIBLINEAR leaves it at zero, which costs C_i of duality gap); W is updated with every
-changed dual variable, and a block step whose largest change is at most 1e-12 C_i is
-left out whole (LIBLINEAR skips changes below 1e-12 in W only, so its W and a drift apart by
-that much); per-row sample weights are allowed (LIBLINEAR 2.50 has only class weights for -s 4).
+is tight (LIBLINEAR leaves it at zero, which costs C_i of duality gap); per-row sample
+weights are allowed (LIBLINEAR 2.50 has only class weights for -s 4).
 
 Layout: the weights are kept as LIBLINEAR does, W[j, m] for feature j and class m (the K
 classes of one feature are neighbours: one cache line per feature for the gradient and update),
@@ -73,12 +71,13 @@ SOLVER = 4
 # first shrinking tolerance is max(EPS_SHRINK_FACTOR * eps, 1).
 _SPREAD_SKIP = 1.0e-12
 EPS_SHRINK_FACTOR = 10.0
-# A change of alpha_i^m of at most this times C_i is kept in alpha but not added to W, as
-# LIBLINEAR's 1e-12: the sorting solve works at the scale A C_i (A = ||x_i||^2), so its answer
-# holds about 1e-16 C_i of rounding; where the true step is smaller (features of 1e10 and
-# more: A ~ 1e20+), the step is that rounding, and added to W through x_i it made the model
-# worse than W = 0. Kept in alpha, a tiny last step still puts alpha_i^m on its bound, where it
-# is shrunk (left out of alpha too, such runs looped to the iteration cap).
+# A change of alpha_i^m below this is kept in alpha but not added to W, as LIBLINEAR does: on
+# features of 1e10 and more (A = ||x_i||^2 ~ 1e20+) a block's true step is below the rounding
+# of its sorting solve, and such noise added to W through x_i made the model worse than W = 0.
+# Kept in alpha, a tiny last step still puts alpha_i^m on its bound, where it is shrunk (left
+# out of alpha too, such runs looped to the iteration cap). An absolute bound, as LIBLINEAR's:
+# one relative to C_i (1e-12 C_i) left real steps out of W at large C (C_i >= 1e5), W and
+# alpha drifted apart, and the solve ran to its cap with its dual below its start's.
 _STEP_NOISE = 1.0e-12
 _INSERTION_SORT_MAX = 24
 
@@ -272,7 +271,7 @@ def cs_kernel(
                 c = perm[m]
                 d = a_new[m] - a_i[c]
                 a_i[c] = a_new[m]  # (always: a bound reached by a tiny step is then held)
-                if abs(d) > _STEP_NOISE * Cy:
+                if abs(d) >= _STEP_NOISE:
                     d_ind[nz] = np.uint64(c)
                     d_val[nz] = d
                     nz += 1

@@ -384,6 +384,26 @@ def test_dask_collections(client, files, files_reference):
     check_against_single_machine(model, files_reference, X, [])
 
 
+@pytest.mark.filterwarnings("ignore:reaching max number of iterations")
+def test_dask_collections_keep_the_labels_type(client):
+    """Their chunks' labels were cast to float64: booleans came back as 0.0 and 1.0, and two
+    integers above 2^53 were one class."""
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((300, 6))
+    positive = X[:, 0] + 0.3 * rng.standard_normal(300) > 0
+    for y in (positive, np.where(positive, 2**53 + 1, 2**53)):
+        model = dist.train(da.from_array(X, chunks=(100, 6)), da.from_array(y, chunks=100),
+                           client=client, max_rounds=5)  # fmt: skip
+        assert model.labels_.dtype == y.dtype and set(model.labels_) == set(y)
+        assert model.predict(X).dtype == y.dtype
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    two = dd.from_pandas(pd.DataFrame({"a": positive, "b": positive}), npartitions=3)
+    with pytest.raises(InvalidInputError, match="y must be 1-D"):
+        dist.train(dd.from_pandas(pd.DataFrame(X), npartitions=3), two, client=client)
+
+
 def test_bad_values_are_named_by_their_row_in_the_data(client):
     """Values were checked per partition, which named a row of its own (row 131 for row 250
     of X in memory, row 150 for row 250 of a dask array); complex chunks trained on their
@@ -496,6 +516,40 @@ def test_a_ctrl_c_while_local_workers_start_stops_the_run():
     assert run.stdout == "interrupted; 0 workers left\n", run.stderr[-3000:]
 
 
+_NO_MAIN_GUARD = """
+import multiprocessing
+import numpy as np
+import linsvm
+from linsvm.distributed import cocoa
+cocoa.LOCAL_WORKERS_START_SECONDS = 2.0
+X = np.random.default_rng(0).standard_normal((100, 5))
+y = np.where(X[:, 0] > 0, 1, -1)
+try:
+    linsvm.train(X, y, client="local:1", solver=1)
+except linsvm.errors.InvalidInputError as error:
+    print(error)
+print(len(multiprocessing.active_children()), "workers left")
+"""
+
+
+def test_local_workers_that_cannot_start_are_a_one_line_error(tmp_path):
+    """A script without the main guard: each worker imports it, starts a cluster of its own,
+    fails, and its nanny starts it again; the run waited for them forever."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "no_guard.py"
+    script.write_text(_NO_MAIN_GUARD)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)  # fmt: skip
+    # (a worker that imported the script before it failed prints the same lines)
+    lines = set(run.stdout.splitlines())
+    assert len(lines) == 2 and "0 workers left" in lines, run.stderr[-3000:]
+    error = (lines - {"0 workers left"}).pop()
+    assert error.startswith("local:1: the workers did not start in 2 s")
+    assert 'if __name__ == "__main__":' in error
+
+
 def test_labels_width_and_weights_are_checked_before_any_round(client, monkeypatch):
     from linsvm import _memory
 
@@ -539,3 +593,89 @@ def test_place_options_are_the_places_own():
         with pytest.raises(InvalidInputError, match="place_options with .* are .*; not"):
             linsvm.train("no/such/file" if "memory" in where else X,
                          None if "memory" in where else y, place_options=options, **where)
+
+
+def test_rounds_and_gap_options_are_checked_in_the_callers_words(client):
+    """dist.train's max_iter or place_options were a TypeError (its own arguments stand for
+    them); linsvm.train's max_iter=0 was refused as "max_rounds"; an eps of 1 or more
+    stopped before the first round (the gap is 1 at alpha = 0) with w = 0 called
+    converged."""
+    X, y = text_like(n_rows=60)
+    for options, match in (({"max_iter": 5}, "takes no max_iter: max_rounds is"),
+                           ({"place_options": {}}, "takes no place_options"),
+                           ({"max_rounds": 0}, "max_rounds must be an integer >= 1")):  # fmt: skip
+        with pytest.raises(InvalidInputError, match=match):
+            dist.train(X, y, client=client, **options)
+    with pytest.raises(InvalidInputError, match=r"max_iter \(the cap on the cluster's rounds\)"):
+        linsvm.train(X, y, client=client, max_iter=0)
+    for eps in (1.0, 1.5):
+        with pytest.raises(InvalidInputError, match="relative duality gap to stop at, must be < 1"):
+            linsvm.train(X, y, client=client, eps=eps)
+
+
+def test_classes_of_cost_zero_have_no_gap_to_close(client):
+    """Every row's cost 0: P = D = 0, and the relative gap (P - D) / P was NaN every round
+    (a RuntimeWarning each) until the rounds' cap."""
+    import warnings
+
+    X, y = text_like(n_rows=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = linsvm.train(X, y, client=client, class_weight={1: 0.0, -1: 0.0}, max_iter=50)
+    result = model.results_[0]
+    assert result.converged and result.n_iter <= 2 and not np.any(model.coef_)
+
+
+@pytest.mark.filterwarnings("ignore:reaching max number of iterations")
+def test_a_compressed_file_cut_into_fewer_partitions_says_so(client, tmp_path):
+    """A compressed file is one shard whatever --partitions asks: the run used one worker
+    and said nothing."""
+    import gzip
+
+    X, y = text_like(n_rows=80)
+    plain = tmp_path / "d.svm"
+    linsvm.write_libsvm(X, y, plain)
+    packed = tmp_path / "d.svm.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    with pytest.warns(UserWarning, match=r"1 partitions of the 4 asked: .* \(d.svm.gz\)"):
+        dist.train(packed, client=client, n_partitions=4, max_rounds=3)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".* partitions of the .* asked")
+        warnings.filterwarnings("ignore", message="reaching max number of iterations")
+        dist.train(plain, client=client, n_partitions=4, max_rounds=3)
+
+
+@pytest.mark.filterwarnings("ignore:reaching max number of iterations")
+def test_refused_chunks_come_back_as_values_and_pydata_sparse_chunks_train(client):
+    """A chunk refused on a worker was raised there, and the worker printed its traceback
+    ("Compute Failed") before the client's one-line error; pydata sparse chunks (Dask's own
+    sparse arrays) were refused as not numeric."""
+    da = pytest.importorskip("dask.array")
+    from linsvm.distributed import shards
+    from linsvm.distributed._partition import Failed
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 8))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    bad = X.copy()
+    bad[250, 3] = np.nan
+    made = shards._shard_or_error([bad[200:]], [y[200:]], 200)
+    assert isinstance(made, Failed) and "row 250, column 3" in str(made.error)
+    def failures_logged() -> int:
+        return sum("Compute Failed" in message for lines in client.get_worker_logs().values()
+                   for _, message in lines)  # fmt: skip
+
+    before = failures_logged()
+    with pytest.raises(InvalidInputError, match=r"NaN or infinity \(row 250, column 3\)"):
+        dist.train(da.from_array(bad, chunks=(100, 8)), da.from_array(y, chunks=100),
+                   client=client)  # fmt: skip
+    assert failures_logged() == before
+    sparse = pytest.importorskip("sparse")
+    X[np.abs(X) < 0.8] = 0.0
+    chunks = da.from_array(sparse.COO.from_numpy(X), chunks=(100, 8), asarray=False)
+    model = dist.train(chunks, da.from_array(y, chunks=100), client=client, max_rounds=20)
+    dense = dist.train(da.from_array(X, chunks=(100, 8)), da.from_array(y, chunks=100),
+                       client=client, max_rounds=20)  # (the same partitions)  # fmt: skip
+    np.testing.assert_array_equal(model.coef_, dense.coef_)

@@ -67,6 +67,7 @@ def test_cli_trains_on_a_local_cluster_and_writes_the_usual_model(tmp_path, caps
         (["--dask", "local:2", "--no-shrinking"], "does not go with --no-shrinking"),
         (["--dask", "local:2", "-m", "2"], "does not go with -m"),
         (["--dask", "local:2", "-e", "0"], "-e (the relative duality gap to stop at) must be > 0"),
+        (["--dask", "local:2", "-e", "1"], "must be > 0 and < 1, got 1"),
         (["--dask", "local:2", "--partitions", "0"], "--partitions must be >= 1"),
         (["--dask", "foo"], "'foo' is not a scheduler's address"),
         (["--dask", "localhost:abc"], "is not a scheduler's address"),
@@ -110,6 +111,24 @@ def test_estimators_fit_on_the_cluster(client):
                              ({"tol": 0.0}, "tol > 0"), ({"max_iter": 0}, "max_iter >= 1")):
         with pytest.raises(ValueError, match=refused):
             linsvm.LinearSVC(client=client, **options).fit(X, y)
+
+
+def test_an_estimator_warns_only_when_the_cluster_run_hits_its_cap(client):
+    """CoCoA+ counts the round that measures the gap: a fit that converged on its last
+    allowed round warned "failed to converge" (scikit-learn's n_iter >= max_iter)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = text_like(seed=2)
+    options = {"client": client, "tol": 1e-2, "fit_intercept": False}
+    rounds = linsvm.LinearSVC(**options).fit(X, y).model_.results_[0].n_iter
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        exact = linsvm.LinearSVC(max_iter=rounds, **options).fit(X, y)
+    assert exact.model_.results_[0].converged
+    with pytest.warns(ConvergenceWarning, match="failed to converge"):
+        linsvm.LinearSVC(max_iter=rounds - 1, **options).fit(X, y)
 
 
 def test_an_estimator_with_a_client_clones_pickles_and_cross_validates(client):

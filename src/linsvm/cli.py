@@ -435,9 +435,9 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             ("-m", opts.n_jobs != 1),
         ))  # fmt: skip
         # (checked before a cluster is started)
-        if opts.eps is not None and not opts.eps > 0:
-            raise UsageError(f"--dask: -e (the relative duality gap to stop at) must be > 0, "
-                             f"got {opts.eps:g}")  # fmt: skip
+        if opts.eps is not None and not 0 < opts.eps < 1:  # (1 is the gap at alpha = 0)
+            raise UsageError(f"--dask: -e (the relative duality gap to stop at) must be > 0 "
+                             f"and < 1, got {opts.eps:g}")  # fmt: skip
         for name, value in (("--max-iter", opts.max_iter), ("--partitions", opts.partitions),
                             ("--local-passes", opts.local_passes)):  # fmt: skip
             if value is not None and value < 1:

@@ -318,7 +318,13 @@ class _LiblinearMixin:
         # scikit-learn's rule: warn at the iteration cap (a Newton line search that can no
         # longer improve at a tolerance near machine precision is not worth a warning)
         n_iter = int(max(r.n_iter for r in results))
-        if n_iter >= self._solver_max_iter(solver):
+        if getattr(self, "client", None) is not None:
+            # (CoCoA+ counts the round that measures the gap: one that converges on the last
+            # allowed round has n_iter = max_iter)
+            capped = any(r.stop_reason == "max_iter" for r in results)
+        else:
+            capped = n_iter >= self._solver_max_iter(solver)
+        if capped:
             warnings.warn(
                 "Liblinear failed to converge, increase the number of iterations.",
                 SklearnConvergenceWarning,

@@ -216,8 +216,10 @@ class PartitionedDual:
 
 
 def relative_gap(primal: np.ndarray, dual: np.ndarray) -> float:
-    """The largest (P_c - D_c) / P_c over the sub-problems: CoCoA+'s stopping measure."""
-    return float(np.max((primal - dual) / primal))
+    """The largest (P_c - D_c) / P_c over the sub-problems: CoCoA+'s stopping measure. A
+    sub-problem with P_c = 0 (every row's cost 0: w = 0 is its optimum) has none to close."""
+    gaps = np.divide(primal - dual, primal, out=np.zeros(np.shape(primal)), where=primal != 0)
+    return float(np.max(gaps))
 
 
 def stopping_measure(pg_max: float, pg_min: float, logistic: bool = False) -> float:

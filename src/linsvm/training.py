@@ -644,9 +644,13 @@ def _train_on_cluster(X, y, client, solver: int, options: dict, place_options: d
     from .distributed import client_for, train_cocoa
 
     # (a client this call connects, to an address or a LocalCluster it starts, it closes)
+    max_iter = options["max_iter"]
+    if max_iter is not None and (isinstance(max_iter, bool)
+                                 or not isinstance(max_iter, int | np.integer) or max_iter < 1):
+        raise InvalidInputError(f"max_iter (the cap on the cluster's rounds) must be an integer "
+                                f">= 1, got {max_iter!r}")  # fmt: skip
     given = client
     client, cluster = client_for(client) if isinstance(client, str) else (client, None)
-    max_iter = options["max_iter"]
     try:
         return train_cocoa(
             os.path.abspath(X) if _is_path(X) else X, y, client=client, solver=solver,

@@ -10,7 +10,7 @@ Needs the ``distributed`` extra (dask[distributed]).
 
 from __future__ import annotations
 
-from ..errors import import_extra
+from ..errors import InvalidInputError, import_extra
 
 # before cocoa's own imports of dask: without the extra, one error that names it
 import_extra(
@@ -25,6 +25,7 @@ from .cocoa import (  # noqa: E402 (after the check above)
     DEFAULT_SNAPSHOT_EVERY,
     DistributedError,
     RoundProgress,
+    _count,
     check_client,
     client_for,
     train_cocoa,
@@ -41,6 +42,14 @@ def train(source, y=None, *, client, max_rounds: int = DEFAULT_MAX_ROUNDS, n_par
     workers started for the call)."""
     from ..training import train as train_anywhere
 
+    for name in ("max_iter", "place_options"):  # (this function's own arguments stand for them)
+        if name in options:
+            raise InvalidInputError(
+                f"distributed.train takes no {name}: "
+                + ("max_rounds is the rounds' cap" if name == "max_iter" else
+                   "n_partitions, local_passes, snapshot_every and on_round are its own")
+            )
+    _count(max_rounds, "max_rounds")
     if not isinstance(client, str):  # ("local:N" and addresses: checked where connected)
         check_client(client)
     place_options = {"n_partitions": n_partitions, "local_passes": local_passes,

@@ -330,6 +330,8 @@ async def hold(run: str, plan: dict, leases: dict, dask_worker=None) -> dict[int
         if isinstance(source, Shard):
             return from_shard(index, source, n_jobs=n_threads)
         data = dask_worker.data[source.key]
+        if isinstance(data, Failed):  # (the chunks' error, made where they were)
+            raise data.error
         if isinstance(data, tuple):
             return from_arrays(index, *data)
         return from_shard_data(index, data)

@@ -116,6 +116,9 @@ MAX_REBUILDS = 3
 # Seconds a recovery waits for a worker to rebuild on when every worker was lost (a nanny
 # restarts a killed worker in a few seconds; an autoscaler may take longer).
 REPLACEMENT_WAIT_SECONDS = 30.0
+# Seconds a "local:N" cluster's workers have to start (1-3 s each, as a rule; a worker that
+# fails as it starts is restarted by its nanny, and the wait never ended).
+LOCAL_WORKERS_START_SECONDS = 60.0
 
 
 class DistributedError(LinsvmError):
@@ -224,6 +227,9 @@ def train_cocoa(
         )
     params = solvers.check_parameter(spec.number, C, 1.0, bias, None)
     eps = _positive_float(DEFAULT_EPS if eps is None else eps, "eps")
+    if eps >= 1.0:  # (the gap is 1 at alpha = 0: the run would stop before its first round)
+        raise InvalidInputError(f"eps, the relative duality gap to stop at, must be < 1, "
+                                f"got {eps:g}")  # fmt: skip
     local_passes = _count(local_passes, "local_passes")
     max_rounds = _count(max_rounds, "max_rounds")
     snapshot_every = _count(snapshot_every, "snapshot_every")
@@ -383,6 +389,17 @@ class _Run:
             isinstance(source, Sequence) and not isinstance(source, (str, bytes))
         ):
             shards = plan_shards(source, n_partitions)
+            compressed = sorted({part.path for shard in shards for part in shard.parts
+                                 if part.kind == "compressed"})  # fmt: skip
+            if compressed and len(shards) < n_partitions:
+                warnings.warn(
+                    f"{len(shards)} partitions of the {n_partitions} asked: a compressed file "
+                    f"is read whole by one worker ({os.path.basename(compressed[0])}"
+                    f"{' and others' if len(compressed) > 1 else ''}); decompress it, or make "
+                    "a cache of it (linsvm cache), for the rows to be cut into more",
+                    UserWarning,
+                    stacklevel=4,
+                )
         else:
             raise InvalidInputError(
                 "source must be X with y, a path or list of paths of LIBSVM files or of a "
@@ -395,7 +412,7 @@ class _Run:
 
         if y is None:
             raise InvalidInputError("a dask collection of rows needs y, a dask collection too")
-        shards = shards_from_collection(X, y, n_partitions)
+        shards = shards_from_collection(X, y, n_partitions, errors_as_values=True)
 
         def source(shard) -> Callable[[str], tuple]:
             def compute(worker: str) -> tuple:
@@ -725,7 +742,15 @@ def client_for(target: str):
             with _sigint_ignored():
                 cluster.scale(n_workers)
                 _wait_for_spawned(cluster, n_workers)
-            cluster.wait_for_workers(n_workers)
+            try:
+                cluster.wait_for_workers(n_workers, timeout=LOCAL_WORKERS_START_SECONDS)
+            except TimeoutError:
+                # (a worker that fails as it starts is restarted by its nanny, forever)
+                raise InvalidInputError(
+                    f"{target}: the workers did not start in {LOCAL_WORKERS_START_SECONDS:.0f} "
+                    "s; a script that starts a local cluster must run it under "
+                    "`if __name__ == \"__main__\":` (the workers import the script)"
+                ) from None
             return Client(cluster), cluster
         except BaseException:
             if cluster is not None:

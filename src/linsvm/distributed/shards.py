@@ -607,7 +607,8 @@ def _columns_needed(indices: np.ndarray, indptr: np.ndarray) -> int:
 # ----------------------------------------------------------------------------- collections
 
 
-def shards_from_collection(X, y, n_partitions: int | None = None) -> list:
+def shards_from_collection(X, y, n_partitions: int | None = None,
+                           errors_as_values: bool = False) -> list:  # fmt: skip
     """Shards of data held as Dask collections: one `dask.delayed` per shard that computes its
     `ShardData` where it runs (on a worker, with ``client.compute``), from consecutive chunks.
 
@@ -615,19 +616,23 @@ def shards_from_collection(X, y, n_partitions: int | None = None) -> list:
     ----------
     X : dask.array.Array, shape (n_rows, n_features), or dask.dataframe.DataFrame
         Chunked by rows (an array's column chunks are joined first). An array's chunks are
-        scipy.sparse matrices (any format) or dense arrays; a dataframe's partitions are
-        pandas frames of numbers (sparse columns are kept sparse).
+        scipy.sparse matrices (any format), pydata ``sparse`` arrays or dense arrays; a
+        dataframe's partitions are pandas frames of numbers (sparse columns are kept sparse).
     y : dask.array.Array or dask.dataframe.Series, shape (n_rows,)
         Labels, chunked as X's rows (same number of chunks, same lengths).
     n_partitions : int, optional
         Shards wanted: consecutive chunks are grouped into at most this many shards of about
         equal rows (equal chunk counts when chunk lengths are unknown). Default: one shard a
         chunk.
+    errors_as_values : bool
+        Whether a shard whose chunks are refused computes to a ``_partition.Failed`` holding
+        the error (which ``linsvm``'s own workers raise when they hold the shard) instead of
+        raising it where it runs.
 
     Returns
     -------
-    list of dask.delayed.Delayed, in row order, each computing a `ShardData` (numeric labels
-    as float64). ``client.compute(shards)`` gives futures of the shards' data on the workers
+    list of dask.delayed.Delayed, in row order, each computing a `ShardData` (labels of the
+    chunks' own type). ``client.compute(shards)`` gives futures of the shards' data on the workers
     (the data goes from wherever the collections are to the workers, not through the client);
     a chunk of the wrong length or shape raises `InvalidInputError` there.
     """
@@ -649,7 +654,7 @@ def shards_from_collection(X, y, n_partitions: int | None = None) -> list:
     rows = x_rows if not any(np.isnan(x_rows)) else y_rows
     weights = [1.0] * n_chunks if any(np.isnan(rows)) else [float(r) for r in rows]
     groups = _group(weights, min(int(n_partitions), n_chunks))
-    build = dask.delayed(_shard_from_chunks, pure=True)
+    build = dask.delayed(_shard_or_error if errors_as_values else _shard_from_chunks, pure=True)
     known = not any(np.isnan(rows))
     starts = np.concatenate([[0], np.cumsum(rows)]) if known else None
     return [build(x_chunks[a:b], y_chunks[a:b], int(starts[a]) if known else None)
@@ -713,8 +718,22 @@ def _shard_from_chunks(x_chunks: list, y_chunks: list, first_row: int | None) ->
     return ShardData(X, y, _first_appearance(y), max(seen, X.shape[1]), X.shape[0])
 
 
+def _shard_or_error(x_chunks: list, y_chunks: list, first_row: int | None):
+    """``_shard_from_chunks``, its error (of the data, not of the machine) returned as a
+    ``_partition.Failed``: raised, the worker would also log it with a traceback on its
+    console; the client raises it in one line when the shard is held."""
+    from ._partition import Failed
+
+    try:
+        return _shard_from_chunks(x_chunks, y_chunks, first_row)
+    except (InvalidInputError, DataFormatError) as exc:
+        return Failed(exc)
+
+
 def _chunk_csr(chunk) -> sp.csr_matrix:
     """A chunk of X as canonical CSR with float32/float64 values."""
+    if hasattr(chunk, "to_scipy_sparse"):  # (pydata sparse: Dask's own sparse chunks)
+        chunk = chunk.to_scipy_sparse()
     if hasattr(chunk, "sparse") and hasattr(chunk, "columns"):  # pandas with sparse columns
         try:
             chunk = chunk.sparse.to_coo()
@@ -727,7 +746,11 @@ def _chunk_csr(chunk) -> sp.csr_matrix:
 
 
 def _chunk_labels(chunk) -> np.ndarray:
-    y = np.asarray(chunk.to_numpy() if hasattr(chunk, "to_numpy") else chunk).ravel()
-    if y.dtype.kind in "biuf":
-        y = y.astype(np.float64, copy=False)
+    """A chunk of y as a 1-D array of its own type (as labels held whole keep theirs: booleans
+    stay booleans, integers beyond 2^53 stay apart)."""
+    y = np.asarray(chunk.to_numpy() if hasattr(chunk, "to_numpy") else chunk)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise InvalidInputError(f"y must be 1-D, got a chunk of shape {y.shape}")
     return y

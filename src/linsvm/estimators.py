@@ -25,7 +25,9 @@ Beyond scikit-learn, every estimator has
   scikit-learn's liblinear does;
 - ``warm_start=True``: the next ``fit`` on the same rows restarts the solver from the previous
   fit's dual variables (dual solvers) or weights (primal solvers), e.g. along a path of growing
-  ``C``; a fit on other rows, features or classes starts cold. The dual variables (8 bytes a
+  ``C``; a fit on another number of rows or features, or other classes, starts cold (other
+  rows of the same number warm-start: the rows themselves are not compared). The dual
+  variables (8 bytes a
   row and binary sub-problem) are kept only by a fit made with ``warm_start=True``: a fitted
   estimator otherwise holds its weights alone, as scikit-learn's do (and a dual solver's next
   warm fit after it starts cold);

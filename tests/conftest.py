@@ -35,10 +35,18 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 if not (glob.glob("/dev/nvidia[0-9]*") or shutil.which("nvidia-smi")):
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
+import signal
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, settings
+
+# A suite started in the background by a shell without job control inherits SIGINT ignored
+# (and Python then leaves it so): the Ctrl-C tests would see nothing. Caught here, it reaches
+# the tests, and the programs they start get it at its default again.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import linsvm
 from linsvm.objective import LOSS_HINGE, LOSS_SQUARED_HINGE, primal_value

@@ -625,6 +625,9 @@ def test_the_estimators_name_the_users_class_in_weight_errors():
         linsvm.LinearSVC().fit(X, labels, sample_weight=sw)
     with _raises("'balanced': its rows' sample weights sum to 0"):
         linsvm.LinearSVC(class_weight="balanced").fit(X, labels, sample_weight=sw)
+    # an infinite weight given as such says nothing of 'balanced'
+    with pytest.raises(ValueError, match=r"got inf$"):
+        linsvm.LinearSVC(class_weight={"pos": np.inf}).fit(X, labels)
 
 
 def test_class_weight_that_is_not_a_mapping(data):

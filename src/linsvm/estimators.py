@@ -54,6 +54,13 @@ Beyond scikit-learn, every estimator has
   needs ``dual=True``; ``tol`` is the relative duality gap to stop at, ``max_iter`` the
   rounds). X and y pass through the client once, scattered to the workers; to keep data off
   the client, call ``linsvm.distributed.train`` with files or dask collections.
+
+The solvers are LIBLINEAR 2.50's, not scikit-learn's bundled copy of an older LIBLINEAR, whose
+L1-regularised logistic regression (``LogisticRegression(l1_ratio=1)``, -s 6) also stops after
+10 Newton iterations without a coordinate step: on badly scaled features (1e8) or a tight
+``tol`` linsvm's runs on to ``max_iter`` and warns where scikit-learn's stops early at the
+same objective. Crammer-Singer warns at its own cap (100,000 iterations, as scikit-learn's),
+not at ``max_iter`` as scikit-learn's warning does.
 """
 
 from __future__ import annotations
@@ -459,8 +466,10 @@ class _LiblinearClassifier(_LiblinearMixin, LinearClassifierMixin, SparseCoefMix
             self.class_weight, classes=self.classes_, y=y, sample_weight=sample_weight
         )
         # checked here as well as in train, to name the user's labels (train sees indices)
+        balanced = isinstance(self.class_weight, str) and self.class_weight == "balanced"
         for label, weight in zip(self.classes_, weights, strict=True):
-            check_class_weight(label, weight, BALANCED_WEIGHT_HINT if np.isinf(weight) else "")
+            hint = BALANCED_WEIGHT_HINT if balanced and np.isinf(weight) else ""
+            check_class_weight(label, weight, hint)
         check_weighted_classes(self.classes_, y_ind, sample_weight)
         solver = solver_for(*self._solver_shape(X))
         try:

@@ -284,6 +284,14 @@ def test_bad_requests_are_one_line_errors():
         train_blocks(ArrayBlocks(X, y, 2), memory=10)
     with pytest.raises(InvalidInputError, match="one class"):
         train_blocks(ArrayBlocks(X, np.ones(X.shape[0]), 2))
+    # counts are integers: inner_iter=2.5 ran no iteration and waited for one forever, a
+    # fractional or boolean max_iter was a TypeError or one outer iteration
+    for options, match in (({"inner_iter": 2.5}, "inner_iter must be an integer >= 1"),
+                           ({"inner_iter": "2"}, "inner_iter must be an integer >= 1"),
+                           ({"max_outer": 2.5}, r"max_iter \(max_outer\) must be an integer"),
+                           ({"max_outer": True}, r"max_iter \(max_outer\) must be an integer")):
+        with pytest.raises(InvalidInputError, match=match):
+            train_blocks(ArrayBlocks(X, y, 2), **options)
 
 
 def test_a_cache_in_blocks_reaches_the_in_memory_optimum(tmp_path):

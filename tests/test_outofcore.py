@@ -289,7 +289,11 @@ def test_bad_requests_are_one_line_errors():
     for options, match in (({"inner_iter": 2.5}, "inner_iter must be an integer >= 1"),
                            ({"inner_iter": "2"}, "inner_iter must be an integer >= 1"),
                            ({"max_outer": 2.5}, r"max_iter \(max_outer\) must be an integer"),
-                           ({"max_outer": True}, r"max_iter \(max_outer\) must be an integer")):
+                           ({"max_outer": True}, r"max_iter \(max_outer\) must be an integer"),
+                           # (an IndexError and a raw ValueError before)
+                           ({"held_out": np.ones(X.shape[0], bool)}, "held_out holds every row"),
+                           ({"max_block_bytes": "1M"}, "max_block_bytes must be a number"),
+                           ({"max_block_bytes": 0}, "max_block_bytes must be a number")):
         with pytest.raises(InvalidInputError, match=match):
             train_blocks(ArrayBlocks(X, y, 2), **options)
 

@@ -261,6 +261,10 @@ def plan_blocks(source: BlockSource, budget: int, n_vectors: int, run_bytes: int
         )  # fmt: skip
     support_budget = block_budget if selective else 0
     if max_block_bytes is not None:
+        if isinstance(max_block_bytes, bool) or not isinstance(max_block_bytes, int | np.integer) \
+                or max_block_bytes < 1:
+            raise InvalidInputError(f"max_block_bytes must be a number of bytes >= 1, got "
+                                    f"{max_block_bytes!r}")  # fmt: skip
         block_budget = min(block_budget, int(max_block_bytes))
     # the units training blocks are made of: the stored blocks, cut where larger than a
     # training block (fixed plan) or than a share of one (epochs: blocks drawn afresh)

@@ -259,6 +259,8 @@ def _classes_trained(y: np.ndarray, held_out: np.ndarray | None,
     if held_out is None:
         return classes(y)
     held_out = held_out_mask(held_out, y.shape[0])
+    if held_out.all():
+        raise InvalidInputError("held_out holds every row: none is left to train on")
     labels, trained_index = classes(y[~held_out])
     if order is not None:
         if not np.array_equal(np.sort(order), np.sort(labels)):

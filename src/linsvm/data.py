@@ -270,6 +270,12 @@ def _check_structure(X, name: str) -> None:
                                 f"outside 0..{n_minor - 1}")  # fmt: skip
 
 
+def is_integer(value) -> bool:
+    """Whether ``value`` is an integer of Python or NumPy (not a bool, nor a float of integral
+    value): what a count of iterations, rows or bytes must be."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
 def check_bias(bias: float) -> None:
     """Refuse a bias (LIBLINEAR's -B, a feature every row holds) that is not finite, or of
     ``TRAINABLE_MAX`` or more: it would overflow as a value of X would (the solvers returned

@@ -44,7 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._memory import format_bytes
-from .data import as_csr
+from .data import as_csr, is_integer
 from .errors import InvalidInputError
 from .interrupts import RunInterrupted
 from .io.blocks import ArrayBlocks, BlockBuffer, BlockSource, CacheBlocks, stack_rows, unit_rows
@@ -261,8 +261,7 @@ def plan_blocks(source: BlockSource, budget: int, n_vectors: int, run_bytes: int
         )  # fmt: skip
     support_budget = block_budget if selective else 0
     if max_block_bytes is not None:
-        if isinstance(max_block_bytes, bool) or not isinstance(max_block_bytes, int | np.integer) \
-                or max_block_bytes < 1:
+        if not is_integer(max_block_bytes) or max_block_bytes < 1:
             raise InvalidInputError(f"max_block_bytes must be a number of bytes >= 1, got "
                                     f"{max_block_bytes!r}")  # fmt: skip
         block_budget = min(block_budget, int(max_block_bytes))

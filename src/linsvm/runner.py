@@ -50,7 +50,7 @@ from .checkpoint import (
     what_differs,
     write_checkpoint,
 )
-from .data import as_csr, group_labels, table_resident_bytes
+from .data import as_csr, group_labels, is_integer, table_resident_bytes
 from .errors import InvalidInputError
 from .interrupts import RunInterrupted, stop_on_signals
 from .io.blocks import (
@@ -311,19 +311,14 @@ def _block_options(solver, C, eps, bias, selective, inner_iter, max_outer):
     if max_outer is None:
         max_outer = spec.max_iter if epochs else DEFAULT_MAX_OUTER
     # (integers: a fractional count ran no iteration and waited for one forever)
-    if not _is_count(max_outer) or max_outer < 1:
+    if not is_integer(max_outer) or max_outer < 1:
         # (the command line's --max-iter and train's max_iter are the outer iterations here)
         raise InvalidInputError(f"block minimisation runs at least one outer iteration: "
                                 f"max_iter (max_outer) must be an integer >= 1, got "
                                 f"{max_outer!r}")  # fmt: skip
-    if not _is_count(inner_iter) or inner_iter < 1:
+    if not is_integer(inner_iter) or inner_iter < 1:
         raise InvalidInputError(f"inner_iter must be an integer >= 1, got {inner_iter!r}")
     return spec, params, loss, epochs, bool(selective), inner_iter, max_outer
-
-
-def _is_count(value) -> bool:
-    """Whether ``value`` is an integer (not a bool, not a float of integral value)."""
-    return isinstance(value, int | np.integer) and not isinstance(value, bool)
 
 
 @dataclass

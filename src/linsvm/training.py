@@ -54,6 +54,7 @@ from .data import (
     check_labels,
     check_sample_weight,
     check_trainable,
+    is_integer,
     real_values,
 )
 from .errors import InvalidInputError
@@ -645,8 +646,7 @@ def _train_on_cluster(X, y, client, solver: int, options: dict, place_options: d
 
     # (a client this call connects, to an address or a LocalCluster it starts, it closes)
     max_iter = options["max_iter"]
-    if max_iter is not None and (isinstance(max_iter, bool)
-                                 or not isinstance(max_iter, int | np.integer) or max_iter < 1):
+    if max_iter is not None and (not is_integer(max_iter) or max_iter < 1):
         raise InvalidInputError(f"max_iter (the cap on the cluster's rounds) must be an integer "
                                 f">= 1, got {max_iter!r}")  # fmt: skip
     given = client

@@ -84,7 +84,7 @@ from distributed import wait
 
 from .. import _memory, solvers
 from .._memory import format_bytes
-from ..data import as_csr, check_labels, group_labels
+from ..data import as_csr, check_labels, group_labels, is_integer
 from ..errors import InvalidInputError, LinsvmError
 from ..interrupts import stop_on_signals
 from ..model import Model
@@ -867,7 +867,7 @@ def _workers_soon(client) -> list[str]:
 
 
 def _count(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+    if not is_integer(value) or value < 1:
         raise InvalidInputError(f"{name} must be an integer >= 1, got {value!r}")
     return int(value)
 

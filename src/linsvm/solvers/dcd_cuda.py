@@ -140,6 +140,7 @@ from contextlib import contextmanager
 import numpy as np
 from numba import njit
 
+from ..data import is_integer
 from ..errors import InvalidInputError
 from ..features._rows import row_scratch
 from ..objective import (
@@ -470,7 +471,7 @@ def _power_of_two_at_least(n: float) -> int:
 
 def _check_count(name: str, value) -> None:
     """A one-line error unless the option's ``value`` is an integer >= 1."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+    if not is_integer(value) or value < 1:
         raise InvalidInputError(f"{name} must be an integer >= 1, got {value!r}")
 
 

@@ -797,6 +797,36 @@ def test_a_stored_block_cut_into_pieces_counts_in_the_budget_only_when_mapped(
     assert model.results_[0].n_iter >= 1
 
 
+@pytest.mark.parametrize("solver, selective", [(1, None), (3, True)])
+def test_a_row_larger_than_a_block_counts_in_the_budget(tmp_path, solver, selective):
+    """A row cannot be cut: one larger than a training block's share trains as a block of
+    its own, past the budget (two rows of 1.5M non-zeros put a run 10 MiB over the smallest
+    budget it was told). Such a budget is refused, saying how large the row is, and the
+    smallest budget the refusal names trains."""
+    from linsvm.io.cache import write_cache
+    from linsvm.outofcore import train_cache
+
+    X, y = problem(n_rows=2_000, n_features=200, seed=4)
+    # small rows, and two wide ones of 200k non-zeros (2.4 MB each)
+    wide = sp.csr_matrix(np.random.default_rng(4).uniform(-1, 1, (2, 200_000)) / 100)
+    X = sp.vstack([sp.hstack([X, sp.csr_matrix((X.shape[0], 200_000))]),
+                   sp.hstack([sp.csr_matrix((2, 200)), wide])], format="csr")  # fmt: skip
+    y = np.concatenate([y, [1, -1]])
+    text, cache = tmp_path / "d.txt", tmp_path / "d.lsvc"
+    linsvm.write_libsvm(X, y, text)
+    write_cache(text, cache)
+    options = dict(overhead_bytes=10 << 20, solver=solver, selective=selective, C=0.01)
+    shares = 7 if selective else 2  # kept support vectors and their copies: seven shares
+    memory = (10 << 20) + (6 << 20) + shares * (1 << 20)  # state 5 MiB: blocks of 1-1.5 MiB
+    with pytest.raises(InvalidInputError, match="the largest takes 3 MiB") as refused:
+        train_cache(cache, memory=memory, **options)
+    smallest = re.search(r"trains is (\d+)M", str(refused.value)).group(1)
+    assert int(smallest) << 20 >= (10 << 20) + shares * 2_400_000
+    model = train_cache(cache, memory=f"{smallest}M", eps=1e-4, **options)
+    reference = linsvm.train(X, y, solver=solver, C=0.01, eps=1e-8).results_[0].primal
+    assert abs(model.results_[0].primal - reference) <= 1e-3 * reference
+
+
 @pytest.mark.parametrize("selective", [False, True])
 def test_a_damaged_block_checkpoint_is_refused_before_any_kernel_runs(tmp_path, monkeypatch,
                                                                       selective):  # fmt: skip

@@ -260,6 +260,7 @@ def plan_blocks(source: BlockSource, budget: int, n_vectors: int, run_bytes: int
                        whole, stored)
         )  # fmt: skip
     support_budget = block_budget if selective else 0
+    budget_block = block_budget
     if max_block_bytes is not None:
         if not is_integer(max_block_bytes) or max_block_bytes < 1:
             raise InvalidInputError(f"max_block_bytes must be a number of bytes >= 1, got "
@@ -271,6 +272,14 @@ def plan_blocks(source: BlockSource, budget: int, n_vectors: int, run_bytes: int
     if hasattr(source, "split") and source.block_nbytes().max(initial=0) > unit_budget:
         source = source.split(max(unit_budget, 1))
     cost = _training_bytes(source.block_rows(), source.block_nbytes(), n_vectors)
+    # Cut to the budget's size, a unit larger than a training block is a single row: it
+    # trains as a block of its own, which the shares must hold.
+    largest_row = int(cost.max(initial=0)) if hasattr(source, "split") else 0
+    if largest_row > budget_block:
+        raise InvalidInputError(
+            _too_small(budget, overhead_bytes is not None, overhead, fixed - overhead, shares,
+                       whole, stored, largest_row)
+        )  # fmt: skip
     plan = Plan(source.block_rows(), cost, block_budget, epochs, seed)
     groups = plan.groups(0)
     # the kept support vectors take at most a training block's worth of memory
@@ -376,12 +385,13 @@ class SupportCache:
 
 
 def _too_small(budget: int, measured: bool, overhead: int, state: int, shares: int,
-               whole: int, stored: int) -> str:
+               whole: int, stored: int, largest_row: int = 0) -> str:
     """The refusal of a budget too small, with the smallest that trains (and the one that
     takes the data in one block), as --memory takes them: "208M". ``state``: the run's bytes
     besides the overhead and the blocks (labels, shrink marks, w at an iteration's start);
     ``stored``: the largest stored block's bytes, resident on top when stored blocks are cut
-    (0: never cut)."""
+    (0: never cut); ``largest_row``: the training bytes of the largest row, where it is
+    larger than a training block (0 otherwise)."""
 
     def size(n_bytes: int) -> str:
         # rounded up to 8 MiB, with 4 MiB to spare: a measured overhead varies by a few MiB
@@ -391,11 +401,14 @@ def _too_small(budget: int, measured: bool, overhead: int, state: int, shares: i
     what = ("this process holds {} MiB before training (measured: interpreter, libraries, "
             "compiled code)" if measured else "the fixed overhead (interpreter, libraries, "
             "compiled code) takes {} MiB").format(-(-overhead // 2**20))  # fmt: skip
-    block = min(MIN_BLOCK_BYTES, whole)
+    block = max(min(MIN_BLOCK_BYTES, whole), largest_row)
     smallest = overhead + state + shares * block + (stored if stored > block else 0)
+    row = (f"; a block holds at least one row, and the largest takes "
+           f"{-(-largest_row // 2**20)} MiB" if largest_row else "")  # fmt: skip
     return (
         f"memory {format_bytes(budget)} is too small: {what} and the run's labels and state "
-        f"take {-(-state // 2**20)} MiB; the smallest budget that trains is {size(smallest)} "
+        f"take {-(-state // 2**20)} MiB{row}; the smallest budget that trains is "
+        f"{size(smallest)} "
         f"({size(overhead + state + shares * whole)} trains the data in one block)"
     )
 

@@ -98,6 +98,8 @@ def check_checkpoint_path(path: str | os.PathLike) -> None:
                                 f"{exc.strerror or exc}") from None  # fmt: skip
 
 
+_BLOCKS = "--memory (or the cache file's blocks)"
+
 # What a user changed, for each entry of a checkpoint's meta that can differ between runs
 # (the command line's option / the API's parameter).
 _WHAT_DIFFERS = {
@@ -111,8 +113,8 @@ _WHAT_DIFFERS = {
     "data": "the data (or the instance weights, -W)",
     "threads": "-m (n_jobs)", "newton_threads": "-m (n_jobs)", "device": "the device",
     "inner_iter": "inner_iter", "selective": "selective", "epochs": "the epoch mode",
-    "groups": "--memory (the blocks)", "units": "the cache's blocks or --memory",
-    "support_capacity": "--memory (the support rows kept)", "overhead": "--memory",
+    # (the blocks of a run in blocks follow --memory, and the stored blocks of its cache)
+    "groups": _BLOCKS, "units": _BLOCKS, "support_capacity": _BLOCKS, "overhead": _BLOCKS,
 }
 
 

@@ -682,6 +682,11 @@ def test_an_interrupted_run_counts_what_its_progress_lines_count(tmp_path, capsy
         assert _finish(model, opts, [], 1.0, unit) == 128 + signal.SIGINT
         err = capsys.readouterr().err
         assert f"interrupted by SIGINT after 3 {unit}(s), duality gap 0.25;" in err
+    # sub-problems that share the count (a run in blocks) say it once, others each theirs
+    for counts, said in (((6, 6, 6), "after 6 outer"), ((6, 3, 6), "after 6, 3, 6 outer")):
+        model.results_ = [SimpleNamespace(n_iter=n, gap=0.25) for n in counts]
+        _finish(model, opts, [], 1.0, "outer iteration")
+        assert said in capsys.readouterr().err
 
 
 def test_running_out_of_memory_is_one_line(tmp_path, capsys, monkeypatch):

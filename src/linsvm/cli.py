@@ -1216,7 +1216,9 @@ def _interrupted(model, opts: TrainOptions, unit: str = "iteration") -> int:
     """One line for an interrupted run, counting in ``unit`` (what its progress lines count);
     the model only with --save-on-interrupt (an existing file at the model path is otherwise
     left as it was). Exit status 128 + the signal."""
-    iterations = ", ".join(str(r.n_iter) for r in model.results_)
+    counts = [r.n_iter for r in model.results_]
+    # one count where the sub-problems share it (the outer iterations of blocks)
+    iterations = str(counts[0]) if len(set(counts)) == 1 else ", ".join(map(str, counts))
     gaps = [r.gap for r in model.results_ if np.isfinite(r.gap)]
     gap = f", duality gap {max(gaps):.3g}" if gaps else ""
     if opts.save_on_interrupt:

@@ -121,7 +121,7 @@ def cross_validate_cache(
 
 def parse_memory(text: str | int) -> int:
     """Bytes from "2G", "512M", "1.5g", "800k" or a plain number of bytes."""
-    if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
+    if is_integer(text):
         value = int(text)
     else:
         units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}

@@ -19,7 +19,7 @@ from types import FrameType
 import numpy as np
 from numba import njit
 
-from .data import group_labels
+from .data import group_labels, is_integer
 from .errors import InvalidInputError
 from .objective import LOSS_LOGISTIC, lr_dual_alpha_terms, svm_dual_alpha_terms
 from .solvers._base import CONVERGED, Solution
@@ -408,7 +408,7 @@ def held_out_mask(held_out, n_rows: int) -> np.ndarray:
 def cv_folds(n_rows: int, n_folds: int, seed: int) -> CVFolds:
     """Cross-validation folds (``CVFolds``); with more folds than rows it is
     leave-one-out, with LIBLINEAR's warning."""
-    if isinstance(n_folds, bool) or not isinstance(n_folds, int | np.integer):
+    if not is_integer(n_folds):
         raise InvalidInputError(f"n-fold cross validation: n must be an integer, got {n_folds!r}")
     if n_folds < 2:
         raise InvalidInputError(f"n-fold cross validation: n must be >= 2, got {n_folds}")

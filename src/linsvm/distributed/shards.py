@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..data import as_csr, check_labels, group_labels
+from ..data import as_csr, check_labels, group_labels, is_integer
 from ..errors import DataFormatError, InvalidInputError
 from ..io import libsvm as _libsvm
 from ..parallel import effective_n_jobs
@@ -209,8 +209,7 @@ def plan_shards(
     CacheFormatError
         A cache's header or block table is damaged.
     """
-    if isinstance(n_partitions, bool) or not isinstance(n_partitions, int | np.integer) \
-            or n_partitions < 1:
+    if not is_integer(n_partitions) or n_partitions < 1:
         raise InvalidInputError(f"n_partitions must be a positive integer, got {n_partitions!r}")
     if not isinstance(zero_based, bool | np.bool_):
         raise InvalidInputError(
@@ -648,8 +647,7 @@ def shards_from_collection(X, y, n_partitions: int | None = None,
     n_chunks = len(x_chunks)
     if n_partitions is None:
         n_partitions = n_chunks
-    if isinstance(n_partitions, bool) or not isinstance(n_partitions, int | np.integer) \
-            or n_partitions < 1:
+    if not is_integer(n_partitions) or n_partitions < 1:
         raise InvalidInputError(f"n_partitions must be a positive integer, got {n_partitions!r}")
     rows = x_rows if not any(np.isnan(x_rows)) else y_rows
     weights = [1.0] * n_chunks if any(np.isnan(rows)) else [float(r) for r in rows]

@@ -92,7 +92,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from .._progress import ProgressTimer
-from ..data import all_finite
+from ..data import all_finite, is_integer
 from ..errors import DataFormatError, InvalidInputError
 from ..parallel import effective_n_jobs
 from . import libsvm as _libsvm
@@ -224,8 +224,7 @@ def write_cache(
         Bad options.
     """
     options = _libsvm._Options.check(dtype, None, zero_based, False, check_width)
-    if isinstance(block_bytes, bool) or not isinstance(block_bytes, int | np.integer) \
-            or block_bytes <= 0:
+    if not is_integer(block_bytes) or block_bytes <= 0:
         raise InvalidInputError(f"block_bytes must be a positive int, got {block_bytes!r}")
     n_threads = effective_n_jobs(n_jobs)
     name = os.fsdecode(os.fspath(source))

@@ -46,7 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _memory
-from ..data import FLOAT32_OVERFLOW, TRAINABLE_MAX
+from ..data import FLOAT32_OVERFLOW, TRAINABLE_MAX, is_integer
 from ..errors import DataFormatError, InvalidInputError, ZeroIndexError
 from ..interrupts import held_to_safe_points
 from ..parallel import effective_n_jobs
@@ -231,7 +231,7 @@ class _Options:
         elif not (isinstance(zero_based, str) and zero_based == "auto"):
             raise InvalidInputError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
         if n_features is not None:
-            if isinstance(n_features, bool) or not isinstance(n_features, int | np.integer):
+            if not is_integer(n_features):
                 raise InvalidInputError(
                     f"n_features must be a non-negative int or None, got {n_features!r}"
                 )

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data import check_bias
+from ..data import check_bias, is_integer
 from ..errors import InvalidInputError
 from ._base import (
     CONVERGED,
@@ -336,7 +336,7 @@ def solver_number(solver: int | str) -> int:
             solver = int(key)
         except ValueError:
             return -1
-    if isinstance(solver, bool) or not isinstance(solver, int | np.integer):
+    if not is_integer(solver):
         return -1
     return int(solver) if int(solver) in SOLVERS else -1
 
@@ -403,7 +403,7 @@ def check_parameter(
     check_bias(bias)
     if max_iter is None:
         max_iter = spec.max_iter
-    if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer):
+    if not is_integer(max_iter):
         raise InvalidInputError(f"max_iter must be an integer, got {max_iter!r}")
     if max_iter < 0:
         # 0: no iteration, the solver's start point (w = 0 unless warm started)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..data import as_csr, check_bias
+from ..data import as_csr, check_bias, is_integer
 from ..errors import InvalidInputError
 from ._base import STALLED, Hook, Progress, Solution, Subproblem, check_eps, drive, stop_reason
 
@@ -204,13 +204,13 @@ def check_w0(w0, n_w: int) -> np.ndarray:
 
 
 def check_max_iter(max_iter) -> int:
-    if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 0:
+    if not is_integer(max_iter) or max_iter < 0:
         raise InvalidInputError(f"max_iter must be an integer >= 0, got {max_iter!r}")
     return int(max_iter)
 
 
 def check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+    if not is_integer(seed):
         raise InvalidInputError(f"seed must be an integer, got {seed!r}")
     # (the generator keeps 64 bits: a wider seed would give another seed's model)
     if not -(2**63) <= int(seed) < 2**63:

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _intrinsics
+from ..data import is_integer
 from ..errors import InvalidInputError
 from ..partitioned import SHARED, LocalTask, PartitionedDual
 from ._base import Subproblem
@@ -150,7 +151,7 @@ def thread_plan(sub: Subproblem, X, serial_only: bool) -> ThreadPlan:
     local problems with sigma' > 1)."""
     simulated = sub.option("simulate_threads")
     if simulated is not None:
-        if isinstance(simulated, bool) or not isinstance(simulated, int | np.integer):
+        if not is_integer(simulated):
             raise InvalidInputError(f"simulate_threads must be an integer >= 1, got {simulated!r}")
         if simulated < 1:
             raise InvalidInputError(f"simulate_threads must be an integer >= 1, got {simulated!r}")

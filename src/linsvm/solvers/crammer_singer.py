@@ -51,6 +51,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..data import is_integer
 from ..errors import InvalidInputError
 from ..objective import (  # noqa: F401  (re-exported: the CS objectives live in objective)
     cs_dual_value,
@@ -416,7 +417,7 @@ def solve_crammer_singer(sub: Subproblem, hook: Hook | None = None) -> Solution:
     X = sub.X
     n_rows, n_features = X.shape
     K = sub.option("n_classes")
-    if K is None or isinstance(K, bool) or not isinstance(K, int | np.integer) or K < 1:
+    if K is None or not is_integer(K) or K < 1:
         raise InvalidInputError(f"-s 4 needs options['n_classes'] >= 1, got {K!r}")
     K = int(K)
     cls = _class_index(sub.y, n_rows, K)

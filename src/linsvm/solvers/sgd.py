@@ -119,7 +119,7 @@ import numpy as np
 from numba import njit
 
 from .._intrinsics import prefetch
-from ..data import as_csr
+from ..data import as_csr, is_integer
 from ..errors import InvalidInputError
 from ..objective import LOSS_HINGE, hinge_dual_value_at, loss_value, primal_value, svm_objectives
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm, sq_norm
@@ -357,7 +357,7 @@ def _pegasos_kernel(
 
 
 def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+    if not is_integer(value):
         raise InvalidInputError(f"{name} must be an integer, got {value!r}")
     if value < minimum:
         raise InvalidInputError(f"{name} must be >= {minimum}, got {value}")

@@ -210,11 +210,58 @@ def test_regression_search_refuses_a_negative_p(tmp_path, capsys):
     y = X @ np.ones(4)
     data = tmp_path / "r.txt"
     linsvm.write_libsvm(X, y, data)
-    assert main(["train", "-C", "-s", "11", "-p", "-1", str(data)]) == 1
-    err = capsys.readouterr().err
-    assert err.strip().endswith("p must be >= 0, got -1.0") and len(err.splitlines()) == 1
-    with pytest.raises(linsvm.InvalidInputError, match="p must be >= 0"):
-        find_parameters(X, y, solver=11, initial_p=-0.5, verbose=False)
+    for p in ("-1", "inf", "nan"):
+        # (refused before the search's first line, as LIBLINEAR does)
+        assert main(["train", "-C", "-s", "11", "-p", p, str(data)]) == 1
+        out, err = capsys.readouterr()
+        assert err.strip().endswith(f"p must be a finite number >= 0, got {float(p)}")
+        assert len(err.splitlines()) == 1 and out == ""
+    # (a p past every target's size starts the p grid at its top; inf was an OverflowError)
+    for p in (-0.5, np.inf):
+        with pytest.raises(linsvm.InvalidInputError, match="p must be a finite number >= 0"):
+            find_parameters(X, y, solver=11, initial_p=p, verbose=False)
+    top = find_parameters(X, y, solver=11, initial_p=1e308, verbose=False)
+    assert top.best_p == find_parameters(X, y, solver=11, verbose=False).best_p
+
+
+def test_a_search_over_subnormal_values_starts_at_the_largest_C_as_liblinear():
+    """Features whose x'x is subnormal made LIBLINEAR's start 1/(l max x'x) infinite, and
+    targets whose max|y| / 20 underflows made p's grid step 0: OverflowError and
+    ZeroDivisionError tracebacks. The first starts at the largest C (as LIBLINEAR, which
+    prints Best C = 1024 there); the second walks every p of the grid."""
+    from linsvm.model_selection import find_parameters
+
+    X = sp.csr_matrix(np.array([[1e-160], [-1e-160], [2e-161], [-3e-161]]))
+    assert start_C(X, 2, -1.0) == np.inf
+    search = find_parameters(X, np.array([1, -1, 1, -1]), solver=2, n_folds=4, verbose=False)
+    assert search.best_C == MAX_C and [C for C, _ in search.path] == [MAX_C]
+    y = np.array([4e-323, -4e-323, 4e-323, 0.0])
+    X = sp.csr_matrix(np.array([[1.0, 0], [0, 1], [0.5, 0], [0, 0.3]]))
+    search = find_parameters(X, y, solver=11, n_folds=4, initial_p=1.0, verbose=False)
+    assert np.isfinite(search.best_rate)
+
+
+def test_a_target_too_large_is_named_by_its_row_in_the_callers_data(tmp_path, capsys):
+    """The refusal named the row of the sub-problem it was found in, counted from 0: under -v
+    and -C a row of a fold's training part, not of the file."""
+    from linsvm.model_selection import find_parameters
+
+    X, _ = make_sparse_problem(n_rows=40, n_features=4, seed=7)
+    y = X @ np.ones(4)
+    y[13] = 3e151
+    for run in (lambda: linsvm.train(X, y, solver=11),
+                lambda: linsvm.cross_validation(X, y, 5, solver=11),
+                lambda: find_parameters(X, y, solver=11, verbose=False)):  # fmt: skip
+        with pytest.raises(linsvm.InvalidInputError, match=r"target 3e\+151 \(row 13\)"):
+            run()
+    data = tmp_path / "r.txt"
+    linsvm.write_libsvm(X, y, data)
+    for options in ([], ["-v", "5"], ["-C"]):
+        assert main(["train", "-s", "11", *options, str(data), str(tmp_path / "m")]) == 1
+        out, err = capsys.readouterr()
+        assert err == (f"linsvm train: error: {data}: regression target 3e+151 of instance 14: "
+                       "targets of magnitude 2^500 or more overflow the solvers; scale them\n")
+        assert out == ""
 
 
 def test_search_takes_solvers_by_name_and_refuses_unknown_ones_and_C():
@@ -267,7 +314,7 @@ def test_the_regression_search_is_for_s11_only(solver):
 def test_targets_whose_search_start_overflows(tmp_path, capsys):
     """(sum |y_i|)^2 past the float range was an OverflowError traceback."""
     data = tmp_path / "hugey"
-    data.write_text("2e154 1:1\n-1e154 2:1\n3e153 1:0.5 2:0.5\n")
+    data.write_text("1e150 1:1e10\n-1e150 2:1e10\n3e149 1:5e9 2:5e9\n")
     assert main(["train", "-s", "11", "-C", str(data), str(tmp_path / "m")]) == 1
     err = capsys.readouterr().err
     assert "C search's start overflows" in err and "Traceback" not in err

@@ -785,6 +785,10 @@ def _read_training_set(opts: TrainOptions, feature_map) -> tuple[object, np.ndar
         _model_file_width(X.shape[1], opts.training_file)
     if SOLVERS[opts.solver].kind == CLASSIFICATION:
         y = integer_labels(y, opts.training_file)
+    elif SOLVERS[opts.solver].kind == REGRESSION:
+        from .training import check_regression_targets
+
+        check_regression_targets(y, opts.training_file)
     return X, y, read_seconds
 
 
@@ -829,6 +833,10 @@ def _find_parameters(opts: TrainOptions, X, y, params: dict, caught) -> int:
 
     regression = SOLVERS[opts.solver].kind == REGRESSION
     del params["C"]
+    if regression and opts.p_given:  # (refused before the search's first line, as LIBLINEAR)
+        from .solvers.svr import check_p
+
+        check_p(opts.p)
     print(f"Doing parameter search with {opts.n_folds}-fold cross validation.", flush=True)
     with _notices_at_once(caught):
         search = find_parameters(

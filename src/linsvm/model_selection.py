@@ -28,10 +28,12 @@ from .parallel import effective_n_jobs
 from .problems import silenced, single_class, submit, weighted_fit_rows
 from .solvers import REGRESSION, SOLVERS, get_solver, list_where
 from .solvers._base import chain_hooks
+from .solvers.svr import check_p
 from .training import (
     SIGNAL_POLL_SECONDS,
     ConvergenceWarning,
     TrainingInterrupted,
+    check_regression_targets,
     cv_folds,
     map_once,
     train,
@@ -82,6 +84,8 @@ def start_C(X, solver: int, bias: float, y=None, p: float = 0.0) -> float:
                                     "features")
     else:
         min_C = 1.0 / (n_rows * max_xx) if search == "logistic" else 1.0 / (2 * n_rows * max_xx)
+    if not math.isfinite(min_C):  # (subnormal x'x: LIBLINEAR's start is its largest C too)
+        return math.inf
     return 2.0 ** math.floor(math.log2(min_C))
 
 
@@ -128,9 +132,11 @@ def find_parameter_C(
     X, params = map_once(X, solver, params, n_jobs)  # C's start is computed on phi(X)
     n_rows = X.shape[0]
     y = check_labels(y, n_rows)
+    regression = spec.kind == REGRESSION
+    if regression:
+        check_regression_targets(y)
     splits = cv_folds(n_rows, n_folds, seed)
     bias = float(params.get("bias", -1.0))
-    regression = spec.kind == REGRESSION
     max_C = MAX_C_REGRESSION if regression else MAX_C
     p = float(params.get("p", 0.1))
     if initial_C and initial_C > 0:
@@ -263,14 +269,17 @@ def find_parameters(
         )
     if spec.kind != REGRESSION:
         return find_parameter_C(X, y, solver, n_folds, initial_C, seed, verbose, **params)
-    if initial_p is not None and not initial_p >= 0:
-        raise InvalidInputError(f"p must be >= 0, got {initial_p}")
+    if initial_p is not None:
+        initial_p = check_p(initial_p)
+    y = np.asarray(y)
+    check_regression_targets(y)
     if 2 <= len(y) < n_folds:  # (LIBLINEAR's leave-one-out warning once, not once a p)
         n_folds = len(cv_folds(len(y), n_folds, seed))
-    y_abs_max = float(np.max(np.abs(np.asarray(y, dtype=np.float64)))) if len(y) else 0.0
+    y_abs_max = float(np.max(np.abs(y.astype(np.float64)))) if len(y) else 0.0
     top = P_STEPS - 1
-    if initial_p is not None and initial_p > 0 and y_abs_max > 0:
-        top = min(int(initial_p / (y_abs_max / P_STEPS)), top)
+    step = y_abs_max / P_STEPS  # (0 where the targets are subnormal: every p from the top)
+    if initial_p is not None and initial_p > 0 and step > 0 and initial_p / step < top:
+        top = int(initial_p / step)
     best = ParameterSearch(best_C=math.nan, best_rate=math.inf)
     for i in range(top, -1, -1):
         params["p"] = i * y_abs_max / P_STEPS

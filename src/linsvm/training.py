@@ -910,20 +910,29 @@ def _classification_problem(
     return _Problem(spec, X, n_subproblems, make, labels, params.bias, options)
 
 
+def check_regression_targets(y: np.ndarray, path: str | None = None) -> None:
+    """Refuse regression targets that are not numbers, or of ``TRAINABLE_MAX`` or more in
+    magnitude (they enter the losses' squares as the features do: -s 11 returned w = 0 and
+    -s 12 a w of 1e198 as converged). Checked on the caller's whole y, before any folds, so
+    that the row named is the caller's: y's index, or with ``path`` (the command's data
+    file) the instance counted from 1."""
+    if y.dtype.kind not in "iuf":
+        raise InvalidInputError(f"regression targets must be numbers, got dtype {y.dtype}")
+    if y.shape[0] and np.abs(y).max() >= TRAINABLE_MAX:
+        row = int(np.flatnonzero(np.abs(y) >= TRAINABLE_MAX)[0])
+        where = f"{path}: regression target {y[row]:.3g} of instance {row + 1}" if path \
+            else f"regression target {y[row]:.3g} (row {row})"  # fmt: skip
+        raise InvalidInputError(f"{where}: targets of magnitude "
+                                f"2^{math.log2(TRAINABLE_MAX):.0f} or more overflow the "
+                                "solvers; scale them")  # fmt: skip
+
+
 def _regression_problem(
     X, y, params: solvers.Parameters, sw, class_weight, p, seed, options, values_checked=False
 ):
     if class_weight:
         raise InvalidInputError("class weights (-wi) apply to classification, not regression")
-    if y.dtype.kind not in "iuf":
-        raise InvalidInputError(f"regression targets must be numbers, got dtype {y.dtype}")
-    if y.shape[0] and np.abs(y).max() >= TRAINABLE_MAX:
-        # (the targets enter the losses' squares as the features do: -s 11 returned w = 0
-        # and -s 12 a w of 1e198 as converged)
-        row = int(np.flatnonzero(np.abs(y) >= TRAINABLE_MAX)[0])
-        raise InvalidInputError(f"regression target {y[row]:.3g} (row {row}): targets of "
-                                f"magnitude 2^{math.log2(TRAINABLE_MAX):.0f} or more overflow "
-                                "the solvers; scale them")  # fmt: skip
+    check_regression_targets(y)
     p = check_p(p)
     cost = np.full(X.shape[0], params.C) if sw is None else params.C * sw
     if sw is not None:
@@ -1255,6 +1264,8 @@ def cross_validation(
     kind = solvers.get_solver(params.get("solver", 1)).kind
     # (the one-class SVM ignores y, as train does: it may be None)
     y = np.ones(n_rows) if y is None and kind == solvers.ONECLASS else check_labels(y, n_rows)
+    if kind == solvers.REGRESSION:
+        check_regression_targets(y)
     sw = check_sample_weight(params.pop("sample_weight", None), n_rows)
     folds = cv_folds(n_rows, n_folds, seed)
     n_threads = min(effective_n_jobs(n_jobs), len(folds))

@@ -271,7 +271,7 @@ def find_parameters(
         return find_parameter_C(X, y, solver, n_folds, initial_C, seed, verbose, **params)
     if initial_p is not None:
         initial_p = check_p(initial_p)
-    y = np.asarray(y)
+    y = check_labels(y, np.shape(y)[0] if np.ndim(y) else 0)  # (X's rows: checked later)
     check_regression_targets(y)
     if 2 <= len(y) < n_folds:  # (LIBLINEAR's leave-one-out warning once, not once a p)
         n_folds = len(cv_folds(len(y), n_folds, seed))

@@ -89,6 +89,16 @@ def test_registry_defaults_follow_the_solvers():
     assert SOLVERS[OWN["pcd"]].default_eps == pcd.DEFAULT_EPS
 
 
+@pytest.mark.parametrize("solver", [30, 31, 32, 33, 37, 38, 39])
+@pytest.mark.parametrize("C", [1e308, 1e-320])
+def test_a_lambda_of_zero_or_infinity_is_refused(solver, C):
+    """The SGD solvers' lambda = 1/(C l) was 0 (C l past float64) or infinite (C subnormal):
+    a ZeroDivisionError from inside their kernels, or NaN weights blamed on a C too large."""
+    X, y = make_sparse_problem(n_rows=40, n_features=5, seed=2)
+    with pytest.raises(linsvm.InvalidInputError, match=r"lambda = 1/\(C l\) = (0|inf)"):
+        linsvm.train(X, y, solver=solver, C=C)
+
+
 def test_cap_warnings():
     """Pegasos and SGD-R run their epochs (no criterion, no warning); SGD-S/M and PCD warn at
     their cap; each result says why it stopped."""

@@ -450,6 +450,39 @@ def test_bad_input():
         assert "\n" not in str(info.value)
 
 
+PCD_OVERFLOW = """
+import numpy as np, scipy.sparse as sp
+import linsvm
+from linsvm.solvers import Subproblem
+from linsvm.solvers.pcd import solve_pcd
+X = sp.csr_matrix(np.array([[1.0], [-1.0]]))
+y = np.array([1.0, -1.0])
+try:
+    linsvm.train(X, y, solver=34, C=1e308)
+except linsvm.InvalidInputError as refused:
+    print(refused)
+# from a start (the rule's scale infinite: the start is the result), a step of NaN skipped
+sol = solve_pcd(Subproblem(X, y, np.full(2, 1e308), 0.01, 5, w0=np.array([0.5])))
+print(sol.w[0], sol.converged)
+"""
+
+
+def test_a_gradient_past_float64_is_refused_and_never_loops():
+    """C = 1e308 on two rows: the gradient at w = 0 overflows, the step -g/h was NaN, and the
+    backtracking looped forever inside the compiled kernel (no Ctrl-C or SIGTERM stopped
+    it). Refused at w = 0 now, as -s 2 and -s 40 refuse it; from a start, the NaN step is
+    skipped."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", PCD_OVERFLOW], capture_output=True,
+                         text=True, timeout=180)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    refusal, start = run.stdout.splitlines()
+    assert refusal.startswith("the gradient at w = 0 overflows float64")
+    assert start == "0.5 True"
+
+
 # ----------------------------------------------------------------------------- the interface
 
 

@@ -80,6 +80,7 @@ from ..objective import LOSS_SQUARED_HINGE, squared_hinge_dual_point, svm_object
 from . import _columns as cc
 from ._base import Hook, Solution, Subproblem, copy_state, restore_state
 from ._columns import squared_hinge_column
+from ._newton_common import check_gradient_at_zero
 from ._random import FIRST, new_state, shuffle
 
 __all__ = ["BETA", "DEFAULT_EPS", "DEFAULT_MAX_ITER", "SIGMA", "gradient_norm", "solve_pcd"]
@@ -140,7 +141,9 @@ def pcd_kernel(colptr, rowpos, vals, C, c_step, H, w, b, index, rng, saved, max_
             h = 1.0 + 2.0 * h
             sumsq += g * g
             d = -g / h
-            if wj + d == wj:  # no representable change of w_j (d = 0, or tiny against w_j)
+            # no representable change of w_j (d = 0, or tiny against w_j), or none computable
+            # (g or h past float64: NaN, and the backtracking below would never end)
+            if wj + d == wj or not np.isfinite(d):
                 continue
             # lam <= h / (H_j/2 + sigma) guarantees D_j(lam d) <= -sigma (lam d)^2
             lam_ok = h / (0.5 * H[j] + SIGMA)
@@ -229,6 +232,7 @@ def solve_pcd(sub: Subproblem, hook: Hook | None = None) -> Solution:
     w = np.zeros(n_w)
     b = np.ones(Cr.size)
     measure0 = float(gradient_norm(colptr, rowpos, vals, Cr, c_step, w, b))
+    check_gradient_at_zero(measure0, sub.w0 is not None)
     tol = float(sub.eps) * measure0
     # grad P(0) = 0: w = 0 is the optimum (P is strictly convex)
     istate = np.array([0, measure0 == 0.0, 0, 0, 0], dtype=np.int64)

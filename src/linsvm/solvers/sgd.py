@@ -436,6 +436,11 @@ class _Problem:
         self.n_rows = n_rows
         self.n_weights = X.shape[1] + (1 if self.bias >= 0 else 0)
         self.lam = 1.0 / (self.cost * n_rows)
+        if not 0.0 < self.lam < math.inf:  # (C l past float64, or C subnormal)
+            raise InvalidInputError(
+                f"C = {self.cost:g} with {n_rows} rows gives lambda = 1/(C l) = {self.lam:g}: "
+                "the SGD solvers need 0 < lambda < inf; give a C nearer 1"
+            )
         self.c_rows = np.full(n_rows, self.cost)
 
     def primal(self, w: np.ndarray) -> float:

@@ -290,13 +290,15 @@ def test_large_C_reduced_duals_are_solved(method, scaled):
     X, y = make_sparse_problem(n_rows=300, n_features=14, seed=8, noise=0.3)
     costs = (1e3, 1e5)
     if scaled:
-        # (OCAS at C = 1e6 there stalls at a 2% gap: C |x|^2 ~ 1e21, the reduced dual's
-        # gradients all rounding; svmocas is no nearer after a minute)
+        # (at C = 1e6 there C |x|^2 ~ 1e21, the reduced dual's gradients all rounding: OCAS
+        # stalls at a 2% gap, svmocas no nearer after a minute; svm_perf's rule, trusted
+        # alone, stopped at a 9% gap that its certificate puts at 0.5% at most: it stalls)
         X = sp.csr_matrix(X @ sp.diags(np.logspace(0, 5, 14)))
         costs = (1e4,) if method == "ocas" else (1e4, 1e6)
     for C in costs:
         sol = run(method, X, y, C)
-        assert sol.converged and sol.figures["qp_capped"] == 0
+        assert sol.figures["qp_capped"] == 0
+        assert sol.converged if C < 1e6 else sol.stop_reason == STALLED
         assert sol.figures["qp_iterations"] < 100 * sol.n_iter * (sol.figures["n_cuts"] + 1)
         assert 0 <= sol.gap and sol.dual <= sol.primal
 
@@ -323,6 +325,26 @@ def test_a_stall_at_the_rounding_floor_stops_early():
     at_rounding = Solution(sol.w, 194, False, STALLED, 96.5, 96.5 - 1e-11, 1e-11)
     assert "(raise eps)" in _why_stalled(at_rounding)
     assert "scale the features" in _why_stalled(sol)
+
+
+def test_svmperf_stops_on_its_rule_only_where_the_gap_it_promises_holds():
+    """One feature scaled by 1e8 (|x|^2 ~ 1e17 in the reduced dual's Gram matrix): rounding
+    made the reduced dual's slack xi larger than any cut's offset (10240 where 200 is the
+    most), its dual -9732 below D(0) = 0, and so no violation: svm_perf's rule stopped at
+    once, "converged" at the zero model (P = C l = 200, bound 2e-15) with no warning. It
+    stops on the rule only where P - bound <= 1.5 C l eps / 100 (the module's certificate);
+    here it stalls, and says so."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 10))
+    y = np.sign(X @ rng.normal(size=10) + 0.5 * rng.normal(size=200))
+    X[:, 0] *= 1e8
+    X = sp.csr_matrix(X)
+    sol = run("svmperf", X, y, 1.0, max_iter=300)
+    if sol.converged:
+        assert sol.primal - sol.figures["lower_bound"] <= 1.5 * 200 * cp.DEFAULT_SVMPERF_EPS / 100
+    assert sol.stop_reason == STALLED
+    with pytest.warns(linsvm.ConvergenceWarning, match="stalled"):
+        linsvm.train(X, y, solver=35, max_iter=300)
 
 
 @pytest.mark.parametrize("C", [1e2, 1e4, 1e6])

@@ -287,7 +287,7 @@ def test_newton_at_features_near_the_bound_trains_as_liblinear(solver, n_jobs):
 @pytest.mark.parametrize("solver", [2, 40])
 def test_a_gradient_that_overflows_is_refused(solver):
     """C times sums of 1e10s past 1e308: the gradient at w = 0 itself is infinite (or NaN).
-    A dual solve handed over at its cap keeps its w (the rule holds at once from it)."""
+    A dual solve handed over at its cap goes on from its w (without the rule: below)."""
     X, y = _problem()
     with pytest.raises(linsvm.InvalidInputError, match="gradient at w = 0 overflows"):
         linsvm.train(sp.csr_matrix(X * 1e10), y, solver=solver, C=1e300)
@@ -297,6 +297,40 @@ def test_a_gradient_that_overflows_is_refused(solver):
         warnings.simplefilter("ignore")
         handed = linsvm.train(sp.csr_matrix(X * 1e10), y, solver=1, C=1e300, max_iter=5)
     assert handed.results_[0].solver == 2 and np.abs(handed.coef_).max() > 0
+
+
+@pytest.mark.parametrize("solver, start", [(1, 1e306), (12, 1e306), (12, 1e307)])
+def test_a_start_with_no_scale_for_the_rule_never_converges(solver, start):
+    """The dual's w handed to the primal at its cap, where ||g(0)|| overflows: the rule
+    ||g|| <= eps * inf held at once and the dual's w came back "converged" (-s 1 at
+    C = 1e306: P = 1.4e308, ||g(w)|| 0.62 ||g(0)|| as both scale). The primal iterations go
+    on without the rule and end, warned, by another reason."""
+    rng = np.random.default_rng(0)  # (not separable: the dual reaches its cap)
+    X = rng.standard_normal((200, 10)) * (rng.random((200, 10)) < 0.7)
+    z = X @ rng.standard_normal(10) + 0.5 * rng.standard_normal(200)
+    targets = np.where(z > 0, 1.0, -1.0) if solver == 1 else z
+    with pytest.warns(linsvm.ConvergenceWarning, match="before reaching the tolerance"):
+        model = linsvm.train(sp.csr_matrix(X), targets, solver=solver, C=start)
+    result = model.results_[0]
+    assert result.solver == solvers.SOLVERS[solver].fallback and not result.converged
+    assert np.isnan(result.figures["stop_ratio"])
+
+
+@pytest.mark.parametrize("solver", [0, 2, 11, 40])
+def test_a_gradient_that_underflows_is_measured_as_dnrm2_does(solver):
+    """C = 1e-300: every entry of g(0) below 1e-160, its sum of squares 0, and the rule
+    0 <= eps * 0 held at w = 0 ("converged" after 0 iterations, where LIBLINEAR, whose
+    dnrm2 scales, measures ||g(0)|| = 6.4e-299 and warns). The norm is g's, scaled."""
+    X, y = _problem()
+    targets = y if solver != 11 else X @ np.arange(1.0, X.shape[1] + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = linsvm.train(sp.csr_matrix(X), targets, solver=solver, C=1e-300).results_[0]
+    at_one = linsvm.train(sp.csr_matrix(X), targets, solver=solver, C=1.0, max_iter=0)
+    # g(0) = -C sum_i (loss's slope at 0) x_i: C times the one of C = 1
+    reference = at_one.results_[0].figures["grad_norm0"] * 1e-300
+    assert result.figures["grad_norm0"] == pytest.approx(reference, rel=1e-12)
+    assert result.stop_reason != "converged"
 
 
 @pytest.mark.parametrize("bias", [2.0**500, 1e155, np.inf, -np.inf])

@@ -23,17 +23,29 @@ Bounds = Callable[[np.ndarray, float], tuple[float, float, float, "np.ndarray | 
 
 def relative_gradient_norm(grad_norm: float, grad_norm0: float) -> float:
     """||g(w)|| / ||g(0)||, the quantity the stopping rule compares with eps. g(0) = 0 happens
-    only with a warm start: then 0 once g is 0 too, else infinity."""
+    only with a warm start: then 0 once g is 0 too, else infinity; NaN where ||g(0)||
+    overflowed (a start past ``check_gradient_at_zero``: the rule has no scale)."""
+    if not math.isfinite(grad_norm0):
+        return math.nan
     if grad_norm0 > 0:
         return float(grad_norm / grad_norm0)
     return math.inf if grad_norm > 0 else 0.0
 
 
+def rule_scale(grad_norm0: float) -> float:
+    """The stopping rule's ||g(0)|| in ||g(w)|| <= eps ||g(0)||: NaN, which no ||g|| meets,
+    where it overflowed. Only a run from a start gets there (``check_gradient_at_zero``),
+    -s 1's w handed to -s 2 at C ~ 1e306: an infinite scale met the rule at once and the
+    start came back "converged"; the iterations now end by small reduction, a failed line
+    search or the cap, each with its warning."""
+    return grad_norm0 if math.isfinite(grad_norm0) else math.nan
+
+
 def check_gradient_at_zero(grad_norm0: float, has_start: bool) -> None:
     """Refuse a gradient at w = 0 that overflows float64, where the run starts there: its
-    norm, the stopping rule's scale, is then infinite and every ||g|| meets the rule. (With a
-    start, e.g. a dual solve's w handed over at its cap, the rule holds at once and the start
-    is the result.)"""
+    norm, the stopping rule's scale, is then infinite and every ||g|| would meet the rule.
+    (From a start, e.g. a dual solve's w handed over at its cap, the run goes on without the
+    rule: ``rule_scale``.)"""
     if not math.isfinite(grad_norm0) and not has_start:
         raise InvalidInputError(
             "the gradient at w = 0 overflows float64 (C times the features' sums past "

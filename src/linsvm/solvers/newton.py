@@ -92,7 +92,9 @@ from ._newton_common import (
     final_stop_reason,
     newton_progress,
     newton_solution,
+    relative_gradient_norm,
     resume_values_damaged,
+    rule_scale,
 )
 
 # Constants of LIBLINEAR 2.50's newton.cpp / newton.h.
@@ -290,10 +292,11 @@ def newton_value_grad(
 @njit(cache=True, nogil=True)
 def norm_from_squares(g, gg) -> float:
     """||g|| from gg, the sum of its squares as the caller added them; where that sum
-    overflowed (entries past about 1e154: large C or features), from g scaled by its largest
-    entry, as BLAS's dnrm2 computes it. (An infinite norm stopped the solver at w = 0 as
-    converged, ||g|| <= eps ||g0|| holding for inf <= inf.)"""
-    if gg < np.inf:
+    overflowed (entries past about 1e154: large C or features) or underflowed (entries below
+    about 1e-140: C = 1e-300), from g scaled by its largest entry, as BLAS's dnrm2 computes
+    it. (An infinite norm stopped the solver at w = 0 as converged, ||g|| <= eps ||g0||
+    holding for inf <= inf; a norm of 0, for 0 <= 0.)"""
+    if 1e-280 < gg < np.inf:
         return np.sqrt(gg)
     scale = 0.0
     for j in range(g.shape[0]):
@@ -301,6 +304,8 @@ def norm_from_squares(g, gg) -> float:
             scale = abs(g[j])
     if not scale < np.inf:
         return np.inf  # an infinite or NaN entry: the gradient itself overflowed
+    if scale == 0.0:
+        return 0.0
     ss = 0.0
     for j in range(g.shape[0]):
         t = g[j] / scale
@@ -850,7 +855,7 @@ def _newton_loop(
         f = loss_sum + 0.5 * ww
         n_iter = 0
         n_cg_total = 0
-        stop = _STOP_CONVERGED if grad_norm <= eps * grad_norm0 else _RUNNING
+        stop = _STOP_CONVERGED if grad_norm <= eps * rule_scale(grad_norm0) else _RUNNING
         fresh = True
     n_cg = 0
     step = 0.0
@@ -889,7 +894,7 @@ def _newton_loop(
         n_iter += 1
         _, n_sel, grad_norm = evaluate(False, False)
         history.append((n_iter, float(f), float(grad_norm), int(n_cg), float(step)))
-        if grad_norm <= eps * grad_norm0:
+        if grad_norm <= eps * rule_scale(grad_norm0):
             stop = _STOP_CONVERGED
         elif abs(f_old - f) <= SMALL_REDUCTION_RATIO * abs(f):
             stop = _STOP_SMALL_REDUCTION
@@ -899,7 +904,7 @@ def _newton_loop(
         stop_reason = _base.LINE_SEARCH_FAILED
     else:
         stop_reason = final_stop_reason(stop, _STOP_REASONS, went_on, n_iter, max_iter)
-    stop_ratio = grad_norm / grad_norm0 if grad_norm0 > 0 else 0.0
+    stop_ratio = relative_gradient_norm(grad_norm, grad_norm0)
     # (the summary's threads line: how many ran the passes)
     threaded = {} if passes is None else {"n_threads": passes.n_threads,
                                           "thread_scheme": "row chunks"}  # fmt: skip

@@ -98,6 +98,7 @@ from ._newton_common import (
     newton_solution,
     relative_gradient_norm,
     resume_values_damaged,
+    rule_scale,
 )
 from .newton import _svc_bounds, hessian_vector, value_grad
 
@@ -360,7 +361,8 @@ class _TronRun:
         scaled = self.g / gamma
         self.delta = gamma * math.sqrt(float(np.dot(scaled * self.M, scaled)))
         self.n_iter = self.n_trials = self.n_cg_total = self.rejections = 0
-        self.stop = _CONVERGED if self.grad_norm <= self.eps * self.grad_norm0 else _RUNNING
+        met = self.grad_norm <= self.eps * rule_scale(self.grad_norm0)
+        self.stop = _CONVERGED if met else _RUNNING
 
     def resume(self, saved: dict, max_iter: int) -> None:
         """Continue from ``Progress.state()``'s dict, checked first; the gradient, the
@@ -412,7 +414,7 @@ class _TronRun:
             accept_step(self.rows, self.w, self.margins, self.step_margins, self.s)
             self.f = f_new
             _, self.n_sel, self.grad_norm = self.evaluate(False, False)
-            if self.grad_norm <= self.eps * self.grad_norm0:
+            if self.grad_norm <= self.eps * rule_scale(self.grad_norm0):
                 self.stop = _CONVERGED
         else:
             self.rejections += 1

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .data import as_csr, check_labels, check_sample_weight
+from .data import UsedColumns, as_csr, check_labels, check_sample_weight
 from .errors import InvalidInputError
 from .interrupts import RunInterrupted, StopRequest, stop_on_signals
 from .parallel import effective_n_jobs
@@ -36,6 +36,7 @@ from .training import (
     check_regression_targets,
     cv_folds,
     map_once,
+    refuse_run_options,
     train,
 )
 
@@ -127,9 +128,15 @@ def find_parameter_C(
         )
     if "C" in params:
         raise InvalidInputError("the search walks C: give its start as initial_C, not C")
+    refuse_run_options(params, "the C search")
     solver = spec.number
     X = as_csr(X, n_jobs=n_jobs, trainable=True)
     X, params = map_once(X, solver, params, n_jobs)  # C's start is computed on phi(X)
+    # The folds' weights are kept from one C to the next: over the used columns only (a
+    # hashed map's 2^31 columns made them 16 GB a fold), as train's solvers see them
+    used = UsedColumns.of(X) if "feature_map" not in params else None
+    if used is not None:
+        X = used.take(X)
     n_rows = X.shape[0]
     y = check_labels(y, n_rows)
     regression = spec.kind == REGRESSION

@@ -1243,6 +1243,23 @@ def _progress_line(progress: Progress, objectives: bool = True) -> str:
     return line
 
 
+# train's parameters that a run of many trainings (-v, -C) cannot pass on to each: a start,
+# another place to train, or one file for the state of every fold
+_RUN_OPTIONS = ("init_sol", "warm_start", "memory", "client", "checkpoint", "resume")
+
+
+def refuse_run_options(params: dict, run: str) -> None:
+    """Refuse, in one line, ``train``'s parameters that ``run`` (a cross-validation, the C
+    search) cannot give each of its trainings (they reached every fold's ``train``: a
+    TypeError, an error about options the caller never gave, or one checkpoint file that
+    every fold overwrote)."""
+    given = [name for name in _RUN_OPTIONS if params.get(name) is not None]
+    if given:
+        raise InvalidInputError(f"{run} does not take {', '.join(given)}: it trains in memory "
+                                "(no memory, client), from starts of its own (no init_sol, "
+                                "warm_start), and keeps no checkpoint")
+
+
 def cross_validation(
     X, y, n_folds: int, seed: int = 1, n_jobs: int | None = None,
     on_fold: Callable[[int, Model | None], object] | None = None, **params,
@@ -1258,6 +1275,7 @@ def cross_validation(
     its fold. ``on_fold(f, model)`` is called with each fold's number and model once it is
     trained (on the fold's thread; None for a fold of one class, which trains no model).
     """
+    refuse_run_options(params, "cross_validation")
     X = as_csr(X, n_jobs=n_jobs, trainable=True)
     X, params = map_once(X, params.get("solver", 1), params, n_jobs)
     n_rows = X.shape[0]

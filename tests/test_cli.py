@@ -175,6 +175,19 @@ def test_cross_validation(small_files, capsys):
          "-v does not go with --checkpoint/--resume"),
         (["train", "--hash-bits", "31", str(A9A)], "--hash-bits 31: a model file holds at most"),
         (["train", "--every", "5", str(A9A)], "give --checkpoint too"),  # (was ignored)
+        # options of the dual loops that the solver would ignore (its model unchanged)
+        (["train", "-s", "0", "--no-shrinking", str(A9A)],
+         "--no-shrinking applies to -s 1, 3, 4, 12 and 13, not -s 0"),
+        (["train", "-s", "37", "--bucket-size", "4", str(A9A)],
+         "--bucket-size applies to -s 1, 3, 7, 12 and 13, not -s 37"),
+        (["train", "-s", "5", "--buckets-per-group", "4", str(A9A)],
+         "--buckets-per-group applies to -s 1, 3, 7, 12 and 13, not -s 5"),
+        (["train", "-s", "21", "-m", "2", "--thread-scheme", "rounds", str(A9A)],
+         "--thread-scheme applies to -s 1, 3, 12 and 13, not -s 21"),
+        # (-v writes no model, and prints the folds' lines, not each iteration)
+        (["train", "-v", "3", "--save-on-interrupt", str(A9A)],
+         "-v does not go with --save-on-interrupt"),
+        (["train", "-C", "-s", "0", "--verbose", str(A9A)], "-C does not go with --verbose"),
         # (Python's float took digit groups: LIBLINEAR's atof reads "1_0" as 1, linsvm as 10)
         (["train", "-c", "1_0", str(A9A)], "needs a number"),
         (["train", "-w1_0", "2", str(A9A)], "needs an integer"),

@@ -118,7 +118,8 @@ options:
     passes of the Newton solvers (-s 0, 2, 11: the same model up to rounding); with -v the
     folds, with -C the folds of each C; with --memory only the conversion of a text file
     to its temporary cache (training in blocks runs on one thread)
---thread-scheme auto|async|replicas|rounds : how threads share one dual CD solve: async
+--thread-scheme auto|async|replicas|rounds : how threads share one dual CD solve (-s 1, 3,
+    12, 13): async
     (every thread against one shared w), replicas (every thread against its own copy of w,
     replaying the others' steps), both measured as they go against one thread, the faster
     kept (runs differ in their last bits); or rounds (merged in a fixed order: the same
@@ -128,9 +129,9 @@ options:
 --max-iter N : cap on outer iterations (default as LIBLINEAR: 300 for the dual solvers,
     1000 Newton iterations for the primal ones; -s 4 100000, -s 5 and -s 21 1000, -s 6 100;
     -s 1 continues with -s 2 at its cap, but in blocks and on a cluster, which warn)
---bucket-size N, --buckets-per-group N : the coordinate order (default 16 and 16;
-    1 and 1 give a plain random permutation, as LIBLINEAR)
---no-shrinking : turn shrinking off
+--bucket-size N, --buckets-per-group N : the coordinate order of the dual CD (-s 1, 3, 7,
+    12, 13; default 16 and 16; 1 and 1 give a plain random permutation, as LIBLINEAR)
+--no-shrinking : turn shrinking off (-s 1, 3, 4, 12, 13)
 --gpu : train -s 1, 3, 12 or 13 on an NVIDIA GPU (needs pip install 'linsvm[cuda]')
 --verbose : one line per outer iteration: iteration, active set, PG gap, primal, dual
     (without it, a run that takes more than 3 s prints a progress line on stderr every
@@ -338,6 +339,28 @@ def _refuse_clashes(option: str, others: tuple[tuple[str, object], ...]) -> None
         raise UsageError(f"{option} does not go with {', '.join(clashes)}")
 
 
+# The options of the dual coordinate descent's loops, and the solvers whose loops read them
+# (dcd, svr, crammer_singer and dual_lr; the threads of dcd_threads and dcd_async): another
+# solver would ignore them
+_DUAL_LOOP_OPTIONS = {
+    "--no-shrinking": (1, 3, 4, 12, 13),
+    "--bucket-size": (1, 3, 7, 12, 13),
+    "--buckets-per-group": (1, 3, 7, 12, 13),
+    "--thread-scheme": (1, 3, 12, 13),
+}
+
+
+def _refuse_for_the_solver(opts: TrainOptions) -> None:
+    """A UsageError for an option of the dual loops given to a solver that would ignore it."""
+    given = {"--no-shrinking": not opts.shrinking, "--bucket-size": opts.bucket_size is not None,
+             "--buckets-per-group": opts.buckets_per_group is not None,
+             "--thread-scheme": opts.thread_scheme != "auto"}  # fmt: skip
+    for option, solvers in _DUAL_LOOP_OPTIONS.items():
+        if given[option] and opts.solver not in solvers:
+            listed = ", ".join(map(str, solvers[:-1])) + f" and {solvers[-1]}"
+            raise UsageError(f"{option} applies to -s {listed}, not -s {opts.solver}")
+
+
 def parse_train_args(argv: list[str]) -> TrainOptions:
     """Parse ``linsvm train`` arguments as LIBLINEAR's ``train`` does (options, then files)."""
     opts = TrainOptions()
@@ -402,6 +425,7 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
         # (the model's 2^31 columns: nr_feature is a C int in the model file)
         raise UsageError("--hash-bits 31: a model file holds at most 2^31 - 1 features; "
                          "use at most 30 bits")  # fmt: skip
+    _refuse_for_the_solver(opts)
     if opts.memory is not None:
         if opts.solver not in (1, 3, 7):
             raise UsageError("--memory: block minimisation trains -s 1, -s 3 and -s 7")
@@ -415,9 +439,12 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
             ("--thread-scheme", opts.thread_scheme != "auto"),
         ))  # fmt: skip
     if opts.n_folds:
-        # (-v and -C write no model: nothing to save or continue)
-        _refuse_clashes("-C" if opts.find_C else "-v",
-                        (("--checkpoint/--resume", opts.checkpoint or opts.resume),))  # fmt: skip
+        # (-v and -C write no model: nothing to save or continue; they print the folds'
+        # LIBLINEAR lines, not each iteration)
+        _refuse_clashes("-C" if opts.find_C else "-v", (
+            ("--checkpoint/--resume", opts.checkpoint or opts.resume),
+            ("--save-on-interrupt", opts.save_on_interrupt), ("--verbose", opts.verbose),
+        ))  # fmt: skip
     if opts.dask is not None:
         if opts.solver not in (1, 3, 7):
             raise UsageError("--dask: distributed training (CoCoA+) trains -s 1, -s 3 and -s 7")

@@ -113,7 +113,8 @@ def find_parameter_C(
     X, y as for ``train``; solver 0, 2 (accuracy) or 11 (mean squared error, for the ``p`` in
     ``params``); ``n_folds`` folds (``-v``), shuffled by ``seed`` as ``cross_validation``'s,
     the same folds for every C; ``initial_C`` (``-c`` with ``-C``) replaces the computed
-    start; ``params`` go to ``train`` (bias, eps, class_weight, p, hook, ...). Prints one
+    start; ``params`` go to ``train`` (bias, eps, class_weight, p, hook, ...; not init_sol,
+    warm_start, memory, client, checkpoint, resume: refused). Prints one
     line per C when ``verbose``. The solves' ConvergenceWarnings are silenced, as LIBLINEAR
     prints none in its search. ``n_jobs``: with more than one thread the folds of each C are
     trained side by side, each on one thread (never more busy threads than ``n_jobs``); with

@@ -1266,9 +1266,10 @@ def cross_validation(
 ) -> np.ndarray:  # fmt: skip
     """Predicted label (or value) of each row by a model trained on the other folds (``-v``).
 
-    ``params`` go to ``train``. ``n_jobs``: with more than one thread the folds are trained
-    side by side, each on one thread (never more busy threads than ``n_jobs``; on a GPU, in
-    turn); with one, folds are trained in turn and ``n_jobs`` goes to each ``train``
+    ``params`` go to ``train`` (but for ``init_sol``, ``warm_start``, ``memory``, ``client``,
+    ``checkpoint`` and ``resume``, refused). ``n_jobs``: with more than one thread the folds
+    are trained side by side, each on one thread (never more busy threads than ``n_jobs``; on
+    a GPU, in turn); with one, folds are trained in turn and ``n_jobs`` goes to each ``train``
     (one-vs-rest threads). Every fold has the same seed, so the predictions do not depend on
     ``n_jobs``. Ctrl-C ends the whole cross-validation (KeyboardInterrupt), not one of its
     folds. ``progress`` (as ``train``'s): the folds done and the solvers' lines, each naming

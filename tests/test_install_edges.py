@@ -209,9 +209,16 @@ def test_cache_falls_back_to_a_private_temporary_folder(fallback_setting):
 
 def test_cache_is_left_alone_where_numba_has_a_folder(fallback_setting, tmp_path):
     _numba_cache, package, no_user_cache, temporary = fallback_setting
-    chosen = {"NUMBA_CACHE_DIR": "/somewhere/chosen"}
+    chosen = {"NUMBA_CACHE_DIR": str(tmp_path / "chosen")}
     assert _numba_cache.use_fallback_cache(chosen, str(package), no_user_cache) is None
-    assert chosen == {"NUMBA_CACHE_DIR": "/somewhere/chosen"}
+    assert chosen == {"NUMBA_CACHE_DIR": str(tmp_path / "chosen")}
+    # a chosen folder that cannot be written (Numba then failed every import: "no locator
+    # available"): the fallback takes its place
+    unwritable = {"NUMBA_CACHE_DIR": os.path.join(no_user_cache, "cache")}
+    folder = _numba_cache.use_fallback_cache(unwritable, str(package), no_user_cache)
+    assert unwritable == {"NUMBA_CACHE_DIR": folder} and folder.startswith(str(temporary))
+    for path in temporary.iterdir():
+        shutil.rmtree(path)
     # a writable user-wide folder: Numba uses it
     environ: dict[str, str] = {}
     user_cache = str(tmp_path / "home" / ".cache" / "numba")

@@ -413,6 +413,40 @@ def test_an_ignored_sigint_stays_ignored_while_training(problem):
     assert not model.interrupted and model.stop_signal is None
 
 
+def test_a_programs_own_sigint_handler_keeps_its_ctrl_c(problem):
+    """A handler of the program's (an asyncio loop's, a server's shutdown flag) was replaced
+    while training: its Ctrl-C stopped the run and never reached the program. Like SIGTERM's,
+    it is left alone: called, and training goes on."""
+    X, y = problem
+    called = []
+
+    def own(signum, frame) -> None:
+        called.append(signum)
+
+    previous = signal.signal(signal.SIGINT, own)
+    try:
+        model = linsvm.train(X, y, solver=1, eps=1e-3, hook=signal_at(2))
+        assert signal.getsignal(signal.SIGINT) is own and called == [signal.SIGINT]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert not model.interrupted and model.stop_signal is None
+
+
+def test_a_handler_set_by_c_code_is_left_as_it_is(problem, monkeypatch):
+    """An embedding host's C handler reads as None from signal.getsignal: it was saved, and
+    putting None back raised a TypeError after every training, the host's handler lost."""
+    X, y = problem
+    getsignal = signal.getsignal
+    monkeypatch.setattr(signal, "getsignal",
+                        lambda sig: None if sig == signal.SIGINT else getsignal(sig))
+    installed = []
+    setsignal = signal.signal
+    monkeypatch.setattr(signal, "signal",
+                        lambda sig, handler: installed.append(sig) or setsignal(sig, handler))
+    model = linsvm.train(X, y, solver=1, eps=1e-3)
+    assert model.results_[0].converged and signal.SIGINT not in installed
+
+
 @pytest.mark.parametrize("solver", [2, 11])
 def test_a_threaded_newton_runs_checkpoint_resumes_on_its_thread_count_only(tmp_path, solver):
     """The primal Newton solvers' sums in row chunks decide their last bits (-s 11's

@@ -10,8 +10,8 @@ with no writable home: a service user, a container run as another uid) Numba rai
 
 ``use_fallback_cache`` runs when this module is imported, which ``linsvm/__init__.py`` does
 first, before any kernel is defined: in
-that case only, and only if the user has not chosen a folder (``NUMBA_CACHE_DIR``), it points
-Numba at a private folder under the temporary directory, ``linsvm-numba-cache-<uid>`` (kept
+that case only, or where the folder the user chose (``NUMBA_CACHE_DIR``) cannot be written, it
+points Numba at a private folder under the temporary directory, ``linsvm-numba-cache-<uid>`` (kept
 between runs, so kernels compile once per machine and account, not once per process; a folder
 of that name that another account owns or can write to is not used: a fresh private one is,
 removed at exit). It does so silently: the commands work as they do elsewhere, and a warning
@@ -104,20 +104,26 @@ def use_fallback_cache(
 ) -> str | None:
     """Set ``NUMBA_CACHE_DIR`` in ``environ`` (default ``os.environ``, so that worker processes
     inherit it) to ``fallback_folder()`` when Numba would find no writable cache folder for the
-    package's kernels and the user has set none; returns the folder, or None when nothing was
-    changed. ``user_cache``: Numba's user-wide folder ("" asks Numba; None: there is none)."""
+    package's kernels: none set by the user and none of Numba's own, or one set by the user
+    that cannot be written; returns the folder, or None when nothing was changed.
+    ``user_cache``: Numba's user-wide folder ("" asks Numba; None: there is none)."""
     environ = os.environ if environ is None else environ
-    if environ.get("NUMBA_CACHE_DIR"):
-        return None
-    config = sys.modules.get("numba.core.config")
-    if config is not None and getattr(config, "CACHE_DIR", ""):
-        return None  # set in Numba's config by the program itself
-    if all(_writable(folder) for folder in in_tree_folders(package_root)):
-        return None
-    if user_cache == "":
-        user_cache = numba_user_cache()
-    if user_cache is not None and _writable(user_cache):
-        return None
+    chosen = environ.get("NUMBA_CACHE_DIR")
+    if chosen:
+        # Numba caches there only, and fails where it cannot write (a read-only image's
+        # baked cache run as a service user): then the fallback is the folder
+        if _writable(chosen):
+            return None
+    else:
+        config = sys.modules.get("numba.core.config")
+        if config is not None and getattr(config, "CACHE_DIR", ""):
+            return None  # set in Numba's config by the program itself
+        if all(_writable(folder) for folder in in_tree_folders(package_root)):
+            return None
+        if user_cache == "":
+            user_cache = numba_user_cache()
+        if user_cache is not None and _writable(user_cache):
+            return None
     folder = fallback_folder()
     environ["NUMBA_CACHE_DIR"] = folder
     # Numba reads its environment on import, which may have come first (numba_user_cache

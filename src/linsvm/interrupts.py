@@ -78,10 +78,11 @@ class StopRequest:
 def stop_on_signals() -> Iterator[StopRequest]:
     """Within the block, SIGINT and SIGTERM request a stop instead of ending the process.
 
-    SIGTERM is taken over only where it still has its default action or is held for a safe
-    point (a program that installed its own handler keeps it), and neither where it is
-    ignored. The previous handlers are restored on exit. A signal held for a safe point when
-    the block starts is its stop request at once.
+    Each is taken over only where Python's own handling holds it (SIGINT's KeyboardInterrupt,
+    a default action, or held for a safe point): a program that installed its own handler
+    keeps it and sees its signals, and neither is taken where it is ignored. The previous
+    handlers are restored on exit. A signal held for a safe point when the block starts is
+    its stop request at once.
     """
     global _held_signal, _sigterm_held
     request = StopRequest()
@@ -99,10 +100,12 @@ def stop_on_signals() -> Iterator[StopRequest]:
     previous = {}
     for sig in (signal.SIGINT, signal.SIGTERM):
         current = signal.getsignal(sig)
-        if current is signal.SIG_IGN or (sig == signal.SIGTERM
-                                         and current not in (signal.SIG_DFL, _hold)):
-            # (ignored: as a job started in the background by a script, kept from the
-            # terminal's Ctrl-C, should stay)
+        # Taken over from Python's own handling only: not where ignored (a job started in
+        # the background by a script, kept from the terminal's Ctrl-C, should stay so), nor
+        # from a handler of the program's (its Ctrl-C was swallowed: an asyncio loop's, a
+        # server's shutdown flag), nor from one installed by C code (None: an embedding
+        # host's, which could not be put back)
+        if current not in (signal.SIG_DFL, signal.default_int_handler, _hold):
             continue
         previous[sig] = current
         signal.signal(sig, on_signal)

@@ -351,3 +351,36 @@ def test_block_summary_of_logistic_regression_has_no_support_vectors(train_file,
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "nSV" not in out and re.search(r"duality gap = \S+ \(relative \S+\)", out)
+
+
+FORK_WHILE_COMPILING = """
+import os, sys, threading, time
+import linsvm
+from numba.core.compiler_lock import global_compiler_lock as lock
+
+held = threading.Event()
+
+def compiling():  # (a kernel loading or compiling on another thread: seconds when cold)
+    with lock:
+        held.set()
+        time.sleep(1.0)
+
+threading.Thread(target=compiling).start()
+held.wait()
+pid = os.fork()
+if pid == 0:  # the child's first kernel takes the lock
+    os._exit(0 if lock._lock.acquire(timeout=5) else 1)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="no fork here")
+def test_a_child_forked_while_a_kernel_compiles_can_compile():
+    """multiprocessing's fork start beside a training thread: the child inherited Numba's
+    compiler lock held by a thread it does not have, and hung at its first kernel (5 of 5
+    Pools). A fork now waits for the lock."""
+    run = subprocess.run([sys.executable, "-c", FORK_WHILE_COMPILING], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["0"]

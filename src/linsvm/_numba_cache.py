@@ -177,5 +177,25 @@ def tolerate_cache_faults() -> None:
     Cache._linsvm_tolerant = True
 
 
+def compiler_lock_across_fork() -> None:
+    """Make a fork wait until no thread holds Numba's compiler lock. linsvm's kernels load
+    (or compile) on first use, under that lock, for seconds on a cold cache: a child forked
+    meanwhile (multiprocessing's "fork" start, a Pool beside a training thread) inherited the
+    lock held by a thread it does not have, and hung at its first kernel. Idempotent; a
+    no-op without ``os.register_at_fork`` or on a Numba without the lock."""
+    global _fork_guarded
+    if _fork_guarded or not hasattr(os, "register_at_fork"):
+        return
+    try:
+        from numba.core.compiler_lock import global_compiler_lock as lock
+    except ImportError:
+        return
+    os.register_at_fork(before=lock.acquire, after_in_parent=lock.release,
+                        after_in_child=lock.release)  # fmt: skip
+    _fork_guarded = True
+
+
+_fork_guarded = False
 use_fallback_cache()
 tolerate_cache_faults()
+compiler_lock_across_fork()

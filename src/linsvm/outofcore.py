@@ -260,7 +260,7 @@ def plan_blocks(source: BlockSource, budget: int, n_vectors: int, run_bytes: int
                        whole, stored)
         )  # fmt: skip
     support_budget = block_budget if selective else 0
-    budget_block = block_budget
+    uncapped_block_budget = block_budget  # (before max_block_bytes, a test knob, caps it)
     if max_block_bytes is not None:
         if not is_integer(max_block_bytes) or max_block_bytes < 1:
             raise InvalidInputError(f"max_block_bytes must be a number of bytes >= 1, got "
@@ -275,7 +275,7 @@ def plan_blocks(source: BlockSource, budget: int, n_vectors: int, run_bytes: int
     # Cut to the budget's size, a unit larger than a training block is a single row: it
     # trains as a block of its own, which the shares must hold.
     largest_row = int(cost.max(initial=0)) if hasattr(source, "split") else 0
-    if largest_row > budget_block:
+    if largest_row > uncapped_block_budget:
         raise InvalidInputError(
             _too_small(budget, overhead_bytes is not None, overhead, fixed - overhead, shares,
                        whole, stored, largest_row)

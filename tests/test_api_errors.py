@@ -763,3 +763,135 @@ def test_a_sparse_data_frame_stays_sparse(data):
     assert not seen
     np.testing.assert_array_equal(model.coef_, linsvm.train(X, y).coef_)
     np.testing.assert_array_equal(predicted, model.predict(X))
+
+
+# ----------------------------------------------------------------------------- options' types
+
+
+@pytest.mark.parametrize("nu", ["abc", [0.5], None])
+def test_nu_not_a_number(data, nu):
+    X, y = data
+    with _raises("nu must be a number in"):
+        linsvm.train(X, y, solver=21, nu=nu)
+
+
+@pytest.mark.parametrize(
+    "option, match",
+    [({"bucket_size": "4"}, "bucket_size must be an integer >= 1, got '4'"),
+     ({"bucket_size": 2.5}, "bucket_size must be an integer >= 1, got 2.5"),
+     ({"buckets_per_group": 1.0}, "buckets_per_group must be an integer >= 1, got 1.0")],
+)  # fmt: skip
+def test_bucket_options_must_be_integers(data, option, match):
+    X, y = data
+    with _raises(match):
+        linsvm.train(X, y, **option)
+
+
+@pytest.mark.parametrize("every, match", [("abc", "must be a number of seconds, got 'abc'"),
+                                          (None, "must be a number of seconds, got None"),
+                                          (0, "must be > 0 seconds, got 0")])  # fmt: skip
+def test_checkpoint_interval(data, tmp_path, every, match):
+    X, y = data
+    with _raises(f"checkpoint interval {match}"):
+        linsvm.train(X, y, checkpoint=tmp_path / "run.ckpt", checkpoint_every=every)
+
+
+def test_place_options_must_be_a_mapping(data):
+    X, y = data
+    with _raises("place_options must be a mapping of option names to values, got str"):
+        linsvm.train(X, y, place_options="inner_iter=3")
+
+
+# ----------------------------------------------------------------------------- seeds and paths
+# in cross-validation and the parameter search, as in train
+
+
+def _searches():
+    from linsvm.model_selection import find_parameter_C, find_parameters
+
+    return {
+        "cross_validation": lambda X, y, **kw: linsvm.cross_validation(X, y, 3, **kw),
+        "find_parameter_C": lambda X, y, **kw: np.array(
+            find_parameter_C(X, y, n_folds=3, verbose=False, **kw).path),
+        "find_parameters": lambda X, y, **kw: np.array(
+            find_parameters(X, y, solver=11, n_folds=3, verbose=False, **kw).path),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("run", ["cross_validation", "find_parameter_C", "find_parameters"])
+def test_searches_take_numpy_seeds_and_refuse_others(data, run):
+    X, y = data
+    search = _searches()[run]
+    np.testing.assert_array_equal(search(X, y, seed=np.int64(3)), search(X, y, seed=3))
+    for seed in ("3", None, 2.0):
+        with _raises("seed must be an integer"):
+            search(X, y, seed=seed)
+
+
+@pytest.mark.parametrize("run", ["cross_validation", "find_parameter_C", "find_parameters"])
+def test_searches_read_a_path_as_train_does(data, tmp_path, run):
+    X, y = data
+    path = tmp_path / "rows.svm"
+    linsvm.write_libsvm(X, y, path)
+    search = _searches()[run]
+    np.testing.assert_array_equal(search(str(path), None), search(X, y))
+    with _raises("y is given with the path"):
+        search(path, y)
+
+
+def test_the_p_search_refuses_a_fixed_p(data):
+    from linsvm.model_selection import find_parameters
+
+    X, y = data
+    with _raises("the search walks p: give its start as initial_p, not p"):
+        find_parameters(X, y, solver=11, p=0.5, verbose=False)
+
+
+def test_model_selection_is_an_attribute_of_the_package():
+    import subprocess
+    import sys
+
+    code = "import linsvm; print(linsvm.model_selection.find_parameter_C.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "find_parameter_C"
+
+
+# ----------------------------------------------------------------------------- habits from
+# LIBLINEAR's Python interface (train(y, x, '-s 0'), svm_read_problem's dicts, predict options)
+
+
+def test_an_option_string_says_how_options_are_given(data):
+    X, y = data
+    with _raises("looks like a LIBLINEAR option string; linsvm takes the options as arguments"):
+        linsvm.train(X, y, "-s 0 -c 4")
+
+
+@pytest.mark.parametrize("name, number", [("L2R_LR", 0), ("l2r_l2loss_svc_dual", 1),
+                                          ("MCSVM_CS", 4), ("ONECLASS_SVM", 21)])  # fmt: skip
+def test_model_file_solver_names_are_solvers(name, number):
+    from linsvm.solvers import get_solver
+
+    assert get_solver(name).number == number
+
+
+def test_labels_first_or_rows_as_dicts(data):
+    X, y = data
+    with _raises(r"X must be 2-D, got shape \(60,\): .*train\(X, y\)"):
+        linsvm.train(y, X)
+    with _raises("X holds rows as dicts .*linsvm.read_libsvm"):
+        linsvm.train([{1: 0.5, 3: 1.0}, {2: 1.0}], [1, -1])
+
+
+def test_predict_with_an_option_string(data):
+    X, y = data
+    model = linsvm.train(X, y, solver=0)
+    for method in (model.predict, model.decision_function, model.predict_proba):
+        with _raises("LIBLINEAR's predict options are methods here: predict_proba"):
+            method(X, "-b 1")
+
+
+def test_read_libsvm_of_a_file_object(tmp_path):
+    path = tmp_path / "rows.svm"
+    path.write_text("1 1:0.5\n-1 2:1\n")
+    with open(path) as f, _raises("read_libsvm takes a file's path, got a file object"):
+        linsvm.read_libsvm(f)

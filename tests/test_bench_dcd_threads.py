@@ -27,8 +27,8 @@ sys.path.insert(0, str(REPO))
 
 # Looked up, not imported: snapml's library is built with -ffast-math, and loading it turns on
 # flush-to-zero for the whole process, which breaks hypothesis's float strategies in later tests.
-if importlib.util.find_spec("snapml") is None:
-    pytest.skip("snapml is not installed", allow_module_level=True)
+needs_snapml = pytest.mark.skipif(importlib.util.find_spec("snapml") is None,
+                                  reason="snapml is not installed")  # fmt: skip
 
 from benchmarks import bench_dcd_threads as bdt  # noqa: E402
 from benchmarks.common import Dataset  # noqa: E402
@@ -48,6 +48,7 @@ def _table_rows(text: str, heading: str) -> list[list[str]]:
     return rows
 
 
+@needs_snapml
 def test_quick_run(tmp_path):
     out = tmp_path / "report.md"
     env = dict(os.environ, LINSVM_BENCH_SCRATCH=str(tmp_path / "scratch"),

@@ -25,9 +25,10 @@ from linsvm.estimators import LinearSVC, LinearSVR, LogisticRegression  # noqa: 
 
 _SAMPLE_WEIGHT_REASON = (
     "sample_weight is not equivalent to removing/repeating samples at the check's default "
-    "tolerance: the coordinate-descent solvers visit rows in random order and every solver "
-    "stops at tol, far from the check's precision (sklearn's own LinearSVC and LinearSVR "
-    "expect this failure too; test_sample_weight_equivalence_primal runs it at tol=1e-12)"
+    "tolerance: every solver stops at tol, far from the check's precision (the primal "
+    "Newton's -s 2 of LinearSVC's dual='auto' too), and the coordinate-descent solvers visit "
+    "the rows in random order (sklearn's own LinearSVC and LinearSVR expect this failure "
+    "too; test_sample_weight_equivalence_primal runs it at tol=1e-12)"
 )
 EXPECTED_FAILED = {
     "check_sample_weight_equivalence_on_dense_data": _SAMPLE_WEIGHT_REASON,

@@ -183,7 +183,10 @@ def _kill_trials(writer: Writer, n: int, seed: int) -> Counter:
         else:
             size = "absent" if now is None else f"{len(now)} bytes"
             pytest.fail(f"{where}: the file is neither the old nor the new one ({size})")
-        seen["killed mid-write" if os.WIFSIGNALED(status) and not done else "killed after"] += 1
+        if not os.WIFSIGNALED(status):
+            seen["finished before the kill"] += 1
+        else:
+            seen["killed after the write" if done else "killed mid-write"] += 1
         extra = _leftovers(writer.target)
         if extra:
             # only a kill between the hidden name's link and the rename leaves one: whole,
@@ -198,15 +201,12 @@ def _kill_trials(writer: Writer, n: int, seed: int) -> Counter:
 
 
 def test_killed_writers_leave_the_old_file_or_the_new_one(writers):
-    outcomes = {}
     for seed, writer in enumerate(writers):
         seen = _kill_trials(writer, KILLS_PER_WRITER, seed)
-        outcomes[writer.name] = seen
         print(f"{writer.name}: write {writer.seconds:.3f} s, {len(writer.new)} bytes: "
               f"{dict(seen)}")  # fmt: skip
         # the delays are drawn over the write's duration: most kills land within it
         assert seen["killed mid-write"] >= KILLS_PER_WRITER // 5, (writer.name, seen)
-    assert sum(s["killed mid-write"] + s["killed after"] for s in outcomes.values()) >= 200
 
 
 def test_hidden_temporaries_of_killed_writers_are_removed_by_the_next_write(writers, monkeypatch):

@@ -12,6 +12,9 @@ linsvm's own SGD and cutting-plane solvers (-s 30-33, 35-39: -s 3's problem); pr
 checked here). A run that stops at its iteration cap (C = 1e6, values near float32's limit:
 LIBLINEAR caps its dual solvers at 300 outer iterations too) must say so: not converged, with
 a ConvergenceWarning from every solver that has a stopping rule; its iterate is not compared.
+Such a stop happens on other edges too, each where LIBLINEAR's own run also ends at its cap
+or near w = 0: -s 0, 2 and 40 on values near 1e-300 (no reduction of P measurable), -s 13 on
+all-zero and on duplicated rows, -s 21 on a class of one row and at C = 1e-6.
 The solvers without one (Pegasos, SGD-R, Bottou's three) run a fixed budget and are never
 "converged": their last iterate is compared, except on those two edges (``CAPPED_EDGES``),
 where no budget of epochs reaches the optimum. Tiny data: milliseconds a test.
@@ -348,8 +351,9 @@ def test_a_bias_past_the_trainable_bound_is_refused(bias):
 @pytest.mark.parametrize("solver", [0, 2, 11, 40])
 def test_newton_at_huge_C_trains_as_liblinear(solver):
     """C = 1e160: pcg's r' M^-1 r formed as r r / M overflowed (line search failed at w = 0,
-    accuracy 56% on heart_scale where LIBLINEAR, forming z = M^-1 r first, has 84%). TRON's
-    trust-region CG too (-s 40, -s 2's problem)."""
+    accuracy 56% on heart_scale where LIBLINEAR, forming z = M^-1 r first, has 84%). The
+    same Newton iterations as LIBLINEAR's give its weights; TRON's trust-region CG too (-s 40,
+    -s 2's problem, its own stopping rule: a model as accurate, not LIBLINEAR's weights)."""
     X, y = _problem()
     target = _targets(solver, X, y)
     with warnings.catch_warnings():
@@ -359,6 +363,12 @@ def test_newton_at_huge_C_trains_as_liblinear(solver):
     assert result.n_iter > 0 and np.abs(huge.coef_).max() > 0
     if solver != 11:
         assert np.mean(huge.predict(X) == y) > 0.8
+    if solver != 40:
+        options = f"-s {solver} -c 1e160 -q" + (" -p 0.1" if solver == 11 else "")
+        reference = liblinearutil.train(list(map(float, target)), sp.csr_matrix(X), options)
+        expected = [reference.get_decfun_coef(j + 1, 0) for j in range(X.shape[1])]
+        # (both take the first label seen as the positive class)
+        np.testing.assert_allclose(huge.coef_[0], expected, rtol=1e-6)
 
 
 @pytest.mark.parametrize("solver", (1, *OWN_SOLVERS))

@@ -36,6 +36,10 @@ _ESTIMATORS = ("LinearSVC", "LinearSVR", "LogisticRegression")
 
 
 def __getattr__(name: str):
+    if name == "model_selection":  # (-C's search: loaded on first use, as the estimators)
+        import importlib
+
+        return importlib.import_module(".model_selection", __name__)
     if name in _ESTIMATORS or name in _TRANSFORMERS:
         import_extra("sklearn", "sklearn", f"linsvm.{name}", package="scikit-learn")
     if name in _ESTIMATORS:

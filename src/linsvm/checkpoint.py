@@ -37,7 +37,7 @@ import numpy as np
 
 from .errors import InvalidInputError
 from .io._atomic import atomic_write_bytes, check_writable
-from .solvers._base import Hook, Progress, Solution
+from .solvers._base import Hook, Progress, Solution, check_number
 
 FORMAT = "linsvm-checkpoint"
 VERSION = 1
@@ -130,11 +130,12 @@ class Checkpointer:
     classes write 2.8 GB for a file of 52 MB."""
 
     def __init__(self, path: str | os.PathLike, every: float, meta: dict[str, Any]) -> None:
-        if not (every > 0):
-            raise InvalidInputError(f"checkpoint interval must be > 0 seconds, got {every}")
+        self.every = check_number(
+            every, 0.0, "checkpoint interval must be a number of seconds, got {value!r}",
+            "checkpoint interval must be > 0 seconds, got {value}", strict=True,
+        )  # fmt: skip
         check_checkpoint_path(path)
         self.path = os.fspath(path)
-        self.every = float(every)
         self.meta = meta
         self.lock = threading.Lock()
         self.running: dict[int, tuple[int, int, dict[str, np.ndarray]]] = {}

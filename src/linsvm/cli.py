@@ -860,6 +860,7 @@ def _find_parameters(opts: TrainOptions, X, y, params: dict, caught) -> int:
 
     regression = SOLVERS[opts.solver].kind == REGRESSION
     del params["C"]
+    params.pop("p", None)  # (the search walks p from -p, its initial_p)
     if regression and opts.p_given:  # (refused before the search's first line, as LIBLINEAR)
         from .solvers.svr import check_p
 

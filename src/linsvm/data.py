@@ -173,6 +173,12 @@ def sparse_frame_as_csr(X):
 def dense_values(X, name: str = "X") -> np.ndarray:
     """Array-like X as a 2-D array of float32 or float64 (other numbers cast to float64);
     complex values, non-numbers (strings, pandas' NA) and other shapes refused in one line."""
+    if isinstance(X, list | tuple) and X and isinstance(X[0], dict):
+        raise InvalidInputError(
+            f"{name} holds rows as dicts (LIBLINEAR's svm_read_problem gives them): read the "
+            "file with linsvm.read_libsvm, or make a matrix of them (scikit-learn's "
+            "DictVectorizer)"
+        )
     try:
         if np.iscomplexobj(X):
             raise InvalidInputError(f"{name} is complex; linsvm needs real values")
@@ -186,6 +192,11 @@ def dense_values(X, name: str = "X") -> np.ndarray:
         raise
     except (TypeError, ValueError) as exc:  # (also a ragged list: NumPy's inhomogeneous shape)
         raise InvalidInputError(f"{name} must be numeric: {exc}") from None
+    if arr.ndim == 1:
+        # (LIBLINEAR's Python interface takes the labels first: train(y, x))
+        raise InvalidInputError(f"{name} must be 2-D, got shape {arr.shape}: one row is "
+                                f"{name}.reshape(1, -1), and the rows come before the labels, "
+                                "train(X, y)")  # fmt: skip
     if arr.ndim != 2:
         raise InvalidInputError(f"{name} must be 2-D, got shape {arr.shape}")
     return arr

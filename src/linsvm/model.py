@@ -194,6 +194,11 @@ class Model:
         ``n_jobs``: threads over rows for sparse X (joblib's convention; default all cores).
         Every row is computed on its own, so the values do not depend on it.
         """
+        if isinstance(n_jobs, str):  # (LIBLINEAR's Python interface: predict(y, x, m, '-b 1'))
+            raise InvalidInputError(
+                f"n_jobs must be an integer, got {n_jobs!r}; LIBLINEAR's predict options are "
+                "methods here: predict_proba(X) for -b 1"
+            )
         offset = self.intercept_ - self.rho
         X = sparse_frame_as_csr(X)
         if self.feature_map is not None and not sp.issparse(X):

@@ -28,6 +28,7 @@ from .parallel import effective_n_jobs
 from .problems import silenced, single_class, submit, weighted_fit_rows
 from .solvers import REGRESSION, SOLVERS, get_solver, list_where
 from .solvers._base import chain_hooks
+from .solvers._columns import check_seed
 from .solvers.svr import check_p
 from .training import (
     SIGNAL_POLL_SECONDS,
@@ -36,6 +37,7 @@ from .training import (
     check_regression_targets,
     cv_folds,
     map_once,
+    read_if_path,
     refuse_run_options,
     train,
 )
@@ -110,11 +112,12 @@ def find_parameter_C(
 ) -> ParameterSearch:
     """Cross-validated score along a warm-started path of growing C (``train -C``).
 
-    X, y as for ``train``; solver 0, 2 (accuracy) or 11 (mean squared error, for the ``p`` in
-    ``params``); ``n_folds`` folds (``-v``), shuffled by ``seed`` as ``cross_validation``'s,
-    the same folds for every C; ``initial_C`` (``-c`` with ``-C``) replaces the computed
-    start; ``params`` go to ``train`` (bias, eps, class_weight, p, hook, ...; not init_sol,
-    warm_start, memory, client, checkpoint, resume: refused). Prints one
+    X, y as for ``train`` (rows and labels, or a LIBSVM file's path and y None); solver 0, 2
+    (accuracy) or 11 (mean squared error, for the ``p`` in ``params``); ``n_folds`` folds
+    (``-v``), shuffled by ``seed`` as ``cross_validation``'s, the same folds for every C;
+    ``initial_C`` (``-c`` with ``-C``) replaces the computed start; ``params`` go to ``train``
+    (bias, eps, class_weight, p, hook, ...; not init_sol, warm_start, memory, client,
+    checkpoint, resume: refused). Prints one
     line per C when ``verbose``. The solves' ConvergenceWarnings are silenced, as LIBLINEAR
     prints none in its search. ``n_jobs``: with more than one thread the folds of each C are
     trained side by side, each on one thread (never more busy threads than ``n_jobs``); with
@@ -131,6 +134,8 @@ def find_parameter_C(
         raise InvalidInputError("the search walks C: give its start as initial_C, not C")
     refuse_run_options(params, "the C search")
     solver = spec.number
+    seed = check_seed(seed)
+    X, y = read_if_path(X, y)
     X = as_csr(X, n_jobs=n_jobs, trainable=True)
     X, params = map_once(X, solver, params, n_jobs)  # C's start is computed on phi(X)
     # The folds' weights are kept from one C to the next: over the used columns only (a
@@ -277,6 +282,10 @@ def find_parameters(
         )
     if spec.kind != REGRESSION:
         return find_parameter_C(X, y, solver, n_folds, initial_C, seed, verbose, **params)
+    if "p" in params:
+        raise InvalidInputError("the search walks p: give its start as initial_p, not p")
+    seed = check_seed(seed)
+    X, y = read_if_path(X, y)  # (read once, not once a p)
     if initial_p is not None:
         initial_p = check_p(initial_p)
     y = check_labels(y, np.shape(y)[0] if np.ndim(y) else 0)  # (X's rows: checked later)

@@ -338,6 +338,9 @@ def train(
         the handler it had, ending the process by default (``linsvm.interrupts``).
     """
     seed = check_seed(seed)  # (a NumPy integer too: the generators take a Python int)
+    if place_options is not None and not isinstance(place_options, Mapping):
+        raise InvalidInputError("place_options must be a mapping of option names to values, "
+                                f"got {type(place_options).__name__}")  # fmt: skip
     if memory is not None or client is not None or _is_path(X) or place_options:
         options = {k: v for k, v in locals().items()
                    if k not in ("X", "y", "memory", "client", "place_options")}  # fmt: skip
@@ -559,6 +562,20 @@ def _is_path(X) -> bool:
     return isinstance(X, str | os.PathLike)
 
 
+def read_if_path(X, y) -> tuple:
+    """(X, y) as given, or read from the LIBSVM file that X names (then y must be None: the
+    file's labels are the targets)."""
+    if not _is_path(X):
+        return X, y
+    if y is not None:
+        raise InvalidInputError(
+            f"y is given with the path {os.fspath(X)!r}: the file's labels are the targets"
+        )
+    from .io import read_libsvm
+
+    return read_libsvm(X)
+
+
 def _train_elsewhere(X, y, memory, client, options: dict, place_options: dict) -> Model:
     """``train`` where the rows are not given in memory: a path read into memory, blocks of a
     file under ``memory``, or a Dask cluster (``client``). ``options``: train's other
@@ -574,10 +591,7 @@ def _train_elsewhere(X, y, memory, client, options: dict, place_options: dict) -
             f"y is given with the path {os.fspath(X)!r}: the file's labels are the targets"
         )
     if memory is None and client is None:  # a path, read into memory
-        from .io import read_libsvm
-
-        X, y = read_libsvm(X)
-        return train(X, y, **options)
+        return train(*read_if_path(X, y), **options)
     place, taken, own = (("memory=", _BLOCK_OPTIONS, _BLOCK_PLACE_OPTIONS) if memory is not None
                          else ("client=", _PLACE_OPTIONS, _CLUSTER_PLACE_OPTIONS))  # fmt: skip
     defaults = {k: v.default for k, v in inspect.signature(train).parameters.items()}
@@ -1266,6 +1280,7 @@ def cross_validation(
 ) -> np.ndarray:  # fmt: skip
     """Predicted label (or value) of each row by a model trained on the other folds (``-v``).
 
+    X, y as for ``train``: rows and labels, or the path of a LIBSVM file and y None.
     ``params`` go to ``train`` (but for ``init_sol``, ``warm_start``, ``memory``, ``client``,
     ``checkpoint`` and ``resume``, refused). ``n_jobs``: with more than one thread the folds
     are trained side by side, each on one thread (never more busy threads than ``n_jobs``; on
@@ -1277,6 +1292,8 @@ def cross_validation(
     trained (on the fold's thread; None for a fold of one class, which trains no model).
     """
     refuse_run_options(params, "cross_validation")
+    seed = check_seed(seed)
+    X, y = read_if_path(X, y)
     X = as_csr(X, n_jobs=n_jobs, trainable=True)
     X, params = map_once(X, params.get("solver", 1), params, n_jobs)
     n_rows = X.shape[0]

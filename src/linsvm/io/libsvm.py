@@ -164,6 +164,10 @@ def read_libsvm(
     """
     options = _Options.check(dtype, n_features, zero_based, query_id, check_width)
     n_threads = effective_n_jobs(n_jobs)
+    if not isinstance(path, str | bytes | os.PathLike):
+        what = "a file object" if hasattr(path, "read") else type(path).__name__
+        raise InvalidInputError(f"read_libsvm takes a file's path, got {what}; for text in "
+                                "memory, linsvm.io.parse_libsvm_bytes(f.read())")  # fmt: skip
     name = os.fsdecode(os.fspath(path))
     with open(path, "rb") as raw:
         # a binary cache is recognised by its first bytes, whatever the file's name

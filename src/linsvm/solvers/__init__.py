@@ -327,11 +327,14 @@ def model_file_solver(number: int) -> SolverSpec:
 
 
 def solver_number(solver: int | str) -> int:
-    """A solver's number from its number or its name (``"sgd-s"``, ``"32"``); -1 if unknown."""
+    """A solver's number from its number or its name (``"sgd-s"``, ``"32"``, or the name model
+    files give it, ``"L2R_LR"``); -1 if unknown."""
     if isinstance(solver, str):
         key = solver.strip().lower()
         if key in SOLVER_BY_ALIAS:
             return SOLVER_BY_ALIAS[key].number
+        if key.upper() in SOLVER_BY_NAME:
+            return SOLVER_BY_NAME[key.upper()].number
         try:
             solver = int(key)
         except ValueError:
@@ -358,6 +361,12 @@ def list_where(test: Callable[[SolverSpec], bool], flags: bool = False) -> str:
 def get_solver(solver: int | str) -> SolverSpec:
     """The spec of a solver given by number or name; a one-line error if there is none."""
     number = solver_number(solver)
+    if number < 0 and isinstance(solver, str) and solver.strip().startswith("-"):
+        # (LIBLINEAR's Python interface takes an option string: train(y, x, '-s 0 -c 4'))
+        raise InvalidInputError(
+            f"solver {solver!r} looks like a LIBLINEAR option string; linsvm takes the options "
+            "as arguments: train(X, y, solver=0, C=4, eps=0.01, bias=1)"
+        )
     if number < 0:
         raise InvalidInputError(f"unknown solver type {solver!r}; available: {available_solvers()}")
     return SOLVERS[number]

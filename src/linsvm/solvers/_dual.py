@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from .._intrinsics import prefetch
+from ..data import is_integer
 from ..errors import InvalidInputError
 from ..sparse_rows import rows_dot
 from . import _base
@@ -227,15 +228,9 @@ def choose_order(
     X, y, bucket_size: int | None, buckets_per_group: int | None, seed: int
 ) -> tuple[int, int]:
     """The coordinate order: as given, or (None) buckets unless neighbouring rows are alike."""
-    if (
-        bucket_size is not None
-        and bucket_size < 1
-        or (buckets_per_group is not None and buckets_per_group < 1)
-    ):
-        raise InvalidInputError(
-            f"bucket_size and buckets_per_group must be >= 1, got {bucket_size}, "
-            f"{buckets_per_group}"
-        )
+    for name, value in (("bucket_size", bucket_size), ("buckets_per_group", buckets_per_group)):
+        if value is not None and not (is_integer(value) and value >= 1):
+            raise InvalidInputError(f"{name} must be an integer >= 1, got {value!r}")
     if bucket_size is None:
         n_rows = X.shape[0]
         # (32 bytes: DCD's four-double record; the other dual solvers' are alike)

@@ -22,7 +22,8 @@ def new_state(seed: int) -> np.ndarray:
 def numpy_generator(seed: int, *streams: int) -> np.random.Generator:
     """NumPy's generator of ``seed`` (any int the solvers take: NumPy's takes none below 0,
     so the seed's 64 bits as unsigned, as ``new_state``), ``streams`` mixed in."""
-    return np.random.default_rng([seed % 2**64, *streams] if streams else seed % 2**64)
+    seed = int(seed) % 2**64  # (a NumPy int64's % 2**64 overflows)
+    return np.random.default_rng([seed, *streams] if streams else seed)
 
 
 @njit(cache=True, nogil=True, inline="always")

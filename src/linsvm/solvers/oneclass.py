@@ -64,7 +64,7 @@ from ..objective import (  # noqa: F401  (the one-class objectives live in objec
 )
 from ..sparse_rows import row_axpy, row_dot, row_sq_norm, rows_dot
 from . import _dual
-from ._base import Hook, Solution, Subproblem, check_eps
+from ._base import Hook, Solution, Subproblem, check_eps, check_number
 from ._dual import I_ACTIVE as _I_ACTIVE
 from ._dual import I_CONVERGED as _I_CONVERGED
 from ._dual import I_ITER as _I_ITER
@@ -97,9 +97,11 @@ def check_oneclass_bias(bias: float) -> None:
 
 def check_nu(nu: float) -> float:
     """nu must lie in (0, 1] (LIBLINEAR does not check; nu > 1 overruns its arrays)."""
-    nu = float(nu)
-    if not (0.0 < nu <= 1.0):
-        raise InvalidInputError(f"nu must be in (0, 1] for the one-class SVM, got {nu}")
+    out_of_range = "nu must be in (0, 1] for the one-class SVM, got {number}"
+    nu = check_number(nu, 0.0, "nu must be a number in (0, 1], got {value!r}", out_of_range,
+                      strict=True)  # fmt: skip
+    if nu > 1.0:
+        raise InvalidInputError(out_of_range.format(number=nu))
     return nu
 
 

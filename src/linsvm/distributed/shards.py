@@ -639,6 +639,10 @@ def shards_from_collection(X, y, n_partitions: int | None = None,
 
     x_chunks, x_rows = _row_chunks(X, "X")
     y_chunks, y_rows = _row_chunks(y, "y")
+    known = not any(np.isnan(x_rows)) and not any(np.isnan(y_rows))
+    if known and sum(x_rows) != sum(y_rows):  # (no chunking makes them alike)
+        raise InvalidInputError(f"X has {int(sum(x_rows))} rows but y has {int(sum(y_rows))} "
+                                "labels")  # fmt: skip
     if len(x_chunks) != len(y_chunks):
         raise InvalidInputError(f"X has {len(x_chunks)} row chunks and y {len(y_chunks)}; "
                                 "chunk them alike")

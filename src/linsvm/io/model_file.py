@@ -371,6 +371,8 @@ def _parse_header(text: str, name: str) -> _Header:
         elif key == "nr_class":
             header["nr_class"] = take_number("nr_class")
             value_at["nr_class"] = at
+            if header["nr_class"] < 1:  # (before a label line reads that many labels)
+                raise ModelFormatError(f"{here(at)}: bad nr_class {header['nr_class']}")
         elif key == "nr_feature":
             header["nr_feature"] = take_number("nr_feature")
             value_at["nr_feature"] = at
@@ -411,7 +413,8 @@ def _parse_header(text: str, name: str) -> _Header:
     if kind != CLASSIFICATION and nr_class != 2:
         # (LIBLINEAR writes 2 and uses the first weight vector; more would be ignored)
         what = "regression" if kind == REGRESSION else "one-class"
-        raise ModelFormatError(f"{name}: a {what} model has nr_class 2, not {nr_class}")
+        raise ModelFormatError(f"{here(value_at['nr_class'])}: a {what} model has nr_class 2, "
+                               f"not {nr_class}")  # fmt: skip
     return _Header(
         solver=solver,
         nr_class=nr_class,

@@ -110,9 +110,9 @@ def test_random_bit_patterns_format_as_python():
 def test_non_finite_and_undecided_values_are_handed_to_python():
     out = np.zeros(64, dtype=np.uint8)
     for v in (math.inf, -math.inf, math.nan):
-        assert _format._write_g17(np.array(v).view(np.uint64)[()], out, 0) == -1
+        assert _format.write_g(np.array(v).view(np.uint64)[()], out, 0, 17) == -1
     tie = (2**52 + 1) / 4  # v * 10 = N + 1/2 exactly: round half to even needs the exact value
-    assert _format._write_g17(np.array(tie).view(np.uint64)[()], out, 0) == -1
+    assert _format.write_g(np.array(tie).view(np.uint64)[()], out, 0, 17) == -1
     w = np.array([[1.0, tie, -2.0]]).view(np.uint64)
     row, col, n, status = _format.format_weight_rows(w, 0, 0, 3, out, 0)
     assert (row, col, status) == (1, 0, _format.FALLBACK) and bytes(out[:n]) == b"1 \n"

@@ -191,12 +191,26 @@ options:
     converted so far on stderr every 5 s)
 """
 
+SCALE_USAGE = """\
+Usage: linsvm scale [options] data_filename
+Scale each feature linearly onto [lower, upper] (LIBSVM's svm-scale, which LIBLINEAR ships);
+the scaled rows go to the standard output, as svm-scale writes them.
+options:
+-l lower : x scaling lower limit (default -1; 0 keeps non-negative sparse data sparse)
+-u upper : x scaling upper limit (default +1)
+-y y_lower y_upper : y scaling limits (default: no y scaling)
+-s save_filename : save scaling parameters to save_filename
+-r restore_filename : restore scaling parameters from restore_filename (its limits are the
+    ones used: -l, -u and -y, if given, must agree with them)
+"""
+
 MAIN_USAGE = """\
-Usage: linsvm {train,predict,compare,cache} ...
+Usage: linsvm {train,predict,compare,cache,scale} ...
   linsvm train [options] training_set_file [model_file]
   linsvm predict [options] test_file model_file output_file
   linsvm compare [options] training_set_file test_set_file   (the SVM solvers raced)
   linsvm cache [options] data_file cache_file   (a binary cache that any command reads)
+  linsvm scale [options] data_filename   (svm-scale: features onto [-1, 1] or [lower, upper])
   linsvm --version
 Run "linsvm COMMAND --help" for a command's options.
 """
@@ -629,12 +643,14 @@ def regression_scores(predicted: np.ndarray, y: np.ndarray) -> tuple[float, floa
 
 @contextmanager
 def _naming(path: str):
-    """Errors from training (one class, bad weights for the labels, ...) name the file."""
+    """Errors from training (one class, bad weights for the labels, ...) name the file; those
+    that name a file of their own (the checkpoint's) are left as they are."""
     try:
         yield
     except InvalidInputError as exc:
         message = str(exc)
-        if message.startswith((f"{path}:", f"{path} ")):  # "data.txt bytes 0-99: ..." too
+        # ("data.txt bytes 0-99: ..." too)
+        if message.startswith((f"{path}:", f"{path} ", "checkpoint ")):
             raise
         raise InvalidInputError(f"{path}: {message}") from exc
 
@@ -1417,6 +1433,83 @@ def run_cache(argv: list[str]) -> int:
     return 0
 
 
+def run_scale(argv: list[str]) -> int:
+    """``linsvm scale``: svm-scale's options and output (the scaled rows on stdout)."""
+    import warnings
+
+    from .io import read_libsvm
+    from .scaling import check_limits, find_scaling, load_scaling, svm_scale_text
+
+    if not argv or wants_help(argv):
+        print(SCALE_USAGE, end="")
+        return 0 if argv else 1
+    limits: dict[str, float] = {}
+    y_limits = save = restore = None
+    i = 0
+    while i < len(argv) - 1 and argv[i].startswith("-") and len(argv[i]) > 1:
+        option = argv[i]
+        count = 2 if option == "-y" else 1
+        if option not in ("-l", "-u", "-y", "-s", "-r"):
+            raise UsageError(f"unknown option: {option}")
+        if i + count >= len(argv):
+            raise UsageError(f"option {option} needs {'two values' if count == 2 else 'a value'}"
+                             " before the data file")  # fmt: skip
+        if option == "-y":
+            y_limits = (_number(argv[i + 1], float, "-y"), _number(argv[i + 2], float, "-y"))
+        elif option in ("-l", "-u"):
+            limits[option] = _number(argv[i + 1], float, option)
+        elif option == "-s":
+            save = argv[i + 1]
+        else:
+            restore = argv[i + 1]
+        i += 1 + count
+    if len(argv) - i != 1:
+        raise UsageError("expected the options, then one data_filename")
+    data_file = argv[i]
+    lower, upper = limits.get("-l", -1.0), limits.get("-u", 1.0)
+    check_limits(lower, upper, "lower/upper")
+    if y_limits is not None:
+        check_limits(*y_limits, "y_lower/y_upper")
+    if save is not None and restore is not None:
+        raise UsageError("cannot use -r and -s simultaneously")
+    if restore is not None:
+        scaling = load_scaling(restore)
+        _agree_with_range_file(scaling, limits, y_limits, restore)
+    X, y = read_libsvm(data_file)
+    if restore is None:
+        scaling = find_scaling(X, y, lower, upper, y_limits)
+    if save is not None:
+        check_writable(save)
+        refuse_replacing(save, "range file", [("data file", data_file)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scaled = scaling.transform(X)
+    for warning in caught:
+        print(f"linsvm scale: warning: {warning.message}", file=sys.stderr)
+    labels = scaling.transform_labels(y)
+    if save is not None:
+        scaling.save(save)
+    out = sys.stdout.buffer
+    for piece in svm_scale_text(scaled, labels):
+        out.write(piece)
+    out.flush()
+    return 0
+
+
+def _agree_with_range_file(scaling, limits: dict, y_limits, path: str) -> None:
+    """-l, -u and -y given with -r must be the range file's own (svm-scale ignores them)."""
+    given = {"-l": scaling.lower, "-u": scaling.upper}
+    for option, value in limits.items():
+        if value != given[option]:
+            raise UsageError(f"{option} {value:g} differs from the range file {path}'s "
+                             f"{given[option]:g}")  # fmt: skip
+    if y_limits is not None and tuple(y_limits) != scaling.y_limits:
+        held = ("no label scaling" if scaling.y_limits is None
+                else "-y {:g} {:g}".format(*scaling.y_limits))  # fmt: skip
+        raise UsageError(f"-y {y_limits[0]:g} {y_limits[1]:g} differs from the range file "
+                         f"{path}'s {held}")  # fmt: skip
+
+
 def _one_line(exc: BaseException) -> str:
     """The message of a user error, for the command line."""
     if isinstance(exc, ZeroIndexError):
@@ -1443,12 +1536,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     command, rest = argv[0], argv[1:]
     commands = {
-        "train": run_train, "predict": run_predict, "compare": run_compare, "cache": run_cache
+        "train": run_train, "predict": run_predict, "compare": run_compare, "cache": run_cache,
+        "scale": run_scale,
     }
     if command not in commands:
         print(
             f"linsvm: error: unknown command {command!r} "
-            "(expected train, predict, compare or cache)",
+            "(expected train, predict, compare, cache or scale)",
             file=sys.stderr,
         )
         return 1

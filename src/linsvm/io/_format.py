@@ -1,15 +1,17 @@
-"""Numba kernels that write model weights as text, byte for byte as Python's ``f"{v:.17g}"``.
+"""Numba kernels that write numbers as text, byte for byte as Python's (and C's) ``%g``.
 
 A model file's weight lines (`linsvm.io.model_file`) hold every weight as ``%.17g``: 17
 significant digits, correctly rounded (round half to even on the exact binary value), laid
 out as C's ``%g`` lays them out (fixed notation for decimal exponents -4 to 16, else
 ``d.ddde+XX``; trailing zeros and a trailing point dropped). Formatting them one Python float
 at a time costs about a microsecond and 100 bytes of Python objects a weight; these kernels
-write them straight into a byte buffer, a buffer at a time.
+write them straight into a byte buffer, a buffer at a time. The same kernels write any
+precision p (``%.{p}g``): ``linsvm scale`` writes svm-scale's rows, their values as ``%g`` (6
+digits).
 
-The 17 digits of v = m * 2**e come from one 64x128-bit product: m (normalised to 64 bits)
+The p digits of v = m * 2**e come from one 64x128-bit product: m (normalised to 64 bits)
 times the parser's truncated 128-bit mantissa of 10**q (`linsvm.io._parse`), q chosen so that
-the integer part N of v * 10**q has 17 digits. The table's truncation makes the product at
+the integer part N of v * 10**q has p digits. The table's truncation makes the product at
 most m units of its lowest 64-bit word too small, far below the fraction's resolution, so the
 rounding of N is decided exactly except when the fraction lies within that margin of one
 half: exact ties (which need round-half-even on the exact value) and about one value in
@@ -44,24 +46,25 @@ _FRACTION_MASK = np.uint64((1 << 52) - 1)
 _HIDDEN_BIT = np.uint64(1 << 52)
 _U48 = np.uint64(48)  # "0"
 _TEN8 = np.uint64(10**8)
-_TEN16 = 10**16
-_TEN17 = 10**17
+_POW10_INT = np.array([10**i for i in range(19)], dtype=np.int64)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _digits17(m, e):
+def _digits(m, e, p):
     """(N, k, ok) for v = m * 2**e > 0 (m uint64 with its leading bit at 63): N in
-    [10**16, 10**17) the 17 significant digits of v correctly rounded, k its decimal exponent
-    (v ~= N * 10**(k - 16)); ok False when the rounding cannot be decided from the 192-bit
-    product (the caller falls back)."""
+    [10**(p - 1), 10**p) the p significant digits of v correctly rounded (2 <= p <= 17), k
+    its decimal exponent (v ~= N * 10**(k - p + 1)); ok False when the rounding cannot be
+    decided from the 192-bit product (the caller falls back)."""
+    ten_low = _POW10_INT[p - 1]
+    ten_high = _POW10_INT[p]
     b = e + 63  # floor(log2 v)
     # k = floor(log10 2**b) (Ryu's 78913 / 2**18, exact for |b| <= 1650); v has k + 1 or
-    # k + 2 digits before the point, so N = v * 10**(16 - k) has 17 or 18
+    # k + 2 digits before the point, so N = v * 10**(p - 1 - k) has p or p + 1
     if b >= 0:
         k = (b * 78913) >> 18
     else:
         k = -((-b * 78913) >> 18) - 1
-    t = 16 - k - _POW10_MIN_EXP
+    t = p - 1 - k - _POW10_MIN_EXP
     if t < 0 or t >= _POW10_EXP2.shape[0]:
         return 0, 0, False
     a_hi, a_lo = mul_u64(m, _POW10_HI[t])
@@ -78,8 +81,8 @@ def _digits17(m, e):
     n = np.int64(p2 >> sh)
     mask = (_U1 << sh) - _U1
     f2 = p2 & mask
-    if n >= _TEN17:
-        # 18 digits: round off the last, d, with the fraction below it
+    if n >= ten_high:
+        # p + 1 digits: round off the last, d, with the fraction below it
         d = n % 10
         n = n // 10
         k += 1
@@ -87,7 +90,7 @@ def _digits17(m, e):
             n += 1
         elif d == 5 or (d == 4 and f2 == mask and p1 == _MAX_U64):
             return 0, 0, False  # a tie, or too close to one to tell
-    elif n >= _TEN16:
+    elif n >= ten_low:
         # Round up when the product is past one half, down when one unit of p1 more is
         # still below it (with a unit to spare); in between, undecided.
         half = _U1 << (sh - _U1)
@@ -96,9 +99,9 @@ def _digits17(m, e):
         elif f2 == half or (f2 == half - _U1 and p1 == _MAX_U64):
             return 0, 0, False
     else:
-        return 0, 0, False  # just below 10**16 by the truncation: v * 10**q near 10**16
-    if n == _TEN17:
-        n = _TEN16
+        return 0, 0, False  # just below 10**(p - 1) by the truncation: v * 10**q near it
+    if n == ten_high:
+        n = ten_low
         k += 1
     return n, k, True
 
@@ -132,28 +135,34 @@ def _put8(out, at, x):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _put17(out, at, n):
-    """The 17 digits of n in [10**16, 10**17) at out[at:at + 17]; how many remain when the
+def _put_digits(out, at, n, p):
+    """The p digits of n in [10**(p - 1), 10**p) at out[at:at + p]; how many remain when the
     trailing zeros are dropped (at least one)."""
     x = np.uint64(n)
-    rest = x % (_TEN8 * _TEN8)
-    out[at] = _U48 + x // (_TEN8 * _TEN8)
-    hi = rest // _TEN8
-    _put8(out, at + 1, hi)
-    _put8(out, at + 9, rest - hi * _TEN8)
-    n_digits = 17
+    if p == 17:  # (the model files' weights: eight digits at a time)
+        rest = x % (_TEN8 * _TEN8)
+        out[at] = _U48 + x // (_TEN8 * _TEN8)
+        hi = rest // _TEN8
+        _put8(out, at + 1, hi)
+        _put8(out, at + 9, rest - hi * _TEN8)
+    else:
+        for i in range(p - 1, -1, -1):
+            q = x // np.uint64(10)
+            out[at + i] = _U48 + (x - q * np.uint64(10))
+            x = q
+    n_digits = p
     while n_digits > 1 and out[at + n_digits - 1] == 48:
         n_digits -= 1
     return n_digits
 
 
 @njit(cache=True, nogil=True)
-def _write_g17(bits, out, pos):
-    """Write ``f"{v:.17g}"`` at out[pos:] (room for MAX_VALUE_BYTES assumed) for the float64
-    v of IEEE bits ``bits`` (uint64); the position after it, or -1 when v must be formatted
-    by Python (not finite, or undecided).
+def write_g(bits, out, pos, p):
+    """Write ``f"{v:.{p}g}"`` (C's ``%.{p}g``, 2 <= p <= 17) at out[pos:] (room for
+    MAX_VALUE_BYTES assumed) for the float64 v of IEEE bits ``bits`` (uint64); the position
+    after it, or -1 when v must be formatted by Python (not finite, or undecided).
 
-    The 17 digits are written once where most of them belong, then the few around the
+    The p digits are written once where most of them belong, then the few around the
     decimal point are moved; bytes past the returned position may be scribbled on.
     """
     biased = np.int64((bits >> _U52) & _EXPONENT_MASK)
@@ -175,12 +184,12 @@ def _write_g17(bits, out, pos):
     else:
         m = (fraction | _HIDDEN_BIT) << _U11
         e = biased - 1075 - 11
-    n, k, ok = _digits17(m, e)
+    n, k, ok = _digits(m, e, p)
     if not ok:
         return -1
-    if 0 <= k < 17:
+    if 0 <= k < p:
         # fixed: k + 1 integer digits (zeros past the significant ones), the rest after "."
-        n_digits = _put17(out, pos + 1, n)
+        n_digits = _put_digits(out, pos + 1, n, p)
         for i in range(pos, pos + k + 1):
             out[i] = out[i + 1]
         if n_digits <= k + 1:
@@ -190,14 +199,14 @@ def _write_g17(bits, out, pos):
     if -4 <= k < 0:
         # fixed: "0.", -k - 1 zeros, the digits
         start = pos + 1 - k
-        n_digits = _put17(out, start, n)
+        n_digits = _put_digits(out, start, n, p)
         out[pos] = 48
         out[pos + 1] = 46
         for i in range(pos + 2, start):
             out[i] = 48
         return start + n_digits
     # exponential: d[.ddd]e+XX (at least two exponent digits)
-    n_digits = _put17(out, pos + 1, n)
+    n_digits = _put_digits(out, pos + 1, n, p)
     out[pos] = out[pos + 1]
     mantissa_end = pos + 1
     if n_digits > 1:
@@ -239,7 +248,7 @@ def format_weight_rows(w, row, col, row_stop, out, pos):
         while col < n_w:
             if pos > limit:
                 return row, col, pos, FULL
-            end = _write_g17(w[col, row], out, pos)
+            end = write_g(w[col, row], out, pos, 17)
             if end < 0:
                 return row, col, pos, FALLBACK
             out[end] = 32
@@ -250,3 +259,61 @@ def format_weight_rows(w, row, col, row_stop, out, pos):
         col = 0
         row += 1
     return row, col, pos, DONE
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put_int(out, pos, x):
+    """The decimal digits of x >= 0 (int64) at out[pos:]; the position after them."""
+    n_digits = 1
+    while n_digits < 19 and x >= _POW10_INT[n_digits]:
+        n_digits += 1
+    for i in range(n_digits - 1, -1, -1):
+        q = x // 10
+        out[pos + i] = 48 + (x - q * 10)
+        x = q
+    return pos + n_digits
+
+
+# The longest entry of svm-scale's rows: a 19-digit index, ":", a "%g" value
+# ("-1.23457e-308"), a space, and a newline.
+MAX_ENTRY_BYTES = 19 + 1 + MAX_VALUE_BYTES + 2
+
+
+@njit(cache=True, nogil=True)
+def format_svm_scale_rows(labels, indptr, indices, values, row, at, row_stop, out, pos):
+    """Write the rows ``row`` to ``row_stop`` - 1 as svm-scale prints them, from item ``at``
+    of the first (-1: its label; k >= 0: its k-th stored entry), into ``out`` from ``pos``:
+    the label as "%.17g", each entry as "index:%g" (indices + 1), every item followed by a
+    space, a newline after each row.
+
+    labels : (n_rows,) uint64, values : (nnz,) uint64 -- the IEEE bits of the float64 labels
+        and values (``.view(np.uint64)``); indptr, indices: the rows' CSR structure.
+
+    Returns (row, at, n_bytes, status) as ``format_weight_rows``: DONE, FULL, or FALLBACK
+    (the item ``at`` of ``row`` is to be formatted by Python, then continue after it).
+    """
+    limit = out.shape[0] - MAX_ENTRY_BYTES
+    while row < row_stop:
+        start = indptr[row]
+        n_items = indptr[row + 1] - start
+        while at < n_items:
+            if pos > limit:
+                return row, at, pos, FULL
+            if at < 0:
+                end = write_g(labels[row], out, pos, 17)
+            else:
+                pos_value = _put_int(out, pos, np.int64(indices[start + at]) + 1)
+                out[pos_value] = 58  # ":"
+                end = write_g(values[start + at], out, pos_value + 1, 6)
+            if end < 0:
+                return row, at, pos, FALLBACK
+            out[end] = 32
+            pos = end + 1
+            at += 1
+        if pos > limit:
+            return row, at, pos, FULL
+        out[pos] = 10
+        pos += 1
+        at = -1
+        row += 1
+    return row, at, pos, DONE

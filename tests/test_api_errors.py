@@ -847,13 +847,14 @@ def test_the_p_search_refuses_a_fixed_p(data):
         find_parameters(X, y, solver=11, p=0.5, verbose=False)
 
 
-def test_model_selection_is_an_attribute_of_the_package():
+def test_model_selection_and_scaling_are_attributes_of_the_package():
     import subprocess
     import sys
 
-    code = "import linsvm; print(linsvm.model_selection.find_parameter_C.__name__)"
+    code = ("import linsvm; print(linsvm.model_selection.find_parameter_C.__name__, "
+            "linsvm.scaling.find_scaling.__name__)")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "find_parameter_C"
+    assert out.stdout.split() == ["find_parameter_C", "find_scaling"]
 
 
 # ----------------------------------------------------------------------------- habits from

@@ -33,13 +33,15 @@ __version__ = "0.1.0"
 # command line and the plain API start without scikit-learn (the sklearn extra); without it,
 # one error naming the extra.
 _ESTIMATORS = ("LinearSVC", "LinearSVR", "LogisticRegression")
+# linsvm.model_selection (-C's search) and linsvm.scaling (svm-scale's): modules of their own
+_SUBMODULES = ("model_selection", "scaling")
 
 
 def __getattr__(name: str):
-    if name == "model_selection":  # (-C's search: loaded on first use, as the estimators)
+    if name in _SUBMODULES:  # (loaded on first use, as the estimators)
         import importlib
 
-        return importlib.import_module(".model_selection", __name__)
+        return importlib.import_module(f".{name}", __name__)
     if name in _ESTIMATORS or name in _TRANSFORMERS:
         import_extra("sklearn", "sklearn", f"linsvm.{name}", package="scikit-learn")
     if name in _ESTIMATORS:

@@ -1,0 +1,304 @@
+"""Feature scaling as svm-scale (``linsvm scale``, ``linsvm.scaling``).
+
+Oracles: LIBSVM's ``svm-scale`` itself (Debian's libsvm-tools; ``scripts/oracles/libsvm_tools.sh``,
+skipped when absent): the same bytes on stdout and in the range file for the same input and
+options, and each tool reads the other's range file; liblinear-official's
+``csr_find_scale_param`` / ``csr_scale`` (the same map as ``x * coef + offset``, to rounding);
+Python's ``%g`` for the compiled text (hypothesis).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import linsvm
+from linsvm import DataFormatError, InvalidInputError
+from linsvm.cli import main
+from linsvm.io import _format
+from linsvm.scaling import Scaling, find_scaling, load_scaling, parse_scaling, svm_scale_text
+
+REPO = Path(__file__).resolve().parents[1]
+SVM_SCALE = shutil.which("svm-scale")
+needs_svm_scale = pytest.mark.skipif(
+    SVM_SCALE is None, reason="svm-scale not installed (scripts/oracles/libsvm_tools.sh)"
+)
+
+
+def _rows(seed: int, n_rows: int = 40, n_features: int = 12) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Rows with negative values, a constant feature, a feature of zeros only, repeated
+    extremes, values of 1e-7 to 1e7 (so that %g prints some in exponential form)."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(n_rows, n_features)) * 10.0 ** rng.integers(-7, 8, size=n_features)
+    A[rng.random(A.shape) < 0.5] = 0.0
+    A[:, 2] = 3.5  # constant: left out
+    A[:, 5] = 0.0  # never present
+    A[:3, 7] = A[:, 7].max()  # the maximum repeated
+    y = rng.integers(1, 4, size=n_rows).astype(float) * 1.25
+    return sp.csr_matrix(A), y
+
+
+def _write(path: Path, X, y) -> Path:
+    linsvm.write_libsvm(X, y, path)
+    return path
+
+
+def _svm_scale(args: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run([SVM_SCALE, *args], capture_output=True, check=False)
+
+
+def _linsvm_scale(args: list[str], capfdbinary) -> tuple[int, bytes, str]:
+    status = main(["scale", *args])
+    captured = capfdbinary.readouterr()
+    return status, captured.out, captured.err.decode()
+
+
+# ----------------------------------------------------------------------------- against svm-scale
+
+
+@needs_svm_scale
+@pytest.mark.parametrize(
+    "options",
+    [[], ["-l", "0"], ["-l", "-2.5", "-u", "3"], ["-y", "0", "1"], ["-l", "0", "-y", "-1", "7"]],
+)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_same_bytes_as_svm_scale(tmp_path, capfdbinary, options, seed):
+    data = _write(tmp_path / "train.svm", *_rows(seed))
+    theirs = _svm_scale([*options, "-s", str(tmp_path / "theirs.range"), str(data)])
+    assert theirs.returncode == 0, theirs.stderr
+    status, ours, _ = _linsvm_scale([*options, "-s", str(tmp_path / "ours.range"), str(data)],
+                                    capfdbinary)  # fmt: skip
+    assert status == 0
+    assert ours == theirs.stdout
+    assert (tmp_path / "ours.range").read_bytes() == (tmp_path / "theirs.range").read_bytes()
+
+
+@needs_svm_scale
+@pytest.mark.parametrize("y_scaled", [False, True])
+def test_each_reads_the_others_range_file(tmp_path, capfdbinary, y_scaled):
+    """Test rows with features the training rows lack (one varying: warned), and fewer."""
+    X, y = _rows(2)
+    X_test, y_test = _rows(3, n_rows=15, n_features=15)
+    train = _write(tmp_path / "train.svm", X, y)
+    test = _write(tmp_path / "test.svm", X_test[:, :], y_test)
+    options = ["-y", "-1", "1"] if y_scaled else []
+    assert _svm_scale([*options, "-l", "0", "-s", str(tmp_path / "theirs.range"),
+                       str(train)]).returncode == 0  # fmt: skip
+    _linsvm_scale([*options, "-l", "0", "-s", str(tmp_path / "ours.range"), str(train)],
+                  capfdbinary)  # fmt: skip
+    theirs = _svm_scale(["-r", str(tmp_path / "ours.range"), str(test)])
+    status, ours, err = _linsvm_scale(["-r", str(tmp_path / "theirs.range"), str(test)],
+                                      capfdbinary)  # fmt: skip
+    assert status == 0 and ours == theirs.stdout
+    assert "warning: feature(s) 13, 14, 15 vary" in err  # (beyond the training rows' 12)
+    assert b"WARNING: feature index 13" in theirs.stderr
+
+
+@needs_svm_scale
+def test_the_bundled_adult_data_as_svm_scale(tmp_path, capfdbinary):
+    data = REPO / "data" / "a9a"
+    theirs = _svm_scale(["-l", "0", str(data)])
+    status, ours, _ = _linsvm_scale(["-l", "0", str(data)], capfdbinary)
+    assert status == 0 and ours == theirs.stdout
+
+
+# ----------------------------------------------------------------------------- the map
+
+
+def test_as_liblinears_python_scaling():
+    from liblinear.commonutil import csr_find_scale_param, csr_scale
+
+    X, _ = _rows(4)
+    for lower, upper in [(-1.0, 1.0), (0.0, 1.0), (-3.0, 0.5)]:
+        expected = csr_scale(X, csr_find_scale_param(X, lower, upper))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # (the non-zeros' growth)
+            ours = find_scaling(X, lower=lower, upper=upper).transform(X)
+        np.testing.assert_allclose(ours.toarray(), expected.toarray(), rtol=1e-12, atol=1e-14)
+
+
+def test_each_feature_spans_the_limits_exactly():
+    X, y = _rows(5)
+    scaling = find_scaling(X, y, lower=-2.0, upper=3.0, y_limits=(10.0, 20.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        Z = scaling.transform(X).toarray()
+    A = X.toarray()
+    varying = A.min(axis=0) < A.max(axis=0)
+    assert np.all(Z[:, ~varying] == 0.0)  # constant features left out
+    lows = (A == A.min(axis=0)) & varying
+    highs = (A == A.max(axis=0)) & varying
+    assert np.all(Z[lows] == -2.0) and np.all(Z[highs] == 3.0)
+    assert np.all((Z[:, varying] >= -2.0) & (Z[:, varying] <= 3.0))
+    labels = scaling.transform_labels(y)
+    assert labels[y == y.min()].tolist() == [10.0] * int(np.sum(y == y.min()))
+    assert labels[y == y.max()].tolist() == [20.0] * int(np.sum(y == y.max()))
+    middle = (y > y.min()) & (y < y.max())
+    np.testing.assert_allclose(labels[middle],
+                               10 + 10 * (y[middle] - y.min()) / (y.max() - y.min()))  # fmt: skip
+
+
+def test_lower_zero_keeps_non_negative_rows_sparse_and_minus_one_warns():
+    X = sp.csr_matrix(np.abs(_rows(6)[0].toarray()))
+    assert find_scaling(X, lower=0.0).transform(X).nnz <= X.nnz
+    with pytest.warns(UserWarning, match="non-zeros where the original have .*-l 0"):
+        find_scaling(X).transform(X)
+
+
+def test_wider_and_narrower_rows():
+    X, _ = _rows(7)
+    scaling = find_scaling(X, lower=0.0)
+    assert scaling.transform(X[:, :5]).shape == (X.shape[0], X.shape[1])
+    wide = sp.hstack([X, sp.csr_matrix(np.arange(X.shape[0], dtype=float)[:, None])]).tocsr()
+    with pytest.warns(UserWarning, match=r"feature\(s\) 13 vary"):
+        Z = scaling.transform(wide)
+    assert Z.shape == wide.shape and Z[:, 12].nnz == 0
+
+
+def test_inputs_dense_and_float32_as_csr():
+    X = _rows(8)[0].astype(np.float32).astype(np.float64)  # (values float32 holds exactly)
+    expected = find_scaling(X, lower=0.0).transform(X).toarray()
+    for rows in (X.toarray(), X.astype(np.float32), X.tocsc()):
+        np.testing.assert_array_equal(find_scaling(rows, lower=0.0).transform(rows).toarray(),
+                                      expected)  # fmt: skip
+
+
+def test_labels_of_one_value_map_to_y_lower():
+    X, _ = _rows(9)
+    y = np.full(X.shape[0], 4.0)
+    assert find_scaling(X, y, y_limits=(-1.0, 1.0)).transform_labels(y).tolist() == [-1.0] * 40
+
+
+@pytest.mark.parametrize("limits", [(1.0, 1.0), (2.0, 1.0), (np.nan, 1.0), (0.0, np.inf)])
+def test_bad_limits(limits):
+    X, y = _rows(0)
+    with pytest.raises(InvalidInputError, match="inconsistent lower/upper specification"):
+        find_scaling(X, lower=limits[0], upper=limits[1])
+    with pytest.raises(InvalidInputError, match="inconsistent y_lower/y_upper"):
+        find_scaling(X, y, y_limits=limits)
+
+
+# ----------------------------------------------------------------------------- range files
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    st.lists(st.tuples(st.floats(-1e300, 1e300), st.floats(0, 1e300)), min_size=0, max_size=8),
+    st.sampled_from([(-1.0, 1.0), (0.0, 1.0), (-0.1, 1e-3)]),
+    st.one_of(st.none(), st.tuples(st.floats(-1e6, 1e6), st.floats(1e-3, 1e6))),
+)
+def test_range_files_round_trip(ranges, limits, y_limits):
+    low = np.array([a for a, _ in ranges])
+    high = np.array([a + b for a, b in ranges])
+    high = np.where(np.isfinite(high), high, low)
+    y_part = {}
+    if y_limits is not None:
+        y_part = {"y_limits": (y_limits[0], y_limits[0] + y_limits[1]), "y_range": (-2.0, 5.0)}
+    scaling = Scaling(limits[0], limits[1], low, high, **y_part)
+    again = parse_scaling(scaling.to_text())
+    kept = low != high
+    n = int(np.flatnonzero(kept)[-1]) + 1 if kept.any() else 0
+    np.testing.assert_array_equal(again.feature_min[kept[:n]], low[:n][kept[:n]])
+    np.testing.assert_array_equal(again.feature_max[kept[:n]], high[:n][kept[:n]])
+    assert again.n_features == n and again.to_text() == scaling.to_text()
+    assert (again.lower, again.upper, again.y_limits) == (scaling.lower, scaling.upper,
+                                                          scaling.y_limits)  # fmt: skip
+
+
+def test_save_and_load(tmp_path):
+    X, y = _rows(10)
+    scaling = find_scaling(X, y, y_limits=(0.0, 1.0))
+    scaling.save(tmp_path / "r")
+    loaded = load_scaling(tmp_path / "r")
+    assert loaded.to_text() == scaling.to_text()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        np.testing.assert_array_equal(loaded.transform(X).toarray(),
+                                      scaling.transform(X).toarray())  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text, where",
+    [("", ":1: expected the line 'x'"), ("x\n-1\n", ":2: expected lower upper"),
+     ("x\n-1 1\n2 0 1\n1 0 1\n", ":4: feature index 1 is not above"),
+     ("x\n-1 1\n1 3 2\n", ":3: feature 1: min 3 is above max 2"),
+     ("x\n-1 1\n1 0 nan\n", ":3: expected 'index min max'"),
+     ("y\n0 1\nx\n", ":3: expected y_min y_max"), ("x\n1 -1\n", ":0: inconsistent lower/upper")],
+)  # fmt: skip
+def test_malformed_range_files(tmp_path, text, where):
+    path = tmp_path / "r"
+    path.write_text(text)
+    with pytest.raises(DataFormatError, match=f"^{path}{where}") as info:
+        load_scaling(path)
+    assert "\n" not in str(info.value)
+    path.write_bytes(b"\xff\xfe")
+    with pytest.raises(DataFormatError, match="not text"):
+        load_scaling(path)
+
+
+# ----------------------------------------------------------------------------- the text
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.floats(allow_nan=False, allow_infinity=False), st.integers(2, 17))
+def test_compiled_g_is_pythons(value, precision):
+    out = np.zeros(_format.MAX_VALUE_BYTES + 2, dtype=np.uint8)
+    end = _format.write_g(np.array(value).view(np.uint64)[()], out, 0, precision)
+    if end >= 0:  # (-1: a tie or near one, left to Python)
+        assert out[:end].tobytes().decode() == f"{value:.{precision}g}"
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([64, 200, 1 << 16]))
+def test_rows_text_is_pythons(seed, chunk_bytes):
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(int(rng.integers(0, 9)), 6)) * 10.0 ** rng.integers(-9, 9, size=6)
+    A[rng.random(A.shape) < 0.4] = 0.0
+    A[A.shape[0] // 2 :, 3] = 0.5  # (a tie of %g: formatted by Python)
+    X = sp.csr_matrix(A)
+    y = rng.normal(size=A.shape[0]) * 1e3
+    expected = "".join(
+        f"{y[i]:.17g} " + "".join(f"{j + 1}:{A[i, j]:g} " for j in np.flatnonzero(A[i])) + "\n"
+        for i in range(A.shape[0])
+    ).encode()
+    assert b"".join(svm_scale_text(X, y, chunk_bytes)) == expected
+
+
+# ----------------------------------------------------------------------------- the command
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [(["-r", "R", "-s", "S"], "cannot use -r and -s simultaneously"),
+     (["-l", "1", "-u", "0"], "inconsistent lower/upper specification"),
+     (["-y", "1"], "option -y needs a number, got '.*d.svm'"),
+     (["-q"], "unknown option: -q"), (["-l", "x"], "-l"),
+     (["-r", "RANGE", "-l", "0"], "-l 0 differs from the range file"),
+     (["-r", "RANGE", "-y", "0", "1"], "-y 0 1 differs from the range file .*no label scaling"),
+     (["-r", "MISSING"], "MISSING")],
+)  # fmt: skip
+def test_command_errors(tmp_path, capfdbinary, args, message):
+    data = _write(tmp_path / "d.svm", *_rows(11))
+    find_scaling(*_rows(11)).save(tmp_path / "RANGE")
+    args = [str(tmp_path / a) if a in ("RANGE", "MISSING", "R", "S") else a for a in args]
+    status, out, err = _linsvm_scale([*args, str(data)], capfdbinary)
+    assert status == 1 and out == b""
+    assert err.startswith("linsvm scale: error: ") and err.count("\n") == 1
+    assert re.search(message, err), err
+
+
+def test_command_usage_and_a_malformed_data_file(tmp_path, capfdbinary):
+    assert main(["scale"]) == 1 and b"Usage: linsvm scale" in capfdbinary.readouterr().out
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:0.5\n-1 2:x\n")
+    status, out, err = _linsvm_scale([str(bad)], capfdbinary)
+    assert status == 1 and out == b"" and f"{bad}:2:" in err

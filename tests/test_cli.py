@@ -226,7 +226,8 @@ def test_regression_scores_are_liblinears_sums_in_row_order_whatever_the_pieces(
     """The squared correlation n vt - v t cancels (targets near 1e5): LIBLINEAR's digits come
     only from its additions in row order, which the scores make whatever pieces the rows
     come in (per core, per cache block)."""
-    from linsvm.cli import _Scores, regression_scores
+    from linsvm.cli import _Scores
+    from linsvm.evaluation import regression_scores
 
     rng = np.random.default_rng(0)
     target = 1e5 + 300.0 * rng.standard_normal(5000)

@@ -20,6 +20,7 @@ from .errors import (
     import_extra,
     installed,
 )
+from .evaluation import evaluations
 from .features import _TRANSFORMERS, FeatureMap, hash_tokens
 from .io import read_libsvm, write_libsvm
 from .io.cache import CacheFormatError, open_cache, write_cache
@@ -67,6 +68,7 @@ __all__ = [
     "Solution",
     "TrainingInterrupted",
     "cross_validation",
+    "evaluations",
     "hash_tokens",
     "load_model",
     "open_cache",

@@ -33,7 +33,6 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
 from ._command_start import command_started
 from ._progress import ProgressTimer
@@ -45,6 +44,7 @@ from .errors import (
     ZeroIndexError,
     import_extra,
 )
+from .evaluation import _add_regression_sums, _scores_from_sums, regression_scores
 from .interrupts import caller_ends_on_sigterm, interrupting_signal
 from .io._atomic import check_writable
 from .solvers import (
@@ -602,43 +602,6 @@ def printf_g(value: float) -> str:
     if math.isnan(value):
         return "-nan" if np.signbit(value) else "nan"
     return f"{value:g}"
-
-
-@njit(cache=True)
-def _add_regression_sums(predicted, target, sums) -> None:
-    """Add to ``sums`` (6,) the sums of (v - t)^2, v, t, v t, v^2 and t^2 over the rows, in
-    one pass in row order, as LIBLINEAR's predict and cross-validation take them: the squared
-    correlation n vt - v t cancels, so only the same order of additions prints LIBLINEAR's
-    digits, whatever pieces the rows come in (targets near the float64 limit overflow the
-    sums to inf, as LIBLINEAR's do: the scores then print inf or nan)."""
-    for i in range(predicted.shape[0]):
-        v = predicted[i]
-        t = target[i]
-        sums[0] += (v - t) * (v - t)
-        sums[1] += v
-        sums[2] += t
-        sums[3] += v * t
-        sums[4] += v * v
-        sums[5] += t * t
-
-
-def _scores_from_sums(n: int, sums: np.ndarray) -> tuple[float, float]:
-    """(mean squared error, squared correlation coefficient) from ``_add_regression_sums``."""
-    sq, v, t, vt, vv, tt = (float(s) for s in sums)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        num = np.float64(n * vt - v * t) * (n * vt - v * t)
-        den = np.float64(n * vv - v * v) * (n * tt - t * t)
-        return float(np.float64(sq) / n), float(num / den)
-
-
-def regression_scores(predicted: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """(mean squared error, squared correlation coefficient) as LIBLINEAR's predict reports."""
-    n = y.shape[0]
-    if n == 0:
-        return 0.0, float("nan")
-    sums = np.zeros(6)
-    _add_regression_sums(predicted.astype(np.float64), y.astype(np.float64), sums)
-    return _scores_from_sums(n, sums)
 
 
 @contextmanager

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import linsvm
 from linsvm.cli import main, parse_train_args
@@ -857,3 +859,42 @@ def test_cross_validation_prints_each_folds_liblinear_lines(tmp_path, capsys):
     assert lines[-1].startswith("Cross Validation Accuracy = ")
     assert main(["train", "-q", "-s", "1", "--max-iter", "3", "-v", "3", str(data)]) == 0
     assert capsys.readouterr().out.startswith("Cross Validation Accuracy = ")
+
+
+@settings(deadline=None, max_examples=80)
+@given(
+    st.lists(st.floats(0.0, 1e300), min_size=1, max_size=12),
+    st.lists(st.sampled_from(["", " ", "\t", "  \t "]), min_size=2, max_size=2),
+    st.sampled_from(["\n", "\r\n"]),
+    st.booleans(),
+)
+def test_weight_files_read_back_what_was_written(tmp_path_factory, weights, pad, newline, blank):
+    """-W files: a number a line, blanks around it, blank lines skipped, either line end."""
+    from linsvm.cli import read_weight_file
+
+    path = tmp_path_factory.mktemp("w") / "w.txt"
+    lines = [f"{pad[0]}{w!r}{pad[1]}" for w in weights]
+    if blank:
+        lines.insert(len(lines) // 2, "  ")
+    path.write_bytes(newline.join(lines).encode() + newline.encode())
+    np.testing.assert_array_equal(read_weight_file(str(path), len(weights)), weights)
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    st.lists(st.floats(0.0, 1e6), min_size=1, max_size=8),
+    st.sampled_from(["-1", "nan", "inf", "1e999", "abc", "1,5", "0x10", "2 3", "1_0"]),
+    st.data(),
+)
+def test_weight_files_name_the_bad_line(tmp_path_factory, weights, bad, data):
+    from linsvm import DataFormatError
+    from linsvm.cli import read_weight_file
+
+    at = data.draw(st.integers(0, len(weights)))
+    lines = [repr(w) for w in weights]
+    lines.insert(at, bad)
+    path = tmp_path_factory.mktemp("w") / "w.txt"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataFormatError, match=rf"^{re.escape(str(path))}:{at + 1}: ") as info:
+        read_weight_file(str(path), len(lines))
+    assert "\n" not in str(info.value)

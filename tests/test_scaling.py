@@ -232,7 +232,12 @@ def test_save_and_load(tmp_path):
      ("x\n-1 1\n2 0 1\n1 0 1\n", ":4: feature index 1 is not above"),
      ("x\n-1 1\n1 3 2\n", ":3: feature 1: min 3 is above max 2"),
      ("x\n-1 1\n1 0 nan\n", ":3: expected 'index min max'"),
-     ("y\n0 1\nx\n", ":3: expected y_min y_max"), ("x\n1 -1\n", ":0: inconsistent lower/upper")],
+     ("y\n0 1\nx\n", ":3: expected y_min y_max"), ("x\n1 -1\n", ":2: inconsistent lower/upper"),
+     ("y\n1 0\n0 1\nx\n-1 1\n", ":2: inconsistent y_lower/y_upper"),
+     ("y\n0 1\n3 1\nx\n-1 1\n", ":3: the labels' min 3 is above their max 1"),
+     ("x\n-1 1\n1 1_0 20\n", ":3: expected 'index min max'"),
+     ("x\n-1 1\n99999999999999999999 0 1\n", ":3: feature index 99999999999999999999"),
+     ("x\n-1 1_0\n", ":2: expected lower upper")],
 )  # fmt: skip
 def test_malformed_range_files(tmp_path, text, where):
     path = tmp_path / "r"
@@ -240,8 +245,8 @@ def test_malformed_range_files(tmp_path, text, where):
     with pytest.raises(DataFormatError, match=f"^{path}{where}") as info:
         load_scaling(path)
     assert "\n" not in str(info.value)
-    path.write_bytes(b"\xff\xfe")
-    with pytest.raises(DataFormatError, match="not text"):
+    path.write_bytes(b"x\n-1 1\n\xff\xfe")
+    with pytest.raises(DataFormatError, match=":3: not a range file of svm-scale"):
         load_scaling(path)
 
 
@@ -302,3 +307,25 @@ def test_command_usage_and_a_malformed_data_file(tmp_path, capfdbinary):
     bad.write_text("1 1:0.5\n-1 2:x\n")
     status, out, err = _linsvm_scale([str(bad)], capfdbinary)
     assert status == 1 and out == b"" and f"{bad}:2:" in err
+
+
+def test_a_zero_extreme_has_the_sign_of_the_last_zero(tmp_path):
+    """svm-scale's max(x, y) keeps the later of equal values: its range file says -0 where the
+    last zero of a feature (or of the labels) in row order is a stored -0."""
+    rows = sp.csr_matrix((np.array([-0.0, 0.0, 5.0, -0.0, 2.0]), np.array([0, 0, 0, 1, 1]),
+                          np.array([0, 1, 2, 4, 5])), shape=(4, 2))  # fmt: skip
+    y = np.array([0.0, 1.0, -0.0, 2.0])
+    scaling = find_scaling(rows, y, y_limits=(0.0, 1.0))
+    # feature 1: -0, +0, 5, (missing: +0) -> min +0; feature 2: (missing), (missing), -0, 2
+    assert np.signbit(scaling.feature_min).tolist() == [False, True]
+    assert np.signbit(scaling.y_range[0])
+    assert scaling.to_text().splitlines()[2:] == ["-0 2", "x", "-1 1", "1 0 5", "2 -0 2"]
+
+
+def test_ranges_past_the_arithmetic_are_refused():
+    X = sp.csr_matrix(np.array([[-1.7e308], [1.7e308], [1e308]]))
+    with pytest.raises(InvalidInputError, match="feature 1's range .* overflows"):
+        find_scaling(X).transform(X)
+    y = np.array([-1.7e308, 1.7e308, 1e308])
+    with pytest.raises(InvalidInputError, match="the labels' range .* overflows"):
+        find_scaling(np.ones((3, 1)), y, y_limits=(0.0, 1.0)).transform_labels(y)

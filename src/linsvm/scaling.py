@@ -46,22 +46,43 @@ from .io import _format
 @njit(cache=True, nogil=True)
 def _column_ranges(indptr, indices, data, n_columns, low, high) -> None:
     """low[j], high[j] = the smallest and largest value of column j over the rows, a missing
-    entry counting as 0 (shapes: low, high (n_columns,))."""
+    entry counting as 0 (shapes: low, high (n_columns,)).
+
+    A zero extreme has the sign of the column's last zero in row order, as svm-scale's
+    max(x, y) macro keeps the later of equal values: a stored -0 after the last row that
+    lacks the column gives -0 (its range file says "-0")."""
     n_rows = indptr.shape[0] - 1
     stored = np.zeros(n_columns, dtype=np.int64)
+    last_row = np.full(n_columns, -1, dtype=np.int64)  # the last row holding the column
+    run = np.zeros(n_columns, dtype=np.int64)  # rows holding it in a row up to last_row
+    last_zero_row = np.full(n_columns, -1, dtype=np.int64)  # the last stored +-0 ...
+    last_zero = np.zeros(n_columns)  # ... and its value
     for j in range(n_columns):
         low[j] = np.inf
         high[j] = -np.inf
-    for k in range(indptr[n_rows]):
-        j = indices[k]
-        v = np.float64(data[k])
-        low[j] = min(low[j], v)
-        high[j] = max(high[j], v)
-        stored[j] += 1
+    for i in range(n_rows):
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            v = np.float64(data[k])
+            low[j] = min(low[j], v)
+            high[j] = max(high[j], v)
+            stored[j] += 1
+            run[j] = run[j] + 1 if last_row[j] == i - 1 else 1
+            last_row[j] = i
+            if v == 0.0:
+                last_zero_row[j] = i
+                last_zero[j] = v
     for j in range(n_columns):
         if stored[j] < n_rows:  # (some row lacks it: a zero)
             low[j] = min(low[j], 0.0)
             high[j] = max(high[j], 0.0)
+        # the last row lacking the column (a +0), against the last stored zero
+        last_missing = n_rows - 1 if last_row[j] < n_rows - 1 else n_rows - 1 - run[j]
+        zero = last_zero[j] if last_zero_row[j] > last_missing else 0.0
+        if low[j] == 0.0:
+            low[j] = zero
+        if high[j] == 0.0:
+            high[j] = zero
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -202,10 +223,15 @@ class Scaling:
         if self.y_limits is None:
             return y.copy()
         (y_lower, y_upper), (y_min, y_max) = self.y_limits, self.y_range
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(all="ignore"):
             out = y_lower + (y_upper - y_lower) * (y - y_min) / (y_max - y_min)
         out[y == y_max] = y_upper
         out[y == y_min] = y_lower  # (first in svm-scale: where y_min == y_max, y_lower)
+        if not np.isfinite(out).all():
+            raise InvalidInputError(
+                f"the labels' range [{y_min:g}, {y_max:g}] overflows the scaling's arithmetic "
+                "(svm-scale writes nan there)"
+            )
         return out
 
     def to_text(self) -> str:
@@ -259,9 +285,17 @@ def find_scaling(X, y=None, lower: float = -1.0, upper: float = 1.0,
             raise InvalidInputError("y holds NaN or infinite labels")
         if y.shape[0] == 0:
             raise InvalidInputError("the labels' range needs at least one row")
-        y_range = (float(y.min()), float(y.max()))
+        y_range = (_label_extreme(y, float(y.min())), _label_extreme(y, float(y.max())))
         y_limits = (float(y_limits[0]), float(y_limits[1]))
     return Scaling(lower, upper, low, high, y_limits, y_range)
+
+
+def _label_extreme(y: np.ndarray, value: float) -> float:
+    """A zero extreme with the sign of the last zero label in row order (see
+    ``_column_ranges``)."""
+    if value != 0.0:
+        return value
+    return float(y[np.flatnonzero(y == 0.0)[-1]])
 
 
 def load_scaling(path: str | os.PathLike) -> Scaling:
@@ -272,13 +306,31 @@ def load_scaling(path: str | os.PathLike) -> Scaling:
         raw = f.read()
     try:
         text = raw.decode("ascii")
-    except UnicodeDecodeError:
-        raise DataFormatError(name, 0, "not a range file of svm-scale (not text)") from None
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise DataFormatError(name, line, "not a range file of svm-scale (not text)") from None
     return parse_scaling(text, name)
 
 
+# svm-scale reads a range file's indices as C ints
+_INDEX_MAX = 2**31 - 1
+
+
+def _number(word: str, kind=float):
+    """``word`` as C's scanf reads a number (no digit groups "1_0", ASCII only), finite; None
+    for anything else."""
+    if not word.isascii() or "_" in word:
+        return None
+    try:
+        value = kind(word)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
 def parse_scaling(text: str, name: str = "<range file>") -> Scaling:
-    """A Scaling from the text of svm-scale's range file; ``name`` for the errors."""
+    """A Scaling from the text of svm-scale's range file; ``name`` for the errors, which name
+    the file and line (a DataFormatError)."""
     lines = text.splitlines()
     at = 0
 
@@ -286,15 +338,19 @@ def parse_scaling(text: str, name: str = "<range file>") -> Scaling:
         nonlocal at
         if at >= len(lines):
             raise DataFormatError(name, at, f"ends before {what}")
-        fields = lines[at].split()
+        values = [_number(word) for word in lines[at].split()]
         at += 1
-        try:
-            values = [float(v) for v in fields]
-        except ValueError:
-            values = []
-        if len(values) != count or not all(math.isfinite(v) for v in values):
+        if len(values) != count or None in values:
             raise DataFormatError(name, at, f"expected {what}: {count} finite numbers")
         return values
+
+    def interval(what: str, check) -> tuple[float, float]:
+        a, b = numbers(2, what)
+        try:
+            check(a, b)
+        except InvalidInputError as exc:
+            raise DataFormatError(name, at, str(exc)) from None
+        return a, b
 
     def section(letter: str) -> bool:
         nonlocal at
@@ -303,13 +359,17 @@ def parse_scaling(text: str, name: str = "<range file>") -> Scaling:
             return True
         return False
 
+    def ordered(a: float, b: float) -> None:
+        if a > b:
+            raise InvalidInputError(f"the labels' min {a:g} is above their max {b:g}")
+
     y_limits = y_range = None
     if section("y"):
-        y_limits = tuple(numbers(2, "y_lower y_upper"))
-        y_range = tuple(numbers(2, "y_min y_max"))
+        y_limits = interval("y_lower y_upper", lambda a, b: check_limits(a, b, "y_lower/y_upper"))
+        y_range = interval("y_min y_max", ordered)
     if not section("x"):
         raise DataFormatError(name, at + 1, "expected the line 'x' (a range file of svm-scale)")
-    lower, upper = numbers(2, "lower upper")
+    lower, upper = interval("lower upper", lambda a, b: check_limits(a, b, "lower/upper"))
     rows = []
     last = 0
     while at < len(lines):
@@ -318,17 +378,14 @@ def parse_scaling(text: str, name: str = "<range file>") -> Scaling:
             continue
         fields = lines[at].split()
         at += 1
-        try:
-            index = int(fields[0])
-            low, high = float(fields[1]), float(fields[2])
-            ok = len(fields) == 3
-        except (ValueError, IndexError):
-            ok = False
-        if not ok or not (math.isfinite(low) and math.isfinite(high)):
+        values = [_number(fields[0], int), *(_number(f) for f in fields[1:])]
+        if len(values) != 3 or None in values:
             raise DataFormatError(name, at, "expected 'index min max' (finite numbers)")
-        if index <= last:
+        index, low, high = values
+        if not last < index <= _INDEX_MAX:
             raise DataFormatError(name, at, f"feature index {index} is not above the line "
-                                  f"before's ({last}): indices ascend from 1")  # fmt: skip
+                                  f"before's ({last}) and at most {_INDEX_MAX}: indices ascend "
+                                  "from 1")  # fmt: skip
         if low > high:
             raise DataFormatError(name, at, f"feature {index}: min {low:g} is above max {high:g}")
         rows.append((index, low, high))
@@ -337,10 +394,7 @@ def parse_scaling(text: str, name: str = "<range file>") -> Scaling:
     high = np.zeros(last)
     for index, a, b in rows:
         low[index - 1], high[index - 1] = a, b
-    try:
-        return Scaling(lower, upper, low, high, y_limits, y_range)
-    except InvalidInputError as exc:
-        raise DataFormatError(name, 0, str(exc)) from None
+    return Scaling(lower, upper, low, high, y_limits, y_range)
 
 
 def _warn_unseen(X: sp.csr_matrix, low: np.ndarray, high: np.ndarray) -> None:
@@ -381,6 +435,11 @@ def _apply(X: sp.csr_matrix, low: np.ndarray, high: np.ndarray, lower: float,
     indices = np.empty(nnz, dtype=np.int64)
     data = np.empty(nnz)
     _scale_rows(*args, False, indptr, indices, data)
+    bad = np.flatnonzero(~np.isfinite(data))
+    if bad.shape[0]:
+        j = int(indices[bad[0]])
+        raise InvalidInputError(f"feature {j + 1}'s range [{low[j]:g}, {high[j]:g}] overflows the "
+                                "scaling's arithmetic (svm-scale writes nan there)")  # fmt: skip
     if nnz > X.nnz:
         warnings.warn(f"the scaled rows have {nnz} non-zeros where the original have {X.nnz}: "
                       "for non-negative sparse features lower = 0 (-l 0) keeps them sparse",

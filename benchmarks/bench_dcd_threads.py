@@ -421,15 +421,16 @@ class BudgetedBench(ToolBench):
         return m
 
     def sweep(self, default: Measurement | None = None) -> None:
-        """The harness's sweep, without a run at the default tolerance first: the report
-        gives only the times to the targets."""
+        """The harness's sweep (on past a setting whose probe reached the tightest target but
+        a repeat did not), without a run at the default tolerance first: the report gives only
+        the times to the targets."""
         try:
-            self.probe(default)
+            super().sweep(default)
         except OutOfTime as exc:
             self.cut = True
             if self.runs:
                 self.note(f"sweep stopped before {exc}: time budget")
-        self.repeat_best()
+            self.repeat_best()
 
 
 # ---- time to accuracy --------------------------------------------------------------------------

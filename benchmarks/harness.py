@@ -297,7 +297,8 @@ class ToolBench:
         stopped there, and the default was reported where a setting between was faster)."""
         settings = self.tool.sweep(self.loss)
         tightest = min(self.targets)
-        own = self.tool.default_setting(self.loss).label
+        # (the default run, given, is repeated anyway: it does not end the probing)
+        own = self.tool.default_setting(self.loss).label if default is not None else None
         at = 0
         while at < len(settings):
             at, too_slow = self.probe(default, settings, at)

@@ -420,10 +420,13 @@ def _apply(X: sp.csr_matrix, low: np.ndarray, high: np.ndarray, lower: float,
            upper: float) -> sp.csr_matrix:  # fmt: skip
     """X's rows scaled with the ranges low, high (one per column of the result)."""
     width = low.shape[0]
-    zero_image = np.zeros(width)
     kept = low < high
-    for j in np.flatnonzero(kept).tolist():  # (one value a column, not a loop over rows)
-        zero_image[j] = _scaled(0.0, low[j], high[j], lower, upper)
+    # the image of a missing entry (0), column by column: _scaled's arithmetic, vectorised
+    with np.errstate(all="ignore"):
+        zero_image = lower + (upper - lower) * (0.0 - low) / (high - low)
+    zero_image[low == 0.0] = lower
+    zero_image[high == 0.0] = upper
+    zero_image[~kept] = 0.0
     dense_columns = np.flatnonzero(kept & (zero_image != 0.0)).astype(np.int64)
     indptr = np.empty(X.shape[0] + 1, dtype=np.int64)
     empty_i, empty_f = np.zeros(0, dtype=np.int64), np.zeros(0)

@@ -562,15 +562,19 @@ def _is_path(X) -> bool:
     return isinstance(X, str | os.PathLike)
 
 
+def _refuse_labels_with_a_path(X, y) -> None:
+    if y is not None and _is_path(X):
+        raise InvalidInputError(
+            f"y is given with the path {os.fspath(X)!r}: the file's labels are the targets"
+        )
+
+
 def read_if_path(X, y) -> tuple:
     """(X, y) as given, or read from the LIBSVM file that X names (then y must be None: the
     file's labels are the targets)."""
     if not _is_path(X):
         return X, y
-    if y is not None:
-        raise InvalidInputError(
-            f"y is given with the path {os.fspath(X)!r}: the file's labels are the targets"
-        )
+    _refuse_labels_with_a_path(X, y)
     from .io import read_libsvm
 
     return read_libsvm(X)
@@ -586,10 +590,7 @@ def _train_elsewhere(X, y, memory, client, options: dict, place_options: dict) -
         )
     if place_options and memory is None and client is None:
         raise InvalidInputError("place_options are for memory= or client=")
-    if y is not None and _is_path(X):
-        raise InvalidInputError(
-            f"y is given with the path {os.fspath(X)!r}: the file's labels are the targets"
-        )
+    _refuse_labels_with_a_path(X, y)
     if memory is None and client is None:  # a path, read into memory
         return train(*read_if_path(X, y), **options)
     place, taken, own = (("memory=", _BLOCK_OPTIONS, _BLOCK_PLACE_OPTIONS) if memory is not None

@@ -404,8 +404,6 @@ def _parse_header(text: str, name: str) -> _Header:
     nr_class = int(header["nr_class"])
     nr_feature = int(header["nr_feature"])
     kind = SOLVERS[solver].kind
-    if nr_class < 1:
-        raise ModelFormatError(f"{here(value_at['nr_class'])}: bad nr_class {nr_class}")
     if nr_feature < 0:
         raise ModelFormatError(f"{here(value_at['nr_feature'])}: bad nr_feature {nr_feature}")
     if kind == CLASSIFICATION and "label" not in header:

@@ -865,11 +865,11 @@ def test_cross_validation_prints_each_folds_liblinear_lines(tmp_path, capsys):
 @given(
     st.lists(st.floats(0.0, 1e300), min_size=1, max_size=12),
     st.lists(st.sampled_from(["", " ", "\t", "  \t "]), min_size=2, max_size=2),
-    st.sampled_from(["\n", "\r\n"]),
+    st.sampled_from(["\n", "\r\n", "\r"]),
     st.booleans(),
 )
 def test_weight_files_read_back_what_was_written(tmp_path_factory, weights, pad, newline, blank):
-    """-W files: a number a line, blanks around it, blank lines skipped, either line end."""
+    """-W files: a number a line, blanks around it, blank lines skipped, any line end."""
     from linsvm.cli import read_weight_file
 
     path = tmp_path_factory.mktemp("w") / "w.txt"
@@ -880,10 +880,29 @@ def test_weight_files_read_back_what_was_written(tmp_path_factory, weights, pad,
     np.testing.assert_array_equal(read_weight_file(str(path), len(weights)), weights)
 
 
+def test_weight_files_read_as_python_reads_their_numbers(tmp_path):
+    """Numbers whose exact value the compiled parser leaves to Python (over 19 significant
+    digits, underflow), and a file of many lines, read as float() reads each line."""
+    from linsvm.cli import read_weight_file
+
+    words = ["0.1000000000000000055511151231257827021181583404541015625", "1e-400",
+             "4.9e-324", "-0", "1.7976931348623157e308", "00000000000000000000000000001"]
+    path = tmp_path / "w.txt"
+    path.write_text("\n".join(words))
+    got = read_weight_file(str(path), len(words))
+    np.testing.assert_array_equal(got, [float(word) for word in words])
+    assert np.signbit(got[3])
+    scales = 10.0 ** np.arange(-5, 5).repeat(2000)
+    weights = np.random.default_rng(0).exponential(size=scales.size) * scales
+    path.write_text("".join(f"{float(value)!r}\n" for value in weights))
+    np.testing.assert_array_equal(read_weight_file(str(path), weights.size), weights)
+
+
 @settings(deadline=None, max_examples=60)
 @given(
     st.lists(st.floats(0.0, 1e6), min_size=1, max_size=8),
-    st.sampled_from(["-1", "nan", "inf", "1e999", "abc", "1,5", "0x10", "2 3", "1_0"]),
+    st.sampled_from(["-1", "nan", "inf", "1e999", "abc", "1,5", "0x10", "2 3", "1_0", "1e",
+                     "--1", "-inf", "\u00e91", "1\x00"]),
     st.data(),
 )
 def test_weight_files_name_the_bad_line(tmp_path_factory, weights, bad, data):

@@ -543,28 +543,34 @@ def options_first(argv: list[str], value_options: frozenset[str]) -> list[str]:
 
 
 def read_weight_file(path: str, n_rows: int) -> np.ndarray:
-    """One non-negative number per line (LIBLINEAR's instance-weights ``-W`` file)."""
+    """One non-negative number per line (LIBLINEAR's instance-weights ``-W`` file), blank
+    lines skipped; read by a compiled loop (a file has a line per training row)."""
     from .errors import DataFormatError
+    from .io import _parse
 
     with open(path, "rb") as f:
-        lines = f.read().decode("ascii", errors="replace").splitlines()
-    weights = []
-    for number, line in enumerate(lines, start=1):
-        text = line.strip()
-        if not text:
+        buf = np.frombuffer(f.read(), dtype=np.uint8)
+    # at most a number a line end, and one after the last
+    weights = np.empty(int(np.count_nonzero(buf == 10) + np.count_nonzero(buf == 13)) + 1)
+    found, line, start = 0, 0, 0
+    while True:
+        found, status, text_start, text_end, line, start = _parse.parse_number_lines(
+            buf, start, weights, found, line
+        )
+        if status == _parse.WORDS_DONE:
+            break
+        text = buf[text_start:text_end].tobytes().decode("ascii", errors="replace").strip()
+        value = float(text) if status == _parse.WORDS_FALLBACK else None
+        if status == _parse.WORDS_BAD:
+            raise DataFormatError(path, line, f"bad weight {text[:40]!r}")
+        if value is not None and np.isfinite(value) and value >= 0:
+            weights[found] = value
+            found += 1
             continue
-        try:
-            if not _plain_number(text):
-                raise ValueError(text)
-            value = float(text)
-        except ValueError:
-            raise DataFormatError(path, number, f"bad weight {text[:40]!r}") from None
-        if not np.isfinite(value) or value < 0:
-            raise DataFormatError(path, number, f"weight must be finite and >= 0, got {text}")
-        weights.append(value)
-    if len(weights) != n_rows:
-        raise InvalidInputError(f"{path}: {len(weights)} weights for {n_rows} training instances")
-    return np.array(weights)
+        raise DataFormatError(path, line, f"weight must be finite and >= 0, got {text}")
+    if found != n_rows:
+        raise InvalidInputError(f"{path}: {found} weights for {n_rows} training instances")
+    return weights[:found].copy()
 
 
 def _model_file_width(width: int, path: str) -> None:

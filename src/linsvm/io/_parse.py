@@ -651,6 +651,62 @@ def parse_number_words(buf, start, stop, coef, bias_weights, found):
         found += 1
 
 
+# `parse_number_lines`'s status beyond `parse_number_words`': the number is below zero.
+WORDS_NEGATIVE = 4
+
+
+@njit(cache=True, nogil=True)
+def parse_number_lines(buf, start, values, found, line):
+    """Read buf[start:] as one non-negative number a line (a per-row weights file), blank
+    lines skipped, into values[found:]; ``line`` lines were read before ``start``.
+
+    A line ends at b"\\n", b"\\r\\n" or a lone b"\\r"; blanks around the number are C's
+    isspace; numbers are `_parse_float`'s. Stops at the first line that is not one such number.
+    Returns (found, status, text_start, text_end, line, next_start): status WORDS_DONE (every
+    line read) or why the reading stopped at line ``line``: WORDS_BAD (not one number),
+    WORDS_NONFINITE, WORDS_NEGATIVE, or WORDS_FALLBACK (its exact value is left to Python's
+    float()); buf[text_start:text_end] is that line's text up to its end, and next_start
+    where the line after it begins.
+    """
+    n = buf.shape[0]
+    i = start
+    while i < n:
+        line += 1
+        while i < n and buf[i] != 10 and buf[i] != 13 and _is_space(buf[i]):
+            i += 1
+        word_start = i
+        while i < n and buf[i] != 10 and buf[i] != 13 and not _is_space(buf[i]):
+            i += 1
+        word_end = i
+        trailing_text = False
+        while i < n and buf[i] != 10 and buf[i] != 13:
+            trailing_text = trailing_text or not _is_space(buf[i])
+            i += 1
+        line_end = i
+        if i < n and buf[i] == 13:
+            i += 1
+            if i < n and buf[i] == 10:
+                i += 1
+        elif i < n:
+            i += 1
+        if word_start == word_end:
+            continue  # a blank line
+        if trailing_text:
+            return found, WORDS_BAD, word_start, line_end, line, i
+        value, status = _parse_float(buf, word_start, word_end)
+        if status == NUM_FALLBACK:
+            return found, WORDS_FALLBACK, word_start, word_end, line, i
+        if status == NUM_NAN or status == NUM_INF:
+            return found, WORDS_NONFINITE, word_start, word_end, line, i
+        if status != NUM_OK:
+            return found, WORDS_BAD, word_start, word_end, line, i
+        if value < 0:
+            return found, WORDS_NEGATIVE, word_start, word_end, line, i
+        values[found] = value
+        found += 1
+    return found, WORDS_DONE, n, n, line, n
+
+
 @njit(cache=True)
 def parse_floats(buf, starts, ends):
     """Parse the tokens buf[starts[k]:ends[k]] with `_parse_float` (for tests).

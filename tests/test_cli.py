@@ -880,6 +880,33 @@ def test_weight_files_read_back_what_was_written(tmp_path_factory, weights, pad,
     np.testing.assert_array_equal(read_weight_file(str(path), len(weights)), weights)
 
 
+_ANY_FLOAT = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from(
+    [-float("nan"), 5e-324, -0.0, 2.0**53 + 2, 1e16, 123456.5, 1e-5])
+
+
+@settings(deadline=None, max_examples=150)
+@given(
+    st.lists(st.tuples(_ANY_FLOAT, st.lists(_ANY_FLOAT, min_size=3, max_size=3)), max_size=30),
+    st.integers(0, 3),
+    st.integers(100, 400),
+)
+def test_prediction_lines_are_printfs(rows, n_classes, chunk_bytes):
+    """predict's lines, written by a compiled kernel a buffer at a time, are LIBLINEAR's
+    printf("%.17g\\n") of each prediction, or with -b printf("%g") and " %g" a probability
+    (a NaN with its sign bit set is "-nan", as glibc writes it)."""
+    from linsvm.cli import prediction_text, printf_g
+
+    predicted = np.array([row[0] for row in rows], dtype=np.float64)
+    proba = np.array([row[1][:n_classes] for row in rows], dtype=np.float64).reshape(
+        len(rows), n_classes)
+    plain = "".join(f"{v:.17g}\n" for v in predicted.tolist())
+    assert b"".join(prediction_text(predicted, None, chunk_bytes)) == plain.encode()
+    with_proba = "".join(
+        f"{v:g}" + "".join(" " + printf_g(p) for p in row) + "\n"
+        for v, row in zip(predicted.tolist(), proba.tolist(), strict=True))
+    assert b"".join(prediction_text(predicted, proba, chunk_bytes)) == with_proba.encode()
+
+
 def test_weight_files_read_as_python_reads_their_numbers(tmp_path):
     """Numbers whose exact value the compiled parser leaves to Python (over 19 significant
     digits, underflow), and a file of many lines, read as float() reads each line."""

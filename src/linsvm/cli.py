@@ -1304,15 +1304,9 @@ def run_predict(argv: list[str]) -> int:
             out.write(f"labels {labels}\n".encode("ascii"))
         for X, y in iter_libsvm(test_file, n_features=model.n_input_features):
             predicted = model.predict(X)
-            if probability:
-                proba = model.predict_proba(X)
-                lines = (
-                    f"{v:g} " + " ".join(printf_g(p) for p in row) + "\n"
-                    for v, row in zip(predicted.tolist(), proba.tolist(), strict=True)
-                )
-            else:
-                lines = (f"{v:.17g}\n" for v in predicted.tolist())
-            out.write("".join(lines).encode("ascii"))
+            proba = model.predict_proba(X) if probability else None
+            for piece in prediction_text(predicted, proba):
+                out.write(piece)
             score.add(predicted, y)
         if score.n == 0:
             raise InvalidInputError(f"{test_file}: no test instances")
@@ -1329,6 +1323,40 @@ def run_predict(argv: list[str]) -> int:
             print(f"Accuracy = {accuracy:g}% ({score.correct}/{score.n})")
         print(f"read + predict {seconds:.3f} s", file=sys.stderr)
     return 0
+
+
+def prediction_text(predicted: np.ndarray, proba: np.ndarray | None = None,
+                    chunk_bytes: int = 1 << 20):
+    """predict's output lines, as LIBLINEAR's predict writes them, in pieces of about
+    ``chunk_bytes`` (an iterator of bytes): each prediction as "%.17g", or with the
+    probabilities (proba: (n_rows, n_classes)) as "%g" followed by each probability's " %g"."""
+    from .io import _format
+
+    first = np.ascontiguousarray(predicted, dtype=np.float64)
+    if proba is None:
+        rest, first_p, rest_p = np.empty((first.shape[0], 0)), 17, 6
+    else:
+        rest, first_p, rest_p = np.ascontiguousarray(proba, dtype=np.float64), 6, 6
+    first_bits, rest_bits = first.view(np.uint64), rest.view(np.uint64)
+    buffer = np.empty(max(int(chunk_bytes), 4 * _format.MAX_VALUE_BYTES), dtype=np.uint8)
+    row, at, pos = 0, -1, 0
+    while True:
+        row, at, pos, status = _format.format_prediction_rows(
+            first_bits, first_p, rest_bits, rest_p, row, at, first.shape[0], buffer, pos
+        )
+        if status == _format.DONE:
+            yield bytes(buffer[:pos])
+            return
+        if status == _format.FULL:
+            yield bytes(buffer[:pos])
+            pos = 0
+        else:  # FALLBACK: a number the kernel leaves to Python (see linsvm.io._format)
+            value = float(first[row] if at < 0 else rest[row, at])
+            text = f"{value:.{first_p}g}" if at < 0 else " " + printf_g(value)
+            encoded = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+            buffer[pos : pos + encoded.shape[0]] = encoded  # (no longer than the kernel's)
+            pos += encoded.shape[0]
+            at += 1
 
 
 class _Scores:

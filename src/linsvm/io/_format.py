@@ -317,3 +317,40 @@ def format_svm_scale_rows(labels, indptr, indices, values, row, at, row_stop, ou
         at = -1
         row += 1
     return row, at, pos, DONE
+
+
+@njit(cache=True, nogil=True)
+def format_prediction_rows(first, first_p, rest, rest_p, row, at, row_stop, out, pos):
+    """Write the lines ``row`` to ``row_stop`` - 1 of predict's output, from item ``at`` of
+    the first (-1: its prediction; k >= 0: its k-th probability), into ``out`` from ``pos``:
+    first[row] as "%.{first_p}g", then each of rest[row] as " %.{rest_p}g", then a newline.
+
+    first : (n_rows,) uint64, rest : (n_rows, n_rest) uint64 -- the IEEE bits of float64
+        values (``.view(np.uint64)``); n_rest may be 0.
+
+    Returns (row, at, n_bytes, status) as ``format_weight_rows``: DONE, FULL, or FALLBACK
+    (item ``at`` of ``row``, with the space before it, is to be written by Python, then
+    continue after it).
+    """
+    limit = out.shape[0] - _ROOM
+    n_rest = rest.shape[1]
+    while row < row_stop:
+        while at < n_rest:
+            if pos > limit:
+                return row, at, pos, FULL
+            if at < 0:
+                end = write_g(first[row], out, pos, first_p)
+            else:
+                out[pos] = 32
+                end = write_g(rest[row, at], out, pos + 1, rest_p)
+            if end < 0:
+                return row, at, pos, FALLBACK
+            pos = end
+            at += 1
+        if pos > limit:
+            return row, at, pos, FULL
+        out[pos] = 10
+        pos += 1
+        at = -1
+        row += 1
+    return row, at, pos, DONE

@@ -553,6 +553,35 @@ def test_writer_text_format(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]  # no temporary left behind
 
 
+_WRITTEN_NUMBERS = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(
+    [-0.0, 0.5, 0.25, 2.0**-30, 2.0**60, 2.0**53 - 1, 2.0**53 + 2, 1e15 + 0.125, 1e16,
+     123456.5, 5e-324, 1e-5, 1e-4, 0.17602]
+) | st.floats(-1e6, 1e6).map(lambda v: round(v, 5))
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.lists(_WRITTEN_NUMBERS, min_size=1, max_size=40), st.lists(st.integers(-9, 2**40)),
+       st.booleans())
+def test_writer_numbers_are_pythons_shortest_text(numbers, query_ids, zero_based):
+    """The compiled writer puts every label and value as Python's repr, integers below 2**53
+    as digits, and qids as Python's int: row r holds numbers[r] as its label and as the value
+    of feature r + 1."""
+    n = len(numbers)
+    X = sp.csr_matrix((np.array(numbers), np.arange(n), np.arange(n + 1)), shape=(n, n))
+    X.eliminate_zeros()
+    qid = None if len(query_ids) < n else np.array(query_ids[:n])
+    offset = 0 if zero_based else 1
+
+    def text(v: float) -> str:
+        return str(int(v)) if v == int(v) and abs(v) < 2**53 and str(v) != "-0.0" else repr(v)
+
+    lines = []
+    for r, v in enumerate(numbers):
+        head = text(v) if qid is None else f"{text(v)} qid:{qid[r]}"
+        lines.append(head + (f" {r + offset}:{text(v)}" if v != 0 else "") + "\n")
+    assert libsvm._lines(X, np.array(numbers), qid, offset).decode() == "".join(lines)
+
+
 def test_writer_rejects_bad_input(tmp_path):
     path = tmp_path / "x.txt"
     with pytest.raises(InvalidInputError):

@@ -25,7 +25,18 @@ import numpy as np
 from numba import njit
 
 from .._intrinsics import mul_u64
-from ._parse import _MAX_U64, _POW10_EXP2, _POW10_HI, _POW10_LO, _POW10_MIN_EXP, _U0, _U1, _U63
+from ._parse import (
+    _MAX_U64,
+    _POW10_EXP2,
+    _POW10_HI,
+    _POW10_LO,
+    _POW10_MIN_EXP,
+    _U0,
+    _U1,
+    _U63,
+    NUM_OK,
+    _parse_float,
+)
 
 # Status of `format_weight_rows`.
 DONE = 0
@@ -343,6 +354,103 @@ def format_prediction_rows(first, first_p, rest, rest_p, row, at, row_stop, out,
             else:
                 out[pos] = 32
                 end = write_g(rest[row, at], out, pos + 1, rest_p)
+            if end < 0:
+                return row, at, pos, FALLBACK
+            pos = end
+            at += 1
+        if pos > limit:
+            return row, at, pos, FULL
+        out[pos] = 10
+        pos += 1
+        at = -1
+        row += 1
+    return row, at, pos, DONE
+
+
+_TWO53 = 2.0**53
+
+
+@njit(cache=True, nogil=True)
+def write_shortest(value, bits, out, pos):
+    """Write the float64 v = ``value`` (of IEEE bits ``bits``) at out[pos:] (room for
+    MAX_VALUE_BYTES) as a LIBSVM file's number: an integer below 2**53 in magnitude as its
+    digits ("3", "-1"), any other value as Python's ``repr`` (the fewest significant digits
+    that read back to v); the position after it, or -1 when v must be written by Python.
+
+    The fewest digits are found by writing v correctly rounded to p = 1, 2, ... digits
+    (`write_g`) until the text reads back to v: the p-digit decimal nearest v is the one
+    repr picks whenever v's rounding interval is symmetric. Python writes the rest: -0.0,
+    non-finite values, powers of two (their interval is lopsided: a farther decimal may be
+    the shorter), magnitudes of 2**53 and above (repr's layout differs from %g's there), and
+    values `write_g` cannot decide.
+    """
+    if value == 0.0:
+        if bits >> _U63:
+            return -1
+        out[pos] = 48
+        return pos + 1
+    magnitude = abs(value)
+    if not magnitude < _TWO53:  # (NaN, infinities, and the large)
+        return -1
+    if value == np.trunc(value):
+        if value < 0:
+            out[pos] = 45
+            pos += 1
+        return _put_int(out, pos, np.int64(magnitude))
+    if bits & _FRACTION_MASK == _U0:
+        return -1
+    for p in range(1, 18):
+        end = write_g(bits, out, pos, p)
+        if end < 0:
+            return -1
+        read, status = _parse_float(out, pos, end)
+        if status == NUM_OK and read == value:
+            return end
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def format_libsvm_rows(labels, query_ids, indptr, indices, values, offset, row, at, row_stop,
+                       out, pos):
+    """Write the rows ``row`` to ``row_stop`` - 1 as LIBSVM lines, from item ``at`` of the
+    first (-1: its label, and " qid:Q" when query_ids has a row's; k >= 0: its k-th stored
+    entry), into ``out`` from ``pos``: the label, then " index:value" for each entry
+    (indices + offset), then a newline; numbers as `write_shortest` writes them.
+
+    labels : (n_rows,) float64, values : (nnz,) float64; query_ids : (n_rows,) or (0,)
+        int64; indptr, indices: the rows' CSR structure.
+
+    Returns (row, at, n_bytes, status) as ``format_weight_rows``: DONE, FULL, or FALLBACK
+    (item ``at`` of ``row``, with the space before an entry, is to be written by Python,
+    then continue after it).
+    """
+    label_bits = labels.view(np.uint64)
+    value_bits = values.view(np.uint64)
+    limit = out.shape[0] - 2 * MAX_ENTRY_BYTES
+    with_query_ids = query_ids.shape[0] > 0
+    while row < row_stop:
+        start = indptr[row]
+        n_items = indptr[row + 1] - start
+        while at < n_items:
+            if pos > limit:
+                return row, at, pos, FULL
+            if at < 0:
+                end = write_shortest(labels[row], label_bits[row], out, pos)
+                if end >= 0 and with_query_ids:
+                    for c in (32, 113, 105, 100, 58):  # " qid:"
+                        out[end] = c
+                        end += 1
+                    q = np.int64(query_ids[row])
+                    if q < 0:
+                        out[end] = 45
+                        end += 1
+                        q = -q
+                    end = _put_int(out, end, q)
+            else:
+                out[pos] = 32
+                end = _put_int(out, pos + 1, np.int64(indices[start + at]) + offset)
+                out[end] = 58  # ":"
+                end = write_shortest(values[start + at], value_bits[start + at], out, end + 1)
             if end < 0:
                 return row, at, pos, FALLBACK
             pos = end

@@ -50,7 +50,7 @@ from ..data import FLOAT32_OVERFLOW, TRAINABLE_MAX, is_integer
 from ..errors import DataFormatError, InvalidInputError, ZeroIndexError
 from ..interrupts import held_to_safe_points
 from ..parallel import effective_n_jobs
-from . import _parse
+from . import _format, _parse
 from ._atomic import atomic_writer
 
 __all__ = ["parse_libsvm_bytes", "read_libsvm", "write_libsvm"]
@@ -855,21 +855,35 @@ def _row_chunks(indptr: np.ndarray, nnz: int) -> list[tuple[int, int]]:
 
 def _lines(X: sp.csr_matrix, y: np.ndarray, query_id, offset: int) -> bytes:
     """The LIBSVM lines of the rows of X (sorted, no explicit zeros), each ending in a
-    newline, as ASCII."""
-    label_text = _format_numbers(y)
-    value_text = _format_numbers(X.data)
-    index_text = (X.indices.astype(np.int64) + offset).astype(str).tolist()
-    features = [f"{i}:{v}" for i, v in zip(index_text, value_text, strict=True)]
-    indptr = X.indptr.tolist()
-    if query_id is None:
-        heads = label_text
-    else:
-        heads = [f"{lab} qid:{q}" for lab, q in zip(label_text, query_id.tolist(), strict=True)]
-    lines = []
-    for r in range(X.shape[0]):
-        row = features[indptr[r] : indptr[r + 1]]
-        lines.append(heads[r] + " " + " ".join(row) if row else heads[r])
-    return ("\n".join(lines) + "\n").encode("ascii")
+    newline, as ASCII (written by `_format.format_libsvm_rows`)."""
+    labels = np.ascontiguousarray(y, dtype=np.float64)
+    values = np.ascontiguousarray(X.data, dtype=np.float64)
+    query_ids = np.zeros(0, np.int64) if query_id is None else np.asarray(query_id, np.int64)
+    n_rows = X.shape[0]
+    buffer = np.empty(1 << 20, dtype=np.uint8)
+    pieces, row, at, pos = [], 0, -1, 0
+    while True:
+        row, at, pos, status = _format.format_libsvm_rows(
+            labels, query_ids, X.indptr, X.indices, values, offset, row, at, n_rows, buffer, pos
+        )
+        if status == _format.DONE:
+            pieces.append(bytes(buffer[:pos]))
+            return b"".join(pieces)
+        if status == _format.FULL:
+            pieces.append(bytes(buffer[:pos]))
+            pos = 0
+        else:  # FALLBACK: a number the kernel leaves to Python
+            if at < 0:
+                text = _format_numbers(labels[row : row + 1])[0]
+                if query_id is not None:
+                    text += f" qid:{int(query_ids[row])}"
+            else:
+                k = X.indptr[row] + at
+                text = f" {int(X.indices[k]) + offset}:{_format_numbers(values[k : k + 1])[0]}"
+            encoded = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+            buffer[pos : pos + encoded.shape[0]] = encoded  # (no longer than the kernel's room)
+            pos += encoded.shape[0]
+            at += 1
 
 
 def _format_numbers(values: np.ndarray) -> list[str]:

@@ -250,6 +250,174 @@ def test_malformed_range_files(tmp_path, text, where):
         load_scaling(path)
 
 
+def _assorted_ranges(seed: int, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+    """Ranges of every kind of value %.17g writes: fixed and exponential, -0, subnormals, the
+    largest, ties at 17 digits (1 + 2**-17: formatted by Python), and features left out."""
+    rng = np.random.default_rng(seed)
+    low = -np.abs(rng.normal(size=n_features)) * 10.0 ** rng.integers(-30, 30, size=n_features)
+    high = np.abs(rng.normal(size=n_features)) * 10.0 ** rng.integers(-30, 30, size=n_features)
+    special = [-0.0, 0.0, 5e-324, -1e-310, 2.2250738585072014e-308, 1.7976931348623157e308,
+               -1.7976931348623157e308, 1 + 2**-17, -(3 + 2**-17), 0.1, 1e16, 1e-5]  # fmt: skip
+    at = rng.choice(n_features, size=(len(special), 20), replace=False)
+    for value, where in zip(special, at, strict=True):
+        low[where[:10]] = np.minimum(value, high[where[:10]])
+        high[where[10:]] = np.maximum(value, low[where[10:]])
+    equal = rng.random(n_features) < 0.1
+    high[equal] = low[equal]
+    return low, high
+
+
+def test_a_large_range_file_is_pythons_g_and_reads_back_as_float(tmp_path):
+    low, high = _assorted_ranges(12, 40_000)
+    scaling = Scaling(-1.0, 1.0, low, high, (0.0, 1.0), (-2.0, 1 + 2**-17))
+    kept = np.flatnonzero(low != high)
+    expected = "y\n0 1\n-2 1.0000076293945312\nx\n-1 1\n" + "".join(
+        f"{j + 1} {low[j]:.17g} {high[j]:.17g}\n" for j in kept.tolist())
+    assert scaling.to_text() == expected
+    scaling.save(tmp_path / "r")
+    assert (tmp_path / "r").read_bytes() == expected.encode()
+    loaded = load_scaling(tmp_path / "r")
+    words = np.array(expected.split()[8:], dtype=object).reshape(-1, 3)
+    assert loaded.n_features == kept[-1] + 1
+    assert np.flatnonzero(loaded.feature_min != loaded.feature_max).tolist() == kept.tolist()
+    as_float = np.array([[float(w) for w in row[1:]] for row in words])  # the oracle: float()
+    np.testing.assert_array_equal(loaded.feature_min[kept].view(np.uint64),
+                                  as_float[:, 0].view(np.uint64))  # fmt: skip
+    np.testing.assert_array_equal(loaded.feature_max[kept].view(np.uint64),
+                                  as_float[:, 1].view(np.uint64))  # fmt: skip
+    assert loaded.y_range == (-2.0, 1 + 2**-17) and loaded.to_text() == expected
+
+
+@needs_svm_scale
+def test_a_large_range_file_as_svm_scale_writes_and_reads_it(tmp_path, capfdbinary):
+    """Tens of thousands of features, with values whose %.17g is left to Python, subnormal
+    values (read by float()) and -0."""
+    n_rows, n_features = 400, 30_000
+    rng = np.random.default_rng(13)
+    # every feature in three rows or more, so that most vary
+    columns = np.concatenate([rng.permutation(n_features) for _ in range(3)])
+    rows = rng.integers(0, n_rows, size=columns.shape[0])
+    values = rng.normal(size=columns.shape[0]) * 10.0 ** rng.integers(-12, 12, size=columns.size)
+    values[::97] = 1 + 2**-17
+    values[::101] = 5e-324
+    values[::103] = -1e-310
+    X = sp.coo_matrix((values, (rows, columns)), shape=(n_rows, n_features)).tocsr()
+    X.sum_duplicates()
+    y = rng.normal(size=n_rows)
+    data = _write(tmp_path / "d.svm", X, y)
+    for options in (["-l", "0"], ["-y", "-1", "1"]):
+        theirs = _svm_scale([*options, "-s", str(tmp_path / "theirs.range"), str(data)])
+        status, ours, _ = _linsvm_scale([*options, "-s", str(tmp_path / "ours.range"),
+                                         str(data)], capfdbinary)  # fmt: skip
+        assert status == 0 and ours == theirs.stdout
+        text = (tmp_path / "theirs.range").read_bytes()
+        assert text.count(b"\n") > 20_000
+        for value in (b" 1.0000076293945312\n", b"e-324\n", b" -9.9999999999999694e-311 "):
+            assert value in text
+        assert (tmp_path / "ours.range").read_bytes() == text
+        assert load_scaling(tmp_path / "theirs.range").to_text().encode() == text
+        theirs = _svm_scale(["-r", str(tmp_path / "ours.range"), str(data)])
+        status, ours, _ = _linsvm_scale(["-r", str(tmp_path / "theirs.range"), str(data)],
+                                        capfdbinary)  # fmt: skip
+        assert status == 0 and ours == theirs.stdout
+
+
+def test_range_files_lines_and_blanks_as_pythons_splitlines_and_split():
+    """Every line end of str.splitlines (one line each; "\r\n" one), every blank of
+    str.split(), blank lines, and numbers left to float() (subnormal, 23 digits)."""
+    text = ("y\x0c0 1\r2 3\x1ex\x1d-1 1\x1c\r\n\x1f \t\n007\x1f-0 1e-310 \x0b\x0c"
+            "+9\t0.5 12345678901234567890123\r\r10 -4.9e-324 0\u2028\u202911 -2 2\x85"
+            "12\u00a0-1\u30001\n\n\n")  # fmt: skip
+    scaling = parse_scaling(text)
+    assert (scaling.y_limits, scaling.y_range, scaling.lower, scaling.upper) == \
+        ((0.0, 1.0), (2.0, 3.0), -1.0, 1.0)  # fmt: skip
+    expected_low, expected_high = np.zeros(12), np.zeros(12)
+    expected_low[[6, 8, 9, 10, 11]] = [-0.0, 0.5, float("-4.9e-324"), -2.0, -1.0]
+    expected_high[[6, 8, 9, 10, 11]] = [float("1e-310"), float("12345678901234567890123"), 0.0,
+                                        2.0, 1.0]  # fmt: skip
+    np.testing.assert_array_equal(scaling.feature_min.view(np.uint64),
+                                  expected_low.view(np.uint64))  # fmt: skip
+    np.testing.assert_array_equal(scaling.feature_max, expected_high)
+    for error in ["13 0 nan", "12 0 1", "13 1 0", "13 0"]:
+        with pytest.raises(DataFormatError, match="^<range file>:17: "):
+            parse_scaling(text.replace("\n\n\n", "\n\n" + error + "\n"))
+    with pytest.raises(DataFormatError, match=r"^<range file>:10: feature index 6 is not above"):
+        parse_scaling(text.replace("+9", "+6"))
+
+
+@pytest.mark.parametrize(
+    "body, line, message",
+    [("1 0 1\n2 0", 4, "expected 'index min max'"), ("1 0 1 2", 3, "expected 'index min max'"),
+     ("1 0 1\n\n2 0 1 x", 5, "expected 'index min max'"), ("1.0 0 1", 3, "expected 'index"),
+     ("1e0 0 1", 3, "expected 'index"), ("1 0 x", 3, "expected 'index"),
+     ("1 0 inf", 3, "expected 'index"), ("1 -Infinity 0", 3, "expected 'index"),
+     ("1 0 1e400", 3, "expected 'index"), ("1 -1e400 0", 3, "expected 'index"),
+     ("1 NaN 0", 3, "expected 'index"), ("1 0 0x1", 3, "expected 'index"),
+     ("1 0 1_0", 3, "expected 'index"), ("1 0 1\n2 0 .", 4, "expected 'index"),
+     ("1 0 1\r2 0 1e", 4, "expected 'index"),
+     ("1 0 1\x0b2 0 1\x0c2 0 1", 5, r"feature index 2 is not above the line before's \(2\)"),
+     ("0 0 1", 3, r"feature index 0 is not above the line before's \(0\) and at most 2147483647"),
+     ("-3 0 1", 3, r"feature index -3 is not above"), ("+0 0 1", 3, "feature index 0 is not"),
+     ("1 0 1\n3 0 1e-320\n2 0 1", 5, r"feature index 2 is not above the line before's \(3\)"),
+     ("2147483648 0 1", 3, "feature index 2147483648 is not above"),
+     ("99999999999999999999 0 1", 3, "feature index 99999999999999999999 is not above"),
+     ("9" * 400 + " 0 1", 3, "feature index 9999999999.* is not above"),
+     ("1 5e-324 0", 3, "feature 1: min 4.94066e-324 is above max 0"),
+     ("1 0 1\n2 1e-310 -1e-310", 4, "feature 2: min 1e-310 is above max -1e-310"),
+     ("1 0 -0.5", 3, r"feature 1: min 0 is above max -0.5")],
+)  # fmt: skip
+def test_malformed_feature_lines(tmp_path, body, line, message):
+    path = tmp_path / "r"
+    path.write_bytes(b"x\r\n-1 1\r\n" + body.encode() + b"\n")
+    with pytest.raises(DataFormatError, match=f"^{path}:{line}: {message}"):
+        load_scaling(path)
+    with pytest.raises(DataFormatError, match=f"^<range file>:{line}: {message}"):
+        parse_scaling("x\n-1 1\n" + body.replace("\n", "\r\n"))
+
+
+_BLANKS = st.sampled_from([" ", "\t", "\x1f", " \t ", "\u00a0"])
+_LINE_ENDS = st.sampled_from(["\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85",
+                              "\u2028", "\u2029"])  # fmt: skip
+_BAD_LINES = st.sampled_from(["1", "1 2", "1 2 3 4", "x 0 1", "1 0 nan", "1 -inf 0", "1 0 1e999",
+                              "1 0 1_0", "1.5 0 1", "1 0 0x1", "0 0 1", "-1 0 1", "2147483648 0 1",
+                              "1 1 0", "1 é 2"])  # fmt: skip
+
+
+@settings(deadline=None, max_examples=150)
+@given(
+    st.lists(st.tuples(st.integers(1, 3), st.floats(allow_nan=False, allow_infinity=False),
+                       st.floats(0, 1e300), st.sampled_from(["r", ".12e", ".17g"]), _BLANKS,
+                       _LINE_ENDS, st.integers(0, 2)), max_size=40),  # fmt: skip
+    st.integers(0, 40),
+    _BAD_LINES,
+)
+def test_feature_lines_read_as_float_and_errors_name_their_line(lines, bad_at, bad_line):
+    """Lines of numbers written as repr, %e or %.17g, any blanks and line ends, blank lines:
+    read as float() reads the words; a bad line inserted named by its line number."""
+    text, line, index, expected = "x\n-1 1\n", 2, 0, {}
+    bad_line_number = None
+    for k, (step, low, width, form, blank, end, n_blank) in enumerate(lines):
+        if k == bad_at:
+            text += bad_line.replace("1", str(index + 1), 1) + "\n"
+            line += 1
+            bad_line_number = line
+        index += step
+        high = low + width if np.isfinite(low + width) else low
+        words = [repr(v) if form == "r" else format(v, form) for v in (low, high)]
+        text += blank.join([str(index), *words]) + end + blank * (n_blank > 1) + end * n_blank
+        line += 1 + n_blank
+        expected[index] = (float(words[0]), float(words[1]))
+    if bad_line_number is not None:
+        with pytest.raises(DataFormatError, match=f"^<range file>:{bad_line_number}: "):
+            parse_scaling(text)
+        return
+    scaling = parse_scaling(text)
+    assert scaling.n_features == index
+    for j, (low, high) in expected.items():
+        assert (scaling.feature_min[j - 1], scaling.feature_max[j - 1]) == (low, high)
+        assert np.signbit(scaling.feature_min[j - 1]) == np.signbit(low)
+
+
 # ----------------------------------------------------------------------------- the text
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import warnings
 from dataclasses import dataclass
 
@@ -38,7 +39,7 @@ from numba import njit
 
 from .data import as_csr
 from .errors import DataFormatError, InvalidInputError
-from .io import _format
+from .io import _format, _parse
 
 # ----------------------------------------------------------------------------- kernels
 
@@ -142,6 +143,49 @@ def _scale_rows(indptr, indices, data, low, high, lower, upper, zero_image, dens
             out_indptr[i + 1] = at
 
 
+# The longest line of a range file: a 19-digit index, two "%.17g" values, two spaces and a
+# newline.
+_MAX_RANGE_LINE_BYTES = 19 + 2 * _format.MAX_VALUE_BYTES + 3
+
+
+@njit(cache=True, nogil=True)
+def _format_range_lines(features, low_bits, high_bits, k, part, out, pos):
+    """Write the range file's lines "index min max" of the features ``features[k:]`` (0-based,
+    written + 1) into ``out`` from ``pos``, from item ``part`` of the first (0: its index, 1:
+    its min, 2: its max): the numbers as "%.17g", one space between them, a newline after.
+
+    features : (n_lines,) int64; low_bits, high_bits : (n_features,) uint64 -- the IEEE bits
+        of the float64 ranges (``.view(np.uint64)``); out : uint8 with room for every line
+        left (_MAX_RANGE_LINE_BYTES each).
+
+    Returns (k, part, n_bytes, status): out[:n_bytes] holds the text; status _format.DONE
+    (every line written) or _format.FALLBACK (the item ``part`` of the line ``k`` is to be
+    formatted by Python, then continue after it).
+    """
+    while k < features.shape[0]:
+        j = features[k]
+        if part == 0:
+            pos = _format._put_int(out, pos, j + 1)
+            out[pos] = 32
+            pos += 1
+            part = 1
+        if part == 1:
+            end = _format.write_g(low_bits[j], out, pos, 17)
+            if end < 0:
+                return k, part, pos, _format.FALLBACK
+            out[end] = 32
+            pos = end + 1
+            part = 2
+        end = _format.write_g(high_bits[j], out, pos, 17)
+        if end < 0:
+            return k, part, pos, _format.FALLBACK
+        out[end] = 10
+        pos = end + 1
+        part = 0
+        k += 1
+    return k, part, pos, _format.DONE
+
+
 # ----------------------------------------------------------------------------- the scaling
 
 
@@ -237,21 +281,37 @@ class Scaling:
     def to_text(self) -> str:
         """svm-scale's range file: an optional ``y`` section, then ``x``, the limits, and one
         line "index min max" for each feature that is not left out (17 significant digits)."""
-        lines = []
-        if self.y_limits is not None:
-            lines += ["y", "{:.17g} {:.17g}".format(*self.y_limits),
-                      "{:.17g} {:.17g}".format(*self.y_range)]  # fmt: skip
-        lines += ["x", f"{self.lower:.17g} {self.upper:.17g}"]
-        kept = np.flatnonzero(self.feature_min != self.feature_max)
-        lines += [f"{j + 1} {self.feature_min[j]:.17g} {self.feature_max[j]:.17g}"
-                  for j in kept.tolist()]  # fmt: skip
-        return "\n".join(lines) + "\n"
+        return self._text_bytes().decode("ascii")
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the range file (``to_text``) to ``path`` atomically."""
         from .io._atomic import atomic_write_bytes
 
-        atomic_write_bytes(path, self.to_text().encode("ascii"))
+        atomic_write_bytes(path, self._text_bytes())
+
+    def _text_bytes(self) -> bytes:
+        """``to_text``'s text as ASCII bytes; the feature lines written by a compiled loop."""
+        lines = []
+        if self.y_limits is not None:
+            lines += ["y", "{:.17g} {:.17g}".format(*self.y_limits),
+                      "{:.17g} {:.17g}".format(*self.y_range)]  # fmt: skip
+        lines += ["x", f"{self.lower:.17g} {self.upper:.17g}"]
+        header = ("\n".join(lines) + "\n").encode("ascii")
+        features = np.flatnonzero(self.feature_min != self.feature_max).astype(np.int64, copy=False)
+        values = (self.feature_min, self.feature_max)
+        bits = tuple(v.view(np.uint64) for v in values)
+        out = np.empty(features.shape[0] * _MAX_RANGE_LINE_BYTES, dtype=np.uint8)
+        k, part, pos = 0, 0, 0
+        while True:
+            k, part, pos, status = _format_range_lines(features, *bits, k, part, out, pos)
+            if status == _format.DONE:
+                return header + out[:pos].tobytes()
+            # FALLBACK: a value the kernel leaves to Python (see linsvm.io._format)
+            text = f"{float(values[part - 1][features[k]]):.17g}" + (" " if part == 1 else "\n")
+            encoded = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+            out[pos : pos + encoded.shape[0]] = encoded  # (no longer than the kernel's)
+            pos += encoded.shape[0]
+            k, part = (k, 2) if part == 1 else (k + 1, 0)
 
 
 def check_limits(lower: float, upper: float, what: str) -> None:
@@ -304,12 +364,13 @@ def load_scaling(path: str | os.PathLike) -> Scaling:
     name = os.fsdecode(os.fspath(path))
     with open(path, "rb") as f:
         raw = f.read()
-    try:
-        text = raw.decode("ascii")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise DataFormatError(name, line, "not a range file of svm-scale (not text)") from None
-    return parse_scaling(text, name)
+    if not raw.isascii():
+        try:
+            raw.decode("ascii")
+        except UnicodeDecodeError as exc:
+            line = raw.count(b"\n", 0, exc.start) + 1
+            raise DataFormatError(name, line, "not a range file of svm-scale (not text)") from None
+    return _parse_range_file(raw, name)
 
 
 # svm-scale reads a range file's indices as C ints
@@ -325,13 +386,39 @@ def _number(word: str, kind=float):
         value = kind(word)
     except ValueError:
         return None
-    return value if math.isfinite(value) else None
+    # (an int is finite: math.isfinite would convert one of over 308 digits to float, and fail)
+    return value if kind is int or math.isfinite(value) else None
 
 
 def parse_scaling(text: str, name: str = "<range file>") -> Scaling:
     """A Scaling from the text of svm-scale's range file; ``name`` for the errors, which name
     the file and line (a DataFormatError)."""
-    lines = text.splitlines()
+    if text.isascii():
+        return _parse_range_file(text.encode("ascii"), name)
+    # The lines and words str.splitlines and str.split() find, in ASCII: the other line ends
+    # as one the reader knows (and no "\r" before it joins), the other blanks as spaces, any
+    # other character (which no number holds) as "?"
+    text = re.sub("[\x85\u2028\u2029]", "\x1e", text)
+    text = re.sub(r"[^\S\x00-\x7f]", " ", text)
+    return _parse_range_file(text.encode("ascii", errors="replace"), name)
+
+
+# Python's str.splitlines' line ends among ASCII bytes ("\r\n" is one)
+_LINE_END = re.compile(rb"\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e]")
+
+
+def _parse_range_file(raw: bytes, name: str) -> Scaling:
+    """``parse_scaling`` of the ASCII text ``raw``: the header here, the feature lines by a
+    compiled loop (`linsvm.io._parse.parse_range_lines`) that hands the lines it does not take
+    (a number it leaves to float(), or an error) to ``_feature_line``."""
+    # The header's lines (five at most: y, y_lower y_upper, y_min y_max, x, lower upper)
+    lines, starts = [], [0]  # starts[k]: where the line after the first k begins
+    line_ends = _LINE_END.finditer(raw)
+    while starts[-1] < len(raw) and len(lines) < 5:
+        end = next(line_ends, None)
+        stop, after = (end.start(), end.end()) if end is not None else (len(raw), len(raw))
+        lines.append(raw[starts[-1] : stop].decode("ascii"))
+        starts.append(after)
     at = 0
 
     def numbers(count: int, what: str) -> list[float]:
@@ -370,31 +457,46 @@ def parse_scaling(text: str, name: str = "<range file>") -> Scaling:
     if not section("x"):
         raise DataFormatError(name, at + 1, "expected the line 'x' (a range file of svm-scale)")
     lower, upper = interval("lower upper", lambda a, b: check_limits(a, b, "lower/upper"))
-    rows = []
-    last = 0
-    while at < len(lines):
-        if not lines[at].strip():
-            at += 1
-            continue
-        fields = lines[at].split()
-        at += 1
-        values = [_number(fields[0], int), *(_number(f) for f in fields[1:])]
-        if len(values) != 3 or None in values:
-            raise DataFormatError(name, at, "expected 'index min max' (finite numbers)")
-        index, low, high = values
-        if not last < index <= _INDEX_MAX:
-            raise DataFormatError(name, at, f"feature index {index} is not above the line "
-                                  f"before's ({last}) and at most {_INDEX_MAX}: indices ascend "
-                                  "from 1")  # fmt: skip
-        if low > high:
-            raise DataFormatError(name, at, f"feature {index}: min {low:g} is above max {high:g}")
-        rows.append((index, low, high))
-        last = index
+    # The feature lines: each has five bytes or more, and a line end unless it is the last
+    start = starts[at]
+    n_lines = (len(raw) - start + 1) // 6 + 1
+    indices = np.empty(n_lines, dtype=np.int64)
+    lows = np.empty(n_lines)
+    highs = np.empty(n_lines)
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    found, line, last = 0, at, 0
+    while True:
+        found, status, line_start, line_end, line, start, last = _parse.parse_range_lines(
+            buf, start, indices, lows, highs, found, line, last, _INDEX_MAX
+        )
+        if status == _parse.WORDS_DONE:
+            break
+        text = raw[line_start:line_end].decode("ascii")
+        indices[found], lows[found], highs[found] = _feature_line(text, name, line, last)
+        last = int(indices[found])
+        found += 1
     low = np.zeros(last)
     high = np.zeros(last)
-    for index, a, b in rows:
-        low[index - 1], high[index - 1] = a, b
+    low[indices[:found] - 1] = lows[:found]
+    high[indices[:found] - 1] = highs[:found]
     return Scaling(lower, upper, low, high, y_limits, y_range)
+
+
+def _feature_line(text: str, name: str, line: int, last: int) -> tuple[int, float, float]:
+    """(index, min, max) of the range file's feature line ``line``, ``text`` (not blank), the
+    index of the line before being ``last``; a DataFormatError for anything else."""
+    fields = text.split()
+    values = [_number(fields[0], int), *(_number(f) for f in fields[1:])]
+    if len(values) != 3 or None in values:
+        raise DataFormatError(name, line, "expected 'index min max' (finite numbers)")
+    index, low, high = values
+    if not last < index <= _INDEX_MAX:
+        raise DataFormatError(name, line, f"feature index {index} is not above the line "
+                              f"before's ({last}) and at most {_INDEX_MAX}: indices ascend "
+                              "from 1")  # fmt: skip
+    if low > high:
+        raise DataFormatError(name, line, f"feature {index}: min {low:g} is above max {high:g}")
+    return index, low, high
 
 
 def _warn_unseen(X: sp.csr_matrix, low: np.ndarray, high: np.ndarray) -> None:

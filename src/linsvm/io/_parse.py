@@ -707,6 +707,92 @@ def parse_number_lines(buf, start, values, found, line):
     return found, WORDS_DONE, n, n, line, n
 
 
+# `parse_range_lines`'s status beyond `parse_number_words`': the line's index is not above the
+# one before or beyond the limit, or its min is above its max.
+RANGE_DISORDER = 5
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ends_text_line(c):
+    # Python's str.splitlines' line boundaries among ASCII bytes: \n, \r, \v, \f, \x1c-\x1e
+    return c == 10 or c == 13 or c == 11 or c == 12 or 28 <= c <= 30
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _splits_text_words(c):
+    # Python's str.split()'s separators within a line among ASCII bytes: space, \t, \x1f
+    return c == 32 or c == 9 or c == 31
+
+
+@njit(cache=True, nogil=True)
+def parse_range_lines(buf, start, indices, lows, highs, found, line, last, index_max):
+    """Read buf[start:] (ASCII) as the feature lines of svm-scale's range file, "index min
+    max" a line, blank lines skipped, into indices[found:], lows[found:], highs[found:]
+    (shapes (n_lines,), n_lines at least the lines left); ``line`` lines were read before
+    ``start`` and ``last`` is the index of the line before (0: none).
+
+    Lines end where Python's str.splitlines ends them (\\n, \\r\\n, \\r, \\v, \\f, \\x1c-\\x1e)
+    and words are separated as str.split() separates them (space, \\t, \\x1f), so that line
+    numbers agree with the Python code that reports a line. A line is taken when it holds
+    three words: an index (`_parse_int`'s) above ``last`` and at most ``index_max``, and a
+    min and a max (`_parse_float`'s) with min <= max. Stops at the first line that is not so.
+    Returns (found, status, line_start, line_end, line, next_start, last): status WORDS_DONE
+    (every line read) or why the reading stopped at line ``line``: WORDS_BAD (not three such
+    words), WORDS_NONFINITE, WORDS_FALLBACK (a number whose exact value is left to Python's
+    float()) or RANGE_DISORDER; buf[line_start:line_end] is that line's text, without its
+    end, and next_start where the line after it begins.
+    """
+    n = buf.shape[0]
+    i = start
+    while i < n:
+        line += 1
+        line_start = i
+        n_words = 0
+        index_start = index_end = low_start = low_end = high_start = high_end = 0
+        while True:
+            while i < n and _splits_text_words(buf[i]):
+                i += 1
+            if i >= n or _ends_text_line(buf[i]):
+                break
+            word_start = i
+            while i < n and not (_splits_text_words(buf[i]) or _ends_text_line(buf[i])):
+                i += 1
+            if n_words == 0:
+                index_start, index_end = word_start, i
+            elif n_words == 1:
+                low_start, low_end = word_start, i
+            elif n_words == 2:
+                high_start, high_end = word_start, i
+            n_words += 1
+        line_end = i
+        if i < n:
+            i += 2 if buf[i] == 13 and i + 1 < n and buf[i + 1] == 10 else 1
+        if n_words == 0:
+            continue  # a blank line
+        if n_words != 3:
+            return found, WORDS_BAD, line_start, line_end, line, i, last
+        index, index_status = _parse_int(buf, index_start, index_end)
+        low, low_status = _parse_float(buf, low_start, low_end)
+        high, high_status = _parse_float(buf, high_start, high_end)
+        if index_status != INT_OK or low_status == NUM_BAD or high_status == NUM_BAD:
+            status = WORDS_BAD
+        elif low_status == NUM_FALLBACK or high_status == NUM_FALLBACK:
+            status = WORDS_FALLBACK
+        elif low_status != NUM_OK or high_status != NUM_OK:
+            status = WORDS_NONFINITE
+        elif not (last < index <= index_max) or low > high:
+            status = RANGE_DISORDER
+        else:
+            indices[found] = index
+            lows[found] = low
+            highs[found] = high
+            found += 1
+            last = index
+            continue
+        return found, status, line_start, line_end, line, i, last
+    return found, WORDS_DONE, n, n, line, n, last
+
+
 @njit(cache=True)
 def parse_floats(buf, starts, ends):
     """Parse the tokens buf[starts[k]:ends[k]] with `_parse_float` (for tests).

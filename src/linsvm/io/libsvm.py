@@ -782,7 +782,8 @@ def write_libsvm(
     (integers without ".0"); float32 values are written as their exact float64 value, so
     ``read_libsvm(path, dtype=np.float32)`` returns the identical float32 values. Paths
     ending in ``.gz``, ``.bz2`` or ``.xz`` are compressed. The file is written to a
-    temporary file in the same directory and renamed over `path`.
+    temporary file in the same directory and renamed over `path`. The text of chunks of rows
+    is made on every core, a chunk a thread, and written in order (the same bytes).
 
     Parameters
     ----------
@@ -827,14 +828,24 @@ def write_libsvm(
     offset = 0 if zero_based else 1
     name = os.fsdecode(os.fspath(path))
     compress = _STREAM_WRITERS.get(os.path.splitext(name)[1].lower())
-    with atomic_writer(name) as raw:
+    def text(r0: int, r1: int) -> bytes:
+        return _lines(X[r0:r1], y[r0:r1], None if query_id is None else query_id[r0:r1], offset)
+
+    chunks = _row_chunks(X.indptr, WRITE_CHUNK_NNZ)
+    n_threads = min(effective_n_jobs(-1), len(chunks))
+    with atomic_writer(name) as raw, ThreadPoolExecutor(max(n_threads, 1)) as pool:
         out = raw if compress is None else compress(raw)
         try:
-            # rows a bounded number of non-zeros at a time: the text of one chunk is held at
-            # once (some 300 bytes of Python strings a non-zero while it is made), not the file's
-            for r0, r1 in _row_chunks(X.indptr, WRITE_CHUNK_NNZ):
-                out.write(_lines(X[r0:r1], y[r0:r1],
-                                 None if query_id is None else query_id[r0:r1], offset))
+            # rows a bounded number of non-zeros at a time, a chunk a thread (the kernel
+            # releases the GIL), written in order: the text of a few chunks is held at once,
+            # never the file's
+            pending: collections.deque[Future] = collections.deque()
+            for r0, r1 in chunks:
+                if len(pending) == n_threads:
+                    out.write(pending.popleft().result())
+                pending.append(pool.submit(text, r0, r1))
+            while pending:
+                out.write(pending.popleft().result())
         finally:
             if compress is not None:
                 out.close()

@@ -495,3 +495,20 @@ def test_token_values_numpy_can_convert_that_are_real_numbers():
     out = hash_tokens([[("a", np.bool_(True)), ("b", 10**30), ("c", Decimal("1.5"))]], 8,
                       input_type="pair")  # fmt: skip
     np.testing.assert_array_equal(np.sort(np.abs(out.data)), [1.0, 1.5, 1e30])
+
+
+def test_token_values_of_mixed_kinds_and_the_bad_one_named():
+    """Mixed kinds of real numbers (converted by C-level loops, not a value at a time) give
+    float() of each; an int beyond float64 or a signalling-NaN Decimal among them is named by
+    its document and token, in one line."""
+    from decimal import Decimal
+
+    values = [3, Decimal("0.25"), 2.5, np.float32(0.5), True, Decimal("1e-3")] * 50
+    docs = [{f"t{i}": v} for i, v in enumerate(values)]
+    out = hash_tokens(docs, 20, input_type="dict")
+    np.testing.assert_array_equal(np.abs(out.toarray()).sum(axis=1),
+                                  [float(v) for v in values])  # fmt: skip
+    for bad in (10**400, Decimal("sNaN"), "7"):
+        with pytest.raises(InvalidInputError, match=r"^document 3.*must be real numbers") as info:
+            hash_tokens(docs[:3] + [{"x": bad}], 20, input_type="dict")
+        assert "\n" not in str(info.value)

@@ -23,6 +23,7 @@ and a compiled kernel finds the token boundaries, hashes the bytes and scatters 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from itertools import chain
@@ -237,6 +238,12 @@ def _as_values(raw_values: list, doc_ptr: np.ndarray) -> np.ndarray:
     except ValueError:  # (a sequence among the numbers)
         arr = None
     if arr is None or arr.ndim != 1 or arr.dtype.kind not in "biuf":
+        # mixed kinds of real numbers (ints and Decimals, ...): converted by C-level loops
+        if all(issubclass(kind, (Real, np.bool_, Decimal)) for kind in set(map(type, raw_values))):
+            # (an int beyond float64, 10**400; a signalling NaN Decimal): found below
+            with contextlib.suppress(OverflowError, ValueError):
+                arr = np.fromiter(map(float, raw_values), np.float64, count=len(raw_values))
+    if arr is None or arr.ndim != 1 or arr.dtype.kind not in "biuf":
         # the slow way, a value at a time: the first value that is not a real number
         arr = np.empty(len(raw_values))
         for t, v in enumerate(raw_values):
@@ -244,7 +251,7 @@ def _as_values(raw_values: list, doc_ptr: np.ndarray) -> np.ndarray:
                 if isinstance(v, (Real, np.bool_, Decimal)):
                     arr[t] = float(v)
                     continue
-            except OverflowError:  # (an int beyond float64, 10**400)
+            except (OverflowError, ValueError):  # (an int beyond float64, 10**400; sNaN)
                 pass
             raise InvalidInputError(f"{_where(doc_ptr, t)}: token values must be real numbers, "
                                     f"got {_short(v)}")  # fmt: skip

@@ -556,7 +556,8 @@ def test_writer_text_format(tmp_path):
 _WRITTEN_NUMBERS = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(
     [-0.0, 0.5, 0.25, 2.0**-30, 2.0**60, 2.0**53 - 1, 2.0**53 + 2, 1e15 + 0.125, 1e16,
      123456.5, 5e-324, 1e-5, 1e-4, 0.17602]
-) | st.floats(-1e6, 1e6).map(lambda v: round(v, 5))
+) | st.floats(-1e6, 1e6).map(lambda v: round(v, 5)) | st.builds(
+    lambda k, j: k / 2.0**j, st.integers(1, 10**6), st.integers(1, 60))  # (exact ties)
 
 
 @settings(deadline=None, max_examples=200)

@@ -34,8 +34,7 @@ from ._parse import (
     _U0,
     _U1,
     _U63,
-    NUM_OK,
-    _parse_float,
+    decimal_value,
 )
 
 # Status of `format_weight_rows`.
@@ -63,7 +62,7 @@ _POW10_INT = np.array([10**i for i in range(19)], dtype=np.int64)
 @njit(cache=True, nogil=True, inline="always")
 def _digits(m, e, p):
     """(N, k, ok) for v = m * 2**e > 0 (m uint64 with its leading bit at 63): N in
-    [10**(p - 1), 10**p) the p significant digits of v correctly rounded (2 <= p <= 17), k
+    [10**(p - 1), 10**p) the p significant digits of v correctly rounded (1 <= p <= 17), k
     its decimal exponent (v ~= N * 10**(k - p + 1)); ok False when the rounding cannot be
     decided from the 192-bit product (the caller falls back)."""
     ten_low = _POW10_INT[p - 1]
@@ -167,37 +166,30 @@ def _put_digits(out, at, n, p):
     return n_digits
 
 
-@njit(cache=True, nogil=True)
-def write_g(bits, out, pos, p):
-    """Write ``f"{v:.{p}g}"`` (C's ``%.{p}g``, 2 <= p <= 17) at out[pos:] (room for
-    MAX_VALUE_BYTES assumed) for the float64 v of IEEE bits ``bits`` (uint64); the position
-    after it, or -1 when v must be formatted by Python (not finite, or undecided).
-
-    The p digits are written once where most of them belong, then the few around the
-    decimal point are moved; bytes past the returned position may be scribbled on.
-    """
+@njit(cache=True, nogil=True, inline="always")
+def _mantissa(bits):
+    """(m, e) with v = m * 2**e and m's leading bit at 63, for the finite non-zero |v| of IEEE
+    bits ``bits`` (uint64)."""
     biased = np.int64((bits >> _U52) & _EXPONENT_MASK)
     fraction = bits & _FRACTION_MASK
-    if biased == 0x7FF:  # infinite or NaN
-        return -1
-    if bits >> _U63:
-        out[pos] = 45  # "-"
-        pos += 1
     if biased == 0:
-        if fraction == _U0:
-            out[pos] = 48
-            return pos + 1
         m = fraction  # subnormal: fraction * 2**-1074, normalised here (rare)
         e = -1074
         while m >> _U63 == _U0:
             m = m << _U1
             e -= 1
-    else:
-        m = (fraction | _HIDDEN_BIT) << _U11
-        e = biased - 1075 - 11
-    n, k, ok = _digits(m, e, p)
-    if not ok:
-        return -1
+        return m, e
+    return (fraction | _HIDDEN_BIT) << _U11, biased - 1075 - 11
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put_g(out, pos, n, k, p):
+    """Lay out the p digits n (in [10**(p - 1), 10**p)) of a value of decimal exponent k at
+    out[pos:] as C's ``%.{p}g`` does; the position after it.
+
+    The p digits are written once where most of them belong, then the few around the
+    decimal point are moved; bytes past the returned position may be scribbled on.
+    """
     if 0 <= k < p:
         # fixed: k + 1 integer digits (zeros past the significant ones), the rest after "."
         n_digits = _put_digits(out, pos + 1, n, p)
@@ -232,6 +224,28 @@ def write_g(bits, out, pos, p):
         return mantissa_end + 5
     _put2(out, mantissa_end + 2, x)
     return mantissa_end + 4
+
+
+@njit(cache=True, nogil=True)
+def write_g(bits, out, pos, p):
+    """Write ``f"{v:.{p}g}"`` (C's ``%.{p}g``, 1 <= p <= 17) at out[pos:] (room for
+    MAX_VALUE_BYTES assumed) for the float64 v of IEEE bits ``bits`` (uint64); the position
+    after it, or -1 when v must be formatted by Python (not finite, or undecided). Bytes past
+    the returned position may be scribbled on.
+    """
+    if (bits >> _U52) & _EXPONENT_MASK == _EXPONENT_MASK:  # infinite or NaN
+        return -1
+    if bits >> _U63:
+        out[pos] = 45  # "-"
+        pos += 1
+    if bits & ~(_U1 << _U63) == _U0:
+        out[pos] = 48
+        return pos + 1
+    m, e = _mantissa(bits)
+    n, k, ok = _digits(m, e, p)
+    if not ok:
+        return -1
+    return _put_g(out, pos, n, k, p)
 
 
 @njit(cache=True, nogil=True)
@@ -377,12 +391,12 @@ def write_shortest(value, bits, out, pos):
     digits ("3", "-1"), any other value as Python's ``repr`` (the fewest significant digits
     that read back to v); the position after it, or -1 when v must be written by Python.
 
-    The fewest digits are found by writing v correctly rounded to p = 1, 2, ... digits
-    (`write_g`) until the text reads back to v: the p-digit decimal nearest v is the one
-    repr picks whenever v's rounding interval is symmetric. Python writes the rest: -0.0,
-    non-finite values, powers of two (their interval is lopsided: a farther decimal may be
-    the shorter), magnitudes of 2**53 and above (repr's layout differs from %g's there), and
-    values `write_g` cannot decide.
+    The fewest digits: v's 17 correctly rounded digits are rounded to p = 1, 2, ... digits
+    until the decimal reads back to v (the parser's `decimal_value`); the p-digit decimal
+    nearest v is the one repr picks whenever v's rounding interval is symmetric. Python
+    writes the rest: -0.0, non-finite values, powers of two (their interval is lopsided: a
+    farther decimal may be the shorter), magnitudes of 2**53 and above (repr's layout differs
+    from %g's there), and values whose digits or read-back cannot be decided here.
     """
     if value == 0.0:
         if bits >> _U63:
@@ -392,20 +406,46 @@ def write_shortest(value, bits, out, pos):
     magnitude = abs(value)
     if not magnitude < _TWO53:  # (NaN, infinities, and the large)
         return -1
+    negative = value < 0
+    if negative:
+        out[pos] = 45
+        pos += 1
     if value == np.trunc(value):
-        if value < 0:
-            out[pos] = 45
-            pos += 1
         return _put_int(out, pos, np.int64(magnitude))
     if bits & _FRACTION_MASK == _U0:
         return -1
+    m, e = _mantissa(bits)
+    n17, k17, ok = _digits(m, e, 17)
+    if not ok:
+        return -1
     for p in range(1, 18):
-        end = write_g(bits, out, pos, p)
-        if end < 0:
+        n, k = n17, k17
+        if p < 17:
+            unit = _POW10_INT[17 - p]
+            n = n17 // unit
+            dropped = n17 - n * unit
+            if 2 * dropped == unit:  # (n17's tie need not be v's: round v itself)
+                n_tie = n
+                n, k, ok = _digits(m, e, p)
+                if not ok:
+                    # v itself halfway (or too near to tell): Python picks, unless neither
+                    # neighbour reads back to v, when p digits are too few anyway
+                    for q in (n_tie, n_tie + 1):
+                        read, ok = decimal_value(np.uint64(q), k17 - p + 1, negative)
+                        if not ok or read == value:
+                            return -1
+                    continue
+            else:
+                if 2 * dropped > unit:
+                    n += 1
+                if n == _POW10_INT[p]:
+                    n = _POW10_INT[p - 1]
+                    k += 1
+        read, ok = decimal_value(np.uint64(n), k - p + 1, negative)
+        if not ok:
             return -1
-        read, status = _parse_float(out, pos, end)
-        if status == NUM_OK and read == value:
-            return end
+        if read == value:
+            return _put_g(out, pos, n, k, p)
     return -1
 
 

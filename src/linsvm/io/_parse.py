@@ -176,6 +176,24 @@ def _eisel_lemire(man, exp10, neg):
     return value, True
 
 
+@njit(cache=True, inline="always")
+def decimal_value(man, exp10, neg):
+    """(-1)**neg * man * 10**exp10 correctly rounded to float64, for 0 < man < 2**64 (uint64).
+
+    Returns (value, ok); ok is False when it cannot be decided here (the caller falls back to
+    an exact method). Exact operands (man <= 2**53, |exp10| <= 22) take one correctly rounded
+    product or quotient, the rest `_eisel_lemire`, which cannot decide some of those.
+    """
+    if man <= _TWO53 and -22 <= exp10 <= 22:
+        value = np.float64(man)
+        if exp10 >= 0:
+            value = value * _EXACT_POW10[exp10]
+        else:
+            value = value / _EXACT_POW10[-exp10]
+        return (-value if neg else value), True
+    return _eisel_lemire(man, exp10, neg)
+
+
 @njit(cache=True)
 def _is_space(c):
     # Space, tab, \v, \f and \r (so CRLF files parse); \n ends a line and is handled apart.
@@ -282,14 +300,7 @@ def _parse_float(buf, s, e):
     if man == _U0:
         return (-0.0 if neg else 0.0), NUM_OK
     if not truncated:
-        if man <= _TWO53 and -22 <= exp10 <= 22:
-            value = np.float64(man)
-            if exp10 >= 0:
-                value = value * _EXACT_POW10[exp10]
-            else:
-                value = value / _EXACT_POW10[-exp10]
-            return (-value if neg else value), NUM_OK
-        value, ok = _eisel_lemire(man, exp10, neg)
+        value, ok = decimal_value(man, exp10, neg)
         if ok:
             return value, NUM_OK
         return 0.0, NUM_FALLBACK

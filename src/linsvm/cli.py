@@ -1338,25 +1338,17 @@ def prediction_text(predicted: np.ndarray, proba: np.ndarray | None = None,
     else:
         rest, first_p, rest_p = np.ascontiguousarray(proba, dtype=np.float64), 6, 6
     first_bits, rest_bits = first.view(np.uint64), rest.view(np.uint64)
-    buffer = np.empty(max(int(chunk_bytes), 4 * _format.MAX_VALUE_BYTES), dtype=np.uint8)
-    row, at, pos = 0, -1, 0
-    while True:
-        row, at, pos, status = _format.format_prediction_rows(
-            first_bits, first_p, rest_bits, rest_p, row, at, first.shape[0], buffer, pos
-        )
-        if status == _format.DONE:
-            yield bytes(buffer[:pos])
-            return
-        if status == _format.FULL:
-            yield bytes(buffer[:pos])
-            pos = 0
-        else:  # FALLBACK: a number the kernel leaves to Python (see linsvm.io._format)
-            value = float(first[row] if at < 0 else rest[row, at])
-            text = f"{value:.{first_p}g}" if at < 0 else " " + printf_g(value)
-            encoded = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-            buffer[pos : pos + encoded.shape[0]] = encoded  # (no longer than the kernel's)
-            pos += encoded.shape[0]
-            at += 1
+
+    def write(row: int, at: int, out: np.ndarray, pos: int):
+        return _format.format_prediction_rows(first_bits, first_p, rest_bits, rest_p, row, at,
+                                              first.shape[0], out, pos)  # fmt: skip
+
+    def fallback(row: int, at: int) -> str:  # a number the kernel leaves to Python
+        if at < 0:
+            return f"{float(first[row]):.{first_p}g}"
+        return " " + printf_g(float(rest[row, at]))
+
+    return _format.rows_text(write, fallback, max(int(chunk_bytes), 4 * _format.MAX_VALUE_BYTES))
 
 
 class _Scores:

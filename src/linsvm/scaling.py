@@ -563,27 +563,18 @@ def svm_scale_text(X: sp.csr_matrix, y: np.ndarray, chunk_bytes: int = TEXT_CHUN
     by a space, one row a line (LIBSVM's format)."""
     labels = np.ascontiguousarray(y, dtype=np.float64).view(np.uint64)
     values = np.ascontiguousarray(X.data, dtype=np.float64).view(np.uint64)
-    buffer = np.empty(max(int(chunk_bytes), 4 * _format.MAX_ENTRY_BYTES), dtype=np.uint8)
-    row, at, pos = 0, -1, 0
-    while True:
-        row, at, pos, status = _format.format_svm_scale_rows(
-            labels, X.indptr, X.indices, values, row, at, X.shape[0], buffer, pos)
-        if status == _format.DONE:
-            yield bytes(buffer[:pos])
-            return
-        if status == _format.FULL:
-            yield bytes(buffer[:pos])
-            pos = 0
-        else:  # FALLBACK: a number the kernel leaves to Python (see linsvm.io._format)
-            if at < 0:
-                text = f"{float(y[row]):.17g} "
-            else:
-                k = X.indptr[row] + at
-                text = f"{int(X.indices[k]) + 1}:{float(X.data[k]):g} "
-            encoded = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-            buffer[pos : pos + encoded.shape[0]] = encoded  # (no longer than the kernel's)
-            pos += encoded.shape[0]
-            at += 1
+
+    def write(row: int, at: int, out: np.ndarray, pos: int):
+        return _format.format_svm_scale_rows(labels, X.indptr, X.indices, values, row, at,
+                                             X.shape[0], out, pos)  # fmt: skip
+
+    def fallback(row: int, at: int) -> str:  # a number the kernel leaves to Python
+        if at < 0:
+            return f"{float(y[row]):.17g} "
+        k = X.indptr[row] + at
+        return f"{int(X.indices[k]) + 1}:{float(X.data[k]):g} "
+
+    return _format.rows_text(write, fallback, max(int(chunk_bytes), 4 * _format.MAX_ENTRY_BYTES))
 
 
 __all__ = ["Scaling", "find_scaling", "load_scaling", "parse_scaling", "svm_scale_text"]

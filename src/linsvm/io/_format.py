@@ -21,6 +21,8 @@ formats it with Python (`FALLBACK`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import numpy as np
 from numba import njit
 
@@ -502,3 +504,33 @@ def format_libsvm_rows(labels, query_ids, indptr, indices, values, offset, row, 
         at = -1
         row += 1
     return row, at, pos, DONE
+
+
+def rows_text(
+    write: Callable[[int, int, np.ndarray, int], tuple[int, int, int, int]],
+    fallback: Callable[[int, int], str],
+    buffer_bytes: int,
+) -> Iterator[bytes]:
+    """The text a row-writing kernel writes, in pieces of about ``buffer_bytes`` (an iterator
+    of bytes), every row from its first item (-1).
+
+    write(row, at, out, pos) runs the kernel from item ``at`` of ``row`` into out from pos and
+    returns its (row, at, n_bytes, status): DONE, FULL or FALLBACK; fallback(row, at) is the
+    text of the item the kernel left to Python (with the separator the kernel would have
+    written), no longer than the kernel's room for it.
+    """
+    buffer = np.empty(buffer_bytes, dtype=np.uint8)
+    row, at, pos = 0, -1, 0
+    while True:
+        row, at, pos, status = write(row, at, buffer, pos)
+        if status == DONE:
+            yield bytes(buffer[:pos])
+            return
+        if status == FULL:
+            yield bytes(buffer[:pos])
+            pos = 0
+            continue
+        encoded = np.frombuffer(fallback(row, at).encode("ascii"), dtype=np.uint8)
+        buffer[pos : pos + encoded.shape[0]] = encoded
+        pos += encoded.shape[0]
+        at += 1

@@ -870,31 +870,19 @@ def _lines(X: sp.csr_matrix, y: np.ndarray, query_id, offset: int) -> bytes:
     labels = np.ascontiguousarray(y, dtype=np.float64)
     values = np.ascontiguousarray(X.data, dtype=np.float64)
     query_ids = np.zeros(0, np.int64) if query_id is None else np.asarray(query_id, np.int64)
-    n_rows = X.shape[0]
-    buffer = np.empty(1 << 20, dtype=np.uint8)
-    pieces, row, at, pos = [], 0, -1, 0
-    while True:
-        row, at, pos, status = _format.format_libsvm_rows(
-            labels, query_ids, X.indptr, X.indices, values, offset, row, at, n_rows, buffer, pos
-        )
-        if status == _format.DONE:
-            pieces.append(bytes(buffer[:pos]))
-            return b"".join(pieces)
-        if status == _format.FULL:
-            pieces.append(bytes(buffer[:pos]))
-            pos = 0
-        else:  # FALLBACK: a number the kernel leaves to Python
-            if at < 0:
-                text = _format_numbers(labels[row : row + 1])[0]
-                if query_id is not None:
-                    text += f" qid:{int(query_ids[row])}"
-            else:
-                k = X.indptr[row] + at
-                text = f" {int(X.indices[k]) + offset}:{_format_numbers(values[k : k + 1])[0]}"
-            encoded = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-            buffer[pos : pos + encoded.shape[0]] = encoded  # (no longer than the kernel's room)
-            pos += encoded.shape[0]
-            at += 1
+
+    def write(row: int, at: int, out: np.ndarray, pos: int):
+        return _format.format_libsvm_rows(labels, query_ids, X.indptr, X.indices, values,
+                                          offset, row, at, X.shape[0], out, pos)  # fmt: skip
+
+    def fallback(row: int, at: int) -> str:  # a number the kernel leaves to Python
+        if at < 0:
+            text = _format_numbers(labels[row : row + 1])[0]
+            return text if query_id is None else f"{text} qid:{int(query_ids[row])}"
+        k = X.indptr[row] + at
+        return f" {int(X.indices[k]) + offset}:{_format_numbers(values[k : k + 1])[0]}"
+
+    return b"".join(_format.rows_text(write, fallback, 1 << 20))
 
 
 def _format_numbers(values: np.ndarray) -> list[str]:

@@ -221,7 +221,7 @@ def test_replicas_guard_undoes_the_rises_of_stale_replicas(problem, monkeypatch)
     duals, record = _dual_recorder()
     serial = SOLVERS[1].solve(_sub(X, y, 1.0), None)
     options = {"thread_scheme": "replicas", "bucket_size": 1,
-               "thread_options": {"flush_rows": 10**6}}  # fmt: skip
+               "thread_options": {"flush_rows": 10**6, "bias_rows": 10**6}}  # fmt: skip
     sol = SOLVERS[1].solve(_sub(X, y, 1.0, n_threads=2, options=options), record)
     fig = sol.figures
     assert fig["chunk_rows"] == 16
@@ -230,6 +230,59 @@ def test_replicas_guard_undoes_the_rises_of_stale_replicas(problem, monkeypatch)
     assert np.all(np.diff(duals) >= -1e-9 * np.abs(duals[1:]))
     assert abs(sol.dual - serial.dual) <= 1e-6 * abs(serial.dual)
     _check_exact(X, y, 1.0, sol)
+
+
+def test_share_bias_loses_no_change():
+    # Two threads' replicas of a 3-weight w (the bias last), each changing its bias weight,
+    # sharing in turn: each reads back the shared sum of every change shared so far.
+    channel = dcd_async._cache_lines(1)
+    base = dcd_async._cache_lines(2).reshape(2, 8)
+    replicas = np.zeros((2, 3))
+    channel[0] = base[0, 0] = base[1, 0] = replicas[:, 2] = 0.5
+    replicas[0, 2] += 0.25
+    dcd_async._share_bias(0, replicas[0], 2, channel, base)
+    assert channel[0] == replicas[0, 2] == base[0, 0] == 0.75
+    replicas[1, 2] -= 1.0  # (its changes counted from 0.5: the 0.25 not yet seen)
+    dcd_async._share_bias(1, replicas[1], 2, channel, base)
+    assert channel[0] == replicas[1, 2] == base[1, 0] == -0.25
+    dcd_async._share_bias(0, replicas[0], 2, channel, base)  # (nothing new: a read)
+    assert replicas[0, 2] == -0.25
+
+
+@pytest.mark.parametrize("solver", [1, 3, 12])
+def test_replicas_share_the_bias_weight_and_replay_the_rest(problem, regression, solver):
+    # The bias weight goes through its own channel every BIAS_STALE_ROWS // T rows and the
+    # replays leave it out: w, as the threads leave it after each outer iteration (before
+    # it is recomputed), holds every step once, the bias's included.
+    X, y = regression if solver == 12 else problem
+    options = {"p": 0.1} if solver == 12 else {}
+    for bias, T in ((1.0, 2), (1.0, 3), (-1.0, 2)):
+        states = []
+
+        def record(progress, states=states):
+            states.append((progress.alpha.copy(), progress.w.copy()))
+            return True
+
+        record.every_iteration = True
+
+        sol = SOLVERS[solver].solve(_sub(X, y, bias, n_threads=T, eps=1e-4, options={
+            **options, "thread_scheme": "replicas", "thread_choice": "threads"}), record)
+        fig = sol.figures
+        if bias < 0:
+            assert fig["bias_rows"] is None
+        else:  # (halved with the replays' interval by each outer iteration the guard undoes)
+            start = dcd_async.BIAS_STALE_ROWS // T
+            assert fig["bias_rows"] in {max(start >> k, 1) for k in range(fig["undone_epochs"] + 1)}
+        assert fig["epochs_on_threads"] >= 2 and sol.converged
+        for alpha, w in states:
+            coef = alpha if solver == 12 else y * alpha
+            w_sum = primal_from_dual(X.indptr, X.indices, X.data, bias, np.ones_like(coef),
+                                     coef, w.shape[0])  # fmt: skip
+            assert np.max(np.abs(w - w_sum)) <= 1e-9 * max(np.max(np.abs(w_sum)), 1.0)
+    fig = SOLVERS[solver].solve(_sub(X, y, 1.0, n_threads=2, options={
+        **options, "thread_scheme": "replicas", "thread_options": {"bias_rows": 5}}),
+        None).figures  # fmt: skip
+    assert fig["bias_rows"] == 5 or fig["undone_epochs"]
 
 
 def test_which_scheme_auto_takes(problem, monkeypatch):

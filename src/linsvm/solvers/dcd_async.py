@@ -67,23 +67,38 @@ threads (``monotonic_seconds``), and the fastest count runs until the next. A ph
 steps by the serial solver's pass (on w itself in the shared scheme, its steps logged for
 the replicas), so that it measures the serial kernel.
 
-**The replicas.** Each thread steps its rows against its own copy of w (thread 0's is w),
-by the serial solver's own pass (``dcd.svm_pass``, ``svr.svr_pass``) over a batch of
+**The replicas.** Each thread steps its rows against its own copy of w (thread 0's is w), by
+the serial solver's own pass (``dcd.svm_pass``, ``svr.svr_pass``) over a batch of
 ``flush_rows`` rows at a time, and logs each row's change of w (w += step_log[s] x_i, at the
-row's position s in the outer iteration's order); after each batch it publishes how far it
-has come in its chunk and adds to its replica the steps the other threads have published
-since it last looked (``_replay``). At the end of an outer iteration every thread replays
-the rest, so the replicas all hold w; the next starts them from thread 0's. A read misses
-at most about two batches of each other thread's rows (``flush_rows`` starts at
-``STALE_ROWS // (2 T)``), the same bounded delay as above, and the guard, the stopping rule
-and the recomputed w are the shared scheme's. What it buys: no atomic add and no cache line
-written by two cores. What it costs: every thread adds every changed row to its replica,
-its own and the others', so the threads overlap their waits on memory but do not divide
-them. Measured on 2 cores (threads forced, medians of 2): 3M generated rows -s 1 / -s 3 in
-0.81x / 0.85x one thread's time (the shared w 1.4x), pypi-recent 0.9-1.1x; two threads on
-independent halves of the rows with private weights (no sharing at all) took 0.53x an outer
-iteration, and adding the other half's rows to each took that back to 0.75-0.9x. So it is
-the scheme of 2 threads ("auto" there), and the shared w the one of many.
+row's position s in the outer iteration's order); after each batch it publishes how far it has
+come in its chunk and adds to its replica the steps the other threads have published since it
+last looked (``_replay``). At the end of an outer iteration every thread replays the rest, so
+the replicas all hold w; the next starts them from thread 0's. A read misses at most about two
+batches of each other thread's rows (``flush_rows`` starts at ``STALE_ROWS // (2 T)``), the
+same bounded delay as above, and the guard, the stopping rule and the recomputed w are the
+shared scheme's. What it buys: no atomic add and no cache line written by two cores. What it
+costs: every thread adds every changed row to its replica, its own and the others', so the
+threads overlap their waits on memory but do not divide them. Measured on 2 cores (threads
+forced, medians of 2): 3M generated rows -s 1 / -s 3 in 0.81x / 0.85x one thread's time (the
+shared w 1.4x), pypi-recent 0.9-1.1x; two threads on independent halves of the rows with
+private weights (no sharing at all) took 0.53x an outer iteration, and adding the other half's
+rows to each took that back to 0.75-0.9x. So it is the scheme of 2 threads ("auto" there), and
+the shared w the one of many.
+
+**The replicas' bias.** The bias weight is in every row's w'x_i, with half of a normalised
+row's curvature, so what a replica misses of it moves every projected gradient: replayed as
+the other weights are (a read missing up to two 64-row batches of the other thread's steps),
+it kept the stopping rule's spread wide, and pypi-recent with a bias took 15-19 outer
+iterations on two threads against one thread's 11 (-s 1 and -s 3, eps = 1). So the bias weight
+has a channel of its own: every ``bias_rows`` rows each thread adds its changes of it to one
+shared number and reads back the sum with the others' changes (``_share_bias``: an atomic add
+and a read, against a replay's walk over the rows), and the replays leave it out. Every 32
+rows (``BIAS_STALE_ROWS // T``) the share cost nothing measurable and two threads took 14-15
+outer iterations there, 1.02x-1.26x faster than with the bias replayed; every 8 rows took
+12-14 but 10-15% longer an outer iteration on pypi-recent's short rows, every row 2x (threads
+forced, medians of 3, 2-core VM; 750k generated rows: 13-15 outer iterations against 16-19,
+1.12x-1.22x faster). The rest of the gap to one thread's 11 is what a read still misses: up to
+32 of the other thread's rows of the bias, two batches of the other weights.
 
 **The simulator.** ``run_simulated`` takes T threads' steps on the calling thread in lockstep:
 each thread reads w for its next row, then each in turn steps and adds (so every read misses
@@ -148,6 +163,9 @@ from .svr import svr_coordinate, svr_pass
 # at STALE_ROWS // T (see the module's note; 256 keeps the serial outer iterations on
 # pypi-recent, 1024 diverges).
 STALE_ROWS = 256
+# The replicas' rows between shares of the bias weight, all threads together: each thread
+# shares it every BIAS_STALE_ROWS // T rows (the module's note on the replicas' bias).
+BIAS_STALE_ROWS = 64
 # Hot features (besides the bias) at most, and the share of the rows a feature must be in.
 MAX_HOT = 64
 HOT_MIN_SHARE = 0.01
@@ -178,9 +196,9 @@ _T_KEPT = 5
 _SYNC_NEXT = 40
 _SYNC_SIZE = 48
 # The run's control (int64): rows between flushes, outer iterations undone (they raised f),
-# and 1 once the rest of the solve is handed to one thread. Its floats: the rows' terms of f,
-# and f at the last check.
-_C_FLUSH_ROWS, _C_UNDONE, _C_ONE_THREAD = 0, 1, 2
+# 1 once the rest of the solve is handed to one thread, and the replicas' rows between shares
+# of the bias weight. Its floats: the rows' terms of f, and f at the last check.
+_C_FLUSH_ROWS, _C_UNDONE, _C_ONE_THREAD, _C_BIAS_ROWS = 0, 1, 2, 3
 _G_TERMS, _G_F = 0, 1
 # _SYNC_DONE: the run goes on, converged, or hands over to one thread.
 _GO_ON, _CONVERGED, _HAND_OVER = 0, 1, 2
@@ -406,14 +424,22 @@ def _step_rows(
 def _replica_rows(
     t, c, s0, s1, since, flush_rows, indptr, indices, data, bias, regression, squared, p, rec,
     replica, fstate, shrinking, removed, acc, order, use_prefetch, step_log, chunk_start,
-    progress, seen, sync,
+    progress, seen, sync, channel, base, bias_rows,
 ) -> int:  # fmt: skip
     """The replicas scheme's ``_step_rows``: thread t steps the rows order[s0:s1] (of chunk c)
     against its replica of w by the serial solver's own pass (``dcd.svm_pass``,
     ``svr.svr_pass``), at most ``flush_rows`` rows at a time; after each batch every row's
     change of w is logged (w += step_log[s] x_order[s]), and every ``flush_rows`` rows
     (``since``: rows since the last time, returned updated) the rows done are published and
-    the other threads' published steps replayed (``_replay``). Its figures added to acc[t]."""
+    the other threads' published steps replayed (``_replay``). Its figures added to acc[t].
+
+    ``bias_rows`` > 0: the bias weight shared through ``channel`` every ``bias_rows`` rows
+    (``_share_bias``), and left out of the replays."""
+    bias_weight = replica.shape[0] - 1
+    sharing = bias_rows > 0
+    replay_bias = -1.0 if sharing else bias
+    if sharing:  # (a thread that sat out a ladder's phase: the bias as it is now)
+        _share_bias(t, replica, bias_weight, channel, base)
     pgmax = acc[t, _T_PGMAX]
     pgmin = acc[t, _T_PGMIN]
     terms = acc[t, _T_TERMS]
@@ -421,6 +447,8 @@ def _replica_rows(
     b0 = s0
     while b0 < s1:
         b1 = min(s1, b0 + max(flush_rows - since, 1))
+        if sharing:
+            b1 = min(b1, b0 + bias_rows)
         for s in range(b0, b1):  # (the dual variables before the pass)
             step_log[s] = rec[order[s], _ALPHA]
         if regression:  # (pgmax: the largest violation, pgmin: the violations' sum)
@@ -450,12 +478,16 @@ def _replica_rows(
                 step_log[s] = a_new - a if regression else (a_new - a) * yi
         since += b1 - b0
         b0 = b1
+        if sharing:
+            if use_prefetch and since < flush_rows:  # (the next rows asked for first)
+                prefetch_rows(order, b0, s1, indptr, indices, data, rec_flat, 4)
+            _share_bias(t, replica, bias_weight, channel, base)
         if since >= flush_rows:
             atomic_store(progress, c, b0 - chunk_start[c])
             if use_prefetch:  # (the next rows asked for while the others' are replayed)
                 prefetch_rows(order, b0, s1, indptr, indices, data, rec_flat, 4)
-            _replay(t, indptr, indices, data, bias, replica, order, step_log, chunk_start,
-                    progress, seen, sync)  # fmt: skip
+            _replay(t, indptr, indices, data, replay_bias, replica, order, step_log,
+                    chunk_start, progress, seen, sync)  # fmt: skip
             since = 0
     _store_figures(acc, t, pgmax, pgmin, terms, s1 - s0)
     return since
@@ -487,6 +519,19 @@ def _replay(t, indptr, indices, data, bias, replica, order, step_log, chunk_star
         else:
             whole = False
     seen[t, last] = first
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _share_bias(t, replica, bias_weight, channel, base) -> None:
+    """Thread t's changes of the bias weight since it last shared it added to the shared one
+    (channel[0]), and its replica's bias weight read back from it, with the other threads'
+    changes (base[t, 0]: the value its next changes are counted from)."""
+    change = replica[bias_weight] - base[t, 0]
+    if change != 0.0:
+        atomic_add_float(channel, 0, change)
+    value = channel[0]
+    replica[bias_weight] = value
+    base[t, 0] = value
 
 
 # ----------------------------------------------------------------------------- an iteration
@@ -534,6 +579,7 @@ def _end_epoch(active, istate, fstate, removed, trainable, acc, eps, regression,
             removed[active[s]] = 0
         if control[_C_FLUSH_ROWS] > 1:
             control[_C_FLUSH_ROWS] //= 2
+            control[_C_BIAS_ROWS] = max(control[_C_BIAS_ROWS] // 2, 1)
             return _GO_ON
         control[_C_ONE_THREAD] = 1
         return _HAND_OVER
@@ -601,7 +647,7 @@ def _take_chunks(
     regression, squared, p, rec, wx, replica, fstate, shrinking, removed, acc, active, order,
     bucket_order, bucket_size, buckets_per_group, chunk_start, chunk_seed, rngs, use_prefetch,
     n_weights, view_start, stride, base, hot_weight, replicas, indices, step_log, progress, seen,
-    sync,
+    channel, bias_rows, sync,
 ) -> int:  # fmt: skip
     """Thread t takes chunks as they come (an atomic counter) and steps their rows, until the
     counter passes ``end_chunk``; ``since`` returned updated (``_step_rows``). ``alone``: the
@@ -627,7 +673,7 @@ def _take_chunks(
                 t, c, s0, s1, 0 if alone else since, s1 - s0 + 1 if alone else flush_rows,
                 indptr, indices, data, bias, regression, squared, p, rec, own, fstate,
                 shrinking, removed, acc, order, use_prefetch, step_log, chunk_start, progress,
-                seen, sync,
+                seen, sync, channel, base, bias_rows,
             )  # fmt: skip
             atomic_store(progress, c, s1 - s0)
         else:
@@ -644,7 +690,7 @@ def run_threads(
     trainable, fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group,
     use_prefetch, removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, acc,
     n_weights, view_start, stride, base, hot_weight, guard, control, kept_alpha, replicas,
-    indices, step_log, progress, seen, ladder, phase_chunks, phase_seconds, sync,
+    indices, step_log, progress, seen, channel, ladder, phase_chunks, phase_seconds, sync,
 ) -> None:  # fmt: skip
     """Thread t's side of up to ``n_epochs`` outer iterations (undone ones count); every
     thread calls it with the same arrays (thread 0 runs the serial parts), ``sync`` zeroed but
@@ -663,6 +709,8 @@ def run_threads(
     lo, hi = _weight_range(t, n_threads, n_weights)
     replica = wx[t * stride:t * stride + n_weights]
     last = seen.shape[1] - 1
+    # the replicas' bias weight shared every bias_rows rows (0: replayed as the others)
+    bias_rows = control[_C_BIAS_ROWS] if replicas and bias >= 0.0 else 0
     for _ in range(n_epochs):
         if t == 0:
             n_chunks = _begin_iteration(
@@ -671,6 +719,7 @@ def run_threads(
             )  # fmt: skip
             if replicas:
                 progress[:n_chunks] = 0
+                channel[0] = wx[n_weights - 1]
             atomic_store(sync, _SYNC_NEXT, 0)
             atomic_store(sync, _SYNC_N_CHUNKS, n_chunks)
         _barrier(sync, n_threads)
@@ -682,6 +731,7 @@ def run_threads(
                     replica[j] = wx[j]
             seen[t, :n_chunks] = 0
             seen[t, last] = 0
+            base[t, 0] = wx[n_weights - 1]
         else:
             _refresh(t, wx, view_start, stride, base, hot_weight)
         n_active = istate[I_ACTIVE]
@@ -708,7 +758,8 @@ def run_threads(
                     data, bias, regression, squared, p, rec, wx, replica, fstate, shrinking,
                     removed, acc, active, order, bucket_order, bucket_size, buckets_per_group,
                     chunk_start, chunk_seed, rngs, use_prefetch, n_weights, view_start, stride,
-                    base, hot_weight, replicas, indices, step_log, progress, seen, sync,
+                    base, hot_weight, replicas, indices, step_log, progress, seen, channel,
+                    bias_rows, sync,
                 )  # fmt: skip
             if k == n_threads:
                 break
@@ -730,8 +781,10 @@ def run_threads(
             first_chunk = end_chunk
         if replicas:
             _barrier(sync, n_threads)  # (every step published)
-            _replay(t, indptr, xind, data, bias, replica, order, step_log, chunk_start,
-                    progress, seen, sync)  # fmt: skip
+            _replay(t, indptr, xind, data, -1.0 if bias_rows > 0 else bias, replica, order,
+                    step_log, chunk_start, progress, seen, sync)  # fmt: skip
+            if bias_rows > 0:  # (every thread's changes shared at its last rows)
+                replica[n_weights - 1] = channel[0]
         else:
             _flush(t, wx, view_start, stride, base, hot_weight, True)
         _barrier(sync, n_threads)  # (every change in w: w'w in parts)
@@ -762,7 +815,7 @@ def run_simulated(
     trainable, fstate, istate, rng, eps, shrinking, bucket_size, buckets_per_group,
     use_prefetch, removed, order, bucket_order, chunk_rows, chunk_start, chunk_seed, rngs, acc,
     n_weights, view_start, stride, base, hot_weight, guard, control, kept_alpha, replicas,
-    indices, step_log, progress, seen, ladder, phase_chunks, phase_seconds, sync,
+    indices, step_log, progress, seen, channel, ladder, phase_chunks, phase_seconds, sync,
 ) -> None:  # fmt: skip
     """``run_threads``' scheme for ``n_threads`` threads on this one, in lockstep (the
     module's note): chunk c goes to thread c mod T; at each step every thread with a row left
@@ -914,6 +967,14 @@ def hot_features(
     return np.sort(hot)
 
 
+def _cache_lines(n: int) -> np.ndarray:
+    """n cache lines of float64 (8 each), zeroed, from a line's start: what one thread writes
+    shares no line with what another does."""
+    space = np.zeros(8 * n + 8)
+    first = (-(space.ctypes.data // 8)) % 8
+    return space[first:first + 8 * n]
+
+
 @njit(cache=True, nogil=True)
 def _remap(indices, slot_of, view_start, out) -> None:
     for k in range(indices.shape[0]):
@@ -973,8 +1034,9 @@ class AsyncThreads:
     Options: ``max_hot``, ``hot_min_share`` (the hot features: ``hot_features``),
     ``flush_rows`` (rows between flushes at the start: ``STALE_ROWS // T`` by default; the
     replicas' rows between replays, ``STALE_ROWS // (2 T)``), ``replicas`` (the replicas
-    scheme, the module's note: two or more real threads). Once the guard has handed over
-    (``one_thread``), the caller runs the serial kernel.
+    scheme, the module's note: two or more real threads), ``bias_rows`` (the replicas' rows
+    between shares of the bias weight: ``BIAS_STALE_ROWS // T`` by default). Once the guard
+    has handed over (``one_thread``), the caller runs the serial kernel.
     """
 
     def __init__(
@@ -983,6 +1045,7 @@ class AsyncThreads:
         use_prefetch: bool, removed, order, bucket_order, n_threads: int, *,
         simulate: bool = False, max_hot: int = MAX_HOT, hot_min_share: float = HOT_MIN_SHARE,
         flush_rows: int | None = None, p: float | None = None, replicas: bool = False,
+        bias_rows: int | None = None,
     ) -> None:  # fmt: skip
         self.n_threads = T = int(n_threads)
         self.replicas = replicas = bool(replicas)
@@ -1010,7 +1073,7 @@ class AsyncThreads:
             wx = np.zeros(T * stride)
             view_start = n_weights
             self.xind = X.indices
-            self.base = np.zeros((T, 8))
+            self.base = _cache_lines(T).reshape(T, 8)
         else:
             hot = hot_features(X, int(max_hot), float(hot_min_share), self._sweep_threads)
             # the hot weights by slot, the bias weight last when there is one
@@ -1037,7 +1100,10 @@ class AsyncThreads:
             self.flush_rows_start = max(1, STALE_ROWS // (2 * T if replicas else T))
         self.acc = self.per_thread = np.zeros((T, _LINE))
         self.guard = np.zeros(2)
-        self.control = np.array([self.flush_rows_start, 0, 0], dtype=np.int64)
+        self._has_bias = bias >= 0.0
+        self.bias_rows_start = max(1, int(bias_rows or BIAS_STALE_ROWS // T))
+        self.control = np.array([self.flush_rows_start, 0, 0, self.bias_rows_start],
+                                dtype=np.int64)  # fmt: skip
         max_chunks = order.shape[0] // chunk_rows + 2
         self._chunk_start = np.zeros(max_chunks + 1, dtype=np.int64)  # (where chunk c starts)
         self.chunk_rows = chunk_rows
@@ -1062,6 +1128,7 @@ class AsyncThreads:
             step_log,
             np.zeros(n_chunk_slots, dtype=np.int64),  # progress
             np.zeros((T, n_chunk_slots + 1), dtype=np.int64),  # seen
+            _cache_lines(1),  # channel: the replicas' shared bias weight
         )
         self._recompute_args = (X.indptr, X.data, float(bias), regression, rec)
         self._view_start, self._stride = view_start, stride
@@ -1198,6 +1265,8 @@ class AsyncThreads:
             "chunk_rows": self.chunk_rows,
             "flush_rows": int(self.control[_C_FLUSH_ROWS]),
             "flush_rows_start": self.flush_rows_start,
+            "bias_rows": (int(self.control[_C_BIAS_ROWS])
+                          if self.replicas and self._has_bias else None),
             "undone_epochs": int(self.control[_C_UNDONE]),
             "handed_to_one_thread": self.one_thread,
         }

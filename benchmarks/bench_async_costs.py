@@ -4,10 +4,12 @@ scheme with its parts taken away one at a time, at each thread count.
 Run from the repository root::
 
     python -m benchmarks.bench_async_costs [--data pypi-recent] [--threads 2]
-        [--solvers 1,3] [--repeats 3] [--out benchmarks/RESULTS-async-costs.md]
+        [--solvers 1,3] [--repeats 3] [--bias -1] [--out benchmarks/RESULTS-async-costs.md]
 
 On one data set (default pypi-recent; ``synthetic-text``: the generated rows of
-``--synthetic-rows``), C = 1, no bias, the solver called directly with its threads forced
+``--synthetic-rows``), C = 1, no bias (``--bias 1``: a bias feature of 1, the case where
+the bias weight, in every row, is what the threads' reads miss most), the solver called
+directly with its threads forced
 (``thread_choice="threads"``: every outer iteration on all of them, no ladder). A variant's
 time is that of its outer iterations after the first, (a solve of 4) - (a solve of 1),
 divided by the outer iterations run between them (those the guard undid included: an undone
@@ -21,7 +23,8 @@ one costs its pass too), median of ``--repeats``, the variants taking turns in e
   w, replaying the others' steps).
 
 The table gives each variant's seconds an outer iteration, its speed-up over the serial
-kernel, and the guard's undone outer iterations and final flush interval. A question of
+kernel, and the guard's undone outer iterations, final flush interval and whether it handed
+the solve to one thread. A question of
 cost only: time to accuracy is ``bench_dcd_threads``'s.
 """
 
@@ -67,11 +70,11 @@ def variants(n_threads: int, extra: dict) -> list[tuple[str, dict]]:
     ]
 
 
-def solve(X, y, solver: int, n_threads: int, options: dict, max_iter: int):
+def solve(X, y, solver: int, n_threads: int, options: dict, max_iter: int, bias: float = -1.0):
     """(seconds, outer iterations run, figures) of one solve."""
     from linsvm.solvers import SOLVERS, Subproblem
 
-    sub = Subproblem(X, y, np.ones(X.shape[0]), eps=1e-6, max_iter=max_iter, bias=-1.0,
+    sub = Subproblem(X, y, np.ones(X.shape[0]), eps=1e-6, max_iter=max_iter, bias=bias,
                      options=options, n_threads=n_threads)  # fmt: skip
     started = time.perf_counter()
     with warnings.catch_warnings():
@@ -83,21 +86,23 @@ def solve(X, y, solver: int, n_threads: int, options: dict, max_iter: int):
 
 
 def per_outer_iteration(X, y, solver: int, runs: list[tuple[str, int, dict]],
-                        repeats: int) -> list[dict]:  # fmt: skip
+                        repeats: int, bias: float = -1.0) -> list[dict]:  # fmt: skip
     """For each (name, threads, options) of ``runs``: the seconds of an outer iteration after
     the first (median) and the guard's figures. The runs take turns within each repeat, so
     that a slow spell of the machine falls on all of them."""
     for _, n_threads, options in runs:  # (compiled or loaded, pages touched)
-        solve(X, y, solver, n_threads, options, 1)
+        solve(X, y, solver, n_threads, options, 1, bias)
     seconds = [[] for _ in runs]
     figures = [{} for _ in runs]
     for _ in range(repeats):
         for k, (_, n_threads, options) in enumerate(runs):
-            short, short_iters, _ = solve(X, y, solver, n_threads, options, 1)
-            long, long_iters, figures[k] = solve(X, y, solver, n_threads, options, LONG_SOLVE)
+            short, short_iters, _ = solve(X, y, solver, n_threads, options, 1, bias)
+            long, long_iters, figures[k] = solve(X, y, solver, n_threads, options, LONG_SOLVE,
+                                                 bias)  # fmt: skip
             seconds[k].append((long - short) / max(long_iters - short_iters, 1))
     return [{"seconds": median(s), "undone": int(f.get("undone_epochs", 0)),
-             "flush_rows": f.get("flush_rows"), "threads": f.get("n_threads", 1)}
+             "flush_rows": f.get("flush_rows"), "threads": f.get("n_threads", 1),
+             "handed_over": bool(f.get("handed_to_one_thread", False))}
             for s, f in zip(seconds, figures, strict=True)]
 
 
@@ -108,6 +113,8 @@ def main(argv=None) -> None:
     p.add_argument("--threads", default="2", help="thread counts, comma-separated")
     p.add_argument("--solvers", default="1,3")
     p.add_argument("--repeats", type=int, default=DEFAULT_REPEATS)
+    p.add_argument("--bias", type=float, default=-1.0,
+                   help="the bias feature's value (-1: none, as the other benchmarks)")
     p.add_argument("--thread-min-nnz", type=int, default=None,
                    help="the solver's option of that name (smoke runs on tiny data)")
     p.add_argument("--out", default=str(BENCH_DIR / "RESULTS-async-costs.md"))
@@ -125,24 +132,27 @@ def main(argv=None) -> None:
         [f"data: {ds.name} ({X.shape[0]:,} x {X.shape[1]:,}, nnz {X.nnz:,})"
          + (f"; {ds.note}" if ds.name == SYNTHETIC and ds.note else ""),
          f"threads: {', '.join(map(str, threads))} ({cores} usable cores here); repeats: "
-         f"{args.repeats} (median); C = 1, no bias; threads forced, the solver called "
+         f"{args.repeats} (median); C = 1, "
+         + ("no bias" if args.bias < 0 else f"bias {args.bias:g}")
+         + "; threads forced, the solver called "
          f"directly; seconds of an outer iteration: (a solve of {LONG_SOLVE}) - (a solve of "
          "1), over the outer iterations run between them, undone ones included"],
     )
     header = ["variant", "threads", "s an outer iteration", "speed-up over serial",
-              "undone", "flush rows at the end"]
+              "undone", "flush rows at the end", "handed to one thread"]
     extra = {} if args.thread_min_nnz is None else {"thread_min_nnz": args.thread_min_nnz}
     runs = [("serial", 1, {})] + [(name, T, options) for T in threads
                                   for name, options in variants(T, extra)]
     for solver in solvers:
-        results = per_outer_iteration(X, y, solver, runs, args.repeats)
+        results = per_outer_iteration(X, y, solver, runs, args.repeats, args.bias)
         serial = results[0]["seconds"]
         rows = []
         for (name, _, _), r in zip(runs, results, strict=True):
             rows.append([name, str(r["threads"]), fmt_seconds(r["seconds"]),
                          fmt_ratio(serial, r["seconds"]),
                          "-" if name == "serial" else str(r["undone"]),
-                         "-" if name in ("serial", "replicas") else str(r["flush_rows"])])
+                         "-" if name in ("serial", "replicas") else str(r["flush_rows"]),
+                         "-" if name == "serial" else ("yes" if r["handed_over"] else "no")])
         lines += [f"## -s {solver}", ""] + markdown_table(header, rows) + [""]
     write_report(lines, args.out)
 

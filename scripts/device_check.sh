@@ -5,7 +5,9 @@
 # solver (benchmarks/bench_gpu.py), then threads within one solve at 1, 4, 8 and 16 threads, the
 # default scheme (the shared w's async one above 2 threads) and the replicas, against Snap ML
 # (benchmarks/bench_dcd_threads.py --big-machine), then where an outer iteration's time goes
-# at 8 and 16 threads (benchmarks/bench_async_costs.py). Reports go to $OUT.
+# at 8 and 16 threads (benchmarks/bench_async_costs.py), and the same at 16 threads with a
+# bias (-B 1: the lockstep simulator says the async scheme's guard then undoes outer
+# iterations down to one thread). Reports go to $OUT.
 #
 # Prepare here (see benchmarks/README.md, bench_gpu): the Snap ML wheel for the machine's
 # Python (3.12, tagged manylinux_2_28) in .whl/ and pypi-recent.xz in .data/ (both ignored by
@@ -29,11 +31,14 @@ export PYTHONPATH="$SITE:src:." LINSVM_SHARED_DATA=.data PYTHONUNBUFFERED=1
 export LINSVM_BENCH_SCRATCH=/tmp/linsvm-bench-data
 { nvidia-smi --query-gpu=name,memory.total --format=csv,noheader; nproc; } > "$OUT/machine.txt" 2>&1
 status=0
-timeout 255 python3 -m benchmarks.bench_gpu --repeats 2 --no-cpu --no-views --max-run-seconds 15 \
+timeout 240 python3 -m benchmarks.bench_gpu --repeats 2 --no-cpu --no-views --max-run-seconds 15 \
     --out "$OUT/RESULTS-gpu.md" > "$OUT/bench_gpu.log" 2>&1 || status=$?
-timeout 225 python3 -m benchmarks.bench_dcd_threads --big-machine --max-minutes 3.4 \
+timeout 210 python3 -m benchmarks.bench_dcd_threads --big-machine --max-minutes 3.2 \
     --out "$OUT/RESULTS-dcd-threads-16core.md" > "$OUT/bench_dcd_threads.log" 2>&1 || status=$?
-timeout 60 python3 -m benchmarks.bench_async_costs --threads 8,16 --solvers 1 --repeats 2 \
+timeout 45 python3 -m benchmarks.bench_async_costs --threads 8,16 --solvers 1 --repeats 2 \
     --out "$OUT/RESULTS-async-costs-16core.md" > "$OUT/bench_async_costs.log" 2>&1 || status=$?
+timeout 45 python3 -m benchmarks.bench_async_costs --threads 16 --solvers 1,3 --repeats 1 \
+    --bias 1 --out "$OUT/RESULTS-async-costs-16core-bias.md" \
+    > "$OUT/bench_async_costs_bias.log" 2>&1 || status=$?
 tail -n 3 "$OUT"/*.log
 exit "$status"

@@ -282,6 +282,20 @@ def test_labels_a_model_file_cannot_hold_are_refused_before_training(
     assert not (tmp_path / "m").exists()
 
 
+def test_cross_validation_in_blocks_prints_each_folds_lines(small_files, capsys):
+    # -v with --memory: each fold's lines as train --memory ends with them (a line a class of
+    # this three-class set), then the accuracy; none with -q
+    folder, train = small_files
+    assert main(["train", "-v", "3", "--memory", "300M", str(train)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    ends = [line for line in out if "#outer iterations = " in line]
+    assert len(ends) == 3 * 3
+    assert all(line.startswith("[class ") for line in ends)
+    assert out[-1].startswith("Cross Validation Accuracy = ")
+    assert main(["train", "-q", "-v", "3", "--memory", "300M", str(train)]) == 0
+    assert capsys.readouterr().out.splitlines() == [out[-1]]
+
+
 def test_empty_and_one_class(tmp_path, capsys):
     empty = write(tmp_path / "empty.txt", "")
     assert main(["train", str(empty), str(tmp_path / "m")]) == 1

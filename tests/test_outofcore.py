@@ -258,6 +258,26 @@ def test_a_fold_trained_on_one_class_predicts_it_in_blocks_as_in_memory():
     assert (correct, n_rows) == (in_memory, 4)
 
 
+def test_cross_validation_in_blocks_hands_each_fold_to_on_fold():
+    """``on_fold(f, model)`` once a fold, in fold order: None for a fold trained on one class
+    (as the in-memory cross-validation's), else the fold's model."""
+    from linsvm.outofcore import cross_validate_blocks
+
+    X = sp.csr_matrix(np.array([[1.0, 0, 0], [0, 1.0, 0], [2.0, 0, 0], [0, 0, 1.0]]))
+    y = np.array([1.0, 1.0, 1.0, -1.0])
+    blocks, memory = [], []
+    cross_validate_blocks(ArrayBlocks(X, y, 2), 4, seed=1, solver=1,
+                          on_fold=lambda f, model: blocks.append((f, model)))  # fmt: skip
+    linsvm.cross_validation(X, y, 4, seed=1,
+                            on_fold=lambda f, model: memory.append((f, model)))  # fmt: skip
+    assert [f for f, _ in blocks] == [0, 1, 2, 3]
+    assert [m is None for _, m in blocks] == [m is None for _, m in sorted(memory)]
+    assert any(m is None for _, m in blocks) and any(m is not None for _, m in blocks)
+    for _, model in blocks:
+        if model is not None:
+            assert model.results_[0].n_iter >= 1 and model.predict(X).shape == (4,)
+
+
 def test_group_blocks_and_memory_sizes():
     rows = np.array([10, 10, 10, 10])
     nbytes = np.array([100, 100, 100, 100])

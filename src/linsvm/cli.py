@@ -988,11 +988,17 @@ def _cross_validate_in_blocks(opts: TrainOptions, timer, memory: int, params: di
     from .outofcore import measured_overhead
     from .runner import cross_validate_cache
 
+    def fold_lines(fold: int, model) -> None:
+        # (each fold's lines as train --memory ends with them; none for a fold of one class)
+        for line in [] if model is None else _result_lines(model, opts, "outer iteration"):
+            print(line, flush=True)
+
     max_iter = params.pop("max_iter")
     with as_cache(opts.training_file, opts.n_jobs, timer, announce=not opts.quiet,
                   memory=memory) as path:  # fmt: skip
         return cross_validate_cache(
             path, opts.n_folds, memory=memory, progress=timer,
+            on_fold=None if opts.quiet else fold_lines,
             max_outer=max_iter,  # (None: the in-memory solver's cap, as train --memory)
             # --memory is the whole process's: what it holds before training is measured
             overhead_bytes=measured_overhead(opts.solver), **params,
@@ -1063,17 +1069,24 @@ def _finish(model, opts: TrainOptions, caught, seconds: float, unit: str) -> int
         return _interrupted(model, opts, unit)
     save_seconds = _save_model(model, opts, caught)
     if not opts.quiet:
-        for head, r in _by_class(model):
-            state = "optimization finished" if r.converged else "stopped at --max-iter"
-            spec = _spec_of(r, opts)
-            nsv = f", nSV = {r.n_sv}" if _shows_support_vectors(r, spec) else ""
-            print(
-                f"{head}{state}, #{unit}s = {r.n_iter}{nsv}, primal = {r.primal:.10g}"
-                f"{_gap_figures(r, spec)}"
-            )
+        for line in _result_lines(model, opts, unit):
+            print(line)
         print(f"trained in {seconds:.3f} s, saved in {save_seconds:.3f} s; model written to "
               f"{opts.model_file}")
     return 0
+
+
+def _result_lines(model, opts: TrainOptions, unit: str) -> list[str]:
+    """A line per sub-problem of a model trained in blocks or on a cluster: how it ended, the
+    ``unit``s it took, its support vectors, primal and gap."""
+    lines = []
+    for head, r in _by_class(model):
+        state = "optimization finished" if r.converged else "stopped at --max-iter"
+        spec = _spec_of(r, opts)
+        nsv = f", nSV = {r.n_sv}" if _shows_support_vectors(r, spec) else ""
+        lines.append(f"{head}{state}, #{unit}s = {r.n_iter}{nsv}, primal = {r.primal:.10g}"
+                     f"{_gap_figures(r, spec)}")  # fmt: skip
+    return lines
 
 
 def _save_model(model, opts: TrainOptions, caught) -> float:

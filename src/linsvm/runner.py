@@ -730,8 +730,9 @@ def _fold_class_order(labels: np.ndarray, class_index: np.ndarray, n_rows: int, 
 
 
 def cross_validate_blocks(
-    source: BlockSource, n_folds: int, seed: int = 1, **params
-) -> tuple[int, int]:
+    source: BlockSource, n_folds: int, seed: int = 1,
+    on_fold: Callable[[int, Model | None], object] | None = None, **params,
+) -> tuple[int, int]:  # fmt: skip
     """LIBLINEAR's ``-v n_folds`` by block minimisation: (rows predicted right, rows).
 
     The folds are ``problems.cv_folds``' (the in-memory cross-validation's, for the same
@@ -741,7 +742,9 @@ def cross_validate_blocks(
     ``train_blocks``' plus three bytes a row (fold, held-out mark, class; more for more than
     256 folds or classes). Ctrl-C ends the whole cross-validation
     (KeyboardInterrupt). ``progress`` (a ``ProgressTimer``): the folds done, and each fold's
-    blocks, when a line is due.
+    blocks, when a line is due. ``on_fold(f, model)``: each fold's number and model once it
+    is trained (None for a fold whose training rows are of one class), as
+    ``training.cross_validation``'s.
     """
     timer: ProgressTimer | None = params.pop("progress", None)
     n_rows = source.n_rows
@@ -768,6 +771,8 @@ def cross_validate_blocks(
             single = single_class(class_index[~held_out])
             if single is not None:  # (LIBLINEAR's model of one class predicts it, as in memory)
                 correct += int(np.count_nonzero(class_index[held_out] == single))
+                if on_fold is not None:
+                    on_fold(f, None)
                 continue
             model = train_blocks(
                 source, held_out=held_out, seed=seed,
@@ -777,6 +782,8 @@ def cross_validate_blocks(
             )  # fmt: skip
             if model.interrupted or model.stop_signal is not None:
                 raise RunInterrupted(model.stop_signal)
+            if on_fold is not None:
+                on_fold(f, model)
             r0 = 0
             for k in range(scoring.n_blocks):
                 X_b, y_b = scoring.gather(np.array([k]), out=buffer)

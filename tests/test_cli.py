@@ -282,6 +282,7 @@ def test_labels_a_model_file_cannot_hold_are_refused_before_training(
     assert not (tmp_path / "m").exists()
 
 
+@pytest.mark.usefixtures("fresh_process_overhead")
 def test_cross_validation_in_blocks_prints_each_folds_lines(small_files, capsys):
     # -v with --memory: each fold's lines as train --memory ends with them (a line a class of
     # this three-class set), then the accuracy; none with -q

@@ -20,7 +20,8 @@ one costs its pass too), median of ``--repeats``, the variants taking turns in e
   256 / T rows); ``async, flushes / 4`` (every 1024 / T rows: what the flushes cost, though
   the reads then miss more and the guard may undo and halve); ``async, no views`` (no hot
   features: every change an atomic add on the shared w); ``replicas`` (each thread its own
-  w, replaying the others' steps).
+  w, replaying the others' steps); with ``--bias``, ``async, bias damped 1/2`` (the shared w's
+  steps with ``bias_damping`` 0.5: ``solvers/dcd_async.py``'s note on many threads and a bias).
 
 The table gives each variant's seconds an outer iteration, its speed-up over the serial
 kernel, and the guard's undone outer iterations, final flush interval and whether it handed
@@ -54,8 +55,9 @@ DEFAULT_REPEATS = 3
 LONG_SOLVE = 4
 
 
-def variants(n_threads: int, extra: dict) -> list[tuple[str, dict]]:
-    """(name, solver options) of the variants at ``n_threads`` threads (``extra`` added)."""
+def variants(n_threads: int, extra: dict, bias: float = -1.0) -> list[tuple[str, dict]]:
+    """(name, solver options) of the variants at ``n_threads`` threads (``extra`` added; with
+    a ``bias``, the async scheme's damped steps too)."""
     from linsvm.solvers.dcd_async import STALE_ROWS
 
     forced = {"thread_choice": "threads", **extra}
@@ -67,7 +69,9 @@ def variants(n_threads: int, extra: dict) -> list[tuple[str, dict]]:
         ("async, no views", {**forced, "thread_scheme": "async",
                              "thread_options": {"max_hot": 0}}),
         ("replicas", {**forced, "thread_scheme": "replicas"}),
-    ]
+    ] + ([("async, bias damped 1/2", {**forced, "thread_scheme": "async",
+                                      "thread_options": {"bias_damping": 0.5}})]
+         if bias >= 0 else [])  # fmt: skip
 
 
 def solve(X, y, solver: int, n_threads: int, options: dict, max_iter: int, bias: float = -1.0):
@@ -142,7 +146,7 @@ def main(argv=None) -> None:
               "undone", "flush rows at the end", "handed to one thread"]
     extra = {} if args.thread_min_nnz is None else {"thread_min_nnz": args.thread_min_nnz}
     runs = [("serial", 1, {})] + [(name, T, options) for T in threads
-                                  for name, options in variants(T, extra)]
+                                  for name, options in variants(T, extra, args.bias)]
     for solver in solvers:
         results = per_outer_iteration(X, y, solver, runs, args.repeats, args.bias)
         serial = results[0]["seconds"]

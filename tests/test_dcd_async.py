@@ -285,6 +285,37 @@ def test_replicas_share_the_bias_weight_and_replay_the_rest(problem, regression,
     assert fig["bias_rows"] == 5 or fig["undone_epochs"]
 
 
+@pytest.mark.parametrize("solver", [1, 3])
+def test_bias_damping_keeps_the_optimum(problem, solver):
+    # The shared w's steps with bias_damping (T' - 1) B^2 added to each row's curvature:
+    # another path (the simulator's steps differ from the first outer iteration), the same
+    # optimum, simulated and on real threads (oversubscribed here).
+    X, y = problem
+    serial = SOLVERS[solver].solve(_sub(X, y, 1.0), None)
+    damped = {"thread_options": {"bias_damping": 0.5}}
+    for kw in ({"n_threads": 1, "options": {"simulate_threads": 16, **damped}},
+               {"n_threads": 4, "options": damped}):
+        sol = SOLVERS[solver].solve(_sub(X, y, 1.0, **kw), None)
+        assert sol.figures["bias_damping"] == 0.5 and sol.converged
+        assert abs(sol.dual - serial.dual) <= 1e-6 * abs(serial.dual)
+        assert sol.gap >= -1e-9 * abs(sol.primal)
+        _check_exact(X, y, 1.0, sol)
+    first = []
+    for d in (0.0, 0.5):
+        options = {**ASYNC, "simulate_threads": 4, "thread_options": {"bias_damping": d}}
+        first.append(SOLVERS[solver].solve(Subproblem(  # (one outer iteration: the cap)
+            X, y, np.ones(X.shape[0]), eps=1e-6, max_iter=1, bias=1.0, options=options),
+            None).alpha)  # fmt: skip
+    assert not np.array_equal(*first)
+    # no bias: nothing to damp
+    plain = SOLVERS[solver].solve(_sub(X, y, -1.0, n_threads=1, options={
+        "simulate_threads": 4, **damped}), None)  # fmt: skip
+    assert plain.figures["bias_damping"] == 0.0
+    with pytest.raises(InvalidInputError, match="bias_damping must be a number >= 0"):
+        SOLVERS[solver].solve(_sub(X, y, 1.0, n_threads=1, options={
+            "simulate_threads": 4, "thread_options": {"bias_damping": -1.0}}), None)
+
+
 def test_which_scheme_auto_takes(problem, monkeypatch):
     X, y = problem
     monkeypatch.setattr(_dual_threads, "THREAD_MIN_NNZ", 1)

@@ -100,6 +100,22 @@ forced, medians of 3, 2-core VM; 750k generated rows: 13-15 outer iterations aga
 1.12x-1.22x faster). The rest of the gap to one thread's 11 is what a read still misses: up to
 32 of the other thread's rows of the bias, two batches of the other weights.
 
+**Many threads and a bias.** The shared w's threads miss each other's changes of the bias
+weight too, and most of all those of the rows in flight: the T rows being stepped at once all
+correct the same error of it, and with half of a normalised row's curvature in the bias their
+steps move it about T / 2 times as far as one would. Beyond 2 that overshoots whatever the
+flush interval: the simulator with a bias on pypi-recent (eps = 1, one thread 11 / 11 outer
+iterations, -s 1 / -s 3) takes 12 / 11 at 2 threads flushing every row, 18 / 13 at 4, and at 8
+or more the guard hands the solve to one thread (without a bias: 8 / 8 at any count). Option
+``bias_damping`` d adds d (T' - 1) B^2 to each row's curvature in the threads' steps, T' the
+threads that can be stepping rows at once (at most one a chunk): the projected gradients, so
+the optimum and the stopping rule, are unchanged; only the steps shorten, as with a proximal
+term. At d = 1/2 the simulator's 16 threads take 28-45 outer iterations instead of handing
+over; on a small problem whose rows do not need it (1,500 rows, eps 1e-6) it took 1.1-1.5x the
+undamped outer iterations. Off by default: whether 16 cores run an outer iteration fast enough
+to pay 3-4x the outer iterations is for a machine with them to say
+(``benchmarks/bench_async_costs.py --bias 1``).
+
 **The simulator.** ``run_simulated`` takes T threads' steps on the calling thread in lockstep:
 each thread reads w for its next row, then each in turn steps and adds (so every read misses
 the other threads' rows in flight, the most a real run's can), the chunks dealt to the threads
@@ -197,9 +213,11 @@ _SYNC_NEXT = 40
 _SYNC_SIZE = 48
 # The run's control (int64): rows between flushes, outer iterations undone (they raised f),
 # 1 once the rest of the solve is handed to one thread, and the replicas' rows between shares
-# of the bias weight. Its floats: the rows' terms of f, and f at the last check.
+# of the bias weight. Its floats (``guard``): the rows' terms of f, f at the last check, and
+# ``bias_damping`` B^2 (the shared w's steps add that times the other threads stepping rows
+# to each row's curvature).
 _C_FLUSH_ROWS, _C_UNDONE, _C_ONE_THREAD, _C_BIAS_ROWS = 0, 1, 2, 3
-_G_TERMS, _G_F = 0, 1
+_G_TERMS, _G_F, _G_DAMPING = 0, 1, 2
 # _SYNC_DONE: the run goes on, converged, or hands over to one thread.
 _GO_ON, _CONVERGED, _HAND_OVER = 0, 1, 2
 
@@ -283,10 +301,13 @@ def _terms_change(a, a_new, yi, diag, regression, squared, p) -> float:
 
 @njit(cache=True, nogil=True, inline="always")
 def _step(i, dot, indptr, xind, data, bias, regression, squared, p, rec, wx, shrinking,
-          pgmax_old, pgmin_old, removed, n_weights, shift, bias_view, atomic):  # fmt: skip
+          pgmax_old, pgmin_old, removed, n_weights, shift, bias_view, atomic,
+          qbar_extra):  # fmt: skip
     """Row i's step at w'x_i = ``dot``, as the serial solver's: of the SVM dual
     (``dcd.svm_coordinate``), or with ``regression`` of the SVR dual (``svr.svr_coordinate``);
-    the new dual variable in its record, its change added to w. Returns (shrunk, the projected
+    the new dual variable in its record, its change added to w; ``qbar_extra`` added to the
+    row's curvature (``AsyncThreads``' ``bias_damping``: a shorter step, the same optimum).
+    Returns (shrunk, the projected
     gradient (the SVR: the violation), the change of the rows' terms of f: the SVM's -alpha_i
     + 1/2 D_ii alpha_i^2, the SVR's -y_i beta_i + p |beta_i| + 1/2 lambda_i beta_i^2)."""
     a = rec[i, _ALPHA]
@@ -294,13 +315,14 @@ def _step(i, dot, indptr, xind, data, bias, regression, squared, p, rec, wx, shr
     diag = rec[i, _BOUND_OR_DIAG]
     if regression:
         shrunk, pg, a_new = svr_coordinate(
-            a, yi, dot, diag, rec[i, _QBAR], squared, p, shrinking, pgmax_old
+            a, yi, dot, diag, rec[i, _QBAR] + qbar_extra, squared, p, shrinking, pgmax_old
         )
         moves = a_new != a
     else:
         shrunk, pg, a_new = svm_coordinate(
-            a, yi, dot, diag, rec[i, _QBAR], squared, shrinking, pgmax_old, pgmin_old
-        )
+            a, yi, dot, diag, rec[i, _QBAR] + qbar_extra, squared, shrinking, pgmax_old,
+            pgmin_old,
+        )  # fmt: skip
         moves = abs(pg) > PG_ZERO and a_new != a
     # (one exit: Numba inlines a function with several returns into slower code)
     change = 0.0
@@ -348,7 +370,7 @@ def _store_figures(acc, t, pgmax, pgmin, terms, rows) -> None:
 def _step_rows(
     t, s0, s1, since, flush_rows, indptr, xind, data, bias, regression, squared, p, rec, wx,
     fstate, shrinking, removed, acc, order, use_prefetch, n_weights, view_start, stride,
-    base, hot_weight,
+    base, hot_weight, qbar_extra,
 ) -> int:  # fmt: skip
     """Thread t steps the rows order[s0:s1], flushing its hot weights every ``flush_rows``
     rows (``since``: rows since the last flush, returned updated); its figures added to
@@ -376,7 +398,7 @@ def _step_rows(
         dot = _dot(indptr, xind, data, bias, wx, i, n_weights, shift, bias_view)
         if regression:  # (pgmax: the largest violation, pgmin: the violations' sum)
             shrunk, violation, a_new = svr_coordinate(
-                a, yi, dot, diag, rec[i, _QBAR], squared, p, shrinking, pgmax_old
+                a, yi, dot, diag, rec[i, _QBAR] + qbar_extra, squared, p, shrinking, pgmax_old
             )
             if shrunk:
                 removed[i] = 1
@@ -393,8 +415,9 @@ def _step_rows(
                     _add(indptr, xind, data, bias, wx, i, d, n_weights, shift, bias_view, True)
         else:
             shrunk, pg, a_new = svm_coordinate(
-                a, yi, dot, diag, rec[i, _QBAR], squared, shrinking, pgmax_old, pgmin_old
-            )
+                a, yi, dot, diag, rec[i, _QBAR] + qbar_extra, squared, shrinking, pgmax_old,
+                pgmin_old,
+            )  # fmt: skip
             if shrunk:
                 removed[i] = 1
             else:
@@ -647,7 +670,7 @@ def _take_chunks(
     regression, squared, p, rec, wx, replica, fstate, shrinking, removed, acc, active, order,
     bucket_order, bucket_size, buckets_per_group, chunk_start, chunk_seed, rngs, use_prefetch,
     n_weights, view_start, stride, base, hot_weight, replicas, indices, step_log, progress, seen,
-    channel, bias_rows, sync,
+    channel, bias_rows, qbar_extra, sync,
 ) -> int:  # fmt: skip
     """Thread t takes chunks as they come (an atomic counter) and steps their rows, until the
     counter passes ``end_chunk``; ``since`` returned updated (``_step_rows``). ``alone``: the
@@ -680,7 +703,7 @@ def _take_chunks(
             since = _step_rows(
                 t, s0, s1, since, flush_rows, indptr, xind, data, bias, regression, squared, p,
                 rec, wx, fstate, shrinking, removed, acc, order, use_prefetch, n_weights,
-                view_start, stride, base, hot_weight,
+                view_start, stride, base, hot_weight, qbar_extra,
             )  # fmt: skip
 
 
@@ -736,6 +759,8 @@ def run_threads(
             _refresh(t, wx, view_start, stride, base, hot_weight)
         n_active = istate[I_ACTIVE]
         flush_rows = control[_C_FLUSH_ROWS]
+        # (the others stepping rows beside a thread's: no more than there are chunks)
+        qbar_extra = guard[_G_DAMPING] * (min(n_threads, n_chunks) - 1)
         acc[t, _T_TERMS] = 0.0
         since = 0
         n_phases, per_thread = _phases(ladder, n_chunks)
@@ -759,7 +784,7 @@ def run_threads(
                     removed, acc, active, order, bucket_order, bucket_size, buckets_per_group,
                     chunk_start, chunk_seed, rngs, use_prefetch, n_weights, view_start, stride,
                     base, hot_weight, replicas, indices, step_log, progress, seen, channel,
-                    bias_rows, sync,
+                    bias_rows, qbar_extra, sync,
                 )  # fmt: skip
             if k == n_threads:
                 break
@@ -837,6 +862,7 @@ def run_simulated(
         )  # fmt: skip
         n_active = istate[I_ACTIVE]
         flush_rows = control[_C_FLUSH_ROWS]
+        qbar_extra = guard[_G_DAMPING] * (min(T, n_chunks) - 1)
         _keep(0, 1, rec, wx, n_weights, kept_alpha)
         for t in range(T):
             _refresh(t, wx, view_start, stride, base, hot_weight)
@@ -877,7 +903,7 @@ def run_simulated(
                 shrunk, pg, change = _step(
                     i, dots[t], indptr, xind, data, bias, regression, squared, p, rec, wx,
                     shrinking, fstate[_F_PGMAX_OLD], fstate[_F_PGMIN_OLD], removed, n_weights,
-                    shift, bias_view, False,
+                    shift, bias_view, False, qbar_extra,
                 )  # fmt: skip
                 if not shrunk:  # (the SVR: pgmax the largest violation, pgmin their sum)
                     acc[t, _T_PGMAX] = max(acc[t, _T_PGMAX], pg)
@@ -1035,8 +1061,11 @@ class AsyncThreads:
     ``flush_rows`` (rows between flushes at the start: ``STALE_ROWS // T`` by default; the
     replicas' rows between replays, ``STALE_ROWS // (2 T)``), ``replicas`` (the replicas
     scheme, the module's note: two or more real threads), ``bias_rows`` (the replicas' rows
-    between shares of the bias weight: ``BIAS_STALE_ROWS // T`` by default). Once the guard
-    has handed over (``one_thread``), the caller runs the serial kernel.
+    between shares of the bias weight: ``BIAS_STALE_ROWS // T`` by default), ``bias_damping``
+    (the shared w's steps with ``bias_damping`` (T' - 1) B^2 added to each row's curvature,
+    T' the threads that can step at once: the module's note on many threads and a bias; 0,
+    none, by default). Once the guard has
+    handed over (``one_thread``), the caller runs the serial kernel.
     """
 
     def __init__(
@@ -1045,7 +1074,7 @@ class AsyncThreads:
         use_prefetch: bool, removed, order, bucket_order, n_threads: int, *,
         simulate: bool = False, max_hot: int = MAX_HOT, hot_min_share: float = HOT_MIN_SHARE,
         flush_rows: int | None = None, p: float | None = None, replicas: bool = False,
-        bias_rows: int | None = None,
+        bias_rows: int | None = None, bias_damping: float = 0.0,
     ) -> None:  # fmt: skip
         self.n_threads = T = int(n_threads)
         self.replicas = replicas = bool(replicas)
@@ -1099,7 +1128,11 @@ class AsyncThreads:
         else:  # (a replica's read misses up to two intervals of each other thread's rows)
             self.flush_rows_start = max(1, STALE_ROWS // (2 * T if replicas else T))
         self.acc = self.per_thread = np.zeros((T, _LINE))
-        self.guard = np.zeros(2)
+        self.guard = np.zeros(3)
+        if not (isinstance(bias_damping, int | float) and 0.0 <= bias_damping < np.inf):
+            raise InvalidInputError(f"bias_damping must be a number >= 0, got {bias_damping!r}")
+        self.bias_damping = float(bias_damping) if bias >= 0.0 and not replicas else 0.0
+        self.guard[_G_DAMPING] = self.bias_damping * bias * bias
         self._has_bias = bias >= 0.0
         self.bias_rows_start = max(1, int(bias_rows or BIAS_STALE_ROWS // T))
         self.control = np.array([self.flush_rows_start, 0, 0, self.bias_rows_start],
@@ -1267,6 +1300,7 @@ class AsyncThreads:
             "flush_rows_start": self.flush_rows_start,
             "bias_rows": (int(self.control[_C_BIAS_ROWS])
                           if self.replicas and self._has_bias else None),
+            "bias_damping": self.bias_damping,
             "undone_epochs": int(self.control[_C_UNDONE]),
             "handed_to_one_thread": self.one_thread,
         }

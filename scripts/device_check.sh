@@ -7,7 +7,8 @@
 # (benchmarks/bench_dcd_threads.py --big-machine), then where an outer iteration's time goes
 # at 8 and 16 threads (benchmarks/bench_async_costs.py), and the same at 16 threads with a
 # bias (-B 1: the lockstep simulator says the async scheme's guard then undoes outer
-# iterations down to one thread; bench_async_costs adds the damped steps then). Reports go to $OUT.
+# iterations down to one thread; bench_async_costs adds the damped steps then). Reports go
+# to $OUT.
 #
 # Prepare here (see benchmarks/README.md, bench_gpu): the Snap ML wheel for the machine's
 # Python (3.12, tagged manylinux_2_28) in .whl/ and pypi-recent.xz in .data/ (both ignored by

@@ -260,6 +260,36 @@ def test_a_threaded_runs_checkpoint_resumes_on_its_thread_count_only(tmp_path):
         quiet_train(X, y, solver=3, n_jobs=1, thread_scheme="rounds", max_iter=2, resume=path)
 
 
+def test_a_larger_max_iter_resumes_a_run_below_its_cap(problem, multiclass, tmp_path):
+    """A run stopped below its cap resumes with a larger --max-iter to the model of an
+    uninterrupted run with that cap; one whose sub-problem reached the old cap (or handed
+    over to the fallback there) does not, nor does a smaller cap, nor linsvm's SGD solvers."""
+    X, y = problem
+    path = tmp_path / "run.ckpt"
+    for solver in (3, 1):
+        options = dict(solver=solver, eps=1e-8, C=50.0)
+        quiet_train(X, y, checkpoint=path, hook=signal_at(2), max_iter=5, **options)
+        resumed = quiet_train(X, y, resume=path, max_iter=40, **options)
+        full = quiet_train(X, y, max_iter=40, **options)
+        assert resumed.results_[0].n_iter == full.results_[0].n_iter > 5
+        same_model(resumed, full)
+        with pytest.raises(InvalidInputError, match=r"differs in: --max-iter"):
+            quiet_train(X, y, resume=path, max_iter=4, **options)
+    # finished at the cap of 3 (one-vs-rest: the first sub-problem done, the run stopped in
+    # the second), or the dual handed over to -s 2 at its cap: refused, saying why
+    Xm, ym = multiclass
+    quiet_train(Xm, ym, solver=3, eps=1e-8, max_iter=3, checkpoint=path, hook=signal_at(2, index=1))
+    with pytest.raises(InvalidInputError, match=r"sub-problem 0 reached the checkpoint's "
+                                                r"--max-iter 3; a larger one resumes only"):
+        quiet_train(Xm, ym, solver=3, eps=1e-8, max_iter=10, resume=path)
+    quiet_train(X, y, solver=1, eps=1e-8, C=50.0, max_iter=3, checkpoint=path, hook=signal_at(5))
+    with pytest.raises(InvalidInputError, match=r"sub-problem 0 reached"):
+        quiet_train(X, y, solver=1, eps=1e-8, C=50.0, max_iter=10, resume=path)
+    quiet_train(X, y, solver="pegasos", max_iter=5, checkpoint=path, hook=signal_at(2))
+    with pytest.raises(InvalidInputError, match=r"differs in: --max-iter"):
+        quiet_train(X, y, solver="pegasos", max_iter=10, resume=path)
+
+
 def test_checkpoint_of_another_problem_is_refused(problem, tmp_path):
     X, y = problem
     path = tmp_path / "run.ckpt"

@@ -12,7 +12,9 @@ it never runs code), written to a temporary file and renamed over the target, so
 second signal never leaves a half-written checkpoint. Its ``meta`` entry (JSON) records the
 problem's fingerprint (shape, non-zeros, a checksum of the data, labels, weights) and the
 options that decide the result; a checkpoint of another problem is refused with a one-line
-error naming what differs.
+error naming what differs. One option may grow: a larger ``max_iter`` resumes a run none of
+whose sub-problems reached the old cap (LIBLINEAR's solvers, whose ``max_iter`` is only a cap:
+the run then goes as an uninterrupted one with the larger cap).
 
 One format serves every place a run trains in: ``meta["place"]`` says which ("memory": the
 sub-problems' solver states above; "blocks": training in blocks from disk, whose arrays are
@@ -35,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from .data import is_integer
 from .errors import InvalidInputError
 from .io._atomic import atomic_write_bytes, check_writable
 from .solvers._base import Hook, Progress, Solution, check_number
@@ -116,6 +119,12 @@ _WHAT_DIFFERS = {
     # (the blocks of a run in blocks follow --memory, and the stored blocks of its cache)
     "groups": _BLOCKS, "units": _BLOCKS, "support_capacity": _BLOCKS, "overhead": _BLOCKS,
 }
+
+
+# The solvers whose max_iter only caps their outer iterations (LIBLINEAR's), so that a run
+# resumed with a larger one goes as an uninterrupted run with it; linsvm's own (30-40) are
+# left out: the SGD programs' epochs also set their step budget and t0's calibration.
+_CAP_ONLY_SOLVERS = (0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21)
 
 
 def what_differs(names) -> str:
@@ -379,6 +388,28 @@ class Resume:
                 }
                 self.running[slot] = (info["solver"], info["iterations_before"], state)
 
+    def _larger_cap(self, meta: dict[str, Any]) -> bool:
+        """Whether the run's ``max_iter`` (an explicit number, larger than the checkpoint's
+        explicit one) can resume it: only if no sub-problem reached the old cap, since the
+        cap is the only thing it changes before it is reached. A sub-problem finished without
+        converging (at its cap), or one whose dual solver handed over to its primal fallback
+        at the cap, would have gone on under the new one: refused, saying so."""
+        old, new = self.meta.get("max_iter"), meta.get("max_iter")
+        if not (is_integer(old) and is_integer(new) and new > old
+                and meta.get("solver") in _CAP_ONLY_SOLVERS):
+            return False
+        at_cap = [slot for slot, sol in self.finished.items()
+                  if not sol.converged or "dual_n_iter" in sol.figures]  # fmt: skip
+        at_cap += [slot for slot, (solver, _, _) in self.running.items()
+                   if solver != meta.get("solver")]  # fmt: skip
+        if at_cap:
+            raise InvalidInputError(
+                f"checkpoint {self.path}: sub-problem {min(at_cap)} reached the checkpoint's "
+                f"--max-iter {old}; a larger one resumes only a run whose sub-problems are "
+                "all below their cap (train again with the larger --max-iter)"
+            )
+        return True
+
     def check_slots(self, n_slots: int, solvers: tuple[int, ...], shape_of_w: tuple[int, ...],
                     figures: tuple[str, ...] = ()) -> None:
         """Refuse sub-problems the run does not have, solvers it would not run (``solvers``:
@@ -407,7 +438,9 @@ class Resume:
 
     def check(self, meta: dict[str, Any]) -> None:
         """Refuse a checkpoint of another problem or of other options, naming what differs
-        (the entries a run records only when they apply count where either run has them)."""
+        (the entries a run records only when they apply count where either run has them).
+        A larger ``max_iter`` than the checkpoint's is taken where the run it gives is the
+        one an uninterrupted run with that cap gives (``_larger_cap``)."""
         names = list(meta) + [name for name in OPTIONAL_META
                               if name in self.meta and name not in meta]  # fmt: skip
         differ = [
@@ -415,6 +448,8 @@ class Resume:
             for name in names
             if json.loads(json.dumps(meta.get(name))) != self.meta.get(name)
         ]
+        if "max_iter" in differ and self._larger_cap(meta):
+            differ.remove("max_iter")
         if differ:
             raise InvalidInputError(
                 f"checkpoint {self.path} was written for another problem or other options "

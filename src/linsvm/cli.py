@@ -140,7 +140,8 @@ options:
 --checkpoint file : save the solver's state there, atomically, every --every seconds
     (default 60), at the end and when the run is interrupted
 --resume file : continue from a checkpoint of the same data and options, to the model an
-    uninterrupted run gives
+    uninterrupted run gives (a larger --max-iter too, when nothing had reached the old cap:
+    -s 0-7, 11-13, 21)
 --save-on-interrupt : on Ctrl-C or SIGTERM write the current (not converged) model anyway;
     without it an interrupted run writes no model (the exit status is non-zero either way)
 Data larger than memory (-s 1, 3 and 7):

@@ -734,6 +734,7 @@ def run_threads(
     last = seen.shape[1] - 1
     # the replicas' bias weight shared every bias_rows rows (0: replayed as the others)
     bias_rows = control[_C_BIAS_ROWS] if replicas and bias >= 0.0 else 0
+    replay_bias = -1.0 if bias_rows > 0 else bias
     for _ in range(n_epochs):
         if t == 0:
             n_chunks = _begin_iteration(
@@ -806,8 +807,8 @@ def run_threads(
             first_chunk = end_chunk
         if replicas:
             _barrier(sync, n_threads)  # (every step published)
-            _replay(t, indptr, xind, data, -1.0 if bias_rows > 0 else bias, replica, order,
-                    step_log, chunk_start, progress, seen, sync)  # fmt: skip
+            _replay(t, indptr, xind, data, replay_bias, replica, order, step_log, chunk_start,
+                    progress, seen, sync)  # fmt: skip
             if bias_rows > 0:  # (every thread's changes shared at its last rows)
                 replica[n_weights - 1] = channel[0]
         else:
@@ -1064,8 +1065,8 @@ class AsyncThreads:
     between shares of the bias weight: ``BIAS_STALE_ROWS // T`` by default), ``bias_damping``
     (the shared w's steps with ``bias_damping`` (T' - 1) B^2 added to each row's curvature,
     T' the threads that can step at once: the module's note on many threads and a bias; 0,
-    none, by default). Once the guard has
-    handed over (``one_thread``), the caller runs the serial kernel.
+    none, by default). Once the guard has handed over (``one_thread``), the caller runs the
+    serial kernel.
     """
 
     def __init__(

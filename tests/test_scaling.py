@@ -477,6 +477,36 @@ def test_command_usage_and_a_malformed_data_file(tmp_path, capfdbinary):
     assert status == 1 and out == b"" and f"{bad}:2:" in err
 
 
+def test_ranges_wider_than_memory_are_refused_before_any_allocation(tmp_path, capfdbinary,
+                                                                   monkeypatch):
+    """The scaling is dense over the features up to the widest index: one range line or data
+    entry at index 2147483000 asked for about 190 GB, and the process was killed. Such widths
+    are refused in one line naming the file, before anything is allocated (here the room is
+    made small, so that a width of 100,000 stands for it)."""
+    from linsvm import _memory
+
+    monkeypatch.setattr(_memory, "allocatable_memory", lambda: 1 << 20)
+    ranges = tmp_path / "range"
+    ranges.write_text("x\n-1 1\n1 0 1\n100000 -1 1\n")
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:0.5 2:1\n-1 1:1\n")
+    status, out, err = _linsvm_scale(["-r", str(ranges), str(data)], capfdbinary)
+    assert status == 1 and out == b"" and err.count("\n") == 1
+    assert f"{ranges}: feature index 100000: ranges for features 1 to 100000" in err
+    wide = tmp_path / "wide.svm"
+    wide.write_text("1 1:0.5 100000:1\n-1 1:1\n")
+    status, out, err = _linsvm_scale([str(wide)], capfdbinary)
+    assert status == 1 and out == b"" and f"{wide}: feature index 100000" in err
+    X = sp.csr_matrix(([1.0], ([0], [99_999])), shape=(1, 100_000))
+    with pytest.raises(InvalidInputError, match="features 1 to 100000"):
+        find_scaling(X)
+    with pytest.raises(InvalidInputError, match="features 1 to 100000"):
+        find_scaling(X[:, :10]).transform(X)
+    with pytest.raises(InvalidInputError, match="features 1 to 100000"):
+        parse_scaling("x\n-1 1\n100000 0 1\n")
+    assert find_scaling(X[:, :1000]).n_features == 1000  # (within the room)
+
+
 def test_a_zero_extreme_has_the_sign_of_the_last_zero(tmp_path):
     """svm-scale's max(x, y) keeps the later of equal values: its range file says -0 where the
     last zero of a feature (or of the labels) in row order is a stored -0."""

@@ -1441,7 +1441,13 @@ def run_scale(argv: list[str]) -> int:
     import warnings
 
     from .io import read_libsvm
-    from .scaling import check_limits, find_scaling, load_scaling, svm_scale_text
+    from .scaling import (
+        check_limits,
+        check_ranges_fit,
+        find_scaling,
+        load_scaling,
+        svm_scale_text,
+    )
 
     if not argv or wants_help(argv):
         print(SCALE_USAGE, end="")
@@ -1479,6 +1485,8 @@ def run_scale(argv: list[str]) -> int:
         scaling = load_scaling(restore)
         _agree_with_range_file(scaling, limits, y_limits, restore)
     X, y = read_libsvm(data_file)
+    # (here to name the file: the scaling's functions refuse the same widths without it)
+    check_ranges_fit(X.shape[1], f"{data_file}: feature index {X.shape[1]}")
     if restore is None:
         scaling = find_scaling(X, y, lower, upper, y_limits)
     if save is not None:

@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from . import _memory
 from .data import as_csr
 from .errors import DataFormatError, InvalidInputError
 from .io import _format, _parse
@@ -249,6 +250,7 @@ class Scaling:
         stored entries than X (svm-scale's advice: lower = 0 for non-negative sparse data)."""
         X = as_csr(X)
         width = max(X.shape[1], self.n_features)
+        check_ranges_fit(width, "the scaled rows")
         low = np.zeros(width)
         high = np.zeros(width)
         low[: self.n_features] = self.feature_min
@@ -314,6 +316,26 @@ class Scaling:
             k, part = (k, 2) if part == 1 else (k + 1, 0)
 
 
+# Bytes a feature's range takes at the widest moment, applying a scaling: its two ranges,
+# transform's copies at the result's width, the zeros' images and their temporaries (finding
+# one takes less: the ranges and the column sweep's five records)
+_BYTES_PER_RANGE = 96
+
+
+def check_ranges_fit(width: int, what: str) -> None:
+    """Refuse, before any allocation, ranges for features 1 to ``width`` that would not fit in
+    this process: the scaling is dense over the features (as svm-scale's), so one index near
+    2^31 in a data or range file asks for hundreds of GB (the process was killed, not told)."""
+    room = _memory.allocatable_memory()
+    needs = width * _BYTES_PER_RANGE
+    if room is not None and needs > room:
+        raise InvalidInputError(
+            f"{what}: ranges for features 1 to {width} take about {_memory.format_bytes(needs)}, "
+            f"more than this process's {_memory.format_bytes(room)} (the scaling holds every "
+            "feature up to the widest index, as svm-scale's does; renumber or hash the features)"
+        )
+
+
 def check_limits(lower: float, upper: float, what: str) -> None:
     """svm-scale's check of an interval: finite, lower < upper."""
     if not (math.isfinite(lower) and math.isfinite(upper) and upper > lower):
@@ -329,6 +351,7 @@ def find_scaling(X, y=None, lower: float = -1.0, upper: float = 1.0,
     lower, upper = float(lower), float(upper)
     check_limits(lower, upper, "lower/upper")
     X = as_csr(X)
+    check_ranges_fit(X.shape[1], "the scaling")
     low = np.empty(X.shape[1])
     high = np.empty(X.shape[1])
     _column_ranges(X.indptr, X.indices, X.data, X.shape[1], low, high)
@@ -475,6 +498,7 @@ def _parse_range_file(raw: bytes, name: str) -> Scaling:
         indices[found], lows[found], highs[found] = _feature_line(text, name, line, last)
         last = int(indices[found])
         found += 1
+    check_ranges_fit(last, f"{name}: feature index {last}")
     low = np.zeros(last)
     high = np.zeros(last)
     low[indices[:found] - 1] = lows[:found]

@@ -153,3 +153,39 @@ def test_dask_refuses_in_one_line(tmp_path):
     assert "huge.txt:1: feature index 99999999999 too large: a model over 99999999999 " \
            "features needs 745.1 GiB a weight vector" in lines[0]
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("solver, classes, vectors", [(1, 3, 3), (4, 2, 2), (4, 3, 3), (1, 2, 1)])
+@pytest.mark.parametrize("memory", [None, "300M"])
+def test_a_model_of_many_classes_that_cannot_fit_is_refused_before_training(
+    tmp_path, monkeypatch, solver, classes, vectors, memory
+):
+    """The reader bounds one weight vector's width; a model of k classes holds k (Crammer-
+    Singer: one a class, two included). 3 x 2**31 weights were found out only when the trained
+    weights were assembled, after the whole run: now refused before any training."""
+    from linsvm import InvalidInputError, train
+    from linsvm.outofcore import train_cache
+
+    width = 100_000
+    monkeypatch.setattr(_memory, "allocatable_memory", lambda: 2 * 8 * width + 8 * 1000)
+    data = tmp_path / "wide.txt"
+    rows = ["1 1:1 2:0.5", f"-1 2:1 {width}:1", "1 1:0.5", "-1 2:0.2"]
+    if classes == 3:
+        rows += ["2 3:1", "2 1:0.1 3:0.5"]
+    data.write_text("\n".join(rows) + "\n")
+    X, y = read_libsvm(data, check_width=True)
+    assert X.shape[1] == width
+    runs = [lambda: train(X, y, solver=solver)]
+    if memory is not None:
+        if solver == 4:
+            return  # (Crammer-Singer does not train in blocks)
+        cache = tmp_path / "wide.lsvc"
+        write_cache(data, cache)
+        runs = [lambda: train_cache(cache, solver=solver, memory=memory)]
+    for run in runs:
+        if vectors <= 2:
+            run()  # (within the room: two vectors fit)
+            continue
+        with pytest.raises(InvalidInputError, match=rf"the model's weights \({vectors} x "
+                                                    rf"{width} float64"):  # fmt: skip
+            run()

@@ -64,6 +64,24 @@ def max_weight_vector_width() -> int | None:
     return None if room is None else room // WEIGHT_BYTES
 
 
+def check_weights_fit(n_vectors: int, n_weights: int, copies: int = 1, held: str = "") -> None:
+    """Refuse, before any training, a model whose weights (``n_vectors`` x ``n_weights``
+    float64, ``copies`` of them at once ``held``, e.g. "a round") this process could not
+    allocate: the reader bounds one weight vector's width, but a model of k classes holds k
+    (they were found out only when the trained weights were assembled)."""
+    from .errors import InvalidInputError
+
+    room = allocatable_memory()
+    needs = copies * n_vectors * n_weights * WEIGHT_BYTES
+    if room is not None and needs > room:
+        held = f", {copies} copies {held}" if copies > 1 else ""
+        raise InvalidInputError(
+            f"the model's weights ({n_vectors} x {n_weights} float64{held}: "
+            f"{format_bytes(needs)}) do not fit in this process's {format_bytes(room)}; hash "
+            "the features or drop the widest indices"
+        )
+
+
 def format_bytes(n: int) -> str:
     """"745.1 GiB", "512.0 MiB": a size for a message."""
     for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from . import solvers
+from . import _memory, solvers
 from ._progress import ProgressTimer
 from .checkpoint import (
     DEFAULT_EVERY_SECONDS,
@@ -206,6 +206,8 @@ def train_blocks(
 
     n_vectors = n_weight_vectors(labels.shape[0])
     n_bias = 1 if params.bias >= 0 else 0
+    # (the model's W is over every column however the blocks hold it)
+    _memory.check_weights_fit(n_vectors, source.n_features + n_bias)
     # Over a width of which at most half can hold a value (more columns than twice the
     # non-zeros: features hashed before they were written), w is kept over the used columns,
     # found by a pass over the rows: w's copy and sums each outer iteration are O(width)

@@ -43,7 +43,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numba import njit
 
-from . import solvers
+from . import _memory, solvers
 from ._progress import ProgressTimer
 from .checkpoint import DEFAULT_EVERY_SECONDS, Checkpointer, Resume, fingerprint
 from .data import (
@@ -408,6 +408,9 @@ def train(
     problem.feature_map = feature_map
     problem.implicit_map = implicit_map
     problem.used = used
+    # (Crammer-Singer: a weight vector a class, two included; else one a sub-problem)
+    n_vectors = problem.labels.shape[0] if spec.multiclass else problem.n_subproblems
+    _memory.check_weights_fit(n_vectors, problem.n_features + (1 if problem.bias >= 0 else 0))
     problem.apply_starts(warm_start, init_sol)
     if used is not None and hook is not None:
         hook = _hook_over_every_column(hook, used)

@@ -83,7 +83,6 @@ import numpy as np
 from distributed import wait
 
 from .. import _memory, solvers
-from .._memory import format_bytes
 from ..data import as_csr, check_labels, group_labels, is_integer
 from ..errors import InvalidInputError, LinsvmError
 from ..interrupts import stop_on_signals
@@ -320,8 +319,9 @@ class _Run:
             self.labels_check(labels)
         if self.width_check is not None:
             self.width_check(int(n_features))
-        _check_weights_fit(n_weight_vectors(labels.shape[0]),
-                           int(n_features) + (1 if self.params.bias >= 0 else 0))  # fmt: skip
+        _memory.check_weights_fit(n_weight_vectors(labels.shape[0]),
+                                  int(n_features) + (1 if self.params.bias >= 0 else 0),
+                                  _W_COPIES, "a round")  # fmt: skip
         params = self.params
         self.config = Setup(
             solver=self.solver,
@@ -793,20 +793,6 @@ def _check_address(target: str) -> None:
 # Copies of W the client holds at once in a round (W, the round's start, the snapshot's, the
 # sum of the partitions' changes).
 _W_COPIES = 4
-
-
-def _check_weights_fit(n_vectors: int, n_weights: int) -> None:
-    """Refuse, before any round, weights whose copies would not fit in this process: W is
-    dense and broadcast whole every round, so a width of billions of features would take
-    tens of GB (and the process be killed) where the data itself is small."""
-    room = _memory.allocatable_memory()
-    needs = _W_COPIES * n_vectors * n_weights * _memory.WEIGHT_BYTES
-    if room is not None and needs > room:
-        raise InvalidInputError(
-            f"the model's weights ({n_vectors} x {n_weights} float64, {_W_COPIES} copies a "
-            f"round: {format_bytes(needs)}) do not fit in this process's "
-            f"{format_bytes(room)}; hash the features or drop the widest indices"
-        )
 
 
 @contextlib.contextmanager

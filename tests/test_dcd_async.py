@@ -232,21 +232,60 @@ def test_replicas_guard_undoes_the_rises_of_stale_replicas(problem, monkeypatch)
     _check_exact(X, y, 1.0, sol)
 
 
-def test_share_bias_loses_no_change():
+@pytest.mark.parametrize("discount", [0.0, 0.5])
+def test_share_bias_loses_no_change(discount):
     # Two threads' replicas of a 3-weight w (the bias last), each changing its bias weight,
-    # sharing in turn: each reads back the shared sum of every change shared so far.
+    # sharing in turn: the shared number holds every change once; each replica reads it back
+    # less ``discount`` times the other's changes since it last read it.
     channel = dcd_async._cache_lines(1)
     base = dcd_async._cache_lines(2).reshape(2, 8)
     replicas = np.zeros((2, 3))
-    channel[0] = base[0, 0] = base[1, 0] = replicas[:, 2] = 0.5
+    channel[0] = replicas[:, 2] = 0.5
+    base[:, :2] = 0.5
+
+    def share(t):
+        dcd_async._share_bias(t, replicas[t], 2, channel, base, discount)
+
     replicas[0, 2] += 0.25
-    dcd_async._share_bias(0, replicas[0], 2, channel, base)
-    assert channel[0] == replicas[0, 2] == base[0, 0] == 0.75
+    share(0)
+    assert channel[0] == replicas[0, 2] == base[0, 0] == 0.75  # (no other change yet)
     replicas[1, 2] -= 1.0  # (its changes counted from 0.5: the 0.25 not yet seen)
-    dcd_async._share_bias(1, replicas[1], 2, channel, base)
-    assert channel[0] == replicas[1, 2] == base[1, 0] == -0.25
-    dcd_async._share_bias(0, replicas[0], 2, channel, base)  # (nothing new: a read)
-    assert replicas[0, 2] == -0.25
+    share(1)
+    assert channel[0] == -0.25
+    assert replicas[1, 2] == base[1, 0] == -0.25 - discount * 0.25
+    replicas[1, 2] += 0.5  # (the other's 0.25 now seen: nothing more left out)
+    share(1)
+    assert channel[0] == 0.25 and replicas[1, 2] == 0.25 - discount * 0.0
+    share(0)  # (nothing of its own: a read; the other's -1.0 + 0.5 since its last)
+    assert channel[0] == 0.25 and replicas[0, 2] == 0.25 + discount * 0.5
+
+
+@pytest.mark.parametrize("discount", [0.0, 0.5])
+def test_flush_discounts_only_the_views_bias_weight(discount):
+    # The shared w's scheme: two threads' views of two hot weights, the bias weight last.
+    # Flushes add every change to w once; the view of the bias weight leaves out ``discount``
+    # times the other's flushed changes since the thread last read it, the other weight none.
+    hot_weight = np.array([0, 1], dtype=np.int64)
+    stride, view_start = 8, 8
+    wx = np.zeros(view_start + 2 * stride)
+    base = dcd_async._cache_lines(2 * 2).reshape(2, stride + 8)
+    wx[:2] = [1.0, 0.5]
+    for t in range(2):
+        dcd_async._refresh(t, wx, view_start, stride, base, hot_weight)
+
+    def view(t):
+        return wx[view_start + t * stride : view_start + t * stride + 2]
+
+    view(0)[:] += [0.1, 0.25]
+    dcd_async._flush(0, wx, view_start, stride, base, hot_weight, False, discount)
+    assert wx[:2].tolist() == [1.1, 0.75] and view(0).tolist() == [1.1, 0.75]
+    view(1)[:] += [0.2, -1.0]
+    dcd_async._flush(1, wx, view_start, stride, base, hot_weight, False, discount)
+    assert wx[:2].tolist() == pytest.approx([1.3, -0.25])
+    assert view(1).tolist() == pytest.approx([1.3, -0.25 - discount * 0.25])
+    dcd_async._flush(0, wx, view_start, stride, base, hot_weight, False, discount)
+    assert wx[:2].tolist() == pytest.approx([1.3, -0.25])  # (a read: nothing added)
+    assert view(0).tolist() == pytest.approx([1.3, -0.25 + discount * 1.0])
 
 
 @pytest.mark.parametrize("solver", [1, 3, 12])
@@ -314,6 +353,42 @@ def test_bias_damping_keeps_the_optimum(problem, solver):
     with pytest.raises(InvalidInputError, match="bias_damping must be a number >= 0"):
         SOLVERS[solver].solve(_sub(X, y, 1.0, n_threads=1, options={
             "simulate_threads": 4, "thread_options": {"bias_damping": -1.0}}), None)
+
+
+@pytest.mark.parametrize("solver", [1, 3, 12])
+def test_bias_discount_keeps_the_optimum(problem, regression, solver):
+    # The views of the bias weight leave out part of the other threads' changes; w itself
+    # holds every change: the serial optimum and w exact, simulated and on real threads
+    # (oversubscribed here), in both schemes; another path than without the discount.
+    X, y = regression if solver == 12 else problem
+    extra = {"p": 0.1} if solver == 12 else {}
+    serial = SOLVERS[solver].solve(_sub(X, y, 1.0, options=extra), None)
+    for kw in ({"n_threads": 1, "options": {"simulate_threads": 2}},
+               {"n_threads": 1, "options": {"simulate_threads": 16}},
+               {"n_threads": 2, "options": {"thread_scheme": "replicas"}},
+               {"n_threads": 4, "options": {"thread_scheme": "async"}}):
+        kw["options"] = {**kw["options"], **extra, "thread_choice": "threads"}
+        sol = SOLVERS[solver].solve(_sub(X, y, 1.0, **kw), None)
+        assert sol.figures["bias_discount"] == dcd_async.BIAS_DISCOUNT == 0.5
+        assert sol.converged and abs(sol.dual - serial.dual) <= 1e-6 * abs(serial.dual)
+        assert sol.gap >= -1e-9 * abs(sol.primal)
+        _check_exact(X, y, 1.0, sol, regression=solver == 12)
+    first = []
+    for discount in (0.0, 0.5):
+        options = {**ASYNC, **extra, "simulate_threads": 2,
+                   "thread_options": {"bias_discount": discount}}
+        first.append(SOLVERS[solver].solve(Subproblem(  # (one outer iteration: the cap)
+            X, y, np.ones(X.shape[0]), eps=1e-6, max_iter=1, bias=1.0, options=options),
+            None).alpha)  # fmt: skip
+    assert not np.array_equal(*first)
+    plain = SOLVERS[solver].solve(_sub(X, y, -1.0, n_threads=1, options={
+        **extra, "simulate_threads": 4}), None)  # fmt: skip
+    assert plain.figures["bias_discount"] == 0.0  # (no bias: nothing to discount)
+    for bad in (-0.1, 1.5, "half"):
+        with pytest.raises(InvalidInputError, match="bias_discount must be a number in"):
+            SOLVERS[solver].solve(_sub(X, y, 1.0, n_threads=1, options={
+                **extra, "simulate_threads": 4, "thread_options": {"bias_discount": bad}}),
+                None)  # fmt: skip
 
 
 def test_which_scheme_auto_takes(problem, monkeypatch):

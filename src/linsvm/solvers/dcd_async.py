@@ -182,6 +182,9 @@ STALE_ROWS = 256
 # The replicas' rows between shares of the bias weight, all threads together: each thread
 # shares it every BIAS_STALE_ROWS // T rows (the module's note on the replicas' bias).
 BIAS_STALE_ROWS = 64
+# The share of the other threads' changes of the bias weight since a thread last read it that
+# its view leaves out (``_discounted_bias``; the module's note on the bias's overshoot).
+BIAS_DISCOUNT = 0.5
 # Hot features (besides the bias) at most, and the share of the rows a feature must be in.
 MAX_HOT = 64
 HOT_MIN_SHARE = 0.01
@@ -213,11 +216,11 @@ _SYNC_NEXT = 40
 _SYNC_SIZE = 48
 # The run's control (int64): rows between flushes, outer iterations undone (they raised f),
 # 1 once the rest of the solve is handed to one thread, and the replicas' rows between shares
-# of the bias weight. Its floats (``guard``): the rows' terms of f, f at the last check, and
+# of the bias weight. Its floats (``guard``): the rows' terms of f, f at the last check,
 # ``bias_damping`` B^2 (the shared w's steps add that times the other threads stepping rows
-# to each row's curvature).
+# to each row's curvature), and ``bias_discount`` (0 without a bias).
 _C_FLUSH_ROWS, _C_UNDONE, _C_ONE_THREAD, _C_BIAS_ROWS = 0, 1, 2, 3
-_G_TERMS, _G_F, _G_DAMPING = 0, 1, 2
+_G_TERMS, _G_F, _G_DAMPING, _G_BIAS_DISCOUNT = 0, 1, 2, 3
 # _SYNC_DONE: the run goes on, converged, or hands over to one thread.
 _GO_ON, _CONVERGED, _HAND_OVER = 0, 1, 2
 
@@ -337,22 +340,39 @@ def _step(i, dot, indptr, xind, data, bias, regression, squared, p, rec, wx, shr
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _flush(t, wx, view_start, stride, base, hot_weight, atomic) -> None:
+def _flush(t, wx, view_start, stride, base, hot_weight, atomic, bias_discount) -> None:
     """Thread t's changes of the hot weights since its last flush added to the shared ones;
     its view (and the base its next changes are counted from) read back from them, with the
-    other threads' flushed changes."""
+    other threads' flushed changes. ``bias_discount`` > 0 (a bias, the last hot weight): the
+    view of the bias weight as ``_discounted_bias`` (base[t, stride]: its last value read)."""
     view = view_start + t * stride
-    for h in range(hot_weight.shape[0]):
+    n_hot = hot_weight.shape[0]
+    change = 0.0
+    for h in range(n_hot):
         change = wx[view + h] - base[t, h]
         if change != 0.0:
             if atomic:
                 atomic_add_float(wx, hot_weight[h], change)
             else:
                 wx[hot_weight[h]] += change
-    for h in range(hot_weight.shape[0]):
+    for h in range(n_hot):
         value = wx[hot_weight[h]]
+        if bias_discount > 0.0 and h == n_hot - 1:  # (change: the bias weight's, the last)
+            last_read = base[t, stride]
+            base[t, stride] = value
+            value = _discounted_bias(value, change, last_read, bias_discount)
         wx[view + h] = value
         base[t, h] = value
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _discounted_bias(value, own_change, last_read, bias_discount) -> float:
+    """A thread's view of the bias weight, read back as ``value`` (every thread's changes
+    shared so far): less ``bias_discount`` times what the other threads changed it by since
+    this thread last read it (``last_read``; ``own_change``: its own changes since). They
+    corrected the same error of it as this thread's rows did, each without seeing the
+    others' corrections: taken whole, the views overshoot (the module's note)."""
+    return value - bias_discount * (value - last_read - own_change)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -370,7 +390,7 @@ def _store_figures(acc, t, pgmax, pgmin, terms, rows) -> None:
 def _step_rows(
     t, s0, s1, since, flush_rows, indptr, xind, data, bias, regression, squared, p, rec, wx,
     fstate, shrinking, removed, acc, order, use_prefetch, n_weights, view_start, stride,
-    base, hot_weight, qbar_extra,
+    base, hot_weight, qbar_extra, bias_discount,
 ) -> int:  # fmt: skip
     """Thread t steps the rows order[s0:s1], flushing its hot weights every ``flush_rows``
     rows (``since``: rows since the last flush, returned updated); its figures added to
@@ -434,7 +454,7 @@ def _step_rows(
                          True)  # fmt: skip
         since += 1
         if since >= flush_rows:
-            _flush(t, wx, view_start, stride, base, hot_weight, True)
+            _flush(t, wx, view_start, stride, base, hot_weight, True, bias_discount)
             since = 0
     _store_figures(acc, t, pgmax, pgmin, terms, s1 - s0)
     return since
@@ -447,7 +467,7 @@ def _step_rows(
 def _replica_rows(
     t, c, s0, s1, since, flush_rows, indptr, indices, data, bias, regression, squared, p, rec,
     replica, fstate, shrinking, removed, acc, order, use_prefetch, step_log, chunk_start,
-    progress, seen, sync, channel, base, bias_rows,
+    progress, seen, sync, channel, base, bias_rows, bias_discount,
 ) -> int:  # fmt: skip
     """The replicas scheme's ``_step_rows``: thread t steps the rows order[s0:s1] (of chunk c)
     against its replica of w by the serial solver's own pass (``dcd.svm_pass``,
@@ -457,12 +477,12 @@ def _replica_rows(
     the other threads' published steps replayed (``_replay``). Its figures added to acc[t].
 
     ``bias_rows`` > 0: the bias weight shared through ``channel`` every ``bias_rows`` rows
-    (``_share_bias``), and left out of the replays."""
+    (``_share_bias``, with ``bias_discount``), and left out of the replays."""
     bias_weight = replica.shape[0] - 1
     sharing = bias_rows > 0
     replay_bias = -1.0 if sharing else bias
     if sharing:  # (a thread that sat out a ladder's phase: the bias as it is now)
-        _share_bias(t, replica, bias_weight, channel, base)
+        _share_bias(t, replica, bias_weight, channel, base, bias_discount)
     pgmax = acc[t, _T_PGMAX]
     pgmin = acc[t, _T_PGMIN]
     terms = acc[t, _T_TERMS]
@@ -504,7 +524,7 @@ def _replica_rows(
         if sharing:
             if use_prefetch and since < flush_rows:  # (the next rows asked for first)
                 prefetch_rows(order, b0, s1, indptr, indices, data, rec_flat, 4)
-            _share_bias(t, replica, bias_weight, channel, base)
+            _share_bias(t, replica, bias_weight, channel, base, bias_discount)
         if since >= flush_rows:
             atomic_store(progress, c, b0 - chunk_start[c])
             if use_prefetch:  # (the next rows asked for while the others' are replayed)
@@ -545,16 +565,19 @@ def _replay(t, indptr, indices, data, bias, replica, order, step_log, chunk_star
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _share_bias(t, replica, bias_weight, channel, base) -> None:
+def _share_bias(t, replica, bias_weight, channel, base, bias_discount) -> None:
     """Thread t's changes of the bias weight since it last shared it added to the shared one
     (channel[0]), and its replica's bias weight read back from it, with the other threads'
-    changes (base[t, 0]: the value its next changes are counted from)."""
+    changes (``_discounted_bias``; base[t, 0]: the value its next changes are counted from,
+    base[t, 1]: the shared value it last read)."""
     change = replica[bias_weight] - base[t, 0]
     if change != 0.0:
         atomic_add_float(channel, 0, change)
     value = channel[0]
-    replica[bias_weight] = value
-    base[t, 0] = value
+    view = _discounted_bias(value, change, base[t, 1], bias_discount)
+    base[t, 1] = value
+    replica[bias_weight] = view
+    base[t, 0] = view
 
 
 # ----------------------------------------------------------------------------- an iteration
@@ -627,12 +650,14 @@ def _keep(t, n_threads, rec, wx, n_weights, kept_alpha) -> None:
 
 @njit(cache=True, nogil=True, inline="always")
 def _refresh(t, wx, view_start, stride, base, hot_weight) -> None:
-    """Thread t's view of the hot weights (and its base) read from the shared ones."""
+    """Thread t's view of the hot weights (and its base) read from the shared ones (the
+    last hot weight's also as the value last read: ``_flush``)."""
     view = view_start + t * stride
     for h in range(hot_weight.shape[0]):
         value = wx[hot_weight[h]]
         wx[view + h] = value
         base[t, h] = value
+        base[t, stride] = value
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -670,7 +695,7 @@ def _take_chunks(
     regression, squared, p, rec, wx, replica, fstate, shrinking, removed, acc, active, order,
     bucket_order, bucket_size, buckets_per_group, chunk_start, chunk_seed, rngs, use_prefetch,
     n_weights, view_start, stride, base, hot_weight, replicas, indices, step_log, progress, seen,
-    channel, bias_rows, qbar_extra, sync,
+    channel, bias_rows, qbar_extra, bias_discount, sync,
 ) -> int:  # fmt: skip
     """Thread t takes chunks as they come (an atomic counter) and steps their rows, until the
     counter passes ``end_chunk``; ``since`` returned updated (``_step_rows``). ``alone``: the
@@ -696,14 +721,14 @@ def _take_chunks(
                 t, c, s0, s1, 0 if alone else since, s1 - s0 + 1 if alone else flush_rows,
                 indptr, indices, data, bias, regression, squared, p, rec, own, fstate,
                 shrinking, removed, acc, order, use_prefetch, step_log, chunk_start, progress,
-                seen, sync, channel, base, bias_rows,
+                seen, sync, channel, base, bias_rows, bias_discount,
             )  # fmt: skip
             atomic_store(progress, c, s1 - s0)
         else:
             since = _step_rows(
                 t, s0, s1, since, flush_rows, indptr, xind, data, bias, regression, squared, p,
                 rec, wx, fstate, shrinking, removed, acc, order, use_prefetch, n_weights,
-                view_start, stride, base, hot_weight, qbar_extra,
+                view_start, stride, base, hot_weight, qbar_extra, bias_discount,
             )  # fmt: skip
 
 
@@ -755,13 +780,14 @@ def run_threads(
                     replica[j] = wx[j]
             seen[t, :n_chunks] = 0
             seen[t, last] = 0
-            base[t, 0] = wx[n_weights - 1]
+            base[t, 0] = base[t, 1] = wx[n_weights - 1]
         else:
             _refresh(t, wx, view_start, stride, base, hot_weight)
         n_active = istate[I_ACTIVE]
         flush_rows = control[_C_FLUSH_ROWS]
         # (the others stepping rows beside a thread's: no more than there are chunks)
         qbar_extra = guard[_G_DAMPING] * (min(n_threads, n_chunks) - 1)
+        bias_discount = guard[_G_BIAS_DISCOUNT]
         acc[t, _T_TERMS] = 0.0
         since = 0
         n_phases, per_thread = _phases(ladder, n_chunks)
@@ -785,14 +811,14 @@ def run_threads(
                     removed, acc, active, order, bucket_order, bucket_size, buckets_per_group,
                     chunk_start, chunk_seed, rngs, use_prefetch, n_weights, view_start, stride,
                     base, hot_weight, replicas, indices, step_log, progress, seen, channel,
-                    bias_rows, qbar_extra, sync,
+                    bias_rows, qbar_extra, bias_discount, sync,
                 )  # fmt: skip
             if k == n_threads:
                 break
             # The phase's end: its hot weights' changes in w, every view read back, the next
             # phase's chunks counted from its first (the counter overshot by the takers).
             if not replicas:
-                _flush(t, wx, view_start, stride, base, hot_weight, True)
+                _flush(t, wx, view_start, stride, base, hot_weight, True, bias_discount)
             _barrier(sync, n_threads)
             if t == 0:
                 now = monotonic_seconds()
@@ -812,7 +838,7 @@ def run_threads(
             if bias_rows > 0:  # (every thread's changes shared at its last rows)
                 replica[n_weights - 1] = channel[0]
         else:
-            _flush(t, wx, view_start, stride, base, hot_weight, True)
+            _flush(t, wx, view_start, stride, base, hot_weight, True, bias_discount)
         _barrier(sync, n_threads)  # (every change in w: w'w in parts)
         if t == 0 and n_phases > 1:
             phase_seconds[n_phases - 1] = monotonic_seconds() - started
@@ -864,6 +890,7 @@ def run_simulated(
         n_active = istate[I_ACTIVE]
         flush_rows = control[_C_FLUSH_ROWS]
         qbar_extra = guard[_G_DAMPING] * (min(T, n_chunks) - 1)
+        bias_discount = guard[_G_BIAS_DISCOUNT]
         _keep(0, 1, rec, wx, n_weights, kept_alpha)
         for t in range(T):
             _refresh(t, wx, view_start, stride, base, hot_weight)
@@ -916,10 +943,10 @@ def run_simulated(
                 acc[t, _T_ROWS] += 1
                 since[t] += 1
                 if since[t] >= flush_rows:
-                    _flush(t, wx, view_start, stride, base, hot_weight, False)
+                    _flush(t, wx, view_start, stride, base, hot_weight, False, bias_discount)
                     since[t] = 0
         for t in range(T):
-            _flush(t, wx, view_start, stride, base, hot_weight, False)
+            _flush(t, wx, view_start, stride, base, hot_weight, False, bias_discount)
             lo, hi = _weight_range(t, T, n_weights)
             acc[t, _T_SQ] = _sq_part(wx, lo, hi)
         n_kept = n_active
@@ -1076,6 +1103,7 @@ class AsyncThreads:
         simulate: bool = False, max_hot: int = MAX_HOT, hot_min_share: float = HOT_MIN_SHARE,
         flush_rows: int | None = None, p: float | None = None, replicas: bool = False,
         bias_rows: int | None = None, bias_damping: float = 0.0,
+        bias_discount: float = BIAS_DISCOUNT,
     ) -> None:  # fmt: skip
         self.n_threads = T = int(n_threads)
         self.replicas = replicas = bool(replicas)
@@ -1115,7 +1143,8 @@ class AsyncThreads:
             view_start = n_weights + (-(wx.ctypes.data // 8 + n_weights)) % 8
             index_dtype = np.int32 if view_start + T * stride < 2**31 else np.int64
             self.xind = remapped_indices(X, hot, view_start, index_dtype, self._sweep_threads)
-            self.base = np.zeros((T, stride))
+            # (and at column stride the bias weight's value last read: ``_flush``)
+            self.base = _cache_lines(T * (stride // 8 + 1)).reshape(T, stride + 8)
         self.n_hot = int(hot.shape[0])
         self.hot_weight = hot_weight.astype(np.int64)
         self._wx = wx
@@ -1129,11 +1158,16 @@ class AsyncThreads:
         else:  # (a replica's read misses up to two intervals of each other thread's rows)
             self.flush_rows_start = max(1, STALE_ROWS // (2 * T if replicas else T))
         self.acc = self.per_thread = np.zeros((T, _LINE))
-        self.guard = np.zeros(3)
+        self.guard = np.zeros(4)
         if not (isinstance(bias_damping, int | float) and 0.0 <= bias_damping < np.inf):
             raise InvalidInputError(f"bias_damping must be a number >= 0, got {bias_damping!r}")
         self.bias_damping = float(bias_damping) if bias >= 0.0 and not replicas else 0.0
         self.guard[_G_DAMPING] = self.bias_damping * bias * bias
+        if not (isinstance(bias_discount, int | float) and 0.0 <= bias_discount <= 1.0):
+            raise InvalidInputError(f"bias_discount must be a number in [0, 1], got "
+                                    f"{bias_discount!r}")  # fmt: skip
+        self.bias_discount = float(bias_discount) if bias >= 0.0 else 0.0
+        self.guard[_G_BIAS_DISCOUNT] = self.bias_discount
         self._has_bias = bias >= 0.0
         self.bias_rows_start = max(1, int(bias_rows or BIAS_STALE_ROWS // T))
         self.control = np.array([self.flush_rows_start, 0, 0, self.bias_rows_start],
@@ -1202,6 +1236,8 @@ class AsyncThreads:
             view = self._view_start + t * self._stride
             wx[view:view + values.shape[0]] = values
             self.base[t, : values.shape[0]] = values
+            if values.shape[0]:  # (the bias weight's last value read: ``_flush``)
+                self.base[t, self._stride] = values[-1]
         self.guard[_G_TERMS] = self._rows_terms()
         self.guard[_G_F] = 0.5 * _sq_part(self.w, 0, n_weights) + self.guard[_G_TERMS]
 
@@ -1302,6 +1338,7 @@ class AsyncThreads:
             "bias_rows": (int(self.control[_C_BIAS_ROWS])
                           if self.replicas and self._has_bias else None),
             "bias_damping": self.bias_damping,
+            "bias_discount": self.bias_discount,
             "undone_epochs": int(self.control[_C_UNDONE]),
             "handed_to_one_thread": self.one_thread,
         }

@@ -21,7 +21,9 @@ one costs its pass too), median of ``--repeats``, the variants taking turns in e
   the reads then miss more and the guard may undo and halve); ``async, no views`` (no hot
   features: every change an atomic add on the shared w); ``replicas`` (each thread its own
   w, replaying the others' steps); with ``--bias``, ``async, bias damped 1/2`` (the shared w's
-  steps with ``bias_damping`` 0.5: ``solvers/dcd_async.py``'s note on many threads and a bias).
+  steps with ``bias_damping`` 0.5: ``solvers/dcd_async.py``'s note on many threads and a bias)
+  and ``async, bias not discounted`` (``bias_discount`` 0: the threads' views of the bias
+  weight take the others' changes whole).
 
 The table gives each variant's seconds an outer iteration, its speed-up over the serial
 kernel, and the guard's undone outer iterations, final flush interval and whether it handed
@@ -57,7 +59,7 @@ LONG_SOLVE = 4
 
 def variants(n_threads: int, extra: dict, bias: float = -1.0) -> list[tuple[str, dict]]:
     """(name, solver options) of the variants at ``n_threads`` threads (``extra`` added; with
-    a ``bias``, the async scheme's damped steps too)."""
+    a ``bias``, the async scheme's damped steps and its undiscounted views of the bias too)."""
     from linsvm.solvers.dcd_async import STALE_ROWS
 
     forced = {"thread_choice": "threads", **extra}
@@ -70,7 +72,9 @@ def variants(n_threads: int, extra: dict, bias: float = -1.0) -> list[tuple[str,
                              "thread_options": {"max_hot": 0}}),
         ("replicas", {**forced, "thread_scheme": "replicas"}),
     ] + ([("async, bias damped 1/2", {**forced, "thread_scheme": "async",
-                                      "thread_options": {"bias_damping": 0.5}})]
+                                      "thread_options": {"bias_damping": 0.5}}),
+          ("async, bias not discounted", {**forced, "thread_scheme": "async",
+                                          "thread_options": {"bias_discount": 0.0}})]
          if bias >= 0 else [])  # fmt: skip
 
 

@@ -97,8 +97,29 @@ rows (``BIAS_STALE_ROWS // T``) the share cost nothing measurable and two thread
 outer iterations there, 1.02x-1.26x faster than with the bias replayed; every 8 rows took
 12-14 but 10-15% longer an outer iteration on pypi-recent's short rows, every row 2x (threads
 forced, medians of 3, 2-core VM; 750k generated rows: 13-15 outer iterations against 16-19,
-1.12x-1.22x faster). The rest of the gap to one thread's 11 is what a read still misses: up to
-32 of the other thread's rows of the bias, two batches of the other weights.
+1.12x-1.22x faster).
+
+**The bias's overshoot, and the discount.** What was left of that gap was not what a read
+misses but what the threads do with it: between two shares each thread's rows correct the
+error of the bias weight they see, the same error for all, and none sees the others'
+corrections, so together they move it about T times as far as it needed (on normalised rows
+the bias holds half of each row's curvature: a few rows correct most of an error). Taken whole
+at the next share, the others' corrections overshoot, the views swing about the shared value,
+and the spread of projected gradients the stopping rule waits on stays wide. So a thread's
+view of the bias weight, read back at a share or flush, leaves out ``bias_discount`` (1/2) of
+what the other threads changed it by since it last read it (``_discounted_bias``); the shared
+weight itself holds every change, so w, the guard's f and the model are as before. A two-state
+model of one error (the shared value and the views, each thread correcting a fraction g of the
+error it sees between shares) has eigenvalues 0 and 1 - T g without the discount, on the edge
+of oscillating at T g = 2, and complex ones of modulus sqrt(discount (T - 1) g) with it. Measured
+with a bias of 1, threads forced, medians of 3 (2-core VM): pypi-recent eps 1 on two replicas
+11 / 11 outer iterations (-s 1 / -s 3; one thread 11 / 11, undiscounted 13-15 / 13-15), eps
+0.1 22 / 48-53 (one thread 22 / 47, undiscounted 23-25 / 50-51); 750k generated rows eps 1
+13-14 / 11-12 (one thread 13 / 11, undiscounted 14 / 15); discounts 0.2-0.5 alike, 1 worse
+(27 / 55 at eps 0.1). In the simulator (pypi-recent, eps 1): 2 threads 11 / 11 outer
+iterations, none undone (undiscounted 20 / 21, 3-4 undone); 4 threads 16 / 24 (19 / 30); a9a
+-s 1 169 against 276, ijcnn1 45 against 60, reuters 17 against 19. From 8 threads it does not
+help: there the rows in flight overshoot by themselves (next note).
 
 **Many threads and a bias.** The shared w's threads miss each other's changes of the bias
 weight too, and most of all those of the rows in flight: the T rows being stepped at once all
@@ -114,7 +135,9 @@ term. At d = 1/2 the simulator's 16 threads take 28-45 outer iterations instead 
 over; on a small problem whose rows do not need it (1,500 rows, eps 1e-6) it took 1.1-1.5x the
 undamped outer iterations. Off by default: whether 16 cores run an outer iteration fast enough
 to pay 3-4x the outer iterations is for a machine with them to say
-(``benchmarks/bench_async_costs.py --bias 1``).
+(``benchmarks/bench_async_costs.py --bias 1``). The discount of the views (above) answers the
+flush interval's share of the overshoot, not this one: at 8 and 16 threads the simulator hands
+over with it as without it, whatever the discount (1/4 to 9/10) or the flush interval (1, 8).
 
 **The simulator.** ``run_simulated`` takes T threads' steps on the calling thread in lockstep:
 each thread reads w for its next row, then each in turn steps and adds (so every read misses
@@ -1092,8 +1115,10 @@ class AsyncThreads:
     between shares of the bias weight: ``BIAS_STALE_ROWS // T`` by default), ``bias_damping``
     (the shared w's steps with ``bias_damping`` (T' - 1) B^2 added to each row's curvature,
     T' the threads that can step at once: the module's note on many threads and a bias; 0,
-    none, by default). Once the guard has handed over (``one_thread``), the caller runs the
-    serial kernel.
+    none, by default), ``bias_discount`` (the share of the other threads' changes of the bias
+    weight a thread's view leaves out: ``BIAS_DISCOUNT``, the module's note on the bias's
+    overshoot). Once the guard has handed over (``one_thread``), the caller runs the serial
+    kernel.
     """
 
     def __init__(

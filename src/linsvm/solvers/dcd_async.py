@@ -100,26 +100,26 @@ forced, medians of 3, 2-core VM; 750k generated rows: 13-15 outer iterations aga
 1.12x-1.22x faster).
 
 **The bias's overshoot, and the discount.** What was left of that gap was not what a read
-misses but what the threads do with it: between two shares each thread's rows correct the
-error of the bias weight they see, the same error for all, and none sees the others'
-corrections, so together they move it about T times as far as it needed (on normalised rows
-the bias holds half of each row's curvature: a few rows correct most of an error). Taken whole
-at the next share, the others' corrections overshoot, the views swing about the shared value,
-and the spread of projected gradients the stopping rule waits on stays wide. So a thread's
-view of the bias weight, read back at a share or flush, leaves out ``bias_discount`` (1/2) of
-what the other threads changed it by since it last read it (``_discounted_bias``); the shared
-weight itself holds every change, so w, the guard's f and the model are as before. A two-state
-model of one error (the shared value and the views, each thread correcting a fraction g of the
-error it sees between shares) has eigenvalues 0 and 1 - T g without the discount, on the edge
-of oscillating at T g = 2, and complex ones of modulus sqrt(discount (T - 1) g) with it. Measured
-with a bias of 1, threads forced, medians of 3 (2-core VM): pypi-recent eps 1 on two replicas
-11 / 11 outer iterations (-s 1 / -s 3; one thread 11 / 11, undiscounted 13-15 / 13-15), eps
-0.1 22 / 48-53 (one thread 22 / 47, undiscounted 23-25 / 50-51); 750k generated rows eps 1
-13-14 / 11-12 (one thread 13 / 11, undiscounted 14 / 15); discounts 0.2-0.5 alike, 1 worse
-(27 / 55 at eps 0.1). In the simulator (pypi-recent, eps 1): 2 threads 11 / 11 outer
-iterations, none undone (undiscounted 20 / 21, 3-4 undone); 4 threads 16 / 24 (19 / 30); a9a
--s 1 169 against 276, ijcnn1 45 against 60, reuters 17 against 19. From 8 threads it does not
-help: there the rows in flight overshoot by themselves (next note).
+misses but what the threads do with it: between two shares each thread's rows correct the error
+of the bias weight they see, the same error for all, and none sees the others' corrections, so
+together they move it about T times as far as it needed (on normalised rows the bias holds half
+of each row's curvature: a few rows correct most of an error). Taken whole at the next share,
+the others' corrections overshoot, the views swing about the shared value, and the spread of
+projected gradients the stopping rule waits on stays wide. So a thread's view of the bias
+weight, read back at a share or flush, leaves out ``bias_discount`` (1/2) of what the other
+threads changed it by since it last read it (``_discounted_bias``); the shared weight itself
+holds every change, so w, the guard's f and the model are as before. A two-state model of one
+error (the shared value and the views, each thread correcting a fraction g of the error it sees
+between shares) has eigenvalues 0 and 1 - T g without the discount, swinging once T g > 1 and
+growing past 2, and complex ones of modulus sqrt(discount (T - 1) g) with it (at T = 2, g = 1:
+0.71 instead of 1). Measured with a bias of 1, threads forced, medians of 3 (2-core VM):
+pypi-recent eps 1 on two replicas 11 / 11 outer iterations (-s 1 / -s 3; one thread 11 / 11,
+undiscounted 13-15 / 13-15), eps 0.1 22 / 48-53 (one thread 22 / 47, undiscounted 23-25 /
+50-51); 750k generated rows eps 1 13-14 / 11-12 (one thread 13 / 11, undiscounted 14 / 15);
+discounts 0.2-0.5 alike, 1 worse (27 / 55 at eps 0.1). In the simulator (pypi-recent, eps 1): 2
+threads 11 / 11 outer iterations, none undone (undiscounted 20 / 21, 3-4 undone); 4 threads 16
+/ 24 (19 / 30); a9a -s 1 169 against 276, ijcnn1 45 against 60, reuters 17 against 19. From 8
+threads it does not help: there the rows in flight overshoot by themselves (next note).
 
 **Many threads and a bias.** The shared w's threads miss each other's changes of the bias
 weight too, and most of all those of the rows in flight: the T rows being stepped at once all

@@ -54,7 +54,7 @@ from .partitioned import LocalTask, PartResult
 from .problems import ConvergenceWarning, RowTargets, TrainingInterrupted, silenced
 from .solvers import Subproblem
 from .solvers._base import Progress
-from .solvers._dual import cache_resident, choose_order, order_buffers
+from .solvers._dual import choose_order, order_buffers, prefetch_pays
 from .solvers._random import new_state, numpy_generator
 from .solvers.dcd_blocks import check_block, enter_interior, lr_block_epoch, svm_block_epoch
 from .solvers.dual_lr import INNER_EPS_FLOOR, INNER_EPS_START
@@ -658,7 +658,7 @@ class EpochPlace:
             # cache or neighbours are alike), made once, on the first block
             signs = np.where(targets.class_index[rows] == 0, 1.0, -1.0)
             bucket_size, buckets_per_group = choose_order(X_b, signs, None, None, self.seed)
-            self.order = bucket_size, buckets_per_group, not cache_resident(X_b, 32)
+            self.order = bucket_size, buckets_per_group, prefetch_pays(X_b, 32)
         bucket_size, buckets_per_group, use_prefetch = self.order
         rec, removed, active, order, bucket_order = self._buffers(n_rows, bucket_size)
         held_out = self._none if targets.held_out is None else targets.held_out

@@ -56,20 +56,27 @@ SMALL_PROBLEM_ROWS = 2048
 # its indices and values half as far (they need the offsets first).
 PREFETCH_ROW_AHEAD = 12
 PREFETCH_DATA_AHEAD = 6
-# Rows and per-row records up to this size stay in a core's own cache. Then prefetching is
-# pure overhead (measured, -s 1/3: pendigits' 1.5 MB ran 30% slower with it, a9a's 7 MB the
-# same, ijcnn1's 10 MB 2x faster, and pypi-recent needs it) and a bucketed order buys nothing
-# (letter, pendigits: the same iterations and time either way), so the automatic order skips
-# the neighbour check and takes a plain permutation.
+# Rows and per-row records up to this size stay in a core's own cache. Then a bucketed order
+# buys nothing (letter, pendigits: the same iterations and time either way), so the automatic
+# order skips the neighbour check and takes a plain permutation. (A fixed bound: the order
+# decides the model's last bits, which must not depend on the machine.)
 CACHE_RESIDENT_BYTES = 4 << 20
+# Prefetching the rows ahead pays only for rows that are not in the last-level cache: for rows
+# that are, each visit pays for the hints and gains nothing. Measured (-s 1 / -s 3, one
+# thread): on one machine (4 MiB bound) pendigits' 1.5 MB ran 30% slower with them and ijcnn1's
+# 10 MB 2x faster; on a Zen 5 with a 32 MiB L3, a9a's 7 MB, w8a's 7 MB and ijcnn1's 10 MB ran
+# 2.1-2.4x faster without them (-s 7, 12, 13 on a9a 1.35-2.2x), generated text rows of 10 /
+# 25 / 49 MB 0.85 / 1.0 / 1.0x, and pypi-recent's 145 MB needs them (1.1x). So the bound is
+# the machine's last-level cache (``last_level_cache_bytes``), CACHE_RESIDENT_BYTES where the
+# system does not say.
 
 
 def cache_resident(X, record_bytes: int, stored_widths: bool = True) -> bool:
     """Whether a dual solver's CSR rows and its per-row records (``record_bytes`` a row) fit
-    in a core's private cache: at X's own widths (whether prefetching pays), or with
-    ``stored_widths=False`` at those `read_libsvm` gives (4-byte offsets and indices, 8-byte
-    values) whatever X's dtypes, for the choice of the coordinate order, which decides the
-    model's last bits: int64 indices or float32 values must not change it."""
+    in ``CACHE_RESIDENT_BYTES``: at X's own widths, or with ``stored_widths=False`` at those
+    `read_libsvm` gives (4-byte offsets and indices, 8-byte values) whatever X's dtypes, for
+    the choice of the coordinate order, which decides the model's last bits: int64 indices or
+    float32 values must not change it."""
     n_rows, nnz = X.shape[0], int(X.indptr[-1])
     if stored_widths:
         nbytes = X.indptr.nbytes + X.indices.nbytes + X.data.nbytes
@@ -94,10 +101,43 @@ def order_buffers(n_rows: int, bucket_size: int, dtype) -> tuple[np.ndarray, np.
 
 def visit_buffers(X, rec: np.ndarray, rows: np.ndarray, bucket_size: int):
     """What a kernel visiting the trainable ``rows`` needs besides its state: (order,
-    bucket_order) from ``order_buffers``, and whether to prefetch (not when X and the per-row
-    records ``rec`` fit in a core's cache)."""
+    bucket_order) from ``order_buffers``, and whether to prefetch (``prefetch_pays``)."""
     order, bucket_order = order_buffers(rows.shape[0], bucket_size, rows.dtype)
-    return order, bucket_order, not cache_resident(X, rec.itemsize * rec.shape[1])
+    return order, bucket_order, prefetch_pays(X, rec.itemsize * rec.shape[1])
+
+
+def prefetch_pays(X, record_bytes: int) -> bool:
+    """Whether a dual solver's kernel should prefetch the rows it visits next: when X's CSR
+    arrays and the per-row records (``record_bytes`` a row) exceed the machine's last-level
+    cache (``CACHE_RESIDENT_BYTES`` where it is unknown). A hint only: the results are the
+    same either way."""
+    n_rows = X.shape[0]
+    nbytes = X.indptr.nbytes + X.indices.nbytes + X.data.nbytes + n_rows * record_bytes
+    return nbytes > max(CACHE_RESIDENT_BYTES, last_level_cache_bytes() or 0)
+
+
+@functools.cache
+def last_level_cache_bytes() -> int | None:
+    """The largest data (or unified) cache of the first CPU, as Linux's sysfs says; None
+    where it does not (other systems, or a container without /sys)."""
+    import glob
+    import re
+
+    largest = None
+    for folder in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
+        try:
+            with open(f"{folder}/type") as f:
+                kind = f.read().strip()
+            with open(f"{folder}/size") as f:
+                size = f.read().strip()
+        except OSError:
+            continue
+        found = re.fullmatch(r"(\d+)([KMG]?)", size)
+        if kind == "Instruction" or found is None:
+            continue
+        nbytes = int(found[1]) << {"": 0, "K": 10, "M": 20, "G": 30}[found[2]]
+        largest = nbytes if largest is None else max(largest, nbytes)
+    return largest
 
 
 def active_set(rows: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:

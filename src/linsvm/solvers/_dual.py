@@ -71,18 +71,23 @@ CACHE_RESIDENT_BYTES = 4 << 20
 # system does not say.
 
 
-def cache_resident(X, record_bytes: int, stored_widths: bool = True) -> bool:
-    """Whether a dual solver's CSR rows and its per-row records (``record_bytes`` a row) fit
-    in ``CACHE_RESIDENT_BYTES``: at X's own widths, or with ``stored_widths=False`` at those
-    `read_libsvm` gives (4-byte offsets and indices, 8-byte values) whatever X's dtypes, for
-    the choice of the coordinate order, which decides the model's last bits: int64 indices or
-    float32 values must not change it."""
+def visited_bytes(X, record_bytes: int, stored_widths: bool = True) -> int:
+    """The bytes a dual solver's pass reads: X's CSR arrays and the per-row records
+    (``record_bytes`` a row), at X's own widths, or with ``stored_widths=False`` at those
+    `read_libsvm` gives (4-byte offsets and indices, 8-byte values) whatever X's dtypes."""
     n_rows, nnz = X.shape[0], int(X.indptr[-1])
     if stored_widths:
         nbytes = X.indptr.nbytes + X.indices.nbytes + X.data.nbytes
     else:
         nbytes = 4 * (n_rows + 1) + 12 * nnz
-    return nbytes + n_rows * record_bytes <= CACHE_RESIDENT_BYTES
+    return nbytes + n_rows * record_bytes
+
+
+def cache_resident(X, record_bytes: int, stored_widths: bool = True) -> bool:
+    """Whether ``visited_bytes`` fit in ``CACHE_RESIDENT_BYTES``; ``stored_widths=False`` for
+    the choice of the coordinate order, which decides the model's last bits: int64 indices or
+    float32 values must not change it."""
+    return visited_bytes(X, record_bytes, stored_widths) <= CACHE_RESIDENT_BYTES
 
 
 def row_index_dtype(n_rows: int) -> type:
@@ -111,9 +116,8 @@ def prefetch_pays(X, record_bytes: int) -> bool:
     arrays and the per-row records (``record_bytes`` a row) exceed the machine's last-level
     cache (``CACHE_RESIDENT_BYTES`` where it is unknown). A hint only: the results are the
     same either way."""
-    n_rows = X.shape[0]
-    nbytes = X.indptr.nbytes + X.indices.nbytes + X.data.nbytes + n_rows * record_bytes
-    return nbytes > max(CACHE_RESIDENT_BYTES, last_level_cache_bytes() or 0)
+    bound = max(CACHE_RESIDENT_BYTES, last_level_cache_bytes() or 0)
+    return visited_bytes(X, record_bytes) > bound
 
 
 @functools.cache

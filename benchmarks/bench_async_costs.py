@@ -59,7 +59,8 @@ LONG_SOLVE = 4
 
 def variants(n_threads: int, extra: dict, bias: float = -1.0) -> list[tuple[str, dict]]:
     """(name, solver options) of the variants at ``n_threads`` threads (``extra`` added; with
-    a ``bias``, the async scheme's damped steps and its undiscounted views of the bias too)."""
+    a ``bias``, the async scheme's damped steps, its bias flushed after every row from the
+    start and its undiscounted views of the bias too)."""
     from linsvm.solvers.dcd_async import STALE_ROWS
 
     forced = {"thread_choice": "threads", **extra}
@@ -73,6 +74,8 @@ def variants(n_threads: int, extra: dict, bias: float = -1.0) -> list[tuple[str,
         ("replicas", {**forced, "thread_scheme": "replicas"}),
     ] + ([("async, bias damped 1/2", {**forced, "thread_scheme": "async",
                                       "thread_options": {"bias_damping": 0.5}}),
+          ("async, bias flushed every row", {**forced, "thread_scheme": "async",
+                                             "thread_options": {"bias_each_row": True}}),
           ("async, bias not discounted", {**forced, "thread_scheme": "async",
                                           "thread_options": {"bias_discount": 0.0}})]
          if bias >= 0 else [])  # fmt: skip
@@ -110,8 +113,16 @@ def per_outer_iteration(X, y, solver: int, runs: list[tuple[str, int, dict]],
             seconds[k].append((long - short) / max(long_iters - short_iters, 1))
     return [{"seconds": median(s), "undone": int(f.get("undone_epochs", 0)),
              "flush_rows": f.get("flush_rows"), "threads": f.get("n_threads", 1),
-             "handed_over": bool(f.get("handed_to_one_thread", False))}
+             "handed_over": bool(f.get("handed_to_one_thread", False)),
+             "allowed": int(f.get("threads_allowed", f.get("n_threads", 1)))}
             for s, f in zip(seconds, figures, strict=True)]
+
+
+def _guard_end(r: dict) -> str:
+    """Where the guard left the solve: handed to one thread, on fewer threads, or as begun."""
+    if r["handed_over"]:
+        return "one thread"
+    return f"on {r['allowed']}" if r["allowed"] < r["threads"] else "all threads"
 
 
 def main(argv=None) -> None:
@@ -147,7 +158,7 @@ def main(argv=None) -> None:
          "1), over the outer iterations run between them, undone ones included"],
     )
     header = ["variant", "threads", "s an outer iteration", "speed-up over serial",
-              "undone", "flush rows at the end", "handed to one thread"]
+              "undone", "flush rows at the end", "the guard's end"]
     extra = {} if args.thread_min_nnz is None else {"thread_min_nnz": args.thread_min_nnz}
     runs = [("serial", 1, {})] + [(name, T, options) for T in threads
                                   for name, options in variants(T, extra, args.bias)]
@@ -160,7 +171,7 @@ def main(argv=None) -> None:
                          fmt_ratio(serial, r["seconds"]),
                          "-" if name == "serial" else str(r["undone"]),
                          "-" if name in ("serial", "replicas") else str(r["flush_rows"]),
-                         "-" if name == "serial" else ("yes" if r["handed_over"] else "no")])
+                         "-" if name == "serial" else _guard_end(r)])
         lines += [f"## -s {solver}", ""] + markdown_table(header, rows) + [""]
     write_report(lines, args.out)
 

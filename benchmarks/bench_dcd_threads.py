@@ -188,6 +188,7 @@ class LinsvmCheck:
     speedups: list[float] = field(default_factory=list)  # async: measured in each solve
     undone: int = 0
     handed_over: int = 0  # runs the guard handed to one thread
+    fewer: int = 0  # runs the guard left on fewer threads than they began with
     solvers: set[int] = field(default_factory=set)  # the solver that produced w (fallback: 2)
 
 
@@ -273,6 +274,8 @@ class LinsvmThreads(LinsvmTool):
             if np.isfinite(fig.get("thread_speedup", np.nan)):
                 c.speedups.append(float(fig["thread_speedup"]))
             c.handed_over += int(bool(fig.get("handed_to_one_thread")))
+            c.fewer += int(fig.get("threads_allowed", 1) < fig.get("n_threads", 1)
+                           and not fig.get("handed_to_one_thread"))  # fmt: skip
         if self.n_jobs > 1 and result.alpha is not None and result.solver == LIBLINEAR_SOLVER[loss]:
             X = self.X
             w_alpha = primal_from_dual(X.indptr, X.indices, X.data, BIAS,
@@ -754,6 +757,7 @@ def checks_table(problems: list[Problem]) -> list[str]:
             shortened = (f"{c.shortened:,} of {c.rounds:,} ({100 * c.shortened / c.rounds:.1f}%)"
                          if c.rounds else "n/a")
             undone = (f"{c.undone} undone, {c.handed_over} runs handed to one thread"
+                      + (f", {c.fewer} left on fewer threads" if c.fewer else "")
                       if c.epochs else "n/a")
             measured = (f"{np.median(c.speedups):.2f} ({min(c.speedups):.2f}-"
                         f"{max(c.speedups):.2f})" if c.speedups else "n/a")

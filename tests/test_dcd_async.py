@@ -203,10 +203,75 @@ def test_guard_undoes_every_rise_of_the_dual(problem):
     )  # fmt: skip
     fig = sol.figures
     assert fig["undone_epochs"] >= 1
-    assert fig["flush_rows"] < 64 or fig["handed_to_one_thread"]
+    # (with a bias the first rise has the bias weight flushed after every row)
+    assert fig["bias_each_row"]
+    assert fig["flush_rows"] < 64 or fig["threads_allowed"] < 64 or fig["handed_to_one_thread"]
     # the dual objective -f never falls (f never rises), and the optimum is the serial one
     assert np.all(np.diff(duals) >= -1e-9 * np.abs(duals[1:]))
     assert abs(sol.dual - serial.dual) <= 1e-6 * abs(serial.dual)
+
+
+@pytest.mark.parametrize("shared_bias", [False, True])
+def test_guard_steps_after_each_rise(shared_bias):
+    # An outer iteration of 16 threads that raised f, again and again: each is undone (alpha
+    # and w put back) and the next made safer, in the guard's order. The shared w with a bias:
+    # the bias weight flushed after every row, then half the threads down to two, then the
+    # flushes halved, then one thread. Otherwise the flushes halved first.
+    n_rows, n_weights = 3, 2
+    rec = np.zeros((n_rows, 4))
+    wx = np.zeros(n_weights)
+    kept = np.concatenate([np.full(n_rows, 0.25), [1.0, 2.0]])  # (alpha, then w)
+    active, removed = np.arange(n_rows, dtype=np.int32), np.zeros(n_rows, dtype=np.int8)
+    control = np.array([4, 0, 0, 4, 16, 0], dtype=np.int64)
+    guard = np.array([0.0, -1.0, 0.0, 0.0])  # (f was -1; 1/2 w'w + terms is 0 now: a rise)
+    acc = np.zeros((16, dcd_async._LINE))
+    steps = []
+    n_threads = 16
+    for _ in range(12):
+        rec[:, 0] = 0.5
+        wx[:] = 3.0
+        removed[:] = 1
+        done = dcd_async._end_epoch(
+            active, np.array([n_rows, 0, 0]), np.zeros(4), removed, active, acc, 0.1, False,
+            guard, control, rec, wx, n_weights, kept, n_rows, n_threads, shared_bias,
+        )  # fmt: skip
+        assert np.all(rec[:, 0] == 0.25) and wx.tolist() == [1.0, 2.0] and not removed.any()
+        n_threads = int(control[dcd_async._C_THREADS])
+        steps.append((done, int(control[dcd_async._C_BIAS_EACH_ROW]), n_threads,
+                      int(control[dcd_async._C_FLUSH_ROWS])))  # fmt: skip
+        if done == dcd_async._HAND_OVER:
+            break
+    go, fewer, over = dcd_async._GO_ON, dcd_async._FEWER_THREADS, dcd_async._HAND_OVER
+    if shared_bias:
+        assert steps == [(go, 1, 16, 4), (fewer, 1, 8, 4), (fewer, 1, 4, 4), (fewer, 1, 2, 4),
+                         (go, 1, 2, 2), (go, 1, 2, 1), (over, 1, 2, 1)]  # fmt: skip
+    else:
+        assert steps == [(go, 0, 16, 2), (go, 0, 16, 1), (fewer, 0, 8, 1), (fewer, 0, 4, 1),
+                         (fewer, 0, 2, 1), (over, 0, 2, 1)]  # fmt: skip
+    assert control[dcd_async._C_UNDONE] == len(steps) and control[dcd_async._C_ONE_THREAD]
+
+
+def test_guard_halves_the_threads_of_a_biased_solve(problem):
+    # The simulator's 16 threads with a bias, flushing every 16 rows: what the guard did is in
+    # the figures, in its order (the bias after every row before fewer threads), and the
+    # optimum is the serial one.
+    X, y = problem
+    serial = SOLVERS[3].solve(_sub(X, y, 1.0, eps=1e-3), None)
+    sol = SOLVERS[3].solve(_sub(X, y, 1.0, eps=1e-3, options={"simulate_threads": 16}), None)
+    fig = sol.figures
+    assert fig["undone_epochs"] >= 1 and fig["bias_each_row"]
+    assert fig["threads_allowed"] < 16 and not fig["handed_to_one_thread"]
+    assert threads_line(fig).endswith(
+        f"then on at most {fig['threads_allowed']} (more raised the dual objective), "
+        f"{fig['undone_epochs']} undone"
+    )
+    assert abs(sol.dual - serial.dual) <= 1e-3 * abs(serial.dual)
+    _check_exact(X, y, 1.0, sol)
+    # (the bias after every row from the start, as asked; without a bias, nothing to flush)
+    for bias in (1.0, -1.0):
+        asked = SOLVERS[3].solve(_sub(X, y, bias, eps=1e-3, options={
+            "simulate_threads": 2, "thread_options": {"bias_each_row": True}}), None)
+        assert asked.figures["bias_each_row"] == (bias >= 0) and asked.converged
 
 
 def test_replicas_guard_undoes_the_rises_of_stale_replicas(problem, monkeypatch):
@@ -277,15 +342,23 @@ def test_flush_discounts_only_the_views_bias_weight(discount):
         return wx[view_start + t * stride : view_start + t * stride + 2]
 
     view(0)[:] += [0.1, 0.25]
-    dcd_async._flush(0, wx, view_start, stride, base, hot_weight, False, discount)
+    dcd_async._flush(0, wx, view_start, stride, base, hot_weight, False, discount, 0)
     assert wx[:2].tolist() == [1.1, 0.75] and view(0).tolist() == [1.1, 0.75]
     view(1)[:] += [0.2, -1.0]
-    dcd_async._flush(1, wx, view_start, stride, base, hot_weight, False, discount)
+    dcd_async._flush(1, wx, view_start, stride, base, hot_weight, False, discount, 0)
     assert wx[:2].tolist() == pytest.approx([1.3, -0.25])
     assert view(1).tolist() == pytest.approx([1.3, -0.25 - discount * 0.25])
-    dcd_async._flush(0, wx, view_start, stride, base, hot_weight, False, discount)
+    dcd_async._flush(0, wx, view_start, stride, base, hot_weight, False, discount, 0)
     assert wx[:2].tolist() == pytest.approx([1.3, -0.25])  # (a read: nothing added)
     assert view(0).tolist() == pytest.approx([1.3, -0.25 + discount * 1.0])
+    # the bias weight alone (from its slot, the last): the other weight's change stays in
+    # the view, unshared, until the next whole flush
+    view(1)[:] += [0.5, 0.125]
+    dcd_async._flush(1, wx, view_start, stride, base, hot_weight, False, discount, 1)
+    assert wx[:2].tolist() == pytest.approx([1.3, -0.125])
+    assert view(1)[0] == pytest.approx(1.8) and base[1, 0] == pytest.approx(1.3)
+    dcd_async._flush(1, wx, view_start, stride, base, hot_weight, False, discount, 0)
+    assert wx[:2].tolist() == pytest.approx([1.8, -0.125])
 
 
 @pytest.mark.parametrize("solver", [1, 3, 12])
@@ -478,6 +551,15 @@ def test_schedule_runs_the_count_its_ladders_measure_fastest():
     assert threads_line({**middle.figures, "n_threads": 16, "thread_scheme": "async"}).startswith(
         "8 of 16 threads (the fastest count measured), async scheme"
     )
+
+    # the async guard allows fewer threads: the count, the ladder's top and a trial cut
+    capped = ThreadSchedule(16, True)
+    _feed(capped, rates.get, 2)
+    capped.trial = [8, 1, 8]
+    capped.limit(4)
+    assert capped.count == 4 and capped.ladder() == (1, 2, 4) and capped.trial == [4, 1, 4]
+    capped.limit(8)  # (never more again)
+    assert capped.n_threads == 4
 
     # the machine changes under a solve: the next ladder finds it
     changing = ThreadSchedule(2, True)

@@ -255,12 +255,15 @@ def threads_line(figures: dict) -> str | None:
         return f"{n_threads} threads (each pass over the rows in chunks)"
     line = f"{n_threads} threads, {scheme} scheme"
     chosen = figures.get("threads_chosen", n_threads)
-    if 1 < chosen < n_threads:
+    allowed = figures.get("threads_allowed", n_threads)  # (by the async guard)
+    if 1 < chosen < min(n_threads, allowed):
         line = f"{chosen} of {n_threads} threads (the fastest count measured), {scheme} scheme"
     if scheme in ("async", "replicas"):
         line += f", {figures.get('epochs_on_threads', 0)} outer iterations on the threads"
         if figures.get("handed_to_one_thread"):
             line += ", then handed to one thread (the dual objective rose)"
+        elif allowed < n_threads:
+            line += f", then on at most {allowed} (more raised the dual objective)"
         elif not figures.get("on_threads_at_end", True):
             line += " (one thread was faster)"
         if figures.get("undone_epochs"):
@@ -320,6 +323,16 @@ class ThreadSchedule:
         self.speedup = np.nan  # one thread's seconds a row over the chosen count's, last seen
         self.trial: list[int] = []  # the whole outer iterations of a trial left to run
         self.trial_rates: list[tuple[int, float]] = []
+
+    def limit(self, max_threads: int) -> None:
+        """At most ``max_threads`` threads from now on (the async guard's, once more threads
+        raised the dual objective): the count, the ladder's top and a trial's runs cut to it."""
+        if max_threads >= self.n_threads:
+            return
+        self.n_threads = max(1, int(max_threads))
+        self.count = min(self.count, self.n_threads)
+        self.top = min(self.top, self.n_threads)
+        self.trial = [min(k, self.n_threads) for k in self.trial]
 
     def ladder(self) -> tuple[int, ...]:
         """The thread counts of the next ladder: one, half the top, the top."""
@@ -434,6 +447,7 @@ def run_epochs(
     stalled = 0
     while n_epochs > 0 and not istate[I_CONVERGED]:
         handed_over = bool(getattr(threads, "one_thread", False))
+        schedule.limit(getattr(threads, "max_threads", schedule.n_threads))
         n_threads, ladder, k = schedule.next(n_epochs, handed_over)
         done = int(istate[I_ITER])
         rates = None

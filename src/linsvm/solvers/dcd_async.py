@@ -46,10 +46,11 @@ iteration the dual objective f (1/2 w'w plus the rows' terms, -sum_i alpha_i + 1
 D_ii alpha_i^2; the SVR's -y'beta + p |beta|_1 + 1/2 sum_i lambda_i beta_i^2) is computed
 from w, which holds every change (none is lost), and the rows' terms, which the threads sum
 as they step. An outer iteration that raised it is undone (alpha and w as it found them: a
-copy taken by the threads at its start), not counted, and ``flush_rows`` halved; one at
-``flush_rows`` = 1 (the delay then is the rows in flight only) hands the rest of the solve to
-one thread, the serial kernel, whose every step lowers f. So f never rises, whatever the
-data.
+copy taken by the threads at its start), not counted, and the next made safer: ``flush_rows``
+halved; at ``flush_rows`` = 1 (the delay then is the rows in flight only) half the threads;
+at two, the rest of the solve handed to one thread, the serial kernel, whose every step
+lowers f. So f never rises, whatever the data. With a bias the shared w's guard goes another
+way first (the note on many threads and a bias).
 
 **The model.** When the solve ends on the threads, w is recomputed as sum_i y_i alpha_i x_i
 (the SVR's sum_i beta_i x_i) from the dual variables (``exact_weights``, on the threads), so
@@ -138,6 +139,21 @@ to pay 3-4x the outer iterations is for a machine with them to say
 (``benchmarks/bench_async_costs.py --bias 1``). The discount of the views (above) answers the
 flush interval's share of the overshoot, not this one: at 8 and 16 threads the simulator hands
 over with it as without it, whatever the discount (1/4 to 9/10) or the flush interval (1, 8).
+
+So with a bias the shared w's guard answers a rise first with the bias weight flushed after
+every row (the thread's other hot weights as before: one atomic add and a read a row), then
+with half the threads, down to two, before it shortens the other hot weights' flushes (which
+did not help there); only two threads at ``flush_rows`` = 1 hand over to one. In the
+simulator (pypi-recent, bias 1; one thread 11 / 11 outer iterations to eps 1, 22 / 47 to 0.1;
+-s 1 / -s 3): 4 threads flushing the bias after every row 16 / 13 and none undone at eps 1
+where flushing it with the others every 64 rows undid 6 / 5 and took 16 / 24 (every 2 or 4
+rows: as every 64); 16 threads now take 17 / 21 with 3 undone, on 4, where they handed over
+to one after 5 undone; to 0.1, 45 / 64 with 4 undone, ending on 2. Reuters (bias 1, eps 0.1;
+one thread 19 / 18): 8 threads 17 / 22, one undone (the bias after every row), all 8 kept;
+ijcnn1 (35 / 87): 16 threads 38 / 109, 4 / 3 undone, ending on 2 / 4. The rows in flight
+that do not raise f may still slow it: pypi-recent's 4 threads took 17 outer iterations
+against 11 without an outer iteration undone, which the guard does not see; the ladder
+(``_dual_threads.ThreadSchedule``) weighs seconds a row, not progress a row.
 
 **The simulator.** ``run_simulated`` takes T threads' steps on the calling thread in lockstep:
 each thread reads w for its next row, then each in turn steps and adds (so every read misses
@@ -238,14 +254,16 @@ _T_KEPT = 5
 _SYNC_NEXT = 40
 _SYNC_SIZE = 48
 # The run's control (int64): rows between flushes, outer iterations undone (they raised f),
-# 1 once the rest of the solve is handed to one thread, and the replicas' rows between shares
-# of the bias weight. Its floats (``guard``): the rows' terms of f, f at the last check,
-# ``bias_damping`` B^2 (the shared w's steps add that times the other threads stepping rows
-# to each row's curvature), and ``bias_discount`` (0 without a bias).
-_C_FLUSH_ROWS, _C_UNDONE, _C_ONE_THREAD, _C_BIAS_ROWS = 0, 1, 2, 3
+# 1 once the rest of the solve is handed to one thread, the replicas' rows between shares
+# of the bias weight, the threads the guard allows, and 1 once the shared w's threads flush
+# the bias weight after every row. Its floats (``guard``): the rows' terms of f, f at the last
+# check, ``bias_damping`` B^2 (the shared w's steps add that times the other threads stepping
+# rows to each row's curvature), and ``bias_discount`` (0 without a bias).
+_C_FLUSH_ROWS, _C_UNDONE, _C_ONE_THREAD, _C_BIAS_ROWS, _C_THREADS, _C_BIAS_EACH_ROW = range(6)
 _G_TERMS, _G_F, _G_DAMPING, _G_BIAS_DISCOUNT = 0, 1, 2, 3
-# _SYNC_DONE: the run goes on, converged, or hands over to one thread.
-_GO_ON, _CONVERGED, _HAND_OVER = 0, 1, 2
+# _SYNC_DONE: the run goes on, converged, hands over to one thread, or is to go on on fewer
+# threads (control[_C_THREADS]).
+_GO_ON, _CONVERGED, _HAND_OVER, _FEWER_THREADS = 0, 1, 2, 3
 
 
 # ----------------------------------------------------------------------------- a row
@@ -363,22 +381,23 @@ def _step(i, dot, indptr, xind, data, bias, regression, squared, p, rec, wx, shr
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _flush(t, wx, view_start, stride, base, hot_weight, atomic, bias_discount) -> None:
-    """Thread t's changes of the hot weights since its last flush added to the shared ones;
-    its view (and the base its next changes are counted from) read back from them, with the
-    other threads' flushed changes. ``bias_discount`` > 0 (a bias, the last hot weight): the
-    view of the bias weight as ``_discounted_bias`` (base[t, stride]: its last value read)."""
+def _flush(t, wx, view_start, stride, base, hot_weight, atomic, bias_discount, first) -> None:
+    """Thread t's changes of the hot weights since its last flush (those of slots ``first``
+    on: 0, all; the last, the bias weight alone) added to the shared ones; its view (and the
+    base its next changes are counted from) read back from them, with the other threads'
+    flushed changes. ``bias_discount`` > 0 (a bias, the last hot weight): the view of the
+    bias weight as ``_discounted_bias`` (base[t, stride]: its last value read)."""
     view = view_start + t * stride
     n_hot = hot_weight.shape[0]
     change = 0.0
-    for h in range(n_hot):
+    for h in range(first, n_hot):
         change = wx[view + h] - base[t, h]
         if change != 0.0:
             if atomic:
                 atomic_add_float(wx, hot_weight[h], change)
             else:
                 wx[hot_weight[h]] += change
-    for h in range(n_hot):
+    for h in range(first, n_hot):
         value = wx[hot_weight[h]]
         if bias_discount > 0.0 and h == n_hot - 1:  # (change: the bias weight's, the last)
             last_read = base[t, stride]
@@ -413,11 +432,12 @@ def _store_figures(acc, t, pgmax, pgmin, terms, rows) -> None:
 def _step_rows(
     t, s0, s1, since, flush_rows, indptr, xind, data, bias, regression, squared, p, rec, wx,
     fstate, shrinking, removed, acc, order, use_prefetch, n_weights, view_start, stride,
-    base, hot_weight, qbar_extra, bias_discount,
+    base, hot_weight, qbar_extra, bias_discount, bias_each_row,
 ) -> int:  # fmt: skip
     """Thread t steps the rows order[s0:s1], flushing its hot weights every ``flush_rows``
-    rows (``since``: rows since the last flush, returned updated); its figures added to
-    acc[t] at the end (``_store_figures``).
+    rows (``since``: rows since the last flush, returned updated), and with
+    ``bias_each_row`` the bias weight alone after the others; its figures added to acc[t] at
+    the end (``_store_figures``).
 
     The steps are written out in the loop, the SVM's and the SVR's apart (as ``_step``,
     which the simulator calls): with the steps as inlined functions the
@@ -477,8 +497,11 @@ def _step_rows(
                          True)  # fmt: skip
         since += 1
         if since >= flush_rows:
-            _flush(t, wx, view_start, stride, base, hot_weight, True, bias_discount)
+            _flush(t, wx, view_start, stride, base, hot_weight, True, bias_discount, 0)
             since = 0
+        elif bias_each_row:
+            _flush(t, wx, view_start, stride, base, hot_weight, True, bias_discount,
+                   hot_weight.shape[0] - 1)  # fmt: skip
     _store_figures(acc, t, pgmax, pgmin, terms, s1 - s0)
     return since
 
@@ -626,15 +649,20 @@ def _rose(f, guard) -> bool:
 
 @njit(cache=True, nogil=True)
 def _end_epoch(active, istate, fstate, removed, trainable, acc, eps, regression, guard,
-               control, rec, wx, n_weights, kept_alpha, n_kept) -> int:  # fmt: skip
-    """The serial end of an outer iteration (thread 0), every thread's hot weights flushed,
-    its part of w'w in acc, and unless the guard undoes the outer iteration, its shrunk rows
-    dropped (``n_kept`` left: the callers judge by ``_rose`` too). The guard first: f from
-    1/2 w'w and the rows' terms; an outer iteration that raised it (or made it non-finite)
-    is undone, alpha and w put back as it found them (``kept_alpha``, and the weights kept
-    after them in the same array), its shrinking marks cleared, and not counted;
-    ``flush_rows`` is halved, or at 1 the solve handed over to one thread. Otherwise the
-    serial solver's stopping rule. Returns _CONVERGED, _HAND_OVER or _GO_ON."""
+               control, rec, wx, n_weights, kept_alpha, n_kept, n_threads,
+               shared_bias) -> int:  # fmt: skip
+    """The serial end of an outer iteration of ``n_threads`` threads (thread 0), every
+    thread's hot weights flushed, its part of w'w in acc, and unless the guard undoes the
+    outer iteration, its shrunk rows dropped (``n_kept`` left: the callers judge by ``_rose``
+    too). The guard first: f from 1/2 w'w and the rows' terms; an outer iteration that raised
+    it (or made it non-finite) is undone, alpha and w put back as it found them
+    (``kept_alpha``, and the weights kept after them in the same array), its shrinking marks
+    cleared, and not counted; then the first of these that is left is taken (the module's
+    note on the guard): with ``shared_bias`` (the shared w's threads, a bias) the bias weight
+    flushed after every row, and after that half the threads; ``flush_rows`` (and the
+    replicas' ``bias_rows``) halved; half the threads; the solve handed over to one thread.
+    Otherwise the serial solver's stopping rule. Returns _CONVERGED, _HAND_OVER,
+    _FEWER_THREADS (control[_C_THREADS] the threads to go on with) or _GO_ON."""
     f, terms = _dual_value(acc, guard)
     n_active = istate[I_ACTIVE]
     if _rose(f, guard):
@@ -646,10 +674,20 @@ def _end_epoch(active, istate, fstate, removed, trainable, acc, eps, regression,
             wx[j] = kept_alpha[n_rows + j]
         for s in range(n_active):
             removed[active[s]] = 0
+        fewer = n_threads // 2
+        if shared_bias and control[_C_BIAS_EACH_ROW] == 0:
+            control[_C_BIAS_EACH_ROW] = 1
+            return _GO_ON
+        if shared_bias and fewer >= 2:
+            control[_C_THREADS] = fewer
+            return _FEWER_THREADS
         if control[_C_FLUSH_ROWS] > 1:
             control[_C_FLUSH_ROWS] //= 2
             control[_C_BIAS_ROWS] = max(control[_C_BIAS_ROWS] // 2, 1)
             return _GO_ON
+        if fewer >= 2:
+            control[_C_THREADS] = fewer
+            return _FEWER_THREADS
         control[_C_ONE_THREAD] = 1
         return _HAND_OVER
     guard[_G_TERMS] = terms
@@ -718,7 +756,7 @@ def _take_chunks(
     regression, squared, p, rec, wx, replica, fstate, shrinking, removed, acc, active, order,
     bucket_order, bucket_size, buckets_per_group, chunk_start, chunk_seed, rngs, use_prefetch,
     n_weights, view_start, stride, base, hot_weight, replicas, indices, step_log, progress, seen,
-    channel, bias_rows, qbar_extra, bias_discount, sync,
+    channel, bias_rows, qbar_extra, bias_discount, bias_each_row, sync,
 ) -> int:  # fmt: skip
     """Thread t takes chunks as they come (an atomic counter) and steps their rows, until the
     counter passes ``end_chunk``; ``since`` returned updated (``_step_rows``). ``alone``: the
@@ -751,7 +789,7 @@ def _take_chunks(
             since = _step_rows(
                 t, s0, s1, since, flush_rows, indptr, xind, data, bias, regression, squared, p,
                 rec, wx, fstate, shrinking, removed, acc, order, use_prefetch, n_weights,
-                view_start, stride, base, hot_weight, qbar_extra, bias_discount,
+                view_start, stride, base, hot_weight, qbar_extra, bias_discount, bias_each_row,
             )  # fmt: skip
 
 
@@ -811,6 +849,7 @@ def run_threads(
         # (the others stepping rows beside a thread's: no more than there are chunks)
         qbar_extra = guard[_G_DAMPING] * (min(n_threads, n_chunks) - 1)
         bias_discount = guard[_G_BIAS_DISCOUNT]
+        bias_each_row = control[_C_BIAS_EACH_ROW] == 1
         acc[t, _T_TERMS] = 0.0
         since = 0
         n_phases, per_thread = _phases(ladder, n_chunks)
@@ -834,14 +873,14 @@ def run_threads(
                     removed, acc, active, order, bucket_order, bucket_size, buckets_per_group,
                     chunk_start, chunk_seed, rngs, use_prefetch, n_weights, view_start, stride,
                     base, hot_weight, replicas, indices, step_log, progress, seen, channel,
-                    bias_rows, qbar_extra, bias_discount, sync,
+                    bias_rows, qbar_extra, bias_discount, bias_each_row, sync,
                 )  # fmt: skip
             if k == n_threads:
                 break
             # The phase's end: its hot weights' changes in w, every view read back, the next
             # phase's chunks counted from its first (the counter overshot by the takers).
             if not replicas:
-                _flush(t, wx, view_start, stride, base, hot_weight, True, bias_discount)
+                _flush(t, wx, view_start, stride, base, hot_weight, True, bias_discount, 0)
             _barrier(sync, n_threads)
             if t == 0:
                 now = monotonic_seconds()
@@ -861,7 +900,7 @@ def run_threads(
             if bias_rows > 0:  # (every thread's changes shared at its last rows)
                 replica[n_weights - 1] = channel[0]
         else:
-            _flush(t, wx, view_start, stride, base, hot_weight, True, bias_discount)
+            _flush(t, wx, view_start, stride, base, hot_weight, True, bias_discount, 0)
         _barrier(sync, n_threads)  # (every change in w: w'w in parts)
         if t == 0 and n_phases > 1:
             phase_seconds[n_phases - 1] = monotonic_seconds() - started
@@ -877,7 +916,8 @@ def run_threads(
         if t == 0:
             atomic_store(sync, _SYNC_DONE, _end_epoch(
                 active, istate, fstate, removed, trainable, acc, eps, regression, guard,
-                control, rec, wx, n_weights, kept_alpha, n_kept,
+                control, rec, wx, n_weights, kept_alpha, n_kept, n_threads,
+                not replicas and bias >= 0.0,
             ))  # fmt: skip
         _barrier(sync, n_threads)
         if atomic_load(sync, _SYNC_DONE) != _GO_ON:
@@ -914,6 +954,7 @@ def run_simulated(
         flush_rows = control[_C_FLUSH_ROWS]
         qbar_extra = guard[_G_DAMPING] * (min(T, n_chunks) - 1)
         bias_discount = guard[_G_BIAS_DISCOUNT]
+        bias_each_row = control[_C_BIAS_EACH_ROW] == 1
         _keep(0, 1, rec, wx, n_weights, kept_alpha)
         for t in range(T):
             _refresh(t, wx, view_start, stride, base, hot_weight)
@@ -966,10 +1007,13 @@ def run_simulated(
                 acc[t, _T_ROWS] += 1
                 since[t] += 1
                 if since[t] >= flush_rows:
-                    _flush(t, wx, view_start, stride, base, hot_weight, False, bias_discount)
+                    _flush(t, wx, view_start, stride, base, hot_weight, False, bias_discount, 0)
                     since[t] = 0
+                elif bias_each_row:
+                    _flush(t, wx, view_start, stride, base, hot_weight, False, bias_discount,
+                           hot_weight.shape[0] - 1)  # fmt: skip
         for t in range(T):
-            _flush(t, wx, view_start, stride, base, hot_weight, False, bias_discount)
+            _flush(t, wx, view_start, stride, base, hot_weight, False, bias_discount, 0)
             lo, hi = _weight_range(t, T, n_weights)
             acc[t, _T_SQ] = _sq_part(wx, lo, hi)
         n_kept = n_active
@@ -977,7 +1021,7 @@ def run_simulated(
             n_kept = drop_shrunk(active, n_active, removed)
         done = _end_epoch(
             active, istate, fstate, removed, trainable, acc, eps, regression, guard, control,
-            rec, wx, n_weights, kept_alpha, n_kept,
+            rec, wx, n_weights, kept_alpha, n_kept, T, bias >= 0.0,
         )  # fmt: skip
         sync[_SYNC_DONE] = done
         if done != _GO_ON:
@@ -1117,8 +1161,10 @@ class AsyncThreads:
     T' the threads that can step at once: the module's note on many threads and a bias; 0,
     none, by default), ``bias_discount`` (the share of the other threads' changes of the bias
     weight a thread's view leaves out: ``BIAS_DISCOUNT``, the module's note on the bias's
-    overshoot). Once the guard has handed over (``one_thread``), the caller runs the serial
-    kernel.
+    overshoot), ``bias_each_row`` (the shared w's threads flush the bias weight after every
+    row from the start, as the guard has them do after a rise). Once the guard has handed
+    over (``one_thread``), the caller runs the serial kernel; ``max_threads`` is the threads
+    it allows.
     """
 
     def __init__(
@@ -1128,7 +1174,7 @@ class AsyncThreads:
         simulate: bool = False, max_hot: int = MAX_HOT, hot_min_share: float = HOT_MIN_SHARE,
         flush_rows: int | None = None, p: float | None = None, replicas: bool = False,
         bias_rows: int | None = None, bias_damping: float = 0.0,
-        bias_discount: float = BIAS_DISCOUNT,
+        bias_discount: float = BIAS_DISCOUNT, bias_each_row: bool = False,
     ) -> None:  # fmt: skip
         self.n_threads = T = int(n_threads)
         self.replicas = replicas = bool(replicas)
@@ -1195,8 +1241,9 @@ class AsyncThreads:
         self.guard[_G_BIAS_DISCOUNT] = self.bias_discount
         self._has_bias = bias >= 0.0
         self.bias_rows_start = max(1, int(bias_rows or BIAS_STALE_ROWS // T))
-        self.control = np.array([self.flush_rows_start, 0, 0, self.bias_rows_start],
-                                dtype=np.int64)  # fmt: skip
+        each_row = bool(bias_each_row) and bias >= 0.0 and not replicas
+        self.control = np.array([self.flush_rows_start, 0, 0, self.bias_rows_start, T,
+                                 int(each_row)], dtype=np.int64)  # fmt: skip
         max_chunks = order.shape[0] // chunk_rows + 2
         self._chunk_start = np.zeros(max_chunks + 1, dtype=np.int64)  # (where chunk c starts)
         self.chunk_rows = chunk_rows
@@ -1250,6 +1297,12 @@ class AsyncThreads:
         """True once the guard has handed the rest of the solve to one thread."""
         return bool(self.control[_C_ONE_THREAD])
 
+    @property
+    def max_threads(self) -> int:
+        """The threads the guard allows from now on (fewer than started once more raised the
+        dual objective)."""
+        return int(self.control[_C_THREADS])
+
     def _load(self) -> None:
         """wx from the solve's w (which may have been restored or reset since the last call),
         the views and bases from it, and the guard's f at this point."""
@@ -1290,9 +1343,9 @@ class AsyncThreads:
         started; with a ``ladder`` of thread counts (ascending, ending at ``n_threads``) the
         next ``advance`` runs one outer iteration in phases on each count in turn
         (``run_threads``) and leaves their seconds a row in ``phase_rates``."""
-        if not 1 <= n_threads <= self.n_threads or (ladder and ladder[-1] != n_threads):
-            raise ValueError(f"no run of {n_threads} threads, ladder {ladder}, "
-                             f"on {self.n_threads}")  # fmt: skip
+        if not 1 <= n_threads <= self.max_threads or (ladder and ladder[-1] != n_threads):
+            raise ValueError(f"no run of {n_threads} threads, ladder {ladder}, on "
+                             f"{self.max_threads} allowed of {self.n_threads}")  # fmt: skip
         self.running = int(n_threads)
         self._ladder = np.array(ladder, dtype=np.int64)
         self._phase_chunks = np.zeros(len(ladder) + 1, dtype=np.int64)
@@ -1309,14 +1362,14 @@ class AsyncThreads:
         self.acc[:, _T_ROWS] = 0.0
         ladder = self._ladder
         measured = (ladder, self._phase_chunks, self._phase_seconds)
+        T = min(self.n_threads if self.simulate else self.running, self.max_threads)
+        self.acc[T:, _T_TERMS] = 0.0  # (the rows of threads that do not run)
+        self.acc[T:, _T_SQ] = 0.0
         if self.simulate:
-            run_simulated(self.n_threads, int(n_epochs), *self.shared, *measured, sync)
+            run_simulated(T, int(n_epochs), *self.shared, *measured, sync)
         else:
-            T = self.running
             if ladder.shape[0] > 1:
                 n_epochs = 1
-            self.acc[T:, _T_TERMS] = 0.0  # (the rows of threads that do not run)
-            self.acc[T:, _T_SQ] = 0.0
             # compiled (or loaded) here first: a thread that failed to start its kernel would
             # leave the others waiting
             run_threads(0, T, 0, *self.shared, *measured, sync)
@@ -1324,6 +1377,7 @@ class AsyncThreads:
                 t, T, int(n_epochs), *self.shared, *measured, sync))  # fmt: skip
         self.phase_rates = _phase_rates(*measured, self._chunk_start)
         self._ladder = np.zeros(0, dtype=np.int64)
+        self.running = min(self.running, self.max_threads)
         self.w[:] = self._wx[: self.w.shape[0]]
         self.rows_visited = int(self.acc[:, _T_ROWS].sum())
 
@@ -1365,6 +1419,8 @@ class AsyncThreads:
             "bias_damping": self.bias_damping,
             "bias_discount": self.bias_discount,
             "undone_epochs": int(self.control[_C_UNDONE]),
+            "bias_each_row": bool(self.control[_C_BIAS_EACH_ROW]),
+            "threads_allowed": self.max_threads,
             "handed_to_one_thread": self.one_thread,
         }
 

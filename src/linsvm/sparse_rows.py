@@ -5,6 +5,13 @@ float64 values) with LIBLINEAR's implicit bias feature: when ``bias >= 0`` every
 more feature of value ``bias``, whose weight is the last entry of ``w``. Everything sums in
 float64. The per-row helpers are inlined into the kernels that call them (``inline="always"``):
 as real calls each visit pushed some 28 arguments on the stack.
+
+The loops over a row's non-zeros are ``while`` loops over unsigned positions, not ``for k in
+range(start, stop)``: LLVM unrolls the ``for`` form by 8 behind a loop of the remainder, and on
+rows of 10-20 non-zeros the exits of the two loops (a different trip count every row) cost
+more than the unrolling saves; the ``while`` form it leaves as one loop, as a C compiler's
+-O3 does. A Hessian-vector product (``solvers.newton``) ran 1.1-1.24x faster so on w8a, a9a,
+ijcnn1 and pypi-recent, the same on sector's 160-non-zero rows, with the same bits.
 """
 
 from __future__ import annotations
@@ -97,12 +104,28 @@ def _row_sweep(indptr, indices, data, bias, i, w, bound) -> tuple[float, int, fl
 
 
 @njit(cache=True, nogil=True, inline="always")
+def row_dot_in_order(indptr, indices, data, i, w) -> float:
+    """w'x_i without the bias feature, summed in the row's order in one chain: LIBLINEAR's
+    sum, bit for bit (the Newton solvers'; ``row_dot`` sums in four chains)."""
+    k = np.uint64(indptr[i])
+    stop = np.uint64(indptr[i + 1])
+    total = 0.0
+    while k < stop:
+        total += w[np.uint64(indices[k])] * data[k]
+        k += np.uint64(1)
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
 def row_sq_norm(indptr, data, bias, i) -> float:
     """x_i'x_i in float64 (also for float32 data), with the implicit bias feature."""
     sq = 0.0
-    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+    k = np.uint64(indptr[i])
+    stop = np.uint64(indptr[i + 1])
+    while k < stop:
         v = np.float64(data[k])
         sq += v * v
+        k += np.uint64(1)
     if bias >= 0.0:
         sq += bias * bias
     return sq
@@ -120,8 +143,11 @@ def row_dot_sq_norm(indptr, indices, data, bias, i, w) -> tuple[float, float]:
 @njit(cache=True, nogil=True, inline="always")
 def row_axpy(indptr, indices, data, bias, i, scale, w) -> None:
     """w += scale * x_i, with the implicit bias feature when ``bias >= 0``."""
-    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+    k = np.uint64(indptr[i])
+    stop = np.uint64(indptr[i + 1])
+    while k < stop:
         w[np.uint64(indices[k])] += scale * data[k]
+        k += np.uint64(1)
     if bias >= 0.0:
         w[w.shape[0] - 1] += scale * bias
 

@@ -82,7 +82,7 @@ from ..objective import (
     svm_objectives,
 )
 from ..parallel import PARALLEL_MIN_NNZ, row_chunks
-from ..sparse_rows import sq_norm
+from ..sparse_rows import row_axpy, row_dot_in_order, sq_norm
 from . import _base
 from ._base import Hook, Progress, Solution, Subproblem, ask, copy_state
 from ._newton_common import (
@@ -203,12 +203,8 @@ def _add_value_grad_rows(
     n_sel = q0
     for q in range(q0, q1):
         i = rows[q]
-        k0 = np.uint64(indptr[i])
-        k1 = np.uint64(indptr[i + 1])
         if compute_z:
-            t = 0.0
-            for k in range(k0, k1):
-                t += w[np.uint64(indices[k])] * data[k]
+            t = row_dot_in_order(indptr, indices, data, i, w)
             if has_bias:
                 t += w[last] * bias
             z[i] = datafit_z(loss, t, y[i])
@@ -216,11 +212,14 @@ def _add_value_grad_rows(
         loss_sum += value
         if coef == 0.0 and dii == 0.0:
             continue
-        for k in range(k0, k1):
+        k = np.uint64(indptr[i])  # (a while loop: ``sparse_rows``' note)
+        stop = np.uint64(indptr[i + 1])
+        while k < stop:
             j = np.uint64(indices[k])
             v = np.float64(data[k])
             g[j] += coef * v
             h[j] += dii * v * v
+            k += np.uint64(1)
         if has_bias:
             g[last] += coef * bias
             h[last] += dii * bias * bias
@@ -241,19 +240,12 @@ def _add_hessian_rows(indptr, indices, data, bias, sel, dsel, k0_sel, k1_sel, v,
     quad = 0.0
     for q in range(k0_sel, k1_sel):
         i = sel[q]
-        k0 = np.uint64(indptr[i])
-        k1 = np.uint64(indptr[i + 1])
-        u = 0.0
-        for k in range(k0, k1):
-            u += v[np.uint64(indices[k])] * data[k]
+        u = row_dot_in_order(indptr, indices, data, i, v)
         if has_bias:
             u += v[last] * bias
         du = dsel[q] * u
         quad += du * u
-        for k in range(k0, k1):
-            out[np.uint64(indices[k])] += du * data[k]
-        if has_bias:
-            out[last] += du * bias
+        row_axpy(indptr, indices, data, bias, i, du, out)
     return quad
 
 
@@ -411,9 +403,7 @@ def direction_part(indptr, indices, data, bias, y, rows, q0, q1, loss, s, dz) ->
     last = s.shape[0] - 1
     for q in range(q0, q1):
         i = rows[q]
-        t = 0.0
-        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            t += s[np.uint64(indices[k])] * data[k]
+        t = row_dot_in_order(indptr, indices, data, i, s)
         if bias >= 0.0:
             t += s[last] * bias
         dz[i] = datafit_dz(loss, t, y[i])

@@ -87,6 +87,7 @@ from numba import njit
 from ..data import as_csr, check_bias
 from ..errors import InvalidInputError
 from ..objective import LOSS_LOGISTIC, LOSS_SQUARED_HINGE, loss_value
+from ..sparse_rows import row_dot_in_order
 from . import _base
 from ._base import Hook, Progress, Solution, Subproblem, ask, copy_state
 from ._columns import check_binary_targets, check_max_iter, check_w0
@@ -235,9 +236,7 @@ def trial_value(indptr, indices, data, bias, y, C, rows, loss, reg_bias, w, marg
     total = 0.0
     for p in range(rows.shape[0]):
         i = rows[p]
-        t = 0.0
-        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            t += s[np.uint64(indices[k])] * data[k]
+        t = row_dot_in_order(indptr, indices, data, i, s)
         if has_bias:
             t += s[last] * bias
         step_margins[i] = y[i] * t

@@ -316,17 +316,20 @@ def _add(indptr, xind, data, bias, wx, i, v, n_weights, shift, bias_view, atomic
     n_weights = np.uint64(n_weights)
     start = np.uint64(indptr[i])
     stop = np.uint64(indptr[i + 1])
+    k = start  # (while loops: ``sparse_rows``' note)
     if atomic:  # (two loops: no test of ``atomic`` per non-zero)
-        for k in range(start, stop):
+        while k < stop:
             j = np.uint64(xind[k])
             if j >= n_weights:
                 wx[j + shift] += v * data[k]
             else:
                 atomic_add_float(wx, j, v * data[k])
+            k += np.uint64(1)
     else:
-        for k in range(start, stop):
+        while k < stop:
             j = np.uint64(xind[k])
             wx[j + np.uint64(j >= n_weights) * shift] += v * data[k]
+            k += np.uint64(1)
     if bias >= 0.0:
         wx[bias_view] += v * bias
 

@@ -681,3 +681,35 @@ def test_the_coordinate_order_does_not_depend_on_how_x_is_stored():
     assert not cache_resident(wide, 32)  # (prefetching still judged on the real bytes)
     for A in (X, wide, X.astype(np.float32)):
         assert choose_order(A, y, None, None, seed=1) == (1, 1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), density=st.floats(0.02, 0.6),
+       dtype=st.sampled_from([np.float64, np.float32]))  # fmt: skip
+def test_neighbour_correlation_is_the_merges_value(seed, density, dtype):
+    """The neighbours' excess correlation (which picks the coordinate order, so the model's
+    bits) sums x_i'x_j as a gather over row j: the same value, bit for bit, as the merge of
+    the two sorted rows it replaced, signed values and empty rows included."""
+    from linsvm.solvers._dual import neighbour_correlation_excess
+    from linsvm.solvers._random import new_state, rand_below
+    from linsvm.sparse_rows import rows_dot
+
+    rng = np.random.default_rng(seed)
+    X = sp.random(60, 40, density=density, format="csr", random_state=rng,
+                  data_rvs=lambda n: rng.standard_normal(n)).astype(dtype)  # fmt: skip
+    X.sort_indices()
+    y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
+    n_pairs = 50
+    got = neighbour_correlation_excess(X.indptr, X.indices, X.data, y, X.shape[1], n_pairs,
+                                       new_state(seed))  # fmt: skip
+    state = new_state(seed)  # (the same draws, in the same order)
+    total = 0.0
+    for _ in range(n_pairs):
+        i = rand_below(state, 59)
+        for j, sign in ((i + 1, 1.0), (rand_below(state, 60), -1.0)):
+            norms = rows_dot(X.indptr, X.indices, X.data, i, i) * rows_dot(
+                X.indptr, X.indices, X.data, j, j)
+            if norms > 0.0:
+                q = y[i] * y[j] * rows_dot(X.indptr, X.indices, X.data, i, j)
+                total += sign * q / np.sqrt(norms)
+    assert got == total / n_pairs

@@ -6,9 +6,10 @@
 # default scheme (the shared w's async one above 2 threads) and the replicas, against Snap ML
 # (benchmarks/bench_dcd_threads.py --big-machine), then where an outer iteration's time goes
 # at 8 and 16 threads (benchmarks/bench_async_costs.py), and the same at 16 threads with a
-# bias (-B 1: the lockstep simulator says the async scheme's guard then undoes outer
-# iterations down to one thread; bench_async_costs adds the damped steps then). Reports go
-# to $OUT.
+# bias (-B 1: in the lockstep simulator the async scheme's guard then flushes the bias after
+# every row and halves the threads to 4 or 2; bench_async_costs adds the damped steps and the
+# bias flushed every row from the start, and says where the guard left each solve). Reports
+# go to $OUT.
 #
 # Prepare here (see benchmarks/README.md, bench_gpu): the Snap ML wheel for the machine's
 # Python (3.12, tagged manylinux_2_28) in .whl/ and pypi-recent.xz in .data/ (both ignored by
@@ -34,11 +35,11 @@ export LINSVM_BENCH_SCRATCH=/tmp/linsvm-bench-data
 status=0
 timeout 240 python3 -m benchmarks.bench_gpu --repeats 2 --no-cpu --no-views --max-run-seconds 15 \
     --out "$OUT/RESULTS-gpu.md" > "$OUT/bench_gpu.log" 2>&1 || status=$?
-timeout 210 python3 -m benchmarks.bench_dcd_threads --big-machine --max-minutes 3.2 \
+timeout 195 python3 -m benchmarks.bench_dcd_threads --big-machine --max-minutes 3.0 \
     --out "$OUT/RESULTS-dcd-threads-16core.md" > "$OUT/bench_dcd_threads.log" 2>&1 || status=$?
 timeout 45 python3 -m benchmarks.bench_async_costs --threads 8,16 --solvers 1 --repeats 2 \
     --out "$OUT/RESULTS-async-costs-16core.md" > "$OUT/bench_async_costs.log" 2>&1 || status=$?
-timeout 45 python3 -m benchmarks.bench_async_costs --threads 16 --solvers 1,3 --repeats 1 \
+timeout 60 python3 -m benchmarks.bench_async_costs --threads 16 --solvers 1,3 --repeats 1 \
     --bias 1 --out "$OUT/RESULTS-async-costs-16core-bias.md" \
     > "$OUT/bench_async_costs_bias.log" 2>&1 || status=$?
 tail -n 3 "$OUT"/*.log

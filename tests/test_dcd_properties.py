@@ -683,13 +683,29 @@ def test_the_coordinate_order_does_not_depend_on_how_x_is_stored():
         assert choose_order(A, y, None, None, seed=1) == (1, 1)
 
 
+def _merged_dot(X, i, j) -> float:
+    """x_i'x_j by the plain merge of the two sorted rows, a branch a step (the reference)."""
+    p, p_end, q, q_end = X.indptr[i], X.indptr[i + 1], X.indptr[j], X.indptr[j + 1]
+    total = 0.0
+    while p < p_end and q < q_end:
+        a, b = X.indices[p], X.indices[q]
+        if a == b:
+            total += float(X.data[p]) * float(X.data[q])
+            p, q = p + 1, q + 1
+        elif a < b:
+            p += 1
+        else:
+            q += 1
+    return total
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), density=st.floats(0.02, 0.6),
        dtype=st.sampled_from([np.float64, np.float32]))  # fmt: skip
 def test_neighbour_correlation_is_the_merges_value(seed, density, dtype):
     """The neighbours' excess correlation (which picks the coordinate order, so the model's
-    bits) sums x_i'x_j as a gather over row j: the same value, bit for bit, as the merge of
-    the two sorted rows it replaced, signed values and empty rows included."""
+    bits) and ``rows_dot`` under it (a merge whose steps take no branch): the values of the
+    plain merge, bit for bit, signed values and empty rows included."""
     from linsvm.solvers._dual import neighbour_correlation_excess
     from linsvm.solvers._random import new_state, rand_below
     from linsvm.sparse_rows import rows_dot
@@ -699,17 +715,17 @@ def test_neighbour_correlation_is_the_merges_value(seed, density, dtype):
                   data_rvs=lambda n: rng.standard_normal(n)).astype(dtype)  # fmt: skip
     X.sort_indices()
     y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
+    for i, j in rng.integers(0, 60, size=(20, 2)):
+        assert rows_dot(X.indptr, X.indices, X.data, i, j) == _merged_dot(X, i, j)
     n_pairs = 50
-    got = neighbour_correlation_excess(X.indptr, X.indices, X.data, y, X.shape[1], n_pairs,
+    got = neighbour_correlation_excess(X.indptr, X.indices, X.data, y, n_pairs,
                                        new_state(seed))  # fmt: skip
     state = new_state(seed)  # (the same draws, in the same order)
     total = 0.0
     for _ in range(n_pairs):
         i = rand_below(state, 59)
         for j, sign in ((i + 1, 1.0), (rand_below(state, 60), -1.0)):
-            norms = rows_dot(X.indptr, X.indices, X.data, i, i) * rows_dot(
-                X.indptr, X.indices, X.data, j, j)
+            norms = _merged_dot(X, i, i) * _merged_dot(X, j, j)
             if norms > 0.0:
-                q = y[i] * y[j] * rows_dot(X.indptr, X.indices, X.data, i, j)
-                total += sign * q / np.sqrt(norms)
+                total += sign * y[i] * y[j] * _merged_dot(X, i, j) / np.sqrt(norms)
     assert got == total / n_pairs

@@ -154,19 +154,19 @@ def row_axpy(indptr, indices, data, bias, i, scale, w) -> None:
 
 @njit(cache=True, nogil=True)
 def rows_dot(indptr, indices, data, i, j) -> float:
-    """x_i'x_j by merging the two rows' sorted indices (float64 accumulation)."""
-    p, p_end = indptr[i], indptr[i + 1]
-    q, q_end = indptr[j], indptr[j + 1]
+    """x_i'x_j by merging the two rows' sorted indices (float64 accumulation).
+
+    Each step without a branch: which row moves on is unpredictable from step to step, and
+    as branches the merge took 1.5 ms of a 6 ms reuters fit (the coordinate order's sample of
+    neighbouring rows); the product at unequal indices enters as an exact zero (the values
+    are finite), so the sum is the matched products' in ascending order, as before."""
+    p, p_end = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
+    q, q_end = np.uint64(indptr[j]), np.uint64(indptr[j + 1])
     s = 0.0
     while p < p_end and q < q_end:
         a = indices[p]
         b = indices[q]
-        if a == b:
-            s += np.float64(data[p]) * data[q]
-            p += 1
-            q += 1
-        elif a < b:
-            p += 1
-        else:
-            q += 1
+        s += np.float64(data[p]) * data[q] * np.float64(a == b)
+        p += np.uint64(a <= b)
+        q += np.uint64(b <= a)
     return s

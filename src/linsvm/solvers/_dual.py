@@ -31,7 +31,7 @@ from numba import njit
 from .._intrinsics import prefetch
 from ..data import is_integer
 from ..errors import InvalidInputError
-from ..sparse_rows import row_dot_in_order, row_sq_norm
+from ..sparse_rows import row_sq_norm, rows_dot
 from . import _base
 from ._base import Hook, Progress, Solution, Subproblem, check_eps, check_number
 from ._columns import check_w0
@@ -247,7 +247,7 @@ def visiting_order(active, n_active, order, bucket_order, bucket_size, buckets_p
 
 
 @njit(cache=True, nogil=True)
-def neighbour_correlation_excess(indptr, indices, data, y, n_features, n_pairs, rng) -> float:
+def neighbour_correlation_excess(indptr, indices, data, y, n_pairs, rng) -> float:
     """Mean cosine of Q_ij for neighbouring rows (j = i + 1) minus that for random pairs.
 
     Bucketed orders assume that neighbouring rows are no more alike than random ones. Files
@@ -257,25 +257,16 @@ def neighbour_correlation_excess(indptr, indices, data, y, n_features, n_pairs, 
     n_rows = y.shape[0]
     if n_rows < 3:
         return 0.0
-    # Row i spread into a dense vector, so that x_i'x_j is a gather over row j, summed in its
-    # order: the merge of two sorted rows (``sparse_rows.rows_dot``) branched unpredictably
-    # at every step and took 1.5 ms of a 6 ms solve on reuters (now 0.4). The same products
-    # added in the same ascending order, with exact zeros between them: the same value, so
-    # the same order chosen.
-    dense = np.zeros(n_features)
     total = 0.0
     for _ in range(n_pairs):
         i = rand_below(rng, n_rows - 1)
-        for k in range(indptr[i], indptr[i + 1]):
-            dense[indices[k]] += data[k]
+        # (a row's norm by its own sweep, not a merge with itself: the same sum)
         norm_i = row_sq_norm(indptr, data, -1.0, i)
         for j, sign in ((i + 1, 1.0), (rand_below(rng, n_rows), -1.0)):
             norms = norm_i * row_sq_norm(indptr, data, -1.0, j)
             if norms > 0.0:
-                q = y[i] * y[j] * row_dot_in_order(indptr, indices, data, j, dense)
+                q = y[i] * y[j] * rows_dot(indptr, indices, data, i, j)
                 total += sign * q / np.sqrt(norms)
-        for k in range(indptr[i], indptr[i + 1]):
-            dense[indices[k]] = 0.0
     return total / n_pairs
 
 
@@ -293,9 +284,8 @@ def choose_order(
             return 1, 1  # locality buys nothing
         # (the sample grows with the rows up to 2000 pairs: a few ms, paid once per solve)
         excess = neighbour_correlation_excess(
-            X.indptr, X.indices, X.data, y, X.shape[1], min(2000, n_rows),
-            new_state(seed ^ 0x5EED),
-        )  # fmt: skip
+            X.indptr, X.indices, X.data, y, min(2000, n_rows), new_state(seed ^ 0x5EED)
+        )
         if excess > NEIGHBOUR_EXCESS_LIMIT:
             return 1, 1
         bucket_size = DEFAULT_BUCKET_SIZE

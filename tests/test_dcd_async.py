@@ -262,7 +262,8 @@ def test_real_threads_run_no_more_than_the_guard_allows(problem):
         threads.control[dcd_async._C_THREADS] = 2
         threads.advance(2)
         rows = threads.acc[:, dcd_async._T_ROWS]
-        assert rows[0] > 0 and rows[2] == rows[3] == 0 and threads.running == 2
+        # (which of the two took the chunks is the machine's timing: one may take them all)
+        assert rows[0] + rows[1] > 0 and rows[2] == rows[3] == 0 and threads.running == 2
         assert threads.figures["threads_allowed"] == 2
         with pytest.raises(ValueError, match="on 2 allowed of 4"):
             threads.set_run(4)

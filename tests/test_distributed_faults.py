@@ -73,8 +73,10 @@ def uninterrupted(client, data):
 
 
 def worker_pids(client) -> list[tuple[str, int]]:
-    """(address, process id) of each worker, by address."""
-    return sorted(client.run(os.getpid).items())
+    """(address, process id) of each worker that answers, by address (one killed a moment
+    ago may still be listed, and its connection reset: left out, not raised)."""
+    replies = client.run(os.getpid, on_error="return")
+    return sorted((address, pid) for address, pid in replies.items() if isinstance(pid, int))
 
 
 def store_size(dask_worker=None) -> int:

@@ -555,7 +555,7 @@ class UsedColumns:
     def of(cls, X: sp.csr_matrix) -> UsedColumns | None:
         """The used columns of X, or None where at least half are used (nothing to gain)."""
         used, fewer_than_half = _used_columns(X.indices, X.shape[1])
-        return cls(used.astype(np.int64), X.shape[1]) if fewer_than_half else None
+        return cls(used.astype(np.int64, copy=False), X.shape[1]) if fewer_than_half else None
 
     def places(self, dtype) -> np.ndarray:
         """Each column's place among the used ones (0 on the unused), shape (n_features,):

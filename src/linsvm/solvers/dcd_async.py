@@ -85,7 +85,13 @@ forced, medians of 2): 3M generated rows -s 1 / -s 3 in 0.81x / 0.85x one thread
 shared w 1.4x), pypi-recent 0.9-1.1x; two threads on independent halves of the rows with
 private weights (no sharing at all) took 0.53x an outer iteration, and adding the other half's
 rows to each took that back to 0.75-0.9x. So it is the scheme of 2 threads ("auto" there), and
-the shared w the one of many.
+the shared w the one of many. Not a w split into one part a thread (each thread adding its
+changes to its own part without atomics, every read summing the parts): no update is lost and
+a read misses only the rows in flight, but a read of the other thread's part waits for the
+cache lines that thread has just written to cross between the cores, and with the serial
+kernel's prefetching two such threads took an outer iteration as long as one or longer
+(pypi-recent, -s 3, 2-core VM: 1.0-1.2x; independent halves in the same run 0.55-0.7x); whole
+solves to eps 0.1 took 1.12x the replicas' time on -s 1, 1.08x on -s 3.
 
 **The replicas' bias.** The bias weight is in every row's w'x_i, with half of a normalised
 row's curvature, so what a replica misses of it moves every projected gradient: replayed as

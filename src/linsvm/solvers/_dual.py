@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -246,9 +247,9 @@ def visiting_order(active, n_active, order, bucket_order, bucket_size, buckets_p
             shuffle(order, group_start, m, rng)
 
 
-@njit(cache=True, nogil=True)
 def neighbour_correlation_excess(indptr, indices, data, y, n_pairs, rng) -> float:
-    """Mean cosine of Q_ij for neighbouring rows (j = i + 1) minus that for random pairs.
+    """Mean cosine of Q_ij for neighbouring rows (j = i + 1) minus that for random pairs
+    (y: +1/-1; rng: a state of ``_random``, advanced by the draws).
 
     Bucketed orders assume that neighbouring rows are no more alike than random ones. Files
     written in some meaningful order (near-duplicates next to each other, as in w8a) break
@@ -257,23 +258,90 @@ def neighbour_correlation_excess(indptr, indices, data, y, n_pairs, rng) -> floa
     n_rows = y.shape[0]
     if n_rows < 3:
         return 0.0
-    total = 0.0
-    for _ in range(n_pairs):
+    return _label_weighted(y, *neighbour_pairs(indptr, indices, data, n_rows, n_pairs, rng))
+
+
+@njit(cache=True, nogil=True)
+def neighbour_pairs(indptr, indices, data, n_rows, n_pairs, rng):
+    """The rows' part of ``neighbour_correlation_excess``: ``n_pairs`` rows i drawn at random,
+    each with a row j drawn after it; returns (i, j, cos(x_i, x_i+1), cos(x_i, x_j)), arrays
+    of shape (n_pairs,), a cosine 0 where a row is empty."""
+    first = np.empty(n_pairs, dtype=np.int64)
+    other = np.empty(n_pairs, dtype=np.int64)
+    near = np.zeros(n_pairs)
+    far = np.zeros(n_pairs)
+    for p in range(n_pairs):
         i = rand_below(rng, n_rows - 1)
+        j = rand_below(rng, n_rows)
+        first[p] = i
+        other[p] = j
         # (a row's norm by its own sweep, not a merge with itself: the same sum)
         norm_i = row_sq_norm(indptr, data, -1.0, i)
-        for j, sign in ((i + 1, 1.0), (rand_below(rng, n_rows), -1.0)):
-            norms = norm_i * row_sq_norm(indptr, data, -1.0, j)
-            if norms > 0.0:
-                q = y[i] * y[j] * rows_dot(indptr, indices, data, i, j)
-                total += sign * q / np.sqrt(norms)
-    return total / n_pairs
+        norms = norm_i * row_sq_norm(indptr, data, -1.0, i + 1)
+        if norms > 0.0:
+            near[p] = rows_dot(indptr, indices, data, i, i + 1) / np.sqrt(norms)
+        norms = norm_i * row_sq_norm(indptr, data, -1.0, j)
+        if norms > 0.0:
+            far[p] = rows_dot(indptr, indices, data, i, j) / np.sqrt(norms)
+    return first, other, near, far
+
+
+@njit(cache=True, nogil=True)
+def _label_weighted(y, first, other, near, far) -> float:
+    """``neighbour_correlation_excess`` from the pairs' cosines: each taken with the sign of
+    y_i y_j (+1/-1 labels: the products are exact, the value the one of Q_ij's cosines)."""
+    total = 0.0
+    for p in range(first.shape[0]):
+        i = first[p]
+        total += y[i] * y[i + 1] * near[p]
+        total -= y[i] * y[other[p]] * far[p]
+    return total / first.shape[0]
+
+
+class NeighbourSample:
+    """``choose_order``'s pairs of rows (``neighbour_pairs``) drawn once for the sub-problems
+    of one run that share their rows (one-vs-rest's classes), each solve weighing the pairs'
+    cosines with its own labels: sector.scale's 105 classes drew 105 samples of 3.3 ms, a third
+    of a -s 1 fit. Drawn by the first solve that needs one, from ``seed`` (the run's: its first
+    class's own draw), under a lock (one-vs-rest's classes may start together on threads)."""
+
+    def __init__(self, X, seed: int) -> None:
+        self.X = X
+        self.seed = int(seed)
+        self._pairs: tuple | None = None
+        self._lock = threading.Lock()
+
+    def excess(self, y: np.ndarray, n_pairs: int) -> float:
+        """``neighbour_correlation_excess`` of the rows with labels y (n_pairs: the same at
+        every call, as the rows are)."""
+        if y.shape[0] < 3:
+            return 0.0
+        with self._lock:
+            if self._pairs is None:
+                X = self.X
+                self._pairs = neighbour_pairs(X.indptr, X.indices, X.data, X.shape[0], n_pairs,
+                                              _order_sample_state(self.seed))  # fmt: skip
+        return _label_weighted(y, *self._pairs)
+
+    def __getstate__(self) -> dict:  # (a lock does not pickle: sub-problems sent to workers)
+        return {**self.__dict__, "_lock": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _lock=threading.Lock())
+
+
+def _order_sample_state(seed: int) -> np.ndarray:
+    """The generator of ``choose_order``'s sample of pairs for a solve of seed ``seed``."""
+    return new_state(int(seed) ^ 0x5EED)
 
 
 def choose_order(
-    X, y, bucket_size: int | None, buckets_per_group: int | None, seed: int
+    X, y, bucket_size: int | None, buckets_per_group: int | None, seed: int,
+    sample: NeighbourSample | None = None,
 ) -> tuple[int, int]:
-    """The coordinate order: as given, or (None) buckets unless neighbouring rows are alike."""
+    """The coordinate order: as given, or (None) buckets unless neighbouring rows are alike
+    (the pairs of rows compared drawn from ``seed``, or taken from ``sample`` where it is of
+    these rows)."""
     for name, value in (("bucket_size", bucket_size), ("buckets_per_group", buckets_per_group)):
         if value is not None and not (is_integer(value) and value >= 1):
             raise InvalidInputError(f"{name} must be an integer >= 1, got {value!r}")
@@ -282,10 +350,14 @@ def choose_order(
         # (32 bytes: DCD's four-double record; the other dual solvers' are alike)
         if n_rows <= SMALL_PROBLEM_ROWS or cache_resident(X, 32, stored_widths=False):
             return 1, 1  # locality buys nothing
-        # (the sample grows with the rows up to 2000 pairs: a few ms, paid once per solve)
-        excess = neighbour_correlation_excess(
-            X.indptr, X.indices, X.data, y, min(2000, n_rows), new_state(seed ^ 0x5EED)
-        )
+        # (the sample grows with the rows up to 2000 pairs: a few ms, paid once per solve,
+        # or once per run with a sample shared by its sub-problems)
+        n_pairs = min(2000, n_rows)
+        if sample is not None and sample.X is X:
+            excess = sample.excess(y, n_pairs)
+        else:
+            excess = neighbour_correlation_excess(X.indptr, X.indices, X.data, y, n_pairs,
+                                                  _order_sample_state(seed))  # fmt: skip
         if excess > NEIGHBOUR_EXCESS_LIMIT:
             return 1, 1
         bucket_size = DEFAULT_BUCKET_SIZE
@@ -314,9 +386,8 @@ def start_order(sub: Subproblem, y: np.ndarray) -> tuple[int, int]:
             raise InvalidInputError(f"the state to resume from is damaged: its coordinate "
                                     f"order (bucket size {order[0]}, {order[1]} a group)")
         return order
-    return choose_order(
-        sub.X, y, sub.option("bucket_size"), sub.option("buckets_per_group"), sub.seed
-    )
+    return choose_order(sub.X, y, sub.option("bucket_size"), sub.option("buckets_per_group"),
+                        sub.seed, sub.neighbour_sample)  # fmt: skip
 
 
 def warm_start(sub: Subproblem, shape: tuple[int, ...]) -> np.ndarray | None:

@@ -791,3 +791,8 @@ def test_one_vs_rest_draws_the_orders_pairs_once(monkeypatch):
                      max_iter=1000, seed=1)  # fmt: skip
     assert np.array_equal(SOLVERS[1].solve(sub, None).w, model.results_[0].w)
     assert len(draws) == 2
+    # the classes on two threads: still one draw (the first class to need it), the same model
+    threaded = linsvm.train(X, y, solver=1, eps=0.1, n_jobs=2)
+    assert len(draws) == 3
+    for one, two in zip(model.results_, threaded.results_, strict=True):
+        assert np.array_equal(one.w, two.w)

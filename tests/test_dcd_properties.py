@@ -736,13 +736,13 @@ def test_neighbour_correlation_is_the_merges_value(seed, density, dtype):
        labels_seed=st.integers(0, 2**31 - 1))  # fmt: skip
 def test_a_shared_neighbour_sample_gives_each_labelling_its_own_value(seed, n_rows, labels_seed):
     """One-vs-rest's classes share one draw of the order's pairs of rows
-    (``NeighbourSample``): for any labels its value is the one a solve drawing the same pairs
+    (``SharedRows``): for any labels its value is the one a solve drawing the same pairs
     itself computes, bit for bit (so the run's first class chooses as before), and so after a
     pickle's round trip (sub-problems sent to workers)."""
     import pickle
 
     from linsvm.solvers._dual import (
-        NeighbourSample,
+        SharedRows,
         _order_sample_state,
         neighbour_correlation_excess,
     )
@@ -751,7 +751,7 @@ def test_a_shared_neighbour_sample_gives_each_labelling_its_own_value(seed, n_ro
     X = sp.random(n_rows, 30, density=0.3, format="csr", random_state=rng,
                   data_rvs=lambda n: rng.standard_normal(n))  # fmt: skip
     X.sort_indices()
-    sample = NeighbourSample(X, seed)
+    sample = SharedRows(X, seed)
     n_pairs = min(2000, n_rows)
     for _ in range(3):
         y = np.where(rng.random(n_rows) < rng.random(), 1.0, -1.0)
@@ -761,10 +761,11 @@ def test_a_shared_neighbour_sample_gives_each_labelling_its_own_value(seed, n_ro
         assert pickle.loads(pickle.dumps(sample)).excess(y, n_pairs) == own
 
 
-def test_one_vs_rest_draws_the_orders_pairs_once(monkeypatch):
-    """The automatic coordinate order of one-vs-rest's dual solves compares pairs of rows
-    drawn once for all the classes (on sector.scale a draw cost 3.3 ms, 105 times a third of
-    a fit), and the model is the one of the classes' own choices where those agree."""
+def test_one_vs_rest_computes_what_the_rows_alone_decide_once(monkeypatch):
+    """One-vs-rest's dual solves share what depends on the rows alone (``SharedRows``): the
+    automatic coordinate order's pairs of rows (on sector.scale a draw cost 3.3 ms, 105 times
+    a third of a fit) and the rows' squared norms, each computed once for all the classes, and
+    the model is the one of the classes' own solves where those would agree."""
     from linsvm.solvers import _dual
 
     rng = np.random.default_rng(7)
@@ -775,24 +776,36 @@ def test_one_vs_rest_draws_the_orders_pairs_once(monkeypatch):
                        np.arange(0, n_rows * per_row + 1, per_row)), shape=(n_rows, n_features))
     y = rng.integers(0, 3, n_rows).astype(np.float64)
     assert not _dual.cache_resident(X, 32, stored_widths=False)
-    draws = []
-    real_pairs = _dual.neighbour_pairs
+    draws, norms = [], []
+    real_pairs, real_norms = _dual.neighbour_pairs, _dual._row_sq_norms
 
-    def counted(*args):
+    def counted_pairs(*args):
         draws.append(args[4])
         return real_pairs(*args)
 
-    monkeypatch.setattr(_dual, "neighbour_pairs", counted)
-    model = linsvm.train(X, y, solver=1, eps=0.1)
-    assert draws == [2000]  # (three classes, one draw)
-    # the first class (LIBLINEAR's order: the first label seen) chose its order from the
-    # pairs its own solve draws (the run's seed is its seed): the same order, the same weights
-    sub = Subproblem(X, np.where(y == y[0], 1.0, -1.0), np.ones(n_rows), eps=0.1,
-                     max_iter=1000, seed=1)  # fmt: skip
-    assert np.array_equal(SOLVERS[1].solve(sub, None).w, model.results_[0].w)
-    assert len(draws) == 2
-    # the classes on two threads: still one draw (the first class to need it), the same model
-    threaded = linsvm.train(X, y, solver=1, eps=0.1, n_jobs=2)
-    assert len(draws) == 3
+    def counted_norms(*args):
+        norms.append(args[2])
+        return real_norms(*args)
+
+    monkeypatch.setattr(_dual, "neighbour_pairs", counted_pairs)
+    monkeypatch.setattr(_dual, "_row_sq_norms", counted_norms)
+    for solver in (1, 7):
+        draws.clear()
+        norms.clear()
+        model = linsvm.train(X, y, solver=solver, eps=0.1, bias=1.0)
+        assert draws == [2000] and norms == [1.0]  # (three classes, one of each)
+        # the first class (LIBLINEAR's order: the first label seen) chose its order from the
+        # pairs its own solve draws (the run's seed is its seed), its records hold the norms
+        # its own solve computes: the same weights
+        sub = Subproblem(X, np.where(y == y[0], 1.0, -1.0), np.ones(n_rows), eps=0.1,
+                         max_iter=1000, bias=1.0, seed=1)  # fmt: skip
+        assert np.array_equal(SOLVERS[solver].solve(sub, None).w, model.results_[0].w)
+        assert len(draws) == 2 and len(norms) == 1
+    # the classes on two threads: still one of each (the first class to need it), the same
+    # model as one thread's
+    draws.clear()
+    norms.clear()
+    threaded = linsvm.train(X, y, solver=7, eps=0.1, bias=1.0, n_jobs=2)
+    assert len(draws) == 1 and len(norms) == 1
     for one, two in zip(model.results_, threaded.results_, strict=True):
         assert np.array_equal(one.w, two.w)

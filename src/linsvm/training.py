@@ -88,7 +88,7 @@ from .solvers._base import (
     without_dual_variables,
 )
 from .solvers._columns import check_seed
-from .solvers._dual import NeighbourSample
+from .solvers._dual import SharedRows
 from .solvers._dual_threads import check_scheme, planned_threads
 from .solvers.newton import planned_threads as newton_threads
 from .solvers.svr import check_p
@@ -911,8 +911,8 @@ def _classification_problem(
         return _Problem(spec, X, 1, lambda slot: sub, labels, params.bias, options)
 
     n_subproblems = 1 if n_classes == 2 else n_classes
-    # (the dual solvers' automatic order compares pairs of rows: drawn once for all classes)
-    sample = NeighbourSample(X, seed) if n_subproblems > 1 else None
+    # (what the dual solvers compute of the rows alone: once for all classes)
+    shared = SharedRows(X, seed) if n_subproblems > 1 else None
 
     def make(k: int) -> Subproblem:
         """Class k against the rest (for two classes, k = 0 only)."""
@@ -926,7 +926,7 @@ def _classification_problem(
             options=options,
             index=k,
             label=labels[k],
-            neighbour_sample=sample,
+            shared_rows=shared,
             **common,
         )
 

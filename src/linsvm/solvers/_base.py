@@ -83,9 +83,10 @@ class Subproblem:
         X's values passed ``as_csr(trainable=True)`` (no NaN, infinity or overflowing
         magnitude), as ``train`` checks them once: a solver's own ``as_csr`` then skips its
         pass over the values. False (direct calls): the solver checks them.
-    neighbour_sample : ``_dual.NeighbourSample``, optional
-        The automatic coordinate order's sample of row pairs, shared by the sub-problems of
-        one run on the same X (one-vs-rest's); None: a dual solver draws its own.
+    shared_rows : ``_dual.SharedRows``, optional
+        What the sub-problems of one run on the same X (one-vs-rest's) compute of the rows
+        alone (the automatic order's sample of row pairs, the rows' norms), computed once;
+        None: a dual solver computes its own.
     """
 
     X: Any
@@ -105,7 +106,7 @@ class Subproblem:
     n_threads: int = 1
     feature_map: Any = None
     values_checked: bool = False
-    neighbour_sample: Any = None
+    shared_rows: Any = None
 
     @property
     def n_features(self) -> int:

@@ -298,17 +298,20 @@ def _label_weighted(y, first, other, near, far) -> float:
     return total / first.shape[0]
 
 
-class NeighbourSample:
-    """``choose_order``'s pairs of rows (``neighbour_pairs``) drawn once for the sub-problems
-    of one run that share their rows (one-vs-rest's classes), each solve weighing the pairs'
-    cosines with its own labels: sector.scale's 105 classes drew 105 samples of 3.3 ms, a third
-    of a -s 1 fit. Drawn by the first solve that needs one, from ``seed`` (the run's: its first
-    class's own draw), under a lock (one-vs-rest's classes may start together on threads)."""
+class SharedRows:
+    """What the sub-problems of one run on the same rows X (one-vs-rest's classes) compute of
+    the rows alone, computed once instead of once a class: ``choose_order``'s pairs of rows
+    (``neighbour_pairs``; each solve weighs their cosines with its own labels) and the rows'
+    squared norms (the records' Q_ii). On sector.scale's 105 classes the pairs cost 3.3 ms a
+    class, a third of a -s 1 fit, and the norms 0.4 ms. Each is computed by the first solve
+    that needs it, the pairs from ``seed`` (the run's: its first class's own draw), under a
+    lock (one-vs-rest's classes may start together on threads)."""
 
     def __init__(self, X, seed: int) -> None:
         self.X = X
         self.seed = int(seed)
         self._pairs: tuple | None = None
+        self._norms: dict[float, np.ndarray] = {}
         self._lock = threading.Lock()
 
     def excess(self, y: np.ndarray, n_pairs: int) -> float:
@@ -323,11 +326,36 @@ class NeighbourSample:
                                               _order_sample_state(self.seed))  # fmt: skip
         return _label_weighted(y, *self._pairs)
 
+    def sq_norms(self, bias: float) -> np.ndarray:
+        """||x_i||^2 (+ bias^2 with a bias) of every row, as ``row_sq_norm`` gives them."""
+        with self._lock:
+            if bias not in self._norms:
+                X = self.X
+                self._norms[bias] = _row_sq_norms(X.indptr, X.data, float(bias))
+            return self._norms[bias]
+
     def __getstate__(self) -> dict:  # (a lock does not pickle: sub-problems sent to workers)
         return {**self.__dict__, "_lock": None}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state, _lock=threading.Lock())
+
+
+@njit(cache=True, nogil=True)
+def _row_sq_norms(indptr, data, bias):
+    norms = np.empty(indptr.shape[0] - 1)
+    for i in range(norms.shape[0]):
+        norms[i] = row_sq_norm(indptr, data, bias, i)
+    return norms
+
+
+def shared_sq_norms(sub: Subproblem, X, bias: float) -> np.ndarray | None:
+    """The rows' squared norms from the run's ``SharedRows`` where it is of these rows (X the
+    sub-problem's own, not a converted copy); None: the solve computes its own."""
+    shared = sub.shared_rows
+    if shared is None or shared.X is not X:
+        return None
+    return shared.sq_norms(bias)
 
 
 def _order_sample_state(seed: int) -> np.ndarray:
@@ -337,7 +365,7 @@ def _order_sample_state(seed: int) -> np.ndarray:
 
 def choose_order(
     X, y, bucket_size: int | None, buckets_per_group: int | None, seed: int,
-    sample: NeighbourSample | None = None,
+    sample: SharedRows | None = None,
 ) -> tuple[int, int]:
     """The coordinate order: as given, or (None) buckets unless neighbouring rows are alike
     (the pairs of rows compared drawn from ``seed``, or taken from ``sample`` where it is of
@@ -387,7 +415,7 @@ def start_order(sub: Subproblem, y: np.ndarray) -> tuple[int, int]:
                                     f"order (bucket size {order[0]}, {order[1]} a group)")
         return order
     return choose_order(sub.X, y, sub.option("bucket_size"), sub.option("buckets_per_group"),
-                        sub.seed, sub.neighbour_sample)  # fmt: skip
+                        sub.seed, sub.shared_rows)  # fmt: skip
 
 
 def warm_start(sub: Subproblem, shape: tuple[int, ...]) -> np.ndarray | None:

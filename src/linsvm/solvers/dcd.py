@@ -226,10 +226,13 @@ def dcd_svm_kernel(
 
 @njit(cache=True, nogil=True)
 def _fill_records(indptr, indices, data, bias, y, C, loss, alpha0, rec, fparams, cols, vals,
-                  sigma, lo, hi) -> None:  # fmt: skip
-    """The records of rows [lo, hi) (``_prepare``), alpha_i = alpha0_i within its bounds."""
+                  sigma, lo, hi, norms) -> None:  # fmt: skip
+    """The records of rows [lo, hi) (``_prepare``), alpha_i = alpha0_i within its bounds;
+    ``norms``: the rows' squared norms computed already (``_dual.SharedRows``), or None."""
     for i in range(lo, hi):
-        if fparams is None:
+        if norms is not None:
+            sq = norms[i]
+        elif fparams is None:
             sq = row_sq_norm(indptr, data, bias, i)
         else:
             sq = mapped_sq_norm(indptr, indices, data, bias, i, fparams, cols, vals)
@@ -261,7 +264,7 @@ def _add_start(indptr, indices, data, bias, rec, w, fparams) -> None:
 @njit(cache=True, nogil=True)
 def _prepare(
     indptr, indices, data, bias, y, C, loss, alpha0, add_to_w, w, rec, index_dtype, fparams,
-    cols, vals, sigma=1.0,
+    cols, vals, sigma=1.0, norms=None,
 ):  # fmt: skip
     """Fill the per-row records; with ``add_to_w``, w += sum_i y_i alpha0_i x_i (warm start);
     return the trainable rows. ``fparams`` not None: the rows are phi(x_i) (``cols``/``vals``:
@@ -269,7 +272,7 @@ def _prepare(
     local problem; sigma = 1.0 gives Q_ii + D_ii exactly)."""
     # (a typed 0: a literal one would compile it once more)
     _fill_records(indptr, indices, data, bias, y, C, loss, alpha0, rec, fparams, cols, vals,
-                  sigma, np.int64(0), y.shape[0])  # fmt: skip
+                  sigma, np.int64(0), y.shape[0], norms)  # fmt: skip
     if add_to_w:
         _add_start(indptr, indices, data, bias, rec, w, fparams)
     return _dual.rows_with_cost(C, index_dtype)
@@ -277,16 +280,18 @@ def _prepare(
 
 def prepare_records(
     indptr, indices, data, bias, y, C, loss, alpha0, add_to_w, w, rec, index_dtype, fparams,
-    cols, vals, sigma=1.0, n_threads: int = 1,
+    cols, vals, sigma=1.0, n_threads: int = 1, norms: np.ndarray | None = None,
 ) -> np.ndarray:  # fmt: skip
     """``_prepare``, its records filled on ``n_threads`` threads (rows side by side: the same
     records; the warm start's w on one thread, in row order: the same bits). A feature map
-    formed on the fly fills them on this thread (one row's scratch)."""
+    formed on the fly fills them on this thread (one row's scratch). ``norms``: the rows'
+    squared norms computed already (the plain rows only), or None."""
     if n_threads <= 1 or fparams is not None:
         return _prepare(indptr, indices, data, bias, y, C, loss, alpha0, add_to_w, w, rec,
-                        index_dtype, fparams, cols, vals, sigma)  # fmt: skip
+                        index_dtype, fparams, cols, vals, sigma, norms)  # fmt: skip
     for_row_chunks(indptr, n_threads, lambda r0, r1: _fill_records(
         indptr, indices, data, bias, y, C, loss, alpha0, rec, fparams, cols, vals, sigma, r0, r1,
+        norms,
     ))  # fmt: skip
     if add_to_w:
         _add_start(indptr, indices, data, bias, rec, w, fparams)
@@ -352,9 +357,10 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     plan = thread_plan(sub, X, fparams is not None or sigma != 1.0)
     # the threads of the set-up's and the objectives' sweeps of the rows
     sweep_threads = 1 if plan.simulated else plan.n_threads
+    norms = _dual.shared_sq_norms(sub, X, bias) if fparams is None else None
     trainable = prepare_records(
         X.indptr, X.indices, X.data, bias, y, C, loss, alpha0, not partition, w, rec, index_dtype,
-        fparams, cols, vals, sigma, sweep_threads,
+        fparams, cols, vals, sigma, sweep_threads, norms,
     )  # fmt: skip
     fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
     istate = np.array([trainable.shape[0], 0, 0], dtype=np.int64)

@@ -161,13 +161,13 @@ def lr_dual_kernel(
 @njit(cache=True, nogil=True)
 def _prepare(
     indptr, indices, data, bias, y, C, alpha0, use_alpha0, add_to_w, w, rec, index_dtype,
-    sigma=1.0,
+    sigma=1.0, norms=None,
 ):  # fmt: skip
     """Fill the per-row records; with ``add_to_w``, w += w(alpha) over these rows; return the
     rows with C_i > 0. The records' Q_ii is sigma Q_ii (CoCoA+'s scaled local problem; sigma =
-    1.0 gives Q_ii exactly)."""
+    1.0 gives Q_ii exactly); ``norms``: the rows' squared norms computed already, or None."""
     for i in range(y.shape[0]):
-        sq = row_sq_norm(indptr, data, bias, i)
+        sq = row_sq_norm(indptr, data, bias, i) if norms is None else norms[i]
         c = C[i]
         a = 0.0
         ca = 0.0
@@ -236,7 +236,7 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
     index_dtype = _dual.row_index_dtype(n_rows)
     rows = _prepare(
         X.indptr, X.indices, X.data, bias, y, C, alpha0, use_alpha0, not partition, w, rec,
-        index_dtype, sigma,
+        index_dtype, sigma, _dual.shared_sq_norms(sub, X, bias),
     )  # fmt: skip
     inner_eps = _positive(sub.option("inner_eps", INNER_EPS_START), "inner_eps")
     fstate = np.array([inner_eps, np.inf, inner_eps])

@@ -777,7 +777,7 @@ def test_one_vs_rest_computes_what_the_rows_alone_decide_once(monkeypatch):
     y = rng.integers(0, 3, n_rows).astype(np.float64)
     assert not _dual.cache_resident(X, 32, stored_widths=False)
     draws, norms = [], []
-    real_pairs, real_norms = _dual.neighbour_pairs, _dual._row_sq_norms
+    real_pairs, real_norms = _dual.neighbour_pairs, _dual.rows_sq_norms
 
     def counted_pairs(*args):
         draws.append(args[4])
@@ -788,7 +788,7 @@ def test_one_vs_rest_computes_what_the_rows_alone_decide_once(monkeypatch):
         return real_norms(*args)
 
     monkeypatch.setattr(_dual, "neighbour_pairs", counted_pairs)
-    monkeypatch.setattr(_dual, "_row_sq_norms", counted_norms)
+    monkeypatch.setattr(_dual, "rows_sq_norms", counted_norms)
     for solver in (1, 7):
         draws.clear()
         norms.clear()

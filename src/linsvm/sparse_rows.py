@@ -131,6 +131,15 @@ def row_sq_norm(indptr, data, bias, i) -> float:
     return sq
 
 
+@njit(cache=True, nogil=True)
+def rows_sq_norms(indptr, data, bias) -> np.ndarray:
+    """x_i'x_i of every row (``row_sq_norm``, with the implicit bias feature), shape (l,)."""
+    sq = np.empty(indptr.shape[0] - 1)
+    for i in range(sq.shape[0]):
+        sq[i] = row_sq_norm(indptr, data, bias, i)
+    return sq
+
+
 @njit(cache=True, nogil=True, inline="always")
 def row_dot_sq_norm(indptr, indices, data, bias, i, w) -> tuple[float, float]:
     """(w'x_i, x_i'x_i) in one sweep of the row, with the implicit bias feature: bit for bit

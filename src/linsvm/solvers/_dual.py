@@ -32,7 +32,7 @@ from numba import njit
 from .._intrinsics import prefetch
 from ..data import is_integer
 from ..errors import InvalidInputError
-from ..sparse_rows import row_sq_norm, rows_dot
+from ..sparse_rows import row_sq_norm, rows_dot, rows_sq_norms
 from . import _base
 from ._base import Hook, Progress, Solution, Subproblem, check_eps, check_number
 from ._columns import check_w0
@@ -331,7 +331,7 @@ class SharedRows:
         with self._lock:
             if bias not in self._norms:
                 X = self.X
-                self._norms[bias] = _row_sq_norms(X.indptr, X.data, float(bias))
+                self._norms[bias] = rows_sq_norms(X.indptr, X.data, float(bias))
             return self._norms[bias]
 
     def __getstate__(self) -> dict:  # (a lock does not pickle: sub-problems sent to workers)
@@ -339,14 +339,6 @@ class SharedRows:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state, _lock=threading.Lock())
-
-
-@njit(cache=True, nogil=True)
-def _row_sq_norms(indptr, data, bias):
-    norms = np.empty(indptr.shape[0] - 1)
-    for i in range(norms.shape[0]):
-        norms[i] = row_sq_norm(indptr, data, bias, i)
-    return norms
 
 
 def shared_sq_norms(sub: Subproblem, X, bias: float) -> np.ndarray | None:
@@ -365,10 +357,10 @@ def _order_sample_state(seed: int) -> np.ndarray:
 
 def choose_order(
     X, y, bucket_size: int | None, buckets_per_group: int | None, seed: int,
-    sample: SharedRows | None = None,
+    shared: SharedRows | None = None,
 ) -> tuple[int, int]:
     """The coordinate order: as given, or (None) buckets unless neighbouring rows are alike
-    (the pairs of rows compared drawn from ``seed``, or taken from ``sample`` where it is of
+    (the pairs of rows compared drawn from ``seed``, or taken from ``shared`` where it is of
     these rows)."""
     for name, value in (("bucket_size", bucket_size), ("buckets_per_group", buckets_per_group)):
         if value is not None and not (is_integer(value) and value >= 1):
@@ -381,8 +373,8 @@ def choose_order(
         # (the sample grows with the rows up to 2000 pairs: a few ms, paid once per solve,
         # or once per run with a sample shared by its sub-problems)
         n_pairs = min(2000, n_rows)
-        if sample is not None and sample.X is X:
-            excess = sample.excess(y, n_pairs)
+        if shared is not None and shared.X is X:
+            excess = shared.excess(y, n_pairs)
         else:
             excess = neighbour_correlation_excess(X.indptr, X.indices, X.data, y, n_pairs,
                                                   _order_sample_state(seed))  # fmt: skip

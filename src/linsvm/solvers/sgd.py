@@ -122,7 +122,7 @@ from .._intrinsics import prefetch
 from ..data import as_csr, is_integer
 from ..errors import InvalidInputError
 from ..objective import LOSS_HINGE, hinge_dual_value_at, loss_value, primal_value, svm_objectives
-from ..sparse_rows import row_axpy, row_dot, row_sq_norm, sq_norm
+from ..sparse_rows import row_axpy, row_dot, rows_sq_norms, sq_norm
 from ._base import Hook, Solution, Subproblem, copy_state, restore_state
 from ._columns import run_primal
 from ._random import FIRST, new_state, rand_below, shuffle
@@ -145,15 +145,6 @@ _I_TAU, _I_EPOCHS, _I_CONVERGED, _I_EVALS, _I_ERRORS = 0, 1, 2, 3, 4
 _F_MEASURE, _F_PRIMAL, _F_DUAL = 0, 1, 2
 # ... of the Pegasos kernel.
 _F_SCALE, _F_VV = 0, 1
-
-
-@njit(cache=True, nogil=True)
-def _row_sq_norms(indptr, data, bias, n_rows):
-    """q_i = x_i'x_i (with the bias feature), shape (l,)."""
-    q = np.empty(n_rows)
-    for i in range(n_rows):
-        q[i] = row_sq_norm(indptr, data, bias, i)
-    return q
 
 
 @njit(cache=True, nogil=True)
@@ -515,7 +506,7 @@ def _solve_epochs(sub: Subproblem, hook: Hook | None, solver: int, multiplicity:
     if sub.option("max_steps") is not None:
         raise InvalidInputError("max_steps applies to -s 31 (sgd-r) only (use max_iter)")
     X, y, bias, cost, lam, n_rows = pb.X, pb.y, pb.bias, pb.cost, pb.lam, pb.n_rows
-    sq = _row_sq_norms(X.indptr, X.data, bias, n_rows)
+    sq = rows_sq_norms(X.indptr, X.data, bias)
     rng = new_state(pb.seed)
     u = np.zeros(pb.n_weights)
     counts = np.zeros(n_rows, dtype=np.int64)
@@ -663,7 +654,7 @@ def solve_pegasos(sub: Subproblem, hook: Hook | None = None) -> Solution:
     X, y, bias, lam, n_rows = pb.X, pb.y, pb.bias, pb.lam, pb.n_rows
     total = -(-pb.max_epochs * n_rows // batch_size)  # ceil
     rng = new_state(pb.seed)
-    sq = _row_sq_norms(X.indptr, X.data, bias, n_rows)
+    sq = rows_sq_norms(X.indptr, X.data, bias)
     v = np.zeros(pb.n_weights)
     fstate = np.array([1.0, 0.0])
     istate = np.zeros(1, dtype=np.int64)

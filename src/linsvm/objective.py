@@ -54,6 +54,41 @@ def loss_sum(indptr, indices, data, bias, y, C, w, loss, start=0.0) -> float:
 
 
 @njit(cache=True, nogil=True)
+def margins(indptr, indices, data, bias, w, out) -> None:
+    """out_i = w'x_i for every row (with the bias feature when ``bias >= 0``)."""
+    for i in range(out.shape[0]):
+        out[i] = row_dot(indptr, indices, data, bias, i, w)
+
+
+@njit(cache=True, nogil=True)
+def bias_loss_derivatives(margin, y, C, bias, b, loss) -> tuple[float, float, float]:
+    """The loss as a function of a bias weight b whose feature value is ``bias``, the other
+    weights fixed: (L(b), L'(b), L''(b)) with L(b) = sum_i C_i xi(y_i (margin_i + bias b)),
+    ``margin`` the rows' w'x_i without the bias. For the smooth losses (squared hinge: L''
+    its generalised second derivative; logistic), what a Newton step on b needs."""
+    value = 0.0
+    first = 0.0
+    second = 0.0
+    for i in range(y.shape[0]):
+        c = C[i]
+        if c == 0.0:
+            continue
+        z = y[i] * (margin[i] + bias * b)
+        value += c * loss_value(loss, z)
+        if loss == LOSS_SQUARED_HINGE:
+            slack = 1.0 - z
+            if slack > 0.0:
+                first -= 2.0 * c * slack * y[i] * bias
+                second += 2.0 * c * bias * bias
+        else:  # logistic: xi' = -sigma(-z), xi'' = sigma(z) sigma(-z)
+            e = np.exp(-abs(z))
+            s_neg = (e if z >= 0.0 else 1.0) / (1.0 + e)  # sigma(-z)
+            first -= c * s_neg * y[i] * bias
+            second += c * s_neg * (1.0 - s_neg) * bias * bias
+    return value, first, second
+
+
+@njit(cache=True, nogil=True)
 def primal_value(indptr, indices, data, bias, y, C, w, loss) -> float:
     """P(w) = 1/2 w'w + sum_i C_i xi(y_i w'x_i)."""
     return loss_sum(indptr, indices, data, bias, y, C, w, loss, 0.5 * sq_norm(w))

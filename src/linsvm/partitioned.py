@@ -63,12 +63,15 @@ class PartResult:
     (``loss``, ``dual_terms``: (n_subproblems,), or None when not computed), its change of W
     (``dW``: dense (n_subproblems, n_weights) or CSR, for ``added``; None when the place
     updated W itself), the first pass's projected-gradient extremes (``pg_max``, ``pg_min``:
-    (n_subproblems,), or None), and the seconds it took where it ran."""
+    (n_subproblems,), or None), sum_i y_i alpha_i over its rows at the iteration's start
+    (``net``: (n_subproblems,), or None: for a bias weight held apart from W(alpha), see
+    ``OuterSums.objectives``), and the seconds it took where it ran."""
 
     partition: int
     loss: np.ndarray | None = None
     dual_terms: np.ndarray | None = None
     dW: np.ndarray | sp.csr_matrix | None = None
+    net: np.ndarray | None = None
     pg_max: np.ndarray | None = None
     pg_min: np.ndarray | None = None
     seconds: float = 0.0
@@ -133,6 +136,7 @@ class OuterSums:
     dual_terms: np.ndarray
     pg_max: np.ndarray
     pg_min: np.ndarray
+    net: np.ndarray | None = None
     slowest: float = 0.0
     seconds: float = 0.0
     results: list[PartResult] = field(default_factory=list)
@@ -145,18 +149,31 @@ class OuterSums:
                 self.loss += r.loss
             if r.dual_terms is not None:
                 self.dual_terms += r.dual_terms
+            if r.net is not None:
+                self.net = r.net.copy() if self.net is None else self.net + r.net
             if r.pg_max is not None:
                 np.maximum(self.pg_max, r.pg_max, out=self.pg_max)
                 np.minimum(self.pg_min, r.pg_min, out=self.pg_min)
             self.slowest = max(self.slowest, r.seconds)
         self.results.extend(results)
 
-    def objectives(self) -> tuple[np.ndarray, np.ndarray]:
+    def objectives(self, held_bias: float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(P(W_start), D(alpha_start)) per sub-problem: 1/2 ||W_start[c]||^2 plus the summed
         loss, and minus 1/2 ||W_start[c]||^2 plus the summed alpha terms (those are computed by
-        the partitions at the iteration's start, W_start = sum_i y_i alpha_i x_i then)."""
-        half = np.array([0.5 * sq_norm(self.W_start[c]) for c in range(self.W_start.shape[0])])
-        return half + self.loss, -(half + self.dual_terms)
+        the partitions at the iteration's start, W_start = sum_i y_i alpha_i x_i then).
+
+        ``held_bias``: the bias feature's value when W_start's last column is a bias weight
+        held apart from alpha (CoCoA+'s client, ``distributed/cocoa.py``): P is as above, at
+        that weight; D's bias weight is alpha's own, bias times the summed ``net``, so that D
+        is still the dual of the whole problem and P - D >= 0 bounds P's distance to P*."""
+        W = self.W_start
+        half = np.array([0.5 * sq_norm(W[c]) for c in range(W.shape[0])])
+        if held_bias is None:
+            return half + self.loss, -(half + self.dual_terms)
+        bias_of_alpha = held_bias * self.net
+        half_dual = np.array([0.5 * (sq_norm(W[c, :-1]) + bias_of_alpha[c] ** 2)
+                              for c in range(W.shape[0])])  # fmt: skip
+        return half + self.loss, -(half_dual + self.dual_terms)
 
 
 class PartitionedDual:

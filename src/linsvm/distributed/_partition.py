@@ -55,7 +55,9 @@ from ..objective import (
     LOSS_HINGE,
     LOSS_LOGISTIC,
     LOSS_SQUARED_HINGE,
+    bias_loss_derivatives,
     loss_sum,
+    margins,
     primal_from_dual,
 )
 from ..partitioned import PartResult
@@ -105,6 +107,9 @@ class RoundTask:
     round: int
     local_passes: int  # 0: evaluate only, no solve
     sigma: float
+    # True: W's last column is a bias weight the client holds (``cocoa.py``, "The bias"): the
+    # local solves keep it fixed and dW's last column is 0
+    held_bias: bool = False
 
 
 @dataclass
@@ -113,12 +118,13 @@ class RoundResult(PartResult):
     parts of the objectives at the W the round started from (``loss``: sum_{i in k} C_i
     xi(y_i W[c]'x_i); ``dual_terms``: the dual's terms of these rows' alpha), and its dW
     (dense (n_subproblems, n_weights), or CSR when sparse; None when the round only
-    evaluated); ``seconds``: the task's compute time on the worker."""
+    evaluated), ``net`` (sum_i y_i alpha_i of these rows at the round's start, per
+    sub-problem); ``seconds``: the task's compute time on the worker."""
 
     @property
     def nbytes(self) -> int:
         """Bytes of the arrays sent back (what the round moved from this worker)."""
-        size = self.loss.nbytes + self.dual_terms.nbytes
+        size = self.loss.nbytes + self.dual_terms.nbytes + self.net.nbytes
         if isinstance(self.dW, np.ndarray):
             size += self.dW.nbytes
         elif self.dW is not None:
@@ -143,6 +149,9 @@ class Partition:
         self.class_index: np.ndarray | None = None
         self.alpha: np.ndarray | None = None
         self.round = -1
+        # the rows' w'x_i without the bias, (n_subproblems, l), for the client's bias steps
+        # before ``round`` (``bias_losses``)
+        self.margins: np.ndarray | None = None
 
 
 # ----------------------------------------------------------------------------- one partition
@@ -228,35 +237,47 @@ def run_round(part: Partition, W: np.ndarray, task: RoundTask) -> RoundResult:
     then (``task.local_passes`` > 0) the local solves and dW. W: (n_subproblems, n_weights)."""
     _expect(part, task.round)
     start = time.perf_counter()
+    part.margins = None  # (the last bias step's: memory back)
     config = part.setup
     X = part.X
     loss = LOSSES[config.solver]
     n_sub = config.n_subproblems
     losses = np.zeros(n_sub)
     terms = np.zeros(n_sub)
+    net = np.zeros(n_sub)
     targets = [_targets(part, c) for c in range(n_sub)]
     for c, (y_c, C_c) in enumerate(targets):
         losses[c] = loss_sum(X.indptr, X.indices, X.data, config.bias, y_c, C_c, W[c], loss)
         terms[c] = float(dual_alpha_terms(C_c, part.alpha[c], loss))
+        net[c] = float(y_c @ part.alpha[c])
     if task.local_passes == 0:
         return RoundResult(
-            part.index, loss=losses, dual_terms=terms, seconds=time.perf_counter() - start
-        )
+            part.index, loss=losses, dual_terms=terms, net=net,
+            seconds=time.perf_counter() - start,
+        )  # fmt: skip
     spec = SOLVERS[config.solver]
     alpha_new = np.empty_like(part.alpha)
     dW = np.zeros((n_sub, W.shape[1]))
     n_iter = 0
+    held = task.held_bias and config.bias >= 0
+    # a held bias: the rows without their bias feature, the held weight's share of every
+    # margin an offset (the local problem is the dual of the primal with that weight fixed)
+    bias = -1.0 if held else config.bias
+    n_solved = W.shape[1] - 1 if held else W.shape[1]
     for c, (y_c, C_c) in enumerate(targets):
+        options = _local_options(config.solver, task.sigma)
+        if held:
+            options["margin_offset"] = config.bias * float(W[c, -1])
         sub = Subproblem(
-            X, y_c, C_c, eps=LOCAL_EPS, max_iter=task.local_passes, bias=config.bias,
+            X, y_c, C_c, eps=LOCAL_EPS, max_iter=task.local_passes, bias=bias,
             seed=round_seed(config.seed, task.round, part.index, c), alpha0=part.alpha[c],
-            w0=W[c], options=_local_options(config.solver, task.sigma), index=c,
+            w0=W[c, :n_solved], options=options, index=c,
         )  # fmt: skip
         sol = spec.solve(sub, None)
         alpha_new[c] = sol.alpha
         n_iter = max(n_iter, sol.n_iter)
-        dW[c] = primal_from_dual(
-            X.indptr, X.indices, X.data, config.bias, y_c, sol.alpha - part.alpha[c], W.shape[1]
+        dW[c, :n_solved] = primal_from_dual(
+            X.indptr, X.indices, X.data, bias, y_c, sol.alpha - part.alpha[c], n_solved
         )
     # the state moves only once every sub-problem's solve is done
     part.alpha = alpha_new
@@ -264,9 +285,34 @@ def run_round(part: Partition, W: np.ndarray, task: RoundTask) -> RoundResult:
     nonzero = np.count_nonzero(dW)
     sent = sp.csr_matrix(dW) if nonzero <= SPARSE_DW_DENSITY * dW.size else dW
     return RoundResult(
-        part.index, loss=losses, dual_terms=terms, dW=sent,
+        part.index, loss=losses, dual_terms=terms, dW=sent, net=net,
         seconds=time.perf_counter() - start, figures={"local_passes": n_iter},
     )  # fmt: skip
+
+
+def bias_losses(part: Partition, W: np.ndarray | None, b: np.ndarray, round: int) -> np.ndarray:
+    """This partition's share of the loss as a function of the held bias weights: rows
+    (L_c(b_c), L_c'(b_c), L_c''(b_c)) of shape (n_subproblems, 3), at the weights W[c, :-1]
+    (their margins computed and kept; None: the margins kept by the last call, of the same
+    round) and bias weights b (n_subproblems,). The client's Newton steps on b
+    (``cocoa._Run._bias_step``) sum them over the partitions."""
+    _expect(part, round)
+    config = part.setup
+    X = part.X
+    n_sub = config.n_subproblems
+    if W is not None:
+        part.margins = np.empty((n_sub, X.shape[0]))
+        for c in range(n_sub):
+            margins(X.indptr, X.indices, X.data, -1.0, W[c, :-1], part.margins[c])
+    elif part.margins is None:
+        raise PartitionLost(f"partition {part.index} has no margins for a bias step")
+    out = np.empty((n_sub, 3))
+    for c in range(n_sub):
+        y_c, C_c = _targets(part, c)
+        out[c] = bias_loss_derivatives(
+            part.margins[c], y_c, C_c, config.bias, float(b[c]), LOSSES[config.solver]
+        )
+    return out
 
 
 def alpha_snapshot(part: Partition, round: int) -> np.ndarray:
@@ -287,6 +333,7 @@ def restore(part: Partition, alpha: np.ndarray | None, round: int, config: Setup
             )
         part.alpha = np.array(alpha, dtype=np.float64, copy=True)
     part.round = int(round)
+    part.margins = None
     return True
 
 
@@ -357,6 +404,14 @@ async def round_held(
     """``run_round`` on this worker's partitions plan[address], side by side in its threads."""
     parts = _claim(dask_worker, run, plan[dask_worker.address])
     return await _each(dask_worker, parts, lambda part: run_round(part, W, task))
+
+
+async def bias_held(
+    run: str, plan: dict, W: np.ndarray | None, b: np.ndarray, round: int, dask_worker=None
+) -> dict[int, np.ndarray]:
+    """``bias_losses`` on this worker's partitions plan[address]."""
+    parts = _claim(dask_worker, run, plan[dask_worker.address])
+    return await _each(dask_worker, parts, lambda part: bias_losses(part, W, b, round))
 
 
 async def snapshot_held(run: str, plan: dict, round: int, dask_worker=None) -> dict:
@@ -432,6 +487,7 @@ ACTIONS = {
     "hold": hold,
     "setup": setup_held,
     "round": round_held,
+    "bias": bias_held,
     "snapshot": snapshot_held,
     "restore": restore_held,
     "release": release_held,

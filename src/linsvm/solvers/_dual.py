@@ -439,6 +439,20 @@ def classifier_problem(sub: Subproblem) -> tuple[np.ndarray, np.ndarray, float, 
     return y, C, check_eps(sub.eps), check_sigma(sub.option("sigma", 1.0))
 
 
+def margin_offset(sub: Subproblem) -> float:
+    """The option ``margin_offset`` checked: a finite number, only for rows without a bias
+    feature (the offset stands for one) and with ``objectives=False`` (the solver's primal
+    and dual know nothing of it)."""
+    offset = sub.option("margin_offset", 0.0)
+    message = "margin_offset must be a finite number, got {value!r}"
+    offset = check_number(offset, -np.inf, message, message)
+    if offset != 0.0 and (sub.bias >= 0 or sub.feature_map is not None
+                          or sub.option("objectives", True)):  # fmt: skip
+        raise InvalidInputError("margin_offset stands for a held bias: the rows must have no "
+                                "bias feature nor feature map, and objectives=False")
+    return float(offset)
+
+
 def classifier_start(sub: Subproblem) -> tuple[np.ndarray, bool, np.ndarray, bool]:
     """Where a classifier's dual solve (-s 1, 3, 7) starts: (alpha0, warm, w, partition).
 

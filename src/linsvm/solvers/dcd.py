@@ -150,13 +150,13 @@ def fill_record(rec, i, a, yi, c, sq, squared_hinge, sigma) -> None:
 
 @njit(cache=True, nogil=True)
 def svm_pass(indptr, indices, data, bias, squared_hinge, rec, w, order, n_visits, shrinking,
-             pgmax_old, pgmin_old, use_prefetch, removed, fparams, sigma):  # fmt: skip
+             pgmax_old, pgmin_old, use_prefetch, removed, fparams, sigma, offset=0.0):  # fmt: skip
     """One pass of DCD over the rows ``order[:n_visits]``, in that order: each row's exact
     one-variable step (``svm_coordinate``) from the ``w`` of the steps before it.
 
     ``rec``: (l, 4) per-row records (alpha, Qbar_ii, y_i, U_i or D_ii), alpha updated in
     place; a row shrunk against (``pgmax_old``, ``pgmin_old``) is left alone and marked in
-    ``removed``. ``fparams``/``sigma`` as ``dcd_svm_kernel``. Returns the projected
+    ``removed``. ``fparams``/``sigma``/``offset`` as ``dcd_svm_kernel``. Returns the projected
     gradients' (max, min) over the rows not shrunk (-inf, inf when none)."""
     rec_flat = rec.reshape(rec.size)  # a 1-D view for prefetch
     pgmax_new = -np.inf
@@ -172,7 +172,7 @@ def svm_pass(indptr, indices, data, bias, squared_hinge, rec, w, order, n_visits
         else:
             dot = mapped_dot(indptr, indices, data, bias, i, w, fparams)
         shrunk, pg, a_new = svm_coordinate(
-            a, yi, dot, rec[i, _BOUND_OR_DIAG], rec[i, _QBAR], squared_hinge, shrinking,
+            a, yi, dot + offset, rec[i, _BOUND_OR_DIAG], rec[i, _QBAR], squared_hinge, shrinking,
             pgmax_old, pgmin_old,
         )  # fmt: skip
         if shrunk:
@@ -195,7 +195,7 @@ def svm_pass(indptr, indices, data, bias, squared_hinge, rec, w, order, n_visits
 def dcd_svm_kernel(
     indptr, indices, data, bias, loss, rec, w, active, trainable_rows, fstate, istate, rng, eps,
     n_epochs, shrinking, bucket_size, buckets_per_group, use_prefetch, removed, order,
-    bucket_order, fparams, sigma=1.0,
+    bucket_order, fparams, sigma=1.0, offset=0.0,
 ):  # fmt: skip
     """Run up to ``n_epochs`` outer iterations of DCD from the state given; update it in place.
 
@@ -207,7 +207,8 @@ def dcd_svm_kernel(
     rows are phi(x_i) of that feature map (``features._rows``), formed on the fly; None
     compiles the plain kernel, the mapped code pruned away. ``sigma``: CoCoA+'s sigma'
     (``_solve_svm_dual``): w is the local view, moved by sigma times each step, and the
-    records' Qbar_ii already hold sigma Q_ii + D_ii (``_prepare``). Returns
+    records' Qbar_ii already hold sigma Q_ii + D_ii (``_prepare``). ``offset``: added to every
+    w'x_i, the margin of a bias weight the caller holds fixed (``_solve_svm_dual``). Returns
     when converged (istate[I_CONVERGED] = 1) or after n_epochs outer iterations.
     """
     squared_hinge = loss == LOSS_SQUARED_HINGE
@@ -217,6 +218,7 @@ def dcd_svm_kernel(
         pgmax_new, pgmin_new = svm_pass(
             indptr, indices, data, bias, squared_hinge, rec, w, order, n_active, shrinking,
             fstate[_F_PGMAX_OLD], fstate[_F_PGMIN_OLD], use_prefetch, removed, fparams, sigma,
+            offset,
         )  # fmt: skip
         if end_iteration(
             active, n_active, removed, trainable_rows, fstate, istate, pgmax_new, pgmin_new, eps
@@ -334,6 +336,12 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     returned w is u, not the larger problem's w: the caller forms dw from the alphas (exact,
     no cancellation) and passes ``objectives=False`` (the values at u mean nothing).
 
+    Option ``margin_offset`` c (default 0.0), for rows without a bias feature (sub.bias < 0):
+    every step reads y_i (u'x_i + c), the margin of a bias weight the caller holds fixed (its
+    value times the bias feature's). The solve then minimises the dual of the primal with
+    that bias weight fixed, whose linear term is sum_i (1 - y_i c) alpha_i (CoCoA+ with the
+    bias held by the client, ``linsvm.distributed``); one thread.
+
     Solution.alpha: (l,) the dual variables; figures: ``pg_max``, ``pg_min`` (the projected
     gradient's extremes in the last outer iteration), ``bucket_size``, ``buckets_per_group``
     (the order used). The hook's Progress has ``measure`` the stopping rule's quantity,
@@ -354,7 +362,8 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     fmap = sub.feature_map
     fparams = None if fmap is None else fmap.params  # None: the plain kernels
     cols, vals = row_scratch(X.indptr, fparams)
-    plan = thread_plan(sub, X, fparams is not None or sigma != 1.0)
+    offset = _dual.margin_offset(sub)
+    plan = thread_plan(sub, X, fparams is not None or sigma != 1.0 or offset != 0.0)
     # the threads of the set-up's and the objectives' sweeps of the rows
     sweep_threads = 1 if plan.simulated else plan.n_threads
     norms = _dual.shared_sq_norms(sub, X, bias) if fparams is None else None
@@ -368,7 +377,7 @@ def _solve_svm_dual(sub: Subproblem, loss: int, hook: Hook | None = None) -> Sol
     def serial(run: _dual.ShrinkingDual, n_epochs: int) -> None:
         dcd_svm_kernel(
             X.indptr, X.indices, X.data, bias, loss, *run.kernel_arguments(n_epochs), fparams,
-            sigma,
+            sigma, offset,
         )  # fmt: skip
 
     run = _dual.ShrinkingDual(

@@ -84,6 +84,7 @@ def lr_dual_kernel(
     order,
     bucket_order,
     sigma=1.0,
+    offset=0.0,
 ):
     """Run up to ``n_epochs`` outer iterations from the state given; update it in place.
 
@@ -91,6 +92,7 @@ def lr_dual_kernel(
     C_i > 0, ascending; fstate: (3,), istate: (4,), rng: (1,) uint64; order and bucket_order:
     work arrays from ``order_buffers``. ``sigma``: CoCoA+'s sigma' (``solve_lr_dual``): w is
     the local view, moved by sigma times each step; the records' Q_ii already hold sigma Q_ii.
+    ``offset``: added to every w'x_i, the margin of a bias weight the caller holds fixed.
     Returns when converged (istate[I_CONVERGED] = 1) or after n_epochs.
     """
     n_rows = rows.shape[0]
@@ -113,7 +115,7 @@ def lr_dual_kernel(
             yi = rec[i, _Y]
             c = rec[i, _C]
             qa = rec[i, _QII]
-            qb = yi * row_dot(indptr, indices, data, bias, i, w)
+            qb = yi * (row_dot(indptr, indices, data, bias, i, w) + offset)
 
             # Which of the pair to optimise: the one whose sub-problem minimum is <= C/2.
             if 0.5 * qa * (rec[i, _CA] - rec[i, _A]) + qb < 0.0:
@@ -212,7 +214,8 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
     the local problem's quadratic term: each one-variable problem reads the local view
     u = w0 + sigma dw and has sigma Q_ii in place of Q_ii, and u moves by sigma times each step.
     The returned w is then u: the caller forms dw = sum_i y_i (alpha_i - alpha0_i) x_i from the
-    alphas and passes ``objectives=False``.
+    alphas and passes ``objectives=False``. Option ``margin_offset`` as ``dcd._solve_svm_dual``'s:
+    every step reads y_i (u'x_i + c), a bias weight held fixed by the caller.
 
     Solution.alpha: (l,) 0 < alpha_i < C_i (0 where C_i = 0); figures: ``alpha_complement``
     (C_i - alpha_i as the solver keeps it, with full relative accuracy near C_i), ``gmax`` (the
@@ -239,6 +242,7 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
         index_dtype, sigma, _dual.shared_sq_norms(sub, X, bias),
     )  # fmt: skip
     inner_eps = _positive(sub.option("inner_eps", INNER_EPS_START), "inner_eps")
+    offset = _dual.margin_offset(sub)
     fstate = np.array([inner_eps, np.inf, inner_eps])
     istate = np.array([rows.shape[0], 0, 0, 0], dtype=np.int64)
     rng = new_state(sub.seed)
@@ -253,7 +257,7 @@ def solve_lr_dual(sub: Subproblem, hook: Hook | None = None) -> Solution:
         lr_dual_kernel(
             X.indptr, X.indices, X.data, bias, rec, w, rows, fstate, istate, rng, eps,
             inner_eps_min, n_epochs, bucket_size, buckets_per_group, use_prefetch, order,
-            bucket_order, sigma,
+            bucket_order, sigma, offset,
         )  # fmt: skip
 
     def report() -> tuple[float, dict]:

@@ -74,6 +74,8 @@ SECTIONS = [
     ("Data read from disk every pass: pypi-recent in a memory cgroup, against the disk's rate "
      "(bench_outofcore_ram.py --folder)", "RESULTS-outofcore-ram-pypi.md"),
     ("Distributed training on Dask by CoCoA+ (bench_distributed.py)", "RESULTS-distributed.md"),
+    ("CoCoA+ with a bias held by the client (bench_distributed_bias.py)",
+     "RESULTS-distributed-bias.md"),
     ("Saving and loading a large model (bench_model_save.py)", "RESULTS-model-save.md"),
     ("Scaling features: linsvm scale vs svm-scale (bench_scale.py)", "RESULTS-scale.md"),
     ("Scaling the whole of pypi-recent (bench_scale.py --datasets pypi-recent)",

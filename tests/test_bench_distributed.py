@@ -119,3 +119,20 @@ def test_dask_ml_on_sparse_chunks():
     (run,) = out["runs"]
     assert out["load"] > 0 and run["seconds"] > 0
     assert run["primal"] >= pstar * (1 - 1e-9) and bd.rel(run["primal"], pstar) < 1e-4
+
+
+@pytest.mark.parametrize("solver", [1, 3, 7])
+def test_the_bias_benchmarks_ones_column_is_liblinears_bias(solver):
+    """``bench_distributed_bias`` writes -B 1 as a column of ones (bias=-1) to run the bias in
+    the dual: the same problem, the same optimum."""
+    import linsvm
+    from benchmarks import bench_distributed_bias as bb
+
+    X, y = bb.text_rows(300)
+    with_bias = linsvm.train(X, y, solver=solver, bias=1.0, eps=1e-10, max_iter=100_000)
+    as_column = linsvm.train(bb.with_ones_column(X), y, solver=solver, bias=-1.0, eps=1e-10,
+                             max_iter=100_000)  # fmt: skip
+    (r,), (r_col,) = with_bias.results_, as_column.results_
+    assert abs(r.primal - r_col.primal) <= 1e-8 * r.primal
+    np.testing.assert_allclose(as_column.coef_.ravel(), np.append(with_bias.coef_.ravel(),
+                               with_bias.intercept_), atol=1e-5)  # fmt: skip

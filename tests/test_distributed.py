@@ -109,19 +109,28 @@ def test_multiclass_with_bias_and_class_weights(client, solver):
 @pytest.mark.parametrize("solver", [1, 7])
 def test_a_bias_of_one_is_held_by_the_client(client, solver):
     """B = 1 is half of a unit-norm row: in the dual, 4 partitions took over 800 rounds to a
-    gap of 1e-3 on such rows; with the bias weight held by the client, tens."""
+    gap of 1e-3 on such rows; with the bias weight held by the client (``hold_bias``), tens."""
     X, y = text_like(seed=7)
     ref = linsvm.train(X, y, solver=solver, C=1.0, eps=1e-10, bias=1.0, max_iter=100_000)
     rounds = []
     model = dist.train(
         X, y, client=client, solver=solver, C=1.0, eps=1e-6, bias=1.0, n_partitions=4,
-        max_rounds=400, on_round=rounds.append,
+        max_rounds=400, on_round=rounds.append, hold_bias=True,
     )  # fmt: skip
     check_against_single_machine(model, ref, X, rounds)
     (r,) = model.results_
     assert r.figures["bias_evaluations"] >= len(rounds) - 1
     assert abs(model.intercept_[0] - ref.intercept_[0]) <= 1e-2 * (1 + abs(ref.intercept_[0]))
     assert len(rounds) <= 200
+
+
+def test_the_bias_stays_in_the_dual_unless_held_and_for_the_hinge(client):
+    X, y = text_like(n_rows=300, seed=8)
+    for solver, hold in ((1, False), (3, True)):
+        model = dist.train(X, y, client=client, solver=solver, bias=0.1, eps=1e-3,
+                           max_rounds=300, hold_bias=hold)  # fmt: skip
+        assert model.results_[0].converged
+        assert "bias_evaluations" not in model.results_[0].figures
 
 
 def test_logistic_regression_dual(client):
@@ -193,7 +202,7 @@ def test_a_killed_worker_does_not_change_the_model(client, bias):
     """(With a bias of 1 the client holds the bias weights: the snapshot's W has them.)"""
     X, y = text_like(n_classes=3, seed=6)
     common = dict(client=client, solver=1, C=1.0, eps=1e-6, snapshot_every=3, max_rounds=500,
-                  bias=bias)  # fmt: skip
+                  bias=bias, hold_bias=bias >= 0)  # fmt: skip
     uninterrupted = dist.train(X, y, **common)
     events = []
     killed = []

@@ -62,6 +62,7 @@ def test_cli_trains_on_a_local_cluster_and_writes_the_usual_model(tmp_path, caps
         (["--dask", "local:2", "--memory", "1G"], "does not go with --memory"),
         (["--dask", "local:2", "-v", "3"], "does not go with -v"),
         (["--partitions", "2"], "go with --dask"),
+        (["--hold-bias"], "go with --dask"),
         (["--dask", "local:0"], "N >= 1"),
         (["--dask", "local:two"], "needs a number"),
         (["--dask", "local:2", "--no-shrinking"], "does not go with --no-shrinking"),

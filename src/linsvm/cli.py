@@ -163,6 +163,9 @@ Distributed training on Dask (-s 1, 3 and 7; CoCoA+):
     --max-iter caps the rounds (default 200); a progress line per round
 --partitions k : partitions of the rows (default: one per worker)
 --local-passes n : passes of each worker's solver over its rows per round (default 1)
+--hold-bias : with -B and -s 1 or 7, the client holds the bias weight (far fewer rounds
+    where the bias is a large part of rows unlike a constant, more where a feature is
+    nearly one; see the README)
 Feature maps (the model file then starts with a feature_map line; predict applies it):
 --poly2 : train on the degree-2 map: x, the squares and all pairwise products
 --gamma g, --coef0 r : scale it as the polynomial kernel (g x'x' + r)^2 (default g = 1/n,
@@ -274,6 +277,7 @@ class TrainOptions:
     dask: str | None = None
     partitions: int | None = None
     local_passes: int | None = None
+    hold_bias: bool = False
     device: str = "cpu"
     training_file: str = ""
     model_file: str = ""
@@ -312,6 +316,7 @@ _TRAIN_FLAGS: dict[str, tuple[str, object]] = {
     "-R": ("regularize_bias", False),
     "-C": ("find_C", True),
     "--poly2": ("poly2", True),
+    "--hold-bias": ("hold_bias", True),
 }
 
 # train's options that set one field from their value: the field, and the value's type (str:
@@ -484,8 +489,8 @@ def parse_train_args(argv: list[str]) -> TrainOptions:
                             ("--local-passes", opts.local_passes)):  # fmt: skip
             if value is not None and value < 1:
                 raise UsageError(f"--dask: {name} must be >= 1, got {value}")
-    elif opts.partitions is not None or opts.local_passes is not None:
-        raise UsageError("--partitions and --local-passes go with --dask")
+    elif opts.partitions is not None or opts.local_passes is not None or opts.hold_bias:
+        raise UsageError("--partitions, --local-passes and --hold-bias go with --dask")
     if opts.device == "cuda":
         # (the GPU's order is its own, and no CPU threads share its solve)
         _refuse_clashes("--gpu", (
@@ -1041,6 +1046,8 @@ def _train_distributed(opts: TrainOptions) -> int:
             extra["n_partitions"] = opts.partitions
         if opts.local_passes is not None:
             extra["local_passes"] = opts.local_passes
+        if opts.hold_bias:
+            extra["hold_bias"] = True
         with (
             warnings.catch_warnings(record=True) as caught,
             _naming(opts.training_file),

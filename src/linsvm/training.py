@@ -327,7 +327,7 @@ def train(
         (``inner_iter``, ``selective``, ``max_block_bytes``, ``on_outer``, ``held_out``,
         ``labels_check``); with ``client``, ``distributed.train_cocoa``'s (``n_partitions``,
         ``local_passes``, ``snapshot_every``, ``on_round``, ``labels_check``,
-        ``width_check``). Others are refused (the rounds or outer iterations are
+        ``width_check``, ``hold_bias``). Others are refused (the rounds or outer iterations are
         ``max_iter``).
 
     Returns
@@ -559,7 +559,7 @@ _BLOCK_OPTIONS = (*_PLACE_OPTIONS, "progress", "checkpoint", "checkpoint_every",
 _BLOCK_PLACE_OPTIONS = ("inner_iter", "selective", "max_block_bytes", "on_outer", "held_out",
                         "labels_check")  # fmt: skip
 _CLUSTER_PLACE_OPTIONS = ("n_partitions", "local_passes", "snapshot_every", "on_round",
-                          "labels_check", "width_check")  # fmt: skip
+                          "labels_check", "width_check", "hold_bias")  # fmt: skip
 
 
 def _is_path(X) -> bool:

@@ -34,7 +34,7 @@ from .cocoa import (  # noqa: E402 (after the check above)
 
 def train(source, y=None, *, client, max_rounds: int = DEFAULT_MAX_ROUNDS, n_partitions=None,
           local_passes: int = DEFAULT_LOCAL_PASSES, snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
-          on_round=None, **options):  # fmt: skip
+          on_round=None, hold_bias: bool = False, **options):  # fmt: skip
     """CoCoA+ on the workers of ``client`` (``cocoa.train_cocoa`` documents every argument):
     ``linsvm.train(source, y, client=client, **options)``, the one way in, with
     ``max_rounds`` as its ``max_iter`` and the cluster's own options as its
@@ -47,13 +47,15 @@ def train(source, y=None, *, client, max_rounds: int = DEFAULT_MAX_ROUNDS, n_par
             raise InvalidInputError(
                 f"distributed.train takes no {name}: "
                 + ("max_rounds is the rounds' cap" if name == "max_iter" else
-                   "n_partitions, local_passes, snapshot_every and on_round are its own")
+                   "n_partitions, local_passes, snapshot_every, on_round and hold_bias are "
+                   "its own")
             )
     _count(max_rounds, "max_rounds")
     if not isinstance(client, str):  # ("local:N" and addresses: checked where connected)
         check_client(client)
     place_options = {"n_partitions": n_partitions, "local_passes": local_passes,
-                     "snapshot_every": snapshot_every, "on_round": on_round}  # fmt: skip
+                     "snapshot_every": snapshot_every, "on_round": on_round,
+                     "hold_bias": hold_bias}  # fmt: skip
     return train_anywhere(source, y, client=client, max_iter=max_rounds,
                           place_options=place_options, **options)  # fmt: skip
 

@@ -37,6 +37,12 @@ for each sub-problem c, with w = W[c] = sum over ALL rows of y_i alpha_i x_i,
    mode with option ``sigma`` = sigma', for at most ``local_passes`` passes;
 3. dW[c] = sum_{i in k} y_i (alpha_i_new - alpha_i) x_i, recomputed from the alphas (exact;
    not the local view's (u - w)/sigma', which cancels).
+
+With the bias weight held by the client (-s 1, -s 7 with a bias; ``cocoa.py``, "The bias"),
+W's last column is that weight: step 2 solves the rows without their bias feature, every
+margin offset by B W[c, -1], and dW's last column is 0; the partition also reports sum_i y_i
+alpha_i of its rows (the dual's own bias weight, over B), and between rounds
+``bias_losses`` gives the client its share of the loss as a function of the held weight.
 """
 
 from __future__ import annotations

@@ -27,22 +27,28 @@ of it: a move of the dual variables that leaves the bias weight as it is but shi
 from one partition to another costs each local problem as if the others moved theirs the same
 way, and is made only slowly. On rows of unit norm, where a bias of 1 is half of every row, the
 rounds went up 20-60 times (800 text rows, 4 partitions, -s 1 to a relative gap of 1e-3: 15
-rounds without a bias, 847 with -B 1; 16 partitions: over 1,000). So for the smooth losses
-(-s 1, -s 7) the client holds the bias weight b itself, as the primal's: the partitions'
-local problems are the duals of the primal with b fixed (the rows without their bias
-feature, every margin offset by B b; ``margin_offset`` of the dual solvers), which no longer
-couple through it, and after each round's dW is added the client sets b to the minimiser of
-P(w, b) over b for the new w (``_bias_step``: Newton steps on that convex function of one
-variable, the partitions summing its loss part and two derivatives from the margins they
-keep, one call each). This is block coordinate descent of P over (w, b), w's block by the
-CoCoA+ round; for a loss with a continuous derivative it converges to the optimum, and the
-same 800 rows took 18 rounds (16 partitions: 59), reuters with -B 1 131 rounds against over
-1,000, -s 7 4-25 rounds against 57-137 (``_bias_step``'s figures in the README). The
-hinge (-s 3) is not smooth: there the same scheme stops short of the optimum (the blocks'
-optimality does not make the pair optimal), so -s 3 keeps the bias in the dual as before.
-The gap stays a certificate: P is evaluated at the held b, D at alpha with its own bias
-weight B sum_i y_i alpha_i (the partitions report sum_i y_i alpha_i, ``net``), and D <= P*
-for every alpha, so P - D >= P - P* whatever b is.
+rounds without a bias, 847 with -B 1; 16 partitions: over 1,000).
+
+``hold_bias=True`` (-s 1, -s 7) has the client hold the bias weight b itself, as the
+primal's: the partitions' local problems are the duals of the primal with b fixed (the rows
+without their bias feature, every margin offset by B b; ``margin_offset`` of the dual
+solvers), which no longer couple through it, and after each round's dW is added the client
+sets b to the minimiser of P(w, b) over b for the new w (``_bias_step``: Newton steps on that
+convex function of one variable, the partitions summing its loss part and two derivatives
+from the margins they keep, one call each, 3-4 a round). This is block coordinate descent of
+P over (w, b), w's block by the CoCoA+ round, and it converges to the optimum for a loss with a
+continuous derivative; the hinge's blocks can both be optimal at a pair that is not (-s 3
+keeps the bias in the dual). Measured (``benchmarks/bench_distributed_bias.py``, 2 workers,
+rounds to a relative gap of 1e-3): the 800 rows above 18 rounds (16 partitions: 59) against
+over 300, reuters -s 1 131 against 1,192; -s 7 4 and 25 rounds against 137 and 57. But block
+descent is slow where a feature is nearly constant over the rows, as the bias is: on
+pypi-recent (4 partitions) -s 1 stood at a gap of 9e-3 after 200 rounds where the bias in the
+dual reached 1e-3 in 197, and -s 7 took 94 rounds against 17. So it is an option, off by
+default. The gap stays a certificate: P is evaluated at the held b, D at alpha with its own
+bias weight B sum_i y_i alpha_i (the partitions report sum_i y_i alpha_i, ``net``), and D <=
+P* for every alpha, so P - D >= P - P* whatever b is; it is looser than P - P* by about
+(b - B sum_i y_i alpha_i)^2 / 2, which on pypi-recent kept the gap 45 times the relative
+accuracy (9e-3 against 2e-4).
 
 **Stopping rule.** The duality gap of the round's start, summed from the partitions' parts:
 sub-problem c has P_c(W) = 1/2 ||W[c]||^2 + sum_k loss_k and D_c(alpha) = -(1/2 ||W[c]||^2 +
@@ -204,6 +210,7 @@ def train_cocoa(
     on_round: Callable[[RoundProgress], bool | None] | None = None,
     labels_check: Callable[[np.ndarray], object] | None = None,
     width_check: Callable[[int], object] | None = None,
+    hold_bias: bool = False,
 ) -> Model:
     """Train -s 1, -s 3 or -s 7 on a Dask cluster by CoCoA+ (module docstring).
 
@@ -232,6 +239,11 @@ def train_cocoa(
     seed : seeds every local solve (with the round, partition and sub-problem).
     verbose : a progress line per round on stderr.
     on_round : called with a ``RoundProgress`` after each round; returning False stops.
+    hold_bias : with a bias (bias >= 0) and -s 1 or -s 7: the client holds the bias weight
+        and the partitions solve the dual with it fixed (module docstring, "The bias"): far
+        fewer rounds where the bias is a large part of rows whose features are unlike a
+        constant, far more where some feature is nearly one. False (default): the bias is a
+        feature of the dual as the others. -s 3 keeps it there either way.
     labels_check, width_check : called with the data's labels (in LIBLINEAR's order) and its
         number of features once the workers have read it, before any round: either may
         refuse them by raising (the command line's model files hold integer labels and at
@@ -272,6 +284,7 @@ def train_cocoa(
     n_partitions = _count(n_partitions, "n_partitions")
     run = _Run(client, spec.number, params, class_weight, seed, verbose, on_round)
     run.labels_check, run.width_check = labels_check, width_check
+    run.hold_bias = bool(hold_bias)
     try:
         run.plan(source, y, n_partitions)
         return run.train(eps, local_passes, max_rounds, snapshot_every)
@@ -302,6 +315,7 @@ class _Run:
         self.sent = 0
         self.received = 0
         self.bias_evaluations = 0  # calls of the client's bias steps (``_bias_step``)
+        self.hold_bias = False  # asked to hold the bias weight (``held_bias``: and can)
         self.labels_check: Callable[[np.ndarray], object] | None = None
         self.width_check: Callable[[int], object] | None = None
 
@@ -613,7 +627,7 @@ class _Run:
     @property
     def held_bias(self) -> bool:
         """Whether the client holds the bias weight (module docstring, "The bias")."""
-        return self.config.bias >= 0 and LOSSES[self.solver] != LOSS_HINGE
+        return self.hold_bias and self.config.bias >= 0 and LOSSES[self.solver] != LOSS_HINGE
 
     def _bias_step(self, W: np.ndarray, round: int) -> None:
         """Set W's bias column (the held bias weights b, one a sub-problem) to the minimiser of

@@ -27,7 +27,8 @@ of it: a move of the dual variables that leaves the bias weight as it is but shi
 from one partition to another costs each local problem as if the others moved theirs the same
 way, and is made only slowly. On rows of unit norm, where a bias of 1 is half of every row, the
 rounds went up 20-60 times (800 text rows, 4 partitions, -s 1 to a relative gap of 1e-3: 15
-rounds without a bias, 847 with -B 1; 16 partitions: over 1,000).
+rounds without a bias, 847 with -B 1; 16 partitions: over 1,000; the partitions' rounds run
+in one process, uncapped).
 
 ``hold_bias=True`` (-s 1, -s 7) has the client hold the bias weight b itself, as the
 primal's: the partitions' local problems are the duals of the primal with b fixed (the rows
@@ -40,7 +41,7 @@ P over (w, b), w's block by the CoCoA+ round, and it converges to the optimum fo
 continuous derivative; the hinge's blocks can both be optimal at a pair that is not (-s 3
 keeps the bias in the dual). Measured (``benchmarks/bench_distributed_bias.py``, 2 workers,
 rounds to a relative gap of 1e-3): the 800 rows above 18 rounds (16 partitions: 59) against
-over 300, reuters -s 1 131 against 1,192; -s 7 4 and 25 rounds against 137 and 57. But block
+over 200, reuters -s 1 131 against over 200; -s 7 4 and 25 rounds against 137 and 57. But block
 descent is slow where a feature is nearly constant over the rows, as the bias is: on
 pypi-recent (4 partitions) -s 1 stood at a gap of 9e-3 after 200 rounds where the bias in the
 dual reached 1e-3 in 197, and -s 7 took 94 rounds against 17. So it is an option, off by

@@ -701,8 +701,7 @@ def oneclass_best_rho(indptr, indices, data, w, nu) -> float:
     if n_rows == 0:
         return 0.0
     g = np.empty(n_rows)
-    for i in range(n_rows):
-        g[i] = row_dot(indptr, indices, data, -1.0, i, w)
+    margins(indptr, indices, data, -1.0, w, g)
     k = int(np.ceil(nu * n_rows))
     k = min(max(k, 1), n_rows)
     return np.partition(g, k - 1)[k - 1]

@@ -20,6 +20,16 @@ from conftest import make_sparse_problem
 
 import linsvm
 from linsvm.errors import InvalidInputError
+from linsvm.objective import (
+    LOSS_LOGISTIC,
+    LOSS_SQUARED_HINGE,
+    loss_sum,
+    lr_dual_point,
+    lr_objectives,
+    squared_hinge_dual_point,
+    svm_objectives,
+)
+from linsvm.partitioned import OuterSums
 from linsvm.training import TrainingInterrupted
 
 distributed = pytest.importorskip("distributed")
@@ -124,6 +134,83 @@ def test_a_bias_of_one_is_held_by_the_client(client, solver):
     assert len(rounds) <= 200
 
 
+@pytest.mark.parametrize("solver", [1, 7])
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_the_dual_point_of_w_is_a_lower_bound_that_meets_p_star(solver, bias):
+    """A partition's parts of the dual at the dual point of the round's W (a_i = -C_i
+    xi'(y_i w'x_i)), summed over two partitions: the dual objective at that point as
+    ``objective`` computes it over all rows, below P* for any W and equal to it at w*;
+    the loss beside it is ``loss_sum``'s."""
+    from linsvm.distributed import _partition
+
+    X, y = text_like(n_rows=400, n_classes=3, seed=11)
+    weights = np.array([1.0, 2.0, 0.0])  # (class 2's rows of cost 0 in its sub-problem)
+    ref = linsvm.train(X, y, solver=solver, C=0.5, eps=1e-10, bias=bias, max_iter=100_000,
+                       class_weight=dict(enumerate(weights)))  # fmt: skip
+    W_star = np.column_stack([ref.coef_, ref.bias_weights_]) if bias >= 0 else ref.coef_
+    labels = ref.labels_  # (LIBLINEAR's order: coef_'s rows)
+    config = _partition.Setup(solver, labels, 0.5 * weights[labels], 0.5, bias, X.shape[1], 3,
+                              1)  # fmt: skip
+    halves = [_partition.from_arrays(k, X[k::2], y[k::2]) for k in range(2)]
+    loss = LOSS_LOGISTIC if solver == 7 else LOSS_SQUARED_HINGE
+    whole = _partition.from_arrays(2, X, y)
+    for part in (*halves, whole):
+        _partition.setup(part, config)
+    for scale in (0.3, 1.0):
+        W = scale * W_star
+        sums = OuterSums(W.copy(), np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3))
+        task = _partition.RoundTask(0, 0, 2.0, dual_point=True)
+        sums.add([_partition.run_round(part, W, task) for part in halves])
+        points = []
+        for c in range(3):
+            targets, costs = _partition._targets(whole, c)  # (LIBLINEAR's one-vs-rest costs)
+            n = X.shape[1] + (bias >= 0)
+            point = -(0.5 * sums.point_W[c] @ sums.point_W[c] + sums.point_terms[c])
+            if solver == 7:
+                a = lr_dual_point(X, bias, targets, costs, W[c, :n])
+                primal, dual, _ = lr_objectives(X, bias, targets, costs, W[c, :n], a)
+            else:
+                a = squared_hinge_dual_point(X, bias, targets, costs, W[c, :n])
+                primal, dual, _ = svm_objectives(X, bias, targets, costs, W[c, :n], a, loss)
+            assert point == pytest.approx(dual, rel=1e-10, abs=1e-10)
+            total = loss_sum(X.indptr, X.indices, X.data, bias, targets, costs, W[c], loss)
+            assert sums.loss[c] == pytest.approx(total, rel=1e-12, abs=1e-12)
+            p_star = ref.results_[c].primal
+            assert point <= p_star * (1 + 1e-12) + 1e-12
+            if scale == 1.0:
+                assert point == pytest.approx(p_star, rel=1e-6, abs=1e-9)
+            points.append(point)
+        # the round's D is the larger bound (alpha's own takes W as w(alpha), W_start's role)
+        _, dual = sums.objectives()
+        np.testing.assert_allclose(
+            dual, np.maximum(-(0.5 * np.sum(W**2, axis=1) + sums.dual_terms), points), rtol=1e-12
+        )
+
+
+@pytest.mark.parametrize("ratio, extrapolated", [(0.9, True), (0.5, True), (0.99, False),
+                                                  (-0.5, False)])  # fmt: skip
+def test_the_held_bias_steps_are_extrapolated_where_they_shrink_steadily(ratio, extrapolated):
+    """Block descent whose bias steps shrink by a steady ratio r (the minimiser for the new w
+    at b* + r (b - b*)): from the third round the step is extrapolated to the sum of its
+    series, which lands on b*; a ratio at or above ``BIAS_RATIO_MAX`` or of changing sign is
+    stepped as it comes."""
+    from linsvm.distributed import cocoa
+
+    run = object.__new__(cocoa._Run)
+    run.bias_trend, run.bias_extrapolations = None, 0
+    b_star = np.array([1.0, -2.0])
+    run._bias_minimiser = lambda W, round: b_star + ratio * (W[:, -1] - b_star)
+    W = np.zeros((2, 3))
+    for t in range(3):
+        run._bias_step(W, t + 1)
+    if extrapolated:
+        np.testing.assert_allclose(W[:, -1], b_star, rtol=1e-12)
+        assert run.bias_extrapolations == 2
+    else:
+        np.testing.assert_allclose(W[:, -1], b_star * (1 - ratio**3), rtol=1e-12)
+        assert run.bias_extrapolations == 0
+
+
 def test_the_bias_stays_in_the_dual_unless_held_and_for_the_hinge(client):
     X, y = text_like(n_rows=300, seed=8)
     for solver, hold in ((1, False), (3, True)):
@@ -199,7 +286,9 @@ def test_a_cluster_without_workers_yet_is_waited_for(monkeypatch):
 
 @pytest.mark.parametrize("bias", [-1.0, 1.0])
 def test_a_killed_worker_does_not_change_the_model(client, bias):
-    """(With a bias of 1 the client holds the bias weights: the snapshot's W has them.)"""
+    """(With a bias of 1 the client holds the bias weights: the snapshot's W has them, and
+    the trend of their steps that extrapolates them: killed after round 9, the run replays
+    from the snapshot of round 9, and the uninterrupted run extrapolated the step after it.)"""
     X, y = text_like(n_classes=3, seed=6)
     common = dict(client=client, solver=1, C=1.0, eps=1e-6, snapshot_every=3, max_rounds=500,
                   bias=bias, hold_bias=bias >= 0)  # fmt: skip
@@ -209,7 +298,7 @@ def test_a_killed_worker_does_not_change_the_model(client, bias):
 
     def kill_one_worker(progress):
         events.extend(progress.events)
-        if progress.round == 7 and not killed:
+        if progress.round == 9 and not killed:
             pids = client.run(os.getpid)
             address, pid = sorted(pids.items())[0]
             killed.append(address)
@@ -220,6 +309,8 @@ def test_a_killed_worker_does_not_change_the_model(client, bias):
     assert killed
     assert any("recovered" in e for e in events)
     np.testing.assert_allclose(model.coef_, uninterrupted.coef_, rtol=0, atol=1e-10)
+    if bias >= 0:
+        assert uninterrupted.results_[0].figures["bias_extrapolations"] > 0
     for r, r0 in zip(model.results_, uninterrupted.results_, strict=True):
         assert r.converged
         assert r.n_iter == r0.n_iter

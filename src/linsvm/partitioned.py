@@ -65,7 +65,10 @@ class PartResult:
     updated W itself), the first pass's projected-gradient extremes (``pg_max``, ``pg_min``:
     (n_subproblems,), or None), sum_i y_i alpha_i over its rows at the iteration's start
     (``net``: (n_subproblems,), or None: for a bias weight held apart from W(alpha), see
-    ``OuterSums.objectives``), and the seconds it took where it ran."""
+    ``OuterSums.objectives``), the parts of a second dual point's objective, that of the
+    primal's weights at the iteration's start (``point_W``: sum_{i in k} y_i a_i x_i over its
+    rows, (n_subproblems, n_weights); ``point_terms``: the dual's terms of those a_i,
+    (n_subproblems,); both None when not computed), and the seconds it took where it ran."""
 
     partition: int
     loss: np.ndarray | None = None
@@ -74,6 +77,8 @@ class PartResult:
     net: np.ndarray | None = None
     pg_max: np.ndarray | None = None
     pg_min: np.ndarray | None = None
+    point_W: np.ndarray | None = None
+    point_terms: np.ndarray | None = None
     seconds: float = 0.0
     figures: dict = field(default_factory=dict)
 
@@ -137,6 +142,8 @@ class OuterSums:
     pg_max: np.ndarray
     pg_min: np.ndarray
     net: np.ndarray | None = None
+    point_W: np.ndarray | None = None
+    point_terms: np.ndarray | None = None
     slowest: float = 0.0
     seconds: float = 0.0
     results: list[PartResult] = field(default_factory=list)
@@ -151,6 +158,12 @@ class OuterSums:
                 self.dual_terms += r.dual_terms
             if r.net is not None:
                 self.net = r.net.copy() if self.net is None else self.net + r.net
+            if r.point_W is not None:
+                if self.point_W is None:
+                    self.point_W, self.point_terms = r.point_W.copy(), r.point_terms.copy()
+                else:
+                    self.point_W += r.point_W
+                    self.point_terms += r.point_terms
             if r.pg_max is not None:
                 np.maximum(self.pg_max, r.pg_max, out=self.pg_max)
                 np.minimum(self.pg_min, r.pg_min, out=self.pg_min)
@@ -165,15 +178,25 @@ class OuterSums:
         ``held_bias``: the bias feature's value when W_start's last column is a bias weight
         held apart from alpha (CoCoA+'s client, ``distributed/cocoa.py``): P is as above, at
         that weight; D's bias weight is alpha's own, bias times the summed ``net``, so that D
-        is still the dual of the whole problem and P - D >= 0 bounds P's distance to P*."""
+        is still the dual of the whole problem and P - D >= 0 bounds P's distance to P*.
+
+        With the partitions' parts of the primal's dual point (``point_W``, ``point_terms``),
+        D is the larger of alpha's dual and that point's, each a lower bound on P*."""
         W = self.W_start
-        half = np.array([0.5 * sq_norm(W[c]) for c in range(W.shape[0])])
+        n_sub = W.shape[0]
+        half = np.array([0.5 * sq_norm(W[c]) for c in range(n_sub)])
         if held_bias is None:
-            return half + self.loss, -(half + self.dual_terms)
-        bias_of_alpha = held_bias * self.net
-        half_dual = np.array([0.5 * (sq_norm(W[c, :-1]) + bias_of_alpha[c] ** 2)
-                              for c in range(W.shape[0])])  # fmt: skip
-        return half + self.loss, -(half_dual + self.dual_terms)
+            dual = -(half + self.dual_terms)
+        else:
+            bias_of_alpha = held_bias * self.net
+            half_dual = np.array([0.5 * (sq_norm(W[c, :-1]) + bias_of_alpha[c] ** 2)
+                                  for c in range(n_sub)])  # fmt: skip
+            dual = -(half_dual + self.dual_terms)
+        if self.point_W is not None:
+            point = np.array([-(0.5 * sq_norm(self.point_W[c]) + self.point_terms[c])
+                              for c in range(n_sub)])  # fmt: skip
+            dual = np.maximum(dual, point)
+        return half + self.loss, dual
 
 
 class PartitionedDual:

@@ -61,10 +61,14 @@ from ..objective import (
     LOSS_HINGE,
     LOSS_LOGISTIC,
     LOSS_SQUARED_HINGE,
+    add_rows,
     bias_loss_derivatives,
+    loss_and_dual_point,
     loss_sum,
+    lr_dual_alpha_terms,
     margins,
     primal_from_dual,
+    svm_dual_alpha_terms,
 )
 from ..partitioned import PartResult
 from ..problems import dual_alpha_terms, one_vs_rest
@@ -116,6 +120,9 @@ class RoundTask:
     # True: W's last column is a bias weight the client holds (``cocoa.py``, "The bias"): the
     # local solves keep it fixed and dW's last column is 0
     held_bias: bool = False
+    # True: the partition also sends its parts of the dual objective at the dual point of the
+    # round's W (``run_round``; -s 1, -s 7), a second lower bound beside alpha's
+    dual_point: bool = False
 
 
 @dataclass
@@ -131,6 +138,8 @@ class RoundResult(PartResult):
     def nbytes(self) -> int:
         """Bytes of the arrays sent back (what the round moved from this worker)."""
         size = self.loss.nbytes + self.dual_terms.nbytes + self.net.nbytes
+        if self.point_W is not None:
+            size += self.point_W.nbytes + self.point_terms.nbytes
         if isinstance(self.dW, np.ndarray):
             size += self.dW.nbytes
         elif self.dW is not None:
@@ -252,14 +261,21 @@ def run_round(part: Partition, W: np.ndarray, task: RoundTask) -> RoundResult:
     terms = np.zeros(n_sub)
     net = np.zeros(n_sub)
     targets = [_targets(part, c) for c in range(n_sub)]
+    point = task.dual_point and loss != LOSS_HINGE
+    point_W = np.zeros((n_sub, W.shape[1])) if point else None
+    point_terms = np.zeros(n_sub) if point else None
     for c, (y_c, C_c) in enumerate(targets):
-        losses[c] = loss_sum(X.indptr, X.indices, X.data, config.bias, y_c, C_c, W[c], loss)
+        if point:
+            losses[c] = _loss_and_point(X, config.bias, y_c, C_c, W[c], loss, point_W[c],
+                                        point_terms, c)  # fmt: skip
+        else:
+            losses[c] = loss_sum(X.indptr, X.indices, X.data, config.bias, y_c, C_c, W[c], loss)
         terms[c] = float(dual_alpha_terms(C_c, part.alpha[c], loss))
         net[c] = float(y_c @ part.alpha[c])
     if task.local_passes == 0:
         return RoundResult(
-            part.index, loss=losses, dual_terms=terms, net=net,
-            seconds=time.perf_counter() - start,
+            part.index, loss=losses, dual_terms=terms, net=net, point_W=point_W,
+            point_terms=point_terms, seconds=time.perf_counter() - start,
         )  # fmt: skip
     spec = SOLVERS[config.solver]
     alpha_new = np.empty_like(part.alpha)
@@ -291,9 +307,27 @@ def run_round(part: Partition, W: np.ndarray, task: RoundTask) -> RoundResult:
     nonzero = np.count_nonzero(dW)
     sent = sp.csr_matrix(dW) if nonzero <= SPARSE_DW_DENSITY * dW.size else dW
     return RoundResult(
-        part.index, loss=losses, dual_terms=terms, dW=sent, net=net,
-        seconds=time.perf_counter() - start, figures={"local_passes": n_iter},
+        part.index, loss=losses, dual_terms=terms, dW=sent, net=net, point_W=point_W,
+        point_terms=point_terms, seconds=time.perf_counter() - start,
+        figures={"local_passes": n_iter},
     )  # fmt: skip
+
+
+def _loss_and_point(X, bias, y, C, w, loss, point_w, point_terms, c) -> float:
+    """This partition's loss at w, and its parts of the dual objective at the dual point of
+    w (``objective.loss_and_dual_point``): sum_i y_i a_i x_i added to point_w and the a_i's
+    dual terms put in point_terms[c]. With the bias held by the client, alpha's own dual
+    point lags behind w's as the rounds go (its bias weight B sum y alpha far from the held
+    one), where w's is as close to alpha* as w is to w*."""
+    n_rows = y.shape[0]
+    a, a_c = np.empty(n_rows), np.empty(n_rows)
+    total = loss_and_dual_point(X.indptr, X.indices, X.data, bias, y, C, w, loss, a, a_c)
+    add_rows(X.indptr, X.indices, X.data, bias, y * a, point_w)
+    if loss == LOSS_LOGISTIC:
+        point_terms[c] = lr_dual_alpha_terms(C, a, a_c)
+    else:
+        point_terms[c] = svm_dual_alpha_terms(C, a, loss)
+    return total
 
 
 def bias_losses(part: Partition, W: np.ndarray | None, b: np.ndarray, round: int) -> np.ndarray:

@@ -26,6 +26,7 @@ from linsvm.objective import (
     loss_sum,
     lr_dual_point,
     lr_objectives,
+    primal_from_dual,
     squared_hinge_dual_point,
     svm_objectives,
 )
@@ -139,8 +140,9 @@ def test_a_bias_of_one_is_held_by_the_client(client, solver):
 def test_the_dual_point_of_w_is_a_lower_bound_that_meets_p_star(solver, bias):
     """A partition's parts of the dual at the dual point of the round's W (a_i = -C_i
     xi'(y_i w'x_i)), summed over two partitions: the dual objective at that point as
-    ``objective`` computes it over all rows, below P* for any W and equal to it at w*;
-    the loss beside it is ``loss_sum``'s."""
+    ``objective`` computes it over all rows, below P* for any W and equal to it at w*; the
+    loss beside it is ``loss_sum``'s. The round's D is the best of alpha's, that point's and,
+    for the squared hinge, the points between them (checked on a grid), W being w(alpha)."""
     from linsvm.distributed import _partition
 
     X, y = text_like(n_rows=400, n_classes=3, seed=11)
@@ -156,35 +158,50 @@ def test_the_dual_point_of_w_is_a_lower_bound_that_meets_p_star(solver, bias):
     whole = _partition.from_arrays(2, X, y)
     for part in (*halves, whole):
         _partition.setup(part, config)
-    for scale in (0.3, 1.0):
-        W = scale * W_star
+    n = X.shape[1] + (bias >= 0)
+    targets, costs = zip(*(_partition._targets(whole, c) for c in range(3)), strict=True)
+
+    def dual_at(c, alpha):
+        if solver == 7:
+            return lr_objectives(X, bias, targets[c], costs[c], W_star[c], alpha)[1]
+        return svm_objectives(X, bias, targets[c], costs[c], W_star[c], alpha, loss)[1]
+
+    # the partitions' alpha: feasible, random; W = w(alpha) (the round's start) or w*
+    rng = np.random.default_rng(5)
+    alpha = [rng.uniform(0.05, 0.95, len(y)) * costs[c] for c in range(3)]
+    for k, part in enumerate(halves):
+        part.alpha = np.array([a[k::2] for a in alpha])
+    W_alpha = np.array([primal_from_dual(X.indptr, X.indices, X.data, bias, targets[c], alpha[c],
+                                         n) for c in range(3)])  # fmt: skip
+    for W in (W_alpha, W_star):
         sums = OuterSums(W.copy(), np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3))
         task = _partition.RoundTask(0, 0, 2.0, dual_point=True)
         sums.add([_partition.run_round(part, W, task) for part in halves])
-        points = []
+        _, dual = sums.objectives()
         for c in range(3):
-            targets, costs = _partition._targets(whole, c)  # (LIBLINEAR's one-vs-rest costs)
-            n = X.shape[1] + (bias >= 0)
             point = -(0.5 * sums.point_W[c] @ sums.point_W[c] + sums.point_terms[c])
             if solver == 7:
-                a = lr_dual_point(X, bias, targets, costs, W[c, :n])
-                primal, dual, _ = lr_objectives(X, bias, targets, costs, W[c, :n], a)
+                a = lr_dual_point(X, bias, targets[c], costs[c], W[c])
             else:
-                a = squared_hinge_dual_point(X, bias, targets, costs, W[c, :n])
-                primal, dual, _ = svm_objectives(X, bias, targets, costs, W[c, :n], a, loss)
-            assert point == pytest.approx(dual, rel=1e-10, abs=1e-10)
-            total = loss_sum(X.indptr, X.indices, X.data, bias, targets, costs, W[c], loss)
+                a = squared_hinge_dual_point(X, bias, targets[c], costs[c], W[c])
+            assert point == pytest.approx(dual_at(c, a), rel=1e-10, abs=1e-10)
+            total = loss_sum(X.indptr, X.indices, X.data, bias, targets[c], costs[c], W[c], loss)
             assert sums.loss[c] == pytest.approx(total, rel=1e-12, abs=1e-12)
             p_star = ref.results_[c].primal
             assert point <= p_star * (1 + 1e-12) + 1e-12
-            if scale == 1.0:
+            if W is W_star:  # (not w(alpha): the point only)
                 assert point == pytest.approx(p_star, rel=1e-6, abs=1e-9)
-            points.append(point)
-        # the round's D is the larger bound (alpha's own takes W as w(alpha), W_start's role)
-        _, dual = sums.objectives()
-        np.testing.assert_allclose(
-            dual, np.maximum(-(0.5 * np.sum(W**2, axis=1) + sums.dual_terms), points), rtol=1e-12
-        )
+                continue
+            assert dual[c] <= p_star * (1 + 1e-12) + 1e-12
+            own = dual_at(c, alpha[c])
+            candidates = [own, point]
+            if solver == 1:
+                candidates += [dual_at(c, a + t * (alpha[c] - a)) for t in np.linspace(0, 1, 41)]
+            assert dual[c] >= max(candidates) - 1e-9 * abs(p_star)
+            if solver == 7:
+                assert dual[c] == pytest.approx(max(own, point), rel=1e-12)
+            else:  # the best on the segment: within the grid's step of its best
+                assert dual[c] <= max(candidates) + 1e-3 * abs(max(candidates) - min(own, point))
 
 
 @pytest.mark.parametrize("ratio, extrapolated", [(0.9, True), (0.5, True), (0.99, False),

@@ -54,11 +54,12 @@ def loss_sum(indptr, indices, data, bias, y, C, w, loss, start=0.0) -> float:
 
 
 @njit(cache=True, nogil=True)
-def loss_and_dual_point(indptr, indices, data, bias, y, C, w, loss, alpha, alpha_c) -> float:
-    """sum_i C_i xi(y_i w'x_i) as ``loss_sum``, and in the same pass the dual point of w for
-    the smooth losses, alpha_i = -C_i xi'(y_i w'x_i) (feasible, and alpha* at w*): the
-    squared hinge's 2 C_i max(0, 1 - z_i), the logistic's C_i sigma(-z_i) with alpha_c_i =
-    C_i sigma(z_i) = C_i - alpha_i to full accuracy. alpha, alpha_c: (l,), written."""
+def loss_and_dual_point(margin, y, C, loss, alpha, alpha_c) -> float:
+    """sum_i C_i xi(y_i w'x_i) from the rows' margins w'x_i (``margin``, (l,)), and the dual
+    point of w for the smooth losses, alpha_i = -C_i xi'(y_i w'x_i) (feasible, and alpha* at
+    w*): the squared hinge's 2 C_i max(0, 1 - z_i), the logistic's C_i sigma(-z_i) with
+    alpha_c_i = C_i sigma(z_i) = C_i - alpha_i to full accuracy. alpha, alpha_c: (l,),
+    written."""
     total = 0.0
     for i in range(y.shape[0]):
         c = C[i]
@@ -66,7 +67,7 @@ def loss_and_dual_point(indptr, indices, data, bias, y, C, w, loss, alpha, alpha
         alpha_c[i] = c
         if c == 0.0:
             continue
-        z = y[i] * row_dot(indptr, indices, data, bias, i, w)
+        z = y[i] * margin[i]
         total += c * loss_value(loss, z)
         if loss == LOSS_SQUARED_HINGE:
             alpha[i] = 2.0 * c * max(0.0, 1.0 - z)

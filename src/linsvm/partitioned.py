@@ -79,6 +79,7 @@ class PartResult:
     pg_min: np.ndarray | None = None
     point_W: np.ndarray | None = None
     point_terms: np.ndarray | None = None
+    point_mix: np.ndarray | None = None
     seconds: float = 0.0
     figures: dict = field(default_factory=dict)
 
@@ -144,6 +145,7 @@ class OuterSums:
     net: np.ndarray | None = None
     point_W: np.ndarray | None = None
     point_terms: np.ndarray | None = None
+    point_mix: np.ndarray | None = None
     slowest: float = 0.0
     seconds: float = 0.0
     results: list[PartResult] = field(default_factory=list)
@@ -164,6 +166,9 @@ class OuterSums:
                 else:
                     self.point_W += r.point_W
                     self.point_terms += r.point_terms
+            if r.point_mix is not None:
+                self.point_mix = r.point_mix.copy() if self.point_mix is None else (
+                    self.point_mix + r.point_mix)  # fmt: skip
             if r.pg_max is not None:
                 np.maximum(self.pg_max, r.pg_max, out=self.pg_max)
                 np.minimum(self.pg_min, r.pg_min, out=self.pg_min)
@@ -196,7 +201,32 @@ class OuterSums:
             point = np.array([-(0.5 * sq_norm(self.point_W[c]) + self.point_terms[c])
                               for c in range(n_sub)])  # fmt: skip
             dual = np.maximum(dual, point)
+            if self.point_mix is not None:
+                dual = np.maximum(dual, [self._best_on_segment(c, held_bias)
+                                         for c in range(n_sub)])  # fmt: skip
         return half + self.loss, dual
+
+    def _best_on_segment(self, c: int, held_bias: float | None) -> float:
+        """max over t in [0, 1] of D(a + t (alpha - a)), a the dual point of W_start[c] and
+        alpha the partitions' own, for the squared hinge: with f's terms quadratic,
+        f(a + t d) = g0 + g1 t + g2 t^2 from the sums the partitions sent (``point_mix``:
+        sum alpha, sum a, sum alpha a / (4C); ``dual_terms``, ``point_terms``: sum x^2 / (4C)
+        - sum x of alpha and of a) and the two w's, W(alpha) (with its own bias weight when
+        the client holds one) and ``point_W``."""
+        W = self.W_start[c]
+        w_alpha = W.copy()
+        if held_bias is not None:
+            w_alpha[-1] = held_bias * self.net[c]
+        u = self.point_W[c]
+        d = w_alpha - u
+        sum_alpha, sum_a, cross = self.point_mix[c]
+        q_alpha = self.dual_terms[c] + sum_alpha  # sum alpha^2 / (4C)
+        q_a = self.point_terms[c] + sum_a  # sum a^2 / (4C)
+        g0 = 0.5 * float(u @ u) + self.point_terms[c]
+        g1 = float(u @ d) + 2.0 * (cross - q_a) - (sum_alpha - sum_a)
+        g2 = 0.5 * float(d @ d) + (q_alpha - 2.0 * cross + q_a)
+        t = min(max(-g1 / (2.0 * g2), 0.0), 1.0) if g2 > 0.0 else 0.0
+        return -(g0 + t * (g1 + t * g2))
 
 
 class PartitionedDual:

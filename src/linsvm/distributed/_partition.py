@@ -140,6 +140,8 @@ class RoundResult(PartResult):
         size = self.loss.nbytes + self.dual_terms.nbytes + self.net.nbytes
         if self.point_W is not None:
             size += self.point_W.nbytes + self.point_terms.nbytes
+        if self.point_mix is not None:
+            size += self.point_mix.nbytes
         if isinstance(self.dW, np.ndarray):
             size += self.dW.nbytes
         elif self.dW is not None:
@@ -252,7 +254,8 @@ def run_round(part: Partition, W: np.ndarray, task: RoundTask) -> RoundResult:
     then (``task.local_passes`` > 0) the local solves and dW. W: (n_subproblems, n_weights)."""
     _expect(part, task.round)
     start = time.perf_counter()
-    part.margins = None  # (the last bias step's: memory back)
+    # the last bias step's margins, of this W's weights (the round's start); memory back after
+    kept, part.margins = part.margins, None
     config = part.setup
     X = part.X
     loss = LOSSES[config.solver]
@@ -261,13 +264,20 @@ def run_round(part: Partition, W: np.ndarray, task: RoundTask) -> RoundResult:
     terms = np.zeros(n_sub)
     net = np.zeros(n_sub)
     targets = [_targets(part, c) for c in range(n_sub)]
+    held = task.held_bias and config.bias >= 0
     point = task.dual_point and loss != LOSS_HINGE
     point_W = np.zeros((n_sub, W.shape[1])) if point else None
     point_terms = np.zeros(n_sub) if point else None
+    point_mix = np.zeros((n_sub, 3)) if point and loss == LOSS_SQUARED_HINGE else None
     for c, (y_c, C_c) in enumerate(targets):
-        if point:
-            losses[c] = _loss_and_point(X, config.bias, y_c, C_c, W[c], loss, point_W[c],
-                                        point_terms, c)  # fmt: skip
+        if point or held:
+            if held:  # w'x_i without the bias (the bias step's, or afresh) and B b added
+                m = kept[c] if kept is not None else _margins(X, -1.0, W[c, :-1])
+                m = m + config.bias * W[c, -1]
+            else:
+                m = _margins(X, config.bias, W[c])
+            losses[c] = _loss_and_point(X, config.bias, y_c, C_c, m, loss, point_W, point_terms,
+                                        c, part.alpha[c], point_mix)  # fmt: skip
         else:
             losses[c] = loss_sum(X.indptr, X.indices, X.data, config.bias, y_c, C_c, W[c], loss)
         terms[c] = float(dual_alpha_terms(C_c, part.alpha[c], loss))
@@ -275,13 +285,12 @@ def run_round(part: Partition, W: np.ndarray, task: RoundTask) -> RoundResult:
     if task.local_passes == 0:
         return RoundResult(
             part.index, loss=losses, dual_terms=terms, net=net, point_W=point_W,
-            point_terms=point_terms, seconds=time.perf_counter() - start,
+            point_terms=point_terms, point_mix=point_mix, seconds=time.perf_counter() - start,
         )  # fmt: skip
     spec = SOLVERS[config.solver]
     alpha_new = np.empty_like(part.alpha)
     dW = np.zeros((n_sub, W.shape[1]))
     n_iter = 0
-    held = task.held_bias and config.bias >= 0
     # a held bias: the rows without their bias feature, the held weight's share of every
     # margin an offset (the local problem is the dual of the primal with that weight fixed)
     bias = -1.0 if held else config.bias
@@ -308,25 +317,39 @@ def run_round(part: Partition, W: np.ndarray, task: RoundTask) -> RoundResult:
     sent = sp.csr_matrix(dW) if nonzero <= SPARSE_DW_DENSITY * dW.size else dW
     return RoundResult(
         part.index, loss=losses, dual_terms=terms, dW=sent, net=net, point_W=point_W,
-        point_terms=point_terms, seconds=time.perf_counter() - start,
+        point_terms=point_terms, point_mix=point_mix, seconds=time.perf_counter() - start,
         figures={"local_passes": n_iter},
     )  # fmt: skip
 
 
-def _loss_and_point(X, bias, y, C, w, loss, point_w, point_terms, c) -> float:
-    """This partition's loss at w, and its parts of the dual objective at the dual point of
-    w (``objective.loss_and_dual_point``): sum_i y_i a_i x_i added to point_w and the a_i's
-    dual terms put in point_terms[c]. With the bias held by the client, alpha's own dual
-    point lags behind w's as the rounds go (its bias weight B sum y alpha far from the held
-    one), where w's is as close to alpha* as w is to w*."""
+def _margins(X, bias: float, w: np.ndarray) -> np.ndarray:
+    out = np.empty(X.shape[0])
+    margins(X.indptr, X.indices, X.data, bias, w, out)
+    return out
+
+
+def _loss_and_point(X, bias, y, C, m, loss, point_W, point_terms, c, alpha, point_mix) -> float:
+    """This partition's loss at the rows' margins m (w'x_i, the bias's share included), and,
+    where ``point_W`` is given, its parts of the dual objective at the dual point a of w
+    (``objective.loss_and_dual_point``): sum_i y_i a_i x_i added to point_W[c] and the a_i's
+    dual terms put in point_terms[c]. For the squared hinge, whose dual terms are quadratic,
+    also point_mix[c] = (sum_i alpha_i, sum_i a_i, sum_i alpha_i a_i / (4 C_i)) with alpha
+    the partition's own: with them the client finds the best dual point on the segment
+    between the two (``partitioned.OuterSums.objectives``)."""
     n_rows = y.shape[0]
     a, a_c = np.empty(n_rows), np.empty(n_rows)
-    total = loss_and_dual_point(X.indptr, X.indices, X.data, bias, y, C, w, loss, a, a_c)
-    add_rows(X.indptr, X.indices, X.data, bias, y * a, point_w)
+    total = loss_and_dual_point(m, y, C, loss, a, a_c)
+    if point_W is None:
+        return total
+    add_rows(X.indptr, X.indices, X.data, bias, y * a, point_W[c])
     if loss == LOSS_LOGISTIC:
         point_terms[c] = lr_dual_alpha_terms(C, a, a_c)
     else:
         point_terms[c] = svm_dual_alpha_terms(C, a, loss)
+    if point_mix is not None:
+        costed = C > 0.0
+        point_mix[c] = (alpha.sum(), a.sum(),
+                        0.25 * float(np.sum(alpha[costed] * (a[costed] / C[costed]))))  # fmt: skip
     return total
 
 
